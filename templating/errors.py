@@ -1,0 +1,116 @@
+"""The error hierarchy. Every error about a template carries its source and span and prints the
+offending line with a caret under it, then a line of help."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .nodes import Span
+
+__all__ = ["MissingKey", "MissingKeyError", "TemplatingError", "excerpt"]
+
+
+def excerpt(source: str, span: Span, *, indent: str = "    ") -> str:
+    """The source line ``span`` starts on, and a caret line under the span (clipped to that line)."""
+    line_start = source.rfind("\n", 0, span.start) + 1
+    line_end = source.find("\n", span.start)
+    if line_end < 0:
+        line_end = len(source)
+    line = source[line_start:line_end].rstrip("\r")
+    offset = span.start - line_start
+    # Keep tabs in the margin so the caret lines up under the text as a terminal shows it.
+    margin = "".join(ch if ch == "\t" else " " for ch in line[:offset])
+    width = max(1, min(span.end, line_start + len(line)) - span.start)
+    return f"{indent}{line}\n{indent}{margin}{'^' * width}"
+
+
+class TemplatingError(Exception):
+    """Base of every error this package raises about a template or its state.
+
+    ``message`` says what was wrong; ``source`` and ``span``, when known, say where; ``help``
+    says what to do about it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        span: Span | None = None,
+        help: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.span = span
+        self.help = help
+
+    def __str__(self) -> str:
+        lines = [self.message]
+        if self.source is not None and self.span is not None:
+            lines.append(f"  at {self.span.line}:{self.span.column}")
+            lines.append(excerpt(self.source, self.span))
+        if self.help:
+            lines.append(f"help: {self.help}")
+        return "\n".join(lines)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keyword-only constructors do not survive pickling on their own (pytest-xdist, multiprocessing).
+        return (_rebuild, (type(self), self.__dict__))
+
+
+def _rebuild(cls: type[TemplatingError], state: dict[str, object]) -> TemplatingError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, state.get("message"))
+    error.__dict__.update(state)
+    return error
+
+
+@dataclass(frozen=True, slots=True)
+class MissingKey:
+    """One required key that state did not have: where it was first used, and a close match if any."""
+
+    key: str
+    span: Span
+    suggestion: str | None = None
+
+
+def _missing_help(keys: Sequence[str]) -> str:
+    if len(keys) == 1:
+        key = keys[0]
+        return f"give {key!r} a value in state, make it optional with <{key}?>, or write <<{key}>> for the literal text"
+    return (
+        "give each key a value in state, make a placeholder optional with <key?>, or write <<key>> for the literal text"
+    )
+
+
+class MissingKeyError(TemplatingError, KeyError):
+    """Required placeholders whose keys are not in state: all of them at once, not just the first.
+
+    Also a ``KeyError``, so code that already catches a missing key keeps working. ``missing``
+    holds each key with its span and suggestion; ``keys`` just the key names.
+    """
+
+    def __init__(self, missing: Sequence[MissingKey], *, source: str) -> None:
+        keys = tuple(item.key for item in missing)
+        noun = "key is" if len(keys) == 1 else "keys are"
+        listed = ", ".join(repr(key) for key in keys)
+        super().__init__(
+            f"{len(keys)} required {noun} missing from state: {listed}",
+            source=source,
+            span=missing[0].span if missing else None,
+            help=_missing_help(keys),
+        )
+        self.missing = tuple(missing)
+        self.keys = keys
+
+    def __str__(self) -> str:
+        lines = [self.message]
+        for item in self.missing:
+            hint = f"; did you mean {item.suggestion!r}?" if item.suggestion else ""
+            lines.append(f"  at {item.span.line}:{item.span.column}: {item.key!r} is missing{hint}")
+            if self.source is not None:
+                lines.append(excerpt(self.source, item.span))
+        lines.append(f"help: {self.help}")
+        return "\n".join(lines)

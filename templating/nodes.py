@@ -1,0 +1,76 @@
+"""The parsed form of a template: immutable nodes, each with the span of source it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal as _Literal
+from typing import TypeAlias
+
+__all__ = ["Escaped", "Literal", "Node", "Placeholder", "Scope", "Span", "SCOPES"]
+
+Scope: TypeAlias = _Literal["app", "user", "temp"]
+SCOPES: tuple[Scope, ...] = ("app", "user", "temp")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a node stands in its source: character offsets ``[start, end)``, 1-based line and column."""
+
+    start: int
+    end: int
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """Text that renders as itself."""
+
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Escaped:
+    """An escape such as ``<<name>>``; ``text`` is what it renders as (``<name>``). Never looked up."""
+
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    """A lookup in state: ``<key>`` (required) or ``<key?>`` (optional).
+
+    ``key`` is the key as written (``"user:profile.name"``); ``scope`` its prefix, if any;
+    ``path`` its segments (``("profile", "name")``); ``name`` the state key looked up first
+    (``"user:profile"``), the rest of ``path`` indexing into that value.
+    """
+
+    key: str
+    optional: bool
+    span: Span
+
+    @property
+    def scope(self) -> Scope | None:
+        head, sep, _ = self.key.partition(":")
+        if sep and head in SCOPES:
+            return head
+        return None
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        _, _, rest = self.key.rpartition(":")
+        return tuple(rest.split("."))
+
+    @property
+    def name(self) -> str:
+        return self.key.partition(".")[0]
+
+    @property
+    def source(self) -> str:
+        """The placeholder as written: ``<key>`` or ``<key?>``."""
+        return f"<{self.key}?>" if self.optional else f"<{self.key}>"
+
+
+Node: TypeAlias = Literal | Escaped | Placeholder

@@ -1,0 +1,102 @@
+"""Source text to nodes. The only module that imports Lark; Lark's tokens and trees never leave it.
+
+The syntax is defined by ``grammar/instruction.lark`` alone, compiled by Lark for its LALR parser.
+Parsing is total: every string is a template, and text that is not a node is literal.
+
+The grammar's one rule is a flat sequence of tokens, so the tokens Lark's lexer produces from
+the grammar are the parse: we build nodes straight from them and skip the tree, which would only
+cost time (the test suite checks that the full LALR parse agrees, token for token).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache, lru_cache
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token
+
+from .nodes import Escaped, Literal, Node, Placeholder, Span
+
+__all__ = ["grammar_text", "parse_nodes"]
+
+_SCOPE_PREFIXES = ("app:", "user:", "temp:")
+
+
+def grammar_text(name: str) -> str:
+    """The text of ``grammar/<name>.lark``: shipped inside the package, or beside it in a checkout."""
+    filename = f"{name}.lark"
+    packaged = resources.files("templating").joinpath("grammar").joinpath(filename)
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    checkout = Path(__file__).resolve().parent.parent / "grammar" / filename
+    return checkout.read_text(encoding="utf-8")
+
+
+@cache
+def _lark(name: str) -> Lark:
+    return Lark(grammar_text(name), parser="lalr", lexer="basic")
+
+
+def _tokens(source: str) -> Iterator[Token]:
+    return _lark("instruction").lex(source)
+
+
+def lalr_tokens(source: str) -> list[tuple[str, str]]:
+    """The tokens of Lark's full LALR parse as ``(type, text)`` pairs; for tests of the fast path."""
+    tree = _lark("instruction").parse(source)
+    return [(tok.type, str(tok)) for tok in tree.children if isinstance(tok, Token)]
+
+
+def lexer_tokens(source: str) -> list[tuple[str, str]]:
+    """The tokens the fast path builds nodes from, as ``(type, text)`` pairs."""
+    return [(tok.type, str(tok)) for tok in _tokens(source)]
+
+
+def _valid_key(key: str) -> bool:
+    """Python's own rules for the segments the grammar let through (see the grammar's comments)."""
+    for prefix in _SCOPE_PREFIXES:
+        if key.startswith(prefix):
+            key = key[len(prefix) :]
+            break
+    first, *rest = key.split(".")
+    if not first.isidentifier():
+        return False
+    return all(seg.isidentifier() or (seg.isascii() and seg.isdigit()) for seg in rest)
+
+
+@lru_cache(maxsize=256)
+def parse_nodes(source: str) -> tuple[Node, ...]:
+    """Parse ``source`` into nodes. Never raises on a string; results are cached by source."""
+    if not isinstance(source, str):
+        raise TypeError(f"a template source must be a str, not {type(source).__name__}")
+    nodes: list[Node] = []
+    # Literal text not yet emitted: adjacent TEXT tokens and tokens demoted to text merge into one.
+    text_start = -1
+    text_line = text_column = 0
+    for token in _tokens(source):
+        start: int = token.start_pos  # type: ignore[assignment]  # the lexer sets every position
+        kind = token.type
+        if kind != "TEXT":
+            width = 2 if kind == "ESCAPE" else 1
+            key = token.value[width:-width]
+            optional = key.endswith("?")
+            if optional:
+                key = key[:-1]
+            if _valid_key(key):
+                if text_start >= 0:
+                    nodes.append(Literal(source[text_start:start], Span(text_start, start, text_line, text_column)))
+                    text_start = -1
+                span = Span(start, token.end_pos, token.line, token.column)  # type: ignore[arg-type]
+                if kind == "ESCAPE":
+                    nodes.append(Escaped(token.value[1:-1], span))
+                else:
+                    nodes.append(Placeholder(key, optional, span))
+                continue
+        if text_start < 0:
+            text_start, text_line, text_column = start, token.line, token.column  # type: ignore[assignment]
+    if text_start >= 0:
+        end = len(source)
+        nodes.append(Literal(source[text_start:end], Span(text_start, end, text_line, text_column)))
+    return tuple(nodes)

@@ -1,0 +1,185 @@
+"""Nodes plus a read-only view of state to text.
+
+The renderer knows nodes and mappings, nothing else: state comes from whoever calls it (a plain
+mapping, a session, an agent context with a ``.state`` mapping) and is only ever read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
+from typing import Literal as _Literal
+
+from .errors import MissingKey, MissingKeyError
+from .nodes import Escaped, Literal, Node, Placeholder
+
+__all__ = ["Formatter", "Missing", "Plan", "format_value", "lookup", "state_getter"]
+
+Missing: TypeAlias = _Literal["error", "empty", "keep"]
+Formatter: TypeAlias = Callable[[Any], str]
+_MODES = ("error", "empty", "keep")
+_ABSENT: Any = object()
+
+
+def format_value(value: Any) -> str:
+    """The default formatting of a state value: ``None`` is empty, containers are JSON, the rest ``str()``."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list, tuple)):
+        return json.dumps(_plain(value), ensure_ascii=False, default=_json_default)
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) and not isinstance(value, dict) else value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    return str(value)
+
+
+Getter: TypeAlias = Callable[[str, Any], Any]
+
+
+def state_getter(state: Any) -> Getter:
+    """The ``get`` of whatever holds state: a mapping, or an object (an agent context) with a ``.state``.
+
+    Only ``get`` is used, never ``[]``, so a ``defaultdict`` is not written to by a lookup.
+    """
+    if isinstance(state, Mapping):
+        return state.get
+    inner = getattr(state, "state", None)
+    if isinstance(inner, Mapping):
+        return inner.get
+    # Mapping-like state objects that are not registered as Mappings (an agent framework's
+    # State with a delta) expose ``get`` and ``__contains__``.
+    for candidate in (inner, state):
+        if candidate is not None and callable(getattr(candidate, "get", None)) and hasattr(candidate, "__contains__"):
+            get: Getter = candidate.get
+            return get
+    raise TypeError(
+        f"state must be a mapping, or an object with a .state mapping (an agent context), not {type(state).__name__}"
+    )
+
+
+def lookup(get: Getter, placeholder: Placeholder) -> Any:
+    """The value a placeholder names, or the module's absent sentinel. Mappings by key, lists and
+    tuples by integer: never attributes, so a template reaches nothing but the data it is given."""
+    value = get(placeholder.name, _ABSENT)
+    for segment in placeholder.path[1:]:
+        if value is _ABSENT:
+            break
+        value = _step(value, segment)
+    return value
+
+
+def _step(value: Any, segment: str) -> Any:
+    if isinstance(value, Mapping):
+        return value.get(segment, _ABSENT)
+    if isinstance(value, (list, tuple)) and segment.isdigit():
+        index = int(segment)
+        return value[index] if index < len(value) else _ABSENT
+    return _ABSENT
+
+
+def _suggest(get: Getter, state: Any, placeholder: Placeholder) -> str | None:
+    """A close match for a missing key among the keys present at the level where the lookup failed."""
+    path = placeholder.path
+    prefix = placeholder.name[: len(placeholder.name) - len(path[0])]  # the scope, "user:" or ""
+    keys: list[str] = []
+    mapping: Any = _root_mapping(state)
+    if mapping is not None:
+        keys = [k for k in _keys(mapping) if isinstance(k, str)]
+    value = get(placeholder.name, _ABSENT)
+    if value is _ABSENT:
+        match = difflib.get_close_matches(placeholder.name, keys, n=1, cutoff=0.6)
+        return match[0] + placeholder.key[len(placeholder.name) :] if match else None
+    walked = [prefix + path[0]]
+    for segment in path[1:]:
+        nxt = _step(value, segment)
+        if nxt is _ABSENT:
+            if isinstance(value, Mapping):
+                options = [k for k in value if isinstance(k, str)]
+                match = difflib.get_close_matches(segment, options, n=1, cutoff=0.6)
+                if match:
+                    return ".".join([*walked, match[0]])
+            return None
+        walked.append(segment)
+        value = nxt
+    return None
+
+
+def _root_mapping(state: Any) -> Any:
+    if isinstance(state, Mapping):
+        return state
+    inner = getattr(state, "state", None)
+    return inner if inner is not None else state
+
+
+def _keys(mapping: Any) -> list[Any]:
+    if isinstance(mapping, Mapping):
+        return list(mapping)
+    to_dict = getattr(mapping, "to_dict", None)
+    if callable(to_dict):
+        return list(to_dict())
+    return []
+
+
+class Plan:
+    """What rendering needs from a parsed template, worked out once: the fixed text of every node,
+    and for each placeholder the slot its value goes in. Rendering copies the text and fills the slots."""
+
+    __slots__ = ("parts", "slots", "source")
+
+    def __init__(self, nodes: tuple[Node, ...], source: str) -> None:
+        parts: list[str] = []
+        slots: list[tuple[int, str, bool, Placeholder]] = []
+        for node in nodes:
+            match node:
+                case Literal(text=text) | Escaped(text=text):
+                    parts.append(text)
+                case Placeholder():
+                    simple = "." not in node.key
+                    slots.append((len(parts), node.name, simple, node))
+                    parts.append("")
+        self.parts = parts
+        self.slots = tuple(slots)
+        self.source = source
+
+    def render(self, state: Any, *, missing: Missing = "error", formatter: Formatter | None = None) -> str:
+        if missing not in _MODES:
+            raise ValueError(f"missing= must be one of 'error', 'empty' or 'keep', not {missing!r}")
+        get = state.get if type(state) is dict else state_getter(state)
+        parts = self.parts.copy()
+        absent: list[Placeholder] | None = None
+        for index, name, simple, node in self.slots:
+            value = get(name, _ABSENT) if simple else lookup(get, node)
+            if value is _ABSENT:
+                if missing == "keep":
+                    parts[index] = node.source
+                elif missing == "error" and not node.optional:
+                    if absent is None:
+                        absent = []
+                    absent.append(node)
+            elif formatter is not None:
+                parts[index] = formatter(value)
+            elif type(value) is str:
+                parts[index] = value
+            else:
+                parts[index] = format_value(value)
+        if absent is not None:
+            raise self._missing_error(get, state, absent)
+        return "".join(parts)
+
+    def _missing_error(self, get: Getter, state: Any, absent: list[Placeholder]) -> MissingKeyError:
+        seen: dict[str, MissingKey] = {}
+        for node in absent:
+            if node.key not in seen:
+                seen[node.key] = MissingKey(node.key, node.span, _suggest(get, state, node))
+        return MissingKeyError(list(seen.values()), source=self.source)

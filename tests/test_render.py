@@ -1,0 +1,193 @@
+"""Rendering: values, paths, missing keys in each mode, formatters, and what counts as state."""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from templating import MissingKeyError, render
+
+PROFILE = {"user:profile": {"name": "Grace"}, "items": ["x", "y"]}
+
+RENDERS = [
+    ("required", "Hello <name>!", {"name": "Ada"}, "Hello Ada!"),
+    ("optional-absent", "Hi <nick?>.", {}, "Hi ."),
+    (
+        "scopes",
+        "<user:lang> <app:tier> <temp:step>",
+        {"user:lang": "en", "app:tier": "gold", "temp:step": 3},
+        "en gold 3",
+    ),
+    ("escape", "<<name>>", {"name": "Ada"}, "<name>"),
+    ("escape-optional", "<<name?>>", {}, "<name?>"),
+    ("escape-in-brackets", "<<<name>>>", {}, "<<name>>"),
+    ("extra-open", "<<name>", {"name": "Ada"}, "<Ada"),
+    ("extra-close", "<name>>", {"name": "Ada"}, "Ada>"),
+    ("nested-key", "<user:profile.name>", PROFILE, "Grace"),
+    ("list-index", "<items.1>", PROFILE, "y"),
+    ("index-absent", "<items.9?>", PROFILE, ""),
+    ("nested-absent", "<user:profile.zip?>", PROFILE, ""),
+    ("none", "[<v>]", {"v": None}, "[]"),
+    ("str", "<v>", {"v": "text"}, "text"),
+    ("int", "<v>", {"v": 3}, "3"),
+    ("float", "<v>", {"v": 1.5}, "1.5"),
+    ("bool", "<v>", {"v": True}, "True"),
+    ("dict-json", "<v>", {"v": {"a": 1}}, '{"a": 1}'),
+    ("list-json", "<v>", {"v": [1, "é", None]}, '[1, "é", null]'),
+    ("tuple-json", "<v>", {"v": (1, 2)}, "[1, 2]"),
+    ("mapping-json", "<v>", {"v": MappingProxyType({"k": [True]})}, '{"k": [true]}'),
+    ("value-not-expanded", "<v>", {"v": "<other> <<x>>", "other": "NO"}, "<other> <<x>>"),
+    ("tuple-index", "<t.0>", {"t": ("a", "b")}, "a"),
+    ("deep-path", "<a.b.0.c>", {"a": {"b": [{"c": "deep"}]}}, "deep"),
+    ("digit-key-in-mapping", "<a.1>", {"a": {"1": "one"}}, "one"),
+    ("json-braces-untouched", '{"a": {name}} {{name}} <name>', {"name": "Ada"}, '{"a": {name}} {{name}} Ada'),
+    ("unicode-key", "<名前>", {"名前": "Ada"}, "Ada"),
+]
+
+
+@pytest.mark.parametrize(("source", "state", "expected"), [c[1:] for c in RENDERS], ids=[c[0] for c in RENDERS])
+def test_render(source: str, state: dict[str, Any], expected: str) -> None:
+    assert render(source, state) == expected
+
+
+LITERAL_ROWS = [
+    "< name >",
+    "<bad-name>",
+    "<1x>",
+    "</tag>",
+    '<a href="x">',
+    "<other:key>",
+    "<user:>",
+    "<a.>",
+    "x << 2 >> 1",
+    "<name",
+]
+
+
+@pytest.mark.parametrize("source", LITERAL_ROWS)
+def test_literal_rows_render_unchanged(source: str) -> None:
+    assert render(source, {"name": "Ada", "a": "A", "tag": "T"}) == source
+
+
+@pytest.mark.parametrize(
+    ("source", "state"),
+    [
+        ("<name.first>", {"name": "Ada"}),  # no indexing into strings
+        ("<items.x>", {"items": ["a"]}),  # lists only by integer
+        ("<obj.real>", {"obj": 3}),  # never attributes
+        ("<obj.__class__>", {"obj": {}}),
+        ("<items.01>", {"items": []}),
+    ],
+    ids=["into-str", "list-by-name", "attribute", "dunder", "index-out-of-range"],
+)
+def test_paths_never_reach_outside_the_data(source: str, state: dict[str, Any]) -> None:
+    with pytest.raises(MissingKeyError):
+        render(source, state)
+    assert render(source, state, missing="empty") == ""
+
+
+def test_error_mode_names_every_missing_required_key() -> None:
+    with pytest.raises(MissingKeyError) as info:
+        render("<a> <b?> <c> <a> <d.e>", {"d": {}})
+    assert info.value.keys == ("a", "c", "d.e")
+    assert [m.span.column for m in info.value.missing] == [1, 10, 18]
+
+
+@pytest.mark.parametrize(
+    ("missing", "expected"),
+    [("empty", "[] [] [x]"), ("keep", "[<a>] [<b?>] [x]")],
+    ids=["empty", "keep"],
+)
+def test_lenient_modes(missing: str, expected: str) -> None:
+    assert render("[<a>] [<b?>] [<c>]", {"c": "x"}, missing=missing) == expected  # type: ignore[arg-type]
+
+
+def test_bad_missing_option() -> None:
+    with pytest.raises(ValueError, match="missing= must be one of 'error', 'empty' or 'keep', not 'ignore'"):
+        render("<a>", {"a": 1}, missing="ignore")  # type: ignore[arg-type]
+
+
+def test_formatter_replaces_value_formatting() -> None:
+    seen: list[Any] = []
+
+    def formatter(value: Any) -> str:
+        seen.append(value)
+        return f"«{value!r}»"
+
+    assert render("<a> <b> <c?>", {"a": 1, "b": None}, formatter=formatter) == "«1» «None» "
+    assert seen == [1, None]
+
+
+class Context:
+    """Anything with a .state mapping, as agent contexts have."""
+
+    def __init__(self, state: Mapping[str, Any]) -> None:
+        self.state = state
+
+
+class StateLike:
+    """A state object that is not a registered Mapping but has get and __contains__."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+
+class CustomMapping(Mapping[str, Any]):
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"name": "Ada"},
+        MappingProxyType({"name": "Ada"}),
+        CustomMapping({"name": "Ada"}),
+        Context({"name": "Ada"}),
+        Context(MappingProxyType({"name": "Ada"})),
+        StateLike({"name": "Ada"}),
+        Context(StateLike({"name": "Ada"})),  # type: ignore[arg-type]
+    ],
+    ids=["dict", "mappingproxy", "custom-mapping", "context", "context-proxy", "state-like", "context-state-like"],
+)
+def test_state_sources(state: Any) -> None:
+    assert render("Hi <name>", state) == "Hi Ada"
+
+
+@pytest.mark.parametrize("state", [42, None, ["name"], "name"], ids=["int", "none", "list", "str"])
+def test_state_must_be_a_mapping(state: Any) -> None:
+    with pytest.raises(TypeError, match=r"state must be a mapping, or an object with a \.state mapping"):
+        render("<name>", state)
+
+
+def test_render_never_mutates_state() -> None:
+    state: dict[str, Any] = {"a": {"b": [1, {"c": 2}]}, "x": None}
+    before = copy.deepcopy(state)
+    render("<a.b.1.c> <a.b.5?> <x> <missing?> <a.q?>", state)
+    assert state == before
+
+
+def test_defaultdict_is_not_written_by_lookups() -> None:
+    state: defaultdict[str, str] = defaultdict(lambda: "default")
+    assert render("[<absent?>]", state) == "[]"
+    assert dict(state) == {}
