@@ -56,7 +56,10 @@ def main() -> None:
     ours = best(lambda: template.render(STATE), number=20_000)
     reference = best(lambda: format_text.format_map(STATE), number=20_000)
     print(f"template: {len(ours_text)} characters, {len(template.keys)} placeholders")
-    print(f"warm render          {ours * 1e6:8.2f} us   str.format_map {reference * 1e6:8.2f} us   ratio {ours / reference:5.2f}")
+    print(
+        f"warm render          {ours * 1e6:8.2f} us   "
+        f"str.format_map {reference * 1e6:8.2f} us   ratio {ours / reference:5.2f}"
+    )
 
     realistic_1mb = megabyte(ours_text)
     cases = {
