@@ -88,12 +88,12 @@ def _copy(value: Any, key: str, path: str, active: set[int]) -> Any:
             copied: dict[str, Any] = {}
             for inner, item in value.items():
                 if not isinstance(inner, str):
-                    raise _bad_value(key, f"{path}[{inner!r}]", f"has a {type(inner).__name__} key")
+                    raise _bad_value(key, f"{path}[{inner!r}]", f"has a key of type {type(inner).__name__}")
                 copied[inner] = _copy(item, key, f"{path}[{inner!r}]", active)
             return copied
         finally:
             active.discard(id(value))
-    raise _bad_value(key, path, f"is a {kind.__name__}")
+    raise _bad_value(key, path, f"is of type {kind.__name__}")
 
 
 def _bad_value(key: str, path: str, problem: str) -> InvalidStateError:
