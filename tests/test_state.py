@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from templating import InvalidStateError, State, TemplatingError, render
 from templating.state import check_state, check_value, scope_of
@@ -168,3 +171,17 @@ def test_invalid_state_error_is_a_value_error_and_pickles() -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is InvalidStateError
     assert str(copy) == str(error)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_every_plain_json_value_is_accepted_and_survives_json(value: Any) -> None:
+    copied = check_value("v", value)
+    assert copied == value
+    assert json.loads(json.dumps(copied, allow_nan=False)) == copied
