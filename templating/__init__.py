@@ -4,9 +4,21 @@
 escape nodes and renders against a read-only view of the agent's state.
 """
 
+from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
 from .errors import MissingKey, MissingKeyError, TemplatingError
 from .nodes import Escaped, Literal, Node, Placeholder, Span
 from .render import Formatter, Missing, format_value
+from .sessions import (
+    AlreadyExistsError,
+    Event,
+    EventActions,
+    GetSessionConfig,
+    InMemorySessionService,
+    Session,
+    SessionNotFoundError,
+    StaleSessionError,
+)
+from .state import InvalidStateError, State
 from .template import Template, escape, parse, render
 
 __all__ = [
@@ -25,6 +37,21 @@ __all__ = [
     "format_value",
     "parse",
     "render",
+    # State, sessions and contexts
+    "AlreadyExistsError",
+    "CallbackContext",
+    "Event",
+    "EventActions",
+    "GetSessionConfig",
+    "InMemorySessionService",
+    "InvalidStateError",
+    "ReadonlyContext",
+    "Session",
+    "SessionNotFoundError",
+    "StaleSessionError",
+    "State",
+    "ToolContext",
+    "inject_session_state",
 ]
 
 __version__ = "0.1.0"

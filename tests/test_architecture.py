@@ -17,7 +17,12 @@ ALLOWED: dict[str, set[str]] = {
     "parser": {"nodes"},
     "render": {"nodes", "errors"},
     "template": {"nodes", "errors", "parser", "render"},
+    # State, sessions and contexts supply state from above; nothing below them imports them.
+    "state": {"errors"},
+    "sessions": {"errors", "state"},
+    "contexts": {"render", "sessions", "state", "template"},
 }
+CORE = ("nodes", "errors", "parser", "render", "template")
 
 
 def imports_of(module: str) -> tuple[set[str], set[str]]:
@@ -57,3 +62,10 @@ def test_lower_stages_import_only_what_comes_before(module: str) -> None:
 def test_renderer_never_imports_sessions() -> None:
     local, _ = imports_of("render")
     assert not local & {"sessions", "state", "contexts", "providers", "cli", "lint"}
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_never_imports_state_sessions_or_contexts(module: str) -> None:
+    local, external = imports_of(module)
+    assert not local & {"state", "sessions", "contexts"}
+    assert "pydantic" not in external

@@ -1,0 +1,367 @@
+"""Sessions, events and an in-memory session service: the supplier of the state templates render from.
+
+A session holds ``state`` and ``events``; state changes only arrive as an event's
+``actions.state_delta`` through :meth:`InMemorySessionService.append_event`. ``app:`` and
+``user:`` values are stored once, in their scope, and merged into every session returned;
+``temp:`` values are never stored. Every session the service returns is a copy.
+
+Stale sessions: every copy remembers the revision of the service it reflects (when it was read,
+or when it last appended). Appending from a copy fails with :class:`StaleSessionError`, and
+changes nothing, if its delta writes a key that another append wrote after that revision; a
+delta that touches none of those keys goes through. See README, "Sessions and state".
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from .errors import TemplatingError
+from .state import check_state, scope_of
+
+__all__ = [
+    "AlreadyExistsError",
+    "Event",
+    "EventActions",
+    "GetSessionConfig",
+    "InMemorySessionService",
+    "Session",
+    "SessionNotFoundError",
+    "StaleSessionError",
+]
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _checked(value: dict[str, Any]) -> dict[str, Any]:
+    check_state(value)  # an InvalidStateError is a ValueError, which pydantic reports as a validation error
+    return value
+
+
+class EventActions(BaseModel):
+    """What an event does besides saying something: ``state_delta``, the state it writes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+
+    _check_delta = field_validator("state_delta")(_checked)
+
+
+class Event(BaseModel):
+    """One entry in a session's history. ``partial`` events (streamed fragments) are never stored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=_new_id)
+    invocation_id: str = ""
+    author: str
+    timestamp: float = Field(default_factory=time.time)
+    content: str | None = None
+    partial: bool = False
+    actions: EventActions = Field(default_factory=EventActions)
+
+    @field_validator("id")
+    @classmethod
+    def _id_or_new(cls, value: str) -> str:
+        return value.strip() or _new_id()
+
+
+class Session(BaseModel):
+    """One conversation: who and where (``app_name``, ``user_id``, ``id``), its ``state`` and ``events``.
+
+    ``state`` is the combined view (session, ``user:`` and ``app:`` keys). Change it through events,
+    or through a :class:`~templating.CallbackContext`, never by writing to this dict: the service
+    would not see the change.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    app_name: str
+    user_id: str
+    state: dict[str, Any] = Field(default_factory=dict)
+    events: list[Event] = Field(default_factory=list)
+    last_update_time: float = 0.0
+
+    # The service revision this copy reflects; 0 for a session not returned by a service.
+    _revision: int = PrivateAttr(default=0)
+
+    _check_state = field_validator("state")(_checked)
+
+
+class GetSessionConfig(BaseModel):
+    """Which events ``get_session`` returns: the ``num_recent_events`` most recent (0 means none) of
+    those at or after ``after_timestamp`` (inclusive). ``None`` means no limit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    num_recent_events: int | None = Field(default=None, ge=0)
+    after_timestamp: float | None = None
+
+
+class AlreadyExistsError(TemplatingError):
+    """``create_session`` with an id that this app and user already have."""
+
+    def __init__(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id!r} already exists for user {user_id!r} in app {app_name!r}",
+            help="pass another session_id, leave it out for a generated one, or get_session() the existing one",
+        )
+        self.app_name, self.user_id, self.session_id = app_name, user_id, session_id
+
+
+class SessionNotFoundError(TemplatingError):
+    """``append_event`` to a session that the service does not have (never created, or deleted)."""
+
+    def __init__(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        super().__init__(
+            f"no session {session_id!r} for user {user_id!r} in app {app_name!r}",
+            help="create_session() first, or check the app name, user id and session id",
+        )
+        self.app_name, self.user_id, self.session_id = app_name, user_id, session_id
+
+
+class StaleSessionError(TemplatingError):
+    """An append from a session copy whose delta writes keys another append changed since it was read.
+
+    ``keys`` are those keys. Nothing was stored: read the session again and rebuild the delta.
+    """
+
+    def __init__(self, *, session_id: str, keys: tuple[str, ...], reason: str | None = None) -> None:
+        listed = ", ".join(repr(key) for key in keys)
+        why = reason or f"{listed} changed after this copy was read"
+        super().__init__(
+            f"session {session_id!r} is stale: {why}",
+            help="get_session() again, compute the delta from the fresh state, and append the event again",
+        )
+        self.session_id = session_id
+        self.keys = keys
+
+
+@dataclass
+class _Scope:
+    """Stored values of one scope, and the revision at which each key was last written."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    written: dict[str, int] = field(default_factory=dict)
+
+    def write(self, key: str, value: Any, revision: int) -> None:
+        self.values[key] = value
+        self.written[key] = revision
+
+
+@dataclass
+class _Record:
+    """A stored session: its own (unprefixed) state, its events, and the revision it was created at."""
+
+    session: Session
+    scope: _Scope
+    created: int
+    event_ids: set[str] = field(default_factory=set)
+
+
+def _clean_id(value: str, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return value.strip()
+
+
+def _required_id(value: str, what: str) -> str:
+    cleaned = _clean_id(value, what)
+    if not cleaned:
+        raise ValueError(f"{what} must not be blank")
+    return cleaned
+
+
+class InMemorySessionService:
+    """Sessions kept in memory (lost when the process ends). Safe to share between threads and tasks.
+
+    One lock guards every read and write; nothing inside it awaits, so the ``async`` methods can
+    be called from any event loop or thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._revision = 0
+        self._sessions: dict[tuple[str, str, str], _Record] = {}
+        self._users: dict[tuple[str, str], _Scope] = {}
+        self._apps: dict[str, _Scope] = {}
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session with an initial ``state`` (checked before anything is stored).
+
+        A blank or missing ``session_id`` gets a generated one; ids are stripped of surrounding
+        whitespace. ``app:`` and ``user:`` keys go to their scope, ``temp:`` keys only to the
+        returned copy. Raises :class:`AlreadyExistsError` if the id is taken.
+        """
+        app_name, user_id = _required_id(app_name, "app_name"), _required_id(user_id, "user_id")
+        checked = check_state(state or {}, what="initial state")
+        session_id = _clean_id(session_id, "session_id") if session_id is not None else ""
+        with self._lock:
+            key = (app_name, user_id, session_id or _new_id())
+            if key in self._sessions:
+                raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=key[2])
+            self._revision += 1
+            record = _Record(
+                session=Session(id=key[2], app_name=app_name, user_id=user_id, last_update_time=time.time()),
+                scope=_Scope(),
+                created=self._revision,
+            )
+            self._sessions[key] = record
+            self._apply(record, checked)
+            copy = self._copy(record, events=[])
+        copy.state.update({k: v for k, v in checked.items() if scope_of(k) == "temp"})
+        return copy
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """A copy of the session with its combined state, or ``None`` if there is no such session."""
+        key = (_clean_id(app_name, "app_name"), _clean_id(user_id, "user_id"), _clean_id(session_id, "session_id"))
+        with self._lock:
+            record = self._sessions.get(key)
+            if record is None:
+                return None
+            events = record.session.events
+            if config is not None:
+                if config.after_timestamp is not None:
+                    events = [event for event in events if event.timestamp >= config.after_timestamp]
+                if config.num_recent_events is not None:
+                    events = events[len(events) - config.num_recent_events :] if config.num_recent_events else []
+            return self._copy(record, events=events)
+
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
+        """Copies of the app's sessions (of one user, if given), without events, oldest update first."""
+        app_name = _clean_id(app_name, "app_name")
+        user = _clean_id(user_id, "user_id") if user_id is not None else None
+        with self._lock:
+            found = [
+                self._copy(record, events=[])
+                for (app, owner, _), record in self._sessions.items()
+                if app == app_name and (user is None or owner == user)
+            ]
+        return sorted(found, key=lambda session: session.last_update_time)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Forget a session (its ``user:`` and ``app:`` state stay). Deleting an unknown session does nothing."""
+        key = (_clean_id(app_name, "app_name"), _clean_id(user_id, "user_id"), _clean_id(session_id, "session_id"))
+        with self._lock:
+            self._sessions.pop(key, None)
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        """A copy of the ``user:`` state of one user of one app (empty if there is none)."""
+        key = (_clean_id(app_name, "app_name"), _clean_id(user_id, "user_id"))
+        with self._lock:
+            scope = self._users.get(key)
+            return check_state(scope.values) if scope else {}
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Store ``event`` in ``session`` and apply its state delta; return the stored event (a copy).
+
+        ``temp:`` keys are dropped from what is stored, but ``session`` (the caller's copy) keeps
+        them for the rest of the invocation; after the append ``session`` holds the stored state
+        plus its ``temp:`` values, and the event. Partial events are returned untouched, and an
+        event id the session already has is stored once. Raises :class:`SessionNotFoundError`,
+        :class:`StaleSessionError`, or :class:`~templating.InvalidStateError` for a bad delta; on
+        any error nothing changes.
+        """
+        if not isinstance(session, Session) or not isinstance(event, Event):
+            raise TypeError("append_event(session, event) takes a Session and an Event")
+        if event.partial:
+            return event
+        delta = check_state(event.actions.state_delta, what="state delta")
+        stored = event.model_copy(
+            update={"actions": EventActions(state_delta={k: v for k, v in delta.items() if scope_of(k) != "temp"})},
+            deep=True,
+        )
+        key = (session.app_name.strip(), session.user_id.strip(), session.id.strip())
+        with self._lock:
+            record = self._sessions.get(key)
+            if record is None:
+                raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
+            if stored.id in record.event_ids:
+                return next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True)
+            self._check_fresh(record, session, stored.actions.state_delta)
+            self._revision += 1
+            self._apply(record, stored.actions.state_delta)
+            record.session.events.append(stored)
+            record.event_ids.add(stored.id)
+            record.session.last_update_time = stored.timestamp
+            # Bring the caller's copy up to date, keeping its temp: values.
+            temp = {k: v for k, v in session.state.items() if scope_of(k) == "temp"}
+            session.state.clear()
+            session.state.update(self._merged(record))
+            session.state.update(temp)
+            session.state.update({k: v for k, v in delta.items() if scope_of(k) == "temp"})
+            session.events.append(stored.model_copy(deep=True))
+            session.last_update_time = stored.timestamp
+            session._revision = self._revision
+        return stored.model_copy(deep=True)
+
+    def _check_fresh(self, record: _Record, session: Session, delta: dict[str, Any]) -> None:
+        seen = session._revision
+        if seen < record.created:
+            raise StaleSessionError(
+                session_id=record.session.id,
+                keys=tuple(delta),
+                reason="this copy was not read from the session as it is now (it was created again, or built by hand)",
+            )
+        changed = tuple(key for key in delta if self._scope(record, key).written.get(key, 0) > seen)
+        if changed:
+            raise StaleSessionError(session_id=record.session.id, keys=changed)
+
+    def _scope(self, record: _Record, key: str) -> _Scope:
+        session = record.session
+        match scope_of(key):
+            case "app":
+                return self._apps.setdefault(session.app_name, _Scope())
+            case "user":
+                return self._users.setdefault((session.app_name, session.user_id), _Scope())
+            case _:
+                return record.scope
+
+    def _apply(self, record: _Record, checked: dict[str, Any]) -> None:
+        """Write checked values to their scopes at the current revision (temp: keys are skipped)."""
+        for key, value in checked.items():
+            if scope_of(key) != "temp":
+                self._scope(record, key).write(key, value, self._revision)
+
+    def _merged(self, record: _Record) -> dict[str, Any]:
+        session = record.session
+        app = self._apps.get(session.app_name)
+        user = self._users.get((session.app_name, session.user_id))
+        merged = {**record.scope.values, **(user.values if user else {}), **(app.values if app else {})}
+        return check_state(merged)  # a deep copy: nothing handed out shares anything with what is stored
+
+    def _copy(self, record: _Record, *, events: list[Event]) -> Session:
+        stored = record.session
+        copy = Session.model_construct(  # already checked: skip validating (and copying) it again
+            id=stored.id,
+            app_name=stored.app_name,
+            user_id=stored.user_id,
+            state=self._merged(record),
+            events=[event.model_copy(deep=True) for event in events],
+            last_update_time=stored.last_update_time,
+        )
+        copy._revision = self._revision
+        return copy

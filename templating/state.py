@@ -1,0 +1,161 @@
+"""Agent state: string keys, plain JSON values, scoped by a key prefix, changed only through a delta.
+
+``State`` is the view an agent context hands out: reads see the combined state with the pending
+delta on top, writes go to both, so the delta can travel in an event's ``actions.state_delta``.
+The renderer never imports this module; it only ever reads a mapping.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar, Literal
+
+from .errors import TemplatingError
+
+__all__ = ["InvalidStateError", "Scope", "State", "check_state", "check_value", "scope_of"]
+
+Scope = Literal["app", "user", "temp"] | None
+
+_VALUE_HELP = (
+    "state values are str, int, float, bool, None, or lists and dicts (with string keys) of these; "
+    "keep other objects outside state and store an id or a plain copy instead"
+)
+_KEY_HELP = "state keys are strings: 'name', 'user:name', 'app:tier' or 'temp:step'"
+
+
+class InvalidStateError(TemplatingError, ValueError):
+    """A key that is not a string, or a value that is not plain JSON, offered as state.
+
+    Also a ``ValueError``. Raised before anything is changed: a rejected write or delta leaves
+    state exactly as it was. ``key`` is the top-level key, ``path`` where inside its value.
+    """
+
+    def __init__(self, message: str, *, key: object, path: str, help: str) -> None:
+        super().__init__(message, help=help)
+        self.key = key
+        self.path = path
+
+
+def scope_of(key: str) -> Scope:
+    """The scope a key's prefix names: ``"app"``, ``"user"``, ``"temp"``, or ``None`` for the session."""
+    if key.startswith(State.APP_PREFIX):
+        return "app"
+    if key.startswith(State.USER_PREFIX):
+        return "user"
+    if key.startswith(State.TEMP_PREFIX):
+        return "temp"
+    return None
+
+
+def check_value(key: str, value: Any) -> Any:
+    """A private deep copy of ``value`` if it is plain JSON; else :class:`InvalidStateError` naming where it is not."""
+    return _copy(value, key, key, set())
+
+
+def check_state(state: Mapping[Any, Any], *, what: str = "state") -> dict[str, Any]:
+    """A checked deep copy of a whole mapping of state (an initial state, a delta), or an error and nothing else."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"{what} must be a mapping of str to JSON values, not {type(state).__name__}")
+    checked: dict[str, Any] = {}
+    for key, value in state.items():
+        if not isinstance(key, str):
+            raise InvalidStateError(
+                f"{what} key {key!r} is a {type(key).__name__}, not a string",
+                key=key,
+                path=repr(key),
+                help=_KEY_HELP,
+            )
+        checked[key] = check_value(key, value)
+    return checked
+
+
+def _copy(value: Any, key: str, path: str, active: set[int]) -> Any:
+    kind = type(value)
+    if value is None or kind is str or kind is bool or kind is int:
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            raise _bad_value(key, path, f"{value!r} has no JSON form")
+        return value
+    if kind is list or kind is dict:
+        if id(value) in active:
+            raise _bad_value(key, path, "contains itself")
+        active.add(id(value))
+        try:
+            if kind is list:
+                return [_copy(item, key, f"{path}[{index}]", active) for index, item in enumerate(value)]
+            copied: dict[str, Any] = {}
+            for inner, item in value.items():
+                if not isinstance(inner, str):
+                    raise _bad_value(key, f"{path}[{inner!r}]", f"has a key of type {type(inner).__name__}")
+                copied[inner] = _copy(item, key, f"{path}[{inner!r}]", active)
+            return copied
+        finally:
+            active.discard(id(value))
+    raise _bad_value(key, path, f"is of type {kind.__name__}")
+
+
+def _bad_value(key: str, path: str, problem: str) -> InvalidStateError:
+    return InvalidStateError(
+        f"state value {path!r} is not plain JSON: it {problem}",
+        key=key,
+        path=path,
+        help=_VALUE_HELP,
+    )
+
+
+class State(Mapping[str, Any]):
+    """The combined state an agent sees, with the writes of the event being produced kept as a delta.
+
+    ``value`` is the current state (a session's ``state``); ``delta`` collects writes. Reading a
+    key gives the delta's value if there is one, else the stored one; writing sets both, so the
+    writer sees its change at once and the delta can be appended in an event. Keys are strings and
+    values plain JSON (checked on every write; a rejected write changes nothing). The prefixes
+    ``app:``, ``user:`` and ``temp:`` scope a key to the app, the user or the current invocation;
+    a key without one belongs to the session.
+    """
+
+    APP_PREFIX: ClassVar[str] = "app:"
+    USER_PREFIX: ClassVar[str] = "user:"
+    TEMP_PREFIX: ClassVar[str] = "temp:"
+
+    __slots__ = ("_delta", "_value")
+
+    def __init__(self, value: dict[str, Any], *, delta: dict[str, Any] | None = None) -> None:
+        self._value = value
+        self._delta: dict[str, Any] = {} if delta is None else delta
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._delta:
+            return self._delta[key]
+        return self._value[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._delta or key in self._value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self._value.keys() | self._delta.keys())
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.update({key: value})
+
+    def update(self, delta: Mapping[str, Any], /) -> None:
+        """Write every key of ``delta`` (checked first: one bad key or value and nothing is written)."""
+        checked = check_state(delta, what="state")
+        self._value.update(checked)
+        self._delta.update(checked)
+
+    def has_delta(self) -> bool:
+        """Whether anything has been written through this view."""
+        return bool(self._delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The combined state as a new dict: the stored values with the delta on top."""
+        return {**self._value, **self._delta}
+
+    def __repr__(self) -> str:
+        return f"State({self.to_dict()!r}, delta={self._delta!r})"

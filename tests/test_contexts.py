@@ -1,0 +1,221 @@
+"""Agent contexts over sessions, inject_session_state, and the whole pipeline from session to instruction."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from templating import (
+    CallbackContext,
+    Event,
+    EventActions,
+    InMemorySessionService,
+    InvalidStateError,
+    MissingKeyError,
+    ReadonlyContext,
+    Session,
+    State,
+    Template,
+    ToolContext,
+    inject_session_state,
+)
+
+
+def make_session(**state: Any) -> Session:
+    service = InMemorySessionService()
+    return asyncio.run(service.create_session(app_name="shop", user_id="ada", session_id="s1", state=state))
+
+
+CONTEXTS: list[tuple[str, Callable[[Session], ReadonlyContext]]] = [
+    ("readonly", lambda s: ReadonlyContext(s, invocation_id="inv-1", agent_name="support")),
+    ("callback", lambda s: CallbackContext(s, invocation_id="inv-1", agent_name="support")),
+    ("tool", lambda s: ToolContext(s, invocation_id="inv-1", agent_name="support", function_call_id="call-1")),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_every_context_exposes_ids_and_renders(make: Callable[[Session], ReadonlyContext]) -> None:
+    ctx = make(make_session(**{"order": "A-1", "user:name": "Ada", "app:brand": "Acme", "temp:step": 2}))
+    assert (ctx.app_name, ctx.user_id, ctx.session_id) == ("shop", "ada", "s1")
+    assert (ctx.invocation_id, ctx.agent_name) == ("inv-1", "support")
+    assert isinstance(ctx.state, Mapping)
+    template = Template("<app:brand>: hi <user:name>, order <order> (step <temp:step>)<note?>")
+    assert template.render(ctx) == "Acme: hi Ada, order A-1 (step 2)"
+    with pytest.raises(MissingKeyError) as info:
+        Template("<user:nmae>").render(ctx)
+    assert info.value.missing[0].suggestion == "user:name"
+    assert "session_id='s1'" in repr(ctx)
+
+
+def test_context_ids_default_to_none() -> None:
+    ctx = ReadonlyContext(make_session())
+    assert (ctx.invocation_id, ctx.agent_name) == (None, None)
+    assert ToolContext(make_session()).function_call_id is None
+
+
+def test_a_context_needs_a_session() -> None:
+    with pytest.raises(TypeError, match="a context needs a Session, not dict"):
+        ReadonlyContext({"a": 1})  # type: ignore[arg-type]
+
+
+WRITES: list[tuple[str, Callable[[Any], object]]] = [
+    ("setitem", lambda s: s.__setitem__("a", 2)),
+    ("delitem", lambda s: s.__delitem__("a")),
+    ("update", lambda s: s.update({"a": 2})),
+    ("setdefault", lambda s: s.setdefault("b", 1)),
+    ("pop", lambda s: s.pop("a")),
+    ("popitem", lambda s: s.popitem()),
+    ("clear", lambda s: s.clear()),
+]
+
+
+@pytest.mark.parametrize("write", [c[1] for c in WRITES], ids=[c[0] for c in WRITES])
+def test_readonly_state_refuses_every_write(write: Callable[[Any], object]) -> None:
+    session = make_session(a=1)
+    ctx = ReadonlyContext(session)
+    with pytest.raises(TypeError, match=r"ReadonlyContext\.state is read-only"):
+        write(ctx.state)
+    assert session.state == {"a": 1}
+
+
+def test_readonly_state_is_a_live_view() -> None:
+    session = make_session(a=1)
+    state = ReadonlyContext(session).state
+    session.state["b"] = 2
+    assert dict(state) == {"a": 1, "b": 2}
+    assert len(state) == 2
+    assert "b" in state
+    assert state.get("c", "none") == "none"
+    assert "ReadonlyState" in repr(state)
+
+
+@pytest.mark.parametrize("kind", [CallbackContext, ToolContext], ids=["callback", "tool"])
+def test_writes_land_in_the_event_delta_and_persist(kind: type[CallbackContext]) -> None:
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        service = InMemorySessionService()
+        session = await service.create_session(app_name="shop", user_id="ada", state={"count": 1})
+        ctx = kind(session, invocation_id="inv-1", agent_name="support")
+        assert isinstance(ctx.state, State)
+        assert not ctx.state.has_delta()
+        ctx.state["count"] = ctx.state["count"] + 1
+        ctx.state.update({"user:lang": "en", "temp:scratch": [1]})
+        assert session.state["count"] == 2  # visible at once
+        delta = dict(ctx.actions.state_delta)
+        await service.append_event(session, Event(invocation_id="inv-1", author="support", actions=ctx.actions))
+        stored = await service.get_session(app_name="shop", user_id="ada", session_id=session.id)
+        assert stored is not None
+        return delta, session.state, stored.state
+
+    delta, callers, stored = asyncio.run(scenario())
+    assert delta == {"count": 2, "user:lang": "en", "temp:scratch": [1]}
+    assert callers == {"count": 2, "user:lang": "en", "temp:scratch": [1]}
+    assert stored == {"count": 2, "user:lang": "en"}
+
+
+def test_a_context_can_share_the_actions_of_an_event() -> None:
+    actions = EventActions(state_delta={"already": True})
+    ctx = CallbackContext(make_session(), actions=actions)
+    ctx.state["more"] = 1
+    assert ctx.actions is actions
+    assert actions.state_delta == {"already": True, "more": 1}
+    assert ctx.state["already"] is True  # the pending delta is part of what the context reads
+
+
+def test_a_bad_write_through_a_context_changes_nothing() -> None:
+    session = make_session(a=1)
+    ctx = CallbackContext(session)
+    with pytest.raises(InvalidStateError, match="not plain JSON"):
+        ctx.state.update({"b": 2, "c": object()})
+    assert session.state == {"a": 1}
+    assert ctx.actions.state_delta == {}
+
+
+INJECTIONS = [
+    ("strict-found", "<user:name> <order?>", "error", "Ada "),
+    ("empty", "<user:name> <missing>", "empty", "Ada "),
+    ("keep", "<user:name> <missing>", "keep", "Ada <missing>"),
+    ("escape", "<<user:name>> {not: state}", "error", "<user:name> {not: state}"),
+]
+
+
+@pytest.mark.parametrize(
+    ("template", "missing", "expected"), [c[1:] for c in INJECTIONS], ids=[c[0] for c in INJECTIONS]
+)
+def test_inject_session_state(template: str, missing: Any, expected: str) -> None:
+    ctx = ReadonlyContext(make_session(**{"user:name": "Ada"}))
+    assert asyncio.run(inject_session_state(template, ctx, missing=missing)) == expected
+    assert asyncio.run(inject_session_state(Template(template), ctx, missing=missing)) == expected
+
+
+def test_inject_session_state_is_strict_by_default() -> None:
+    ctx = ReadonlyContext(make_session())
+    with pytest.raises(MissingKeyError, match="'order_id'"):
+        asyncio.run(inject_session_state("Order <order_id>", ctx))
+
+
+# --- the whole pipeline ---------------------------------------------------------------------
+
+INSTRUCTION = """\
+You are the <app:brand> support agent for <user:name> (replies in <user:lang>).
+Order <order_id?> is <status?>. Open hours: <app:hours>.
+Last tool used: <user:last_tool?>. Scratch notes: <temp:notes?>
+Write JSON like {"order": "<order_id?>"}; <<user:name>> is a placeholder, not a name."""
+
+
+async def pipeline() -> str:
+    """Two sessions of one user, events touching every scope, and instructions rendered along the way."""
+    service = InMemorySessionService()
+    out: list[str] = []
+
+    # Invocation 1, in the order session: a callback writes to session, user:, app: and temp: keys.
+    order = await service.create_session(
+        app_name="shop",
+        user_id="ada",
+        session_id="order-7",
+        state={"order_id": "A-7", "status": "placed", "user:name": "Ada", "app:brand": "Acme"},
+    )
+    callback = CallbackContext(order, invocation_id="inv-1", agent_name="support")
+    callback.state["status"] = "shipped"
+    callback.state["user:lang"] = "English"
+    callback.state["app:hours"] = "9-17"
+    callback.state["temp:notes"] = "customer asked twice"
+    event = Event(invocation_id="inv-1", author="support", content="Your order shipped.", actions=callback.actions)
+    stored = await service.append_event(order, event)
+    out.append(f"stored delta: {sorted(stored.actions.state_delta)}")
+    during = ReadonlyContext(order, invocation_id="inv-1", agent_name="support")
+    out.append("== invocation 1, order session (temp: still visible)")
+    out.append(await inject_session_state(INSTRUCTION, during))
+
+    # Invocation 2, in a second session of the same user: user: and app: values are there, session keys are not.
+    chat = await service.create_session(app_name="shop", user_id="ada", session_id="chat-1")
+    tool = ToolContext(chat, invocation_id="inv-2", agent_name="support", function_call_id="call-1")
+    tool.state["user:last_tool"] = "track_order"
+    await service.append_event(chat, Event(invocation_id="inv-2", author="support", actions=tool.actions))
+    second = await service.get_session(app_name="shop", user_id="ada", session_id="chat-1")
+    assert second is not None
+    out.append("== invocation 2, second session of the same user")
+    out.append(await inject_session_state(INSTRUCTION, ReadonlyContext(second, invocation_id="inv-2")))
+
+    # Invocation 3, back in the order session: temp: is gone, everything else is read back.
+    again = await service.get_session(app_name="shop", user_id="ada", session_id="order-7")
+    assert again is not None
+    ctx = ReadonlyContext(again, invocation_id="inv-3", agent_name="support")
+    out.append("== invocation 3, order session read back")
+    out.append(Template(INSTRUCTION).render(ctx))
+    try:
+        await inject_session_state("<temp:notes>", ctx)
+    except MissingKeyError as error:
+        out.append(f"temp:notes in the next invocation: {error.message}")
+    out.append(f"stored state: {again.state}")
+    return "\n".join(out) + "\n"
+
+
+def test_pipeline(snapshot: SnapshotAssertion) -> None:
+    text = asyncio.run(pipeline())
+    assert "customer asked twice" in text.split("== invocation 2")[0]
+    assert "customer asked twice" not in text.split("== invocation 2")[1]
+    assert text == snapshot

@@ -1,0 +1,522 @@
+"""The session models and InMemorySessionService: scopes, copies, ids, events, bad input, staleness, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import pydantic
+import pytest
+
+from templating import (
+    AlreadyExistsError,
+    Event,
+    EventActions,
+    GetSessionConfig,
+    InMemorySessionService,
+    InvalidStateError,
+    Session,
+    SessionNotFoundError,
+    StaleSessionError,
+    TemplatingError,
+)
+
+T = TypeVar("T")
+APP, USER = "shop", "ada"
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def event(delta: dict[str, Any] | None = None, **fields: Any) -> Event:
+    return Event(author=fields.pop("author", "agent"), actions=EventActions(state_delta=delta or {}), **fields)
+
+
+def create(service: InMemorySessionService, **kwargs: Any) -> Session:
+    kwargs.setdefault("app_name", APP)
+    kwargs.setdefault("user_id", USER)
+    return run(service.create_session(**kwargs))
+
+
+def fetch(service: InMemorySessionService, session_id: str, **kwargs: Any) -> Session:
+    kwargs.setdefault("app_name", APP)
+    kwargs.setdefault("user_id", USER)
+    found = run(service.get_session(session_id=session_id, **kwargs))
+    assert found is not None
+    return found
+
+
+# --- models ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        (Session, {"id": "s", "app_name": "a", "user_id": "u", "owner": "x"}),
+        (Event, {"author": "a", "text": "hi"}),
+        (EventActions, {"state_delta": {}, "transfer_to_agent": "x"}),
+        (GetSessionConfig, {"num_recent_events": 1, "limit": 2}),
+    ],
+    ids=["session", "event", "actions", "config"],
+)
+def test_models_reject_unknown_fields(model: type[pydantic.BaseModel], fields: dict[str, Any]) -> None:
+    with pytest.raises(pydantic.ValidationError, match="Extra inputs are not permitted"):
+        model(**fields)
+
+
+def test_event_defaults() -> None:
+    first, second = Event(author="a"), Event(author="a", id="  ")
+    assert first.id
+    assert second.id
+    assert first.id != second.id
+    assert first.invocation_id == ""
+    assert first.content is None
+    assert first.partial is False
+    assert first.actions.state_delta == {}
+    assert first.timestamp > 0
+
+
+@pytest.mark.parametrize(
+    ("delta", "message"),
+    [({"v": {1, 2}}, "not plain JSON"), ({1: "x"}, "valid string")],
+    ids=["bad-value", "bad-key"],
+)
+def test_event_actions_check_the_delta(delta: dict[Any, Any], message: str) -> None:
+    with pytest.raises(pydantic.ValidationError, match=message):
+        EventActions(state_delta=delta)
+
+
+@pytest.mark.parametrize("count", [-1, -10], ids=["minus-one", "minus-ten"])
+def test_negative_recent_events_are_rejected(count: int) -> None:
+    with pytest.raises(pydantic.ValidationError, match="greater than or equal to 0"):
+        GetSessionConfig(num_recent_events=count)
+
+
+# --- create, ids, copies --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [(None, None), ("", None), ("   ", None), (" s1 ", "s1"), ("s1", "s1")],
+    ids=["missing", "empty", "blank", "padded", "plain"],
+)
+def test_session_ids(given: str | None, expected: str | None) -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id=given)
+    if expected is None:
+        assert len(session.id) == 32
+    else:
+        assert session.id == expected
+    assert fetch(service, f"  {session.id} ").id == session.id
+
+
+def test_creating_an_existing_id_raises_and_keeps_the_original() -> None:
+    service = InMemorySessionService()
+    create(service, session_id="s1", state={"a": 1})
+    with pytest.raises(AlreadyExistsError) as info:
+        create(service, session_id=" s1", state={"a": 2, "user:x": 1})
+    assert str(info.value) == (
+        "session 's1' already exists for user 'ada' in app 'shop'\n"
+        "help: pass another session_id, leave it out for a generated one, or get_session() the existing one"
+    )
+    assert fetch(service, "s1").state == {"a": 1}
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {}
+    # the same id for another user or app is another session
+    assert create(service, session_id="s1", user_id="bob").id == "s1"
+    assert create(service, session_id="s1", app_name="other").id == "s1"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [("app_name", " ", ValueError), ("user_id", "", ValueError), ("user_id", 7, TypeError)],
+    ids=["blank-app", "blank-user", "int-user"],
+)
+def test_app_and_user_are_required(field: str, value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match=field):
+        create(InMemorySessionService(), **{field: value})
+
+
+def test_returned_sessions_are_copies() -> None:
+    service = InMemorySessionService()
+    created = create(service, session_id="s1", state={"cart": ["book"], "user:p": {"a": 1}, "app:t": [1]})
+    run(service.append_event(created, event({"n": 1})))
+    for session in (created, fetch(service, "s1"), run(service.list_sessions(app_name=APP))[0]):
+        session.state["cart"].append("pen")
+        session.state["user:p"]["a"] = 2
+        session.state["app:t"].clear()
+        session.state["new"] = 1
+        session.events.clear()
+    again = fetch(service, "s1")
+    assert again.state == {"cart": ["book"], "user:p": {"a": 1}, "app:t": [1], "n": 1}
+    assert len(again.events) == 1
+    returned = run(service.append_event(again, event({"m": {"k": [1]}})))
+    returned.actions.state_delta["m"]["k"].append(2)
+    assert fetch(service, "s1").events[-1].actions.state_delta == {"m": {"k": [1]}}
+
+
+# --- scopes ---------------------------------------------------------------------------------
+
+SCOPE_STATE = {"order": "A-1", "user:name": "Ada", "app:tier": "gold", "temp:step": 1, "other:key": "x"}
+
+
+@pytest.mark.parametrize(
+    ("app_name", "user_id", "expected"),
+    [
+        (APP, USER, {"user:name": "Ada", "app:tier": "gold"}),
+        (APP, "bob", {"app:tier": "gold"}),
+        ("other", USER, {}),
+    ],
+    ids=["same-user", "other-user-same-app", "other-app"],
+)
+def test_scopes_are_shared_where_their_prefix_says(app_name: str, user_id: str, expected: dict[str, Any]) -> None:
+    service = InMemorySessionService()
+    created = create(service, session_id="s1", state=SCOPE_STATE)
+    assert created.state == SCOPE_STATE  # the creator's copy keeps its temp: values
+    stored = fetch(service, "s1")
+    assert stored.state == {k: v for k, v in SCOPE_STATE.items() if not k.startswith("temp:")}
+    second = create(service, app_name=app_name, user_id=user_id, session_id="s2")
+    assert second.state == expected
+
+
+def test_user_and_app_state_are_stored_once_and_merged_everywhere() -> None:
+    service = InMemorySessionService()
+    first = create(service, session_id="s1")
+    create(service, session_id="s2")
+    bob = create(service, user_id="bob", session_id="s3")
+    run(service.append_event(first, event({"user:lang": "en", "app:motd": "hi", "mine": 1})))
+    assert fetch(service, "s2").state == {"user:lang": "en", "app:motd": "hi"}
+    assert fetch(service, "s3", user_id="bob").state == {"app:motd": "hi"}
+    run(service.append_event(fetch(service, "s2"), event({"user:lang": "fr"})))
+    assert fetch(service, "s1").state == {"user:lang": "fr", "app:motd": "hi", "mine": 1}
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {"user:lang": "fr"}
+    assert run(service.get_user_state(app_name=APP, user_id="nobody")) == {}
+    run(service.delete_session(app_name=APP, user_id=USER, session_id="s1"))
+    assert fetch(service, "s2").state == {"user:lang": "fr", "app:motd": "hi"}  # deleting a session keeps user state
+    assert bob.state == {}
+
+
+def test_temp_values_are_never_stored_but_visible_to_the_caller() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    appended = event({"temp:raw": {"x": 1}, "kept": 1}, invocation_id="inv1")
+    returned = run(service.append_event(session, appended))
+    assert session.state == {"temp:raw": {"x": 1}, "kept": 1}  # the rest of this invocation sees it
+    assert returned.actions.state_delta == {"kept": 1}
+    assert session.events[-1].actions.state_delta == {"kept": 1}
+    run(service.append_event(session, event({"later": 2}, invocation_id="inv1")))
+    assert session.state["temp:raw"] == {"x": 1}  # still there after the next append of the invocation
+    stored = fetch(service, "s1")  # the next invocation starts here
+    assert stored.state == {"kept": 1, "later": 2}
+    assert all("temp:raw" not in e.actions.state_delta for e in stored.events)
+
+
+def test_an_unknown_prefix_is_just_a_session_key() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1", state={"users:name": "x", "user": 1})
+    run(service.append_event(session, event({"other:key": [1]})))
+    assert create(service, session_id="s2").state == {}
+    assert fetch(service, "s1").state == {"users:name": "x", "user": 1, "other:key": [1]}
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+def test_a_delta_replaces_values_and_stores_none() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1", state={"profile": {"a": 1, "b": 2}, "gone": "x"})
+    run(service.append_event(session, event({"profile": {"a": 3}, "gone": None})))
+    stored = fetch(service, "s1")
+    assert stored.state == {"profile": {"a": 3}, "gone": None}
+    assert "gone" in stored.state
+
+
+def test_last_update_time_and_list_order() -> None:
+    service = InMemorySessionService()
+    first, second = create(service, session_id="a"), create(service, session_id="b")
+    create(service, user_id="bob", session_id="c")
+    run(service.append_event(second, event(timestamp=1000.0)))
+    run(service.append_event(first, event({"n": 1}, timestamp=2000.0)))
+    assert fetch(service, "a").last_update_time == 2000.0
+    assert first.last_update_time == 2000.0
+    listed = run(service.list_sessions(app_name=APP, user_id=USER))
+    assert [s.id for s in listed] == ["b", "a"]
+    assert all(s.events == [] for s in listed)
+    assert listed[1].state == {"n": 1}
+    assert [s.id for s in run(service.list_sessions(app_name=APP))] == ["b", "a", "c"]
+    assert run(service.list_sessions(app_name="none")) == []
+
+
+CONFIGS = [
+    ("none", None, ["e1", "e2", "e3", "e4"]),
+    ("recent-2", GetSessionConfig(num_recent_events=2), ["e3", "e4"]),
+    ("recent-0-means-none", GetSessionConfig(num_recent_events=0), []),
+    ("recent-more-than-there-are", GetSessionConfig(num_recent_events=9), ["e1", "e2", "e3", "e4"]),
+    ("after-is-inclusive", GetSessionConfig(after_timestamp=20.0), ["e2", "e3", "e4"]),
+    ("after-past-the-end", GetSessionConfig(after_timestamp=99.0), []),
+    ("after-and-recent", GetSessionConfig(after_timestamp=20.0, num_recent_events=1), ["e4"]),
+]
+
+
+@pytest.mark.parametrize(("config", "expected"), [c[1:] for c in CONFIGS], ids=[c[0] for c in CONFIGS])
+def test_get_session_config(config: GetSessionConfig | None, expected: list[str]) -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    for number, stamp in enumerate([10.0, 20.0, 30.0, 40.0], start=1):
+        run(service.append_event(session, event(id=f"e{number}", timestamp=stamp)))
+    got = run(service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config))
+    assert got is not None
+    assert [e.id for e in got.events] == expected
+    assert len(fetch(service, "s1").events) == 4
+
+
+def test_partial_events_are_not_stored() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    partial = event({"x": 1}, partial=True)
+    assert run(service.append_event(session, partial)) is partial
+    assert session.state == {}
+    assert session.events == []
+    assert fetch(service, "s1").events == []
+
+
+def test_the_same_event_id_is_stored_and_applied_once() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    first = event({"x": 1}, id="e1")
+    run(service.append_event(session, first))
+    run(service.append_event(session, event({"x": 2}, id="e2")))
+    again = run(service.append_event(session, first))
+    assert again.id == "e1"
+    stored = fetch(service, "s1")
+    assert [e.id for e in stored.events] == ["e1", "e2"]
+    assert stored.state == {"x": 2}
+    assert [e.id for e in session.events] == ["e1", "e2"]
+
+
+def test_unknown_and_deleted_sessions() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    run(service.delete_session(app_name=APP, user_id=USER, session_id="nope"))  # a no-op
+    run(service.delete_session(app_name=APP, user_id=USER, session_id=" s1 "))
+    assert run(service.get_session(app_name=APP, user_id=USER, session_id="s1")) is None
+    with pytest.raises(SessionNotFoundError) as info:
+        run(service.append_event(session, event({"x": 1})))
+    assert str(info.value) == (
+        "no session 's1' for user 'ada' in app 'shop'\n"
+        "help: create_session() first, or check the app name, user id and session id"
+    )
+    assert run(service.list_sessions(app_name=APP)) == []
+
+
+def test_append_event_checks_its_arguments() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    with pytest.raises(TypeError, match="takes a Session and an Event"):
+        run(service.append_event(session, {"author": "x"}))  # type: ignore[arg-type]
+
+
+# --- bad input changes nothing --------------------------------------------------------------
+
+BAD_DELTAS = [
+    ("set-value", {"ok": 1, "v": {1}}, "not plain JSON"),
+    ("object-in-list", {"user:ok": 1, "v": [object()]}, "not plain JSON"),
+    ("int-key", {"app:ok": 1, 3: "x"}, "not a string"),
+    ("nan", {"ok": 1, "v": float("nan")}, "no JSON form"),
+]
+
+
+@pytest.mark.parametrize(("delta", "message"), [c[1:] for c in BAD_DELTAS], ids=[c[0] for c in BAD_DELTAS])
+def test_a_bad_delta_changes_nothing(delta: dict[Any, Any], message: str) -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1", state={"keep": 1})
+    bad = event()
+    bad.actions.state_delta.update(delta)  # models check on construction; the service checks again
+    with pytest.raises(InvalidStateError, match=message):
+        run(service.append_event(session, bad))
+    assert session.state == {"keep": 1}
+    assert session.events == []
+    stored = fetch(service, "s1")
+    assert stored.state == {"keep": 1}
+    assert stored.events == []
+    assert run(service.list_sessions(app_name="x")) == []
+    run(service.append_event(session, event({"ok": 2})))  # the copy is not stale afterwards
+    assert fetch(service, "s1").state == {"keep": 1, "ok": 2}
+
+
+@pytest.mark.parametrize(("state", "message"), [c[1:] for c in BAD_DELTAS], ids=[c[0] for c in BAD_DELTAS])
+def test_a_bad_initial_state_creates_nothing(state: dict[Any, Any], message: str) -> None:
+    service = InMemorySessionService()
+    with pytest.raises(InvalidStateError, match=message):
+        create(service, session_id="s1", state=state)
+    assert run(service.list_sessions(app_name=APP)) == []
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {}
+    assert create(service, session_id="s2").state == {}  # no app: value leaked either
+
+
+# --- stale sessions -------------------------------------------------------------------------
+
+STALE = [
+    # (id, who appends first, what they append, what the stale copy then appends, keys in the error or None)
+    ("same-key", "same-session", {"status": "a"}, {"status": "b"}, ("status",)),
+    ("other-key", "same-session", {"status": "a"}, {"note": "b"}, None),
+    ("names-only-the-shared-keys", "same-session", {"a": 1, "b": 1}, {"b": 2, "c": 2, "a": 2}, ("b", "a")),
+    ("empty-other-append", "same-session", {}, {"status": "b"}, None),
+    ("none-is-a-write", "same-session", {"status": None}, {"status": "b"}, ("status",)),
+    ("temp-keys-never-conflict", "same-session", {"temp:t": 1}, {"temp:t": 2}, None),
+    ("user-key-from-another-session", "other-session", {"user:n": 1}, {"user:n": 2}, ("user:n",)),
+    ("session-key-from-another-session", "other-session", {"status": "a"}, {"status": "b"}, None),
+    ("app-key-from-another-user", "other-user", {"app:n": 1}, {"app:n": 2}, ("app:n",)),
+    ("user-key-from-another-user", "other-user", {"user:n": 1}, {"user:n": 2}, None),
+]
+
+
+@pytest.mark.parametrize(("writer", "first", "second", "keys"), [c[1:] for c in STALE], ids=[c[0] for c in STALE])
+def test_stale_session_rule(
+    writer: str, first: dict[str, Any], second: dict[str, Any], keys: tuple[str, ...] | None
+) -> None:
+    service = InMemorySessionService()
+    create(service, session_id="s1", state={"status": "new"})
+    writers = {
+        "same-session": lambda: fetch(service, "s1"),
+        "other-session": lambda: create(service, session_id="s2"),
+        "other-user": lambda: create(service, user_id="bob", session_id="b1"),
+    }
+    stale = fetch(service, "s1")
+    run(service.append_event(writers[writer](), event(first)))
+    before = fetch(service, "s1")
+    if keys is None:
+        run(service.append_event(stale, event(second)))
+        expected = {k: v for k, v in {**before.state, **second}.items() if not k.startswith("temp:")}
+        assert fetch(service, "s1").state == expected
+        return
+    with pytest.raises(StaleSessionError) as info:
+        run(service.append_event(stale, event(second)))
+    assert info.value.keys == keys
+    assert str(info.value).startswith(f"session 's1' is stale: {', '.join(map(repr, keys))} changed after")
+    assert "help: get_session() again" in str(info.value)
+    after = fetch(service, "s1")
+    assert after.state == before.state
+    assert len(after.events) == len(before.events)
+    run(service.append_event(fetch(service, "s1"), event(second)))  # a fresh copy goes through
+    assert fetch(service, "s1").state == {**before.state, **second}
+
+
+def test_a_successful_append_brings_the_callers_copy_up_to_date() -> None:
+    service = InMemorySessionService()
+    create(service, session_id="s1")
+    mine, theirs = fetch(service, "s1"), fetch(service, "s1")
+    run(service.append_event(mine, event({"temp:t": 1})))
+    run(service.append_event(theirs, event({"a": 1})))
+    run(service.append_event(mine, event({"b": 1})))  # stale, but touches nothing theirs changed
+    assert mine.state == {"a": 1, "b": 1, "temp:t": 1}  # theirs is visible now, temp: kept
+    run(service.append_event(mine, event({"a": 2, "b": 2})))  # no longer stale: nothing changed since
+    assert fetch(service, "s1").state == {"a": 2, "b": 2}
+
+
+@pytest.mark.parametrize("how", ["recreated", "built-by-hand"])
+def test_a_copy_of_an_earlier_session_is_stale(how: str) -> None:
+    service = InMemorySessionService()
+    old = create(service, session_id="s1")
+    if how == "recreated":
+        run(service.delete_session(app_name=APP, user_id=USER, session_id="s1"))
+        create(service, session_id="s1")
+    else:
+        old = Session(id="s1", app_name=APP, user_id=USER)
+    with pytest.raises(StaleSessionError, match="this copy was not read from the session as it is now"):
+        run(service.append_event(old, event({"x": 1})))
+    assert fetch(service, "s1").events == []
+
+
+def test_session_errors_are_templating_errors_and_pickle() -> None:
+    errors: list[TemplatingError] = [
+        AlreadyExistsError(app_name="a", user_id="u", session_id="s"),
+        SessionNotFoundError(app_name="a", user_id="u", session_id="s"),
+        StaleSessionError(session_id="s", keys=("k",)),
+    ]
+    for error in errors:
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error)
+        assert str(copy) == str(error)
+        assert error.help
+
+
+# --- concurrency ----------------------------------------------------------------------------
+
+WORKERS, EACH = 8, 25
+
+
+def test_threads_lose_no_event_and_no_update() -> None:
+    service = InMemorySessionService()
+    shared = create(service, session_id="shared")
+
+    def work(worker: int) -> None:
+        own = create(service, session_id=f"own-{worker}")
+        copy = fetch(service, "shared")  # goes stale at once; its keys are its own, so appends go through
+        for step in range(EACH):
+            run(service.append_event(copy, event({f"k{worker}-{step}": step, f"user:u{worker}": step})))
+            run(service.append_event(own, event({"n": step})))
+
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        list(pool.map(work, range(WORKERS)))
+    stored = fetch(service, shared.id)
+    assert len(stored.events) == WORKERS * EACH
+    assert len({e.id for e in stored.events}) == WORKERS * EACH
+    assert sum(1 for key in stored.state if key.startswith("k")) == WORKERS * EACH
+    assert all(stored.state[f"user:u{w}"] == EACH - 1 for w in range(WORKERS))
+    for worker in range(WORKERS):
+        own = fetch(service, f"own-{worker}")
+        assert len(own.events) == EACH
+        assert own.state["n"] == EACH - 1
+
+
+async def increment(service: InMemorySessionService, session_id: str) -> int:
+    """Add one to a counter in session and user state, rereading on a stale copy; return the retries."""
+    retries = 0
+    while True:
+        config = GetSessionConfig(num_recent_events=0)
+        session = await service.get_session(app_name=APP, user_id=USER, session_id=session_id, config=config)
+        assert session is not None
+        await asyncio.sleep(0)  # let other tasks append in between
+        delta = {"count": session.state["count"] + 1, "user:visits": session.state["user:visits"] + 1}
+        try:
+            await service.append_event(session, event(delta))
+        except StaleSessionError:
+            retries += 1
+        else:
+            return retries
+
+
+def test_threads_incrementing_a_counter_retry_stale_copies_and_lose_no_update() -> None:
+    service = InMemorySessionService()
+    create(service, session_id="s1", state={"count": 0, "user:visits": 0})
+
+    def work(_: int) -> int:
+        return sum(run(increment(service, "s1")) for _ in range(EACH))
+
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        list(pool.map(work, range(WORKERS)))
+    stored = fetch(service, "s1")
+    assert stored.state == {"count": WORKERS * EACH, "user:visits": WORKERS * EACH}
+    assert len(stored.events) == WORKERS * EACH
+
+
+def test_asyncio_tasks_lose_no_event_and_no_update() -> None:
+    service = InMemorySessionService()
+    create(service, session_id="s1", state={"count": 0, "user:visits": 0})
+    create(service, session_id="s2", state={"count": 0, "user:visits": 0})
+
+    async def main() -> list[int]:
+        jobs = [increment(service, f"s{1 + n % 2}") for n in range(WORKERS * EACH)]
+        return await asyncio.gather(*jobs)
+
+    retries = run(main())
+    assert sum(retries) > 0  # tasks really interleaved, and stale copies were caught rather than overwritten
+    first, second = fetch(service, "s1"), fetch(service, "s2")
+    half = WORKERS * EACH // 2
+    assert (first.state["count"], second.state["count"]) == (half, half)
+    assert first.state["user:visits"] == WORKERS * EACH
+    assert (len(first.events), len(second.events)) == (half, half)
