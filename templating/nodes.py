@@ -91,7 +91,7 @@ class Placeholder:
 
     @property
     def source(self) -> str:
-        """The placeholder in the angle syntax: ``<key>`` or ``<key?>`` (as written, for that dialect)."""
+        """The placeholder in the angle syntax, ``<key>`` or ``<key?>``: as written, in an angle-syntax source."""
         return f"<{self.key}?>" if self.optional else f"<{self.key}>"
 
 

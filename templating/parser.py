@@ -1,8 +1,8 @@
 """Source text to nodes. The only module that imports Lark; Lark's tokens and trees never leave it.
 
-The syntax is defined by ``grammar/instruction.lark`` alone (and the ADK dialect, Google ADK's
-``{key}``, by ``grammar/adk.lark``), compiled by Lark for its LALR parser. Parsing is total:
-every string is a template, and text that is not a node is literal.
+The angle syntax is defined by ``grammar/instruction.lark`` alone, and the ADK dialect (Google
+ADK's ``{key}``) by ``grammar/adk.lark`` alone, each compiled by Lark for its LALR parser.
+Parsing is total: every string is a template, and text that is not a node is literal.
 
 Each grammar's one rule is a flat sequence of tokens, so the tokens Lark's lexer produces from
 the grammar are the parse: we build nodes straight from them and skip the tree, which would only
@@ -138,7 +138,8 @@ def _parse_adk(source: str) -> tuple[Node, ...]:
                 if text_start >= 0:
                     nodes.append(Literal(source[text_start:start], Span(text_start, start, text_line, text_column)))
                     text_start = -1
-                nodes.append(Placeholder(key, optional, Span(start, token.end_pos, token.line, token.column)))  # type: ignore[arg-type]
+                span = Span(start, token.end_pos, token.line, token.column)  # type: ignore[arg-type]
+                nodes.append(Placeholder(key, optional, span))
                 continue
         if text_start < 0:
             text_start, text_line, text_column = start, token.line, token.column  # type: ignore[assignment]
