@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -119,3 +122,29 @@ def test_differences_are_exactly_where_adk_code_reads_a_placeholder_we_do_not(so
     for difference in adk_code_differences(source):
         assert (difference.span.start, difference.span.end) not in ours
         assert difference.text == source[difference.span.start : difference.span.end]
+
+
+# Against Google ADK itself, where it is installed (the templating[adk] extra): with no difference
+# reported, ADK's code renders a source exactly as the ADK dialect does; with one, it does not.
+AGAINST_ADK = [
+    ("plain", "Hi {name}, { nick? } {user:lang}.", False),
+    ("not-names", "{a.b} {other:x} {1x} {a b} ${name} \\{name} {}", False),
+    ("json-without-placeholder", '{"a": {"b": 1}}', False),
+    ("double-braces", "keep {{name}} as written", True),
+    ("extra-close", '{"x": {name}}', True),
+]
+
+
+@pytest.mark.parametrize(("source", "differs"), [c[1:] for c in AGAINST_ADK], ids=[c[0] for c in AGAINST_ADK])
+def test_differences_match_real_adk(source: str, differs: bool) -> None:
+    instructions_utils = pytest.importorskip("google.adk.utils.instructions_utils")
+    state = {"name": "Ada", "user:lang": "en"}
+    # ADK reads state through the context's invocation context; this is the smallest such context.
+    session = SimpleNamespace(state=state, app_name="app", user_id="u", id="s")
+    context = SimpleNamespace(
+        _invocation_context=SimpleNamespace(session=session, artifact_service=None), agent_name="agent"
+    )
+    adk = asyncio.run(instructions_utils.inject_session_state(source, context))
+    _, differences = convert_adk(source)
+    assert bool(differences) == differs
+    assert (adk != Template(source, dialect="adk").render(state)) == differs
