@@ -5,9 +5,10 @@ escape nodes and renders against a read-only view of the agent's state.
 """
 
 from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
+from .convert import AdkDifference, ConversionError, convert_adk
 from .errors import MissingKey, MissingKeyError, TemplatingError
-from .nodes import Escaped, Literal, Node, Placeholder, Span
-from .render import Formatter, Missing, format_value
+from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
+from .render import Formatter, Missing, format_adk_value, format_value
 from .sessions import (
     AlreadyExistsError,
     Event,
@@ -22,6 +23,14 @@ from .state import InvalidStateError, State
 from .template import Template, escape, parse, render
 
 __all__ = [
+    # ADK dialect and convert (issue 4)
+    "DIALECTS",
+    "AdkDifference",
+    "ConversionError",
+    "Dialect",
+    "convert_adk",
+    "format_adk_value",
+    # core
     "Escaped",
     "Formatter",
     "Literal",

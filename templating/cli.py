@@ -1,4 +1,4 @@
-"""The ``templating`` command: render an instruction, list its keys.
+"""The ``templating`` command: render an instruction, list its keys, convert an ADK instruction.
 
 Exit codes: 0 success, 1 missing keys (or other findings), 2 bad usage or unreadable input.
 Errors are one clear message on stderr, never a traceback.
@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from .convert import ConversionError, convert_adk
 from .errors import MissingKeyError
 from .template import Template
 
@@ -118,7 +119,49 @@ def build_parser() -> argparse.ArgumentParser:
         help="text: one key a line; json: every placeholder with its position",
     )
     keys.set_defaults(run=_cmd_keys)
+    _add_convert(commands)
     return parser
+
+
+# templating convert FILE --from adk (issue 4): kept in its own functions.
+_CONVERT_HELP = """\
+Print FILE, an instruction in Google ADK's {key} syntax, rewritten in the angle syntax so that it
+renders the same: {key} becomes <key>, {key?} becomes <key?>, and text that would read as a
+placeholder or an escape is escaped. On stderr, one line per span that ADK's code (unlike its
+documentation and the converted template) would substitute or change: {{key}} (ADK strips the
+extra braces), {key}} (ADK drops the extra brace), {artifact.name}. Values: ADK renders them with
+str(), the angle syntax renders dicts, lists and tuples as JSON; strings, numbers and None render
+the same. Exit 0 on success, 1 if the text cannot be said exactly in the angle syntax
+(<{key}> would read as the escape <<key>>), 2 on bad usage or unreadable input.
+"""
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    source = read_text(args.file)
+    name = "<stdin>" if args.file == "-" else args.file
+    try:
+        text, differences = convert_adk(source)
+    except ConversionError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    for item in differences:
+        print(f"{name}:{item.span.line}:{item.span.column}: warning: {item.text!r}: {item.message}", file=sys.stderr)
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _add_convert(commands: Any) -> None:
+    convert = commands.add_parser(
+        "convert",
+        help="rewrite an instruction from Google ADK's {key} syntax into the angle syntax",
+        description=_CONVERT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    convert.add_argument("file", metavar="FILE", help="the instruction to convert ('-' reads stdin)")
+    convert.add_argument(
+        "--from", dest="source_dialect", required=True, choices=("adk",), help="the syntax FILE is written in"
+    )
+    convert.set_defaults(run=_cmd_convert)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

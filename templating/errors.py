@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .nodes import Span
+from .nodes import Dialect, Span
 
 __all__ = ["MissingKey", "MissingKeyError", "TemplatingError", "excerpt"]
 
@@ -76,7 +76,11 @@ class MissingKey:
     suggestion: str | None = None
 
 
-def _missing_help(keys: Sequence[str]) -> str:
+def _missing_help(keys: Sequence[str], dialect: Dialect) -> str:
+    if dialect == "adk":  # Google ADK's {key} syntax has no escape
+        if len(keys) == 1:
+            return f"give {keys[0]!r} a value in state, or make it optional with {{{keys[0]}?}}"
+        return "give each key a value in state, or make a placeholder optional with {key?}"
     if len(keys) == 1:
         key = keys[0]
         return f"give {key!r} a value in state, make it optional with <{key}?>, or write <<{key}>> for the literal text"
@@ -89,10 +93,11 @@ class MissingKeyError(TemplatingError, KeyError):
     """Required placeholders whose keys are not in state: all of them at once, not just the first.
 
     Also a ``KeyError``, so code that already catches a missing key keeps working. ``missing``
-    holds each key with its span and suggestion; ``keys`` just the key names.
+    holds each key with its span and suggestion; ``keys`` just the key names. ``dialect`` is the
+    syntax of ``source``, so that the help spells placeholders the way the source does.
     """
 
-    def __init__(self, missing: Sequence[MissingKey], *, source: str) -> None:
+    def __init__(self, missing: Sequence[MissingKey], *, source: str, dialect: Dialect = "angle") -> None:
         keys = tuple(item.key for item in missing)
         noun = "key is" if len(keys) == 1 else "keys are"
         listed = ", ".join(repr(key) for key in keys)
@@ -100,7 +105,7 @@ class MissingKeyError(TemplatingError, KeyError):
             f"{len(keys)} required {noun} missing from state: {listed}",
             source=source,
             span=missing[0].span if missing else None,
-            help=_missing_help(keys),
+            help=_missing_help(keys, dialect),
         )
         self.missing = tuple(missing)
         self.keys = keys

@@ -6,10 +6,32 @@ from dataclasses import dataclass
 from typing import Literal as _Literal
 from typing import TypeAlias
 
-__all__ = ["Escaped", "Literal", "Node", "Placeholder", "Scope", "Span", "SCOPES"]
+__all__ = [
+    "DIALECTS",
+    "Dialect",
+    "Escaped",
+    "Literal",
+    "Node",
+    "Placeholder",
+    "Scope",
+    "Span",
+    "SCOPES",
+    "check_dialect",
+]
 
 Scope: TypeAlias = _Literal["app", "user", "temp"]
 SCOPES: tuple[Scope, ...] = ("app", "user", "temp")
+
+Dialect: TypeAlias = _Literal["angle", "adk"]
+"""The syntax a source is written in: ``"angle"`` (``<key>``, ours) or ``"adk"`` (Google ADK's ``{key}``)."""
+DIALECTS: tuple[Dialect, ...] = ("angle", "adk")
+
+
+def check_dialect(dialect: object) -> Dialect:
+    """``dialect`` itself if it names a dialect; a ValueError saying which exist otherwise."""
+    if isinstance(dialect, str) and dialect in DIALECTS:
+        return dialect
+    raise ValueError(f"dialect= must be 'angle' or 'adk', not {dialect!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +91,7 @@ class Placeholder:
 
     @property
     def source(self) -> str:
-        """The placeholder as written: ``<key>`` or ``<key?>``."""
+        """The placeholder in the angle syntax, ``<key>`` or ``<key?>``: as written, in an angle-syntax source."""
         return f"<{self.key}?>" if self.optional else f"<{self.key}>"
 
 

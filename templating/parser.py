@@ -1,9 +1,10 @@
 """Source text to nodes. The only module that imports Lark; Lark's tokens and trees never leave it.
 
-The syntax is defined by ``grammar/instruction.lark`` alone, compiled by Lark for its LALR parser.
+The angle syntax is defined by ``grammar/instruction.lark`` alone, and the ADK dialect (Google
+ADK's ``{key}``) by ``grammar/adk.lark`` alone, each compiled by Lark for its LALR parser.
 Parsing is total: every string is a template, and text that is not a node is literal.
 
-The grammar's one rule is a flat sequence of tokens, so the tokens Lark's lexer produces from
+Each grammar's one rule is a flat sequence of tokens, so the tokens Lark's lexer produces from
 the grammar are the parse: we build nodes straight from them and skip the tree, which would only
 cost time (the test suite checks that the full LALR parse agrees, token for token).
 """
@@ -17,11 +18,12 @@ from pathlib import Path
 
 from lark import Lark, Token
 
-from .nodes import Escaped, Literal, Node, Placeholder, Span
+from .nodes import Dialect, Escaped, Literal, Node, Placeholder, Span, check_dialect
 
 __all__ = ["grammar_text", "parse_nodes"]
 
 _SCOPE_PREFIXES = ("app:", "user:", "temp:")
+_GRAMMARS: dict[Dialect, str] = {"angle": "instruction", "adk": "adk"}
 
 
 def grammar_text(name: str) -> str:
@@ -39,19 +41,19 @@ def _lark(name: str) -> Lark:
     return Lark(grammar_text(name), parser="lalr", lexer="basic")
 
 
-def _tokens(source: str) -> Iterator[Token]:
-    return _lark("instruction").lex(source)
+def _tokens(source: str, dialect: Dialect) -> Iterator[Token]:
+    return _lark(_GRAMMARS[dialect]).lex(source)
 
 
-def lalr_tokens(source: str) -> list[tuple[str, str]]:
+def lalr_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, str]]:
     """The tokens of Lark's full LALR parse as ``(type, text)`` pairs; for tests of the fast path."""
-    tree = _lark("instruction").parse(source)
+    tree = _lark(_GRAMMARS[check_dialect(dialect)]).parse(source)
     return [(tok.type, str(tok)) for tok in tree.children if isinstance(tok, Token)]
 
 
-def lexer_tokens(source: str) -> list[tuple[str, str]]:
+def lexer_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, str]]:
     """The tokens the fast path builds nodes from, as ``(type, text)`` pairs."""
-    return [(tok.type, str(tok)) for tok in _tokens(source)]
+    return [(tok.type, str(tok)) for tok in _tokens(source, check_dialect(dialect))]
 
 
 def _valid_key(key: str) -> bool:
@@ -67,15 +69,24 @@ def _valid_key(key: str) -> bool:
 
 
 @lru_cache(maxsize=256)
-def parse_nodes(source: str) -> tuple[Node, ...]:
-    """Parse ``source`` into nodes. Never raises on a string; results are cached by source."""
+def parse_nodes(source: str, dialect: Dialect = "angle") -> tuple[Node, ...]:
+    """Parse ``source``, written in ``dialect``, into nodes.
+
+    Never raises on a string; results are cached per ``(source, dialect)``.
+    """
     if not isinstance(source, str):
         raise TypeError(f"a template source must be a str, not {type(source).__name__}")
+    if check_dialect(dialect) == "adk":
+        return _parse_adk(source)
+    return _parse_angle(source)
+
+
+def _parse_angle(source: str) -> tuple[Node, ...]:
     nodes: list[Node] = []
     # Literal text not yet emitted: adjacent TEXT tokens and tokens demoted to text merge into one.
     text_start = -1
     text_line = text_column = 0
-    for token in _tokens(source):
+    for token in _tokens(source, "angle"):
         start: int = token.start_pos  # type: ignore[assignment]  # the lexer sets every position
         kind = token.type
         if kind != "TEXT":
@@ -93,6 +104,42 @@ def parse_nodes(source: str) -> tuple[Node, ...]:
                     nodes.append(Escaped(token.value[1:-1], span))
                 else:
                     nodes.append(Placeholder(key, optional, span))
+                continue
+        if text_start < 0:
+            text_start, text_line, text_column = start, token.line, token.column  # type: ignore[assignment]
+    if text_start >= 0:
+        end = len(source)
+        nodes.append(Literal(source[text_start:end], Span(text_start, end, text_line, text_column)))
+    return tuple(nodes)
+
+
+def _valid_adk_key(key: str) -> bool:
+    """ADK's rule: an identifier, or a known scope and an identifier (nothing else: no paths)."""
+    for prefix in _SCOPE_PREFIXES:
+        if key.startswith(prefix):
+            key = key[len(prefix) :]
+            break
+    return key.isidentifier()
+
+
+def _parse_adk(source: str) -> tuple[Node, ...]:
+    """The ADK dialect: the same loop as for the angle syntax, over ``grammar/adk.lark``'s tokens."""
+    nodes: list[Node] = []
+    text_start = -1
+    text_line = text_column = 0
+    for token in _tokens(source, "adk"):
+        start: int = token.start_pos  # type: ignore[assignment]  # the lexer sets every position
+        if token.type == "PLACEHOLDER":
+            key = token.value[1:-1].strip()
+            optional = key.endswith("?")
+            if optional:
+                key = key[:-1]
+            if _valid_adk_key(key):
+                if text_start >= 0:
+                    nodes.append(Literal(source[text_start:start], Span(text_start, start, text_line, text_column)))
+                    text_start = -1
+                span = Span(start, token.end_pos, token.line, token.column)  # type: ignore[arg-type]
+                nodes.append(Placeholder(key, optional, span))
                 continue
         if text_start < 0:
             text_start, text_line, text_column = start, token.line, token.column  # type: ignore[assignment]

@@ -13,9 +13,9 @@ from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
 from .errors import MissingKey, MissingKeyError
-from .nodes import Escaped, Literal, Node, Placeholder
+from .nodes import Dialect, Escaped, Literal, Node, Placeholder
 
-__all__ = ["Formatter", "Missing", "Plan", "format_value", "lookup", "state_getter"]
+__all__ = ["Formatter", "Missing", "Plan", "format_adk_value", "format_value", "lookup", "state_getter"]
 
 Missing: TypeAlias = _Literal["error", "empty", "keep"]
 Formatter: TypeAlias = Callable[[Any], str]
@@ -32,6 +32,14 @@ def format_value(value: Any) -> str:
     if isinstance(value, (Mapping, list, tuple)):
         return json.dumps(_plain(value), ensure_ascii=False, default=_json_default)
     return str(value)
+
+
+def format_adk_value(value: Any) -> str:
+    """The ADK dialect's default formatting, as Google ADK does it: ``None`` is empty, anything else ``str()``.
+
+    So a dict renders as Python writes it (``{'a': 1}``), not as JSON.
+    """
+    return "" if value is None else str(value)
 
 
 def _plain(value: Any) -> Any:
@@ -133,24 +141,30 @@ def _keys(mapping: Any) -> list[Any]:
 
 class Plan:
     """What rendering needs from a parsed template, worked out once: the fixed text of every node,
-    and for each placeholder the slot its value goes in. Rendering copies the text and fills the slots."""
+    and for each placeholder the slot its value goes in. Rendering copies the text and fills the slots.
 
-    __slots__ = ("parts", "slots", "source")
+    ``dialect`` is the syntax the nodes were parsed from: it picks the default formatting of values
+    (:func:`format_value`, or :func:`format_adk_value` for ``"adk"``) and the help of a missing key."""
 
-    def __init__(self, nodes: tuple[Node, ...], source: str) -> None:
+    __slots__ = ("default", "dialect", "parts", "slots", "source")
+
+    def __init__(self, nodes: tuple[Node, ...], source: str, *, dialect: Dialect = "angle") -> None:
         parts: list[str] = []
-        slots: list[tuple[int, str, bool, Placeholder]] = []
+        slots: list[tuple[int, str, bool, Placeholder, str]] = []
         for node in nodes:
             match node:
                 case Literal(text=text) | Escaped(text=text):
                     parts.append(text)
-                case Placeholder():
+                case Placeholder(span=span):
                     simple = "." not in node.key
-                    slots.append((len(parts), node.name, simple, node))
+                    # missing="keep" writes the placeholder back exactly as the source has it.
+                    slots.append((len(parts), node.name, simple, node, source[span.start : span.end]))
                     parts.append("")
         self.parts = parts
         self.slots = tuple(slots)
         self.source = source
+        self.dialect = dialect
+        self.default: Formatter = format_adk_value if dialect == "adk" else format_value
 
     def render(self, state: Any, *, missing: Missing = "error", formatter: Formatter | None = None) -> str:
         if missing not in _MODES:
@@ -158,11 +172,11 @@ class Plan:
         get = state.get if type(state) is dict else state_getter(state)
         parts = self.parts.copy()
         absent: list[Placeholder] | None = None
-        for index, name, simple, node in self.slots:
+        for index, name, simple, node, written in self.slots:
             value = get(name, _ABSENT) if simple else lookup(get, node)
             if value is _ABSENT:
                 if missing == "keep":
-                    parts[index] = node.source
+                    parts[index] = written
                 elif missing == "error" and not node.optional:
                     if absent is None:
                         absent = []
@@ -172,7 +186,7 @@ class Plan:
             elif type(value) is str:
                 parts[index] = value
             else:
-                parts[index] = format_value(value)
+                parts[index] = self.default(value)
         if absent is not None:
             raise self._missing_error(get, state, absent)
         return "".join(parts)
@@ -182,4 +196,4 @@ class Plan:
         for node in absent:
             if node.key not in seen:
                 seen[node.key] = MissingKey(node.key, node.span, _suggest(get, state, node))
-        return MissingKeyError(list(seen.values()), source=self.source)
+        return MissingKeyError(list(seen.values()), source=self.source, dialect=self.dialect)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .nodes import Escaped, Literal, Node, Placeholder
+from .nodes import Dialect, Escaped, Literal, Node, Placeholder, check_dialect
 from .parser import parse_nodes
 from .render import Formatter, Missing, Plan
 
@@ -17,26 +17,32 @@ class Template:
 
     ``nodes`` is the parse; ``placeholders`` the placeholder nodes in order; ``keys`` the unique
     keys in order of first use (optional ones included). Parsing never fails: text that is not a
-    placeholder or an escape is literal. Templates are immutable and compare by source.
+    placeholder or an escape is literal. Templates are immutable and compare by source and dialect.
+
+    ``dialect`` is the syntax of ``source``: ``"angle"`` (``<key>``, the default) or ``"adk"``
+    (Google ADK's ``{key}``, for migrating; its values render with ``str()``, as ADK's do).
     """
 
-    __slots__ = ("_plan", "keys", "nodes", "placeholders", "source")
+    __slots__ = ("_plan", "dialect", "keys", "nodes", "placeholders", "source")
 
     source: str
+    dialect: Dialect
     nodes: tuple[Node, ...]
     placeholders: tuple[Placeholder, ...]
     keys: tuple[str, ...]
     _plan: Plan
 
-    def __init__(self, source: str) -> None:
-        nodes = parse_nodes(source)
+    def __init__(self, source: str, *, dialect: Dialect = "angle") -> None:
+        dialect = check_dialect(dialect)
+        nodes = parse_nodes(source, dialect)
         placeholders = tuple(node for node in nodes if isinstance(node, Placeholder))
         set_ = object.__setattr__
         set_(self, "source", source)
+        set_(self, "dialect", dialect)
         set_(self, "nodes", nodes)
         set_(self, "placeholders", placeholders)
         set_(self, "keys", tuple(dict.fromkeys(node.key for node in placeholders)))
-        set_(self, "_plan", Plan(nodes, source))
+        set_(self, "_plan", Plan(nodes, source, dialect=dialect))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Template is immutable; cannot set {name!r}")
@@ -46,41 +52,61 @@ class Template:
 
         ``missing`` decides what a required placeholder whose key is absent does: ``"error"`` raises
         :class:`MissingKeyError` naming every such key, ``"empty"`` renders it empty, ``"keep"``
-        leaves it as written. ``formatter`` replaces the formatting of every value found.
-        State is only read.
+        leaves it as written. ``formatter`` replaces the formatting of every value found (by default
+        the dialect's: JSON for containers, or ``str()`` for ``"adk"``). State is only read.
         """
         plan: Plan = self._plan
         return plan.render(state, missing=missing, formatter=formatter)
 
     def __repr__(self) -> str:
         shown = self.source if len(self.source) <= 60 else self.source[:57] + "..."
-        return f"Template({shown!r})"
+        if self.dialect == "angle":
+            return f"Template({shown!r})"
+        return f"Template({shown!r}, dialect={self.dialect!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Template) and other.source == self.source
+        return isinstance(other, Template) and other.source == self.source and other.dialect == self.dialect
 
     def __hash__(self) -> int:
-        return hash((Template, self.source))
+        return hash((Template, self.source, self.dialect))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Template, (self.source,))
+        return (_rebuild, (self.source, self.dialect))
+
+
+def _rebuild(source: str, dialect: Dialect) -> Template:
+    return Template(source, dialect=dialect)
+
+
+def parse(source: str, *, dialect: Dialect = "angle") -> Template:
+    """Parse ``source``, written in ``dialect``, into a :class:`Template`; each is parsed only once."""
+    return _parse(source, check_dialect(dialect))
 
 
 @lru_cache(maxsize=256)
-def parse(source: str) -> Template:
-    """Parse ``source`` into a :class:`Template`; the same source is parsed only once."""
-    return Template(source)
+def _parse(source: str, dialect: Dialect) -> Template:
+    return Template(source, dialect=dialect)
 
 
 def render(
     source: str | Template,
     state: Any,
     *,
+    dialect: Dialect | None = None,
     missing: Missing = "error",
     formatter: Formatter | None = None,
 ) -> str:
-    """Parse (cached) and render in one call. See :meth:`Template.render`."""
-    template = source if isinstance(source, Template) else parse(source)
+    """Parse (cached) and render in one call. See :meth:`Template.render`.
+
+    ``dialect`` is the syntax of a string ``source`` (default ``"angle"``); a :class:`Template`
+    already has one, and a different ``dialect`` for it is a ValueError.
+    """
+    if isinstance(source, Template):
+        if dialect is not None and check_dialect(dialect) != source.dialect:
+            raise ValueError(f"dialect={dialect!r} was given for a Template whose dialect is {source.dialect!r}")
+        template = source
+    else:
+        template = parse(source, dialect="angle" if dialect is None else dialect)
     return template.render(state, missing=missing, formatter=formatter)
 
 

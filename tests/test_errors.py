@@ -80,3 +80,22 @@ def test_templating_error_text() -> None:
 )
 def test_excerpt(source: str, span: Span, expected: str) -> None:
     assert excerpt(source, span) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "state"),
+    [("Hello {nmae}!", {"name": "Ada"}), ("You are {app:assistant}.\nUser: { user:nmae }", {"user:name": "Ada"})],
+    ids=["adk-one-key", "adk-several-keys"],
+)
+def test_adk_missing_key_error_text(source: str, state: dict[str, object], snapshot: SnapshotAssertion) -> None:
+    with pytest.raises(MissingKeyError) as info:
+        render(source, state, dialect="adk")
+    assert str(info.value) == snapshot
+
+
+def test_adk_missing_key_error_pickles() -> None:
+    with pytest.raises(MissingKeyError) as info:
+        render("{nmae}", {}, dialect="adk")
+    again = pickle.loads(pickle.dumps(info.value))
+    assert str(again) == str(info.value)
+    assert "{nmae?}" in str(again)

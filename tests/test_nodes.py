@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from templating import Literal, Placeholder, Span
+from templating import DIALECTS, Literal, Placeholder, Span
+from templating.nodes import check_dialect
 
 SPAN = Span(0, 1, 1, 1)
 
@@ -38,3 +39,17 @@ def test_nodes_are_frozen_and_slotted() -> None:
         node.text = "y"  # type: ignore[misc]
     assert not hasattr(node, "__dict__")
     assert hash(node) == hash(Literal("x", SPAN))
+
+
+@pytest.mark.parametrize("dialect", ["angle", "adk"], ids=["angle", "adk"])
+def test_check_dialect_accepts_the_dialects(dialect: str) -> None:
+    assert check_dialect(dialect) == dialect
+    assert dialect in DIALECTS
+
+
+@pytest.mark.parametrize(
+    "dialect", ["ADK", "jinja", "", None, 1, ["adk"]], ids=["case", "other", "empty", "none", "int", "list"]
+)
+def test_check_dialect_rejects_anything_else(dialect: object) -> None:
+    with pytest.raises(ValueError, match=r"dialect= must be 'angle' or 'adk', not "):
+        check_dialect(dialect)

@@ -159,3 +159,169 @@ def test_placeholders_are_what_the_source_says(source: str) -> None:
 def test_adversarial_input_parses_to_one_literal(source: str) -> None:
     # Correctness on the inputs the benchmark times; speed itself is measured by bench/, not here.
     assert shape(source) == [("L", source)]
+
+
+# The ADK dialect (grammar/adk.lark): Google ADK's {key} syntax, following ADK's documentation.
+ADK_SYNTAX = [
+    ("required", "Hello {name}!", [("L", "Hello "), ("P", "name", False), ("L", "!")]),
+    ("optional", "Hi {nick?}.", [("L", "Hi "), ("P", "nick", True), ("L", ".")]),
+    ("spaces-inside", "{ name }", [("P", "name", False)]),
+    ("spaces-around-optional", "{  nick?  }", [("P", "nick", True)]),
+    ("newlines-and-tabs-inside", "{\n\tname\n}", [("P", "name", False)]),
+    (
+        "scopes",
+        "{app:tier} {user:lang} {temp:step}",
+        [("P", "app:tier", False), ("L", " "), ("P", "user:lang", False), ("L", " "), ("P", "temp:step", False)],
+    ),
+    ("json-keeps-its-braces", '{"x": {key}}', [("L", '{"x": '), ("P", "key", False), ("L", "}")]),
+    ("extra-close-is-text", "{key}}}", [("P", "key", False), ("L", "}}")]),
+    ("brace-space-then-placeholder", "{ {key}", [("L", "{ "), ("P", "key", False)]),
+    ("adjacent", "{a}{b?}", [("P", "a", False), ("P", "b", True)]),
+    ("unicode-identifier", "{café} {名前}", [("P", "café", False), ("L", " "), ("P", "名前", False)]),
+    ("keyword-is-an-identifier", "{class}", [("P", "class", False)]),
+    ("angle-brackets-are-text", "<name> {name}", [("L", "<name> "), ("P", "name", False)]),
+    ("multiline", "one\n{two}\nthree", [("L", "one\n"), ("P", "two", False), ("L", "\nthree")]),
+    ("dollar-elsewhere", "$5 {price}", [("L", "$5 "), ("P", "price", False)]),
+    ("empty", "", []),
+]
+
+ADK_LITERAL = [
+    ("double-braces", "{{name}}"),
+    ("double-braces-spaces", "{{ name }}"),
+    ("triple-braces", "{{{name}}}"),
+    ("double-open-only", "{{name}"),
+    ("unknown-scope", "{other:key}"),
+    ("empty-scope", "{user:}"),
+    ("two-scopes", "{user:app:key}"),
+    ("path-is-not-adk", "{a.b}"),
+    ("artifact", "{artifact.notes}"),
+    ("dash", "{bad-name}"),
+    ("leading-digit", "{1x}"),
+    ("space-inside-key", "{a b}"),
+    ("space-before-question", "{name ?}"),
+    ("double-question", "{name??}"),
+    ("question-only", "{?}"),
+    ("empty-braces", "{}"),
+    ("blank-braces", "{   }"),
+    ("non-identifier-unicode", "{a²}"),
+    ("dollar-brace", "${name}"),
+    ("backslash-brace", "\\{name}"),
+    ("unclosed", "{name"),
+    ("json", '{"a": 1, "b": [1, 2]}'),
+    ("lone-braces", "{ } {{ }} }{"),
+]
+
+
+def adk_shape(source: str) -> list[tuple[object, ...]]:
+    return [
+        ("P", node.key, node.optional) if isinstance(node, Placeholder) else ("L", node.text)
+        for node in parse_nodes(source, "adk")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"), [case[1:] for case in ADK_SYNTAX], ids=[case[0] for case in ADK_SYNTAX]
+)
+def test_adk_syntax(source: str, expected: list[tuple[object, ...]]) -> None:
+    assert adk_shape(source) == expected
+
+
+@pytest.mark.parametrize("source", [case[1] for case in ADK_LITERAL], ids=[case[0] for case in ADK_LITERAL])
+def test_adk_not_a_placeholder_is_literal(source: str) -> None:
+    assert adk_shape(source) == [("L", source)]
+
+
+@pytest.mark.parametrize(
+    ("source", "spans"),
+    [
+        ("ab{ c? }d", [Span(0, 2, 1, 1), Span(2, 8, 1, 3), Span(8, 9, 1, 9)]),
+        ("x\n  {{y}} {z}", [Span(0, 10, 1, 1), Span(10, 13, 2, 9)]),
+        ("{1x} {a}", [Span(0, 5, 1, 1), Span(5, 8, 1, 6)]),
+    ],
+    ids=["one-line", "double-braces-merge-into-text", "demoted-token-merges-into-text"],
+)
+def test_adk_spans(source: str, spans: list[Span]) -> None:
+    assert [node.span for node in parse_nodes(source, "adk")] == spans
+
+
+def test_the_same_source_parses_per_dialect() -> None:
+    assert adk_shape("<a> {a}") == [("L", "<a> "), ("P", "a", False)]
+    assert shape("<a> {a}") == [("P", "a", False), ("L", " {a}")]
+    assert parse_nodes("<a> {a}", "adk") is parse_nodes("<a> {a}", "adk")
+    assert parse_nodes("<a> {a}", "adk") is not parse_nodes("<a> {a}")
+
+
+def test_unknown_dialect_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="dialect= must be 'angle' or 'adk', not 'jinja'"):
+        parse_nodes("{a}", "jinja")  # type: ignore[arg-type]
+
+
+adk_templates = st.lists(
+    st.sampled_from([*list("{}?:_ab1 \n\t$\\<>.é²-"), "{{", "}}", "user:", "app:", "temp:", "other:"]), max_size=30
+).map("".join) | st.text(max_size=40)
+
+
+@settings(max_examples=400)
+@given(adk_templates)
+def test_adk_parsing_is_total_and_covers_the_source(source: str) -> None:
+    nodes = parse_nodes(source, "adk")
+    position = 0
+    for node in nodes:
+        assert not isinstance(node, Escaped)
+        assert node.span.start == position
+        assert node.span.end > node.span.start
+        position = node.span.end
+        before = source[: node.span.start]
+        assert node.span.line == before.count("\n") + 1
+        assert node.span.column == node.span.start - (before.rfind("\n") + 1) + 1
+        text = source[node.span.start : node.span.end]
+        if isinstance(node, Literal):
+            assert text == node.text
+        else:
+            # What ADK reads: the text between the braces, stripped, is the key and maybe a "?".
+            assert (text[0], text[-1]) == ("{", "}")
+            assert text[1:-1].strip() == node.key + ("?" if node.optional else "")
+            assert source[node.span.start - 1 : node.span.start] not in ("{", "$", "\\")
+    assert position == len(source)
+    assert not any(isinstance(a, Literal) and isinstance(b, Literal) for a, b in itertools.pairwise(nodes))
+
+
+@settings(max_examples=400)
+@given(adk_templates)
+def test_adk_full_lalr_parse_agrees_with_the_lexer(source: str) -> None:
+    assert lalr_tokens(source, dialect="adk") == lexer_tokens(source, dialect="adk")
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["{" * 50_000, "{{{{a" * 10_000, "{a" * 25_000, "{ " * 25_000, "{a:b}" * 10_000, "${a}" * 10_000, "{a ?}" * 10_000],
+    ids=["brace-run", "brace-runs-before-a", "brace-a", "brace-space", "bad-scope", "dollar-brace", "space-question"],
+)
+def test_adk_adversarial_input_parses_to_one_literal(source: str) -> None:
+    assert adk_shape(source) == [("L", source)]
+
+
+def adk_reference(source: str) -> list[tuple[int, int, str, bool]]:
+    """The ADK dialect's placeholders by a plain scan of the rules, independent of the grammar."""
+    found = []
+    for start, char in enumerate(source):
+        if char != "{" or source[start - 1 : start] in ("{", "$", "\\") or source[start + 1 : start + 2] == "{":
+            continue
+        end = source.find("}", start)
+        if end < 0 or "{" in source[start + 1 : end]:
+            continue
+        inner = source[start + 1 : end].strip()
+        optional = inner.endswith("?")
+        key = inner[:-1] if optional else inner
+        scope, sep, rest = key.partition(":")
+        valid = rest.isidentifier() and scope in ("app", "user", "temp") if sep else key.isidentifier()
+        if valid:
+            found.append((start, end + 1, key, optional))
+    return found
+
+
+@settings(max_examples=400)
+@given(adk_templates)
+def test_adk_placeholders_match_a_plain_scan_of_the_rules(source: str) -> None:
+    nodes = [node for node in parse_nodes(source, "adk") if isinstance(node, Placeholder)]
+    assert [(n.span.start, n.span.end, n.key, n.optional) for n in nodes] == adk_reference(source)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from templating import MissingKeyError, render
+from templating import MissingKeyError, format_adk_value, render
 
 PROFILE = {"user:profile": {"name": "Grace"}, "items": ["x", "y"]}
 
@@ -191,3 +191,68 @@ def test_defaultdict_is_not_written_by_lookups() -> None:
     state: defaultdict[str, str] = defaultdict(lambda: "default")
     assert render("[<absent?>]", state) == "[]"
     assert dict(state) == {}
+
+
+# The ADK dialect: values as Google ADK renders them (str(), None as empty), missing keys as ours.
+class Shown:
+    def __str__(self) -> str:
+        return "shown"
+
+
+ADK_RENDERS = [
+    ("required", "Hello {name}!", {"name": "Ada"}, "Hello Ada!"),
+    ("optional-absent", "Hi {nick?}.", {}, "Hi ."),
+    ("spaces-inside", "Hi { name }.", {"name": "Ada"}, "Hi Ada."),
+    (
+        "scopes",
+        "{user:lang} {app:tier} {temp:step}",
+        {"user:lang": "en", "app:tier": "gold", "temp:step": 3},
+        "en gold 3",
+    ),
+    ("none-is-empty", "[{a}]", {"a": None}, "[]"),
+    ("int-float-bool", "{a} {b} {c}", {"a": 3, "b": 1.5, "c": True}, "3 1.5 True"),
+    ("dict-is-str-not-json", "{d}", {"d": {"a": 1, "b": None}}, "{'a': 1, 'b': None}"),
+    ("list-is-str-not-json", "{items}", {"items": ["x", 2]}, "['x', 2]"),
+    ("any-object-is-str", "{o}", {"o": Shown()}, "shown"),
+    ("json-keeps-its-braces", '{"x": {key}}', {"key": "VAL"}, '{"x": VAL}'),
+    ("double-braces-verbatim", "{{key}} {{ key }}", {"key": "VAL"}, "{{key}} {{ key }}"),
+    ("angle-brackets-are-text", "<key> {key}", {"key": "VAL"}, "<key> VAL"),
+    ("value-is-not-expanded", "{a}", {"a": "{b}", "b": "no"}, "{b}"),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "state", "expected"), [case[1:] for case in ADK_RENDERS], ids=[case[0] for case in ADK_RENDERS]
+)
+def test_adk_renders(source: str, state: dict[str, Any], expected: str) -> None:
+    assert render(source, state, dialect="adk") == expected
+
+
+@pytest.mark.parametrize(
+    ("missing", "expected"),
+    [("empty", "[] [] [x]"), ("keep", "[{ a }] [{b?}] [x]")],
+    ids=["empty", "keep-as-written"],
+)
+def test_adk_lenient_modes(missing: str, expected: str) -> None:
+    assert render("[{ a }] [{b?}] [{c}]", {"c": "x"}, dialect="adk", missing=missing) == expected  # type: ignore[arg-type]
+
+
+def test_adk_missing_keys_raise_with_spans() -> None:
+    with pytest.raises(MissingKeyError) as info:
+        render("{a} {b?} { c } {a}", {}, dialect="adk")
+    assert info.value.keys == ("a", "c")
+    assert [m.span.column for m in info.value.missing] == [1, 10]
+    assert info.value.help == "give each key a value in state, or make a placeholder optional with {key?}"
+
+
+def test_adk_formatter_still_overrides() -> None:
+    assert render("{d} {n}", {"d": {"a": 1}, "n": None}, dialect="adk", formatter=repr) == "{'a': 1} None"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, ""), ("s", "s"), (0, "0"), (False, "False"), ({"a": [1]}, "{'a': [1]}"), ((1,), "(1,)")],
+    ids=["none", "str", "zero", "false", "dict", "tuple"],
+)
+def test_format_adk_value(value: Any, expected: str) -> None:
+    assert format_adk_value(value) == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -95,3 +96,63 @@ def test_render_follows_the_nodes(source: str) -> None:
         (state.get(node.key, node.source) if isinstance(node, Placeholder) else node.text) for node in template.nodes
     )
     assert template.render(state, missing="keep") == expected
+
+
+# The ADK dialect through the public API.
+def test_adk_template_attributes() -> None:
+    template = Template('Hi {user:name}, { nick? } {user:name} {{esc}} {"json": {order_id}}', dialect="adk")
+    assert template.dialect == "adk"
+    assert Template("<a>").dialect == "angle"
+    assert template.keys == ("user:name", "nick", "order_id")
+    assert [p.optional for p in template.placeholders] == [False, True, False, False]
+    assert template.render({"user:name": "Ada", "order_id": 7}) == 'Hi Ada,  Ada {{esc}} {"json": 7}'
+
+
+def test_dialect_is_part_of_identity() -> None:
+    adk = Template("{a} <a>", dialect="adk")
+    angle = Template("{a} <a>")
+    assert adk != angle
+    assert adk == Template("{a} <a>", dialect="adk")
+    assert len({adk, angle, Template("{a} <a>", dialect="adk")}) == 2
+    for template in (adk, angle):
+        again = pickle.loads(pickle.dumps(template))
+        assert again == template
+        assert again.dialect == template.dialect
+        assert again.render({"a": 1}, missing="keep") == template.render({"a": 1}, missing="keep")
+    assert repr(adk) == "Template('{a} <a>', dialect='adk')"
+    assert repr(angle) == "Template('{a} <a>')"
+
+
+def test_parse_caches_per_dialect() -> None:
+    assert parse("cache {me}", dialect="adk") is parse("cache {me}", dialect="adk")
+    assert parse("cache {me}", dialect="adk") is not parse("cache {me}")
+    assert parse("cache {me}", dialect="adk").dialect == "adk"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: Template("{a}", dialect="jinja"),
+        lambda: parse("{a}", dialect="ADK"),
+        lambda: render("{a}", {}, dialect=""),
+    ],
+    ids=["Template", "parse", "render"],
+)
+def test_unknown_dialect_is_a_clear_value_error(call: Any) -> None:
+    with pytest.raises(ValueError, match="dialect= must be 'angle' or 'adk', not "):
+        call()
+
+
+def test_dialect_is_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        Template("{a}", "adk")  # type: ignore[misc]
+
+
+def test_render_with_dialect() -> None:
+    assert render("{a} <a>", {"a": 1}, dialect="adk") == "1 <a>"
+    assert render("{a} <a>", {"a": 1}) == "{a} 1"
+    adk = Template("{a}", dialect="adk")
+    assert render(adk, {"a": [1]}) == "[1]"
+    assert render(adk, {"a": {"k": "v"}}, dialect="adk") == "{'k': 'v'}"
+    with pytest.raises(ValueError, match="dialect='angle' was given for a Template whose dialect is 'adk'"):
+        render(adk, {"a": 1}, dialect="angle")

@@ -1,0 +1,150 @@
+"""convert_adk(): ADK's {key} syntax to the angle syntax, rendering the same, and where ADK's code differs."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from templating import AdkDifference, ConversionError, Placeholder, Span, Template, TemplatingError, convert_adk, render
+from templating.convert import adk_code_differences
+
+CONVERTS = [
+    ("required", "Hello {name}!", "Hello <name>!"),
+    ("optional", "Hi { nick? }.", "Hi <nick?>."),
+    ("scopes", "{app:a} {user:b} {temp:c}", "<app:a> <user:b> <temp:c>"),
+    ("json-kept", '{"x": {key}}', '{"x": <key>}'),
+    ("double-braces-kept", "{{key}}", "{{key}}"),
+    ("angle-placeholder-escaped", "<name> <user:x?>", "<<name>> <<user:x?>>"),
+    ("angle-escape-escaped", "<<name>>", "<<<name>>>"),
+    ("angle-text-not-a-node", "a << b, <a b>, </tag>", "a << b, <a b>, </tag>"),
+    ("left-bracket-before-placeholder", "<{a}", "<<a>"),
+    ("right-bracket-after-placeholder", "{a}>", "<a>>"),
+    ("xml-around-placeholder", "<b>{a}</b>", "<<b>><a></b>"),
+    ("non-identifiers-stay", "{a.b} {other:x} {1x} ${a} \\{a}", "{a.b} {other:x} {1x} ${a} \\{a}"),
+    ("empty", "", ""),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in CONVERTS], ids=[c[0] for c in CONVERTS])
+def test_convert_examples(source: str, expected: str) -> None:
+    text, _ = convert_adk(source)
+    assert text == expected
+    state = {p.key: f"[{p.key}]" for p in Template(source, dialect="adk").placeholders}
+    assert render(text, state) == Template(source, dialect="adk").render(state)
+
+
+DIFFERENCES = [
+    ("double-braces", "a {{name}} b", [(2, 10, "{{name}}", "substitutes")]),
+    ("double-braces-spaces-optional", "{{ name? }}", [(0, 11, "{{ name? }}", "substitutes")]),
+    ("double-open-only", "{{name}", [(0, 7, "{{name}", "substitutes")]),
+    ("extra-close", '{"x": {key}}', [(6, 12, "{key}}", "removes the '}'")]),
+    ("extra-closes", "{key}}}", [(0, 7, "{key}}}", "removes the '}}'")]),
+    ("artifact", "see {artifact.notes?}", [(4, 21, "{artifact.notes?}", "loads the artifact 'notes'")]),
+    ("same-in-both", "{a} { b? } {user:c}", []),
+    ("invalid-names-same-in-both", "{{a b}} {{1x}} {{other:x}} {a-b}}", []),
+    ("dollar-and-backslash", "${{a}} \\{{a}}", []),
+    ("json", '{"a": {"b": 1}}', []),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in DIFFERENCES], ids=[c[0] for c in DIFFERENCES])
+def test_differences_from_adk_code(source: str, expected: list[tuple[int, int, str, str]]) -> None:
+    _, differences = convert_adk(source)
+    assert [(d.span.start, d.span.end, d.text) for d in differences] == [e[:3] for e in expected]
+    for difference, (*_, phrase) in zip(differences, expected, strict=True):
+        assert isinstance(difference, AdkDifference)
+        assert phrase in difference.message
+
+
+def test_difference_spans_have_lines_and_columns() -> None:
+    _, differences = convert_adk("line one\n  x {{y}}\n{z}}")
+    assert [d.span for d in differences] == [Span(13, 18, 2, 5), Span(19, 23, 3, 1)]
+
+
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [("<{a}>", 2), ("x <{ b? }>> y", 4), ("<<{a}>>", 3)],
+    ids=["required", "optional-with-spaces", "doubled-brackets"],
+)
+def test_placeholder_between_angle_brackets_cannot_be_converted(source: str, column: int) -> None:
+    with pytest.raises(ConversionError) as info:
+        convert_adk(source)
+    assert isinstance(info.value, TemplatingError)
+    assert info.value.span is not None
+    assert info.value.span.column == column
+    assert "reads" in str(info.value)
+    assert "as an escape" in str(info.value)
+
+
+# ADK sources rich in what matters: braces, brackets, scopes, and the characters ADK treats specially.
+adk_sources = st.lists(
+    st.sampled_from([*list("{}<>?:_ab \n$\\.-"), "{{", "}}", "<<", ">>", "user:", "app:", "artifact.", "{a}", "<a>"]),
+    max_size=30,
+).map("".join) | st.text(max_size=40)
+
+
+def between_brackets(source: str) -> bool:
+    """Whether some placeholder has '<' right before it and '>' right after it (what cannot convert)."""
+    nodes = Template(source, dialect="adk").nodes
+    return any(
+        isinstance(node, Placeholder)
+        and source[: node.span.start].endswith("<")
+        and source[node.span.end :].startswith(">")
+        for node in nodes
+    )
+
+
+@settings(max_examples=600)
+@given(adk_sources, st.data())
+def test_converted_template_renders_the_same(source: str, data: st.DataObject) -> None:
+    adk = Template(source, dialect="adk")
+    if between_brackets(source):
+        with pytest.raises(ConversionError):
+            convert_adk(source)
+        return
+    text, _ = convert_adk(source)
+    assert Template(text).keys == adk.keys
+    values = st.text(alphabet=st.sampled_from(list("<>{}ab? ")), max_size=5)
+    state = {key: data.draw(values) for key in adk.keys}
+    assert render(text, state) == adk.render(state)
+    partial = {key: value for key, value in state.items() if data.draw(st.booleans())}
+    assert render(text, partial, missing="empty") == adk.render(partial, missing="empty")
+
+
+@settings(max_examples=300)
+@given(adk_sources)
+def test_differences_are_exactly_where_adk_code_reads_a_placeholder_we_do_not(source: str) -> None:
+    ours = {(p.span.start, p.span.end) for p in Template(source, dialect="adk").placeholders}
+    for difference in adk_code_differences(source):
+        assert (difference.span.start, difference.span.end) not in ours
+        assert difference.text == source[difference.span.start : difference.span.end]
+
+
+# Against Google ADK itself, where it is installed (the templating[adk] extra): with no difference
+# reported, ADK's code renders a source exactly as the ADK dialect does; with one, it does not.
+AGAINST_ADK = [
+    ("plain", "Hi {name}, { nick? } {user:lang}.", False),
+    ("not-names", "{a.b} {other:x} {1x} {a b} ${name} \\{name} {}", False),
+    ("json-without-placeholder", '{"a": {"b": 1}}', False),
+    ("double-braces", "keep {{name}} as written", True),
+    ("extra-close", '{"x": {name}}', True),
+]
+
+
+@pytest.mark.parametrize(("source", "differs"), [c[1:] for c in AGAINST_ADK], ids=[c[0] for c in AGAINST_ADK])
+def test_differences_match_real_adk(source: str, differs: bool) -> None:
+    instructions_utils = pytest.importorskip("google.adk.utils.instructions_utils")
+    state = {"name": "Ada", "user:lang": "en"}
+    # ADK reads state through the context's invocation context; this is the smallest such context.
+    session = SimpleNamespace(state=state, app_name="app", user_id="u", id="s")
+    context = SimpleNamespace(
+        _invocation_context=SimpleNamespace(session=session, artifact_service=None), agent_name="agent"
+    )
+    adk = asyncio.run(instructions_utils.inject_session_state(source, context))
+    _, differences = convert_adk(source)
+    assert bool(differences) == differs
+    assert (adk != Template(source, dialect="adk").render(state)) == differs
