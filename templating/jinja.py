@@ -28,6 +28,7 @@ __all__ = ["JinjaError", "JinjaProvider", "JinjaSecurityError", "JinjaSyntaxErro
 _ABSENT: Any = object()
 _NAMES = ("state", *SCOPES)
 _TEMPLATE_FILENAME = "<template>"
+_CODE = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)")
 
 
 class JinjaError(TemplatingError):
@@ -200,18 +201,21 @@ def _template_line(error: BaseException) -> int | None:
 
 
 def _line_span(source: str, line: int | None, message: str) -> Span | None:
-    """A span on ``line``: the first name quoted in ``message`` found there, else the whole line."""
+    """A span on ``line``: what ``message`` quotes, found in the line's Jinja2 code if possible, else the line."""
     if line is None or line < 1:
         return None
     lines = source.split("\n")
-    if line > len(lines):
-        line = len(lines)
+    line = min(line, len(lines))
     start = sum(len(text) + 1 for text in lines[: line - 1])
     text = lines[line - 1]
+    code = [match.span() for match in _CODE.finditer(text)]
     for quoted in re.findall(r"'([^']+)'", message):
-        for needle in (quoted, quoted.rpartition(":")[2]):
-            column = text.find(needle) if needle else -1
-            if column >= 0:
+        scope, colon, name = quoted.partition(":")
+        needles = [quoted, f"{scope}.{name}", name] if colon else [quoted]
+        for needle in needles:
+            found = [m.start() for m in re.finditer(re.escape(needle), text)]
+            inside = [at for at in found if any(a <= at < b for a, b in code)]
+            for column in inside or found:
                 return Span(start + column, start + column + len(needle), line, column + 1)
     indent = len(text) - len(text.lstrip())
     return Span(start + indent, start + max(len(text), indent + 1), line, indent + 1)
