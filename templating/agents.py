@@ -77,6 +77,14 @@ class Agent(BaseModel):
             sub._parent = self
         return self
 
+    def __eq__(self, other: object) -> bool:
+        """Equal definitions: the same fields, sub-agents compared downwards (the parent link is not compared)."""
+        if not isinstance(other, Agent):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like every non-frozen pydantic model
+
     @property
     def parent_agent(self) -> Agent | None:
         """The agent this one is a sub-agent of, if any."""

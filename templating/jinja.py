@@ -166,6 +166,12 @@ class JinjaProvider:
             span=_line_span(self.source, line, message),
         )
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JinjaProvider) and other.source == self.source
+
+    def __hash__(self) -> int:
+        return hash((JinjaProvider, self.source))
+
     def __repr__(self) -> str:
         return f"jinja({self.source!r})"
 

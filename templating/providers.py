@@ -67,6 +67,18 @@ class InstructionProvider:
     def __call__(self, ctx: Any) -> str:
         return self.template.render(ctx, missing=self.missing)
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and (
+            self.template,
+            self.missing,
+        ) == (
+            other.template,
+            other.missing,
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.template, self.missing))
+
     def __repr__(self) -> str:
         option = "" if self.missing == "error" else f", missing={self.missing!r}"
         return f"instruction({self.template.source!r}{option})"
@@ -86,6 +98,12 @@ class StaticProvider:
 
     def __call__(self, ctx: Any) -> str:
         return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and (self.text,) == (other.text,)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.text))
 
     def __repr__(self) -> str:
         return f"static({self.text!r})"
@@ -126,6 +144,18 @@ class ConcatProvider:
                 raise
         return self.sep.join(text for text in texts if text)
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and (
+            self.parts,
+            self.sep,
+        ) == (
+            other.parts,
+            other.sep,
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.parts, self.sep))
+
     def __repr__(self) -> str:
         return f"concat({', '.join(map(repr, self.parts))}, sep={self.sep!r})"
 
@@ -154,6 +184,18 @@ class WhenProvider:
             return ""
         result = _call(self.provider, ctx)
         return result if isinstance(result, str) else _checked(await result, "a provider")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and (
+            self.predicate,
+            self.provider,
+        ) == (
+            other.predicate,
+            other.provider,
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.predicate, self.provider))
 
     def __repr__(self) -> str:
         return f"when({self.predicate!r}, {self.provider!r})"

@@ -138,3 +138,11 @@ def test_an_agent_has_at_most_one_parent() -> None:
 def test_names_are_unique_in_a_tree() -> None:
     with pytest.raises(ValidationError, match="'twin' is used more than once"):
         Agent(name="root", sub_agents=[Agent(name="twin"), Agent(name="mid", sub_agents=[Agent(name="twin")])])
+
+
+def test_equality_compares_definitions_not_parent_links() -> None:
+    first, second = tree(), tree()
+    assert first[0] == second[0]
+    assert first[2] == second[2]
+    assert first[2] != Agent(name="refunds", instruction="Refund order <order_id>.")
+    assert first[0] != "front_desk"

@@ -235,3 +235,9 @@ def test_compiled_once_when_made() -> None:
 def test_jinja_takes_a_string() -> None:
     with pytest.raises(TypeError, match="jinja\\(\\) takes a template source"):
         jinja(3)  # type: ignore[arg-type]
+
+
+def test_providers_compare_by_source() -> None:
+    assert jinja("{{ a }}") == jinja("{{ a }}")
+    assert hash(jinja("{{ a }}")) == hash(jinja("{{ a }}"))
+    assert jinja("{{ a }}") != jinja("{{ b }}")

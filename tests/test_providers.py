@@ -206,3 +206,18 @@ REPRS = [
 @pytest.mark.parametrize(("provider", "expected"), [c[1:] for c in REPRS], ids=[c[0] for c in REPRS])
 def test_repr(provider: Any, expected: str) -> None:
     assert repr(provider) == expected
+
+
+EQUAL = [
+    ("instruction", instruction("<a>"), instruction("<a>"), instruction("<a>", missing="empty")),
+    ("static", static("x"), static("x"), static("y")),
+    ("concat", concat("a", "<b>"), concat("a", "<b>"), concat("a", "<b>", sep=" ")),
+    ("when", when(sync_part, "x"), when(sync_part, "x"), when(async_part, "x")),
+]
+
+
+@pytest.mark.parametrize(("one", "same", "other"), [c[1:] for c in EQUAL], ids=[c[0] for c in EQUAL])
+def test_providers_compare_by_definition(one: Any, same: Any, other: Any) -> None:
+    assert one == same
+    assert hash(one) == hash(same)
+    assert one != other
