@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from .providers import Provider, resolve
+from .providers import InstructionLike, resolve
 from .template import Template, parse
 
 __all__ = ["Agent"]
@@ -36,8 +36,8 @@ class Agent(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", validate_assignment=True)
 
     name: str
-    instruction: str | Template | Provider = ""
-    global_instruction: str | Template | Provider = ""
+    instruction: InstructionLike = ""
+    global_instruction: InstructionLike = ""
     static_instruction: str | None = None
     output_key: str | None = None
     sub_agents: list[Agent] = Field(default_factory=list)
@@ -55,7 +55,7 @@ class Agent(BaseModel):
 
     @field_validator("instruction", "global_instruction")
     @classmethod
-    def _parse_source(cls, value: str | Template | Provider) -> str | Template | Provider:
+    def _parse_source(cls, value: InstructionLike) -> InstructionLike:
         if isinstance(value, str):
             parse(value)  # parsed (and cached) now, so the definition is checked before it runs
         return value
@@ -98,6 +98,19 @@ class Agent(BaseModel):
             agent = agent._parent
         return agent
 
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The state keys this agent's instruction uses, where they can be known before it runs.
+
+        From the root's ``global_instruction`` and this agent's ``instruction``: template strings,
+        ``Template``s and providers with ``.keys`` (``instruction``, ``concat``, ``when``). Other
+        callables and Jinja2 providers add none.
+        """
+        found: dict[str, None] = {}
+        for part in (self.root_agent.global_instruction, self.instruction):
+            found.update(dict.fromkeys(_keys_of(part)))
+        return tuple(found)
+
     def find_agent(self, name: str) -> Agent | None:
         """This agent or a descendant with ``name``."""
         return next((agent for agent in self._walk() if agent.name == name), None)
@@ -124,3 +137,12 @@ class Agent(BaseModel):
             await resolve(self.instruction, ctx),
         ]
         return _INSTRUCTION_SEPARATOR.join(part for part in parts if part)
+
+
+def _keys_of(instruction: InstructionLike) -> tuple[str, ...]:
+    if isinstance(instruction, str):
+        return parse(instruction).keys
+    if isinstance(instruction, Template):
+        return instruction.keys
+    found = getattr(instruction, "keys", ())
+    return tuple(key for key in found if isinstance(key, str)) if isinstance(found, tuple) else ()

@@ -9,6 +9,7 @@ keys that are identifiers, by their own name. Values print as in the angle-brack
 
 from __future__ import annotations
 
+import difflib
 import keyword
 import re
 import traceback
@@ -79,7 +80,8 @@ class ReadOnlyState(Mapping[str, Any]):
             return self[key]
         except KeyError:
             full = self._prefix + key if isinstance(key, str) else key
-            return environment.undefined(hint=f"state has no key {full!r}", obj=self, name=str(key))
+            hint = f"state has no key {full!r}" + _did_you_mean_key(str(full), self._keys())
+            return environment.undefined(hint=hint, obj=self, name=str(key))
 
 
 class _Environment(ImmutableSandboxedEnvironment):
@@ -141,11 +143,14 @@ class JinjaProvider:
         except TemplatingError:
             raise
         except Exception as error:
-            raise self._error(error) from error
+            raise self._error(error, context) from error
 
-    def _error(self, error: Exception) -> JinjaError:
+    def _error(self, error: Exception, context: dict[str, Any]) -> JinjaError:
         line = _template_line(error)
         message = str(error)
+        undefined_name = re.fullmatch(r"'(\w+)' is undefined", message)
+        if undefined_name:
+            message += _did_you_mean(undefined_name[1], [*context, *_ENVIRONMENT.globals])
         if isinstance(error, SecurityError):
             return JinjaSecurityError(
                 f"the Jinja2 sandbox refused: {message}",
@@ -195,6 +200,21 @@ def _key_lister(ctx: Any) -> Callable[[], list[str]]:
         return [key for key in found if isinstance(key, str)]
 
     return keys
+
+
+def _did_you_mean(name: str, options: list[str]) -> str:
+    match = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
+def _did_you_mean_key(key: str, keys: list[str]) -> str:
+    """A close state key, compared within the key's scope so that a shared ``user:`` does not count as likeness."""
+    scope, colon, name = key.partition(":")
+    if colon and scope in SCOPES:
+        names = [k[len(scope) + 1 :] for k in keys if k.startswith(scope + ":")]
+        match = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        return f"; did you mean {scope + ':' + match[0]!r}?" if match else ""
+    return _did_you_mean(key, [k for k in keys if k.partition(":")[0] not in SCOPES or ":" not in k])
 
 
 def _template_line(error: BaseException) -> int | None:

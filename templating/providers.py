@@ -231,7 +231,7 @@ def when(predicate: Predicate, provider: str | Template | Provider) -> WhenProvi
     return WhenProvider(predicate, _as_provider(provider, "when()"))
 
 
-async def resolve(instruction: str | Template | Provider, ctx: Any) -> str:
+async def resolve(instruction: InstructionLike, ctx: Any) -> str:
     """The final instruction text for ``ctx``.
 
     A ``str`` is rendered as a template (parsed once, cached), a ``Template`` is rendered, and a

@@ -146,3 +146,20 @@ def test_equality_compares_definitions_not_parent_links() -> None:
     assert first[2] == second[2]
     assert first[2] != Agent(name="refunds", instruction="Refund order <order_id>.")
     assert first[0] != "front_desk"
+
+
+KEYS = [
+    ("root", 0, ("app:brand",)),
+    ("middle-root-global-then-own", 1, ("app:brand", "user:name")),
+    ("leaf-provider-keys", 2, ("app:brand", "order_id")),
+]
+
+
+@pytest.mark.parametrize(("index", "expected"), [c[1:] for c in KEYS], ids=[c[0] for c in KEYS])
+def test_keys_are_known_before_running(index: int, expected: tuple[str, ...]) -> None:
+    assert tree()[index].keys == expected
+
+
+def test_keys_of_opaque_providers_are_unknown() -> None:
+    agent = Agent(name="a", instruction=concat(static("<x>"), async_global, instruction("<y> <z?>")))
+    assert agent.keys == ("y", "z")

@@ -163,8 +163,18 @@ def test_state_cannot_be_mutated_from_a_template(source: str, expected: str) -> 
 
 UNDEFINED = [
     ("name", "line one\n  {{ nmae }}", "'nmae' is undefined", 2, 6, "nmae"),
-    ("state-key", "a\nb\n{{ state['user:nmae'] }}", "state has no key 'user:nmae'", 3, 11, "user:nmae"),
-    ("namespace-key", "{{ user.nmae }}", "state has no key 'user:nmae'", 1, 4, "user.nmae"),
+    ("name-suggestion", "{{ prefz.lang }}", "'prefz' is undefined; did you mean 'prefs'?", 1, 4, "prefz"),
+    ("no-suggestion-from-a-shared-scope", "{{ app.plan }}", "state has no key 'app:plan'", 1, 4, "app.plan"),
+    ("state-key-suggestion", "{{ state['prefz'] }}", "state has no key 'prefz'; did you mean 'prefs'?", 1, 11, "prefz"),
+    (
+        "state-key",
+        "a\nb\n{{ state['user:nmae'] }}",
+        "state has no key 'user:nmae'; did you mean 'user:name'?",
+        3,
+        11,
+        "user:nmae",
+    ),
+    ("namespace-key", "{{ user.nmae }}", "state has no key 'user:nmae'; did you mean 'user:name'?", 1, 4, "user.nmae"),
     ("name-also-in-text", "nmae: {{ nmae }}", "'nmae' is undefined", 1, 10, "nmae"),
     ("nested", "{% for o in orders %}\n{{ o.nope }}\n{% endfor %}", "has no attribute 'nope'", 2, 6, "nope"),
     ("global-removed", "{{ cycler }}", "'cycler' is undefined", 1, 4, "cycler"),
@@ -180,7 +190,7 @@ def test_undefined_names_raise_with_the_template_line(
     with pytest.raises(JinjaUndefinedError) as caught:
         jinja(source)(make_state())
     error = caught.value
-    assert message in error.message
+    assert error.message.endswith(message)
     assert error.span is not None
     assert (error.span.line, error.span.column) == (line, column)
     assert source[error.span.start : error.span.end] == text
