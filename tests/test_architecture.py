@@ -48,6 +48,16 @@ def test_only_the_parser_imports_lark(module: str) -> None:
     assert ("lark" in external) == (module == "parser")
 
 
+# Optional heavy libraries stay behind one module each.
+ONLY_IMPORTER = {"jinja2": "jinja", "pydantic": "agents"}
+
+
+@pytest.mark.parametrize("library", sorted(ONLY_IMPORTER))
+def test_each_library_is_imported_by_one_module(library: str) -> None:
+    importers = {module for module in MODULES if library in imports_of(module)[1]}
+    assert importers == {ONLY_IMPORTER[library]}
+
+
 @pytest.mark.parametrize("module", sorted(ALLOWED))
 def test_lower_stages_import_only_what_comes_before(module: str) -> None:
     local, _ = imports_of(module)
