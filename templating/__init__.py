@@ -4,10 +4,25 @@
 escape nodes and renders against a read-only view of the agent's state.
 """
 
+from .agents import Agent
 from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
 from .convert import AdkDifference, ConversionError, convert_adk
 from .errors import MissingKey, MissingKeyError, TemplatingError
+from .jinja import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
+from .providers import (
+    ConcatProvider,
+    InstructionLike,
+    InstructionProvider,
+    Provider,
+    StaticProvider,
+    WhenProvider,
+    concat,
+    instruction,
+    resolve,
+    static,
+    when,
+)
 from .render import Formatter, Missing, format_adk_value, format_value
 from .sessions import (
     AlreadyExistsError,
@@ -61,6 +76,25 @@ __all__ = [
     "State",
     "ToolContext",
     "inject_session_state",
+    # Instruction providers, agent definitions and Jinja2 mode (issue 4).
+    "Agent",
+    "ConcatProvider",
+    "InstructionLike",
+    "InstructionProvider",
+    "JinjaError",
+    "JinjaProvider",
+    "JinjaSecurityError",
+    "JinjaSyntaxError",
+    "JinjaUndefinedError",
+    "Provider",
+    "StaticProvider",
+    "WhenProvider",
+    "concat",
+    "instruction",
+    "jinja",
+    "resolve",
+    "static",
+    "when",
 ]
 
 __version__ = "0.1.0"

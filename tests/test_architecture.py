@@ -53,6 +53,16 @@ def test_only_the_parser_imports_lark(module: str) -> None:
     assert ("lark" in external) == (module == "parser")
 
 
+# Heavier libraries stay behind the few modules that need them.
+IMPORTERS = {"jinja2": {"jinja"}, "pydantic": {"agents", "sessions"}}
+
+
+@pytest.mark.parametrize("library", sorted(IMPORTERS))
+def test_libraries_are_imported_only_where_needed(library: str) -> None:
+    importers = {module for module in MODULES if library in imports_of(module)[1]}
+    assert importers == IMPORTERS[library]
+
+
 @pytest.mark.parametrize("module", sorted(ALLOWED))
 def test_lower_stages_import_only_what_comes_before(module: str) -> None:
     local, _ = imports_of(module)

@@ -1,0 +1,148 @@
+"""Agent definitions: a small pydantic model of an agent tree and the instruction each agent's model receives.
+
+The shape follows Google ADK's ``LlmAgent`` (``name``, ``instruction``, ``global_instruction``,
+``static_instruction``, ``output_key``, ``sub_agents``), so a definition written here reads like
+one written there; the instructions use this package's templates and providers.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from .providers import InstructionLike, resolve
+from .template import Template, parse
+
+__all__ = ["Agent"]
+
+_INSTRUCTION_SEPARATOR = "\n\n"
+
+
+class Agent(BaseModel):
+    """One agent in a tree of agents.
+
+    - ``instruction`` / ``global_instruction``: a template source (``str``), a ``Template`` or a
+      provider. Strings are parsed when the agent is defined. Only the *root* agent's
+      ``global_instruction`` is used, for every agent in the tree (as in ADK).
+    - ``static_instruction``: text sent exactly as written (never rendered), for content that never
+      changes; placed between the global instruction and the instruction, as ADK does.
+    - ``output_key``: the state key the agent's reply is saved under.
+    - ``sub_agents``: child agents; each gets this agent as its ``parent_agent``. An agent has at
+      most one parent, and names are unique within a tree.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", validate_assignment=True)
+
+    name: str
+    instruction: InstructionLike = ""
+    global_instruction: InstructionLike = ""
+    static_instruction: str | None = None
+    output_key: str | None = None
+    sub_agents: list[Agent] = Field(default_factory=list)
+
+    _parent: Agent | None = PrivateAttr(default=None)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise ValueError(f"agent name must be a Python identifier, not {name!r}")
+        if name == "user":
+            raise ValueError("agent name 'user' is reserved for the end user's messages")
+        return name
+
+    @field_validator("instruction", "global_instruction")
+    @classmethod
+    def _parse_source(cls, value: InstructionLike) -> InstructionLike:
+        if isinstance(value, str):
+            parse(value)  # parsed (and cached) now, so the definition is checked before it runs
+        return value
+
+    @model_validator(mode="after")
+    def _link_sub_agents(self) -> Agent:
+        seen: set[str] = set()
+        for agent in self._walk():
+            if agent.name in seen:
+                raise ValueError(f"agent name {agent.name!r} is used more than once in the tree of {self.name!r}")
+            seen.add(agent.name)
+        for sub in self.sub_agents:
+            if sub._parent is not None and sub._parent is not self:
+                raise ValueError(
+                    f"agent {sub.name!r} already has parent {sub._parent.name!r}; it cannot also be a sub-agent of "
+                    f"{self.name!r}"
+                )
+        for sub in self.sub_agents:
+            sub._parent = self
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        """Equal definitions: the same fields, sub-agents compared downwards (the parent link is not compared)."""
+        if not isinstance(other, Agent):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like every non-frozen pydantic model
+
+    @property
+    def parent_agent(self) -> Agent | None:
+        """The agent this one is a sub-agent of, if any."""
+        return self._parent
+
+    @property
+    def root_agent(self) -> Agent:
+        """The top of the tree this agent belongs to."""
+        agent = self
+        while agent._parent is not None:
+            agent = agent._parent
+        return agent
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The state keys this agent's instruction uses, where they can be known before it runs.
+
+        From the root's ``global_instruction`` and this agent's ``instruction``: template strings,
+        ``Template``s and providers with ``.keys`` (``instruction``, ``concat``, ``when``). Other
+        callables and Jinja2 providers add none.
+        """
+        found: dict[str, None] = {}
+        for part in (self.root_agent.global_instruction, self.instruction):
+            found.update(dict.fromkeys(_keys_of(part)))
+        return tuple(found)
+
+    def find_agent(self, name: str) -> Agent | None:
+        """This agent or a descendant with ``name``."""
+        return next((agent for agent in self._walk() if agent.name == name), None)
+
+    def _walk(self) -> list[Agent]:
+        found: list[Agent] = []
+        stack = [self]
+        while stack:
+            agent = stack.pop()
+            found.append(agent)
+            stack.extend(reversed(agent.sub_agents))
+        return found
+
+    async def canonical_instruction(self, ctx: Any) -> str:
+        """The system instruction this agent's model receives for ``ctx`` (a mapping or an object with ``.state``).
+
+        The root agent's ``global_instruction``, then ``static_instruction`` verbatim, then this
+        agent's ``instruction``, each rendered against ``ctx`` and separated by a blank line; empty
+        parts are left out.
+        """
+        parts = [
+            await resolve(self.root_agent.global_instruction, ctx),
+            self.static_instruction or "",
+            await resolve(self.instruction, ctx),
+        ]
+        return _INSTRUCTION_SEPARATOR.join(part for part in parts if part)
+
+
+def _keys_of(instruction: InstructionLike) -> tuple[str, ...]:
+    if isinstance(instruction, str):
+        return parse(instruction).keys
+    if isinstance(instruction, Template):
+        return instruction.keys
+    found = getattr(instruction, "keys", ())
+    return tuple(key for key in found if isinstance(key, str)) if isinstance(found, tuple) else ()

@@ -1,0 +1,165 @@
+"""Agent definitions: validation, the tree's parent links, and the instruction each agent's model receives."""
+
+from __future__ import annotations
+
+import asyncio
+from types import MappingProxyType, SimpleNamespace
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from templating import Agent, MissingKeyError, Template, concat, instruction, jinja, static
+
+STATE = {"user:name": "Ada", "app:brand": "Acme", "order_id": "A-1"}
+
+
+async def async_global(ctx: Any) -> str:
+    return "Async global for <not rendered>."
+
+
+def canonical(agent: Agent, state: Any = None) -> str:
+    return asyncio.run(agent.canonical_instruction(STATE if state is None else state))
+
+
+def tree() -> tuple[Agent, Agent, Agent]:
+    leaf = Agent(name="refunds", instruction=instruction("Refund order <order_id>."))
+    middle = Agent(
+        name="billing", instruction="Billing for <user:name>.", global_instruction="ignored", sub_agents=[leaf]
+    )
+    root = Agent(
+        name="front_desk",
+        instruction=jinja("Route {{ user.name }}'s request."),
+        global_instruction='You work for <app:brand>. Reply in JSON: {"answer": ...}',
+        sub_agents=[middle],
+    )
+    return root, middle, leaf
+
+
+GLOBAL = 'You work for Acme. Reply in JSON: {"answer": ...}'
+
+CANONICAL = [
+    ("root", 0, f"{GLOBAL}\n\nRoute Ada's request."),
+    ("middle-uses-root-global-not-its-own", 1, f"{GLOBAL}\n\nBilling for Ada."),
+    ("leaf", 2, f"{GLOBAL}\n\nRefund order A-1."),
+]
+
+
+@pytest.mark.parametrize(("index", "expected"), [c[1:] for c in CANONICAL], ids=[c[0] for c in CANONICAL])
+def test_canonical_instruction_puts_the_root_global_instruction_first(index: int, expected: str) -> None:
+    assert canonical(tree()[index]) == expected
+
+
+SINGLE = [
+    ("instruction-only", Agent(name="a", instruction="Hi <user:name>"), "Hi Ada"),
+    ("template", Agent(name="a", instruction=Template("Order <order_id>")), "Order A-1"),
+    ("no-instruction", Agent(name="a"), ""),
+    ("global-only", Agent(name="a", global_instruction="G <app:brand>"), "G Acme"),
+    (
+        "static-is-verbatim-between-global-and-instruction",
+        Agent(name="a", global_instruction="G", static_instruction="Never <user:name>.", instruction="I <order_id>"),
+        "G\n\nNever <user:name>.\n\nI A-1",
+    ),
+    ("async-provider-global", Agent(name="a", global_instruction=async_global), "Async global for <not rendered>."),
+    (
+        "composed-provider",
+        Agent(name="a", instruction=concat(static("<raw>"), instruction("<user:name>"), sep=" ")),
+        "<raw> Ada",
+    ),
+]
+
+
+@pytest.mark.parametrize(("agent", "expected"), [c[1:] for c in SINGLE], ids=[c[0] for c in SINGLE])
+def test_canonical_instruction(agent: Agent, expected: str) -> None:
+    assert canonical(agent) == expected
+
+
+CONTEXTS = [
+    ("mapping", STATE),
+    ("mapping-proxy", MappingProxyType(STATE)),
+    ("object-with-state", SimpleNamespace(state=MappingProxyType(STATE))),
+]
+
+
+@pytest.mark.parametrize("ctx", [c[1] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_canonical_instruction_takes_any_read_only_context(ctx: Any) -> None:
+    assert canonical(tree()[2], ctx) == f"{GLOBAL}\n\nRefund order A-1."
+
+
+def test_parent_links_and_lookup() -> None:
+    root, middle, leaf = tree()
+    assert root.parent_agent is None
+    assert middle.parent_agent is root
+    assert leaf.parent_agent is middle
+    assert leaf.root_agent is root
+    assert root.find_agent("refunds") is leaf
+    assert root.find_agent("nobody") is None
+    assert middle.find_agent("front_desk") is None
+
+
+def test_a_missing_key_raises_missing_key_error() -> None:
+    agent = Agent(name="a", instruction="Hi <user:nmae>")
+    with pytest.raises(MissingKeyError) as caught:
+        canonical(agent)
+    assert caught.value.keys == ("user:nmae",)
+
+
+def test_fields_are_the_ones_defined() -> None:
+    agent = Agent(name="writer", instruction="x", output_key="draft")
+    assert agent.output_key == "draft"
+    assert agent.static_instruction is None
+    assert agent.sub_agents == []
+
+
+INVALID = [
+    ("name-not-identifier", {"name": "my agent"}, "agent name must be a Python identifier"),
+    ("name-keyword", {"name": "class"}, "agent name must be a Python identifier"),
+    ("name-user", {"name": "user"}, "reserved"),
+    ("instruction-wrong-type", {"name": "a", "instruction": 3}, "instruction"),
+    ("static-not-str", {"name": "a", "static_instruction": instruction("<x>")}, "static_instruction"),
+    ("unknown-field", {"name": "a", "instructions": "typo"}, "instructions"),
+]
+
+
+@pytest.mark.parametrize(("fields", "match"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
+def test_invalid_definitions_fail_when_defined(fields: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValidationError, match=match):
+        Agent(**fields)
+
+
+def test_an_agent_has_at_most_one_parent() -> None:
+    child = Agent(name="child")
+    first = Agent(name="first", sub_agents=[child])
+    with pytest.raises(ValidationError, match="'child' already has parent 'first'"):
+        Agent(name="second", sub_agents=[child])
+    assert child.parent_agent is first, "the failed definition changed nothing"
+
+
+def test_names_are_unique_in_a_tree() -> None:
+    with pytest.raises(ValidationError, match="'twin' is used more than once"):
+        Agent(name="root", sub_agents=[Agent(name="twin"), Agent(name="mid", sub_agents=[Agent(name="twin")])])
+
+
+def test_equality_compares_definitions_not_parent_links() -> None:
+    first, second = tree(), tree()
+    assert first[0] == second[0]
+    assert first[2] == second[2]
+    assert first[2] != Agent(name="refunds", instruction="Refund order <order_id>.")
+    assert first[0] != "front_desk"
+
+
+KEYS = [
+    ("root", 0, ("app:brand",)),
+    ("middle-root-global-then-own", 1, ("app:brand", "user:name")),
+    ("leaf-provider-keys", 2, ("app:brand", "order_id")),
+]
+
+
+@pytest.mark.parametrize(("index", "expected"), [c[1:] for c in KEYS], ids=[c[0] for c in KEYS])
+def test_keys_are_known_before_running(index: int, expected: tuple[str, ...]) -> None:
+    assert tree()[index].keys == expected
+
+
+def test_keys_of_opaque_providers_are_unknown() -> None:
+    agent = Agent(name="a", instruction=concat(static("<x>"), async_global, instruction("<y> <z?>")))
+    assert agent.keys == ("y", "z")

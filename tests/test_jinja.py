@@ -1,0 +1,253 @@
+"""Jinja2 mode: rendering over read-only state, the sandbox, and errors that point at the template line."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from types import MappingProxyType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+from templating import (
+    JinjaError,
+    JinjaProvider,
+    JinjaSecurityError,
+    JinjaSyntaxError,
+    JinjaUndefinedError,
+    TemplatingError,
+    jinja,
+    resolve,
+)
+
+
+class AdkLikeState:
+    """Like ADK's ``State`` in a CallbackContext: get/__contains__/__getitem__/to_dict, not a Mapping."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values = values
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+def make_state() -> dict[str, Any]:
+    return {
+        "user:name": "Ada",
+        "user:items": "user-scoped key named like a dict method",
+        "app:brand": "Acme",
+        "temp:step": 2,
+        "orders": [{"id": "A-1", "total": 3}, {"id": "B-2", "total": 5}],
+        "prefs": {"lang": "en"},
+        "nothing": None,
+        "fmt": "{0.__class__.__mro__}",
+        "fmt_globals": "{0.__init__.__globals__}",
+        "state": "a session key named state",
+        "odd-key": "not an identifier",
+    }
+
+
+RENDERS = [
+    ("state-any-key", '{{ state["user:name"] }} {{ state["odd-key"] }}', "Ada not an identifier"),
+    ("namespaces", "{{ user.name }} {{ app.brand }} {{ temp.step }}", "Ada Acme 2"),
+    ("namespace-item", '{{ user["name"] }}', "Ada"),
+    ("namespace-key-named-like-a-method", "{{ user.items }}", "user-scoped key named like a dict method"),
+    ("session-keys-directly", "{{ prefs.lang }} {{ orders[1].id }}", "en B-2"),
+    ("loop", "{% for o in orders %}{{ o.id }}={{ o.total }};{% endfor %}", "A-1=3;B-2=5;"),
+    ("condition", "{% if user.name == 'Ada' %}hi{% else %}who{% endif %}", "hi"),
+    ("is-defined", "{% if state['nope'] is defined %}x{% else %}absent{% endif %}", "absent"),
+    ("default-filter", "{{ state['nope'] | default('fallback') }}", "fallback"),
+    ("no-autoescape", "{{ '<b>&' }}", "<b>&"),
+    ("braces-and-angles-literal", '{"a": <name>} {{ "{x}" }}', '{"a": <name>} {x}'),
+    ("none-renders-empty", "[{{ nothing }}]", "[]"),
+    ("containers-render-as-json", "{{ prefs }} {{ orders[0] }}", '{"lang": "en"} {"id": "A-1", "total": 3}'),
+    ("reserved-name-wins", "{{ state['state'] }}", "a session key named state"),
+    ("iterate-a-namespace", "{% for k in user|sort %}{{ k }},{% endfor %}", "items,name,"),
+    ("length", "{{ app|length }} {{ (state|list)|length }}", "1 11"),
+    (
+        "namespace-for-counters",
+        "{% set ns = namespace(n=0) %}{% for o in orders %}{% set ns.n = ns.n + o.total %}{% endfor %}{{ ns.n }}",
+        "8",
+    ),
+    ("keeps-trailing-newline", "x\n", "x\n"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in RENDERS], ids=[c[0] for c in RENDERS])
+def test_render(source: str, expected: str) -> None:
+    assert jinja(source)(make_state()) == expected
+
+
+CONTEXTS = [
+    ("mapping", lambda s: s),
+    ("mapping-proxy", MappingProxyType),
+    ("readonly-context", lambda s: SimpleNamespace(state=MappingProxyType(s))),
+    ("callback-context-state", lambda s: SimpleNamespace(state=AdkLikeState(s))),
+]
+
+
+@pytest.mark.parametrize("wrap", [c[1] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_any_read_only_context(wrap: Any) -> None:
+    source = "{{ user.name }} {{ state['app:brand'] }} {{ prefs.lang }} {{ user|length }}"
+    assert jinja(source)(wrap(make_state())) == "Ada Acme en 2"
+
+
+def test_it_is_a_provider_resolve_calls_and_does_not_render_again() -> None:
+    provider = jinja("{{ '<user:name>' }} {{ user.name }}")
+    assert isinstance(provider, JinjaProvider)
+    assert asyncio.run(resolve(provider, make_state())) == "<user:name> Ada"
+
+
+# Each escape attempt, and the start of the message it must fail with.
+ESCAPES = [
+    ("dunder-class", "{{ ''.__class__ }}", "access to attribute '__class__' of 'str' object is unsafe"),
+    ("mro-chain", "{{ ''.__class__.__mro__[1].__subclasses__() }}", "access to attribute '__class__'"),
+    ("mro-method", "{{ orders.__class__.mro() }}", "access to attribute '__class__' of 'list'"),
+    ("subclasses-via-base", "{{ [].__class__.__base__.__subclasses__() }}", "access to attribute '__class__'"),
+    ("globals-of-namespace", "{{ namespace.__init__.__globals__ }}", "access to attribute '__init__'"),
+    ("globals-of-self", "{{ self.__init__.__globals__ }}", "access to attribute '__init__' of 'TemplateReference'"),
+    ("state-view-internals", "{{ state.__class__ }}", "access to attribute '__class__' of 'ReadOnlyState'"),
+    ("state-view-private", "{{ user._get }}", "access to attribute '_get' of 'ReadOnlyState'"),
+    ("attr-filter", "{{ ''|attr('__class__') }}", "access to attribute '__class__' of 'str' object is unsafe"),
+    ("attr-filter-on-state", "{{ state|attr('_get') }}", "access to attribute '_get' of 'ReadOnlyState'"),
+    ("attr-filter-chain", "{{ (orders|attr('__class__'))|attr('mro') }}", "access to attribute '__class__'"),
+    ("str-format-stored", "{{ fmt.format(orders) }}", "access to attribute '__class__' of 'list'"),
+    ("str-format-globals", "{{ fmt_globals.format(namespace) }}", "access to attribute '__init__'"),
+    ("str-format-map", "{{ '{x.__class__}'.format_map({'x': orders}) }}", "access to attribute '__class__'"),
+    ("format-literal-on-state", "{{ '{0._get}'.format(state) }}", "access to attribute '_get'"),
+    ("mutate-dict", "{{ prefs.update({'lang': 'xx'}) }}", "access to attribute 'update' of 'dict' object is unsafe"),
+    ("mutate-list", "{{ orders.append(1) }}", "access to attribute 'append' of 'list' object is unsafe"),
+    ("mutate-nested", "{{ orders[0].pop('id') }}", "access to attribute 'pop' of 'dict' object is unsafe"),
+    ("mutate-setdefault", "{{ prefs.setdefault('x', 1) }}", "access to attribute 'setdefault' of 'dict'"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), [c[1:] for c in ESCAPES], ids=[c[0] for c in ESCAPES])
+def test_sandbox_escapes_fail_with_a_clear_error_and_change_nothing(source: str, message: str) -> None:
+    state = make_state()
+    before = copy.deepcopy(state)
+    with pytest.raises(JinjaSecurityError) as caught:
+        jinja(source)(state)
+    error = caught.value
+    assert error.message.startswith("the Jinja2 sandbox refused: " + message)
+    assert error.source == source
+    assert error.span is not None
+    assert error.span.line == 1
+    assert "cannot reach internal attributes or change state" in str(error)
+    assert state == before
+
+
+STATE_WRITES = [
+    ("set-only-shadows", "{% set prefs = 1 %}{{ prefs }}", "1"),
+    ("set-state-only-shadows", "{% set state = {} %}{{ state|length }}", "0"),
+    ("update-method-is-a-key-lookup", "{{ state.update is defined }}", "False"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in STATE_WRITES], ids=[c[0] for c in STATE_WRITES])
+def test_state_cannot_be_mutated_from_a_template(source: str, expected: str) -> None:
+    state = make_state()
+    before = copy.deepcopy(state)
+    assert jinja(source)(state) == expected
+    assert state == before
+
+
+UNDEFINED = [
+    ("name", "line one\n  {{ nmae }}", "'nmae' is undefined", 2, 6, "nmae"),
+    ("name-suggestion", "{{ prefz.lang }}", "'prefz' is undefined; did you mean 'prefs'?", 1, 4, "prefz"),
+    ("no-suggestion-from-a-shared-scope", "{{ app.plan }}", "state has no key 'app:plan'", 1, 4, "app.plan"),
+    ("state-key-suggestion", "{{ state['prefz'] }}", "state has no key 'prefz'; did you mean 'prefs'?", 1, 11, "prefz"),
+    (
+        "state-key",
+        "a\nb\n{{ state['user:nmae'] }}",
+        "state has no key 'user:nmae'; did you mean 'user:name'?",
+        3,
+        11,
+        "user:nmae",
+    ),
+    ("namespace-key", "{{ user.nmae }}", "state has no key 'user:nmae'; did you mean 'user:name'?", 1, 4, "user.nmae"),
+    ("name-also-in-text", "nmae: {{ nmae }}", "'nmae' is undefined", 1, 10, "nmae"),
+    ("nested", "{% for o in orders %}\n{{ o.nope }}\n{% endfor %}", "has no attribute 'nope'", 2, 6, "nope"),
+    ("global-removed", "{{ cycler }}", "'cycler' is undefined", 1, 4, "cycler"),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "message", "line", "column", "text"), [c[1:] for c in UNDEFINED], ids=[c[0] for c in UNDEFINED]
+)
+def test_undefined_names_raise_with_the_template_line(
+    source: str, message: str, line: int, column: int, text: str
+) -> None:
+    with pytest.raises(JinjaUndefinedError) as caught:
+        jinja(source)(make_state())
+    error = caught.value
+    assert error.message.endswith(message)
+    assert error.span is not None
+    assert (error.span.line, error.span.column) == (line, column)
+    assert source[error.span.start : error.span.end] == text
+    assert f"at {line}:{column}" in str(error)
+
+
+def test_undefined_error_prints_line_and_caret(snapshot: Any) -> None:
+    with pytest.raises(JinjaUndefinedError) as caught:
+        jinja("Hello {{ user.name }}.\nYour plan: {{ app.plan }}\n")(make_state())
+    assert str(caught.value) == snapshot
+
+
+SYNTAX = [
+    ("unclosed-expression", "ok\n{{ x }", 2),
+    ("unknown-tag", "{% frobnicate %}", 1),
+    ("unclosed-block-points-at-its-opening", "a\n{% if x %}\nb", 2),
+    ("assignment-to-state", "{% set state['a'] = 1 %}", 1),
+]
+
+
+@pytest.mark.parametrize(("source", "line"), [c[1:] for c in SYNTAX], ids=[c[0] for c in SYNTAX])
+def test_syntax_errors_fail_at_definition_time(source: str, line: int) -> None:
+    with pytest.raises(JinjaSyntaxError) as caught:
+        jinja(source)
+    assert caught.value.message.startswith("invalid Jinja2 template: ")
+    assert caught.value.span is not None
+    assert caught.value.span.line == line
+
+
+def test_other_runtime_errors_are_jinja_errors_with_the_line() -> None:
+    with pytest.raises(JinjaError) as caught:
+        jinja("a\n{{ 1 / 0 }}")({})
+    assert caught.value.message == "Jinja2 template failed: ZeroDivisionError: division by zero"
+    assert caught.value.span is not None
+    assert caught.value.span.line == 2
+
+
+def test_errors_are_templating_errors() -> None:
+    for cls in (JinjaSyntaxError, JinjaUndefinedError, JinjaSecurityError):
+        assert issubclass(cls, JinjaError)
+    assert issubclass(JinjaError, TemplatingError)
+
+
+def test_compiled_once_when_made() -> None:
+    provider = jinja("{{ user.name }}")
+    compiled = provider._template
+    assert provider(make_state()) == "Ada"
+    assert provider(make_state()) == "Ada"
+    assert provider._template is compiled
+
+
+def test_jinja_takes_a_string() -> None:
+    with pytest.raises(TypeError, match="jinja\\(\\) takes a template source"):
+        jinja(3)  # type: ignore[arg-type]
+
+
+def test_providers_compare_by_source() -> None:
+    assert jinja("{{ a }}") == jinja("{{ a }}")
+    assert hash(jinja("{{ a }}")) == hash(jinja("{{ a }}"))
+    assert jinja("{{ a }}") != jinja("{{ b }}")
