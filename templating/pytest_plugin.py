@@ -9,7 +9,8 @@ names a folder (relative to the rootdir): then ``<folder>/<test module>/<test na
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import difflib
+from collections.abc import Generator, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,11 @@ class SnapshotText:
 
     __hash__ = None  # type: ignore[assignment]
 
+    @property
+    def extension(self) -> type[PromptTextExtension]:
+        """The syrupy extension class this text is stored with."""
+        return self._extension
+
     def __str__(self) -> str:
         return self.text
 
@@ -107,6 +113,37 @@ def lint_report(template: str | Template, *, schema: Any = None, **options: Any)
         if diag.span is not None:
             lines.append(excerpt(tpl.source, diag.span))
     return "\n".join(lines) + "\n" if lines else "no findings\n"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_assertrepr_compare(
+    config: pytest.Config, op: str, left: Any, right: Any
+) -> Generator[None, list[list[str] | None], list[list[str] | None]]:
+    """A failed ``prompt_snapshot(...) == snapshot`` shows a line diff of the text, ahead of syrupy's
+    own explanation (which would show bytes)."""
+    explanations = yield
+    if isinstance(left, SnapshotText) and isinstance(right, SnapshotAssertion) and right.num_executions:
+        return [_text_diff(op, left, right), *explanations]
+    return explanations
+
+
+def _text_diff(op: str, left: SnapshotText, right: SnapshotAssertion) -> list[str]:
+    result = right.executions[right.num_executions - 1]
+    lines = [f"[+ received] {op} [- {right.name}]"]
+    if result.exception is not None:
+        return [*lines, f"{type(result.exception).__name__}: {result.exception}"]
+
+    def text(data: Any) -> str:
+        return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+
+    if result.recalled_data is None:
+        lines.append(f"Snapshot '{result.snapshot_name}' does not exist!")
+    old, new = text(result.recalled_data), text(result.asserted_data)
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), "snapshot", "received", n=2
+    )
+    lines.extend(line.rstrip("\n") if line.endswith("\n") else f"{line}  (no newline at end)" for line in diff)
+    return lines
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
