@@ -57,7 +57,7 @@ def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
         while index < len(nodes) - 1 and nodes[index].span.end <= start:
             index += 1
         node: object = nodes[index] if nodes else None
-        covering = [d for d in spans if d.span is not None and d.span.start <= start < max(d.span.end, start + 1)]
+        covering = [d for d, span in located if span.start <= start < max(span.end, span.start + 1)]
         codes = {d.code for d in covering}
         kind = _kind(node, codes)
         if kind in {"text"} and covering:
