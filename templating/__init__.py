@@ -5,11 +5,17 @@ escape nodes and renders against a read-only view of the agent's state.
 """
 
 from .errors import MissingKey, MissingKeyError, TemplatingError
+from .lint import Diagnostic, lint, load_schema
 from .nodes import Escaped, Literal, Node, Placeholder, Span
 from .render import Formatter, Missing, format_value
 from .template import Template, escape, parse, render
 
 __all__ = [
+    # linting (issue 5)
+    "Diagnostic",
+    "lint",
+    "load_schema",
+    # core
     "Escaped",
     "Formatter",
     "Literal",

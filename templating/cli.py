@@ -150,23 +150,23 @@ def _summary(diagnostics: list[Any], files: int) -> str:
 def _cmd_lint(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from . import lint as lint_module
     from .errors import TemplatingError
+    from .lint import collect_files, lint, load_config, load_schema, rules_for, select_rules, unused_keys
 
     try:
-        config = lint_module.load_config(path=Path(args.config) if args.config else None)
+        config = load_config(path=Path(args.config) if args.config else None)
         select = _split_codes(args.select)
-        codes = lint_module.select_rules(
+        codes = select_rules(
             select=select if select is not None else config.select,
             extend_select=[*config.extend_select, *(_split_codes(args.extend_select) or [])],
             ignore=[*config.ignore, *(_split_codes(args.ignore) or [])],
         )
         spec = args.schema if args.schema is not None else config.schema
         base = None if args.schema is not None else config.root
-        schema = lint_module.load_schema(spec, base=base) if spec is not None else None
+        schema = load_schema(spec, base=base) if spec is not None else None
         if args.paths.count("-") > 1:
             raise UsageError("stdin ('-') can be linted only once")
-        files = lint_module.collect_files(args.paths, config)
+        files = collect_files(args.paths, config)
     except TemplatingError as exc:
         raise UsageError(exc.message) from None
     if not files:
@@ -180,11 +180,11 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         sources[shown] = read_text(name)
     results: list[tuple[str, list[Any]]] = []
     for shown, text in sources.items():
-        on = lint_module.rules_for(None if shown == "<stdin>" else shown, config, codes)
-        results.append((shown, lint_module.lint(text, schema=schema, select=on, path=shown)))
+        on = rules_for(None if shown == "<stdin>" else shown, config, codes)
+        results.append((shown, lint(text, schema=schema, select=on, path=shown)))
     run_findings: list[Any] = []
     if "T011" in codes and schema is not None:
-        run_findings = lint_module.unused_keys(schema, sources.values())
+        run_findings = unused_keys(schema, sources.values())
     everything = [d for _, found in results for d in found] + run_findings
 
     if args.html:

@@ -439,7 +439,12 @@ def collect_files(paths: Sequence[str], config: LintConfig) -> list[str]:
                 "no paths given and no 'include' globs in [tool.templating] of pyproject.toml"
                 + (f" ({config.path})" if config.path else " (none found)")
             )
-        return [str(item) for item in walk(config.root) if wanted(item)]
+        cwd = Path.cwd().resolve()
+        return [
+            str(item.relative_to(cwd) if item.is_relative_to(cwd) else item)
+            for item in walk(config.root)
+            if wanted(item)
+        ]
     for given in paths:
         item = Path(given)
         if given != "-" and item.is_dir():
@@ -607,7 +612,6 @@ def _walk(schema: Schema, placeholder: Placeholder) -> tuple[str | None, str | N
             if current is None:
                 return None, None, required
             fields = current.fields
-            required = False  # an index may be out of range
             continue
         if fields is None:
             return None, None, required

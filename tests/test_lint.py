@@ -114,7 +114,12 @@ SCHEMA_CASES = [
     ("T001", "<name> <user:name> <user:profile.language> <items.0.zip?> <order_id>", [], ""),
     # T009 required placeholder on a field with a default (or behind an index)
     ("T009", "<nick> <user:profile.zip>", [("T009", "<nick>"), ("T009", "<user:profile.zip>")], "has a default"),
-    ("T009", "<items.0.language>", [("T009", "<items.0.language>")], ""),
+    (
+        "T009",
+        "<items.0.language> <user:profile.zip>",
+        [("T009", "<items.0.language>"), ("T009", "<user:profile.zip>")],
+        "",
+    ),
     ("T009", "<nick?> <name> <user:profile.language>", [], ""),
     # T010 optional placeholder on a required field
     ("T010", "<name?> <user:profile.language?>", [("T010", "<name?>"), ("T010", "<user:profile.language?>")], ""),
