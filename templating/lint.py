@@ -482,24 +482,40 @@ _DOUBLED = re.compile(rf"(?<!<)<({_KEY})\?{{2,}}>(?!>)")
 _BRACES = re.compile(rf"(?<![\w$\\{{}}%#]){{((?:app:|user:|temp:|artifact\.)?{_ID}(?:\.{_SEG})*)(\??)}}(?!}})")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
+_CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
 
 
 class _Source:
-    """A source with a line index, to turn offsets into spans."""
+    """A source with indexes: offsets to spans, code regions, and where each closing tag last appears."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.line_starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
-        code = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
-        code += [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)]
-        self.code = sorted(code)
+        regions = sorted(
+            [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+            + [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)]
+        )
+        merged: list[tuple[int, int]] = []
+        for start, end in regions:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        self.code_starts = [start for start, _ in merged]
+        self.code_ends = [end for _, end in merged]
+        self.closing: dict[str, int] = {m.group(1): m.start() for m in _CLOSING_TAG.finditer(text)}
 
     def span(self, start: int, end: int) -> Span:
         line = bisect.bisect_right(self.line_starts, start)
         return Span(start, end, line, start - self.line_starts[line - 1] + 1)
 
     def in_code(self, offset: int) -> bool:
-        return any(start <= offset < end for start, end in self.code)
+        i = bisect.bisect_right(self.code_starts, offset) - 1
+        return i >= 0 and offset < self.code_ends[i]
+
+    def closed_after(self, name: str, offset: int) -> bool:
+        """Whether ``</name>`` appears at or after ``offset``."""
+        return self.closing.get(name, -1) >= offset
 
 
 def _close(word: str, options: Iterable[str]) -> str | None:
@@ -507,13 +523,9 @@ def _close(word: str, options: Iterable[str]) -> str | None:
     return match[0] if match else None
 
 
-def _closing_tag_after(source: str, name: str, offset: int) -> bool:
-    return f"</{name}>" in source[offset:]
-
-
 def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[tuple[str, int, int, str, str]]:
     """Near misses in one literal: (code, start, end, message, help)."""
-    text, base, source = node.text, node.span.start, src.text
+    text, base = node.text, node.span.start
     if "T002" in on:
         for m in _SPACED.finditer(text):
             if not (m.group(1) or m.group(3) or m.group(5)) or src.in_code(base + m.start()):
@@ -530,7 +542,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
         for m in _SCOPED.finditer(text):
             prefix = m.group(1)
             scope = prefix.lower() if prefix.lower() in SCOPES else _close(prefix.lower(), SCOPES)
-            if scope is None or _closing_tag_after(source, f"{prefix}:{m.group(2)}", base + m.end()):
+            if scope is None or src.closed_after(f"{prefix}:{m.group(2)}", base + m.end()):
                 continue
             fixed = f"<{scope}:{m.group(2)}{m.group(3)}>"
             yield (
@@ -543,9 +555,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
     if "T004" in on:
         for m in _UNCLOSED.finditer(text):
             start = base + m.start()
-            rest = text[m.end() :]
-            stop = min((i for i in (rest.find("<"), rest.find("\n")) if i >= 0), default=len(rest))
-            if ">" in rest[:stop] or src.in_code(start):
+            stop = min((i for i in (text.find("<", m.end()), text.find("\n", m.end())) if i >= 0), default=len(text))
+            if text.find(">", m.end(), stop) >= 0 or src.in_code(start):
                 continue
             fixed = f"<{m.group(1)}{m.group(2)}>"
             yield (
@@ -562,7 +573,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             bad = "-" in key or (first[:1].isdigit() and any(ch.isalpha() for ch in first))
             if not bad or key.startswith(("-", "_-")) or key.endswith("-") or src.in_code(base + m.start()):
                 continue
-            if _closing_tag_after(source, key, base + m.end()):  # a custom element such as <my-card>
+            if src.closed_after(key, base + m.end()):  # a custom element such as <my-card>
                 continue
             fixed = key.replace("-", "_")
             good = fixed.split(":")[-1].split(".")[0].isidentifier()
@@ -661,12 +672,7 @@ def lint(
             continue
         start, end = node.span.start, node.span.end
         in_schema = loaded is not None and node.name in loaded.fields
-        if (
-            not node.optional
-            and node.key.isidentifier()
-            and not in_schema
-            and _closing_tag_after(tpl.source, node.key, end)
-        ):
+        if not node.optional and node.key.isidentifier() and not in_schema and src.closed_after(node.key, end):
             if "T007" in on:
                 add(
                     "T007",
