@@ -317,3 +317,12 @@ def test_lint_as_a_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert json.loads(proc.stdout)[0]["code"] == "T003"
+
+
+def test_lint_this_project(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # pyproject.toml's [tool.templating] lints examples/ against examples/schema.json
+    monkeypatch.chdir(ROOT)
+    code, out, err = run(["lint"], capsys)
+    assert code == 0
+    assert out.startswith("examples/support_agent.txt:5:41: T012 '<temp:last_message?>' reads a temp: key")
+    assert err == "1 template checked: 1 warning\n"

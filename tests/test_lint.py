@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from templating.lint import (
@@ -27,7 +29,8 @@ from templating.lint import (
     select_rules,
     unused_keys,
 )
-from templating.nodes import Span
+from templating.nodes import Literal, Span
+from templating.template import Template
 
 
 class Profile(BaseModel):
@@ -369,9 +372,20 @@ def test_glob(pattern: str, path: str, matches: bool) -> None:
     assert bool(glob_regex(pattern).match(path)) is matches
 
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "support_agent.txt"
-
-
 def test_lint_report_snapshot(lint_snapshot: Any, snapshot: Any) -> None:
     source = "You are <app:name>.\nHello < user:name >, order {order_id}.\n<example>\nhi <nick>\n</example>\n"
     assert lint_snapshot(source, schema=["app:name", "user:name", "order_id", "nick?"]) == snapshot
+
+
+NEAR_MISS = {"T002", "T003", "T004", "T005", "T006", "T008"}
+
+
+@given(st.text(alphabet=st.sampled_from(list('<>?-: {}`.\nab_1/"')), max_size=60) | st.text(max_size=40))
+def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str) -> None:
+    diagnostics = lint(source, schema=["a", "b?", "user:a"], select=["ALL"])
+    literals = [node.span for node in Template(source).nodes if isinstance(node, Literal)]
+    for diag in diagnostics:
+        assert diag.span is not None
+        assert 0 <= diag.span.start < diag.span.end <= len(source)
+        if diag.code in NEAR_MISS:
+            assert any(lit.start <= diag.span.start and diag.span.end <= lit.end for lit in literals)
