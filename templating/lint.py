@@ -216,10 +216,11 @@ def _from_json_schema(data: Mapping[str, Any], source: str) -> Schema:
     return Schema({name: _json_field(sub, data, name in needed) for name, sub in props.items()}, source)
 
 
-def _import_model(spec: str) -> Any:
+def _import_model(spec: str, base: Path | None) -> Any:
     module_name, _, attr = spec.partition(":")
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
+    folder = str((base or Path.cwd()).resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # like `python -m`: the project's own modules are importable
     try:
         target: Any = importlib.import_module(module_name)
         for part in attr.split("."):
@@ -232,6 +233,7 @@ def _import_model(spec: str) -> Any:
 def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
     """A :class:`Schema` from a pydantic model (class), a JSON Schema (mapping or ``.json`` file),
     a list of keys (``"key?"`` marks an optional one), or ``"module:Model"`` to import a model.
+    Relative paths and imports are resolved from ``base`` (default: the current folder).
 
     A pydantic model's keys are its fields' aliases when set (``Field(alias="user:name")``),
     else their names; fields with a default are optional.
@@ -261,7 +263,7 @@ def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
             return _from_json_schema(data, str(path))
         raise SchemaError(f"a schema file holds a JSON Schema object or a list of keys: {path}")
     if isinstance(spec, str):
-        return load_schema(_import_model(spec))
+        return load_schema(_import_model(spec, base))
     if isinstance(spec, Sequence):
         return _from_key_list(spec, "<schema>")
     raise TypeError(f"a schema is a pydantic model, a JSON Schema, a list of keys or a path, not {type(spec).__name__}")

@@ -236,8 +236,8 @@ def test_schema_from_files_and_import(tmp_path: Path, monkeypatch: pytest.Monkey
     (tmp_path / "mymodels.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
     assert "user:profile" in load_schema(tmp_path / "schema.json").fields
     assert not load_schema("keys.json", base=tmp_path).fields["b"].required
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert set(load_schema("mymodels:S").fields) == {"zz"}
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the import adds base to sys.path; undo it afterwards
+    assert set(load_schema("mymodels:S", base=tmp_path).fields) == {"zz"}
     sys.modules.pop("mymodels", None)
 
 
