@@ -9,6 +9,7 @@ from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_sess
 from .convert import AdkDifference, ConversionError, convert_adk
 from .errors import MissingKey, MissingKeyError, TemplatingError
 from .jinja import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
+from .lint import Diagnostic, lint, load_schema
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
 from .providers import (
     ConcatProvider,
@@ -38,6 +39,10 @@ from .state import InvalidStateError, State
 from .template import Template, escape, parse, render
 
 __all__ = [
+    # linting (issue 5)
+    "Diagnostic",
+    "lint",
+    "load_schema",
     # ADK dialect and convert (issue 4)
     "DIALECTS",
     "AdkDifference",

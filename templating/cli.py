@@ -1,4 +1,5 @@
-"""The ``templating`` command: render an instruction, list its keys, convert an ADK instruction.
+"""The ``templating`` command: render an instruction, list its keys, lint instructions, convert an ADK
+instruction.
 
 Exit codes: 0 success, 1 missing keys (or other findings), 2 bad usage or unreadable input.
 Errors are one clear message on stderr, never a traceback.
@@ -93,6 +94,145 @@ def _cmd_keys(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- templating lint -------------------------------------------------------------------------
+
+
+def _split_codes(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [code for value in values for code in value.split(",") if code.strip()]
+
+
+def _github_escape(text: str, *, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
+    from .errors import excerpt
+
+    lines: list[str] = []
+    for diag in diagnostics:
+        where = diag.path or "<template>"
+        if diag.span is None:
+            lines.append(f"{where}: {diag.code} {diag.message}")
+        else:
+            lines.append(f"{where}:{diag.span.line}:{diag.span.column}: {diag.code} {diag.message}")
+            source = sources.get(diag.path or "")
+            if source is not None:
+                lines.append(excerpt(source, diag.span))
+        if diag.help:
+            lines.append(f"    help: {diag.help}")
+    return "\n".join(lines)
+
+
+def _format_github(diagnostics: list[Any]) -> str:
+    level = {"error": "error", "warning": "warning", "info": "notice"}
+    lines = []
+    for diag in diagnostics:
+        props = [f"file={_github_escape(diag.path or '<template>', prop=True)}"]
+        if diag.span is not None:
+            props += [f"line={diag.span.line}", f"col={diag.span.column}"]
+        props.append(f"title={_github_escape(diag.code, prop=True)}")
+        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(diag.message)}")
+    return "\n".join(lines)
+
+
+def _summary(diagnostics: list[Any], files: int) -> str:
+    counts = {severity: sum(d.severity == severity for d in diagnostics) for severity in ("error", "warning", "info")}
+    noun = "template" if files == 1 else "templates"
+    if not diagnostics:
+        return f"{files} {noun} checked: no findings"
+    parts = ", ".join(f"{n} {severity}{'' if n == 1 else 's'}" for severity, n in counts.items() if n)
+    return f"{files} {noun} checked: {parts}"
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .errors import TemplatingError
+    from .lint import collect_files, lint, load_config, load_schema, rules_for, select_rules, unused_keys
+
+    try:
+        config = load_config(path=Path(args.config) if args.config else None)
+        select = _split_codes(args.select)
+        codes = select_rules(
+            select=select if select is not None else config.select,
+            extend_select=[*config.extend_select, *(_split_codes(args.extend_select) or [])],
+            ignore=[*config.ignore, *(_split_codes(args.ignore) or [])],
+        )
+        spec = args.schema if args.schema is not None else config.schema
+        base = None if args.schema is not None else config.root
+        schema = load_schema(spec, base=base) if spec is not None else None
+        if args.paths.count("-") > 1:
+            raise UsageError("stdin ('-') can be linted only once")
+        files = collect_files(args.paths, config)
+    except TemplatingError as exc:
+        raise UsageError(exc.message) from None
+    if not files:
+        raise UsageError("no template files found to lint" + (f" in {', '.join(args.paths)}" if args.paths else ""))
+    if "T011" in codes and schema is None:
+        raise UsageError("rule T011 (unused schema keys) needs a schema: pass --schema or set it in [tool.templating]")
+
+    sources: dict[str, str] = {}
+    for name in files:
+        shown = "<stdin>" if name == "-" else name
+        sources[shown] = read_text(name)
+    results: list[tuple[str, list[Any]]] = []
+    for shown, text in sources.items():
+        on = rules_for(None if shown == "<stdin>" else shown, config, codes)
+        results.append((shown, lint(text, schema=schema, select=on, path=shown)))
+    run_findings: list[Any] = []
+    if "T011" in codes and schema is not None:
+        run_findings = unused_keys(schema, sources.values())
+    everything = [d for _, found in results for d in found] + run_findings
+
+    if args.html:
+        from .report import FileReport, render_html
+
+        page = render_html(
+            [FileReport(shown, sources[shown], tuple(found)) for shown, found in results], run_findings=run_findings
+        )
+        try:
+            Path(args.html).write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write HTML report {args.html}: {exc.strerror or exc}") from None
+    if args.format == "json":
+        print(json.dumps([d.as_dict() for d in everything], ensure_ascii=False, indent=2))
+    elif args.format == "github":
+        if everything:
+            print(_format_github(everything))
+    else:
+        if everything:
+            print(_format_text(everything, sources))
+        print(_summary(everything, len(sources)), file=sys.stderr if everything else sys.stdout)
+    return EXIT_FINDINGS if any(d.severity == "error" for d in everything) else EXIT_OK
+
+
+def _add_lint_command(commands: Any) -> None:
+    lint = commands.add_parser(
+        "lint",
+        help="check instructions for likely mistakes (near-miss placeholders, schema mismatches, ...)",
+        description="Lint instruction templates. Exit 0 when clean, 1 on error-level findings, 2 on bad usage.",
+    )
+    lint.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="template files or folders ('-' reads stdin); none: the project's [tool.templating] include globs",
+    )
+    lint.add_argument("--format", choices=("text", "json", "github"), default="text", help="output format")
+    lint.add_argument("--schema", help="a JSON Schema or JSON list of keys (file), or a pydantic model 'module:Model'")
+    lint.add_argument("--html", metavar="REPORT.html", help="also write a self-contained HTML report")
+    lint.add_argument("--select", action="append", metavar="CODES", help="rules to run (comma-separated codes)")
+    lint.add_argument("--extend-select", action="append", metavar="CODES", help="rules to add, e.g. T011")
+    lint.add_argument("--ignore", action="append", metavar="CODES", help="rules to skip")
+    lint.add_argument("--config", metavar="PYPROJECT", help="the pyproject.toml to read (default: nearest one)")
+    lint.set_defaults(run=_cmd_lint)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="templating", description="Render and check LLM agent instructions written as templates.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -120,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     keys.set_defaults(run=_cmd_keys)
     _add_convert(commands)
+    _add_lint_command(commands)
     return parser
 
 

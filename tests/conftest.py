@@ -10,6 +10,10 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
+pytest_plugins = ["pytester"]
+
+# prompt_snapshot and lint_snapshot (templating's own pytest plugin) store this project's snapshots in
+# snapshots/<test module>/ too: pyproject.toml sets the plugin's ini option templating_snapshot_dir.
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
 
 

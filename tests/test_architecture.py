@@ -54,7 +54,7 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 
 
 # Heavier libraries stay behind the few modules that need them.
-IMPORTERS = {"jinja2": {"jinja"}, "pydantic": {"agents", "sessions"}}
+IMPORTERS = {"jinja2": {"jinja", "report"}, "pydantic": {"agents", "sessions"}}
 
 
 @pytest.mark.parametrize("library", sorted(IMPORTERS))

@@ -236,3 +236,186 @@ def test_convert_module_entry_point() -> None:
     assert result.returncode == 0, result.stderr
     assert "<<answer>>" in result.stdout
     assert result.stderr.count("warning:") == 3
+
+
+# --- templating lint ---------------------------------------------------------------------------
+
+LINT_SOURCE = "Hi < name >, order <order_id>.\n<example>x</example>\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "code", "lines"),
+    [
+        ("Hello <name>.\n", [], 0, []),
+        (
+            LINT_SOURCE,
+            [],
+            1,
+            [
+                "{path}:1:4: T002 '< name >' has whitespace inside, so it renders as literal text; did you mean",
+                "    Hi < name >, order <order_id>.",
+                "       ^^^^^^^^",
+                "    help: write <name> (no spaces) for a placeholder, or <<name>> for the literal text",
+                "{path}:2:1: T007 '<example>' looks like an XML-style tag (</example> follows) but is a placeholder",
+                "    <example>x</example>",
+                "    ^^^^^^^^^",
+            ],
+        ),
+        ("Hi < name >\n", [], 0, ["{path}:1:4: T002 '< name >' has whitespace inside"]),
+        (LINT_SOURCE, ["--ignore", "T007,T002"], 0, []),
+        (LINT_SOURCE, ["--select", "T002"], 0, ["{path}:1:4: T002"]),
+    ],
+    ids=["clean", "error-findings", "warnings-only", "ignore", "select"],
+)
+def test_lint_text_output_and_exit_codes(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    extra: list[str],
+    code: int,
+    lines: list[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "agent.prompt", text)
+    got, out, err = run(["lint", path, *extra], capsys)
+    assert got == code
+    out_lines = out.splitlines()
+    for i, line in enumerate(lines):
+        assert out_lines[i].startswith(line.format(path=path))
+    if not lines:
+        assert out == "1 template checked: no findings\n"
+    assert "Traceback" not in err
+
+
+def test_lint_json_and_github(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "a.prompt", LINT_SOURCE)
+    code, out, _ = run(["lint", path, "--format", "json"], capsys)
+    assert code == 1
+    rows = json.loads(out)
+    assert [(r["code"], r["severity"], r["line"], r["column"], r["path"]) for r in rows] == [
+        ("T002", "warning", 1, 4, path),
+        ("T007", "error", 2, 1, path),
+    ]
+    code, out, _ = run(["lint", path, "--format", "github"], capsys)
+    assert code == 1
+    assert out.splitlines() == [
+        f"::warning file={path},line=1,col=4,title=T002::'< name >' has whitespace inside, so it renders as literal "
+        "text; did you mean <name>?",
+        f"::error file={path},line=2,col=1,title=T007::'<example>' looks like an XML-style tag (</example> follows) "
+        "but is a placeholder",
+    ]
+
+
+def test_lint_stdin_and_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    schema = write(tmp_path, "schema.json", '["name", "nick?", "spare"]')
+    code, out, _ = run(
+        ["lint", "-", "--schema", schema, "--extend-select", "T011"],
+        capsys,
+        stdin="<nmae> <nick>",
+        monkeypatch=monkeypatch,
+    )
+    assert code == 1
+    assert "<stdin>:1:1: T001 'nmae' is not in the schema; did you mean 'name'?" in out
+    assert "<stdin>:1:8: T009 '<nick>' is required" in out
+    assert f"{schema}: T011 schema key 'name' is not used by any linted template" in out
+    assert f"{schema}: T011 schema key 'spare' is not used by any linted template" in out
+
+
+def test_lint_project_from_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.templating]\nschema = "schema.json"\ninclude = ["prompts/*.txt"]\n'
+        '[tool.templating.per-file-ignores]\n"prompts/old.txt" = ["T001"]\n',
+        encoding="utf-8",
+    )
+    write(tmp_path, "schema.json", '{"properties": {"name": {"type": "string"}}, "required": ["name"]}')
+    (tmp_path / "prompts").mkdir()
+    write(tmp_path, "prompts/a.txt", "Hi <name> <nmae>")
+    write(tmp_path, "prompts/old.txt", "Hi <nmae>")
+    write(tmp_path, "prompts/skip.md", "< name >")
+    (tmp_path / "prompts" / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "prompts" / "sub")
+    code, out, err = run(["lint"], capsys)
+    assert code == 1
+    assert out.count("T001") == 1
+    assert "prompts/a.txt:1:11: T001 'nmae' is not in the schema; did you mean 'name'?" in out
+    assert err == "2 templates checked: 1 error\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["lint", "nope.prompt"], "template file not found: nope.prompt"),
+        (["lint"], "no paths given and no 'include' globs"),
+        (["lint", "x.prompt", "--schema", "missing.json"], "schema file not found"),
+        (["lint", "x.prompt", "--select", "T999"], "unknown rule 'T999'"),
+        (["lint", "x.prompt", "--extend-select", "T011"], "rule T011 (unused schema keys) needs a schema"),
+        (["lint", "empty"], "no template files found to lint in empty"),
+        (["lint", "-", "-"], "stdin ('-') can be linted only once"),
+        (["lint", "x.prompt", "--format", "xml"], "invalid choice: 'xml'"),
+        (["lint", "x.prompt", "--html", "no/such/dir/r.html"], "cannot write HTML report"),
+        (["lint", "bad.prompt"], "template file is not valid UTF-8"),
+    ],
+    ids=[
+        "missing-file",
+        "no-config",
+        "bad-schema",
+        "bad-rule",
+        "t011-no-schema",
+        "empty-dir",
+        "stdin-twice",
+        "bad-format",
+        "bad-html",
+        "not-utf8",
+    ],
+)
+def test_lint_usage_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "x.prompt", "Hi <name>")
+    (tmp_path / "bad.prompt").write_bytes(b"\xff\xfe<")
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(args, capsys)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_lint_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "a.prompt", LINT_SOURCE)
+    code, _, _ = run(["lint", path, "--html", "report.html"], capsys)
+    assert code == 1
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert 'class="ph-required" data-kind="required">&lt;order_id&gt;</span>' in page
+
+
+def test_lint_as_a_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.prompt", "Hi <usr:name>")
+    proc = subprocess.run(
+        [sys.executable, "-m", "templating", "lint", path, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)[0]["code"] == "T003"
+
+
+def test_lint_this_project(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # pyproject.toml's [tool.templating] lints examples/ against examples/schema.json
+    monkeypatch.chdir(ROOT)
+    code, out, err = run(["lint"], capsys)
+    assert code == 0
+    assert out.startswith("examples/support_agent.txt:5:41: T012 '<temp:last_message?>' reads a temp: key")
+    assert err == "1 template checked: 1 warning\n"

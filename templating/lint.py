@@ -1,0 +1,746 @@
+"""The prompt linter: rules over parsed templates (and the literal text between placeholders).
+
+Each finding is a :class:`Diagnostic` with a stable code (``T001``...), a severity, a message and a
+span. Near-miss rules read only :class:`~templating.nodes.Literal` text, so anything they flag
+renders as literal text today; schema rules compare placeholders with a declared schema (a
+pydantic model, a JSON Schema, or a list of keys). Configuration comes from ``[tool.templating]``
+in ``pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import importlib
+import json
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeAlias
+from typing import Literal as _Literal
+
+from .errors import TemplatingError
+from .nodes import SCOPES, Literal, Placeholder, Span
+from .template import Template
+
+__all__ = [
+    "DEFAULT_RULES",
+    "RULES",
+    "Diagnostic",
+    "LintConfig",
+    "LintConfigError",
+    "Rule",
+    "Schema",
+    "SchemaError",
+    "SchemaField",
+    "Severity",
+    "collect_files",
+    "lint",
+    "load_config",
+    "load_schema",
+    "select_rules",
+    "unused_keys",
+]
+
+Severity: TypeAlias = _Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A lint rule: its stable code, a short name, its severity, and what it catches."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    example: str
+    default: bool = True
+
+
+RULES: dict[str, Rule] = {
+    rule.code: rule
+    for rule in (
+        Rule("T001", "unknown-key", "error", "placeholder key not in the declared schema", "<nmae> (schema: name)"),
+        Rule("T002", "spaced-placeholder", "warning", "whitespace inside a would-be placeholder", "< name >"),
+        Rule("T003", "unknown-scope", "error", "scope prefix close to app:, user: or temp:", "<usr:name>"),
+        Rule("T004", "unclosed-placeholder", "warning", "a placeholder with no closing >", "Hello <name, welcome"),
+        Rule("T005", "bad-name", "warning", "a key that is not an identifier", "<first-name>"),
+        Rule("T006", "doubled-question-mark", "error", "more than one ? in an optional placeholder", "<name??>"),
+        Rule("T007", "markup-tag", "error", "an XML-style tag parsed as a placeholder", "<example>...</example>"),
+        Rule("T008", "adk-braces", "warning", "an ADK-style {key} placeholder left over", "Hello {user:name}"),
+        Rule("T009", "required-but-optional", "warning", "required placeholder on a field with a default", "<nick>"),
+        Rule("T010", "optional-but-required", "info", "optional placeholder on a required field", "<name?>"),
+        Rule("T011", "unused-schema-key", "warning", "schema key no linted template uses (opt-in)", "(per run)", False),
+        Rule("T012", "temp-key-read", "warning", "a temp: key read by an instruction", "<temp:step>"),
+    )
+}
+DEFAULT_RULES: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.default)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding: ``code`` (``T001``...), ``severity``, ``message``, where (``span``, ``path``), and ``help``.
+
+    ``span`` is ``None`` only for findings about a whole run (unused schema keys).
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    span: Span | None
+    path: str | None = None
+    help: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (line and column 1-based; ``end_column`` exclusive)."""
+        span = self.span
+        return {
+            "path": self.path,
+            "code": self.code,
+            "name": RULES[self.code].name if self.code in RULES else None,
+            "severity": self.severity,
+            "message": self.message,
+            "line": span.line if span else None,
+            "column": span.column if span else None,
+            "start": span.start if span else None,
+            "end": span.end if span else None,
+            "help": self.help,
+        }
+
+
+class SchemaError(TemplatingError):
+    """A schema that cannot be loaded: a bad file, an unimportable model, a malformed JSON Schema."""
+
+
+class LintConfigError(TemplatingError):
+    """A ``[tool.templating]`` table (or rule selection) that is not valid."""
+
+
+# --------------------------------------------------------------------------------------------
+# Schemas
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaField:
+    """One field: whether state always has it, and what is known of its inside.
+
+    ``fields`` lists the keys of an object with known properties (``None``: any key goes);
+    ``items`` describes list elements when known.
+    """
+
+    required: bool = True
+    fields: Mapping[str, SchemaField] | None = None
+    items: SchemaField | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """The declared state keys (top level: ``user:name``, ``order_id``...), with what is known of each."""
+
+    fields: Mapping[str, SchemaField]
+    source: str = "<schema>"
+
+
+SchemaSpec: TypeAlias = "Schema | type[Any] | Mapping[str, Any] | Sequence[str] | str | Path"
+
+
+def _from_key_list(keys: Iterable[str], source: str) -> Schema:
+    tree: dict[str, Any] = {}
+    for raw in keys:
+        if not isinstance(raw, str) or not raw.strip("?"):
+            raise SchemaError(f"a schema key must be a non-empty string, not {raw!r} ({source})")
+        optional = raw.endswith("?")
+        head, sep, rest = raw.rstrip("?").partition(":")
+        scope = head + sep if sep and head in SCOPES else ""
+        parts = (rest if scope else raw.rstrip("?")).split(".")
+        parts[0] = scope + parts[0]
+        node = tree
+        for i, part in enumerate(parts):
+            entry = node.setdefault(part, {"required": True, "children": {}})
+            if i == len(parts) - 1 and optional:
+                entry["required"] = False
+            node = entry["children"]
+
+    def build(node: dict[str, Any]) -> dict[str, SchemaField]:
+        return {
+            name: SchemaField(required=entry["required"], fields=build(entry["children"]) or None)
+            for name, entry in node.items()
+        }
+
+    return Schema(build(tree), source)
+
+
+def _resolve(node: Any, root: Mapping[str, Any], depth: int = 0) -> Mapping[str, Any]:
+    """Follow ``$ref`` (local ``#/...`` only) and unwrap ``anyOf``/``oneOf`` with null."""
+    if not isinstance(node, Mapping) or depth > 50:
+        return {}
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        return _resolve(target, root, depth + 1)
+    for combo in ("anyOf", "oneOf", "allOf"):
+        options = node.get(combo)
+        if isinstance(options, list):
+            real = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")]
+            if len(real) == 1:
+                return _resolve(real[0], root, depth + 1)
+    return node
+
+
+def _json_field(node: Any, root: Mapping[str, Any], required: bool, depth: int = 0) -> SchemaField:
+    node = _resolve(node, root)
+    fields: dict[str, SchemaField] | None = None
+    items: SchemaField | None = None
+    if depth < 20:
+        props = node.get("properties")
+        extra = node.get("additionalProperties", False)
+        if isinstance(props, Mapping) and not extra:
+            needed = set(node.get("required", []) or [])
+            fields = {name: _json_field(sub, root, name in needed, depth + 1) for name, sub in props.items()}
+        if isinstance(node.get("items"), Mapping):
+            items = _json_field(node["items"], root, True, depth + 1)
+    return SchemaField(required=required, fields=fields, items=items)
+
+
+def _from_json_schema(data: Mapping[str, Any], source: str) -> Schema:
+    props = data.get("properties")
+    if not isinstance(props, Mapping):
+        raise SchemaError(f"a JSON Schema for state must be an object with 'properties' ({source})")
+    needed = set(data.get("required", []) or [])
+    return Schema({name: _json_field(sub, data, name in needed) for name, sub in props.items()}, source)
+
+
+def _import_model(spec: str, base: Path | None) -> Any:
+    module_name, _, attr = spec.partition(":")
+    folder = str((base or Path.cwd()).resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # like `python -m`: the project's own modules are importable
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except Exception as exc:  # any failure importing user code is a schema error, shown in one line
+        raise SchemaError(f"cannot import schema {spec!r}: {type(exc).__name__}: {exc}") from None
+    return target
+
+
+def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
+    """A :class:`Schema` from a pydantic model (class), a JSON Schema (mapping or ``.json`` file),
+    a list of keys (``"key?"`` marks an optional one), or ``"module:Model"`` to import a model.
+    Relative paths and imports are resolved from ``base`` (default: the current folder).
+
+    A pydantic model's keys are its fields' aliases when set (``Field(alias="user:name")``),
+    else their names; fields with a default are optional.
+    """
+    if isinstance(spec, Schema):
+        return spec
+    if isinstance(spec, type) and hasattr(spec, "model_json_schema"):
+        data = spec.model_json_schema(by_alias=True, mode="validation")
+        return _from_json_schema(data, f"{spec.__module__}.{spec.__qualname__}")
+    if isinstance(spec, Mapping):
+        return _from_json_schema(spec, "<schema>")
+    if isinstance(spec, Path) or (isinstance(spec, str) and (spec.endswith(".json") or ":" not in spec)):
+        path = Path(spec)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SchemaError(f"schema file not found: {path}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SchemaError(f"cannot read schema file {path}: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"schema file is not valid JSON: {path}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
+        if isinstance(data, list):
+            return _from_key_list(data, str(path))
+        if isinstance(data, dict):
+            return _from_json_schema(data, str(path))
+        raise SchemaError(f"a schema file holds a JSON Schema object or a list of keys: {path}")
+    if isinstance(spec, str):
+        return load_schema(_import_model(spec, base))
+    if isinstance(spec, Sequence):
+        return _from_key_list(spec, "<schema>")
+    raise TypeError(f"a schema is a pydantic model, a JSON Schema, a list of keys or a path, not {type(spec).__name__}")
+
+
+# --------------------------------------------------------------------------------------------
+# Rule selection and configuration
+
+
+def _codes(values: Iterable[str], what: str) -> set[str]:
+    out: set[str] = set()
+    for value in values:
+        code = value.strip().upper()
+        if not code:
+            continue
+        if code == "ALL":
+            out.update(RULES)
+        elif code in RULES:
+            out.add(code)
+        else:
+            by_name = [c for c, rule in RULES.items() if rule.name == value.strip()]
+            if not by_name:
+                raise LintConfigError(f"unknown rule {value!r} in {what} (known: {', '.join(RULES)})")
+            out.update(by_name)
+    return out
+
+
+def select_rules(
+    *, select: Iterable[str] | None = None, extend_select: Iterable[str] = (), ignore: Iterable[str] = ()
+) -> frozenset[str]:
+    """The rule codes that are on: ``select`` (default: every rule but the opt-in T011), plus
+    ``extend_select``, minus ``ignore``. Codes, rule names or ``ALL``."""
+    chosen = set(DEFAULT_RULES) if select is None else _codes(select, "select")
+    chosen |= _codes(extend_select, "extend-select")
+    chosen -= _codes(ignore, "ignore")
+    return frozenset(chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class LintConfig:
+    """``[tool.templating]`` from ``pyproject.toml``; ``root`` is the folder that holds it."""
+
+    root: Path = field(default_factory=Path.cwd)
+    schema: Any = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    path: Path | None = None
+
+
+_CONFIG_KEYS = {"schema", "include", "exclude", "select", "extend-select", "ignore", "per-file-ignores"}
+
+
+def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise LintConfigError(f"{where}: '{key}' must be a list of strings")
+    return tuple(value)
+
+
+def load_config(start: Path | None = None, *, path: Path | None = None) -> LintConfig:
+    """``[tool.templating]`` of ``path``, or of the nearest ``pyproject.toml`` at or above ``start``
+    (default: the current folder). No file or no table: the defaults, rooted at ``start``."""
+    here = (start or Path.cwd()).resolve()
+    if path is None:
+        for folder in (here, *here.parents):
+            if (folder / "pyproject.toml").is_file():
+                path = folder / "pyproject.toml"
+                break
+    if path is None:
+        return LintConfig(root=here)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LintConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LintConfigError(f"cannot read config file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise LintConfigError(f"config file is not valid TOML: {path}: {exc}") from None
+    table = data.get("tool", {}).get("templating", {})
+    where = f"{path} [tool.templating]"
+    if not isinstance(table, dict):
+        raise LintConfigError(f"{where} must be a table")
+    unknown = sorted(set(table) - _CONFIG_KEYS)
+    if unknown:
+        raise LintConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_CONFIG_KEYS))})"
+        )
+    schema = table.get("schema")
+    if schema is not None and not isinstance(schema, str | list):
+        raise LintConfigError(f"{where}: 'schema' must be a path, 'module:Model', or a list of keys")
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise LintConfigError(f"{where}: 'per-file-ignores' must be a table of glob = [codes]")
+    ignores = {glob: _strings(per_file, glob, f"{where} per-file-ignores") for glob in per_file}
+    config = LintConfig(
+        root=path.parent.resolve(),
+        schema=schema,
+        include=_strings(table, "include", where),
+        exclude=_strings(table, "exclude", where),
+        select=_strings(table, "select", where) if "select" in table else None,
+        extend_select=_strings(table, "extend-select", where),
+        ignore=_strings(table, "ignore", where),
+        per_file_ignores=ignores,
+        path=path,
+    )
+    for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
+        _codes(codes, where)
+    return config
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob over ``/``-separated relative paths: ``*`` and ``?`` stay in one folder, ``**`` spans folders."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _matches(relative: str, patterns: Iterable[str]) -> bool:
+    # A pattern without "/" matches a file name in any folder, like .gitignore.
+    name = relative.rsplit("/", 1)[-1]
+    return any(glob_regex(p).match(relative if "/" in p else name) for p in patterns)
+
+
+DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt")
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def collect_files(paths: Sequence[str], config: LintConfig) -> list[str]:
+    """The files to lint, in order: each file given as is; each folder walked for files matching
+    ``include`` (default ``*.prompt``, ``*.prompt.md``...) and not ``exclude``. No paths: the
+    project's ``include`` globs under the config's root. Hidden folders are skipped."""
+    include = config.include or DEFAULT_INCLUDE
+    found: list[str] = []
+
+    def walk(folder: Path) -> Iterator[Path]:
+        for item in sorted(folder.rglob("*")):
+            parts = item.relative_to(folder).parts
+            if any(part.startswith(".") for part in parts) or not item.is_file():
+                continue
+            yield item
+
+    def wanted(item: Path) -> bool:
+        relative = _relative(item, config.root)
+        return _matches(relative, include) and not _matches(relative, config.exclude)
+
+    if not paths:
+        if not config.include:
+            raise LintConfigError(
+                "no paths given and no 'include' globs in [tool.templating] of pyproject.toml"
+                + (f" ({config.path})" if config.path else " (none found)")
+            )
+        cwd = Path.cwd().resolve()
+        return [
+            str(item.relative_to(cwd) if item.is_relative_to(cwd) else item)
+            for item in walk(config.root)
+            if wanted(item)
+        ]
+    for given in paths:
+        item = Path(given)
+        if given != "-" and item.is_dir():
+            found.extend(str(sub) for sub in walk(item) if wanted(sub))
+        else:
+            found.append(given)
+    return list(dict.fromkeys(found))
+
+
+def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> frozenset[str]:
+    """``codes`` minus the per-file ignores whose glob matches ``path`` (relative to the config root)."""
+    if path is None or not config.per_file_ignores:
+        return codes
+    relative = _relative(Path(path), config.root)
+    dropped: set[str] = set()
+    for glob, ignored in config.per_file_ignores.items():
+        if _matches(relative, [glob]):
+            dropped |= _codes(ignored, "per-file-ignores")
+    return codes - dropped
+
+
+# --------------------------------------------------------------------------------------------
+# The rules
+
+_ID = r"[^\W\d]\w*"
+_SEG = rf"(?:{_ID}|\d+)"
+_SCOPE = r"(?:(?:app|user|temp):)"
+_KEY = rf"{_SCOPE}?{_ID}(?:\.{_SEG})*"
+
+_SPACED = re.compile(rf"(?<!<)<([ \t]*)({_KEY})([ \t]*)(\??)([ \t]*)>(?!>)")
+_SCOPED = re.compile(rf"(?<!<)<({_ID}):({_ID}(?:\.{_SEG})*)(\??)>(?!>)")
+_UNCLOSED = re.compile(rf"(?<![\w<)\]}}])<({_KEY})(\??)(?=[\s,;!)\]\"']|\.(?:\s|\Z)|\Z)")
+_BAD_NAME = re.compile(rf"(?<!<)<({_SCOPE}?[\w-]+(?:\.[\w-]+)*)(\??)>(?!>)")
+_DOUBLED = re.compile(rf"(?<!<)<({_KEY})\?{{2,}}>(?!>)")
+_BRACES = re.compile(rf"(?<![\w$\\{{}}%#]){{((?:app:|user:|temp:|artifact\.)?{_ID}(?:\.{_SEG})*)(\??)}}(?!}})")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
+
+
+class _Source:
+    """A source with indexes: offsets to spans, code regions, and where each closing tag last appears."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
+        regions = sorted(
+            [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+            + [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)]
+        )
+        merged: list[tuple[int, int]] = []
+        for start, end in regions:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        self.code_starts = [start for start, _ in merged]
+        self.code_ends = [end for _, end in merged]
+        self.closing: dict[str, int] = {m.group(1): m.start() for m in _CLOSING_TAG.finditer(text)}
+
+    def span(self, start: int, end: int) -> Span:
+        line = bisect.bisect_right(self.line_starts, start)
+        return Span(start, end, line, start - self.line_starts[line - 1] + 1)
+
+    def in_code(self, offset: int) -> bool:
+        i = bisect.bisect_right(self.code_starts, offset) - 1
+        return i >= 0 and offset < self.code_ends[i]
+
+    def closed_after(self, name: str, offset: int) -> bool:
+        """Whether ``</name>`` appears at or after ``offset``."""
+        return self.closing.get(name, -1) >= offset
+
+
+def _close(word: str, options: Iterable[str]) -> str | None:
+    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[tuple[str, int, int, str, str]]:
+    """Near misses in one literal: (code, start, end, message, help)."""
+    text, base = node.text, node.span.start
+    if "T002" in on:
+        for m in _SPACED.finditer(text):
+            if not (m.group(1) or m.group(3) or m.group(5)) or src.in_code(base + m.start()):
+                continue
+            fixed = f"<{m.group(2)}{m.group(4)}>"
+            yield (
+                "T002",
+                base + m.start(),
+                base + m.end(),
+                f"{m.group(0)!r} has whitespace inside, so it renders as literal text; did you mean {fixed}?",
+                f"write {fixed} (no spaces) for a placeholder, or <{fixed}> for the literal text",
+            )
+    if "T003" in on:
+        for m in _SCOPED.finditer(text):
+            prefix = m.group(1)
+            scope = prefix.lower() if prefix.lower() in SCOPES else _close(prefix.lower(), SCOPES)
+            if scope is None or src.closed_after(f"{prefix}:{m.group(2)}", base + m.end()):
+                continue
+            fixed = f"<{scope}:{m.group(2)}{m.group(3)}>"
+            yield (
+                "T003",
+                base + m.start(),
+                base + m.end(),
+                f"unknown scope {prefix + ':'!r}, so {m.group(0)!r} renders as literal text; did you mean {fixed}?",
+                "the scopes are app:, user: and temp:",
+            )
+    if "T004" in on:
+        for m in _UNCLOSED.finditer(text):
+            start = base + m.start()
+            stop = min((i for i in (text.find("<", m.end()), text.find("\n", m.end())) if i >= 0), default=len(text))
+            if text.find(">", m.end(), stop) >= 0 or src.in_code(start):
+                continue
+            fixed = f"<{m.group(1)}{m.group(2)}>"
+            yield (
+                "T004",
+                start,
+                base + m.end(),
+                f"{m.group(0)!r} is never closed, so it renders as literal text; did you mean {fixed}?",
+                f"close it as {fixed}, or write <{m.group(0)} for the literal text",
+            )
+    if "T005" in on:
+        for m in _BAD_NAME.finditer(text):
+            key = m.group(1)
+            first = key.split(":")[-1]
+            bad = "-" in key or (first[:1].isdigit() and any(ch.isalpha() for ch in first))
+            if not bad or key.startswith(("-", "_-")) or key.endswith("-") or src.in_code(base + m.start()):
+                continue
+            if src.closed_after(key, base + m.end()):  # a custom element such as <my-card>
+                continue
+            fixed = key.replace("-", "_")
+            good = fixed.split(":")[-1].split(".")[0].isidentifier()
+            yield (
+                "T005",
+                base + m.start(),
+                base + m.end(),
+                f"{key!r} is not a valid key (keys are identifiers), so {m.group(0)!r} renders as literal text"
+                + (f"; did you mean <{fixed}{m.group(2)}>?" if good else ""),
+                "a key segment is a Python identifier (letters, digits, _; not starting with a digit)",
+            )
+    if "T006" in on:
+        for m in _DOUBLED.finditer(text):
+            fixed = f"<{m.group(1)}?>"
+            yield (
+                "T006",
+                base + m.start(),
+                base + m.end(),
+                f"{m.group(0)!r} has more than one '?', so it renders as literal text; did you mean {fixed}?",
+                f"write {fixed} for an optional placeholder",
+            )
+    if "T008" in on:
+        for m in _BRACES.finditer(text):
+            if src.in_code(base + m.start()):
+                continue
+            key = m.group(1)
+            fixed = f"<{key}{m.group(2)}>"
+            yield (
+                "T008",
+                base + m.start(),
+                base + m.end(),
+                f"{m.group(0)!r} looks like an ADK-style placeholder; this template uses {fixed}",
+                f"write {fixed} to insert the value; braces are plain text here",
+            )
+
+
+def _walk(schema: Schema, placeholder: Placeholder) -> tuple[str | None, str | None, bool]:
+    """(problem, suggestion, required along the whole path) for a placeholder against a schema."""
+    fields: Mapping[str, SchemaField] | None = schema.fields
+    current: SchemaField | None = None
+    required = True
+    segments = placeholder.key.split(".")
+    where = "the schema"
+    for i, segment in enumerate(segments):
+        if current is not None and segment.isdigit():
+            current = current.items
+            if current is None:
+                return None, None, required
+            fields = current.fields
+            continue
+        if fields is None:
+            return None, None, required
+        if segment not in fields:
+            shown = segment if i == 0 else f"{'.'.join(segments[:i])}.{segment}"
+            hint = _close(segment, fields)
+            if i:
+                hint = f"{'.'.join(segments[:i])}.{hint}" if hint else None
+            return f"{shown!r} is not in {where}", hint, required
+        current = fields[segment]
+        required = required and current.required
+        fields = current.fields
+        where = f"'{'.'.join(segments[: i + 1])}'"
+    return None, None, required
+
+
+def lint(
+    template: str | Template,
+    *,
+    schema: Any = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] = (),
+    path: str | None = None,
+) -> list[Diagnostic]:
+    """Lint one template; findings sorted by position.
+
+    ``schema`` (anything :func:`load_schema` takes) turns on the schema rules (T001, T009, T010).
+    ``select``/``ignore`` choose rules by code or name (default: all but the opt-in T011, which
+    needs every template of a run: see :func:`unused_keys`). ``path`` is copied into each finding.
+    """
+    tpl = template if isinstance(template, Template) else Template(template)
+    on = select_rules(select=select, ignore=ignore)
+    loaded = load_schema(schema) if schema is not None else None
+    src = _Source(tpl.source)
+    found: list[Diagnostic] = []
+
+    def add(code: str, start: int, end: int, message: str, help: str | None) -> None:
+        found.append(Diagnostic(code, RULES[code].severity, message, src.span(start, end), path, help))
+
+    temp_seen: set[str] = set()
+    for node in tpl.nodes:
+        if isinstance(node, Literal):
+            for code, start, end, message, help in _literal_rules(src, node, on):
+                add(code, start, end, message, help)
+            continue
+        if not isinstance(node, Placeholder):
+            continue
+        start, end = node.span.start, node.span.end
+        in_schema = loaded is not None and node.name in loaded.fields
+        if not node.optional and node.key.isidentifier() and not in_schema and src.closed_after(node.key, end):
+            if "T007" in on:
+                add(
+                    "T007",
+                    start,
+                    end,
+                    f"{node.source!r} looks like an XML-style tag (</{node.key}> follows) but is a placeholder",
+                    f"write <{node.source}> for the literal tag <{node.key}>",
+                )
+            continue
+        if node.scope == "temp" and "T012" in on and node.key not in temp_seen:
+            temp_seen.add(node.key)
+            add(
+                "T012",
+                start,
+                end,
+                f"{node.source!r} reads a temp: key, which is empty at the start of every turn",
+                "temp: state lives for one invocation; it has a value only if set earlier in the same turn",
+            )
+        if loaded is None:
+            continue
+        problem, hint, required = _walk(loaded, node)
+        if problem is not None:
+            if "T001" in on:
+                add(
+                    "T001",
+                    start,
+                    end,
+                    problem + (f"; did you mean {hint!r}?" if hint else ""),
+                    "add the key to the schema, fix the name, or write <<key>> for the literal text",
+                )
+        elif not node.optional and not required and "T009" in on:
+            add(
+                "T009",
+                start,
+                end,
+                f"{node.source!r} is required, but {node.key!r} is optional in the schema (it has a default)",
+                f"write <{node.key}?> so a missing value renders empty instead of failing",
+            )
+        elif node.optional and required and "T010" in on:
+            add(
+                "T010",
+                start,
+                end,
+                f"{node.source!r} is optional, but {node.key!r} is required in the schema",
+                f"write <{node.key}> so a missing value is caught",
+            )
+    found.sort(key=lambda d: (d.span.start if d.span else -1, d.code))
+    return found
+
+
+def unused_keys(schema: Any, templates: Iterable[str | Template]) -> list[Diagnostic]:
+    """T011: top-level schema keys that none of ``templates`` uses (one finding per key, for a whole run)."""
+    loaded = load_schema(schema)
+    used: set[str] = set()
+    for template in templates:
+        tpl = template if isinstance(template, Template) else Template(template)
+        used.update(node.name for node in tpl.placeholders)
+    return [
+        Diagnostic(
+            "T011",
+            RULES["T011"].severity,
+            f"schema key {key!r} is not used by any linted template",
+            None,
+            loaded.source,
+            "remove it from the schema, or use it in an instruction",
+        )
+        for key in loaded.fields
+        if key not in used
+    ]

@@ -1,0 +1,105 @@
+"""The lint report as one self-contained HTML page: each template with its placeholders
+highlighted by kind and the findings beside them. Rendered with Jinja2, in a sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from itertools import pairwise
+from typing import Any
+
+from jinja2.sandbox import SandboxedEnvironment
+
+from .lint import RULES, Diagnostic
+from .nodes import Escaped, Placeholder
+from .template import Template
+
+__all__ = ["FileReport", "render_html"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """One linted template: where it came from, its text, and its findings."""
+
+    path: str
+    source: str
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _kind(node: object, codes: set[str]) -> str:
+    if isinstance(node, Escaped):
+        return "escaped"
+    if isinstance(node, Placeholder):
+        if "T001" in codes:
+            return "missing"
+        if "T007" in codes:
+            return "markup"
+        return "optional" if node.optional else "required"
+    return "text"
+
+
+def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
+    """The source cut at every node and finding boundary; each piece knows its kind and findings."""
+    source = report.source
+    nodes = Template(source).nodes
+    spans = [d for d in report.diagnostics if d.span is not None]
+    located = [(d, d.span) for d in spans if d.span is not None]
+    cuts = {0, len(source)}
+    for item in nodes:
+        cuts.update((item.span.start, item.span.end))
+    for _, span in located:
+        cuts.update((span.start, min(span.end, len(source))))
+    points = sorted(cuts)
+    out: list[dict[str, Any]] = []
+    index = 0
+    for start, end in pairwise(points):
+        while index < len(nodes) - 1 and nodes[index].span.end <= start:
+            index += 1
+        node: object = nodes[index] if nodes else None
+        covering = [d for d, span in located if span.start <= start < max(span.end, span.start + 1)]
+        codes = {d.code for d in covering}
+        kind = _kind(node, codes)
+        if kind in {"text"} and covering:
+            kind = "near-miss"
+        out.append(
+            {
+                "text": source[start:end],
+                "kind": kind,
+                "codes": sorted(codes),
+                "refs": [{"id": ids[id(d)], "code": d.code} for d in covering if d.span and d.span.start == start],
+                "title": "; ".join(f"{d.code} {d.message}" for d in covering),
+            }
+        )
+    return out
+
+
+def render_html(reports: Sequence[FileReport], *, run_findings: Sequence[Diagnostic] = (), title: str = "") -> str:
+    """The whole page as a string: one section per template, run-level findings (T011) on top."""
+    env = SandboxedEnvironment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    text = resources.files("templating").joinpath("report.html.j2").read_text(encoding="utf-8")
+    files = []
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for number, report in enumerate(reports):
+        ids = {id(d): f"f{number}-{i}" for i, d in enumerate(report.diagnostics)}
+        for d in report.diagnostics:
+            counts[d.severity] += 1
+        files.append(
+            {
+                "path": report.path,
+                "anchor": f"file{number}",
+                "segments": _segments(report, ids),
+                "findings": [
+                    {**d.as_dict(), "id": ids[id(d)], "rule": RULES[d.code].name if d.code in RULES else d.code}
+                    for d in report.diagnostics
+                ],
+            }
+        )
+    for d in run_findings:
+        counts[d.severity] += 1
+    return env.from_string(text).render(
+        title=title or "templating lint report",
+        files=files,
+        run_findings=[d.as_dict() for d in run_findings],
+        counts=counts,
+    )

@@ -1,0 +1,391 @@
+"""The linter: every rule on its own table of cases, schemas, configuration, and no false positives on prose."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field
+
+from templating.lint import (
+    DEFAULT_RULES,
+    RULES,
+    Diagnostic,
+    LintConfig,
+    LintConfigError,
+    SchemaError,
+    collect_files,
+    glob_regex,
+    lint,
+    load_config,
+    load_schema,
+    rules_for,
+    select_rules,
+    unused_keys,
+)
+from templating.nodes import Literal, Span
+from templating.template import Template
+
+
+class Profile(BaseModel):
+    language: str
+    zip: str | None = None
+
+
+class State(BaseModel):
+    name: str
+    nick: str = ""
+    order_id: str
+    user_name: str = Field(alias="user:name")
+    user_profile: Profile = Field(alias="user:profile")
+    items: list[Profile] = []
+    temp_step: int = Field(0, alias="temp:step")
+
+
+def found(source: str, **options: Any) -> list[tuple[str, str]]:
+    """(code, flagged text) for each finding."""
+    return [(d.code, source[d.span.start : d.span.end]) for d in lint(source, **options) if d.span]
+
+
+# Each rule: templates that trigger it (with what is flagged) and near cases that must not.
+RULE_CASES = [
+    # T002 whitespace inside
+    ("T002", "Hello < name >!", [("T002", "< name >")]),
+    ("T002", "Hi <name >, <  user:name?>", [("T002", "<name >"), ("T002", "<  user:name?>")]),
+    ("T002", "if a < b and c > d", []),
+    ("T002", "x << y >> 1", []),
+    ("T002", "`< name >` in code", []),
+    # T003 unknown scope
+    ("T003", "Hi <usr:name>", [("T003", "<usr:name>")]),
+    (
+        "T003",
+        "<User:name> <tmp:step?> <ap:tier>",
+        [("T003", "<User:name>"), ("T003", "<tmp:step?>"), ("T003", "<ap:tier>")],
+    ),
+    ("T003", "<xsl:template>x</xsl:template>", []),
+    ("T003", "<session:id> <https://example.com>", []),
+    ("T003", "<usr:x>body</usr:x>", []),
+    # T004 unclosed
+    ("T004", "Hello <name, welcome", [("T004", "<name")]),
+    ("T004", "Hi <user:name.\nBye <nick?", [("T004", "<user:name"), ("T004", "<nick?")]),
+    ("T004", '<a href="https://x.com">link</a>', []),
+    ("T004", "for (i=0; i<n; i++) and 3 <4 and <-- arrows", []),
+    ("T004", "mail <ada@example.com> and `<name` in code", []),
+    # T005 bad name
+    ("T005", "Dear <first-name>,", [("T005", "<first-name>")]),
+    ("T005", "<user:last-name?> <1st>", [("T005", "<user:last-name?>"), ("T005", "<1st>")]),
+    ("T005", "<my-card>x</my-card> <--> <!-- c --> <3 <-x> <x->", []),
+    # T006 doubled ??
+    ("T006", "Hi <nick??>", [("T006", "<nick??>")]),
+    ("T006", "<user:x???>", [("T006", "<user:x???>")]),
+    ("T006", "Really?? <<nick??>> <nick?>", []),
+    # T007 markup
+    ("T007", "<example>\nHi\n</example>", [("T007", "<example>")]),
+    ("T007", "Use <b>bold</b> and <instructions>x</instructions>", [("T007", "<b>"), ("T007", "<instructions>")]),
+    ("T007", "</example> then <example>", []),
+    ("T007", "<<example>>x</example> <name> <note?>x</note>", []),
+    # T008 ADK braces
+    ("T008", "Hello {user:name}, order {order_id}.", [("T008", "{user:name}"), ("T008", "{order_id}")]),
+    ("T008", "Maybe {nick?} {artifact.report}", [("T008", "{nick?}"), ("T008", "{artifact.report}")]),
+    ("T008", '{"a": 1} {"a": {name}} {{ name }} {{name}} { total += x }', []),
+    ("T008", '${HOME} \\frac{a}{b} a{3} %{x} #{y} `f"{name}"`', []),
+    ("T008", "```python\nprint(f'{name}')\n```\n", []),
+    # T012 temp keys (once per key)
+    ("T012", "<temp:step> <temp:step?> <temp:other?>", [("T012", "<temp:step>"), ("T012", "<temp:other?>")]),
+    ("T012", "<<temp:step>> <step> <user:temp>", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "source", "expected"), RULE_CASES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(RULE_CASES)]
+)
+def test_rule(code: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, select=[code]) == expected
+
+
+SCHEMA_CASES = [
+    # T001 unknown key, with a close-match suggestion, also inside nested models
+    ("T001", "Hi <nmae>", [("T001", "<nmae>")], "'nmae' is not in the schema; did you mean 'name'?"),
+    ("T001", "<user:profile.langauge>", [("T001", "<user:profile.langauge>")], "did you mean 'user:profile.language'?"),
+    ("T001", "<usr:name> <user:nmae>", [("T001", "<user:nmae>")], "did you mean 'user:name'?"),
+    ("T001", "<name> <user:name> <user:profile.language> <items.0.zip?> <order_id>", [], ""),
+    # T009 required placeholder on a field with a default (or behind an index)
+    ("T009", "<nick> <user:profile.zip>", [("T009", "<nick>"), ("T009", "<user:profile.zip>")], "has a default"),
+    (
+        "T009",
+        "<items.0.language> <user:profile.zip>",
+        [("T009", "<items.0.language>"), ("T009", "<user:profile.zip>")],
+        "",
+    ),
+    ("T009", "<nick?> <name> <user:profile.language>", [], ""),
+    # T010 optional placeholder on a required field
+    ("T010", "<name?> <user:profile.language?>", [("T010", "<name?>"), ("T010", "<user:profile.language?>")], ""),
+    ("T010", "<nick?> <user:profile.zip?> <name>", [], ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "source", "expected", "message"),
+    SCHEMA_CASES,
+    ids=[f"{c}-{i}" for i, (c, _, _, _) in enumerate(SCHEMA_CASES)],
+)
+def test_schema_rule(code: str, source: str, expected: list[tuple[str, str]], message: str) -> None:
+    assert found(source, schema=State, select=[code]) == expected
+    if message:
+        assert message in lint(source, schema=State, select=[code])[0].message
+
+
+def test_schema_rules_are_off_without_a_schema() -> None:
+    assert found("<nmae> <nick> <name?>", select=["T001", "T009", "T010"]) == []
+
+
+def test_markup_tag_is_not_also_an_unknown_key() -> None:
+    assert found("<example>x</example>", schema=["name"]) == [("T007", "<example>")]
+    # a schema key that happens to have a closing tag later is a real placeholder
+    assert found("<note>x</note>", schema=["note"]) == []
+
+
+PROSE = textwrap.dedent(
+    """\
+    You are <app:assistant_name?>, a careful assistant. Greet <user:name> in <user:lang?>.
+
+    Compare values: if a < b and b > c, answer "yes"; 3 < 4 > 2 is not valid syntax. x << 2 >> 1.
+    Never output HTML such as <<div>> unless asked; a link looks like <a href="https://x.com">here</a>,
+    a line break is <br/> and comments look like <!-- note -->. Arrows: <- -> <=> <-- -->. Love <3.
+    Contact <support@example.com> or see <https://example.com/docs?a=1&b=2>.
+
+    Return JSON exactly like {"tool": "lookup", "args": {"id": "..."}} or {"ok": true}.
+    Jinja users write {{ name }} and {% if x %}; shells use ${HOME}; regexes use a{2,3}.
+
+    ```python
+    def greet(name: str) -> str:
+        return f"Hello {name}" if len(name) < 10 else "<name"
+    ```
+    Inline code such as `items[i<n]` or `{key}` is fine. Escaped: <<first-name>> <<example>>.
+    <<example>>Input: hi</example>
+    Really?? Are you sure??
+    """
+)
+
+
+def test_no_false_positives_on_prose_code_html_and_json() -> None:
+    assert lint(PROSE, select=["ALL"]) == []
+
+
+def test_diagnostic_fields_and_order() -> None:
+    source = "line one\n  Hi <usr:name> and < x >"
+    diags = lint(source, path="p.txt")
+    assert diags == [
+        Diagnostic(
+            "T003",
+            "error",
+            "unknown scope 'usr:', so '<usr:name>' renders as literal text; did you mean <user:name>?",
+            Span(14, 24, 2, 6),
+            "p.txt",
+            "the scopes are app:, user: and temp:",
+        ),
+        Diagnostic(
+            "T002",
+            "warning",
+            "'< x >' has whitespace inside, so it renders as literal text; did you mean <x>?",
+            Span(29, 34, 2, 21),
+            "p.txt",
+            "write <x> (no spaces) for a placeholder, or <<x>> for the literal text",
+        ),
+    ]
+    assert diags[0].as_dict()["line"] == 2
+    assert diags[0].as_dict()["name"] == "unknown-scope"
+    with pytest.raises(AttributeError):
+        diags[0].code = "T999"  # type: ignore[misc]
+
+
+def test_every_rule_has_a_case() -> None:
+    tested = {c for c, _, e in RULE_CASES if e} | {c for c, _, e, _ in SCHEMA_CASES if e} | {"T011"}
+    assert tested == set(RULES)
+    assert {rule.severity for rule in RULES.values()} <= {"error", "warning", "info"}
+
+
+SCHEMA_SPECS = [
+    ("pydantic", State),
+    ("json-schema", State.model_json_schema(by_alias=True)),
+    ("keys", ["name", "nick?", "order_id", "user:name", "user:profile.language", "user:profile.zip?", "items?"]),
+]
+
+
+@pytest.mark.parametrize(("kind", "spec"), SCHEMA_SPECS, ids=[k for k, _ in SCHEMA_SPECS])
+def test_schema_sources(kind: str, spec: Any) -> None:
+    schema = load_schema(spec)
+    assert {"name", "nick", "order_id", "user:name", "user:profile"} <= set(schema.fields)
+    assert schema.fields["name"].required
+    assert not schema.fields["nick"].required
+    profile = schema.fields["user:profile"].fields
+    assert profile is not None
+    assert profile["language"].required
+    assert not profile["zip"].required
+
+
+def test_schema_from_files_and_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "schema.json").write_text(json.dumps(State.model_json_schema(by_alias=True)), encoding="utf-8")
+    (tmp_path / "keys.json").write_text('["a", "b?"]', encoding="utf-8")
+    (tmp_path / "mymodels.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
+    assert "user:profile" in load_schema(tmp_path / "schema.json").fields
+    assert not load_schema("keys.json", base=tmp_path).fields["b"].required
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the import adds base to sys.path; undo it afterwards
+    assert set(load_schema("mymodels:S", base=tmp_path).fields) == {"zz"}
+    sys.modules.pop("mymodels", None)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("missing.json", "schema file not found"),
+        ("bad.json", "schema file is not valid JSON"),
+        ("num.json", "a schema file holds a JSON Schema object or a list of keys"),
+        ("noprops.json", "must be an object with 'properties'"),
+        ("no_such_module_xyz:Model", "cannot import schema 'no_such_module_xyz:Model'"),
+        (["ok", ""], "a schema key must be a non-empty string"),
+    ],
+    ids=["missing", "bad-json", "number", "no-properties", "import", "empty-key"],
+)
+def test_schema_errors(tmp_path: Path, spec: Any, message: str) -> None:
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    (tmp_path / "num.json").write_text("3", encoding="utf-8")
+    (tmp_path / "noprops.json").write_text('{"type": "object"}', encoding="utf-8")
+    with pytest.raises(SchemaError, match=message):
+        load_schema(spec, base=tmp_path)
+    with pytest.raises(TypeError, match="a schema is a pydantic model"):
+        load_schema(42)
+
+
+def test_unused_keys_once_per_run() -> None:
+    diags = unused_keys(["name", "nick?", "order_id"], ["Hi <name>", "<order_id> and < nick >"])
+    assert [(d.code, d.message, d.span) for d in diags] == [
+        ("T011", "schema key 'nick' is not used by any linted template", None)
+    ]
+    assert "T011" not in DEFAULT_RULES
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, DEFAULT_RULES),
+        ({"select": ["T001", "markup-tag"]}, {"T001", "T007"}),
+        ({"extend_select": ["T011"], "ignore": ["T012", "T008"]}, (DEFAULT_RULES | {"T011"}) - {"T012", "T008"}),
+        ({"select": ["ALL"]}, set(RULES)),
+    ],
+    ids=["default", "select-by-code-and-name", "extend-and-ignore", "all"],
+)
+def test_select_rules(options: dict[str, Any], expected: set[str]) -> None:
+    assert select_rules(**options) == expected
+
+
+def test_unknown_rule_is_a_config_error() -> None:
+    with pytest.raises(LintConfigError, match="unknown rule 'T999'"):
+        select_rules(select=["T999"])
+
+
+def write_project(tmp_path: Path, table: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'x'\n\n[tool.templating]\n{table}\n", encoding="utf-8")
+    prompts = tmp_path / "prompts"
+    (prompts / "legacy").mkdir(parents=True)
+    (prompts / "drafts").mkdir()
+    (prompts / "agent.prompt").write_text("Hi <name>", encoding="utf-8")
+    (prompts / "notes.md").write_text("notes", encoding="utf-8")
+    (prompts / "legacy" / "old.prompt").write_text("Hi {name}", encoding="utf-8")
+    (prompts / "drafts" / "wip.prompt").write_text("<nmae>", encoding="utf-8")
+    return tmp_path
+
+
+def test_config_from_pyproject(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path,
+        'schema = ["name"]\ninclude = ["prompts/**/*.prompt"]\nexclude = ["prompts/drafts/**"]\n'
+        'ignore = ["T012"]\nextend-select = ["T011"]\n'
+        '[tool.templating.per-file-ignores]\n"prompts/legacy/*" = ["T008"]',
+    )
+    (root / "prompts" / "sub").mkdir()
+    config = load_config(root / "prompts" / "sub")  # found by walking up
+    assert config.root == root.resolve()
+    assert config.schema == ["name"]
+    assert config.ignore == ("T012",)
+    files = [Path(f).relative_to(root).as_posix() for f in collect_files([], config)]
+    assert files == ["prompts/agent.prompt", "prompts/legacy/old.prompt"]
+    codes = select_rules(extend_select=config.extend_select, ignore=config.ignore)
+    assert "T008" in codes
+    assert "T008" not in rules_for(str(root / "prompts/legacy/old.prompt"), config, codes)
+    assert "T008" in rules_for(str(root / "prompts/agent.prompt"), config, codes)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('shema = "x.json"', "unknown key"),
+        ("include = 'prompts/*'", "'include' must be a list of strings"),
+        ("select = ['T404']", "unknown rule 'T404'"),
+        ("schema = 3", "'schema' must be"),
+        ("per-file-ignores = 3", "'per-file-ignores' must be a table"),
+        ("include = [", "not valid TOML"),
+    ],
+    ids=["unknown-key", "include-not-list", "unknown-rule", "schema-type", "per-file-type", "bad-toml"],
+)
+def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
+    write_project(tmp_path, table)
+    with pytest.raises(LintConfigError, match=message):
+        load_config(tmp_path)
+
+
+def test_no_paths_and_no_include_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(LintConfigError, match="no paths given and no 'include' globs"):
+        collect_files([], LintConfig(root=tmp_path))
+
+
+def test_folders_use_default_patterns_and_skip_hidden(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "x.prompt").write_text("x", encoding="utf-8")
+    (tmp_path / "a.prompt").write_text("x", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "c.prompt.md").write_text("x", encoding="utf-8")
+    config = LintConfig(root=tmp_path)
+    assert [Path(f).name for f in collect_files([str(tmp_path)], config)] == ["a.prompt", "c.prompt.md"]
+    assert collect_files([str(tmp_path / "b.txt"), "-"], config) == [str(tmp_path / "b.txt"), "-"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("**/*.prompt", "a/b/c.prompt", True),
+        ("**/*.prompt", "c.prompt", True),
+        ("prompts/*.txt", "prompts/a/b.txt", False),
+        ("prompts/**", "prompts/a/b.txt", True),
+        ("a?.txt", "ab.txt", True),
+        ("a?.txt", "a/.txt", False),
+    ],
+    ids=["deep", "top", "one-level", "under", "question", "question-no-slash"],
+)
+def test_glob(pattern: str, path: str, matches: bool) -> None:
+    assert bool(glob_regex(pattern).match(path)) is matches
+
+
+def test_lint_report_snapshot(lint_snapshot: Any, snapshot: Any) -> None:
+    source = "You are <app:name>.\nHello < user:name >, order {order_id}.\n<example>\nhi <nick>\n</example>\n"
+    assert lint_snapshot(source, schema=["app:name", "user:name", "order_id", "nick?"]) == snapshot
+
+
+NEAR_MISS = {"T002", "T003", "T004", "T005", "T006", "T008"}
+
+
+@given(st.text(alphabet=st.sampled_from(list('<>?-: {}`.\nab_1/"')), max_size=60) | st.text(max_size=40))
+def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str) -> None:
+    diagnostics = lint(source, schema=["a", "b?", "user:a"], select=["ALL"])
+    literals = [node.span for node in Template(source).nodes if isinstance(node, Literal)]
+    for diag in diagnostics:
+        assert diag.span is not None
+        assert 0 <= diag.span.start < diag.span.end <= len(source)
+        if diag.code in NEAR_MISS:
+            assert any(lit.start <= diag.span.start and diag.span.end <= lit.end for lit in literals)

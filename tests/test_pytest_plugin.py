@@ -1,0 +1,114 @@
+"""The pytest plugin, run in pytester sandboxes: files written, compared byte for byte, diffs, unused snapshots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from templating.pytest_plugin import PromptTextExtension, SnapshotText, extension_for, lint_report
+
+TEST_FILE = """
+def test_greeting(prompt_snapshot, snapshot):
+    assert prompt_snapshot("Hello <user:name>,\\r\\nyour order <order_id> is <status?>.", STATE) == snapshot
+
+def test_report(lint_snapshot, snapshot):
+    assert lint_snapshot("Hi < name > and <usr:id>", schema=["name"]) == snapshot
+"""
+
+
+def make_tests(pytester: pytest.Pytester, state: str = '{"user:name": "Ada", "order_id": "A-1"}') -> None:
+    pytester.makepyfile(test_prompts=f"STATE = {state}\n" + TEST_FILE)
+
+
+def test_plugin_is_registered_by_entry_point(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--fixtures")
+    result.stdout.fnmatch_lines(["*prompt_snapshot*", "*lint_snapshot*"])
+
+
+def test_snapshots_are_plain_text_files_one_per_test(pytester: pytest.Pytester) -> None:
+    make_tests(pytester)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    folder = pytester.path / "__snapshots__" / "test_prompts"
+    assert sorted(p.name for p in folder.iterdir()) == ["test_greeting.txt", "test_report.txt"]
+    # the prompt exactly as the model sees it: bytes, CRLF kept, no trailing newline added
+    assert (folder / "test_greeting.txt").read_bytes() == b"Hello Ada,\r\nyour order A-1 is ."
+    report = (folder / "test_report.txt").read_text(encoding="utf-8")
+    assert report.startswith("1:4: T002 warning: '< name >' has whitespace inside")
+    assert "1:17: T003 error: unknown scope 'usr:'" in report
+    pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_a_changed_prompt_fails_with_a_text_diff(pytester: pytest.Pytester) -> None:
+    make_tests(pytester)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    make_tests(pytester, state='{"user:name": "Grace", "order_id": "A-1"}')
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*-Hello Ada,*", "*+Hello Grace,*"])
+    result.stdout.fnmatch_lines(["*--- snapshot", "*+++ received", "* your order A-1 is .  (no newline at end)"])
+
+
+def test_unused_snapshots_are_reported(pytester: pytest.Pytester) -> None:
+    make_tests(pytester)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    pytester.makepyfile(
+        test_prompts='STATE = {"user:name": "Ada", "order_id": "A-1"}\n'
+        "def test_greeting(prompt_snapshot, snapshot):\n"
+        '    assert prompt_snapshot("Hello <user:name>,\\r\\nyour order <order_id> is <status?>.", STATE) == snapshot\n'
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*1 snapshot unused*"])
+    assert result.ret == 1  # syrupy fails a run with unused snapshots unless told otherwise
+    result = pytester.runpytest("--snapshot-update")
+    result.stdout.fnmatch_lines(["*1 unused snapshot deleted*"])
+    assert not (pytester.path / "__snapshots__" / "test_prompts" / "test_report.txt").exists()
+
+
+def test_missing_key_fails_the_test(pytester: pytest.Pytester) -> None:
+    make_tests(pytester, state="{}")
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*MissingKeyError*"])
+
+
+def test_ini_option_moves_snapshots(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntemplating_snapshot_dir = prompts/snaps\n")
+    make_tests(pytester)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    assert (pytester.path / "prompts" / "snaps" / "test_prompts" / "test_greeting.txt").is_file()
+    assert not (pytester.path / "__snapshots__").exists()
+    pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_this_projects_prompt_snapshots(prompt_snapshot: Any, snapshot: Any) -> None:
+    example = Path(__file__).resolve().parent.parent / "examples"
+    state = json.loads((example / "state.json").read_text(encoding="utf-8"))
+    assert prompt_snapshot((example / "support_agent.txt").read_text(encoding="utf-8"), state) == snapshot
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "equal"),
+    [("a", "a", True), ("a", "b", False)],
+    ids=["same", "different"],
+)
+def test_snapshot_text_compares_with_text(left: str, right: str, equal: bool) -> None:
+    text = SnapshotText(left, PromptTextExtension, set())
+    assert (text == right) is equal
+    assert (text == SnapshotText(right, PromptTextExtension, set())) is equal
+    assert str(text) == left
+
+
+def test_extension_serializes_text_only() -> None:
+    assert PromptTextExtension().serialize("é\r\n") == "é\r\n".encode()
+    with pytest.raises(TypeError, match="prompt snapshots take str"):
+        PromptTextExtension().serialize(3)
+    assert extension_for("") is PromptTextExtension
+    assert extension_for("/x") is extension_for("/x")
+
+
+def test_lint_report_clean() -> None:
+    assert lint_report("Hello <name>") == "no findings\n"
