@@ -25,6 +25,7 @@ from .providers import (
     when,
 )
 from .render import Formatter, Missing, format_adk_value, format_value
+from .runner import Model, Runner
 from .sessions import (
     AlreadyExistsError,
     Event,
@@ -39,6 +40,9 @@ from .state import InvalidStateError, State
 from .template import Template, escape, parse, render
 
 __all__ = [
+    # running a turn (issue 4)
+    "Model",
+    "Runner",
     # linting (issue 5)
     "Diagnostic",
     "lint",

@@ -1,0 +1,94 @@
+"""One turn of an agent, end to end: session state -> instruction -> model -> events.
+
+A deliberately small runner, so the whole pipeline can be exercised (and tested) without an LLM
+library: the model is any sync or async callable ``model(instruction, message) -> str``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeAlias
+
+from .agents import Agent
+from .contexts import ReadonlyContext
+from .sessions import Event, EventActions, InMemorySessionService, SessionNotFoundError
+
+__all__ = ["Model", "Runner"]
+
+Model: TypeAlias = Callable[[str, str], str | Awaitable[str]]
+
+
+class Runner:
+    """Runs one turn of ``agent`` against sessions of ``app_name`` kept by ``session_service``.
+
+    A turn renders the agent's instruction from the session's state (plus the turn's own
+    ``state_delta``), calls ``model(instruction, message)``, and appends two events: the user's
+    message (carrying ``state_delta``) and the model's reply (saving the reply under the agent's
+    ``output_key`` through its state delta). Nothing is appended unless the instruction rendered
+    and the model answered with text, so a failed turn leaves the session as it was.
+    """
+
+    def __init__(self, *, agent: Agent, app_name: str, session_service: InMemorySessionService, model: Model) -> None:
+        if not isinstance(agent, Agent):
+            raise TypeError(f"agent must be a templating.Agent, not {type(agent).__name__}")
+        if not isinstance(app_name, str) or not app_name.strip():
+            raise ValueError(f"app_name must be a non-blank str, not {app_name!r}")
+        if not isinstance(session_service, InMemorySessionService):
+            raise TypeError(f"session_service must be an InMemorySessionService, not {type(session_service).__name__}")
+        if not callable(model):
+            raise TypeError(f"model must be a callable model(instruction, message) -> str, not {type(model).__name__}")
+        self.agent = agent
+        self.app_name = app_name.strip()
+        self.session_service = session_service
+        self.model = model
+
+    async def run(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        message: str,
+        state_delta: Mapping[str, Any] | None = None,
+    ) -> list[Event]:
+        """Run one turn and return its events as stored: the user's message, then the model's reply.
+
+        ``state_delta`` is written with the user's message, like ADK's ``run_async(state_delta=...)``;
+        its ``temp:`` keys are visible to this turn's instruction and gone in the next turn.
+        Raises :class:`SessionNotFoundError` for an unknown session, :class:`MissingKeyError` when
+        the instruction needs a key that state lacks, and ``TypeError`` when the model returns
+        anything but ``str``; in every such case nothing is appended.
+        """
+        if not isinstance(message, str):
+            raise TypeError(f"message must be a str, not {type(message).__name__}")
+        session = await self.session_service.get_session(app_name=self.app_name, user_id=user_id, session_id=session_id)
+        if session is None:
+            raise SessionNotFoundError(app_name=self.app_name, user_id=user_id, session_id=session_id)
+        invocation_id = f"inv-{uuid.uuid4().hex}"
+        user_event = Event(
+            invocation_id=invocation_id,
+            author="user",
+            content=message,
+            actions=EventActions(state_delta=dict(state_delta or {})),
+        )
+        # The instruction sees the state as it will be once the user's event is appended; the
+        # events themselves are appended only after the model has answered.
+        turn_view = session.model_copy(update={"state": {**session.state, **user_event.actions.state_delta}})
+        ctx = ReadonlyContext(turn_view, invocation_id=invocation_id, agent_name=self.agent.name)
+        instruction = await self.agent.canonical_instruction(ctx)
+        reply = self.model(instruction, message)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if not isinstance(reply, str):
+            raise TypeError(f"the model must return str, not {type(reply).__name__}")
+        stored_user = await self.session_service.append_event(session, user_event)
+        output = {self.agent.output_key: reply} if self.agent.output_key else {}
+        model_event = Event(
+            invocation_id=invocation_id,
+            author=self.agent.name,
+            content=reply,
+            actions=EventActions(state_delta=output),
+        )
+        stored_model = await self.session_service.append_event(session, model_event)
+        return [stored_user, stored_model]

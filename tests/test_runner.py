@@ -1,0 +1,209 @@
+"""The Runner: one turn end to end, from session state to the events it stores."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from templating import Agent, InMemorySessionService, MissingKeyError, Runner, SessionNotFoundError, instruction
+
+APP = "shop"
+
+
+class Recorder:
+    """A fake model: records what it was given and answers with a fixed reply (sync or async)."""
+
+    def __init__(self, reply: Any = "Sure.", *, is_async: bool = False) -> None:
+        self.reply = reply
+        self.calls: list[tuple[str, str]] = []
+        self.is_async = is_async
+
+    def __call__(self, instruction: str, message: str) -> Any:
+        self.calls.append((instruction, message))
+        if self.is_async:
+
+            async def later() -> Any:
+                await asyncio.sleep(0)
+                return self.reply
+
+            return later()
+        return self.reply
+
+
+def make_agent(**overrides: Any) -> Agent:
+    options: dict[str, Any] = {
+        "name": "support",
+        "global_instruction": "You work for <app:brand>.",
+        "instruction": 'Help <user:name> with order <order_id>. Reply as JSON: {"ok": true}. Step: <temp:step?>',
+        "output_key": "last_reply",
+    }
+    options.update(overrides)
+    return Agent(**options)
+
+
+async def setup(service: InMemorySessionService, session_id: str = "s1") -> None:
+    await service.create_session(
+        app_name=APP,
+        user_id="u1",
+        session_id=session_id,
+        state={"app:brand": "Acme", "user:name": "Ada", "order_id": "A-1"},
+    )
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync-model", "async-model"])
+def test_one_turn(is_async: bool, snapshot: SnapshotAssertion) -> None:
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+        model = Recorder("Your order ships today.", is_async=is_async)
+        runner = Runner(agent=make_agent(), app_name=APP, session_service=service, model=model)
+        events = await runner.run(user_id="u1", session_id="s1", message="Where is my order?")
+
+        assert [(e.author, e.content) for e in events] == [
+            ("user", "Where is my order?"),
+            ("support", "Your order ships today."),
+        ]
+        assert events[0].invocation_id == events[1].invocation_id
+        assert events[1].actions.state_delta == {"last_reply": "Your order ships today."}
+        assert len(model.calls) == 1
+        rendered, message = model.calls[0]
+        assert message == "Where is my order?"
+        assert rendered == snapshot
+
+        stored = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert stored is not None
+        assert [e.id for e in stored.events] == [e.id for e in events]
+        assert stored.state["last_reply"] == "Your order ships today."
+
+    asyncio.run(scenario())
+
+
+def test_temp_state_lives_for_one_turn() -> None:
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+        model = Recorder()
+        runner = Runner(agent=make_agent(), app_name=APP, session_service=service, model=model)
+        first = await runner.run(user_id="u1", session_id="s1", message="hi", state_delta={"temp:step": "triage"})
+        await runner.run(user_id="u1", session_id="s1", message="again")
+
+        assert model.calls[0][0].endswith("Step: triage")
+        assert model.calls[1][0].endswith("Step: ")
+        assert first[0].actions.state_delta == {}  # temp: keys are never stored
+        stored = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert stored is not None
+        assert "temp:step" not in stored.state
+
+    asyncio.run(scenario())
+
+
+def test_user_scoped_output_is_shared_with_the_users_other_sessions() -> None:
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service, "s1")
+        await setup(service, "s2")
+        runner = Runner(
+            agent=make_agent(output_key="user:summary"), app_name=APP, session_service=service, model=Recorder("noted")
+        )
+        await runner.run(user_id="u1", session_id="s1", message="remember this")
+        other = await service.get_session(app_name=APP, user_id="u1", session_id="s2")
+        assert other is not None
+        assert other.state["user:summary"] == "noted"
+
+    asyncio.run(scenario())
+
+
+def test_no_output_key_saves_nothing() -> None:
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+        runner = Runner(agent=make_agent(output_key=None), app_name=APP, session_service=service, model=Recorder())
+        events = await runner.run(user_id="u1", session_id="s1", message="hi")
+        assert events[1].actions.state_delta == {}
+
+    asyncio.run(scenario())
+
+
+def failing_model(instruction: str, message: str) -> str:
+    raise RuntimeError("model is down")
+
+
+FAILED_TURNS = [
+    ("missing-key", {"instruction": instruction("Order <nope>.")}, Recorder(), MissingKeyError, "'nope'"),
+    ("model-returns-non-str", {}, Recorder(reply=42), TypeError, "the model must return str, not int"),
+    ("model-raises", {}, failing_model, RuntimeError, "model is down"),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "model", "error", "message"), [c[1:] for c in FAILED_TURNS], ids=[c[0] for c in FAILED_TURNS]
+)
+def test_a_failed_turn_appends_nothing(
+    overrides: dict[str, Any], model: Any, error: type[Exception], message: str
+) -> None:
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+        runner = Runner(agent=make_agent(**overrides), app_name=APP, session_service=service, model=model)
+        with pytest.raises(error, match=message):
+            await runner.run(user_id="u1", session_id="s1", message="hi", state_delta={"seen": True})
+        stored = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert stored is not None
+        assert stored.events == []
+        assert "seen" not in stored.state
+
+    asyncio.run(scenario())
+
+
+def test_missing_key_does_not_call_the_model() -> None:
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+        model = Recorder()
+        runner = Runner(agent=make_agent(instruction="<nope>"), app_name=APP, session_service=service, model=model)
+        with pytest.raises(MissingKeyError):
+            await runner.run(user_id="u1", session_id="s1", message="hi")
+        assert model.calls == []
+
+    asyncio.run(scenario())
+
+
+def test_unknown_session() -> None:
+    async def scenario() -> None:
+        runner = Runner(agent=make_agent(), app_name=APP, session_service=InMemorySessionService(), model=Recorder())
+        with pytest.raises(SessionNotFoundError, match="no session 'nope' for user 'u1' in app 'shop'"):
+            await runner.run(user_id="u1", session_id="nope", message="hi")
+
+    asyncio.run(scenario())
+
+
+BAD_RUNNERS = [
+    ("agent", {"agent": "support"}, TypeError, "agent must be a templating.Agent, not str"),
+    ("app-name", {"app_name": "  "}, ValueError, "app_name must be a non-blank str"),
+    ("service", {"session_service": {}}, TypeError, "session_service must be an InMemorySessionService, not dict"),
+    ("model", {"model": "gpt"}, TypeError, r"model must be a callable model\(instruction, message\) -> str"),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "message"), [c[1:] for c in BAD_RUNNERS], ids=[c[0] for c in BAD_RUNNERS]
+)
+def test_bad_runner_arguments(overrides: dict[str, Any], error: type[Exception], message: str) -> None:
+    options: dict[str, Any] = {
+        "agent": make_agent(),
+        "app_name": APP,
+        "session_service": InMemorySessionService(),
+        "model": Recorder(),
+    }
+    options.update(overrides)
+    with pytest.raises(error, match=message):
+        Runner(**options)
+
+
+def test_message_must_be_text() -> None:
+    runner = Runner(agent=make_agent(), app_name=APP, session_service=InMemorySessionService(), model=Recorder())
+    with pytest.raises(TypeError, match="message must be a str, not bytes"):
+        asyncio.run(runner.run(user_id="u1", session_id="s1", message=b"hi"))  # type: ignore[arg-type]
