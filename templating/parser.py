@@ -11,7 +11,7 @@ cost time (the test suite checks that the full LALR parse agrees, token for toke
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -76,41 +76,19 @@ def parse_nodes(source: str, dialect: Dialect = "angle") -> tuple[Node, ...]:
     """
     if not isinstance(source, str):
         raise TypeError(f"a template source must be a str, not {type(source).__name__}")
-    if check_dialect(dialect) == "adk":
-        return _parse_adk(source)
-    return _parse_angle(source)
+    return _build(source, check_dialect(dialect))
 
 
-def _parse_angle(source: str) -> tuple[Node, ...]:
-    nodes: list[Node] = []
-    # Literal text not yet emitted: adjacent TEXT tokens and tokens demoted to text merge into one.
-    text_start = -1
-    text_line = text_column = 0
-    for token in _tokens(source, "angle"):
-        start: int = token.start_pos  # type: ignore[assignment]  # the lexer sets every position
-        kind = token.type
-        if kind != "TEXT":
-            width = 2 if kind == "ESCAPE" else 1
-            key = token.value[width:-width]
-            optional = key.endswith("?")
-            if optional:
-                key = key[:-1]
-            if _valid_key(key):
-                if text_start >= 0:
-                    nodes.append(Literal(source[text_start:start], Span(text_start, start, text_line, text_column)))
-                    text_start = -1
-                span = Span(start, token.end_pos, token.line, token.column)  # type: ignore[arg-type]
-                if kind == "ESCAPE":
-                    nodes.append(Escaped(token.value[1:-1], span))
-                else:
-                    nodes.append(Placeholder(key, optional, span))
-                continue
-        if text_start < 0:
-            text_start, text_line, text_column = start, token.line, token.column  # type: ignore[assignment]
-    if text_start >= 0:
-        end = len(source)
-        nodes.append(Literal(source[text_start:end], Span(text_start, end, text_line, text_column)))
-    return tuple(nodes)
+def _angle_node(token: Token, span: Span) -> Node | None:
+    """The node an ESCAPE or PLACEHOLDER token of the angle syntax stands for, or None if it is text."""
+    width = 2 if token.type == "ESCAPE" else 1
+    key = token.value[width:-width]
+    optional = key.endswith("?")
+    if optional:
+        key = key[:-1]
+    if not _valid_key(key):
+        return None
+    return Escaped(token.value[1:-1], span) if token.type == "ESCAPE" else Placeholder(key, optional, span)
 
 
 def _valid_adk_key(key: str) -> bool:
@@ -122,24 +100,34 @@ def _valid_adk_key(key: str) -> bool:
     return key.isidentifier()
 
 
-def _parse_adk(source: str) -> tuple[Node, ...]:
-    """The ADK dialect: the same loop as for the angle syntax, over ``grammar/adk.lark``'s tokens."""
+def _adk_node(token: Token, span: Span) -> Node | None:
+    """The node a PLACEHOLDER token of the ADK dialect stands for, or None if it is text."""
+    key = token.value[1:-1].strip()
+    optional = key.endswith("?")
+    if optional:
+        key = key[:-1]
+    return Placeholder(key, optional, span) if _valid_adk_key(key) else None
+
+
+_NODE_OF: dict[Dialect, Callable[[Token, Span], Node | None]] = {"angle": _angle_node, "adk": _adk_node}
+
+
+def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
+    """Nodes from the dialect's tokens. A token that stands for no node (a key Python's rules
+    reject) is text; adjacent text, from TEXT tokens or such tokens, merges into one Literal."""
+    node_of = _NODE_OF[dialect]
     nodes: list[Node] = []
     text_start = -1
     text_line = text_column = 0
-    for token in _tokens(source, "adk"):
+    for token in _tokens(source, dialect):
         start: int = token.start_pos  # type: ignore[assignment]  # the lexer sets every position
-        if token.type == "PLACEHOLDER":
-            key = token.value[1:-1].strip()
-            optional = key.endswith("?")
-            if optional:
-                key = key[:-1]
-            if _valid_adk_key(key):
+        if token.type != "TEXT":
+            node = node_of(token, Span(start, token.end_pos, token.line, token.column))  # type: ignore[arg-type]
+            if node is not None:
                 if text_start >= 0:
                     nodes.append(Literal(source[text_start:start], Span(text_start, start, text_line, text_column)))
                     text_start = -1
-                span = Span(start, token.end_pos, token.line, token.column)  # type: ignore[arg-type]
-                nodes.append(Placeholder(key, optional, span))
+                nodes.append(node)
                 continue
         if text_start < 0:
             text_start, text_line, text_column = start, token.line, token.column  # type: ignore[assignment]
