@@ -3,6 +3,7 @@ offending line with a caret under it, then a line of help."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,18 +12,35 @@ from .nodes import Dialect, Span
 __all__ = ["MissingKey", "MissingKeyError", "TemplatingError", "excerpt"]
 
 
+_WINDOW = 60  # characters of context kept on each side of a span in an excerpt
+
+
+def _cells(text: str) -> int:
+    """Terminal columns ``text`` takes: East Asian wide and fullwidth characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def excerpt(source: str, span: Span, *, indent: str = "    ") -> str:
-    """The source line ``span`` starts on, and a caret line under the span (clipped to that line)."""
+    """The source line ``span`` starts on, and a caret line under the span (clipped to that line).
+
+    A long line is cut to a window around the span, marked with ``…``, so an error about a huge
+    one-line template stays readable.
+    """
     line_start = source.rfind("\n", 0, span.start) + 1
     line_end = source.find("\n", span.start)
     if line_end < 0:
         line_end = len(source)
     line = source[line_start:line_end].rstrip("\r")
     offset = span.start - line_start
+    stop = min(span.end - line_start, len(line))
+    left = max(0, offset - _WINDOW)
+    right = min(len(line), max(stop, offset + 1) + _WINDOW)
+    before = ("…" if left else "") + line[left:offset]
+    marked = line[offset:stop]
+    after = line[stop:right] + ("…" if right < len(line) else "")
     # Keep tabs in the margin so the caret lines up under the text as a terminal shows it.
-    margin = "".join(ch if ch == "\t" else " " for ch in line[:offset])
-    width = max(1, min(span.end, line_start + len(line)) - span.start)
-    return f"{indent}{line}\n{indent}{margin}{'^' * width}"
+    margin = "".join(ch if ch == "\t" else " " * _cells(ch) for ch in before)
+    return f"{indent}{before}{marked}{after}\n{indent}{margin}{'^' * max(1, _cells(marked))}"
 
 
 class TemplatingError(Exception):
@@ -69,11 +87,13 @@ def _rebuild(cls: type[TemplatingError], state: dict[str, object]) -> Templating
 
 @dataclass(frozen=True, slots=True)
 class MissingKey:
-    """One required key that state did not have: where it was first used, and a close match if any."""
+    """One required key that state did not have: where it was first used, a close match if any,
+    and the spans of its other uses (``also``)."""
 
     key: str
     span: Span
     suggestion: str | None = None
+    also: tuple[Span, ...] = ()
 
 
 def _missing_help(keys: Sequence[str], dialect: Dialect) -> str:
@@ -109,12 +129,16 @@ class MissingKeyError(TemplatingError, KeyError):
         )
         self.missing = tuple(missing)
         self.keys = keys
+        self.args = keys  # as for any KeyError, args[0] is the (first) missing key
 
     def __str__(self) -> str:
         lines = [self.message]
         for item in self.missing:
             hint = f"; did you mean {item.suggestion!r}?" if item.suggestion else ""
-            lines.append(f"  at {item.span.line}:{item.span.column}: {item.key!r} is missing{hint}")
+            also = ""
+            if item.also:
+                also = " (also at " + ", ".join(f"{span.line}:{span.column}" for span in item.also) + ")"
+            lines.append(f"  at {item.span.line}:{item.span.column}: {item.key!r} is missing{also}{hint}")
             if self.source is not None:
                 lines.append(excerpt(self.source, item.span))
         lines.append(f"help: {self.help}")

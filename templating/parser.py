@@ -68,15 +68,19 @@ def _valid_key(key: str) -> bool:
     return all(seg.isidentifier() or (seg.isascii() and seg.isdigit()) for seg in rest)
 
 
-@lru_cache(maxsize=256)
 def parse_nodes(source: str, dialect: Dialect = "angle") -> tuple[Node, ...]:
     """Parse ``source``, written in ``dialect``, into nodes.
 
     Never raises on a string; results are cached per ``(source, dialect)``.
     """
-    if not isinstance(source, str):
+    if not isinstance(source, str):  # checked before the cache, which would only say "unhashable"
         raise TypeError(f"a template source must be a str, not {type(source).__name__}")
-    return _build(source, check_dialect(dialect))
+    return _cached(source, check_dialect(dialect))
+
+
+@lru_cache(maxsize=256)
+def _cached(source: str, dialect: Dialect) -> tuple[Node, ...]:
+    return _build(source, dialect)
 
 
 def _angle_node(token: Token, span: Span) -> Node | None:

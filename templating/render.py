@@ -182,7 +182,10 @@ class Plan:
                         absent = []
                     absent.append(node)
             elif formatter is not None:
-                parts[index] = formatter(value)
+                text = formatter(value)
+                if not isinstance(text, str):
+                    raise TypeError(f"formatter= must return str, but returned {type(text).__name__} for {node.key!r}")
+                parts[index] = text
             elif type(value) is str:
                 parts[index] = value
             else:
@@ -192,8 +195,11 @@ class Plan:
         return "".join(parts)
 
     def _missing_error(self, get: Getter, state: Any, absent: list[Placeholder]) -> MissingKeyError:
-        seen: dict[str, MissingKey] = {}
+        uses: dict[str, list[Placeholder]] = {}
         for node in absent:
-            if node.key not in seen:
-                seen[node.key] = MissingKey(node.key, node.span, _suggest(get, state, node))
-        return MissingKeyError(list(seen.values()), source=self.source, dialect=self.dialect)
+            uses.setdefault(node.key, []).append(node)
+        missing = [
+            MissingKey(key, nodes[0].span, _suggest(get, state, nodes[0]), tuple(node.span for node in nodes[1:]))
+            for key, nodes in uses.items()
+        ]
+        return MissingKeyError(missing, source=self.source, dialect=self.dialect)

@@ -47,6 +47,9 @@ class Template:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Template is immutable; cannot set {name!r}")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Template is immutable; cannot delete {name!r}")
+
     def render(self, state: Any, *, missing: Missing = "error", formatter: Formatter | None = None) -> str:
         """Render against ``state``: a mapping, or any object with a ``.state`` mapping (an agent context).
 
@@ -80,6 +83,8 @@ def _rebuild(source: str, dialect: Dialect) -> Template:
 
 def parse(source: str, *, dialect: Dialect = "angle") -> Template:
     """Parse ``source``, written in ``dialect``, into a :class:`Template`; each is parsed only once."""
+    if not isinstance(source, str):  # checked before the cache, which would only say "unhashable"
+        raise TypeError(f"a template source must be a str, not {type(source).__name__}")
     return _parse(source, check_dialect(dialect))
 
 

@@ -54,6 +54,19 @@ def test_missing_key_error_is_a_key_error_with_data() -> None:
     )
 
 
+def test_missing_key_error_lists_every_use_and_keys_as_args() -> None:
+    error = missing_error("<a> <b>\n<a> <a>", {})
+    assert error.args == ("a", "b")
+    assert error.missing[0].also == (Span(8, 11, 2, 1), Span(12, 15, 2, 5))
+    assert "  at 1:1: 'a' is missing (also at 2:1, 2:5)" in str(error)
+
+
+def test_error_text_stays_small_for_huge_lines() -> None:
+    source = " ".join(f"<k{i}>" for i in range(2000))
+    error = missing_error(source, {})
+    assert len(str(error)) < 400 * len(error.keys)  # a window per key, not the whole 13k-character line
+
+
 def test_errors_survive_pickling() -> None:
     error = missing_error("<nmae>", {"name": 1})
     copy = pickle.loads(pickle.dumps(error))
@@ -75,8 +88,15 @@ def test_templating_error_text() -> None:
         ("ab\r\ncd", Span(0, 2, 1, 1), "    ab\n    ^^"),
         ("<a\nb>", Span(0, 5, 1, 1), "    <a\n    ^^"),
         ("", Span(0, 0, 1, 1), "    \n    ^"),
+        ("名前は <x>", Span(4, 7, 1, 5), "    名前は <x>\n           ^^^"),
+        ("<名前>", Span(0, 4, 1, 1), "    <名前>\n    ^^^^^^"),
+        (
+            "a" * 100 + "<x>" + "b" * 100,
+            Span(100, 103, 1, 101),
+            "    …" + "a" * 60 + "<x>" + "b" * 60 + "…\n" + " " * 65 + "^^^",
+        ),
     ],
-    ids=["middle", "tab-kept", "crlf", "clipped-to-line", "empty"],
+    ids=["middle", "tab-kept", "crlf", "clipped-to-line", "empty", "wide-margin", "wide-span", "long-line-window"],
 )
 def test_excerpt(source: str, span: Span, expected: str) -> None:
     assert excerpt(source, span) == expected

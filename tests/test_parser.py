@@ -151,6 +151,53 @@ def test_placeholders_are_what_the_source_says(source: str) -> None:
                 assert text == node.text
 
 
+def angle_reference(source: str) -> list[tuple[object, ...]]:
+    """The angle syntax's rules as a plain left-to-right scan, written independently of the grammar."""
+
+    def valid(key: str) -> bool:
+        for scope in ("app:", "user:", "temp:"):
+            if key.startswith(scope):
+                key = key[len(scope) :]
+                break
+        first, *rest = key.split(".")
+        return first.isidentifier() and all(p.isidentifier() or (p.isascii() and p.isdigit()) for p in rest)
+
+    out: list[tuple[object, ...]] = []
+    text = ""
+    i = 0
+    while i < len(source):
+        for width in (2, 1):  # an escape first, then a placeholder, both starting here
+            close = source.find(">", i + width)
+            inner = source[i + width : close] if close >= 0 else ""
+            if (
+                source.startswith("<" * width, i)
+                and source.startswith(">" * width, close)
+                and "<" not in inner
+                and valid(inner.removesuffix("?"))
+            ):
+                if text:
+                    out.append(("L", text))
+                    text = ""
+                if width == 2:
+                    out.append(("E", f"<{inner}>"))
+                else:
+                    out.append(("P", inner.removesuffix("?"), inner.endswith("?")))
+                i = close + width
+                break
+        else:
+            text += source[i]
+            i += 1
+    if text:
+        out.append(("L", text))
+    return out
+
+
+@settings(max_examples=500, deadline=None)
+@given(templates)
+def test_nodes_match_a_plain_scan_of_the_rules(source: str) -> None:
+    assert shape(source) == angle_reference(source)
+
+
 @pytest.mark.parametrize(
     "source",
     ["<" * 50_000, "<<<<a" * 10_000, "<a" * 25_000, "<" + "a." * 25_000, "< " * 25_000, "<a:b>" * 10_000],

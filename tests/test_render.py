@@ -69,7 +69,7 @@ LITERAL_ROWS = [
 ]
 
 
-@pytest.mark.parametrize("source", LITERAL_ROWS)
+@pytest.mark.parametrize("source", LITERAL_ROWS, ids=[f"row-{i}" for i in range(len(LITERAL_ROWS))])
 def test_literal_rows_render_unchanged(source: str) -> None:
     assert render(source, {"name": "Ada", "a": "A", "tag": "T"}) == source
 
@@ -121,6 +121,11 @@ def test_formatter_replaces_value_formatting() -> None:
 
     assert render("<a> <b> <c?>", {"a": 1, "b": None}, formatter=formatter) == "«1» «None» "
     assert seen == [1, None]
+
+
+def test_formatter_must_return_text() -> None:
+    with pytest.raises(TypeError, match="formatter= must return str, but returned int for 'b'"):
+        render("<a> <b>", {"a": "x", "b": 2}, formatter=lambda value: value)
 
 
 class Context:

@@ -30,11 +30,21 @@ def test_template_is_immutable_and_compares_by_source() -> None:
     template = Template("<a>")
     with pytest.raises(AttributeError, match="immutable"):
         template.source = "<b>"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        del template.keys
+    assert template.keys == ("a",)
     assert template == Template("<a>")
     assert template != Template("<b>")
     assert len({template, Template("<a>")}) == 1
     assert pickle.loads(pickle.dumps(template)) == template
     assert repr(Template("x" * 100)).endswith("...')")
+
+
+@pytest.mark.parametrize("source", [["<a>"], b"<a>", None], ids=["list", "bytes", "none"])
+def test_non_string_sources_are_type_errors(source: object) -> None:
+    for make in (parse, Template):
+        with pytest.raises(TypeError, match="a template source must be a str"):
+            make(source)  # type: ignore[operator]
 
 
 def test_parse_caches_templates() -> None:
