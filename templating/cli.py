@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from typing import Any, NoReturn
 
 from .convert import ConversionError, convert_adk
@@ -33,12 +35,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def read_text(path: str, *, what: str = "template") -> str:
-    """The text of ``path`` (``-`` is stdin), or a UsageError saying why it cannot be read."""
+    """The text of ``path`` (``-`` is stdin), exactly as written (line endings kept, a leading byte
+    order mark dropped), or a UsageError saying why it cannot be read."""
     try:
         if path == "-":
-            return sys.stdin.read()
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+            if sys.stdin is None:
+                raise UsageError("stdin is closed: there is nothing to read")
+            stream = getattr(sys.stdin, "buffer", None)
+            text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+        else:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{what} file not found: {path}") from None
     except IsADirectoryError:
@@ -46,22 +53,63 @@ def read_text(path: str, *, what: str = "template") -> str:
     except PermissionError:
         raise UsageError(f"cannot read {what} file (permission denied): {path}") from None
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{what} file is not valid UTF-8: {path} (byte {exc.start})") from None
+        where = "stdin" if path == "-" else f"{what} file"
+        raise UsageError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
     except OSError as exc:
-        raise UsageError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
+    return text.removeprefix("\ufeff")
+
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number"}
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"duplicate key {key!r}")
+        data[key] = value
+    return data
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def read_state(path: str | None) -> dict[str, Any]:
-    """State from a JSON file holding an object; empty state when no file is given."""
+    """State from a JSON file holding an object; empty state when no file is given.
+
+    Strict JSON: no NaN or Infinity, no numbers out of range, no duplicate keys.
+    """
     if path is None:
         return {}
     text = read_text(path, what="state")
+    name = "stdin" if path == "-" else path
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"state file is not valid JSON: {path}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
+        raise UsageError(f"state is not valid JSON: {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
+    except ValueError as exc:  # a duplicate key, NaN, a number out of range, an integer too long
+        raise UsageError(f"state is not valid JSON: {name}: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"state is nested too deeply to read: {name}") from None
     if not isinstance(data, dict):
-        raise UsageError(f"state file must hold a JSON object (key -> value), not {type(data).__name__}: {path}")
+        raise UsageError(f"state must be a JSON object (key -> value), not {_json_type(data)}: {name}")
     return data
 
 
@@ -76,7 +124,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
         name = "<stdin>" if args.file == "-" else args.file
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    sys.stdout.write(text)
+    print(text, end="")
     return EXIT_OK
 
 
@@ -233,8 +281,16 @@ def _add_lint_command(commands: Any) -> None:
     lint.set_defaults(run=_cmd_lint)
 
 
+def _version() -> str:
+    try:
+        return metadata.version("templating")
+    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="templating", description="Render and check LLM agent instructions written as templates.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     render = commands.add_parser("render", help="render an instruction against state from a JSON file")
@@ -287,7 +343,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     for item in differences:
         print(f"{name}:{item.span.line}:{item.span.column}: warning: {item.text!r}: {item.message}", file=sys.stderr)
-    sys.stdout.write(text)
+    print(text, end="")
     return EXIT_OK
 
 
@@ -305,14 +361,37 @@ def _add_convert(commands: Any) -> None:
     convert.set_defaults(run=_cmd_convert)
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         code: int = args.run(args)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # surface write errors here, not at interpreter exit
     except UsageError as exc:
         print(f"templating: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:  # e.g. piped into `head`
+    except KeyboardInterrupt:
+        print("templating: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. piped into `head`: the reader has all it wanted
+        _quiet_stdout()
         return EXIT_OK
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        print(f"templating: error: cannot write the output as {exc.encoding}: {bad!r} ({exc.reason})", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        _quiet_stdout()
+        print(f"templating: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     return code

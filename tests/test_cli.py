@@ -6,7 +6,10 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -100,12 +103,12 @@ BAD_INPUT = [
     (
         "bad-json",
         lambda p: ["render", write(p, "t.txt", "<a>"), "--state", write(p, "s.json", "{oops")],
-        "state file is not valid JSON",
+        "state is not valid JSON",
     ),
     (
         "json-not-object",
         lambda p: ["render", write(p, "t.txt", "<a>"), "--state", write(p, "s.json", "[1]")],
-        "must hold a JSON object",
+        "state must be a JSON object (key -> value), not an array",
     ),
     (
         "missing-state",
@@ -136,15 +139,121 @@ def test_bad_input_exits_2_with_a_message(
     assert "Traceback" not in err
 
 
-def test_console_script_and_module_entry_points() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "templating", "render", str(EXAMPLE), "--state", str(EXAMPLE_STATE)],
+def cli(args: list[str], *, stdin: bytes | None = b"", **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+    """Run the real command in a subprocess, as a user would, from outside the checkout (so that
+    ``python -m templating`` imports the installed package, not the source tree)."""
+    return subprocess.run(
+        [sys.executable, "-m", "templating", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=tempfile.gettempdir(),
+        check=False,
+        **kwargs,
+    )
+
+
+SUBPROCESS_BAD_INPUT = [
+    ("lone-surrogate-in-state", "Hi <a>", b'{"a": "\\ud800"}', 2, "cannot write the output as utf-8"),
+    ("deeply-nested-state", "<a>", b"[" * 100_000, 2, "state is nested too deeply"),
+    ("huge-integer", "<a>", b'{"a": ' + b"9" * 5000 + b"}", 2, "state is not valid JSON"),
+    ("nan", "<a>", b'{"a": NaN}', 2, "NaN is not JSON"),
+    ("float-out-of-range", "<a>", b'{"a": 1e400}', 2, "number 1e400 is out of range"),
+    ("duplicate-key", "<a>", b'{"a": 1, "a": 2}', 2, "duplicate key 'a'"),
+    ("state-not-object", "<a>", b"null", 2, "state must be a JSON object (key -> value), not null"),
+    ("state-not-utf8", "<a>", b'{"a": "\xff"}', 2, "state file is not valid UTF-8"),
+]
+
+
+@pytest.mark.parametrize(
+    ("template", "state", "code", "message"),
+    [c[1:] for c in SUBPROCESS_BAD_INPUT],
+    ids=[c[0] for c in SUBPROCESS_BAD_INPUT],
+)
+def test_bad_state_in_a_real_process(tmp_path: Path, template: str, state: bytes, code: int, message: str) -> None:
+    template_file = write(tmp_path, "t.txt", template)
+    state_file = tmp_path / "s.json"
+    state_file.write_bytes(state)
+    result = cli(["render", template_file, "--state", str(state_file)])
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == code, err
+    assert message in err
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1
+
+
+def test_unwritable_output_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    template_file = write(tmp_path, "t.txt", "x" * 100_000)
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "templating", "render", template_file],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    assert result.returncode == 2
+    assert result.stderr.decode() == "templating: error: cannot write the output: No space left on device\n"
+
+
+def test_closed_stdin() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.stdin.close(); sys.stdin = None; "
+            "from templating.cli import main; raise SystemExit(main(['keys', '-']))",
+        ],
         capture_output=True,
         text=True,
         check=False,
     )
+    assert (proc.returncode, proc.stderr) == (2, "templating: error: stdin is closed: there is nothing to read\n")
+
+
+def test_stdin_must_be_utf8() -> None:
+    result = cli(["keys", "-"], stdin=b"<a> \xff")
+    assert result.returncode == 2
+    assert result.stderr.decode() == "templating: error: stdin is not valid UTF-8: - (byte 4)\n"
+
+
+@pytest.mark.parametrize("source", ["-", "file"], ids=["stdin", "file"])
+def test_text_is_rendered_exactly_as_written(tmp_path: Path, source: str) -> None:
+    raw = "\ufeffline one <a>\r\nline two\rthree\n".encode("utf-8")
+    state = write(tmp_path, "s.json", '{"a": "A"}')
+    if source == "file":
+        (tmp_path / "t.txt").write_bytes(raw)
+        result = cli(["render", str(tmp_path / "t.txt"), "--state", state])
+    else:
+        result = cli(["render", "-", "--state", state], stdin=raw)
     assert result.returncode == 0, result.stderr
-    assert "Grace Hopper" in result.stdout
+    assert result.stdout == b"line one A\r\nline two\rthree\n"
+
+
+def test_broken_pipe_exits_quietly(tmp_path: Path) -> None:
+    template_file = write(tmp_path, "t.txt", "line\n" * 200_000)
+    proc = subprocess.run(
+        f"{sys.executable} -m templating render {template_file} | head -c 10",
+        shell=True,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.stdout == b"line\nline\n"
+    assert b"Traceback" not in proc.stderr
+    assert b"Exception ignored" not in proc.stderr
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["--version"], capsys)
+    assert (code, out) == (0, f"templating {metadata.version('templating')}\n")
+
+
+def test_console_script_and_module_entry_points() -> None:
+    result = cli(["render", str(EXAMPLE), "--state", str(EXAMPLE_STATE)])
+    assert result.returncode == 0, result.stderr
+    assert "Grace Hopper" in result.stdout.decode()
+    script = Path(sys.executable).parent / "templating"
+    if script.exists():  # the console script of this environment
+        direct = subprocess.run([str(script), "keys", str(EXAMPLE)], capture_output=True, text=True, check=False)
+        assert (direct.returncode, direct.stdout.splitlines()[0]) == (0, "app:assistant_name")
 
 
 # templating convert FILE --from adk (issue 4)
