@@ -82,8 +82,25 @@ def main() -> None:
     growth = times["1 MB realistic"] / times["256 KB realistic"]
     print(f"\nlinearity: 1 MB / 256 KB realistic parse time = {growth:.2f} (4.00 is linear)")
     worst = max(v for k, v in times.items() if k.startswith("1 MB"))
-    print(f"slowest 1 MB parse: {worst * 1e3:.1f} ms (target < 100 ms)")
-    print(f"warm render / format_map: {ours / reference:.2f} (target <= 1.00)")
+    print(f"slowest 1 MB parse above: {worst * 1e3:.1f} ms (target < 100 ms)")
+
+    # Node-dense input: every few characters a placeholder, an escape or an XML-style tag. Each
+    # node costs a Lark token and a node object, so these are linear in the number of nodes, not
+    # in bytes, and a megabyte of them is far above the 100 ms target: reported, not hidden.
+    dense = {
+        "256 KB of '<a>'": megabyte("<a>")[: 2**18],
+        "1 MB of '<a>'": megabyte("<a>"),
+        "1 MB of '<b>x</b>'": megabyte("<b>x</b>\n"),
+        "1 MB of '<<a>>'": megabyte("<<a>>"),
+    }
+    dense_times = {name: cold_parse(source, repeat=3) for name, source in dense.items()}
+    print()
+    for name, seconds in dense_times.items():
+        count = len(parse_nodes(dense[name]))
+        print(f"cold parse {name:<20} {seconds * 1e3:8.1f} ms   {count:7} nodes   {seconds / count * 1e6:5.2f} us/node")
+    dense_growth = dense_times["1 MB of '<a>'"] / dense_times["256 KB of '<a>'"]
+    print(f"linearity: 1 MB / 256 KB of '<a>' = {dense_growth:.2f} (4.00 is linear)")
+    print(f"\nwarm render / format_map: {ours / reference:.2f} (target <= 1.00)")
 
 
 if __name__ == "__main__":
