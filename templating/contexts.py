@@ -1,9 +1,11 @@
 """Agent contexts over a session: what instruction providers, callbacks and tools are handed.
 
-``ReadonlyContext.state`` is a live read-only view of the session's combined state.
-``CallbackContext`` and ``ToolContext`` make it writable: each write is visible at once and is
-recorded in ``actions.state_delta``, the delta of the event being produced, so appending that
-event persists it. A template renders directly from any of them: ``template.render(ctx)``.
+``ReadonlyContext.state`` is a live read-only view of the session's combined state (nested dicts
+and lists come as read-only copies). ``CallbackContext`` and ``ToolContext`` make it writable:
+each write is visible at once and is recorded in ``actions.state_delta``, the delta of the event
+being produced, so appending that event persists it. Assign the whole key: mutating a nested
+value in place is not tracked (see :class:`~templating.State`). A template renders directly
+from any of them: ``template.render(ctx)``.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ class ReadonlyContext:
 
     @property
     def state(self) -> Mapping[str, Any]:
-        """The session's combined state, read-only (writes raise ``TypeError``) and live."""
+        """The session's combined state, read-only (writes raise ``TypeError``, nested ones too) and live."""
         return _ReadonlyState(self._session.state)
 
     @property
@@ -174,7 +176,10 @@ class CallbackContext(ReadonlyContext):
 
     @property
     def state(self) -> State:
-        """The session's combined state; writes are checked, visible at once, and recorded in ``actions``."""
+        """The session's combined state; writes are checked, visible at once, and recorded in ``actions``.
+
+        Assign the whole key: mutating a nested value in place is not recorded, so not persisted.
+        """
         return self._state
 
     @property
