@@ -13,13 +13,11 @@ import re
 from dataclasses import dataclass
 
 from .errors import TemplatingError
-from .nodes import Escaped, Literal, Node, Placeholder, Span
+from .nodes import SCOPE_PREFIXES, Escaped, Literal, Node, Placeholder, Span
 from .parser import parse_nodes
 from .template import escape
 
 __all__ = ["AdkDifference", "ConversionError", "convert_adk"]
-
-_SCOPES = ("app:", "user:", "temp:")
 
 # How ADK's code finds a placeholder (google.adk's instruction utilities): a run of "{", text
 # without braces, a run of "}", not starting right after "$", "{" or "\". The whole match is
@@ -46,7 +44,7 @@ class ConversionError(TemplatingError):
 
 
 def _state_name(name: str) -> bool:
-    for scope in _SCOPES:
+    for scope in SCOPE_PREFIXES:
         if name.startswith(scope):
             return name[len(scope) :].isidentifier()
     return name.isidentifier()

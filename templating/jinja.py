@@ -21,7 +21,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .errors import TemplatingError
-from .nodes import SCOPES, Span
+from .nodes import SCOPE_PREFIXES, SCOPES, Span
 from .render import format_value, state_getter
 
 __all__ = ["JinjaError", "JinjaProvider", "JinjaSecurityError", "JinjaSyntaxError", "JinjaUndefinedError", "jinja"]
@@ -136,8 +136,8 @@ class JinjaProvider:
             if key.isidentifier() and not keyword.iskeyword(key) and key not in _NAMES:
                 context[key] = get(key, None)
         context["state"] = ReadOnlyState(get, keys, "", "state")
-        for scope in SCOPES:
-            context[scope] = ReadOnlyState(get, keys, f"{scope}:", scope)
+        for scope, prefix in zip(SCOPES, SCOPE_PREFIXES, strict=True):
+            context[scope] = ReadOnlyState(get, keys, prefix, scope)
         try:
             return self._template.render(context)
         except TemplatingError:

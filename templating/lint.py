@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
 from .errors import TemplatingError
-from .nodes import SCOPES, Literal, Placeholder, Span
+from .nodes import SCOPE_PREFIXES, SCOPES, TEMP_PREFIX, Literal, Placeholder, Span
 from .template import Template
 
 __all__ = [
@@ -48,6 +48,11 @@ __all__ = [
 Severity: TypeAlias = _Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 
+# The scope prefixes (defined in nodes.py), as a regex alternative and in prose.
+_PREFIX_ALTERNATIVES = "|".join(re.escape(prefix) for prefix in SCOPE_PREFIXES)
+_PREFIXES_OR = ", ".join(SCOPE_PREFIXES[:-1]) + " or " + SCOPE_PREFIXES[-1]
+_PREFIXES_AND = ", ".join(SCOPE_PREFIXES[:-1]) + " and " + SCOPE_PREFIXES[-1]
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -66,7 +71,7 @@ RULES: dict[str, Rule] = {
     for rule in (
         Rule("T001", "unknown-key", "error", "placeholder key not in the declared schema", "<nmae> (schema: name)"),
         Rule("T002", "spaced-placeholder", "warning", "whitespace inside a would-be placeholder", "< name >"),
-        Rule("T003", "unknown-scope", "error", "scope prefix close to app:, user: or temp:", "<usr:name>"),
+        Rule("T003", "unknown-scope", "error", f"scope prefix close to {_PREFIXES_OR}", "<usr:name>"),
         Rule("T004", "unclosed-placeholder", "warning", "a placeholder with no closing >", "Hello <name, welcome"),
         Rule("T005", "bad-name", "warning", "a key that is not an identifier", "<first-name>"),
         Rule("T006", "doubled-question-mark", "error", "more than one ? in an optional placeholder", "<name??>"),
@@ -75,7 +80,7 @@ RULES: dict[str, Rule] = {
         Rule("T009", "required-but-optional", "warning", "required placeholder on a field with a default", "<nick>"),
         Rule("T010", "optional-but-required", "info", "optional placeholder on a required field", "<name?>"),
         Rule("T011", "unused-schema-key", "warning", "schema key no linted template uses (opt-in)", "(per run)", False),
-        Rule("T012", "temp-key-read", "warning", "a temp: key read by an instruction", "<temp:step>"),
+        Rule("T012", "temp-key-read", "warning", f"a {TEMP_PREFIX} key read by an instruction", "<temp:step>"),
     )
 }
 DEFAULT_RULES: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.default)
@@ -473,7 +478,7 @@ def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> fr
 
 _ID = r"[^\W\d]\w*"
 _SEG = rf"(?:{_ID}|\d+)"
-_SCOPE = r"(?:(?:app|user|temp):)"
+_SCOPE = rf"(?:{_PREFIX_ALTERNATIVES})"
 _KEY = rf"{_SCOPE}?{_ID}(?:\.{_SEG})*"
 
 _SPACED = re.compile(rf"(?<!<)<([ \t]*)({_KEY})([ \t]*)(\??)([ \t]*)>(?!>)")
@@ -481,7 +486,7 @@ _SCOPED = re.compile(rf"(?<!<)<({_ID}):({_ID}(?:\.{_SEG})*)(\??)>(?!>)")
 _UNCLOSED = re.compile(rf"(?<![\w<)\]}}])<({_KEY})(\??)(?=[\s,;!)\]\"']|\.(?:\s|\Z)|\Z)")
 _BAD_NAME = re.compile(rf"(?<!<)<({_SCOPE}?[\w-]+(?:\.[\w-]+)*)(\??)>(?!>)")
 _DOUBLED = re.compile(rf"(?<!<)<({_KEY})\?{{2,}}>(?!>)")
-_BRACES = re.compile(rf"(?<![\w$\\{{}}%#]){{((?:app:|user:|temp:|artifact\.)?{_ID}(?:\.{_SEG})*)(\??)}}(?!}})")
+_BRACES = re.compile(rf"(?<![\w$\\{{}}%#]){{((?:{_PREFIX_ALTERNATIVES}|artifact\.)?{_ID}(?:\.{_SEG})*)(\??)}}(?!}})")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
@@ -552,7 +557,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 base + m.start(),
                 base + m.end(),
                 f"unknown scope {prefix + ':'!r}, so {m.group(0)!r} renders as literal text; did you mean {fixed}?",
-                "the scopes are app:, user: and temp:",
+                f"the scopes are {_PREFIXES_AND}",
             )
     if "T004" in on:
         for m in _UNCLOSED.finditer(text):
@@ -690,8 +695,8 @@ def lint(
                 "T012",
                 start,
                 end,
-                f"{node.source!r} reads a temp: key, which is empty at the start of every turn",
-                "temp: state lives for one invocation; it has a value only if set earlier in the same turn",
+                f"{node.source!r} reads a {TEMP_PREFIX} key, which is empty at the start of every turn",
+                f"{TEMP_PREFIX} state lives for one invocation; it has a value only if set earlier in the same turn",
             )
         if loaded is None:
             continue

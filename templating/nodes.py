@@ -16,11 +16,19 @@ __all__ = [
     "Scope",
     "Span",
     "SCOPES",
+    "SCOPE_PREFIXES",
+    "APP_PREFIX",
+    "USER_PREFIX",
+    "TEMP_PREFIX",
     "check_dialect",
 ]
 
 Scope: TypeAlias = _Literal["app", "user", "temp"]
+"""A key's scope, named by its prefix: ``app:`` (the app), ``user:`` (one user), ``temp:`` (one invocation)."""
 SCOPES: tuple[Scope, ...] = ("app", "user", "temp")
+# The prefixes, defined here once for every stage (parser, lint, convert, state, sessions).
+SCOPE_PREFIXES: tuple[str, ...] = tuple(f"{scope}:" for scope in SCOPES)
+APP_PREFIX, USER_PREFIX, TEMP_PREFIX = SCOPE_PREFIXES
 
 Dialect: TypeAlias = _Literal["angle", "adk"]
 """The syntax a source is written in: ``"angle"`` (``<key>``, ours) or ``"adk"`` (Google ADK's ``{key}``)."""

@@ -18,11 +18,10 @@ from pathlib import Path
 
 from lark import Lark, Token
 
-from .nodes import Dialect, Escaped, Literal, Node, Placeholder, Span, check_dialect
+from .nodes import SCOPE_PREFIXES, Dialect, Escaped, Literal, Node, Placeholder, Span, check_dialect
 
 __all__ = ["grammar_text", "parse_nodes"]
 
-_SCOPE_PREFIXES = ("app:", "user:", "temp:")
 _GRAMMARS: dict[Dialect, str] = {"angle": "instruction", "adk": "adk"}
 
 
@@ -58,7 +57,7 @@ def lexer_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, 
 
 def _valid_key(key: str) -> bool:
     """Python's own rules for the segments the grammar let through (see the grammar's comments)."""
-    for prefix in _SCOPE_PREFIXES:
+    for prefix in SCOPE_PREFIXES:
         if key.startswith(prefix):
             key = key[len(prefix) :]
             break
@@ -97,7 +96,7 @@ def _angle_node(token: Token, span: Span) -> Node | None:
 
 def _valid_adk_key(key: str) -> bool:
     """ADK's rule: an identifier, or a known scope and an identifier (nothing else: no paths)."""
-    for prefix in _SCOPE_PREFIXES:
+    for prefix in SCOPE_PREFIXES:
         if key.startswith(prefix):
             key = key[len(prefix) :]
             break

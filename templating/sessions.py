@@ -5,10 +5,12 @@ A session holds ``state`` and ``events``; state changes only arrive as an event'
 ``user:`` values are stored once, in their scope, and merged into every session returned;
 ``temp:`` values are never stored. Every session the service returns is a copy.
 
-Stale sessions: every copy remembers the revision of the service it reflects (when it was read,
-or when it last appended). Appending from a copy fails with :class:`StaleSessionError`, and
-changes nothing, if its delta writes a key that another append wrote after that revision; a
-delta that touches none of those keys goes through. See README, "Sessions and state".
+Stale sessions: every copy remembers which stored session it was read from and the revision of
+the service it reflects (when it was read, or when it last appended). Appending from a copy fails
+with :class:`StaleSessionError`, and changes nothing, if it was read from another stored session
+(another service, or a session since deleted and created again), or if its delta writes a key that
+another append or session creation wrote after that revision; a delta that touches none of those
+keys goes through. See README, "Sessions, state and contexts".
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, field_validator
 
 from .errors import TemplatingError
 from .state import check_state, scope_of
@@ -40,6 +43,10 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
+# Unknown fields are rejected, and assigning to a field validates the value as construction does.
+_CONFIG = ConfigDict(extra="forbid", validate_assignment=True)
+
+
 def _checked(value: dict[str, Any]) -> dict[str, Any]:
     check_state(value)  # an InvalidStateError is a ValueError, which pydantic reports as a validation error
     return value
@@ -48,7 +55,7 @@ def _checked(value: dict[str, Any]) -> dict[str, Any]:
 class EventActions(BaseModel):
     """What an event does besides saying something: ``state_delta``, the state it writes."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
 
     state_delta: dict[str, Any] = Field(default_factory=dict)
 
@@ -58,12 +65,12 @@ class EventActions(BaseModel):
 class Event(BaseModel):
     """One entry in a session's history. ``partial`` events (streamed fragments) are never stored."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
 
     id: str = Field(default_factory=_new_id)
     invocation_id: str = ""
     author: str
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = Field(default_factory=time.time, allow_inf_nan=False)
     content: str | None = None
     partial: bool = False
     actions: EventActions = Field(default_factory=EventActions)
@@ -82,17 +89,20 @@ class Session(BaseModel):
     would not see the change.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
 
     id: str
     app_name: str
     user_id: str
     state: dict[str, Any] = Field(default_factory=dict)
     events: list[Event] = Field(default_factory=list)
-    last_update_time: float = 0.0
+    last_update_time: float = Field(default=0.0, allow_inf_nan=False)
 
-    # The service revision this copy reflects; 0 for a session not returned by a service.
+    # Which stored session this copy was read from ("" for one not returned by a service), the
+    # service revision it reflects, and the invocation of the last event appended through it.
+    _origin: str = PrivateAttr(default="")
     _revision: int = PrivateAttr(default=0)
+    _invocation: str | None = PrivateAttr(default=None)
 
     _check_state = field_validator("state")(_checked)
 
@@ -101,10 +111,10 @@ class GetSessionConfig(BaseModel):
     """Which events ``get_session`` returns: the ``num_recent_events`` most recent (0 means none) of
     those at or after ``after_timestamp`` (inclusive). ``None`` means no limit."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _CONFIG
 
-    num_recent_events: int | None = Field(default=None, ge=0)
-    after_timestamp: float | None = None
+    num_recent_events: StrictInt | None = Field(default=None, ge=0)
+    after_timestamp: float | None = Field(default=None, allow_inf_nan=False)
 
 
 class AlreadyExistsError(TemplatingError):
@@ -160,11 +170,12 @@ class _Scope:
 
 @dataclass
 class _Record:
-    """A stored session: its own (unprefixed) state, its events, and the revision it was created at."""
+    """A stored session: its own (unprefixed) state and its events. ``token`` is unique to this record,
+    so a copy read from another service, or from an earlier session with the same id, is told apart."""
 
     session: Session
     scope: _Scope
-    created: int
+    token: str = field(default_factory=_new_id)
     event_ids: set[str] = field(default_factory=set)
 
 
@@ -207,10 +218,11 @@ class InMemorySessionService:
 
         A blank or missing ``session_id`` gets a generated one; ids are stripped of surrounding
         whitespace. ``app:`` and ``user:`` keys go to their scope, ``temp:`` keys only to the
-        returned copy. Raises :class:`AlreadyExistsError` if the id is taken.
+        returned copy (the session as stored, and every later read of it, never has them). Raises
+        :class:`AlreadyExistsError` if the id is taken, ``TypeError`` if ``state`` is not a mapping.
         """
         app_name, user_id = _required_id(app_name, "app_name"), _required_id(user_id, "user_id")
-        checked = check_state(state or {}, what="initial state")
+        checked = check_state({} if state is None else state, what="initial state")
         session_id = _clean_id(session_id, "session_id") if session_id is not None else ""
         with self._lock:
             key = (app_name, user_id, session_id or _new_id())
@@ -220,7 +232,6 @@ class InMemorySessionService:
             record = _Record(
                 session=Session(id=key[2], app_name=app_name, user_id=user_id, last_update_time=time.time()),
                 scope=_Scope(),
-                created=self._revision,
             )
             self._sessions[key] = record
             self._apply(record, checked)
@@ -234,10 +245,17 @@ class InMemorySessionService:
         app_name: str,
         user_id: str,
         session_id: str,
-        config: GetSessionConfig | None = None,
+        config: GetSessionConfig | Mapping[str, Any] | None = None,
     ) -> Session | None:
-        """A copy of the session with its combined state, or ``None`` if there is no such session."""
+        """A copy of the session with its combined state, or ``None`` if there is no such session.
+
+        ``config`` is a :class:`GetSessionConfig`, or a mapping of its fields (validated into one).
+        """
         key = (_clean_id(app_name, "app_name"), _clean_id(user_id, "user_id"), _clean_id(session_id, "session_id"))
+        if config is not None and not isinstance(config, GetSessionConfig):
+            if not isinstance(config, Mapping):
+                raise TypeError(f"config must be a GetSessionConfig or a mapping, not {type(config).__name__}")
+            config = GetSessionConfig.model_validate(config)
         with self._lock:
             record = self._sessions.get(key)
             if record is None:
@@ -279,54 +297,61 @@ class InMemorySessionService:
         """Store ``event`` in ``session`` and apply its state delta; return the stored event (a copy).
 
         ``temp:`` keys are dropped from what is stored, but ``session`` (the caller's copy) keeps
-        them for the rest of the invocation; after the append ``session`` holds the stored state
-        plus its ``temp:`` values, and the event. Partial events are returned untouched, and an
-        event id the session already has is stored once. Raises :class:`SessionNotFoundError`,
-        :class:`StaleSessionError`, or :class:`~templating.InvalidStateError` for a bad delta; on
-        any error nothing changes.
+        them for the rest of the invocation: after the append ``session`` holds the stored state,
+        its ``temp:`` values and the event. The ``temp:`` values it carries are dropped when an
+        event of another invocation (another ``invocation_id``) is appended through it. The
+        session must exist and the delta be valid even for a partial event, which is then
+        returned untouched and not stored; an event id the session already has is stored once.
+        Raises :class:`SessionNotFoundError`, :class:`StaleSessionError`, or
+        :class:`~templating.InvalidStateError` for a bad delta; on any error nothing changes.
         """
         if not isinstance(session, Session) or not isinstance(event, Event):
             raise TypeError("append_event(session, event) takes a Session and an Event")
-        if event.partial:
-            return event
         delta = check_state(event.actions.state_delta, what="state delta")
-        stored = event.model_copy(
-            update={"actions": EventActions(state_delta={k: v for k, v in delta.items() if scope_of(k) != "temp"})},
-            deep=True,
-        )
+        persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
+        # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
+        fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
+        stored = Event.model_validate({**fields, "actions": EventActions(state_delta=persisted)})
         key = (session.app_name.strip(), session.user_id.strip(), session.id.strip())
         with self._lock:
             record = self._sessions.get(key)
             if record is None:
                 raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
+            if stored.partial:
+                return event
             if stored.id in record.event_ids:
                 return next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True)
-            self._check_fresh(record, session, stored.actions.state_delta)
+            self._check_fresh(record, session, persisted)
             self._revision += 1
-            self._apply(record, stored.actions.state_delta)
+            self._apply(record, persisted)
             record.session.events.append(stored)
             record.event_ids.add(stored.id)
             record.session.last_update_time = stored.timestamp
-            # Bring the caller's copy up to date, keeping its temp: values.
-            temp = {k: v for k, v in session.state.items() if scope_of(k) == "temp"}
+            # Bring the caller's copy up to date: the stored state, plus the temp: values of this invocation.
+            temp: dict[str, Any] = {}
+            if session._invocation in (None, stored.invocation_id):
+                temp = {k: v for k, v in session.state.items() if scope_of(k) == "temp"}
+            temp.update((k, v) for k, v in delta.items() if scope_of(k) == "temp")
             session.state.clear()
             session.state.update(self._merged(record))
             session.state.update(temp)
-            session.state.update({k: v for k, v in delta.items() if scope_of(k) == "temp"})
             session.events.append(stored.model_copy(deep=True))
             session.last_update_time = stored.timestamp
             session._revision = self._revision
+            session._invocation = stored.invocation_id
         return stored.model_copy(deep=True)
 
     def _check_fresh(self, record: _Record, session: Session, delta: dict[str, Any]) -> None:
-        seen = session._revision
-        if seen < record.created:
+        if session._origin != record.token:
             raise StaleSessionError(
                 session_id=record.session.id,
                 keys=tuple(delta),
-                reason="this copy was not read from the session as it is now (it was created again, or built by hand)",
+                reason=(
+                    "this copy was not read from the session as it is now (it comes from another service, "
+                    "the session was deleted and created again, or the copy was built by hand)"
+                ),
             )
-        changed = tuple(key for key in delta if self._scope(record, key).written.get(key, 0) > seen)
+        changed = tuple(key for key in delta if self._scope(record, key).written.get(key, 0) > session._revision)
         if changed:
             raise StaleSessionError(session_id=record.session.id, keys=changed)
 
@@ -363,5 +388,6 @@ class InMemorySessionService:
             events=[event.model_copy(deep=True) for event in events],
             last_update_time=stored.last_update_time,
         )
+        copy._origin = record.token
         copy._revision = self._revision
         return copy

@@ -7,15 +7,15 @@ The renderer never imports this module; it only ever reads a mapping.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from .errors import TemplatingError
+from .nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX, Scope
 
-__all__ = ["InvalidStateError", "Scope", "State", "check_state", "check_value", "scope_of"]
-
-Scope = Literal["app", "user", "temp"] | None
+__all__ = ["InvalidStateError", "State", "check_state", "check_value", "scope_of"]
 
 _VALUE_HELP = (
     "state values are str, int, float, bool, None, or lists and dicts (with string keys) of these; "
@@ -37,13 +37,13 @@ class InvalidStateError(TemplatingError, ValueError):
         self.path = path
 
 
-def scope_of(key: str) -> Scope:
+def scope_of(key: str) -> Scope | None:
     """The scope a key's prefix names: ``"app"``, ``"user"``, ``"temp"``, or ``None`` for the session."""
-    if key.startswith(State.APP_PREFIX):
+    if key.startswith(APP_PREFIX):
         return "app"
-    if key.startswith(State.USER_PREFIX):
+    if key.startswith(USER_PREFIX):
         return "user"
-    if key.startswith(State.TEMP_PREFIX):
+    if key.startswith(TEMP_PREFIX):
         return "temp"
     return None
 
@@ -114,28 +114,38 @@ class State(Mapping[str, Any]):
     values plain JSON (checked on every write; a rejected write changes nothing). The prefixes
     ``app:``, ``user:`` and ``temp:`` scope a key to the app, the user or the current invocation;
     a key without one belongs to the session.
+
+    Assign the whole key: ``state["profile"] = {**state["profile"], "a": 1}``. Mutating a nested
+    value in place (``state["profile"]["a"] = 1``) is not tracked, whether or not the key was
+    written before: the delta holds its own copy of every value written, never an object that
+    reads hand out, so an in-place change never reaches the delta and is not persisted.
     """
 
-    APP_PREFIX: ClassVar[str] = "app:"
-    USER_PREFIX: ClassVar[str] = "user:"
-    TEMP_PREFIX: ClassVar[str] = "temp:"
+    APP_PREFIX: ClassVar[str] = APP_PREFIX
+    USER_PREFIX: ClassVar[str] = USER_PREFIX
+    TEMP_PREFIX: ClassVar[str] = TEMP_PREFIX
 
-    __slots__ = ("_delta", "_value")
+    __slots__ = ("_delta", "_value", "_written")
 
     def __init__(self, value: dict[str, Any], *, delta: dict[str, Any] | None = None) -> None:
         self._value = value
         self._delta: dict[str, Any] = {} if delta is None else delta
+        self._written: set[str] = set()  # keys written through this view: ``value`` has their own copy
 
     def __getitem__(self, key: str) -> Any:
         if key in self._delta:
-            return self._delta[key]
+            if key in self._written and key in self._value:
+                return self._value[key]
+            return copy.deepcopy(self._delta[key])  # a delta given from outside: never hand out its objects
         return self._value[key]
 
     def __contains__(self, key: object) -> bool:
         return key in self._delta or key in self._value
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
+        keys = list(self._value)
+        keys.extend(key for key in self._delta if key not in self._value)
+        return iter(keys)
 
     def __len__(self) -> int:
         return len(self._value.keys() | self._delta.keys())
@@ -144,18 +154,22 @@ class State(Mapping[str, Any]):
         self.update({key: value})
 
     def update(self, delta: Mapping[str, Any], /) -> None:
-        """Write every key of ``delta`` (checked first: one bad key or value and nothing is written)."""
+        """Write every key of ``delta`` (checked first: one bad key or value and nothing is written).
+
+        The view and the delta each get their own deep copy of every value.
+        """
         checked = check_state(delta, what="state")
-        self._value.update(checked)
         self._delta.update(checked)
+        self._value.update(check_state(checked))
+        self._written.update(checked)
 
     def has_delta(self) -> bool:
         """Whether anything has been written through this view."""
         return bool(self._delta)
 
     def to_dict(self) -> dict[str, Any]:
-        """The combined state as a new dict: the stored values with the delta on top."""
-        return {**self._value, **self._delta}
+        """The combined state as a new dict, deep-copied: the stored values with the delta on top."""
+        return copy.deepcopy({key: self[key] for key in self})
 
     def __repr__(self) -> str:
         return f"State({self.to_dict()!r}, delta={self._delta!r})"

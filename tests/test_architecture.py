@@ -18,7 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "render": {"nodes", "errors"},
     "template": {"nodes", "errors", "parser", "render"},
     # State, sessions and contexts supply state from above; nothing below them imports them.
-    "state": {"errors"},
+    "state": {"errors", "nodes"},
     "sessions": {"errors", "state"},
     "contexts": {"render", "sessions", "state", "template"},
 }

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
+import pickle
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,6 +25,7 @@ from templating import (
     Template,
     ToolContext,
     inject_session_state,
+    jinja,
 )
 
 
@@ -82,6 +86,77 @@ def test_readonly_state_refuses_every_write(write: Callable[[Any], object]) -> N
     assert session.state == {"a": 1}
 
 
+NESTED = {"profile": {"name": "Ada", "tags": ["a", {"deep": [1]}]}, "cart": [{"sku": "b-1"}]}
+
+NESTED_WRITES: list[tuple[str, Callable[[Any], object]]] = [
+    ("dict-setitem", lambda s: s["profile"].__setitem__("name", "Bob")),
+    ("dict-delitem", lambda s: s["profile"].__delitem__("name")),
+    ("dict-update", lambda s: s["profile"].update(name="Bob")),
+    ("dict-ior", lambda s: s["profile"].__ior__({"name": "Bob"})),
+    ("dict-setdefault", lambda s: s["profile"].setdefault("new", 1)),
+    ("dict-pop", lambda s: s["profile"].pop("name")),
+    ("dict-popitem", lambda s: s["profile"].popitem()),
+    ("dict-clear", lambda s: s["profile"].clear()),
+    ("list-append", lambda s: s["profile"]["tags"].append("c")),
+    ("list-iadd", lambda s: s["profile"]["tags"].__iadd__(["c"])),
+    ("list-imul", lambda s: s["profile"]["tags"].__imul__(2)),
+    ("list-setitem", lambda s: s["profile"]["tags"].__setitem__(0, "z")),
+    ("list-delitem", lambda s: s["profile"]["tags"].__delitem__(0)),
+    ("list-extend", lambda s: s["profile"]["tags"].extend(["c"])),
+    ("list-insert", lambda s: s["profile"]["tags"].insert(0, "c")),
+    ("list-pop", lambda s: s["profile"]["tags"].pop()),
+    ("list-remove", lambda s: s["profile"]["tags"].remove("a")),
+    ("list-clear", lambda s: s["profile"]["tags"].clear()),
+    ("list-sort", lambda s: s["cart"].sort()),
+    ("list-reverse", lambda s: s["profile"]["tags"].reverse()),
+    ("deep-list-in-dict-in-list", lambda s: s["profile"]["tags"][1]["deep"].append(2)),
+    ("dict-in-list", lambda s: s["cart"][0].__setitem__("sku", "x")),
+]
+
+
+@pytest.mark.parametrize("write", [c[1] for c in NESTED_WRITES], ids=[c[0] for c in NESTED_WRITES])
+def test_readonly_state_refuses_nested_writes(write: Callable[[Any], object]) -> None:
+    session = make_session(**copy.deepcopy(NESTED))
+    with pytest.raises(TypeError, match=r"ReadonlyContext\.state is read-only, nested values included"):
+        write(ReadonlyContext(session).state)
+    assert session.state == NESTED
+
+
+def test_readonly_nested_values_are_plain_data_to_read_and_copy() -> None:
+    session = make_session(**copy.deepcopy(NESTED))
+    profile = ReadonlyContext(session).state["profile"]
+    assert profile == NESTED["profile"]
+    assert isinstance(profile, dict)
+    assert isinstance(profile["tags"], list)
+    assert json.loads(json.dumps(profile)) == NESTED["profile"]
+    assert str(profile) == str(NESTED["profile"])
+    for mine in (copy.deepcopy(profile), pickle.loads(pickle.dumps(profile)), {**profile}):
+        mine["name"] = "Bob"  # a copy is an ordinary dict, the caller's to change
+        assert type(mine) is dict
+    deep = copy.deepcopy(profile)
+    deep["tags"][1]["deep"].append(2)
+    shallow = copy.copy(profile["tags"])
+    shallow.append("c")
+    assert (type(deep["tags"]), type(shallow)) == (list, list)
+    assert session.state == NESTED
+
+
+NESTED_TEMPLATE = "<profile.name> <profile.tags.1.deep.0> <cart.0.sku> <profile.tags> <cart>"
+NESTED_RENDERED = 'Ada 1 b-1 ["a", {"deep": [1]}] [{"sku": "b-1"}]'
+
+
+@pytest.mark.parametrize("make", [c[1] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_every_context_renders_nested_paths_and_json(make: Callable[[Session], ReadonlyContext]) -> None:
+    session = make_session(**copy.deepcopy(NESTED))
+    ctx = make(session)
+    assert Template(NESTED_TEMPLATE).render(ctx) == NESTED_RENDERED
+    assert jinja("{{ profile.tags[1].deep[0] }} {{ profile | tojson }}")(ctx) == (
+        '1 {"name": "Ada", "tags": ["a", {"deep": [1]}]}'
+    )
+    assert Template("{profile}", dialect="adk").render(ctx) == str(NESTED["profile"])  # str(), as ADK does
+    assert session.state == NESTED
+
+
 def test_readonly_state_is_a_live_view() -> None:
     session = make_session(a=1)
     state = ReadonlyContext(session).state
@@ -123,6 +198,30 @@ def test_a_context_can_share_the_actions_of_an_event() -> None:
     assert ctx.actions is actions
     assert actions.state_delta == {"already": True, "more": 1}
     assert ctx.state["already"] is True  # the pending delta is part of what the context reads
+
+
+@pytest.mark.parametrize("kind", [CallbackContext, ToolContext], ids=["callback", "tool"])
+def test_nested_mutation_through_a_context_is_not_persisted_assigning_the_key_is(kind: type[CallbackContext]) -> None:
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        service = InMemorySessionService()
+        session = await service.create_session(
+            app_name="shop", user_id="ada", state={"profile": {"a": 1}, "user:tags": ["x"]}
+        )
+        ctx = kind(session, invocation_id="inv-1")
+        ctx.state["cart"] = ["book"]
+        ctx.state["cart"].append("lamp")  # written earlier in this turn: not tracked
+        ctx.state["profile"]["a"] = 42  # not written yet: not tracked either
+        ctx.state["user:tags"].append("y")
+        delta = copy.deepcopy(ctx.actions.state_delta)
+        ctx.state["note"] = {"n": 1}  # assigning the whole key is tracked
+        await service.append_event(session, Event(invocation_id="inv-1", author="a", actions=ctx.actions))
+        stored = await service.get_session(app_name="shop", user_id="ada", session_id=session.id)
+        assert stored is not None
+        return delta, stored.state
+
+    delta, stored = asyncio.run(scenario())
+    assert delta == {"cart": ["book"]}
+    assert stored == {"profile": {"a": 1}, "user:tags": ["x"], "cart": ["book"], "note": {"n": 1}}
 
 
 def test_a_bad_write_through_a_context_changes_nothing() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-from collections.abc import Coroutine
+import sys
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -73,6 +74,7 @@ def test_event_defaults() -> None:
     assert first.id
     assert second.id
     assert first.id != second.id
+    assert Event(author="a", id=" e1 ").id == "e1"
     assert first.invocation_id == ""
     assert first.content is None
     assert first.partial is False
@@ -90,10 +92,65 @@ def test_event_actions_check_the_delta(delta: dict[Any, Any], message: str) -> N
         EventActions(state_delta=delta)
 
 
-@pytest.mark.parametrize("count", [-1, -10], ids=["minus-one", "minus-ten"])
-def test_negative_recent_events_are_rejected(count: int) -> None:
-    with pytest.raises(pydantic.ValidationError, match="greater than or equal to 0"):
-        GetSessionConfig(num_recent_events=count)
+CONFIG_ERRORS = [
+    ("minus-one", {"num_recent_events": -1}, "greater than or equal to 0"),
+    ("minus-ten", {"num_recent_events": -10}, "greater than or equal to 0"),
+    ("true-is-not-one", {"num_recent_events": True}, "valid integer"),
+    ("float", {"num_recent_events": 1.0}, "valid integer"),
+    ("numeric-string", {"num_recent_events": "2"}, "valid integer"),
+    ("nan-timestamp", {"after_timestamp": float("nan")}, "finite number"),
+    ("infinite-timestamp", {"after_timestamp": float("inf")}, "finite number"),
+]
+
+
+@pytest.mark.parametrize(("fields", "message"), [c[1:] for c in CONFIG_ERRORS], ids=[c[0] for c in CONFIG_ERRORS])
+def test_bad_get_session_configs_are_rejected(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(pydantic.ValidationError, match=message):
+        GetSessionConfig(**fields)
+
+
+def make_event() -> Event:
+    return Event(author="a")
+
+
+def make_session_model() -> Session:
+    return Session(id="s", app_name="a", user_id="u")
+
+
+ASSIGNMENTS: list[tuple[str, Any, str, Any, str]] = [
+    ("event-timestamp-text", make_event, "timestamp", "yesterday", "valid number"),
+    ("event-timestamp-nan", make_event, "timestamp", float("nan"), "finite number"),
+    ("event-timestamp-inf", make_event, "timestamp", float("-inf"), "finite number"),
+    ("event-author-none", make_event, "author", None, "valid string"),
+    ("event-actions-bad-delta", make_event, "actions", {"state_delta": {"v": {1}}}, "not plain JSON"),
+    ("event-unknown-field", make_event, "text", "hi", "has no field|Object has no attribute"),
+    ("session-state-not-json", make_session_model, "state", {"v": object()}, "not plain JSON"),
+    ("session-time-nan", make_session_model, "last_update_time", float("nan"), "finite number"),
+    ("config-count-bool", GetSessionConfig, "num_recent_events", True, "valid integer"),
+    ("actions-delta-key", EventActions, "state_delta", {1: "x"}, "valid string"),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "field", "value", "message"), [c[1:] for c in ASSIGNMENTS], ids=[c[0] for c in ASSIGNMENTS]
+)
+def test_assigning_a_field_validates_it(make: Any, field: str, value: Any, message: str) -> None:
+    model = make()
+    before = model.model_dump()
+    with pytest.raises((pydantic.ValidationError, ValueError), match=message):
+        setattr(model, field, value)
+    assert model.model_dump() == before
+
+
+def test_assigned_fields_are_converted_as_on_construction() -> None:
+    first = Event(author="a", id="e1")
+    first.id = "  "
+    assert len(first.id) == 32  # a blank id gets a generated one, on assignment too
+    first.id = " e2 "
+    assert first.id == "e2"
+    first.actions = {"state_delta": {"a": 1}}  # type: ignore[assignment]
+    assert isinstance(first.actions, EventActions)
+    assert first.actions.state_delta == {"a": 1}
 
 
 # --- create, ids, copies --------------------------------------------------------------------
@@ -130,6 +187,15 @@ def test_creating_an_existing_id_raises_and_keeps_the_original() -> None:
     assert create(service, session_id="s1", app_name="other").id == "s1"
 
 
+@pytest.mark.parametrize("state", [[], "", 0, False, [("a", 1)]], ids=["list", "empty-str", "zero", "false", "pairs"])
+def test_an_initial_state_that_is_not_a_mapping_is_refused(state: Any) -> None:
+    service = InMemorySessionService()
+    message = f"initial state must be a mapping of str to JSON values, not {type(state).__name__}"
+    with pytest.raises(TypeError, match=message):
+        create(service, session_id="s1", state=state)
+    assert run(service.list_sessions(app_name=APP)) == []
+
+
 @pytest.mark.parametrize(
     ("field", "value", "error"),
     [("app_name", " ", ValueError), ("user_id", "", ValueError), ("user_id", 7, TypeError)],
@@ -156,6 +222,36 @@ def test_returned_sessions_are_copies() -> None:
     returned = run(service.append_event(again, event({"m": {"k": [1]}})))
     returned.actions.state_delta["m"]["k"].append(2)
     assert fetch(service, "s1").events[-1].actions.state_delta == {"m": {"k": [1]}}
+
+
+def test_events_handed_out_are_deep_copies() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    given = event({"m": {"k": [1]}}, id="e1")
+    run(service.append_event(session, given))
+    given.actions.state_delta["m"]["k"].append("given")  # the event passed in
+    session.events[-1].actions.state_delta["m"]["k"].append("callers")  # the event added to the caller's copy
+    session.events[-1].content = "changed"
+    read = fetch(service, "s1")
+    read.events[0].actions.state_delta["m"]["k"].append("read")  # an event of a session read back
+    duplicate = run(service.append_event(read, event({"x": 1}, id="e1")))  # the stored one, already there
+    duplicate.actions.state_delta["m"]["k"].append("duplicate")
+    duplicate.content = "changed"
+    stored = fetch(service, "s1")
+    assert [e.id for e in stored.events] == ["e1"]
+    assert stored.events[0].actions.state_delta == {"m": {"k": [1]}}
+    assert stored.events[0].content is None
+    assert stored.state == {"m": {"k": [1]}}
+
+
+def test_get_user_state_returns_a_copy() -> None:
+    service = InMemorySessionService()
+    create(service, session_id="s1", state={"user:profile": {"tags": ["a"]}})
+    first = run(service.get_user_state(app_name=APP, user_id=USER))
+    first["user:profile"]["tags"].append("b")
+    first["user:new"] = 1
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {"user:profile": {"tags": ["a"]}}
+    assert fetch(service, "s1").state == {"user:profile": {"tags": ["a"]}}
 
 
 # --- scopes ---------------------------------------------------------------------------------
@@ -197,6 +293,32 @@ def test_user_and_app_state_are_stored_once_and_merged_everywhere() -> None:
     run(service.delete_session(app_name=APP, user_id=USER, session_id="s1"))
     assert fetch(service, "s2").state == {"user:lang": "fr", "app:motd": "hi"}  # deleting a session keeps user state
     assert bob.state == {}
+
+
+def test_temp_values_expire_from_the_callers_copy_with_their_invocation() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1", state={"temp:init": 0})
+    run(service.append_event(session, event({"temp:t": 1}, invocation_id="inv-1")))
+    assert session.state == {"temp:init": 0, "temp:t": 1}  # initial temp: values join the first invocation
+    run(service.append_event(session, event({"a": 1}, invocation_id="inv-1")))
+    assert session.state == {"temp:init": 0, "temp:t": 1, "a": 1}
+    run(service.append_event(session, event({"temp:u": 2}, invocation_id="inv-2")))
+    assert session.state == {"a": 1, "temp:u": 2}  # inv-1's temp: values are gone, inv-2's are there
+    run(service.append_event(session, event(invocation_id="inv-3")))
+    assert session.state == {"a": 1}
+
+
+def test_a_reused_event_object_with_a_new_blank_id_is_a_new_event() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    reused = event({"n": 1})
+    run(service.append_event(session, reused))
+    reused.id = ""
+    reused.actions = EventActions(state_delta={"n": 2})
+    run(service.append_event(session, reused))
+    stored = fetch(service, "s1")
+    assert len({e.id for e in stored.events}) == 2
+    assert stored.state == {"n": 2}
 
 
 def test_temp_values_are_never_stored_but_visible_to_the_caller() -> None:
@@ -248,6 +370,7 @@ def test_last_update_time_and_list_order() -> None:
     assert listed[1].state == {"n": 1}
     assert [s.id for s in run(service.list_sessions(app_name=APP))] == ["b", "a", "c"]
     assert run(service.list_sessions(app_name="none")) == []
+    assert [s.id for s in run(service.list_sessions(app_name=APP, user_id="bob"))] == ["c"]
 
 
 CONFIGS = [
@@ -262,25 +385,51 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize(("config", "expected"), [c[1:] for c in CONFIGS], ids=[c[0] for c in CONFIGS])
-def test_get_session_config(config: GetSessionConfig | None, expected: list[str]) -> None:
+@pytest.mark.parametrize("given_as", ["model", "mapping"])
+def test_get_session_config(config: GetSessionConfig | None, expected: list[str], given_as: str) -> None:
     service = InMemorySessionService()
     session = create(service, session_id="s1")
     for number, stamp in enumerate([10.0, 20.0, 30.0, 40.0], start=1):
         run(service.append_event(session, event(id=f"e{number}", timestamp=stamp)))
-    got = run(service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config))
+    given: Any = config.model_dump() if config is not None and given_as == "mapping" else config
+    got = run(service.get_session(app_name=APP, user_id=USER, session_id="s1", config=given))
     assert got is not None
     assert [e.id for e in got.events] == expected
     assert len(fetch(service, "s1").events) == 4
 
 
-def test_partial_events_are_not_stored() -> None:
+@pytest.mark.parametrize(
+    ("config", "error", "message"),
+    [
+        ({"num_recent_events": -1}, pydantic.ValidationError, "greater than or equal to 0"),
+        ({"limit": 1}, pydantic.ValidationError, "Extra inputs are not permitted"),
+        (5, TypeError, "config must be a GetSessionConfig or a mapping, not int"),
+        ([("num_recent_events", 1)], TypeError, "not list"),
+    ],
+    ids=["negative", "unknown-field", "int", "pairs"],
+)
+def test_get_session_refuses_a_bad_config(config: Any, error: type[Exception], message: str) -> None:
+    service = InMemorySessionService()
+    create(service, session_id="s1")
+    with pytest.raises(error, match=message):
+        run(service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config))
+
+
+def test_partial_events_are_checked_but_not_stored() -> None:
     service = InMemorySessionService()
     session = create(service, session_id="s1")
     partial = event({"x": 1}, partial=True)
     assert run(service.append_event(session, partial)) is partial
     assert session.state == {}
     assert session.events == []
-    assert fetch(service, "s1").events == []
+    bad = event(partial=True)
+    bad.actions.state_delta["v"] = {1}
+    with pytest.raises(InvalidStateError, match="not plain JSON"):
+        run(service.append_event(session, bad))
+    run(service.delete_session(app_name=APP, user_id=USER, session_id="s1"))
+    with pytest.raises(SessionNotFoundError):
+        run(service.append_event(session, partial))
+    assert run(service.list_sessions(app_name=APP)) == []
 
 
 def test_the_same_event_id_is_stored_and_applied_once() -> None:
@@ -342,7 +491,8 @@ def test_a_bad_delta_changes_nothing(delta: dict[Any, Any], message: str) -> Non
     stored = fetch(service, "s1")
     assert stored.state == {"keep": 1}
     assert stored.events == []
-    assert run(service.list_sessions(app_name="x")) == []
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {}  # no user: key of the delta landed
+    assert create(service, session_id="s2").state == {}  # no app: key either
     run(service.append_event(session, event({"ok": 2})))  # the copy is not stale afterwards
     assert fetch(service, "s1").state == {"keep": 1, "ok": 2}
 
@@ -360,7 +510,8 @@ def test_a_bad_initial_state_creates_nothing(state: dict[Any, Any], message: str
 # --- stale sessions -------------------------------------------------------------------------
 
 STALE = [
-    # (id, who appends first, what they append, what the stale copy then appends, keys in the error or None)
+    # (id, who writes first, what they write, what the stale copy then appends, keys in the error or None);
+    # "new-..." writers create a session with that initial state, the others append it.
     ("same-key", "same-session", {"status": "a"}, {"status": "b"}, ("status",)),
     ("other-key", "same-session", {"status": "a"}, {"note": "b"}, None),
     ("names-only-the-shared-keys", "same-session", {"a": 1, "b": 1}, {"b": 2, "c": 2, "a": 2}, ("b", "a")),
@@ -371,6 +522,10 @@ STALE = [
     ("session-key-from-another-session", "other-session", {"status": "a"}, {"status": "b"}, None),
     ("app-key-from-another-user", "other-user", {"app:n": 1}, {"app:n": 2}, ("app:n",)),
     ("user-key-from-another-user", "other-user", {"user:n": 1}, {"user:n": 2}, None),
+    ("user-key-of-a-new-session", "new-session", {"user:n": 1}, {"user:n": 2}, ("user:n",)),
+    ("app-key-of-a-new-session-of-another-user", "new-other-user", {"app:n": 1}, {"app:n": 2}, ("app:n",)),
+    ("session-key-of-a-new-session", "new-session", {"status": "a"}, {"status": "b"}, None),
+    ("user-key-of-another-users-new-session", "new-other-user", {"user:n": 1}, {"user:n": 2}, None),
 ]
 
 
@@ -386,7 +541,12 @@ def test_stale_session_rule(
         "other-user": lambda: create(service, user_id="bob", session_id="b1"),
     }
     stale = fetch(service, "s1")
-    run(service.append_event(writers[writer](), event(first)))
+    if writer == "new-session":
+        create(service, session_id="s2", state=first)
+    elif writer == "new-other-user":
+        create(service, user_id="bob", session_id="b1", state=first)
+    else:
+        run(service.append_event(writers[writer](), event(first)))
     before = fetch(service, "s1")
     if keys is None:
         run(service.append_event(stale, event(second)))
@@ -417,18 +577,24 @@ def test_a_successful_append_brings_the_callers_copy_up_to_date() -> None:
     assert fetch(service, "s1").state == {"a": 2, "b": 2}
 
 
-@pytest.mark.parametrize("how", ["recreated", "built-by-hand"])
-def test_a_copy_of_an_earlier_session_is_stale(how: str) -> None:
+@pytest.mark.parametrize("how", ["recreated", "built-by-hand", "from-another-service"], ids=lambda how: how)
+def test_a_copy_of_another_session_is_stale(how: str) -> None:
     service = InMemorySessionService()
     old = create(service, session_id="s1")
     if how == "recreated":
         run(service.delete_session(app_name=APP, user_id=USER, session_id="s1"))
         create(service, session_id="s1")
-    else:
+    elif how == "built-by-hand":
         old = Session(id="s1", app_name=APP, user_id=USER)
+    else:  # the same ids in another service, whose revision number has run ahead of this one's
+        other = InMemorySessionService()
+        old = create(other, session_id="s1")
+        for step in range(3):
+            run(other.append_event(old, event({"n": step})))
+    run(service.append_event(fetch(service, "s1"), event({"x": "newer"})))
     with pytest.raises(StaleSessionError, match="this copy was not read from the session as it is now"):
-        run(service.append_event(old, event({"x": 1})))
-    assert fetch(service, "s1").events == []
+        run(service.append_event(old, event({"x": "older"})))
+    assert fetch(service, "s1").state == {"x": "newer"}
 
 
 def test_session_errors_are_templating_errors_and_pickle() -> None:
@@ -445,63 +611,94 @@ def test_session_errors_are_templating_errors_and_pickle() -> None:
 
 
 # --- concurrency ----------------------------------------------------------------------------
+# Threads contend for the same keys of the same session. The interpreter switches threads every
+# microsecond here (not every 5 ms), so a service without its lock loses updates within a run.
 
-WORKERS, EACH = 8, 25
-
-
-def test_threads_lose_no_event_and_no_update() -> None:
-    service = InMemorySessionService()
-    shared = create(service, session_id="shared")
-
-    def work(worker: int) -> None:
-        own = create(service, session_id=f"own-{worker}")
-        copy = fetch(service, "shared")  # goes stale at once; its keys are its own, so appends go through
-        for step in range(EACH):
-            run(service.append_event(copy, event({f"k{worker}-{step}": step, f"user:u{worker}": step})))
-            run(service.append_event(own, event({"n": step})))
-
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        list(pool.map(work, range(WORKERS)))
-    stored = fetch(service, shared.id)
-    assert len(stored.events) == WORKERS * EACH
-    assert len({e.id for e in stored.events}) == WORKERS * EACH
-    assert sum(1 for key in stored.state if key.startswith("k")) == WORKERS * EACH
-    assert all(stored.state[f"user:u{w}"] == EACH - 1 for w in range(WORKERS))
-    for worker in range(WORKERS):
-        own = fetch(service, f"own-{worker}")
-        assert len(own.events) == EACH
-        assert own.state["n"] == EACH - 1
+WORKERS, EACH = 8, 100
+TASKS = 200  # every task rereads after each append that beats it: the retries grow with the square of this
 
 
-async def increment(service: InMemorySessionService, session_id: str) -> int:
-    """Add one to a counter in session and user state, rereading on a stale copy; return the retries."""
+@pytest.fixture
+def fast_switching() -> Iterator[None]:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+async def read_modify_write(service: InMemorySessionService, session_id: str, change: Any) -> int:
+    """Append ``change(state)`` as a delta computed from a fresh read, again on a stale copy; return the retries."""
     retries = 0
     while True:
         config = GetSessionConfig(num_recent_events=0)
         session = await service.get_session(app_name=APP, user_id=USER, session_id=session_id, config=config)
         assert session is not None
         await asyncio.sleep(0)  # let other tasks append in between
-        delta = {"count": session.state["count"] + 1, "user:visits": session.state["user:visits"] + 1}
         try:
-            await service.append_event(session, event(delta))
+            await service.append_event(session, event(change(session.state)))
         except StaleSessionError:
             retries += 1
         else:
             return retries
 
 
-def test_threads_incrementing_a_counter_retry_stale_copies_and_lose_no_update() -> None:
+def bump(state: dict[str, Any]) -> dict[str, Any]:
+    return {"count": state["count"] + 1, "user:visits": state["user:visits"] + 1}
+
+
+def in_threads(work: Any) -> list[Any]:
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return list(pool.map(work, range(WORKERS)))
+
+
+@pytest.mark.usefixtures("fast_switching")
+def test_threads_incrementing_one_counter_lose_no_update() -> None:
     service = InMemorySessionService()
     create(service, session_id="s1", state={"count": 0, "user:visits": 0})
+    create(service, session_id="s2", state={"count": 0})  # user:visits is shared with s1
 
-    def work(_: int) -> int:
-        return sum(run(increment(service, "s1")) for _ in range(EACH))
+    async def increments(worker: int) -> int:
+        session_id = "s1" if worker % 2 else "s2"
+        return sum([await read_modify_write(service, session_id, bump) for _ in range(EACH)])
 
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        list(pool.map(work, range(WORKERS)))
-    stored = fetch(service, "s1")
-    assert stored.state == {"count": WORKERS * EACH, "user:visits": WORKERS * EACH}
-    assert len(stored.events) == WORKERS * EACH
+    retries = in_threads(lambda worker: run(increments(worker)))
+    assert sum(retries) > 0  # the threads really contended, and stale copies were refused
+    first, second = fetch(service, "s1"), fetch(service, "s2")
+    half = WORKERS * EACH // 2
+    assert (first.state["count"], second.state["count"]) == (half, half)
+    assert first.state["user:visits"] == second.state["user:visits"] == WORKERS * EACH
+    assert (len(first.events), len(second.events)) == (half, half)
+
+
+@pytest.mark.usefixtures("fast_switching")
+def test_threads_appending_to_one_shared_session_lose_no_event_and_no_update() -> None:
+    service = InMemorySessionService()
+    create(service, session_id="shared", state={"log": []})
+
+    def work(worker: int) -> None:
+        own = create(service, session_id=f"own-{worker}")
+        copy = fetch(service, "shared")  # goes stale at once; keys of its own still go through
+        for step in range(EACH):
+            entry = f"{worker}-{step}"
+            run(read_modify_write(service, "shared", lambda state, entry=entry: {"log": [*state["log"], entry]}))
+            run(service.append_event(copy, event({f"k{entry}": step, f"user:u{worker}": step})))
+            run(service.append_event(own, event({"n": step})))
+
+    in_threads(work)
+    stored = fetch(service, "shared")
+    expected = {f"{worker}-{step}" for worker in range(WORKERS) for step in range(EACH)}
+    assert len(stored.state["log"]) == WORKERS * EACH
+    assert set(stored.state["log"]) == expected
+    assert {key[1:] for key in stored.state if key.startswith("k")} == expected
+    assert len(stored.events) == 2 * WORKERS * EACH
+    assert len({e.id for e in stored.events}) == 2 * WORKERS * EACH
+    assert all(stored.state[f"user:u{w}"] == EACH - 1 for w in range(WORKERS))
+    for worker in range(WORKERS):
+        own = fetch(service, f"own-{worker}")
+        assert len(own.events) == EACH
+        assert own.state["n"] == EACH - 1
 
 
 def test_asyncio_tasks_lose_no_event_and_no_update() -> None:
@@ -510,13 +707,13 @@ def test_asyncio_tasks_lose_no_event_and_no_update() -> None:
     create(service, session_id="s2", state={"count": 0, "user:visits": 0})
 
     async def main() -> list[int]:
-        jobs = [increment(service, f"s{1 + n % 2}") for n in range(WORKERS * EACH)]
+        jobs = [read_modify_write(service, f"s{1 + n % 2}", bump) for n in range(TASKS)]
         return await asyncio.gather(*jobs)
 
     retries = run(main())
     assert sum(retries) > 0  # tasks really interleaved, and stale copies were caught rather than overwritten
     first, second = fetch(service, "s1"), fetch(service, "s2")
-    half = WORKERS * EACH // 2
+    half = TASKS // 2
     assert (first.state["count"], second.state["count"]) == (half, half)
-    assert first.state["user:visits"] == WORKERS * EACH
+    assert first.state["user:visits"] == TASKS
     assert (len(first.events), len(second.events)) == (half, half)

@@ -12,11 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from templating import InvalidStateError, State, TemplatingError, render
+from templating.nodes import SCOPE_PREFIXES, SCOPES
 from templating.state import check_state, check_value, scope_of
 
 
-def test_prefix_constants() -> None:
+def test_prefix_constants_come_from_the_one_definition() -> None:
     assert (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX) == ("app:", "user:", "temp:")
+    assert (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX) == SCOPE_PREFIXES
+    assert [scope_of(prefix + "key") for prefix in SCOPE_PREFIXES] == list(SCOPES)
 
 
 @pytest.mark.parametrize(
@@ -68,7 +71,7 @@ def test_writes_update_value_and_delta() -> None:
     assert value["x"] == [1, {"y": 2}]
 
 
-def test_writes_are_copies_shared_by_value_and_delta() -> None:
+def test_writes_are_copies_and_the_delta_shares_nothing() -> None:
     value: dict[str, Any] = {}
     delta: dict[str, Any] = {}
     cart = ["book"]
@@ -76,9 +79,43 @@ def test_writes_are_copies_shared_by_value_and_delta() -> None:
     state["cart"] = cart
     cart.append("pen")  # the caller's list is not state
     assert state["cart"] == ["book"]
-    state["cart"].append("lamp")  # state's own list is, in both the view and the delta
-    assert value["cart"] is delta["cart"]
-    assert delta["cart"] == ["book", "lamp"]
+    assert value["cart"] == delta["cart"] == ["book"]
+    assert value["cart"] is not delta["cart"]
+    assert state["cart"] is not delta["cart"]
+
+
+def test_assign_the_whole_key_nested_mutation_in_place_is_not_tracked() -> None:
+    """The rule: in-place changes to a nested value never reach the delta, written before or not."""
+    value: dict[str, Any] = {"profile": {"a": 1}, "tags": ["x"]}
+    delta: dict[str, Any] = {}
+    state = State(value, delta=delta)
+    state["cart"] = ["book"]
+    state["cart"].append("lamp")  # a key written earlier in the turn
+    state["profile"]["a"] = 2  # a key not written
+    state["tags"].append("y")
+    assert delta == {"cart": ["book"]}
+    state["profile"] = {**state["profile"], "b": 3}  # assigning the whole key is tracked
+    state["cart"] = [*state["cart"], "pen"]
+    assert delta == {"cart": ["book", "lamp", "pen"], "profile": {"a": 2, "b": 3}}
+
+
+def test_a_delta_given_from_outside_is_read_but_never_handed_out() -> None:
+    outside: dict[str, Any] = {"x": {"k": [1]}}
+    state = State({"x": "old"}, delta=outside)
+    assert state["x"] == {"k": [1]}
+    state["x"]["k"].append(2)
+    state.to_dict()["x"]["k"].append(3)
+    assert outside == {"x": {"k": [1]}}
+
+
+def test_to_dict_is_a_deep_copy_in_key_order() -> None:
+    value: dict[str, Any] = {"b": {"n": [1]}, "a": 2}
+    state = State(value, delta={"c": 3, "a": 4})
+    combined = state.to_dict()
+    assert list(combined) == list(state) == ["b", "a", "c"]
+    assert combined == {"b": {"n": [1]}, "a": 4, "c": 3}
+    combined["b"]["n"].append(2)
+    assert value["b"] == {"n": [1]}
 
 
 def test_state_is_a_mapping_that_templates_render_from() -> None:
