@@ -18,12 +18,14 @@ from .render import Missing
 from .template import Template, parse
 
 __all__ = [
+    "DEFINITION_RULES",
     "ConcatProvider",
     "InstructionLike",
     "InstructionProvider",
     "Provider",
     "StaticProvider",
     "WhenProvider",
+    "check_near_misses",
     "concat",
     "instruction",
     "resolve",
