@@ -82,6 +82,8 @@ class Agent(BaseModel):
     @model_validator(mode="after")
     def _link_sub_agents(self) -> Agent:
         self._check_no_cycle(self.sub_agents)
+        if len({id(sub) for sub in self.sub_agents}) != len(self.sub_agents):
+            raise ValueError(f"a sub-agent is listed more than once in the sub_agents of {self.name!r}")
         seen: set[str] = set()
         for agent in self._walk():
             if agent.name in seen:

@@ -137,6 +137,13 @@ def test_an_agent_has_at_most_one_parent() -> None:
     assert child.parent_agent is first, "the failed definition changed nothing"
 
 
+def test_the_same_sub_agent_cannot_be_listed_twice() -> None:
+    twin = Agent(name="twin")
+    with pytest.raises(ValidationError, match="listed more than once"):
+        Agent(name="root", sub_agents=[twin, twin])
+    assert twin.parent_agent is None
+
+
 def test_names_are_unique_in_a_tree() -> None:
     with pytest.raises(ValidationError, match="'twin' is used more than once"):
         Agent(name="root", sub_agents=[Agent(name="twin"), Agent(name="mid", sub_agents=[Agent(name="twin")])])
