@@ -47,6 +47,10 @@ def main() -> None:
         "1 MB of '{a ?}'": megabyte("{a ?}"),
         "1 MB of '${a}'": megabyte("${a}"),
         "1 MB of '{{a}}'": megabyte("{{a}}"),
+        "1 MB of '{{a'": megabyte("{{a"),
+        "1 MB of '${{a'": megabyte("${{a"),
+        "1 MB of '{{ {a} }}'": megabyte("{{ {a} }}"),
+        "'{{' + 1 MB of 'a'": "{{" + "a" * 2**20,
         "'{' + 1 MB of ' '": "{" + " " * 2**20,
         "1 MB, no '{'": "x" * 2**20,
     }

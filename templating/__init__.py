@@ -7,7 +7,7 @@ escape nodes and renders against a read-only view of the agent's state.
 from .agents import Agent
 from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
 from .convert import AdkDifference, ConversionError, convert_adk
-from .errors import MissingKey, MissingKeyError, TemplatingError
+from .errors import MissingKey, MissingKeyError, TemplateSyntaxError, TemplatingError
 from .jinja import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
 from .lint import Diagnostic, lint, load_schema
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
@@ -96,6 +96,7 @@ __all__ = [
     "JinjaSyntaxError",
     "JinjaUndefinedError",
     "Provider",
+    "TemplateSyntaxError",
     "StaticProvider",
     "WhenProvider",
     "concat",

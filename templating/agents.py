@@ -10,9 +10,9 @@ from __future__ import annotations
 import keyword
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
 
-from .providers import InstructionLike, resolve
+from .providers import InstructionLike, check_near_misses, resolve
 from .template import Template, parse
 
 __all__ = ["Agent"]
@@ -24,13 +24,17 @@ class Agent(BaseModel):
     """One agent in a tree of agents.
 
     - ``instruction`` / ``global_instruction``: a template source (``str``), a ``Template`` or a
-      provider. Strings are parsed when the agent is defined. Only the *root* agent's
-      ``global_instruction`` is used, for every agent in the tree (as in ADK).
+      provider. Strings are parsed and checked when the agent is defined, as ``instruction(s)``
+      does (strict: a near miss such as ``< name >`` fails; pass ``instruction(s, strict=False)``
+      or a ``Template`` to keep such text). Only the *root* agent's ``global_instruction`` is
+      used, for every agent in the tree (as in ADK).
     - ``static_instruction``: text sent exactly as written (never rendered), for content that never
       changes; placed between the global instruction and the instruction, as ADK does.
-    - ``output_key``: the state key the agent's reply is saved under.
-    - ``sub_agents``: child agents; each gets this agent as its ``parent_agent``. An agent has at
-      most one parent, and names are unique within a tree.
+    - ``output_key``: the state key the agent's reply is saved under: a key a template can read
+      (an identifier, optionally scoped: ``summary``, ``user:summary``).
+    - ``sub_agents``: child agents, kept as a tuple (assign a new sequence to change them); each
+      gets this agent as its ``parent_agent``, and children that leave lose it. An agent has at
+      most one parent, names are unique within a tree, and the tree has no cycles.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", validate_assignment=True)
@@ -40,9 +44,11 @@ class Agent(BaseModel):
     global_instruction: InstructionLike = ""
     static_instruction: str | None = None
     output_key: str | None = None
-    sub_agents: list[Agent] = Field(default_factory=list)
+    sub_agents: tuple[Agent, ...] = ()
 
     _parent: Agent | None = PrivateAttr(default=None)
+    _linked: tuple[Agent, ...] = PrivateAttr(default=())
+    _templates: dict[str, Template] = PrivateAttr(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -57,11 +63,27 @@ class Agent(BaseModel):
     @classmethod
     def _parse_source(cls, value: InstructionLike) -> InstructionLike:
         if isinstance(value, str):
-            parse(value)  # parsed (and cached) now, so the definition is checked before it runs
+            check_near_misses(parse(value))  # parsed and checked now, so a typo fails at definition
         return value
+
+    @field_validator("output_key")
+    @classmethod
+    def _check_output_key(cls, key: str | None) -> str | None:
+        if key is None:
+            return None
+        placeholders = parse(f"<{key}>").placeholders
+        if "." in key or len(placeholders) != 1 or placeholders[0].key != key:
+            raise ValueError(
+                f"output_key must be a state key a template can read (an identifier, optionally scoped "
+                f"with app:, user: or temp:), not {key!r}"
+            )
+        return key
 
     @model_validator(mode="after")
     def _link_sub_agents(self) -> Agent:
+        self._check_no_cycle(self.sub_agents)
+        if len({id(sub) for sub in self.sub_agents}) != len(self.sub_agents):
+            raise ValueError(f"a sub-agent is listed more than once in the sub_agents of {self.name!r}")
         seen: set[str] = set()
         for agent in self._walk():
             if agent.name in seen:
@@ -73,9 +95,42 @@ class Agent(BaseModel):
                     f"agent {sub.name!r} already has parent {sub._parent.name!r}; it cannot also be a sub-agent of "
                     f"{self.name!r}"
                 )
+        # Every check passed: now change links (children that left lose this parent).
+        for old in self._linked:
+            if not any(old is sub for sub in self.sub_agents):
+                old._parent = None
         for sub in self.sub_agents:
             sub._parent = self
+        self._linked = self.sub_agents
+        self._templates = {
+            field: parse(value)
+            for field, value in (("instruction", self.instruction), ("global_instruction", self.global_instruction))
+            if isinstance(value, str)
+        }
         return self
+
+    def _check_no_cycle(self, subs: object) -> None:
+        for sub in subs if isinstance(subs, (list, tuple)) else ():
+            if sub is self:
+                raise ValueError(f"agent {self.name!r} cannot be its own sub-agent")
+            if isinstance(sub, Agent) and any(agent is self for agent in sub._walk()):
+                raise ValueError(
+                    f"agent {sub.name!r} cannot be a sub-agent of {self.name!r}: {self.name!r} is already below "
+                    f"{sub.name!r}, so the tree would have a cycle"
+                )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "sub_agents":
+            self._check_no_cycle(value)  # before pydantic, whose own recursion guard gives an unclear error
+        # pydantic keeps an assigned value even when a model validator then rejects it; put it back,
+        # so a rejected assignment (a cycle, a second parent) changes nothing.
+        before = dict(self.__dict__)
+        try:
+            super().__setattr__(name, value)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
 
     def __eq__(self, other: object) -> bool:
         """Equal definitions: the same fields, sub-agents compared downwards (the parent link is not compared)."""
@@ -94,7 +149,7 @@ class Agent(BaseModel):
     def root_agent(self) -> Agent:
         """The top of the tree this agent belongs to."""
         agent = self
-        while agent._parent is not None:
+        while agent._parent is not None and agent._parent is not self:
             agent = agent._parent
         return agent
 
@@ -116,10 +171,15 @@ class Agent(BaseModel):
         return next((agent for agent in self._walk() if agent.name == name), None)
 
     def _walk(self) -> list[Agent]:
+        """This agent and its descendants, depth first; each once, even if links were forced into a cycle."""
         found: list[Agent] = []
+        visited: set[int] = set()
         stack = [self]
         while stack:
             agent = stack.pop()
+            if id(agent) in visited:
+                continue
+            visited.add(id(agent))
             found.append(agent)
             stack.extend(reversed(agent.sub_agents))
         return found
@@ -131,10 +191,11 @@ class Agent(BaseModel):
         agent's ``instruction``, each rendered against ``ctx`` and separated by a blank line; empty
         parts are left out.
         """
+        root = self.root_agent
         parts = [
-            await resolve(self.root_agent.global_instruction, ctx),
+            await resolve(root._templates.get("global_instruction", root.global_instruction), ctx),
             self.static_instruction or "",
-            await resolve(self.instruction, ctx),
+            await resolve(self._templates.get("instruction", self.instruction), ctx),
         ]
         return _INSTRUCTION_SEPARATOR.join(part for part in parts if part)
 

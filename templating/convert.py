@@ -59,6 +59,7 @@ def _span_at(source: str, start: int, end: int) -> Span:
 def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
     """Where ADK's code would render ``source`` otherwise than its documentation says (and we do)."""
     found: list[AdkDifference] = []
+    ours = {(node.span.start, node.span.end) for node in parse_nodes(source, "adk") if isinstance(node, Placeholder)}
     for match in _ADK_CODE_MATCH.finditer(source):
         opening, inner, closing = match.groups()
         name = inner.strip()
@@ -70,8 +71,8 @@ def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
                 f"ADK loads the artifact {name.removeprefix('artifact.')!r} here; "
                 "the ADK dialect has no artifacts, so the converted template keeps the text"
             )
-        elif not _state_name(name):
-            continue
+        elif not _state_name(name) or (match.start(), match.end()) in ours:
+            continue  # text in both, or the same placeholder in both
         elif len(opening) > 1:
             message = (
                 "ADK's code substitutes this (it strips the extra braces); ADK's documentation, "
@@ -80,8 +81,11 @@ def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
         elif len(closing) > 1:
             extra = "'" + closing[1:] + "'"
             message = f"ADK's code also removes the {extra} after the placeholder; the converted template keeps it"
-        else:
-            continue
+        else:  # a {key} inside a {{ ... }} span
+            message = (
+                "ADK's code substitutes this placeholder inside {{ ... }}; ADK's documentation, "
+                "and the converted template, keep the whole {{ ... }} span as written"
+            )
         found.append(AdkDifference(_span_at(source, match.start(), match.end()), text, message))
     return tuple(found)
 
@@ -107,7 +111,8 @@ def convert_adk(source: str) -> tuple[str, tuple[AdkDifference, ...]]:
     Returns ``(text, differences)``: ``text`` renders as ``Template(source, dialect="adk")`` does
     (placeholders become ``<key>`` / ``<key?>``; literal text that would read as a placeholder or
     an escape is escaped); ``differences`` lists the spans that ADK's code, unlike its
-    documentation, would substitute or change (``{{name}}``, ``{name}}``, ``{artifact.x}``).
+    documentation, would substitute or change (``{{name}}``, a ``{key}`` inside ``{{ ... }}``,
+    ``{name}}``, ``{artifact.x}``). Line endings are kept as written (``\r\n`` stays ``\r\n``).
     Raises :class:`ConversionError` for the one thing the angle syntax cannot say: a placeholder
     with ``<`` right before it and ``>`` right after it (``<{key}>``, which would read as the
     escape ``<<key>>``).

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .nodes import Dialect, Span
 
-__all__ = ["MissingKey", "MissingKeyError", "TemplatingError", "excerpt"]
+__all__ = ["MissingKey", "MissingKeyError", "NearMiss", "TemplateSyntaxError", "TemplatingError", "excerpt"]
 
 
 _WINDOW = 60  # characters of context kept on each side of a span in an excerpt
@@ -141,5 +141,45 @@ class MissingKeyError(TemplatingError, KeyError):
             lines.append(f"  at {item.span.line}:{item.span.column}: {item.key!r} is missing{also}{hint}")
             if self.source is not None:
                 lines.append(excerpt(self.source, item.span))
+        lines.append(f"help: {self.help}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """Text that was probably meant as a placeholder but renders as literal text (a lint finding)."""
+
+    code: str
+    message: str
+    span: Span
+    help: str | None = None
+
+
+class TemplateSyntaxError(TemplatingError, ValueError):
+    """A template whose text has near misses (``< name >``, ``<usr:name>``, ...): every one of them at once.
+
+    Raised when a provider or an agent is defined (``strict=True``), so a typo fails before anything
+    runs. Also a ``ValueError``. ``near_misses`` holds each finding with its lint code and span.
+    """
+
+    def __init__(self, near_misses: Sequence[NearMiss], *, source: str) -> None:
+        count = len(near_misses)
+        noun = "near miss" if count == 1 else "near misses"
+        super().__init__(
+            f"template has {count} {noun}: text that looks like a placeholder but renders as literal text",
+            source=source,
+            span=near_misses[0].span if near_misses else None,
+            help="fix each one as its help says, or pass strict=False to keep the text as written",
+        )
+        self.near_misses = tuple(near_misses)
+
+    def __str__(self) -> str:
+        lines = [self.message]
+        for item in self.near_misses:
+            lines.append(f"  at {item.span.line}:{item.span.column}: {item.message} [{item.code}]")
+            if self.source is not None:
+                lines.append(excerpt(self.source, item.span))
+            if item.help:
+                lines.append(f"    help: {item.help}")
         lines.append(f"help: {self.help}")
         return "\n".join(lines)

@@ -14,11 +14,15 @@ import keyword
 import re
 import traceback
 from collections.abc import Callable, Iterator, Mapping
+from types import FunctionType
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
 from jinja2.exceptions import SecurityError
+from jinja2.runtime import BlockReference, Context, LoopContext, Macro, TemplateReference
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.utils import Namespace
+from markupsafe import Markup
 
 from .errors import TemplatingError
 from .nodes import SCOPE_PREFIXES, SCOPES, Span
@@ -84,8 +88,93 @@ class ReadOnlyState(Mapping[str, Any]):
             return environment.undefined(hint=hint, obj=self, name=str(key))
 
 
+# What a template may reach on a value: read-only methods and data attributes of the JSON types, by
+# exact type (a subclass could redefine a method). Everything else on any other object is refused:
+# state read from a plain mapping may hold arbitrary objects, and their methods must not run.
+# Padding methods (center, ljust, rjust, zfill, expandtabs) are left out: their width allocates.
+_STR_METHODS = frozenset(
+    {
+        *("capitalize", "casefold", "count", "endswith", "find", "format", "format_map", "index", "isalnum"),
+        *("isalpha", "isascii", "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable"),
+        *("isspace", "istitle", "isupper", "join", "lower", "lstrip", "partition", "removeprefix", "removesuffix"),
+        *("replace", "rfind", "rindex", "rpartition", "rsplit", "rstrip", "split", "splitlines", "startswith"),
+        *("strip", "swapcase", "title", "upper"),
+    }
+)
+_NUMBER_ATTRIBUTES = frozenset({"real", "imag", "conjugate", "as_integer_ratio", "is_integer"})
+_SAFE_ATTRIBUTES: dict[type, frozenset[str]] = {
+    str: _STR_METHODS,
+    Markup: _STR_METHODS,
+    int: _NUMBER_ATTRIBUTES | {"bit_length", "bit_count", "numerator", "denominator"},
+    bool: _NUMBER_ATTRIBUTES | {"bit_length", "bit_count", "numerator", "denominator"},
+    float: _NUMBER_ATTRIBUTES | {"hex"},
+    dict: frozenset({"get", "items", "keys", "values"}),
+    list: frozenset({"count", "index"}),
+    tuple: frozenset({"count", "index"}),
+}
+# Jinja's own machinery a template needs: loops, namespace(), macros and caller(), blocks and self.
+_MACHINERY = (LoopContext, Namespace, Macro, BlockReference, TemplateReference)
+# The largest string, list or tuple an operator may build, and the largest int ``**`` may build (bits).
+MAX_SIZE = 100_000
+MAX_POWER_BITS = 100_000
+
+
 class _Environment(ImmutableSandboxedEnvironment):
-    """The sandbox, with state views that answer ``x.name`` and ``x["name"]`` from state keys only."""
+    """The sandbox, with state views that answer ``x.name`` and ``x["name"]`` from state keys only,
+    an allowlist of attributes and callables, and size limits on ``*``, ``**`` and ``+``."""
+
+    intercepted_binops = frozenset({"*", "**", "+"})
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if not super().is_safe_attribute(obj, attr, value):
+            return False
+        allowed = _SAFE_ATTRIBUTES.get(type(obj))
+        if allowed is not None:
+            return attr in allowed
+        return isinstance(obj, _MACHINERY)
+
+    def is_safe_callable(self, obj: Any) -> bool:
+        if not super().is_safe_callable(obj):
+            return False
+        if obj is Namespace or obj is self.globals.get("range") or isinstance(obj, _MACHINERY):
+            return True
+        if isinstance(obj, FunctionType) and obj.__code__ is _FORMAT_WRAPPER_CODE:
+            return True  # the sandbox's own safe wrapper of a str's format / format_map
+        owner = getattr(obj, "__self__", None)
+        name = getattr(obj, "__name__", None)
+        if owner is None or not isinstance(name, str):
+            return False
+        allowed = _SAFE_ATTRIBUTES.get(type(owner))
+        if allowed is not None:
+            return name in allowed
+        return isinstance(owner, LoopContext) and name in {"cycle", "changed"}
+
+    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        owner = getattr(__obj, "__self__", None)
+        if isinstance(owner, str) and getattr(__obj, "__name__", None) == "replace" and len(args) >= 2:
+            old, new = args[0], args[1]
+            if isinstance(old, str) and isinstance(new, str):
+                count = (len(owner) + 1) if old == "" else owner.count(old)
+                _check_size(len(owner) + count * max(0, len(new) - len(old)), "str.replace()")
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for sequence, times in ((left, right), (right, left)):
+                if isinstance(sequence, (str, list, tuple)) and isinstance(times, int):
+                    _check_size(len(sequence) * max(times, 0), "'*'")
+        elif operator == "+":
+            if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
+                _check_size(len(left) + len(right), "'+'")
+        elif (
+            operator == "**"
+            and isinstance(left, int)
+            and isinstance(right, int)
+            and abs(left) > 1
+            and max(abs(left).bit_length() - 1, 1) * right > MAX_POWER_BITS
+        ):
+            raise SecurityError(f"'**' would build a number of more than {MAX_POWER_BITS} bits")
+        return super().call_binop(context, operator, left, right)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, ReadOnlyState):
@@ -100,6 +189,16 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
 
+_format_wrapper = _Environment().wrap_str_format("".format)
+assert _format_wrapper is not None
+_FORMAT_WRAPPER_CODE = _format_wrapper.__code__
+
+
+def _check_size(size: int, what: str) -> None:
+    if size > MAX_SIZE:
+        raise SecurityError(f"{what} would build a value of {size} items, more than the limit of {MAX_SIZE}")
+
+
 def _finalize(value: Any) -> str:
     return format_value(value)
 
@@ -107,6 +206,7 @@ def _finalize(value: Any) -> str:
 _ENVIRONMENT = _Environment(undefined=StrictUndefined, autoescape=False, finalize=_finalize, keep_trailing_newline=True)
 # Only ``range`` (size-limited by the sandbox) and ``namespace`` (for loop counters) stay global.
 _ENVIRONMENT.globals = {name: _ENVIRONMENT.globals[name] for name in ("range", "namespace")}
+_GLOBALS = frozenset(_ENVIRONMENT.globals)
 
 
 class JinjaProvider:
@@ -133,7 +233,8 @@ class JinjaProvider:
         keys = _key_lister(ctx)
         context: dict[str, Any] = {}
         for key in keys():
-            if key.isidentifier() and not keyword.iskeyword(key) and key not in _NAMES:
+            # The reserved names and Jinja's globals (range, namespace) win over session keys.
+            if key.isidentifier() and not keyword.iskeyword(key) and key not in _NAMES and key not in _GLOBALS:
                 context[key] = get(key, None)
         context["state"] = ReadOnlyState(get, keys, "", "state")
         for scope, prefix in zip(SCOPES, SCOPE_PREFIXES, strict=True):
@@ -156,7 +257,10 @@ class JinjaProvider:
                 f"the Jinja2 sandbox refused: {message}",
                 source=self.source,
                 span=_line_span(self.source, line, message),
-                help="a template reads state; it cannot reach internal attributes or change state",
+                help=(
+                    "a template reads state; it cannot reach internal attributes or change state, calls only "
+                    "read-only methods of str, numbers, dict, list and tuple, and cannot build huge values"
+                ),
             )
         if isinstance(error, UndefinedError):
             return JinjaUndefinedError(

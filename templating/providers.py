@@ -12,22 +12,31 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
+from .errors import NearMiss, TemplateSyntaxError
+from .lint import lint
 from .render import Missing
 from .template import Template, parse
 
 __all__ = [
+    "DEFINITION_RULES",
     "ConcatProvider",
     "InstructionLike",
     "InstructionProvider",
     "Provider",
     "StaticProvider",
     "WhenProvider",
+    "check_near_misses",
     "concat",
     "instruction",
     "resolve",
     "static",
     "when",
 ]
+
+# The lint rules checked when a provider (or an Agent's template string) is defined: text that was
+# probably meant as a placeholder but renders as literal text. T004 (unclosed "<name") is left out:
+# it fires on legitimate prose and code such as "if x <y" or "return a <b".
+DEFINITION_RULES = ("T002", "T003", "T005", "T006")
 
 Provider: TypeAlias = Callable[[Any], str | Awaitable[str]]
 """A callable taking a read-only context and returning the instruction, or an awaitable of it."""
@@ -52,12 +61,17 @@ class InstructionProvider:
     template: Template
     missing: Missing
 
-    def __init__(self, source: str | Template, *, missing: Missing = "error") -> None:
+    def __init__(self, source: str | Template, *, missing: Missing = "error", strict: bool = True) -> None:
         if missing not in _MODES:
             raise ValueError(f"missing= must be one of 'error', 'empty' or 'keep', not {missing!r}")
+        if not isinstance(strict, bool):
+            raise TypeError(f"strict= must be a bool, not {type(strict).__name__}")
         if not isinstance(source, (str, Template)):
             raise TypeError(f"instruction() takes a template source (str) or a Template, not {type(source).__name__}")
-        self.template = source if isinstance(source, Template) else parse(source)
+        template = source if isinstance(source, Template) else parse(source)
+        if strict:
+            check_near_misses(template)
+        self.template = template
         self.missing = missing
 
     @property
@@ -201,9 +215,26 @@ class WhenProvider:
         return f"when({self.predicate!r}, {self.provider!r})"
 
 
-def instruction(source: str | Template, *, missing: Missing = "error") -> InstructionProvider:
-    """A provider rendering ``source`` against the context's state; parsed now, so mistakes show at definition."""
-    return InstructionProvider(source, missing=missing)
+def instruction(source: str | Template, *, missing: Missing = "error", strict: bool = True) -> InstructionProvider:
+    """A provider rendering ``source`` against the context's state; parsed now, so mistakes show at definition.
+
+    With ``strict`` (the default), text that looks like a mistyped placeholder (``< name >``,
+    ``<usr:name>``, ``<first-name>``, ``<name??>``: lint rules T002, T003, T005, T006) raises
+    :class:`TemplateSyntaxError` listing every one; ``strict=False`` keeps such text as literal.
+    """
+    return InstructionProvider(source, missing=missing, strict=strict)
+
+
+def check_near_misses(template: str | Template) -> None:
+    """Raise :class:`TemplateSyntaxError` if ``template`` (angle syntax) has near misses; ADK-dialect ones pass."""
+    tpl = template if isinstance(template, Template) else parse(template)
+    if tpl.dialect != "angle":
+        return
+    found = [
+        NearMiss(d.code, d.message, d.span, d.help) for d in lint(tpl, select=DEFINITION_RULES) if d.span is not None
+    ]
+    if found:
+        raise TemplateSyntaxError(found, source=tpl.source)
 
 
 def static(text: str) -> StaticProvider:
@@ -224,7 +255,9 @@ def concat(*parts: str | Template | Provider, sep: str = "\n\n") -> ConcatProvid
 def when(predicate: Predicate, provider: str | Template | Provider) -> WhenProvider:
     """A provider that gives ``provider``'s result only when ``predicate(ctx)`` is true (else ``""``).
 
-    A ``str`` is static text; ``predicate`` may be sync or async.
+    ``predicate`` receives the context exactly as the provider does (an agent context: read state
+    as ``ctx.state``; a plain mapping when rendered against one) and may be sync or async. A
+    ``str`` is static text.
     """
     if not callable(predicate):
         raise TypeError(f"when() takes a callable predicate, not {type(predicate).__name__}")
@@ -253,7 +286,7 @@ def _as_provider(part: object, where: str) -> Provider:
     if isinstance(part, str):
         return StaticProvider(part)
     if isinstance(part, Template):
-        return InstructionProvider(part)
+        return InstructionProvider(part, strict=False)  # a Template is taken as parsed: the caller chose its text
     if callable(part):
         provider: Provider = part
         return provider

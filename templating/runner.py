@@ -14,6 +14,7 @@ from typing import Any, TypeAlias
 from .agents import Agent
 from .contexts import ReadonlyContext
 from .sessions import Event, EventActions, InMemorySessionService, SessionNotFoundError
+from .state import check_state
 
 __all__ = ["Model", "Runner"]
 
@@ -56,12 +57,16 @@ class Runner:
 
         ``state_delta`` is written with the user's message, like ADK's ``run_async(state_delta=...)``;
         its ``temp:`` keys are visible to this turn's instruction and gone in the next turn.
-        Raises :class:`SessionNotFoundError` for an unknown session, :class:`MissingKeyError` when
-        the instruction needs a key that state lacks, and ``TypeError`` when the model returns
-        anything but ``str``; in every such case nothing is appended.
+        Raises :class:`InvalidStateError` (a ``ValueError`` naming the key) when ``state_delta``
+        has a key that is not a str or a value that is not plain JSON, ``TypeError`` when it is
+        not a mapping, :class:`SessionNotFoundError` for an unknown session,
+        :class:`MissingKeyError` when the instruction needs a key that state lacks, and
+        ``TypeError`` when the model returns anything but ``str``; in every such case nothing is
+        appended.
         """
         if not isinstance(message, str):
             raise TypeError(f"message must be a str, not {type(message).__name__}")
+        delta = check_state(state_delta if state_delta is not None else {}, what="state_delta")
         session = await self.session_service.get_session(app_name=self.app_name, user_id=user_id, session_id=session_id)
         if session is None:
             raise SessionNotFoundError(app_name=self.app_name, user_id=user_id, session_id=session_id)
@@ -70,7 +75,7 @@ class Runner:
             invocation_id=invocation_id,
             author="user",
             content=message,
-            actions=EventActions(state_delta=dict(state_delta or {})),
+            actions=EventActions(state_delta=delta),
         )
         # The instruction sees the state as it will be once the user's event is appended; the
         # events themselves are appended only after the model has answered.

@@ -2,18 +2,24 @@
 
 Runs ADK's own ``InMemoryRunner`` (in-memory sessions, no network) with a fake model that records
 each ``LlmRequest`` it receives. Needs the ``adk`` extra (``pip install 'templating[adk]'``);
-without it the module is skipped, and CI (``.ci/run``) installs it.
+without it the module is skipped, unless ``TEMPLATING_REQUIRE_ADK=1`` (set by CI, ``.ci/run``),
+which turns the skip into a failure so the proof can never be skipped silently.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
 from collections.abc import AsyncGenerator
 from typing import Any, ClassVar
 
 import pytest
 
-pytest.importorskip("google.adk")
+if importlib.util.find_spec("google") is None or importlib.util.find_spec("google.adk") is None:
+    if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
+        pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed (pip install '.[adk]')", pytrace=False)
+    pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
 
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
@@ -22,7 +28,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-from templating import MissingKeyError, concat, instruction, jinja, static, when
+from templating import Agent, MissingKeyError, concat, instruction, jinja, static, when
 
 JSON_EXAMPLE = '{"order": {"id": "A-1", "items": [1, 2]}}'
 # ADK does not store ``temp:`` keys given when a session is created, so there are none here.
@@ -42,9 +48,9 @@ class RecordingLlm(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="ok")]))
 
 
-async def _run(agent_instruction: Any, state: dict[str, Any]) -> tuple[LlmRequest, list[Any]]:
+async def _run(agent_instruction: Any, state: dict[str, Any], **fields: Any) -> tuple[LlmRequest, list[Any]]:
     RecordingLlm.requests.clear()
-    agent = LlmAgent(name="support", model=RecordingLlm(), instruction=agent_instruction)
+    agent = LlmAgent(name="support", model=RecordingLlm(), instruction=agent_instruction, **fields)
     runner = InMemoryRunner(agent=agent, app_name="templating-test")
     session = await runner.session_service.create_session(app_name="templating-test", user_id="u1", state=state)
     message = types.Content(role="user", parts=[types.Part(text="hello")])
@@ -53,14 +59,19 @@ async def _run(agent_instruction: Any, state: dict[str, Any]) -> tuple[LlmReques
     return RecordingLlm.requests[0], events
 
 
-def system_instruction(request: LlmRequest) -> str:
-    """The agent's own instruction as ADK sent it: ADK appends its identity line after a blank line."""
+def sent(request: LlmRequest) -> str:
+    """The system instruction ADK sent the model."""
     value = request.config.system_instruction
     assert isinstance(value, str), f"ADK sends the system instruction as a str, got {type(value).__name__}"
-    ours, sep, identity = value.rpartition("\n\n")
-    assert sep, value
-    assert identity == 'You are an agent. Your internal name is "support".'
-    return ours
+    return value
+
+
+def assert_sent_first(request: LlmRequest, ours: str) -> None:
+    """Our instruction leads the system instruction, whole: nothing after it but ADK's own additions
+    (ADK 2.x appends a line naming the agent), each after a blank line. Only the prefix is asserted,
+    so a change in ADK's wording of its own line does not break the proof."""
+    value = sent(request)
+    assert value == ours or value.startswith(ours + "\n\n"), f"expected {ours!r} first, ADK sent {value!r}"
 
 
 PROVIDERS = [
@@ -90,7 +101,7 @@ PROVIDERS = [
 @pytest.mark.parametrize(("provider", "expected"), [c[1:] for c in PROVIDERS], ids=[c[0] for c in PROVIDERS])
 def test_adk_sends_our_rendered_instruction_as_the_system_instruction(provider: Any, expected: str) -> None:
     request, _ = asyncio.run(_run(provider, dict(STATE)))
-    assert system_instruction(request) == expected
+    assert_sent_first(request, expected)
 
 
 def test_adk_awaits_an_async_provider() -> None:
@@ -98,7 +109,7 @@ def test_adk_awaits_an_async_provider() -> None:
         return "tail for " + ctx.state["user:name"]
 
     request, _ = asyncio.run(_run(concat(instruction("<user:name>"), tail, sep=" | "), dict(STATE)))
-    assert system_instruction(request) == "Ada | tail for Ada"
+    assert_sent_first(request, "Ada | tail for Ada")
 
 
 def test_a_missing_key_surfaces_as_our_missing_key_error() -> None:
@@ -109,13 +120,75 @@ def test_a_missing_key_surfaces_as_our_missing_key_error() -> None:
     assert RecordingLlm.requests == [], "the model is never called with a half-rendered instruction"
 
 
+ADK_2X_BRACE_BEHAVIOUR = (
+    "This documents google-adk 2.x, whose string instructions read code and JSON braces as placeholders "
+    "(the reason for our providers and the ADK dialect). If it fails, ADK changed that behaviour: "
+    "update this test, the README's ADK sections and convert's difference messages to match."
+)
+
+
+def _key_error_of(adk_instruction: str) -> KeyError | None:
+    """The KeyError ADK raises for a string instruction, or None when the turn runs."""
+    try:
+        asyncio.run(_run(adk_instruction, dict(STATE)))
+    except KeyError as error:
+        return error
+    return None
+
+
 def test_adk_string_templating_breaks_literal_braces_where_ours_does_not() -> None:
-    """ADK's own ``{key}`` injection (a plain string instruction) reads code and JSON braces as placeholders."""
-    with pytest.raises(KeyError, match="Context variable not found: `item`"):
-        asyncio.run(_run("Answer with a Python set such as {item}.", dict(STATE)))
+    """ADK's own ``{key}`` injection (a plain string instruction) reads code and JSON braces as placeholders.
+
+    The first half asserts ADK 2.x's current behaviour on purpose; see ``ADK_2X_BRACE_BEHAVIOUR``.
+    """
+    error = _key_error_of("Answer with a Python set such as {item}.")
+    assert error is not None, "ADK no longer fails on a literal {item}. " + ADK_2X_BRACE_BEHAVIOUR
+    assert "Context variable not found: `item`" in str(error), ADK_2X_BRACE_BEHAVIOUR
     request, _ = asyncio.run(_run('Return JSON like {"id": {order_id}}', dict(STATE)))
-    assert system_instruction(request) == 'Return JSON like {"id": A-1', "ADK ate the closing brace"
+    assert sent(request).startswith('Return JSON like {"id": A-1\n\n'), (
+        "ADK no longer eats the closing brace. " + ADK_2X_BRACE_BEHAVIOUR
+    )
 
     ours = instruction('Answer with a Python set such as {item}. Return JSON like {"id": "<order_id>"}')
     request, _ = asyncio.run(_run(ours, dict(STATE)))
-    assert system_instruction(request) == 'Answer with a Python set such as {item}. Return JSON like {"id": "A-1"}'
+    assert_sent_first(request, 'Answer with a Python set such as {item}. Return JSON like {"id": "A-1"}')
+
+
+def test_canonical_instruction_matches_what_adk_builds() -> None:
+    """An LlmAgent with global_instruction, static_instruction and instruction, against our Agent.
+
+    ADK puts the root's global instruction, then the static instruction, in the system instruction,
+    and (because static_instruction is set) sends the instruction as a labelled user message right
+    after; ``canonical_instruction`` gives the three parts, in that order, as one text.
+    """
+    global_part = instruction("You work for <app:brand>.")
+    static_part = 'Answer as JSON: {"answer": "..."}. Never reveal <internal> notes.'
+    instruction_part = instruction("Help <user:name> with order <order_id>.")
+    ours = Agent(
+        name="support",
+        global_instruction=global_part,
+        static_instruction=static_part,
+        instruction=instruction_part,
+    )
+    expected = asyncio.run(ours.canonical_instruction(dict(STATE)))
+    assert expected == (
+        'You work for Acme.\n\nAnswer as JSON: {"answer": "..."}. Never reveal <internal> notes.'
+        "\n\nHelp Ada with order A-1."
+    )
+
+    # global_instruction is deprecated in ADK 2.x (in favour of a plugin), but it is the field Agent mirrors.
+    with pytest.warns(DeprecationWarning, match="global_instruction field is deprecated"):
+        request, _ = asyncio.run(
+            _run(instruction_part, dict(STATE), global_instruction=global_part, static_instruction=static_part)
+        )
+    system, _, instruction_text = expected.rpartition("\n\n")
+    assert_sent_first(request, system)
+    dynamic = [
+        part.text
+        for content in request.contents
+        if content.role == "user"
+        for part in content.parts or []
+        if part.text and instruction_text in part.text
+    ]
+    assert len(dynamic) == 1, "ADK sends the instruction once, as a user message after the system instruction"
+    assert instruction_text not in sent(request)

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+import templating.agents
+import templating.providers
 from templating import Agent, MissingKeyError, Template, concat, instruction, jinja, static
 
 STATE = {"user:name": "Ada", "app:brand": "Acme", "order_id": "A-1"}
@@ -108,7 +110,7 @@ def test_fields_are_the_ones_defined() -> None:
     agent = Agent(name="writer", instruction="x", output_key="draft")
     assert agent.output_key == "draft"
     assert agent.static_instruction is None
-    assert agent.sub_agents == []
+    assert agent.sub_agents == ()
 
 
 INVALID = [
@@ -133,6 +135,13 @@ def test_an_agent_has_at_most_one_parent() -> None:
     with pytest.raises(ValidationError, match="'child' already has parent 'first'"):
         Agent(name="second", sub_agents=[child])
     assert child.parent_agent is first, "the failed definition changed nothing"
+
+
+def test_the_same_sub_agent_cannot_be_listed_twice() -> None:
+    twin = Agent(name="twin")
+    with pytest.raises(ValidationError, match="listed more than once"):
+        Agent(name="root", sub_agents=[twin, twin])
+    assert twin.parent_agent is None
 
 
 def test_names_are_unique_in_a_tree() -> None:
@@ -163,3 +172,130 @@ def test_keys_are_known_before_running(index: int, expected: tuple[str, ...]) ->
 def test_keys_of_opaque_providers_are_unknown() -> None:
     agent = Agent(name="a", instruction=concat(static("<x>"), async_global, instruction("<y> <z?>")))
     assert agent.keys == ("y", "z")
+
+
+def _cycle_of_two() -> None:
+    a = Agent(name="a")
+    b = Agent(name="b", sub_agents=[a])
+    a.sub_agents = (b,)
+
+
+def _own_sub_agent() -> None:
+    a = Agent(name="a")
+    a.sub_agents = (a,)
+
+
+def _cycle_of_three() -> None:
+    a = Agent(name="a")
+    b = Agent(name="b", sub_agents=[a])
+    c = Agent(name="c", sub_agents=[b])
+    a.sub_agents = [c]
+
+
+CYCLES = [
+    ("two", _cycle_of_two, "'b' cannot be a sub-agent of 'a'"),
+    ("own-sub-agent", _own_sub_agent, "'a' cannot be its own sub-agent"),
+    ("three", _cycle_of_three, "the tree would have a cycle"),
+]
+
+
+@pytest.mark.parametrize(("make", "match"), [c[1:] for c in CYCLES], ids=[c[0] for c in CYCLES])
+def test_a_cycle_is_a_clear_error(make: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_a_rejected_cycle_changes_nothing() -> None:
+    a = Agent(name="a")
+    b = Agent(name="b", sub_agents=[a])
+    with pytest.raises(ValueError, match="cycle"):
+        a.sub_agents = [b]
+    assert a.sub_agents == ()
+    assert a.parent_agent is b
+    assert b.root_agent is b
+    assert [agent.name for agent in b._walk()] == ["b", "a"]
+
+
+def test_a_rejected_second_parent_by_assignment_changes_nothing() -> None:
+    child = Agent(name="child")
+    first = Agent(name="first", sub_agents=[child])
+    other = Agent(name="other", sub_agents=[Agent(name="kept")])
+    with pytest.raises(ValidationError, match="'child' already has parent 'first'"):
+        other.sub_agents = [child]
+    assert [sub.name for sub in other.sub_agents] == ["kept"]
+    assert child.parent_agent is first
+
+
+def test_children_that_leave_lose_their_parent() -> None:
+    child = Agent(name="child", instruction="Child.")
+    stays = Agent(name="stays")
+    root = Agent(name="root", global_instruction="Root global.", sub_agents=[child, stays])
+    assert canonical(child) == "Root global.\n\nChild."
+    root.sub_agents = [stays]
+    assert child.parent_agent is None
+    assert child.root_agent is child
+    assert stays.parent_agent is root
+    assert canonical(child) == "Child.", "the old root's global instruction no longer applies"
+    elsewhere = Agent(name="elsewhere", sub_agents=[child])
+    assert child.parent_agent is elsewhere
+
+
+def test_sub_agents_cannot_be_changed_in_place() -> None:
+    root = Agent(name="root", sub_agents=[Agent(name="a")])
+    assert isinstance(root.sub_agents, tuple)
+    with pytest.raises(AttributeError):
+        root.sub_agents.append(Agent(name="b"))  # type: ignore[attr-defined]
+    root.sub_agents = (*root.sub_agents, Agent(name="b"))
+    assert [sub.parent_agent for sub in root.sub_agents] == [root, root]
+
+
+OUTPUT_KEYS = [
+    ("plain", "summary", True),
+    ("scoped", "user:summary", True),
+    ("temp", "temp:draft", True),
+    ("blank", "", False),
+    ("spaces", " summary", False),
+    ("dotted", "a.b", False),
+    ("unknown-scope", "usr:summary", False),
+    ("scope-only", "user:", False),
+    ("not-identifier", "first-name", False),
+]
+
+
+@pytest.mark.parametrize(("key", "valid"), [c[1:] for c in OUTPUT_KEYS], ids=[c[0] for c in OUTPUT_KEYS])
+def test_output_key_is_a_readable_state_key(key: str, valid: bool) -> None:
+    if valid:
+        assert Agent(name="a", output_key=key).output_key == key
+    else:
+        with pytest.raises(ValidationError, match="output_key must be a state key"):
+            Agent(name="a", output_key=key)
+
+
+STRICT_STRINGS = [
+    ("instruction-spaced", "instruction", "Hi < user:name >", "T002"),
+    ("global-bad-scope", "global_instruction", "Brand <ap:brand>", "T003"),
+    ("instruction-doubled-question", "instruction", "Hi <nick??>", "T006"),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "source", "code"), [c[1:] for c in STRICT_STRINGS], ids=[c[0] for c in STRICT_STRINGS]
+)
+def test_template_strings_are_checked_strictly(field: str, source: str, code: str) -> None:
+    with pytest.raises(ValidationError, match=rf"\[{code}\]"):
+        Agent(name="a", **{field: source})
+    assert Agent(name="a", **{field: instruction(source, strict=False)})
+    assert Agent(name="a", **{field: Template(source)})
+
+
+def test_string_instructions_are_parsed_once_per_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent keeps its parsed templates, so a turn never re-parses (even once parse's LRU cache overflows)."""
+    agent = Agent(name="a", global_instruction="G <app:brand>", instruction="Hi <user:name>")
+
+    def no_parse(source: str) -> Template:
+        raise AssertionError(f"parsed again: {source!r}")
+
+    monkeypatch.setattr(templating.providers, "parse", no_parse)
+    monkeypatch.setattr(templating.agents, "parse", no_parse)
+    assert canonical(agent) == "G Acme\n\nHi Ada"
+    assert canonical(agent) == "G Acme\n\nHi Ada"

@@ -19,6 +19,7 @@ from templating import (
     jinja,
     resolve,
 )
+from templating.jinja import _ENVIRONMENT
 
 
 class AdkLikeState:
@@ -234,12 +235,20 @@ def test_errors_are_templating_errors() -> None:
     assert issubclass(JinjaError, TemplatingError)
 
 
-def test_compiled_once_when_made() -> None:
+def test_compiled_once_when_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str] = []
+    real_compile = _ENVIRONMENT.compile
+
+    def counting_compile(source: Any, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(source)
+        return real_compile(source, *args, **kwargs)
+
+    monkeypatch.setattr(_ENVIRONMENT, "compile", counting_compile)
     provider = jinja("{{ user.name }}")
-    compiled = provider._template
+    assert compiled == ["{{ user.name }}"]
     assert provider(make_state()) == "Ada"
     assert provider(make_state()) == "Ada"
-    assert provider._template is compiled
+    assert compiled == ["{{ user.name }}"], "rendering never compiles again"
 
 
 def test_jinja_takes_a_string() -> None:
@@ -251,3 +260,90 @@ def test_providers_compare_by_source() -> None:
     assert jinja("{{ a }}") == jinja("{{ a }}")
     assert hash(jinja("{{ a }}")) == hash(jinja("{{ a }}"))
     assert jinja("{{ a }}") != jinja("{{ b }}")
+
+
+class Counter:
+    """A non-JSON object in state whose method mutates it: the sandbox must never run it."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.label = "counter"
+
+    def bump(self) -> int:
+        self.count += 1
+        return self.count
+
+
+# Anything beyond the read-only methods of JSON types, and the sizes an operator may build.
+REFUSED = [
+    ("object-method-call", "{{ obj.bump() }}", "access to attribute 'bump' of 'Counter' object is unsafe"),
+    ("object-method-item", "{{ obj['bump']() }}", "access to attribute 'bump' of 'Counter' object is unsafe"),
+    ("object-method-attr-filter", "{{ (obj|attr('bump'))() }}", "access to attribute 'bump' of 'Counter'"),
+    ("object-data-attribute", "{{ obj.label }}", "access to attribute 'label' of 'Counter' object is unsafe"),
+    ("object-method-in-loop", "{% for i in range(3) %}{{ obj.bump() }}{% endfor %}", "attribute 'bump'"),
+    ("object-via-str-format", "{{ '{0.bump}'.format(obj) }}", "access to attribute 'bump' of 'Counter' object"),
+    ("str-padding", "{{ 'a'.center(10) }}", "access to attribute 'center' of 'str' object is unsafe"),
+    ("str-encode", "{{ 'a'.encode() }}", "access to attribute 'encode' of 'str' object is unsafe"),
+    ("int-to-bytes", "{{ (5).to_bytes(2, 'big') }}", "access to attribute 'to_bytes' of 'int' object is unsafe"),
+    ("str-times-huge", "{{ 'a' * 10**9 }}", "'*' would build a value of 1000000000 items"),
+    ("huge-times-str", "{{ 10**9 * 'a' }}", "'*' would build a value of 1000000000 items"),
+    ("list-times-huge", "{{ [0] * 200000 }}", "'*' would build a value of 200000 items"),
+    ("power-huge", "{{ 2 ** 1000000 }}", "'**' would build a number of more than 100000 bits"),
+    ("plus-doubling", "{% set s = 'a' * 60000 %}{{ s + s }}", "'+' would build a value of 120000 items"),
+    ("replace-amplifies", "{{ ('a' * 1000).replace('a', 'b' * 1000) }}", "str.replace() would build a value"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
+def test_only_read_only_methods_and_bounded_sizes(source: str, message: str) -> None:
+    counter = Counter()
+    with pytest.raises(JinjaSecurityError) as caught:
+        jinja(source)({"obj": counter, "prefs": {"lang": "en"}})
+    assert message in caught.value.message
+    assert counter.count == 0, "the object's method never ran"
+
+
+ALLOWED = [
+    (
+        "str-methods",
+        "{{ 'ab'.upper() }} {{ 'a,b'.split(',') }} {{ ' x '.strip() }} {{ 'ab'.startswith('a') }}",
+        'AB ["a", "b"] x True',
+    ),
+    (
+        "dict-methods",
+        "{{ prefs.get('lang') }} {{ prefs.items()|list }} {{ prefs.keys()|list }}",
+        'en [["lang", "en"]] ["lang"]',
+    ),
+    ("list-tuple-methods", "{{ [1, 2, 1].count(1) }} {{ (1, 2).index(2) }}", "2 1"),
+    ("number-methods", "{{ (1.5).is_integer() }} {{ (3).bit_length() }} {{ (2).real }}", "False 2 2"),
+    ("str-format", "{{ '{} and {}'.format(1, 'b') }}", "1 and b"),
+    ("loop-machinery", "{% for i in range(3) %}{{ loop.index }}{{ loop.cycle('a', 'b') }}{% endfor %}", "1a2b3a"),
+    ("macro-and-caller", "{% macro box() %}[{{ caller() }}]{% endmacro %}{% call box() %}in{% endcall %}", "[in]"),
+    (
+        "namespace",
+        "{% set ns = namespace(n=0) %}{% for i in range(3) %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}",
+        "3",
+    ),
+    (
+        "small-operators",
+        "{{ 2 ** 10 }} {{ 'ab' * 3 }} {{ [1] + [2] }} {{ 'a' + 'b' }} {{ 3 * 4 }}",
+        "1024 ababab [1, 2] ab 12",
+    ),
+    ("replace-small", "{{ 'a-b'.replace('-', '+') }}", "a+b"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in ALLOWED], ids=[c[0] for c in ALLOWED])
+def test_read_only_methods_and_jinja_machinery_work(source: str, expected: str) -> None:
+    assert jinja(source)({"prefs": {"lang": "en"}}) == expected
+
+
+SHADOWING = [
+    ("range", "{{ range(3)|list }} {{ state['range'] }}", "[0, 1, 2] a session key named range"),
+    ("namespace", "{% set ns = namespace(a=1) %}{{ ns.a }} {{ state['namespace'] }}", "1 shadow"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in SHADOWING], ids=[c[0] for c in SHADOWING])
+def test_globals_win_over_state_keys_of_the_same_name(source: str, expected: str) -> None:
+    assert jinja(source)({"range": "a session key named range", "namespace": "shadow"}) == expected

@@ -14,6 +14,8 @@ from templating import (
     InstructionProvider,
     MissingKeyError,
     Template,
+    TemplateSyntaxError,
+    TemplatingError,
     concat,
     instruction,
     resolve,
@@ -166,6 +168,8 @@ DEFINITION_ERRORS = [
     ("concat-bad-sep", lambda: concat("a", sep=None), TypeError, "sep= must be a str"),  # type: ignore[arg-type]
     ("when-not-callable", lambda: when(True, "x"), TypeError, "callable predicate"),  # type: ignore[arg-type]
     ("when-bad-provider", lambda: when(lambda ctx: True, 3), TypeError, "when\\(\\) takes strings"),  # type: ignore[arg-type]
+    ("strict-not-bool", lambda: instruction("<a>", strict="no"), TypeError, "strict= must be a bool"),  # type: ignore[arg-type]
+    ("strict-positional", lambda: instruction("<a>", "error", True), TypeError, "positional"),  # type: ignore[misc]
 ]
 
 
@@ -221,3 +225,73 @@ def test_providers_compare_by_definition(one: Any, same: Any, other: Any) -> Non
     assert one == same
     assert hash(one) == hash(same)
     assert one != other
+
+
+# Typos that parse as literal text: instruction() refuses them when it is made (strict, the default).
+TYPOS = [
+    ("issue-example", "Hi <user:name, < order_id >", [("T002", 1, 16)]),
+    ("spaced", "Hello < name >!", [("T002", 1, 7)]),
+    ("spaced-optional", "Hello <name ?>!", [("T002", 1, 7)]),
+    ("unknown-scope", "Hi <usr:name>", [("T003", 1, 4)]),
+    ("scope-case", "Hi <User:name>", [("T003", 1, 4)]),
+    ("dash-in-name", "Hi <first-name>", [("T005", 1, 4)]),
+    ("doubled-question", "Hi <nick??>", [("T006", 1, 4)]),
+    ("several-lines", "Line one.\nHi < name >\nand <usr:x>.", [("T002", 2, 4), ("T003", 3, 5)]),
+]
+
+
+@pytest.mark.parametrize(("source", "found"), [c[1:] for c in TYPOS], ids=[c[0] for c in TYPOS])
+def test_a_typo_fails_at_definition_time(source: str, found: list[tuple[str, int, int]]) -> None:
+    with pytest.raises(TemplateSyntaxError) as caught:
+        instruction(source)
+    error = caught.value
+    assert isinstance(error, TemplatingError)
+    assert [(m.code, m.span.line, m.span.column) for m in error.near_misses] == found
+    text = str(error)
+    lines = source.split("\n")
+    for code, line, column in found:
+        assert f"at {line}:{column}: " in text
+        assert f"[{code}]" in text
+        assert f"    {lines[line - 1]}\n" in text, "the source line is shown"
+    assert text.count("^") >= len(found), "a caret under each finding"
+    assert "help: " in text
+    assert "strict=False" in text
+    assert instruction(source, strict=False).template.source == source, "strict=False keeps the text"
+
+
+# Realistic prompts that must not raise: prose comparisons, HTML/XML, code, JSON, generics, e-mail.
+LEGITIMATE = [
+    ("prose-comparison", "If a < b and c > d, answer yes; 3<5 too."),
+    ("prose-unclosed-comparison", "When count <limit, say so. If x <y, stop."),
+    ("html", '<div class="card"><p>Hello <name></p><br/><img src="a.png" alt="x"></div>'),
+    ("html-custom-element", "<my-card>Hi</my-card> <h1>T</h1>\n<ul>\n<li>one</li>\n</ul>"),
+    ("xml", '<?xml version="1.0"?><order id="1"><item qty="2"/></order>'),
+    ("xml-namespace", "<xs:element>x</xs:element>"),
+    ("fenced-code", "```cpp\nstd::vector< int > v;\nif (a <b) {}\n```\nDone."),
+    ("inline-code", "Use `std::map< K >` or `a <b`."),
+    ("unfenced-code", "def f(a, b): return a <b\nfor i in range(n): pass"),
+    ("json", '{"a": [1, 2], "b": {"c": "<<x>>"}, "d": "a < b"}'),
+    ("generics", "List<T>, Optional<user_id>, Dict<str, int>"),
+    ("email-and-url", "Write to <support@example.com> or <https://example.com/a-b>."),
+    ("arrows-and-comments", "a <- b, a <-> b, <= and >=, <!-- note -->"),
+    ("heart", "We <3 our users"),
+    ("escapes", "Write <<name>> or <<first-name>> literally, and <name?>."),
+]
+
+
+@pytest.mark.parametrize("source", [c[1] for c in LEGITIMATE], ids=[c[0] for c in LEGITIMATE])
+def test_legitimate_text_passes_the_definition_check(source: str) -> None:
+    assert instruction(source).template.source == source
+
+
+def test_a_template_given_to_concat_is_taken_as_parsed() -> None:
+    assert run(concat(Template("a < b >"), sep="")) == "a < b >"
+
+
+def test_near_miss_errors_pickle() -> None:
+    import pickle
+
+    with pytest.raises(TemplateSyntaxError) as caught:
+        instruction("< name >")
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert str(copy) == str(caught.value)

@@ -1,5 +1,8 @@
 """The README's examples run: every ```python block, and every ```py-adk block when google-adk is installed.
 
+With ``TEMPLATING_REQUIRE_ADK=1`` (set by CI) a ``py-adk`` block fails instead of skipping when
+google-adk is missing.
+
 Each block runs on its own, in a fresh namespace (a block does not see names from the blocks
 before it), so every example is complete as written. Examples check themselves with ``assert``;
 a block fails the test by raising.
@@ -8,6 +11,7 @@ a block fails the test by raising.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 
@@ -47,5 +51,7 @@ def _has(module: str) -> bool:
 def test_readme_example_runs(lang: str, line: int, code: str) -> None:
     needs = RUN[lang]
     if needs is not None and not _has(needs):
+        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":  # CI: the ADK examples must run, not skip
+            pytest.fail(f"README.md:{line} needs {needs}, and TEMPLATING_REQUIRE_ADK=1", pytrace=False)
         pytest.skip(f"README.md:{line} needs {needs} (pip install '.[adk]')")
     exec(compile(code, f"README.md:{line}", "exec"), {"__name__": f"readme_line_{line}"})

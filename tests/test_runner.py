@@ -8,7 +8,18 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from templating import Agent, InMemorySessionService, MissingKeyError, Runner, SessionNotFoundError, instruction
+from templating import (
+    Agent,
+    InMemorySessionService,
+    InvalidStateError,
+    MissingKeyError,
+    ReadonlyContext,
+    Runner,
+    SessionNotFoundError,
+    concat,
+    instruction,
+    when,
+)
 
 APP = "shop"
 
@@ -207,3 +218,55 @@ def test_message_must_be_text() -> None:
     runner = Runner(agent=make_agent(), app_name=APP, session_service=InMemorySessionService(), model=Recorder())
     with pytest.raises(TypeError, match="message must be a str, not bytes"):
         asyncio.run(runner.run(user_id="u1", session_id="s1", message=b"hi"))  # type: ignore[arg-type]
+
+
+BAD_DELTAS = [
+    ("non-json-value", {"when": object()}, InvalidStateError, "'when' is not plain JSON"),
+    ("nested-non-json", {"order": {"items": [1, {2}]}}, InvalidStateError, "order\\['items'\\]\\[1\\]"),
+    ("non-str-key", {1: "x"}, InvalidStateError, "state_delta key 1 is a int"),
+    ("not-a-mapping", ["x"], TypeError, "state_delta must be a mapping"),
+]
+
+
+@pytest.mark.parametrize(("delta", "error", "match"), [c[1:] for c in BAD_DELTAS], ids=[c[0] for c in BAD_DELTAS])
+def test_a_bad_state_delta_is_a_clear_error_and_changes_nothing(delta: Any, error: type[Exception], match: str) -> None:
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+        model = Recorder()
+        runner = Runner(agent=make_agent(), app_name=APP, session_service=service, model=model)
+        with pytest.raises(error, match=match) as caught:
+            await runner.run(user_id="u1", session_id="s1", message="hi", state_delta=delta)
+        assert isinstance(caught.value, ValueError | TypeError)
+        assert model.calls == []
+        stored = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert stored is not None
+        assert stored.events == []
+
+    asyncio.run(scenario())
+
+
+def test_when_predicate_reads_the_runner_context_state() -> None:
+    """A ``when`` predicate gets the Runner's ReadonlyContext (no ``.get``): it reads ``ctx.state``."""
+    seen: list[Any] = []
+
+    def is_gold(ctx: Any) -> bool:
+        seen.append(ctx)
+        return bool(ctx.state.get("user:tier") == "gold")
+
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+        model = Recorder()
+        agent = make_agent(instruction=concat(instruction("Help <user:name>."), when(is_gold, "Offer free shipping.")))
+        runner = Runner(agent=agent, app_name=APP, session_service=service, model=model)
+        await runner.run(user_id="u1", session_id="s1", message="hi")
+        await runner.run(user_id="u1", session_id="s1", message="hi", state_delta={"user:tier": "gold"})
+        assert [call[0] for call in model.calls] == [
+            "You work for Acme.\n\nHelp Ada.",
+            "You work for Acme.\n\nHelp Ada.\n\nOffer free shipping.",
+        ]
+
+    asyncio.run(scenario())
+    assert seen
+    assert all(isinstance(ctx, ReadonlyContext) for ctx in seen)
