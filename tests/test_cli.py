@@ -228,6 +228,12 @@ def test_text_is_rendered_exactly_as_written(tmp_path: Path, source: str) -> Non
     assert result.stdout == b"line one A\r\nline two\rthree\n"
 
 
+def test_convert_keeps_line_endings(tmp_path: Path) -> None:
+    (tmp_path / "adk.txt").write_bytes(b"a {x}\r\nb\r\n")
+    result = cli(["convert", str(tmp_path / "adk.txt"), "--from", "adk"])
+    assert (result.returncode, result.stdout) == (0, b"a <x>\r\nb\r\n")
+
+
 def test_broken_pipe_exits_quietly(tmp_path: Path) -> None:
     template_file = write(tmp_path, "t.txt", "line\n" * 200_000)
     proc = subprocess.run(
