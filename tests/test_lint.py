@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from templating.lint import (
     DEFAULT_RULES,
@@ -389,3 +389,242 @@ def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str) -> None:
         assert 0 <= diag.span.start < diag.span.end <= len(source)
         if diag.code in NEAR_MISS:
             assert any(lit.start <= diag.span.start and diag.span.end <= lit.end for lit in literals)
+
+
+# --- bad schemas and configs: a SchemaError / LintConfigError, never another exception ---------
+
+BAD_MODULE = """\
+import dataclasses
+from typing import Callable, TypedDict
+
+from pydantic import BaseModel, ConfigDict
+
+
+@dataclasses.dataclass
+class DC:
+    name: str
+
+
+class TD(TypedDict):
+    name: str
+
+
+class Plain(BaseModel):
+    name: str
+
+
+inst = Plain(name="x")
+
+
+class Thing:
+    pass
+
+
+class Arbitrary(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    thing: Thing
+
+
+class WithCallable(BaseModel):
+    fn: Callable[[], int]
+
+
+class NotDefined(BaseModel):
+    x: "Undefined"  # noqa: F821
+"""
+
+
+def bad_schema_spec(tmp_path: Path, spec: Any) -> Any:
+    """``spec`` with ``mod:`` meaning the module above (written to tmp_path, imported from there)."""
+    module = f"badschemas_{abs(hash(str(tmp_path)))}"
+    (tmp_path / f"{module}.py").write_text(BAD_MODULE, encoding="utf-8")
+    return spec.replace("mod:", f"{module}:") if isinstance(spec, str) else spec
+
+
+SCHEMA_ERROR_CASES = [
+    ("mod:DC", "is the class DC, not a pydantic model class"),
+    ("mod:TD", "is the class TD, not a pydantic model class"),
+    ("mod:inst", "is a Plain object, not a pydantic model class"),
+    ("json:loads", "is a function object, not a pydantic model class"),
+    ("os:path", "is a module object, not a pydantic model class"),
+    ("mod:Arbitrary", "cannot read the schema of model .*Arbitrary: PydanticInvalidForJsonSchema"),
+    ("mod:WithCallable", "cannot read the schema of model .*WithCallable: PydanticInvalidForJsonSchema"),
+    ("mod:NotDefined", "cannot read the schema of model .*NotDefined: PydanticUserError: .*not fully defined"),
+    ("mod:", "a schema to import is written 'module:Model'"),
+    ({"properties": {"name": {}}, "required": True}, r"'required' .* must be a list of property names, not True"),
+    ({"properties": {"name": {}}, "required": 5}, r"'required' .* must be a list of property names, not 5"),
+    ({"properties": {"name": {}}, "required": "name"}, r"must be a list of property names, not 'name'"),
+    (
+        {"properties": {"a": {"type": "object", "properties": {"b": {}}, "required": [1]}}},
+        r"must be a list of property names, not \[1\]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    SCHEMA_ERROR_CASES,
+    ids=[
+        "dataclass",
+        "typeddict",
+        "instance",
+        "function",
+        "module",
+        "arbitrary-type",
+        "callable-field",
+        "not-fully-defined",
+        "no-attribute",
+        "required-true",
+        "required-number",
+        "required-string",
+        "nested-required",
+    ],
+)
+def test_bad_schemas_are_schema_errors(tmp_path: Path, spec: Any, message: str) -> None:
+    before = list(sys.path)
+    with pytest.raises(SchemaError, match=message):
+        load_schema(bad_schema_spec(tmp_path, spec), base=tmp_path)
+    assert sys.path == before  # the import does not leave the folder on sys.path
+
+
+def test_import_restores_sys_path(tmp_path: Path) -> None:
+    (tmp_path / "okmodels_restore.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
+    before = list(sys.path)
+    assert set(load_schema("okmodels_restore:S", base=tmp_path).fields) == {"zz"}
+    assert sys.path == before
+    sys.modules.pop("okmodels_restore", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tool = 3\n", "'tool' must be a table, not int"),
+        ("[tool]\ntemplating = 3\n", r"\[tool.templating\] must be a table, not int"),
+        ("[tool]\ntemplating = [1]\n", r"\[tool.templating\] must be a table, not list"),
+    ],
+    ids=["tool-not-table", "templating-not-table", "templating-array"],
+)
+def test_config_tables_must_be_tables(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(LintConfigError, match=message):
+        load_config(tmp_path)
+
+
+def test_config_and_schema_files_may_start_with_a_bom(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('\ufeff[tool.templating]\ninclude = ["*.txt"]\n', encoding="utf-8")
+    (tmp_path / "keys.json").write_text('\ufeff["a", "b?"]', encoding="utf-8")
+    assert load_config(tmp_path).include == ("*.txt",)
+    assert set(load_schema("keys.json", base=tmp_path).fields) == {"a", "b"}
+
+
+# --- schemas: a top-level $ref, recursion, open objects ------------------------------------------
+
+
+class Node(BaseModel):
+    name: str
+    note: str = ""
+    children: list[Node] = []
+    parent: Node | None = None
+
+
+def test_recursive_model_and_top_level_ref() -> None:
+    schema = load_schema(Node)  # pydantic writes {"$defs": {"Node": ...}, "$ref": "#/$defs/Node"}
+    assert set(schema.fields) == {"name", "note", "children", "parent"}
+    assert found("<name> <children.0.name> <parent.name> <nmae>", schema=Node, select=["T001"]) == [("T001", "<nmae>")]
+    # recursion stops at the first repetition of a model: below it, any key goes
+    assert found("<parent.anything?> <children.0.x?>", schema=Node) == []
+    ref_schema = {
+        "$defs": {"S": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}},
+        "$ref": "#/$defs/S",
+    }
+    assert found("<a?> <b>", schema=ref_schema) == [("T010", "<a?>"), ("T001", "<b>")]
+
+
+class OpenState(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    profile: Profile
+
+
+OPEN_CASES = [
+    ("pydantic-extra-allow", OpenState, "<anything> <name?>", [("T010", "<name?>")]),
+    (
+        "json-additional-true",
+        {"type": "object", "properties": {"name": {}}, "required": ["name"], "additionalProperties": True},
+        "<anything> <name>",
+        [],
+    ),
+    (
+        "json-additional-schema",
+        {"properties": {"name": {}}, "additionalProperties": {"type": "string"}},
+        "<anything?> <name?>",
+        [],
+    ),
+    ("closed-nested-stays-closed", OpenState, "<profile.langauge>", [("T001", "<profile.langauge>")]),
+    (
+        "open-nested",
+        {
+            "properties": {
+                "p": {"type": "object", "properties": {"a": {}}, "required": ["a"], "additionalProperties": True}
+            },
+            "required": ["p"],
+        },
+        "<p.other?> <p.a?> <q>",
+        [("T010", "<p.a?>"), ("T001", "<q>")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "source", "expected"), [c[1:] for c in OPEN_CASES], ids=[c[0] for c in OPEN_CASES])
+def test_open_schemas_allow_other_keys(spec: Any, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, schema=spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "why"),
+    [
+        (State, "(it has a default)"),
+        ({"properties": {"nick": {}}}, "(not listed in 'required')"),
+        (["nick?"], "(listed with a '?')"),
+    ],
+    ids=["pydantic", "json-schema", "keys"],
+)
+def test_optional_field_message_says_why(spec: Any, why: str) -> None:
+    [diag] = lint("<nick>", schema=spec, select=["T009"])
+    assert diag.message == f"'<nick>' is required, but 'nick' is optional in the schema {why}"
+
+
+def test_nested_unknown_key_message() -> None:
+    [diag] = lint("<user:profile.langauge>", schema=State, select=["T001"])
+    assert diag.message == "'user:profile' has no field 'langauge' in the schema; did you mean 'user:profile.language'?"
+
+
+# --- rule selection, T007 off, dialects --------------------------------------------------------
+
+
+def test_ignoring_t007_keeps_the_placeholder_checks() -> None:
+    source = "<nmae>b</nmae> <temp:x>y</temp:x>"
+    assert found(source, schema=["name", "temp:x"]) == [("T007", "<nmae>"), ("T012", "<temp:x>")]
+    assert found(source, schema=["name", "temp:x"], ignore=["T007"]) == [
+        ("T001", "<nmae>"),
+        ("T012", "<temp:x>"),
+    ]
+    assert [d.code for d in lint("<nmae>b</nmae>", schema=["name"], ignore=["T007"])] == ["T001"]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"select": "T002"}, [("T002", "< a >")]),
+        ({"select": "T002,T008"}, [("T002", "< a >"), ("T008", "{b}")]),
+        ({"ignore": "T002"}, [("T008", "{b}")]),
+    ],
+    ids=["one-code", "comma-separated", "ignore-string"],
+)
+def test_select_and_ignore_take_a_string(options: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    assert found("Hi < a >, {b}.", **options) == expected
+
+
+def test_adk_dialect_template_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="lint\\(\\) checks templates in the angle syntax, not dialect='adk'"):
+        lint(Template("Hi {name}", dialect="adk"))
