@@ -594,6 +594,7 @@ _TAG_REST = re.compile(r"""(?:\s+[\w:.@-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>=
 _CONDITION = re.compile(r"\b(?:if|while|when|whenever|unless|until|where|whether|assert|check|ensure)\b", re.I)
 _SHORT_OPERAND = re.compile(r"(?:(?<![\w.])(?:\w|\d[\w.]*)|[)\]}])\s+\Z")  # x <y, 3 <n, f(x) <y
 _WORD_OPERAND = re.compile(r"\w\s+\Z")
+_TAG_WORD = re.compile(r"[ \t]*(?:tags?|elements?|components?)\b", re.IGNORECASE)  # "<answer-block> tags"
 _CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
 
 
@@ -718,7 +719,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             bad = "-" in key or (first[:1].isdigit() and any(ch.isalpha() for ch in first))
             if not bad or key.startswith(("-", "_-")) or key.endswith("-") or src.in_code(base + m.start()):
                 continue
-            if src.closed_anywhere(key):  # a custom element such as <my-card>
+            if src.closed_anywhere(key) or _TAG_WORD.match(text, m.end()):  # a custom element: <my-card>
                 continue
             fixed = key.replace("-", "_")
             good = fixed.split(":")[-1].split(".")[0].isidentifier()

@@ -20,6 +20,7 @@ from templating.lint import (
     LintConfig,
     LintConfigError,
     SchemaError,
+    _matches,
     collect_files,
     glob_regex,
     lint,
@@ -365,11 +366,54 @@ def test_folders_use_default_patterns_and_skip_hidden(tmp_path: Path) -> None:
         ("prompts/**", "prompts/a/b.txt", True),
         ("a?.txt", "ab.txt", True),
         ("a?.txt", "a/.txt", False),
+        ("./prompts/*.txt", "prompts/a.txt", True),
+        ("[ab].txt", "b.txt", True),
+        ("[ab].txt", "c.txt", False),
+        ("[!ab].txt", "c.txt", True),
+        ("[!ab].txt", "a.txt", False),
+        ("x[!ab]y", "x/y", False),
+        ("[a-c]?.md", "b1.md", True),
     ],
-    ids=["deep", "top", "one-level", "under", "question", "question-no-slash"],
+    ids=[
+        "deep",
+        "top",
+        "one-level",
+        "under",
+        "question",
+        "question-no-slash",
+        "dot-slash",
+        "class",
+        "class-miss",
+        "negated-class",
+        "negated-class-miss",
+        "negated-class-no-slash",
+        "range",
+    ],
 )
 def test_glob(pattern: str, path: str, matches: bool) -> None:
     assert bool(glob_regex(pattern).match(path)) is matches
+
+
+@pytest.mark.parametrize(
+    ("patterns", "path", "matches"),
+    [
+        (["drafts"], "prompts/drafts/wip.prompt", True),
+        (["prompts/drafts"], "prompts/drafts/deep/wip.prompt", True),
+        (["./prompts/drafts/"], "prompts/drafts/wip.prompt", True),
+        (["draft"], "prompts/drafts/wip.prompt", False),
+        (["prompts/drafts"], "other/prompts/drafts/wip.prompt", False),
+        (["*.prompt"], "a/b/c.prompt", True),
+    ],
+    ids=["folder-name", "folder-path", "dot-slash-folder", "not-a-prefix-of-a-name", "anchored", "file-name"],
+)
+def test_patterns_match_files_and_their_folders(patterns: list[str], path: str, matches: bool) -> None:
+    assert _matches(path, patterns) is matches
+
+
+def test_dot_slash_include_and_folder_exclude(tmp_path: Path) -> None:
+    root = write_project(tmp_path, 'include = ["./prompts/**/*.prompt"]\nexclude = ["drafts", "legacy/"]')
+    files = [Path(f).relative_to(root).as_posix() for f in collect_files([], load_config(root))]
+    assert files == ["prompts/agent.prompt"]
 
 
 def test_lint_report_snapshot(lint_snapshot: Any, snapshot: Any) -> None:
@@ -628,3 +672,67 @@ def test_select_and_ignore_take_a_string(options: dict[str, Any], expected: list
 def test_adk_dialect_template_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="lint\\(\\) checks templates in the angle syntax, not dialect='adk'"):
         lint(Template("Hi {name}", dialect="adk"))
+
+
+# --- precision of the near-miss rules T002-T006 (a definition-time error check relies on them) ---
+
+LEGITIMATE = [
+    ("comparison", "Only answer if a < b; otherwise say so."),
+    ("comparison-chain", "The check a < b > c is not valid Python."),
+    ("comparison-words", "If count < limit > 0 then continue."),
+    ("no-space-right", "Stop when x <y."),
+    ("no-space-right-word", "if count <limit, stop"),
+    ("number-left", "Values 3 <n and 10 <max_size are fine."),
+    ("bracket-left", "len(items) <limit holds."),
+    ("condition-clause", "Retry while attempts <max_attempts, then give up."),
+    ("arrows", "Flow: input <- user -> model <=> tools <-- cache --> disk."),
+    ("heart", "We <3 our customers."),
+    ("email", "Write to <support@example.com> or <a.b@c.org>."),
+    ("url", "See <https://example.com/docs?a=1&b=2> and <mailto:x@y.z>."),
+    ("html-inline", 'A link: <a href="https://x.com">here</a>, a break <br/>, an image <img src="a.png" alt="x">.'),
+    (
+        "html-multiline",
+        '<div\n  class="card"\n  id="main">\n  <img\n   src="a.png"\n   alt="pic" />\n  <p>Hi</p>\n</div>',
+    ),
+    ("html-multiline-bare-attr", "<input\n  type=checkbox\n  checked\n>"),
+    ("html-comment", "<!-- < name > <first-name> <x?? --> done"),
+    ("custom-elements", "<my-card>\n  <card-title>Hello</card-title>\n</my-card>"),
+    ("custom-element-named", "Wrap the answer in <answer-block> tags and use the <x-card> element."),
+    ("custom-element-spaced", "<example >an example</example> and <note\n>text</note>"),
+    ("xml-namespaces", '<xsl:template match="/">x</xsl:template> <usr:data>1</usr:data>'),
+    ("xml-self-closing", '<item id="1"/>\n<item\n  id="2"\n/>'),
+    ("markdown-fenced", "Example:\n```\nHello < name >, <first-name> <nick??> <user\n```\n"),
+    ("markdown-tilde-fence", "~~~xml\n<my-tag attr='1'>\n< a >\n~~~\n"),
+    ("markdown-indented", "Example:\n\n    Hello < name > and <first-name>\n    and <nick??>\n\nEnd."),
+    ("markdown-inline", "Write `< name >`, `<first-name>` or `<nick??>` only in code."),
+    ("json", '{"tool": "lookup", "args": {"id": "<id>", "cmp": "a < b"}, "ok": true}'),
+    ("jinja", "{{ a < b }} {% if count < limit %}x{% endif %} {# < name > #}"),
+    ("jinja-tight", "{% if x <y %}small{% endif %}"),
+    ("escapes", "Escaped: <<first-name>> <<nick??>> << name >> <<example>>"),
+    ("shifts", "x << 2 >> 1 and y<<3"),
+    ("generics", "List<String> and Map<K, V> and Optional<T>"),
+    ("questions", "Really?? Is a <b? Maybe."),
+]
+
+
+@pytest.mark.parametrize("text", [t for _, t in LEGITIMATE], ids=[i for i, _ in LEGITIMATE])
+def test_legitimate_text_has_no_near_miss_findings(text: str) -> None:
+    assert found(text, select=["T002", "T003", "T004", "T005", "T006"]) == []
+
+
+NEAR_MISS_STILL_CAUGHT = [
+    ("spaced", "Hello < name >, welcome", [("T002", "< name >")]),
+    ("spaced-after-word", "Hi < name > and bye", [("T002", "< name >")]),
+    ("unclosed-greeting", "Hello <name, welcome", [("T004", "<name")]),
+    ("unclosed-scoped", "Stop when x <user:name ends", [("T004", "<user:name")]),
+    ("unclosed-line-end", "Dear <name\nThanks", [("T004", "<name")]),
+    ("doubled-spaced", "Hi <nick ??>", [("T006", "<nick ??>")]),
+    ("bad-name-no-tag", "Dear <first-name>,", [("T005", "<first-name>")]),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"), [c[1:] for c in NEAR_MISS_STILL_CAUGHT], ids=[c[0] for c in NEAR_MISS_STILL_CAUGHT]
+)
+def test_near_misses_are_still_caught(source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, select=["T002", "T003", "T004", "T005", "T006"]) == expected
