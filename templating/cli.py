@@ -162,6 +162,19 @@ def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None
     return "\n".join(lines)
 
 
+def _relative_to_cwd(diag: Any) -> Any:
+    """``diag`` with an absolute path under the current folder made relative (a schema file from the config)."""
+    import dataclasses
+    from pathlib import Path
+
+    if diag.path and Path(diag.path).is_absolute():
+        path = Path(diag.path)
+        cwd = Path.cwd().resolve()
+        if path.resolve().is_relative_to(cwd):
+            return dataclasses.replace(diag, path=path.resolve().relative_to(cwd).as_posix())
+    return diag
+
+
 def _summary(diagnostics: list[Any], files: int) -> str:
     counts = {severity: sum(d.severity == severity for d in diagnostics) for severity in ("error", "warning", "info")}
     noun = "template" if files == 1 else "templates"
@@ -222,7 +235,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         results.append((shown, lint(text, schema=schema, select=on, path=shown)))
     run_findings: list[Any] = []
     if "T011" in codes and schema is not None:
-        run_findings = unused_keys(schema, sources.values())
+        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, sources.values())]
     everything = [d for _, found in results for d in found] + run_findings
 
     if args.html:
