@@ -587,13 +587,16 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # A markdown indented code block: lines indented by 4 spaces or a tab, after a blank line.
 _INDENTED_CODE = re.compile(r"(?:\A|\n[ \t]*\n)((?:(?: {4}|\t)[^\n]*(?:\n|\Z)|[ \t]*\n(?= {4}|\t))+)")
 # Not prose either: Jinja blocks and HTML comments.
-_OTHER_CODE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<!--.*?(?:-->|\Z)", re.DOTALL)
+# Each scan stops at the next opener, so unclosed openers cost linear time, not quadratic.
+_OTHER_CODE = re.compile(
+    r"\{\{(?:(?!\{\{|\}\}).)*\}\}|\{%(?:(?!\{%|%\}).)*%\}|\{#(?:(?!\{#|#\}).)*#\}|<!--(?:(?!<!--|-->).)*(?:-->|\Z)",
+    re.DOTALL,
+)
 # The rest of an HTML/XML start tag after its name: attributes (across lines), then > or />.
 _TAG_REST = re.compile(r"""(?:\s+[\w:.@-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>=`]+))?)*\s*/?>""")
 # Comparisons in prose: a condition word before, a number, a single letter or a closing bracket as left operand.
 _CONDITION = re.compile(r"\b(?:if|while|when|whenever|unless|until|where|whether|assert|check|ensure)\b", re.I)
-_SHORT_OPERAND = re.compile(r"(?:(?<![\w.])(?:\w|\d[\w.]*)|[)\]}])\s+\Z")  # x <y, 3 <n, f(x) <y
-_WORD_OPERAND = re.compile(r"\w\s+\Z")
+_RIGHT_OPERAND = re.compile(r"[ \t]+[\w(]")  # the c of a < b > c
 _TAG_WORD = re.compile(r"[ \t]*(?:tags?|elements?|components?)\b", re.IGNORECASE)  # "<answer-block> tags"
 _CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
 
@@ -627,6 +630,11 @@ class _Source:
         line = bisect.bisect_right(self.line_starts, start)
         return Span(start, end, line, start - self.line_starts[line - 1] + 1)
 
+    def line_end(self, offset: int) -> int:
+        """The offset of the newline ending the line of ``offset`` (the text's length on the last line)."""
+        i = bisect.bisect_right(self.line_starts, offset)
+        return self.line_starts[i] - 1 if i < len(self.line_starts) else len(self.text)
+
     def in_code(self, offset: int) -> bool:
         i = bisect.bisect_right(self.code_starts, offset) - 1
         return i >= 0 and offset < self.code_ends[i]
@@ -647,11 +655,23 @@ class _Source:
     def comparison_before(self, offset: int) -> bool:
         """Whether the text before ``offset`` (a ``<`` in prose) reads as the left side of a comparison:
         ``x <y``, ``3 <n``, ``if count <limit``."""
-        before = self.text[self.text.rfind("\n", 0, offset) + 1 : offset]
-        if _SHORT_OPERAND.search(before):
+        line_start = self.line_starts[bisect.bisect_right(self.line_starts, offset) - 1]
+        before = self.text[max(line_start, offset - 200) : offset]  # bounded, so linting stays linear
+        operand = before.rstrip(" \t")
+        if operand == before or not operand:  # no space before "<", or nothing before it on the line
+            return False
+        if operand[-1] in ")]}":  # f(x) <y
+            return True
+        i = len(operand)
+        while i > 0 and (operand[i - 1].isalnum() or operand[i - 1] in "_."):
+            i -= 1
+        token = operand[i:]
+        if not token or not (token[0].isalnum() or token[0] == "_"):
+            return False
+        if len(token) == 1 or token[0].isdigit():  # x <y, 3 <n
             return True
         clause = re.split(r"[.;!?](?:\s|\Z)", before)[-1]
-        return _WORD_OPERAND.search(before) is not None and _CONDITION.search(clause) is not None
+        return _CONDITION.search(clause) is not None  # if count <limit
 
 
 def _close(word: str, options: Iterable[str]) -> str | None:
@@ -668,7 +688,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 continue
             if src.closed_after(m.group(2), base + m.end()):  # <example >x</example>: a tag
                 continue
-            if m.group(1) and src.comparison_before(base + m.start()) and re.match(r"[ \t]+[\w(]", text[m.end() :]):
+            if m.group(1) and src.comparison_before(base + m.start()) and _RIGHT_OPERAND.match(text, m.end()):
                 continue  # a < b > c: a comparison, with operands on both sides
             fixed = f"<{m.group(2)}{m.group(4)}>"
             yield (
@@ -696,7 +716,9 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
     if "T004" in on:
         for m in _UNCLOSED.finditer(text):
             start = base + m.start()
-            stop = min((i for i in (text.find("<", m.end()), text.find("\n", m.end())) if i >= 0), default=len(text))
+            stop = min(src.line_end(start) - base, len(text))  # the end of this line, within this literal
+            next_lt = text.find("<", m.end(), stop)
+            stop = next_lt if next_lt >= 0 else stop
             if text.find(">", m.end(), stop) >= 0 or src.in_code(start):
                 continue
             key = m.group(1)

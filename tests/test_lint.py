@@ -736,3 +736,18 @@ NEAR_MISS_STILL_CAUGHT = [
 )
 def test_near_misses_are_still_caught(source: str, expected: list[tuple[str, str]]) -> None:
     assert found(source, select=["T002", "T003", "T004", "T005", "T006"]) == expected
+
+
+def test_public_api_names() -> None:
+    import importlib
+
+    import templating
+
+    lint_module = importlib.import_module("templating.lint")  # the module; `templating.lint` is the function
+
+    assert templating.lint is lint
+    for name in ("Diagnostic", "LintConfigError", "SchemaError", "lint", "load_schema", "unused_keys"):
+        assert name in templating.__all__
+        assert getattr(templating, name) is getattr(lint_module, name)
+    assert issubclass(templating.SchemaError, templating.TemplatingError)
+    assert issubclass(templating.LintConfigError, templating.TemplatingError)
