@@ -9,7 +9,7 @@ from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_sess
 from .convert import AdkDifference, ConversionError, convert_adk
 from .errors import MissingKey, MissingKeyError, TemplateSyntaxError, TemplatingError
 from .jinja import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
-from .lint import Diagnostic, lint, load_schema
+from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
 from .providers import (
     ConcatProvider,
@@ -45,8 +45,11 @@ __all__ = [
     "Runner",
     # linting (issue 5)
     "Diagnostic",
+    "LintConfigError",
+    "SchemaError",
     "lint",
     "load_schema",
+    "unused_keys",
     # ADK dialect and convert (issue 4)
     "DIALECTS",
     "AdkDifference",

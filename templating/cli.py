@@ -176,16 +176,48 @@ def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _format_github(diagnostics: list[Any]) -> str:
+def _end(source: str | None, start: int, end: int, line: int, column: int) -> tuple[int, int]:
+    """The 1-based line and (exclusive) column where a span ending at offset ``end`` stops."""
+    if source is None:
+        return line, column + (end - start)
+    inside = source[start:end]
+    if "\n" not in inside:
+        return line, column + len(inside)
+    return line + inside.count("\n"), len(inside) - inside.rfind("\n")
+
+
+def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None) -> str:
+    from pathlib import Path
+
     level = {"error": "error", "warning": "warning", "info": "notice"}
     lines = []
     for diag in diagnostics:
-        props = [f"file={_github_escape(diag.path or '<template>', prop=True)}"]
+        props = []
         if diag.span is not None:
-            props += [f"line={diag.span.line}", f"col={diag.span.column}"]
+            props.append(f"file={_github_escape(diag.path or '<template>', prop=True)}")
+            span = diag.span
+            end_line, end_column = _end(
+                (sources or {}).get(diag.path or ""), span.start, span.end, span.line, span.column
+            )
+            props += [f"line={span.line}", f"endLine={end_line}", f"col={span.column}", f"endColumn={end_column}"]
+        elif diag.path and Path(diag.path).is_file():  # a whole-run finding (T011) about a schema file
+            props.append(f"file={_github_escape(diag.path, prop=True)}")
         props.append(f"title={_github_escape(diag.code, prop=True)}")
         lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(diag.message)}")
     return "\n".join(lines)
+
+
+def _relative_to_cwd(diag: Any) -> Any:
+    """``diag`` with an absolute path under the current folder made relative (a schema file from the config)."""
+    import dataclasses
+    from pathlib import Path
+
+    if diag.path and Path(diag.path).is_absolute():
+        path = Path(diag.path)
+        cwd = Path.cwd().resolve()
+        if path.resolve().is_relative_to(cwd):
+            return dataclasses.replace(diag, path=path.resolve().relative_to(cwd).as_posix())
+    return diag
 
 
 def _summary(diagnostics: list[Any], files: int) -> str:
@@ -201,7 +233,16 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .errors import TemplatingError
-    from .lint import collect_files, lint, load_config, load_schema, rules_for, select_rules, unused_keys
+    from .lint import (
+        DEFAULT_INCLUDE,
+        collect_files,
+        lint,
+        load_config,
+        load_schema,
+        rules_for,
+        select_rules,
+        unused_keys,
+    )
 
     try:
         config = load_config(path=Path(args.config) if args.config else None)
@@ -216,11 +257,16 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         schema = load_schema(spec, base=base) if spec is not None else None
         if args.paths.count("-") > 1:
             raise UsageError("stdin ('-') can be linted only once")
-        files = collect_files(args.paths, config)
+        files = collect_files(args.paths, config, force_exclude=args.force_exclude)
     except TemplatingError as exc:
         raise UsageError(exc.message) from None
     if not files:
-        raise UsageError("no template files found to lint" + (f" in {', '.join(args.paths)}" if args.paths else ""))
+        if args.force_exclude and args.paths and not any(Path(p).is_dir() for p in args.paths):
+            return EXIT_OK  # pre-commit passed only excluded files: nothing to do
+        patterns = ", ".join(config.include or DEFAULT_INCLUDE)
+        where = f" in {', '.join(args.paths)}" if args.paths else ""
+        source = "'include' in [tool.templating]" if config.include else "the default patterns"
+        raise UsageError(f"no template files found to lint{where} (files matching {patterns}, from {source})")
     if "T011" in codes and schema is None:
         raise UsageError("rule T011 (unused schema keys) needs a schema: pass --schema or set it in [tool.templating]")
 
@@ -234,7 +280,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         results.append((shown, lint(text, schema=schema, select=on, path=shown)))
     run_findings: list[Any] = []
     if "T011" in codes and schema is not None:
-        run_findings = unused_keys(schema, sources.values())
+        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, sources.values())]
     everything = [d for _, found in results for d in found] + run_findings
 
     if args.html:
@@ -251,7 +297,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         print(json.dumps([d.as_dict() for d in everything], ensure_ascii=False, indent=2))
     elif args.format == "github":
         if everything:
-            print(_format_github(everything))
+            print(_format_github(everything, sources))
     else:
         if everything:
             print(_format_text(everything, sources))
@@ -278,6 +324,11 @@ def _add_lint_command(commands: Any) -> None:
     lint.add_argument("--extend-select", action="append", metavar="CODES", help="rules to add, e.g. T011")
     lint.add_argument("--ignore", action="append", metavar="CODES", help="rules to skip")
     lint.add_argument("--config", metavar="PYPROJECT", help="the pyproject.toml to read (default: nearest one)")
+    lint.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply 'exclude' to files named on the command line too (for pre-commit, which names every file)",
+    )
     lint.set_defaults(run=_cmd_lint)
 
 

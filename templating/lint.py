@@ -101,7 +101,7 @@ class Diagnostic:
     help: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping (line and column 1-based; ``end_column`` exclusive)."""
+        """A JSON-ready mapping: line and column 1-based; ``start``/``end`` character offsets, ``end`` exclusive."""
         span = self.span
         return {
             "path": self.path,
@@ -134,20 +134,28 @@ class SchemaField:
     """One field: whether state always has it, and what is known of its inside.
 
     ``fields`` lists the keys of an object with known properties (``None``: any key goes);
+    ``open`` says other keys are allowed too (``additionalProperties``, pydantic ``extra="allow"``);
     ``items`` describes list elements when known.
     """
 
     required: bool = True
     fields: Mapping[str, SchemaField] | None = None
     items: SchemaField | None = None
+    open: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Schema:
-    """The declared state keys (top level: ``user:name``, ``order_id``...), with what is known of each."""
+    """The declared state keys (top level: ``user:name``, ``order_id``...), with what is known of each.
+
+    ``open``: keys beyond ``fields`` are allowed at the top level. ``origin`` is where it came from
+    (``"pydantic"``, ``"json-schema"`` or ``"keys"``), so messages can say why a field is optional.
+    """
 
     fields: Mapping[str, SchemaField]
     source: str = "<schema>"
+    open: bool = False
+    origin: str = "keys"
 
 
 SchemaSpec: TypeAlias = "Schema | type[Any] | Mapping[str, Any] | Sequence[str] | str | Path"
@@ -176,62 +184,113 @@ def _from_key_list(keys: Iterable[str], source: str) -> Schema:
             for name, entry in node.items()
         }
 
-    return Schema(build(tree), source)
+    return Schema(build(tree), source, origin="keys")
 
 
-def _resolve(node: Any, root: Mapping[str, Any], depth: int = 0) -> Mapping[str, Any]:
-    """Follow ``$ref`` (local ``#/...`` only) and unwrap ``anyOf``/``oneOf`` with null."""
-    if not isinstance(node, Mapping) or depth > 50:
-        return {}
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, Mapping) else {}
-        return _resolve(target, root, depth + 1)
-    for combo in ("anyOf", "oneOf", "allOf"):
-        options = node.get(combo)
-        if isinstance(options, list):
-            real = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")]
-            if len(real) == 1:
-                return _resolve(real[0], root, depth + 1)
-    return node
+def _resolve(
+    node: Any, root: Mapping[str, Any], seen: frozenset[str] = frozenset()
+) -> tuple[Mapping[str, Any], frozenset[str]]:
+    """Follow ``$ref`` (local ``#/...`` only) and unwrap ``anyOf``/``oneOf`` with null.
+
+    Returns the node and the refs followed on the way here; a ref already in ``seen`` (a recursive
+    schema) resolves to ``{}``, which knows nothing of its inside, so recursion stops there."""
+    for _ in range(50):
+        if not isinstance(node, Mapping):
+            return {}, seen
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            if ref in seen:
+                return {}, seen
+            seen = seen | {ref}
+            target: Any = root
+            for part in ref[2:].split("/"):
+                target = target.get(part, {}) if isinstance(target, Mapping) else {}
+            node = target
+            continue
+        for combo in ("anyOf", "oneOf", "allOf"):
+            options = node.get(combo)
+            if isinstance(options, list):
+                real = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")]
+                if len(real) == 1:
+                    node = real[0]
+                    break
+        else:
+            return node, seen
+    return {}, seen
 
 
-def _json_field(node: Any, root: Mapping[str, Any], required: bool, depth: int = 0) -> SchemaField:
-    node = _resolve(node, root)
+_SCHEMA_BUDGET = 20_000  # schema nodes read at most; recursion through $ref stops at the first repetition
+
+
+def _required(node: Mapping[str, Any], source: str) -> set[str]:
+    needed = node.get("required", [])
+    if needed is None:
+        return set()
+    if not isinstance(needed, list) or not all(isinstance(name, str) for name in needed):
+        raise SchemaError(f"'required' in a JSON Schema must be a list of property names, not {needed!r} ({source})")
+    return set(needed)
+
+
+def _json_field(
+    node: Any, root: Mapping[str, Any], required: bool, source: str, seen: frozenset[str], budget: list[int]
+) -> SchemaField:
+    node, seen = _resolve(node, root, seen)
     fields: dict[str, SchemaField] | None = None
     items: SchemaField | None = None
-    if depth < 20:
-        props = node.get("properties")
-        extra = node.get("additionalProperties", False)
-        if isinstance(props, Mapping) and not extra:
-            needed = set(node.get("required", []) or [])
-            fields = {name: _json_field(sub, root, name in needed, depth + 1) for name, sub in props.items()}
-        if isinstance(node.get("items"), Mapping):
-            items = _json_field(node["items"], root, True, depth + 1)
-    return SchemaField(required=required, fields=fields, items=items)
+    budget[0] -= 1
+    if budget[0] < 0:  # a huge (or combinatorially recursive) schema: below here, any key goes
+        return SchemaField(required=required)
+    props = node.get("properties")
+    is_open = bool(node.get("additionalProperties", False))
+    if isinstance(props, Mapping):
+        needed = _required(node, source)
+        fields = {name: _json_field(sub, root, name in needed, source, seen, budget) for name, sub in props.items()}
+    if isinstance(node.get("items"), Mapping):
+        items = _json_field(node["items"], root, True, source, seen, budget)
+    return SchemaField(required=required, fields=fields, items=items, open=is_open and fields is not None)
 
 
-def _from_json_schema(data: Mapping[str, Any], source: str) -> Schema:
-    props = data.get("properties")
+def _from_json_schema(data: Mapping[str, Any], source: str, origin: str = "json-schema") -> Schema:
+    node, seen = _resolve(data, data)
+    props = node.get("properties")
     if not isinstance(props, Mapping):
         raise SchemaError(f"a JSON Schema for state must be an object with 'properties' ({source})")
-    needed = set(data.get("required", []) or [])
-    return Schema({name: _json_field(sub, data, name in needed) for name, sub in props.items()}, source)
+    needed = _required(node, source)
+    budget = [_SCHEMA_BUDGET]
+    fields = {name: _json_field(sub, data, name in needed, source, seen, budget) for name, sub in props.items()}
+    return Schema(fields, source, open=bool(node.get("additionalProperties", False)), origin=origin)
+
+
+def _is_model(spec: Any) -> bool:
+    return isinstance(spec, type) and callable(getattr(spec, "model_json_schema", None))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
 def _import_model(spec: str, base: Path | None) -> Any:
+    """The pydantic model class ``module:Model`` names, imported with ``base`` on ``sys.path`` for the import only."""
     module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise SchemaError(f"a schema to import is written 'module:Model', not {spec!r}")
     folder = str((base or Path.cwd()).resolve())
-    if folder not in sys.path:
+    added = folder not in sys.path
+    if added:
         sys.path.insert(0, folder)  # like `python -m`: the project's own modules are importable
     try:
         target: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             target = getattr(target, part)
     except Exception as exc:  # any failure importing user code is a schema error, shown in one line
-        raise SchemaError(f"cannot import schema {spec!r}: {type(exc).__name__}: {exc}") from None
+        raise SchemaError(f"cannot import schema {spec!r}: {_first_line(exc)}") from None
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+    if not _is_model(target):
+        what = f"the class {target.__name__}" if isinstance(target, type) else f"a {type(target).__name__} object"
+        raise SchemaError(f"schema {spec!r} is {what}, not a pydantic model class (a BaseModel subclass)")
     return target
 
 
@@ -245,9 +304,13 @@ def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
     """
     if isinstance(spec, Schema):
         return spec
-    if isinstance(spec, type) and hasattr(spec, "model_json_schema"):
-        data = spec.model_json_schema(by_alias=True, mode="validation")
-        return _from_json_schema(data, f"{spec.__module__}.{spec.__qualname__}")
+    if _is_model(spec):
+        name = f"{spec.__module__}.{spec.__qualname__}"
+        try:
+            data = spec.model_json_schema(by_alias=True, mode="validation")
+        except Exception as exc:  # pydantic cannot describe it (arbitrary types, callables, undefined refs)
+            raise SchemaError(f"cannot read the schema of model {name}: {_first_line(exc)}") from None
+        return _from_json_schema(data, name, origin="pydantic")
     if isinstance(spec, Mapping):
         return _from_json_schema(spec, "<schema>")
     if isinstance(spec, Path) or (isinstance(spec, str) and (spec.endswith(".json") or ":" not in spec)):
@@ -255,7 +318,7 @@ def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
         if base is not None and not path.is_absolute():
             path = base / path
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
         except FileNotFoundError:
             raise SchemaError(f"schema file not found: {path}") from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -278,7 +341,9 @@ def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
 # Rule selection and configuration
 
 
-def _codes(values: Iterable[str], what: str) -> set[str]:
+def _codes(values: Iterable[str] | str, what: str) -> set[str]:
+    if isinstance(values, str):  # one code, or several separated by commas
+        values = values.split(",")
     out: set[str] = set()
     for value in values:
         code = value.strip().upper()
@@ -297,10 +362,14 @@ def _codes(values: Iterable[str], what: str) -> set[str]:
 
 
 def select_rules(
-    *, select: Iterable[str] | None = None, extend_select: Iterable[str] = (), ignore: Iterable[str] = ()
+    *,
+    select: Iterable[str] | str | None = None,
+    extend_select: Iterable[str] | str = (),
+    ignore: Iterable[str] | str = (),
 ) -> frozenset[str]:
     """The rule codes that are on: ``select`` (default: every rule but the opt-in T011), plus
-    ``extend_select``, minus ``ignore``. Codes, rule names or ``ALL``."""
+    ``extend_select``, minus ``ignore``. Codes, rule names or ``ALL``; a string is one code or a
+    comma-separated list."""
     chosen = set(DEFAULT_RULES) if select is None else _codes(select, "select")
     chosen |= _codes(extend_select, "extend-select")
     chosen -= _codes(ignore, "ignore")
@@ -344,17 +413,20 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
     if path is None:
         return LintConfig(root=here)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise LintConfigError(f"config file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise LintConfigError(f"cannot read config file {path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise LintConfigError(f"config file is not valid TOML: {path}: {exc}") from None
-    table = data.get("tool", {}).get("templating", {})
     where = f"{path} [tool.templating]"
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise LintConfigError(f"{path}: 'tool' must be a table, not {type(tool).__name__}")
+    table = tool.get("templating", {})
     if not isinstance(table, dict):
-        raise LintConfigError(f"{where} must be a table")
+        raise LintConfigError(f"{where} must be a table, not {type(table).__name__}")
     unknown = sorted(set(table) - _CONFIG_KEYS)
     if unknown:
         raise LintConfigError(
@@ -383,8 +455,18 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
     return config
 
 
+def _clean(pattern: str) -> str:
+    """A glob or path written ``./a/b/`` or ``a\\b`` compares as ``a/b``."""
+    pattern = pattern.replace("\\", "/")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern.rstrip("/") or pattern
+
+
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``*`` and ``?`` stay in one folder, ``**`` spans folders."""
+    """A glob over ``/``-separated relative paths: ``*``, ``?`` and ``[ab]``/``[!ab]`` stay in one folder,
+    ``**`` spans folders. A leading ``./`` is ignored."""
+    pattern = _clean(pattern)
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -400,6 +482,13 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         elif pattern[i] == "?":
             out.append("[^/]")
             i += 1
+        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) > 0:
+            body = pattern[i + 1 : close]
+            negate = body[:1] in "!^" and len(body) > 1
+            chars = body[1:] if negate else body
+            escaped = "".join("\\" + ch if ch in "\\^[]" else ch for ch in chars)
+            out.append(f"[^/{escaped}]" if negate else f"(?!/)[{escaped}]")
+            i = close + 1
         else:
             out.append(re.escape(pattern[i]))
             i += 1
@@ -407,9 +496,19 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _matches(relative: str, patterns: Iterable[str]) -> bool:
-    # A pattern without "/" matches a file name in any folder, like .gitignore.
-    name = relative.rsplit("/", 1)[-1]
-    return any(glob_regex(p).match(relative if "/" in p else name) for p in patterns)
+    """Whether the file ``relative`` or one of its folders matches a pattern, like .gitignore: a pattern
+    without ``/`` matches a file or folder name at any depth (``drafts``), one with ``/`` the path
+    from the root (``prompts/drafts``, ``prompts/*.txt``)."""
+    parts = relative.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    for pattern in patterns:
+        regex = glob_regex(pattern)
+        if "/" in _clean(pattern):
+            if any(regex.match(prefix) for prefix in prefixes):
+                return True
+        elif any(regex.match(part) for part in parts):
+            return True
+    return False
 
 
 DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt")
@@ -422,10 +521,11 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def collect_files(paths: Sequence[str], config: LintConfig) -> list[str]:
-    """The files to lint, in order: each file given as is; each folder walked for files matching
-    ``include`` (default ``*.prompt``, ``*.prompt.md``...) and not ``exclude``. No paths: the
-    project's ``include`` globs under the config's root. Hidden folders are skipped."""
+def collect_files(paths: Sequence[str], config: LintConfig, *, force_exclude: bool = False) -> list[str]:
+    """The files to lint, in order: each file given as is (unless ``force_exclude`` and it matches
+    ``exclude``: what a pre-commit hook wants); each folder walked for files matching ``include``
+    (default ``*.prompt``, ``*.prompt.md``...) and not ``exclude``. No paths: the project's
+    ``include`` globs under the config's root. Hidden folders are skipped."""
     include = config.include or DEFAULT_INCLUDE
     found: list[str] = []
 
@@ -456,7 +556,7 @@ def collect_files(paths: Sequence[str], config: LintConfig) -> list[str]:
         item = Path(given)
         if given != "-" and item.is_dir():
             found.extend(str(sub) for sub in walk(item) if wanted(sub))
-        else:
+        elif not (force_exclude and given != "-" and _matches(_relative(item, config.root), config.exclude)):
             found.append(given)
     return list(dict.fromkeys(found))
 
@@ -485,10 +585,24 @@ _SPACED = re.compile(rf"(?<!<)<([ \t]*)({_KEY})([ \t]*)(\??)([ \t]*)>(?!>)")
 _SCOPED = re.compile(rf"(?<!<)<({_ID}):({_ID}(?:\.{_SEG})*)(\??)>(?!>)")
 _UNCLOSED = re.compile(rf"(?<![\w<)\]}}])<({_KEY})(\??)(?=[\s,;!)\]\"']|\.(?:\s|\Z)|\Z)")
 _BAD_NAME = re.compile(rf"(?<!<)<({_SCOPE}?[\w-]+(?:\.[\w-]+)*)(\??)>(?!>)")
-_DOUBLED = re.compile(rf"(?<!<)<({_KEY})\?{{2,}}>(?!>)")
+_DOUBLED = re.compile(rf"(?<!<)<[ \t]*({_KEY})[ \t]*\?{{2,}}[ \t]*>(?!>)")
 _BRACES = re.compile(rf"(?<![\w$\\{{}}%#]){{((?:{_PREFIX_ALTERNATIVES}|artifact\.)?{_ID}(?:\.{_SEG})*)(\??)}}(?!}})")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
+# A markdown indented code block: lines indented by 4 spaces or a tab, after a blank line.
+_INDENTED_CODE = re.compile(r"(?:\A|\n[ \t]*\n)((?:(?: {4}|\t)[^\n]*(?:\n|\Z)|[ \t]*\n(?= {4}|\t))+)")
+# Not prose either: Jinja blocks and HTML comments.
+# Each scan stops at the next opener, so unclosed openers cost linear time, not quadratic.
+_OTHER_CODE = re.compile(
+    r"\{\{(?:(?!\{\{|\}\}).)*\}\}|\{%(?:(?!\{%|%\}).)*%\}|\{#(?:(?!\{#|#\}).)*#\}|<!--(?:(?!<!--|-->).)*(?:-->|\Z)",
+    re.DOTALL,
+)
+# The rest of an HTML/XML start tag after its name: attributes (across lines), then > or />.
+_TAG_REST = re.compile(r"""(?:\s+[\w:.@-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>=`]+))?)*\s*/?>""")
+# Comparisons in prose: a condition word before, a number, a single letter or a closing bracket as left operand.
+_CONDITION = re.compile(r"\b(?:if|while|when|whenever|unless|until|where|whether|assert|check|ensure)\b", re.I)
+_RIGHT_OPERAND = re.compile(r"[ \t]+[\w(]")  # the c of a < b > c
+_TAG_WORD = re.compile(r"[ \t]*(?:tags?|elements?|components?)\b", re.IGNORECASE)  # "<answer-block> tags"
 _CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
 
 
@@ -501,6 +615,8 @@ class _Source:
         regions = sorted(
             [(m.start(), m.end()) for m in _FENCE.finditer(text)]
             + [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)]
+            + [(m.start(1), m.end(1)) for m in _INDENTED_CODE.finditer(text)]
+            + [(m.start(), m.end()) for m in _OTHER_CODE.finditer(text)]
         )
         merged: list[tuple[int, int]] = []
         for start, end in regions:
@@ -511,10 +627,18 @@ class _Source:
         self.code_starts = [start for start, _ in merged]
         self.code_ends = [end for _, end in merged]
         self.closing: dict[str, int] = {m.group(1): m.start() for m in _CLOSING_TAG.finditer(text)}
+        self.first_closing: dict[str, int] = {}
+        for m in _CLOSING_TAG.finditer(text):
+            self.first_closing.setdefault(m.group(1), m.start())
 
     def span(self, start: int, end: int) -> Span:
         line = bisect.bisect_right(self.line_starts, start)
         return Span(start, end, line, start - self.line_starts[line - 1] + 1)
+
+    def line_end(self, offset: int) -> int:
+        """The offset of the newline ending the line of ``offset`` (the text's length on the last line)."""
+        i = bisect.bisect_right(self.line_starts, offset)
+        return self.line_starts[i] - 1 if i < len(self.line_starts) else len(self.text)
 
     def in_code(self, offset: int) -> bool:
         i = bisect.bisect_right(self.code_starts, offset) - 1
@@ -523,6 +647,36 @@ class _Source:
     def closed_after(self, name: str, offset: int) -> bool:
         """Whether ``</name>`` appears at or after ``offset``."""
         return self.closing.get(name, -1) >= offset
+
+    def closed_anywhere(self, name: str) -> bool:
+        """Whether ``</name>`` appears anywhere: ``name`` is used as a markup tag in this text."""
+        return name in self.closing
+
+    def tag_like(self, offset: int) -> bool:
+        """Whether the text from ``offset`` (just after ``<name``) reads as the rest of an HTML/XML start
+        tag, attributes across lines included: ``<div\n  class="card">``, ``<img src=x />``."""
+        return _TAG_REST.match(self.text, offset, offset + 4000) is not None
+
+    def comparison_before(self, offset: int) -> bool:
+        """Whether the text before ``offset`` (a ``<`` in prose) reads as the left side of a comparison:
+        ``x <y``, ``3 <n``, ``if count <limit``."""
+        line_start = self.line_starts[bisect.bisect_right(self.line_starts, offset) - 1]
+        before = self.text[max(line_start, offset - 200) : offset]  # bounded, so linting stays linear
+        operand = before.rstrip(" \t")
+        if operand == before or not operand:  # no space before "<", or nothing before it on the line
+            return False
+        if operand[-1] in ")]}":  # f(x) <y
+            return True
+        i = len(operand)
+        while i > 0 and (operand[i - 1].isalnum() or operand[i - 1] in "_."):
+            i -= 1
+        token = operand[i:]
+        if not token or not (token[0].isalnum() or token[0] == "_"):
+            return False
+        if len(token) == 1 or token[0].isdigit():  # x <y, 3 <n
+            return True
+        clause = re.split(r"[.;!?](?:\s|\Z)", before)[-1]
+        return _CONDITION.search(clause) is not None  # if count <limit
 
 
 def _close(word: str, options: Iterable[str]) -> str | None:
@@ -537,6 +691,10 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
         for m in _SPACED.finditer(text):
             if not (m.group(1) or m.group(3) or m.group(5)) or src.in_code(base + m.start()):
                 continue
+            if src.closed_after(m.group(2), base + m.end()):  # <example >x</example>: a tag
+                continue
+            if m.group(1) and src.comparison_before(base + m.start()) and _RIGHT_OPERAND.match(text, m.end()):
+                continue  # a < b > c: a comparison, with operands on both sides
             fixed = f"<{m.group(2)}{m.group(4)}>"
             yield (
                 "T002",
@@ -549,7 +707,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
         for m in _SCOPED.finditer(text):
             prefix = m.group(1)
             scope = prefix.lower() if prefix.lower() in SCOPES else _close(prefix.lower(), SCOPES)
-            if scope is None or src.closed_after(f"{prefix}:{m.group(2)}", base + m.end()):
+            name = f"{prefix}:{m.group(2)}"
+            if scope is None or src.closed_anywhere(name) or src.in_code(base + m.start()):
                 continue
             fixed = f"<{scope}:{m.group(2)}{m.group(3)}>"
             yield (
@@ -562,8 +721,15 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
     if "T004" in on:
         for m in _UNCLOSED.finditer(text):
             start = base + m.start()
-            stop = min((i for i in (text.find("<", m.end()), text.find("\n", m.end())) if i >= 0), default=len(text))
+            stop = min(src.line_end(start) - base, len(text))  # the end of this line, within this literal
+            next_lt = text.find("<", m.end(), stop)
+            stop = next_lt if next_lt >= 0 else stop
             if text.find(">", m.end(), stop) >= 0 or src.in_code(start):
+                continue
+            key = m.group(1)
+            if src.tag_like(base + m.end()) or src.closed_anywhere(key):  # <div\n  class="card">
+                continue
+            if ":" not in key and src.comparison_before(start):  # x <y, if count <limit
                 continue
             fixed = f"<{m.group(1)}{m.group(2)}>"
             yield (
@@ -580,7 +746,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             bad = "-" in key or (first[:1].isdigit() and any(ch.isalpha() for ch in first))
             if not bad or key.startswith(("-", "_-")) or key.endswith("-") or src.in_code(base + m.start()):
                 continue
-            if src.closed_after(key, base + m.end()):  # a custom element such as <my-card>
+            if src.closed_anywhere(key) or _TAG_WORD.match(text, m.end()):  # a custom element: <my-card>
                 continue
             fixed = key.replace("-", "_")
             good = fixed.split(":")[-1].split(".")[0].isidentifier()
@@ -594,6 +760,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             )
     if "T006" in on:
         for m in _DOUBLED.finditer(text):
+            if src.in_code(base + m.start()):
+                continue
             fixed = f"<{m.group(1)}?>"
             yield (
                 "T006",
@@ -617,32 +785,44 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             )
 
 
-def _walk(schema: Schema, placeholder: Placeholder) -> tuple[str | None, str | None, bool]:
-    """(problem, suggestion, required along the whole path) for a placeholder against a schema."""
+_WHY_OPTIONAL = {
+    "pydantic": "(it has a default)",
+    "json-schema": "(not listed in 'required')",
+    "keys": "(listed with a '?')",
+}
+
+
+def _walk(schema: Schema, placeholder: Placeholder) -> tuple[str | None, str | None, bool | None]:
+    """(problem, suggestion, required along the whole path) for a placeholder against a schema.
+
+    An open object (extra keys allowed) has no problem with a key it does not list. Where the
+    schema says nothing (an unlisted key of an open object, the inside of an object of unknown
+    shape) "required" is ``None`` (unknown) unless the known part of the path is already optional."""
     fields: Mapping[str, SchemaField] | None = schema.fields
+    is_open = schema.open
     current: SchemaField | None = None
     required = True
     segments = placeholder.key.split(".")
-    where = "the schema"
     for i, segment in enumerate(segments):
         if current is not None and segment.isdigit():
             current = current.items
             if current is None:
-                return None, None, required
-            fields = current.fields
+                return None, None, None if required else False
+            fields, is_open = current.fields, current.open
             continue
         if fields is None:
-            return None, None, required
+            return None, None, None if required else False
         if segment not in fields:
-            shown = segment if i == 0 else f"{'.'.join(segments[:i])}.{segment}"
+            if is_open:
+                return None, None, None if required else False
             hint = _close(segment, fields)
-            if i:
-                hint = f"{'.'.join(segments[:i])}.{hint}" if hint else None
-            return f"{shown!r} is not in {where}", hint, required
+            if i == 0:
+                return f"{segment!r} is not in the schema", hint, required
+            parent = ".".join(segments[:i])
+            return f"{parent!r} has no field {segment!r} in the schema", f"{parent}.{hint}" if hint else None, required
         current = fields[segment]
         required = required and current.required
-        fields = current.fields
-        where = f"'{'.'.join(segments[: i + 1])}'"
+        fields, is_open = current.fields, current.open
     return None, None, required
 
 
@@ -657,10 +837,17 @@ def lint(
     """Lint one template; findings sorted by position.
 
     ``schema`` (anything :func:`load_schema` takes) turns on the schema rules (T001, T009, T010).
-    ``select``/``ignore`` choose rules by code or name (default: all but the opt-in T011, which
-    needs every template of a run: see :func:`unused_keys`). ``path`` is copied into each finding.
+    ``select``/``ignore`` choose rules by code or name, or a comma-separated string (default: all
+    but the opt-in T011, which needs every template of a run: see :func:`unused_keys`). ``path`` is
+    copied into each finding. Only angle-syntax templates are linted: a ``Template`` of another
+    dialect is a ValueError.
     """
     tpl = template if isinstance(template, Template) else Template(template)
+    if tpl.dialect != "angle":
+        raise ValueError(
+            f"lint() checks templates in the angle syntax, not dialect={tpl.dialect!r}: "
+            "convert it first (templating.convert_adk) and lint the result"
+        )
     on = select_rules(select=select, ignore=ignore)
     loaded = load_schema(schema) if schema is not None else None
     src = _Source(tpl.source)
@@ -679,15 +866,15 @@ def lint(
             continue
         start, end = node.span.start, node.span.end
         in_schema = loaded is not None and node.name in loaded.fields
-        if not node.optional and node.key.isidentifier() and not in_schema and src.closed_after(node.key, end):
-            if "T007" in on:
-                add(
-                    "T007",
-                    start,
-                    end,
-                    f"{node.source!r} looks like an XML-style tag (</{node.key}> follows) but is a placeholder",
-                    f"write <{node.source}> for the literal tag <{node.key}>",
-                )
+        tag = not node.optional and node.key.isidentifier() and not in_schema and src.closed_after(node.key, end)
+        if tag and "T007" in on:  # with T007 off, the tag is still checked as a placeholder (T001, T012)
+            add(
+                "T007",
+                start,
+                end,
+                f"{node.source!r} looks like an XML-style tag (</{node.key}> follows) but is a placeholder",
+                f"write <{node.source}> for the literal tag <{node.key}>",
+            )
             continue
         if node.scope == "temp" and "T012" in on and node.key not in temp_seen:
             temp_seen.add(node.key)
@@ -710,15 +897,16 @@ def lint(
                     problem + (f"; did you mean {hint!r}?" if hint else ""),
                     "add the key to the schema, fix the name, or write <<key>> for the literal text",
                 )
-        elif not node.optional and not required and "T009" in on:
+        elif not node.optional and required is False and "T009" in on:
             add(
                 "T009",
                 start,
                 end,
-                f"{node.source!r} is required, but {node.key!r} is optional in the schema (it has a default)",
+                f"{node.source!r} is required, but {node.key!r} is optional in the schema "
+                + _WHY_OPTIONAL.get(loaded.origin, ""),
                 f"write <{node.key}?> so a missing value renders empty instead of failing",
             )
-        elif node.optional and required and "T010" in on:
+        elif node.optional and required is True and "T010" in on:
             add(
                 "T010",
                 start,

@@ -40,11 +40,14 @@ def _kind(node: object, codes: set[str]) -> str:
 
 
 def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
-    """The source cut at every node and finding boundary; each piece knows its kind and findings."""
+    """The source cut at every node and finding boundary; each piece knows its kind and findings.
+
+    One sweep over the pieces in order, with the findings sorted by start: a finding joins the
+    active set where it starts and leaves it where it ends, so the cost grows with pieces plus
+    findings (times the few findings that overlap), not with pieces times findings."""
     source = report.source
     nodes = Template(source).nodes
-    spans = [d for d in report.diagnostics if d.span is not None]
-    located = [(d, d.span) for d in spans if d.span is not None]
+    located = sorted(((d, d.span) for d in report.diagnostics if d.span is not None), key=lambda item: item[1].start)
     cuts = {0, len(source)}
     for item in nodes:
         cuts.update((item.span.start, item.span.end))
@@ -53,14 +56,22 @@ def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
     points = sorted(cuts)
     out: list[dict[str, Any]] = []
     index = 0
+    waiting = 0  # located[waiting:] have not started yet
+    active: list[tuple[int, int, Diagnostic]] = []  # (order, end, finding) of the findings covering the piece
     for start, end in pairwise(points):
         while index < len(nodes) - 1 and nodes[index].span.end <= start:
             index += 1
         node: object = nodes[index] if nodes else None
-        covering = [d for d, span in located if span.start <= start < max(span.end, span.start + 1)]
+        while waiting < len(located) and located[waiting][1].start <= start:
+            diag, span = located[waiting]
+            active.append((waiting, max(span.end, span.start + 1), diag))
+            waiting += 1
+        if active:
+            active = [entry for entry in active if entry[1] > start]
+        covering = [diag for _, _, diag in active]
         codes = {d.code for d in covering}
         kind = _kind(node, codes)
-        if kind in {"text"} and covering:
+        if kind == "text" and covering:
             kind = "near-miss"
         out.append(
             {

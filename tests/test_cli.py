@@ -418,10 +418,10 @@ def test_lint_json_and_github(
     code, out, _ = run(["lint", path, "--format", "github"], capsys)
     assert code == 1
     assert out.splitlines() == [
-        f"::warning file={path},line=1,col=4,title=T002::'< name >' has whitespace inside, so it renders as literal "
-        "text; did you mean <name>?",
-        f"::error file={path},line=2,col=1,title=T007::'<example>' looks like an XML-style tag (</example> follows) "
-        "but is a placeholder",
+        f"::warning file={path},line=1,endLine=1,col=4,endColumn=12,title=T002::'< name >' has whitespace inside, "
+        "so it renders as literal text; did you mean <name>?",
+        f"::error file={path},line=2,endLine=2,col=1,endColumn=10,title=T007::'<example>' looks like an XML-style "
+        "tag (</example> follows) but is a placeholder",
     ]
 
 
@@ -439,8 +439,9 @@ def test_lint_stdin_and_schema(
     assert code == 1
     assert "<stdin>:1:1: T001 'nmae' is not in the schema; did you mean 'name'?" in out
     assert "<stdin>:1:8: T009 '<nick>' is required" in out
-    assert f"{schema}: T011 schema key 'name' is not used by any linted template" in out
-    assert f"{schema}: T011 schema key 'spare' is not used by any linted template" in out
+    # the schema file is named relative to the current folder
+    assert "schema.json: T011 schema key 'name' is not used by any linted template" in out.splitlines()
+    assert "schema.json: T011 schema key 'spare' is not used by any linted template" in out.splitlines()
 
 
 def test_lint_project_from_config(
@@ -534,3 +535,249 @@ def test_lint_this_project(capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     assert code == 0
     assert out.startswith("examples/support_agent.txt:5:41: T012 '<temp:last_message?>' reads a temp: key")
     assert err == "1 template checked: 1 warning\n"
+
+
+def test_github_format_escapes_names_and_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file name with %, a comma and a colon; a finding message with a newline and %.
+    monkeypatch.chdir(tmp_path)
+    name = "100%,a:b.prompt"
+    write(tmp_path, name, "50% off: <name?>\n")
+    code, out, _ = run(["lint", name, "--format", "github", "--schema", write(tmp_path, "k.json", '["name"]')], capsys)
+    assert code == 0
+    assert out.splitlines() == [
+        "::notice file=100%25%2Ca%3Ab.prompt,line=1,endLine=1,col=10,endColumn=17,title=T010::'<name?>' is optional, "
+        "but 'name' is required in the schema"
+    ]
+    from templating.cli import _format_github
+    from templating.lint import Diagnostic
+    from templating.nodes import Span
+
+    diag = Diagnostic("T001", "error", "50% sure\nsecond line\r", Span(0, 5, 1, 1), "a,b:c%.txt")
+    assert _format_github([diag], {"a,b:c%.txt": "ab\ncd"}) == (
+        "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D"
+    )
+
+
+def test_t011_in_json_and_github(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.prompt", "Hi <name>")
+    schema = write(tmp_path, "keys.json", '["name", "spare"]')
+    code, out, _ = run(["lint", "a.prompt", "--schema", schema, "--extend-select", "T011", "--format", "json"], capsys)
+    assert code == 0
+    assert [(r["code"], r["path"], r["line"], r["severity"]) for r in json.loads(out)] == [
+        ("T011", "keys.json", None, "warning")
+    ]
+    code, out, _ = run(
+        ["lint", "a.prompt", "--schema", schema, "--extend-select", "T011", "--format", "github"], capsys
+    )
+    assert out.splitlines() == [
+        "::warning file=keys.json,title=T011::schema key 'spare' is not used by any linted template"
+    ]
+    # A schema that is no file (a model): the annotation names no file.
+    (tmp_path / "cli_models_t011.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
+    code, out, _ = run(
+        ["lint", "a.prompt", "--schema", "cli_models_t011:S", "--select", "T011", "--format", "github"], capsys
+    )
+    sys.modules.pop("cli_models_t011", None)
+    assert out.splitlines() == ["::warning title=T011::schema key 'zz' is not used by any linted template"]
+
+
+BAD_SCHEMA_MODULE = """\
+import dataclasses
+from typing import Callable, TypedDict
+
+from pydantic import BaseModel
+
+
+@dataclasses.dataclass
+class DC:
+    name: str
+
+
+class TD(TypedDict):
+    name: str
+
+
+class Plain(BaseModel):
+    name: str
+
+
+inst = Plain(name="x")
+
+
+class WithCallable(BaseModel):
+    fn: Callable[[], int]
+
+
+class NotDefined(BaseModel):
+    x: "Undefined"  # noqa: F821
+"""
+
+
+@pytest.mark.parametrize(
+    ("schema", "pyproject", "message"),
+    [
+        ("cli_bad_schemas:DC", None, "is the class DC, not a pydantic model class"),
+        ("cli_bad_schemas:TD", None, "is the class TD, not a pydantic model class"),
+        ("cli_bad_schemas:inst", None, "is a Plain object, not a pydantic model class"),
+        ("json:loads", None, "is a function object, not a pydantic model class"),
+        ("os:path", None, "is a module object, not a pydantic model class"),
+        ("cli_bad_schemas:WithCallable", None, "PydanticInvalidForJsonSchema"),
+        ("cli_bad_schemas:NotDefined", None, "PydanticUserError"),
+        ("required-true.json", None, "must be a list of property names, not True"),
+        ("required-number.json", None, "must be a list of property names, not 5"),
+        ("required-string.json", None, "must be a list of property names, not 'name'"),
+        (None, "tool = 3\n", "'tool' must be a table, not int"),
+        (None, "[tool]\ntemplating = 3\n", "[tool.templating] must be a table, not int"),
+    ],
+    ids=[
+        "dataclass",
+        "typeddict",
+        "instance",
+        "function",
+        "module",
+        "callable-field",
+        "not-fully-defined",
+        "required-true",
+        "required-number",
+        "required-string",
+        "tool-not-table",
+        "templating-not-table",
+    ],
+)
+def test_lint_bad_schema_or_config_exits_2_without_traceback(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    schema: str | None,
+    pyproject: str | None,
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    write(tmp_path, "cli_bad_schemas.py", BAD_SCHEMA_MODULE)
+    write(tmp_path, "required-true.json", '{"properties": {"name": {}}, "required": true}')
+    write(tmp_path, "required-number.json", '{"properties": {"name": {}}, "required": 5}')
+    write(tmp_path, "required-string.json", '{"properties": {"name": {}}, "required": "name"}')
+    write(tmp_path, "a.prompt", "Hi <name>")
+    write(tmp_path, "pyproject.toml", pyproject or "[project]\nname = 'x'\n")
+    args = ["lint", "a.prompt"] + (["--schema", schema] if schema else [])
+    code, out, err = run(args, capsys)
+    sys.modules.pop("cli_bad_schemas", None)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert err.startswith("templating: error: ")
+    assert err.count("\n") == 1  # one line
+    assert "Traceback" not in err
+
+
+def test_a_byte_order_mark_is_not_part_of_the_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_bytes(tmp_path, "bom.prompt", "\ufeffHi < name > <user:name>".encode())
+    write_bytes(tmp_path, "state.json", '\ufeff{"user:name": "Ada"}'.encode())
+    code, out, _ = run(["lint", "bom.prompt", "--format", "json"], capsys)
+    assert [(r["line"], r["column"], r["start"]) for r in json.loads(out)] == [(1, 4, 3)]  # not column 5
+    code, out, err = run(["render", "bom.prompt", "--state", "state.json"], capsys)
+    assert (code, out, err) == (0, "Hi < name > Ada", "")
+    code, out, _ = run(["keys", "bom.prompt", "--format", "json"], capsys)
+    assert json.loads(out)[0]["column"] == 13
+    code, out, _ = run(["render", "-"], capsys, stdin="\ufeffHi", monkeypatch=monkeypatch)
+    assert out == "Hi"
+    # Only a leading mark is dropped: one inside the text stays.
+    write(tmp_path, "inner.prompt", "a\ufeffb")
+    code, out, _ = run(["render", "inner.prompt"], capsys)
+    assert out == "a\ufeffb"
+
+
+def test_force_exclude_applies_exclude_to_named_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "pyproject.toml", '[tool.templating]\nexclude = ["drafts", "./legacy/*.prompt"]\n')
+    (tmp_path / "drafts").mkdir()
+    (tmp_path / "legacy").mkdir()
+    write(tmp_path, "drafts/wip.prompt", "<example>x</example>")
+    write(tmp_path, "legacy/old.prompt", "<example>x</example>")
+    write(tmp_path, "ok.prompt", "Hi <name>")
+    monkeypatch.chdir(tmp_path)
+    named = ["drafts/wip.prompt", "legacy/old.prompt", "ok.prompt"]
+    code, out, err = run(["lint", *named], capsys)
+    assert code == 1  # named files are linted even when excluded
+    assert "drafts/wip.prompt:1:1: T007" in out
+    assert err == "3 templates checked: 2 errors\n"
+    code, out, err = run(["lint", "--force-exclude", *named], capsys)
+    assert (code, out) == (0, "1 template checked: no findings\n")
+    code, out, err = run(["lint", "--force-exclude", "drafts/wip.prompt"], capsys)
+    assert (code, out, err) == (0, "", "")  # pre-commit staged only excluded files: nothing to do
+    code, out, err = run(["lint", "."], capsys)
+    assert (code, out) == (0, "1 template checked: no findings\n")  # folders never include excluded files
+
+
+def test_no_template_files_message_names_the_patterns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(["lint", "empty"], capsys)
+    assert code == 2
+    assert "no template files found to lint in empty (files matching *.prompt, *.prompt.md" in err
+    assert "from the default patterns)" in err
+    write(tmp_path, "pyproject.toml", '[tool.templating]\ninclude = ["prompts/*.txt"]\n')
+    code, _, err = run(["lint"], capsys)
+    assert code == 2
+    assert "no template files found to lint (files matching prompts/*.txt, from 'include' in [tool.templating])" in err
+
+
+def hook_manifest() -> list[dict[str, str]]:
+    """.pre-commit-hooks.yaml read with a minimal reader for its flat shape: a list of `key: value` maps."""
+    hooks: list[dict[str, str]] = []
+    for number, raw in enumerate((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.split(" #", 1)[0].rstrip()
+        if not line or line.lstrip().startswith("#"):
+            continue
+        if line.startswith("- "):
+            hooks.append({})
+            line = line[2:]
+        elif not line.startswith("  ") or not hooks:
+            raise AssertionError(f".pre-commit-hooks.yaml:{number}: not a list of hook mappings: {raw!r}")
+        key, sep, value = line.strip().partition(": ")
+        assert sep, f".pre-commit-hooks.yaml:{number}: not `key: value`: {raw!r}"
+        assert key not in hooks[-1], f".pre-commit-hooks.yaml:{number}: {key} twice"
+        hooks[-1][key] = value.strip()
+    return hooks
+
+
+def test_pre_commit_manifest() -> None:
+    import re
+
+    from templating.cli import build_parser
+    from templating.lint import DEFAULT_INCLUDE, glob_regex
+
+    hooks = {hook["id"]: hook for hook in hook_manifest()}
+    assert set(hooks) == {"templating-lint", "templating-lint-project"}
+    known = {
+        "id", "name", "description", "entry", "language", "types", "files", "require_serial", "pass_filenames",
+        "always_run",
+    }  # fmt: skip
+    for hook in hooks.values():
+        assert {"id", "name", "entry", "language"} <= set(hook) <= known
+        assert hook["language"] == "python"
+        program, *args = hook["entry"].split()
+        assert program == "templating"
+        build_parser().parse_args(args)  # the entry's options exist (argparse exits on an unknown one)
+    files = hooks["templating-lint"]
+    assert "--force-exclude" in files["entry"].split()
+    pattern = re.compile(files["files"])
+    examples = [glob.replace("*", "agent") for glob in DEFAULT_INCLUDE]
+    assert all(pattern.search(f"prompts/{name}") for name in examples)
+    assert all(glob_regex(glob).match(name) for glob, name in zip(DEFAULT_INCLUDE, examples, strict=True))
+    assert not pattern.search("README.md")
+    project = hooks["templating-lint-project"]
+    assert project["pass_filenames"] == "false"
+    assert project["always_run"] == "true"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from templating.lint import (
     DEFAULT_RULES,
@@ -20,6 +20,7 @@ from templating.lint import (
     LintConfig,
     LintConfigError,
     SchemaError,
+    _matches,
     collect_files,
     glob_regex,
     lint,
@@ -365,11 +366,54 @@ def test_folders_use_default_patterns_and_skip_hidden(tmp_path: Path) -> None:
         ("prompts/**", "prompts/a/b.txt", True),
         ("a?.txt", "ab.txt", True),
         ("a?.txt", "a/.txt", False),
+        ("./prompts/*.txt", "prompts/a.txt", True),
+        ("[ab].txt", "b.txt", True),
+        ("[ab].txt", "c.txt", False),
+        ("[!ab].txt", "c.txt", True),
+        ("[!ab].txt", "a.txt", False),
+        ("x[!ab]y", "x/y", False),
+        ("[a-c]?.md", "b1.md", True),
     ],
-    ids=["deep", "top", "one-level", "under", "question", "question-no-slash"],
+    ids=[
+        "deep",
+        "top",
+        "one-level",
+        "under",
+        "question",
+        "question-no-slash",
+        "dot-slash",
+        "class",
+        "class-miss",
+        "negated-class",
+        "negated-class-miss",
+        "negated-class-no-slash",
+        "range",
+    ],
 )
 def test_glob(pattern: str, path: str, matches: bool) -> None:
     assert bool(glob_regex(pattern).match(path)) is matches
+
+
+@pytest.mark.parametrize(
+    ("patterns", "path", "matches"),
+    [
+        (["drafts"], "prompts/drafts/wip.prompt", True),
+        (["prompts/drafts"], "prompts/drafts/deep/wip.prompt", True),
+        (["./prompts/drafts/"], "prompts/drafts/wip.prompt", True),
+        (["draft"], "prompts/drafts/wip.prompt", False),
+        (["prompts/drafts"], "other/prompts/drafts/wip.prompt", False),
+        (["*.prompt"], "a/b/c.prompt", True),
+    ],
+    ids=["folder-name", "folder-path", "dot-slash-folder", "not-a-prefix-of-a-name", "anchored", "file-name"],
+)
+def test_patterns_match_files_and_their_folders(patterns: list[str], path: str, matches: bool) -> None:
+    assert _matches(path, patterns) is matches
+
+
+def test_dot_slash_include_and_folder_exclude(tmp_path: Path) -> None:
+    root = write_project(tmp_path, 'include = ["./prompts/**/*.prompt"]\nexclude = ["drafts", "legacy/"]')
+    files = [Path(f).relative_to(root).as_posix() for f in collect_files([], load_config(root))]
+    assert files == ["prompts/agent.prompt"]
 
 
 def test_lint_report_snapshot(lint_snapshot: Any, snapshot: Any) -> None:
@@ -389,3 +433,321 @@ def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str) -> None:
         assert 0 <= diag.span.start < diag.span.end <= len(source)
         if diag.code in NEAR_MISS:
             assert any(lit.start <= diag.span.start and diag.span.end <= lit.end for lit in literals)
+
+
+# --- bad schemas and configs: a SchemaError / LintConfigError, never another exception ---------
+
+BAD_MODULE = """\
+import dataclasses
+from typing import Callable, TypedDict
+
+from pydantic import BaseModel, ConfigDict
+
+
+@dataclasses.dataclass
+class DC:
+    name: str
+
+
+class TD(TypedDict):
+    name: str
+
+
+class Plain(BaseModel):
+    name: str
+
+
+inst = Plain(name="x")
+
+
+class Thing:
+    pass
+
+
+class Arbitrary(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    thing: Thing
+
+
+class WithCallable(BaseModel):
+    fn: Callable[[], int]
+
+
+class NotDefined(BaseModel):
+    x: "Undefined"  # noqa: F821
+"""
+
+
+def bad_schema_spec(tmp_path: Path, spec: Any) -> Any:
+    """``spec`` with ``mod:`` meaning the module above (written to tmp_path, imported from there)."""
+    module = f"badschemas_{abs(hash(str(tmp_path)))}"
+    (tmp_path / f"{module}.py").write_text(BAD_MODULE, encoding="utf-8")
+    return spec.replace("mod:", f"{module}:") if isinstance(spec, str) else spec
+
+
+SCHEMA_ERROR_CASES = [
+    ("mod:DC", "is the class DC, not a pydantic model class"),
+    ("mod:TD", "is the class TD, not a pydantic model class"),
+    ("mod:inst", "is a Plain object, not a pydantic model class"),
+    ("json:loads", "is a function object, not a pydantic model class"),
+    ("os:path", "is a module object, not a pydantic model class"),
+    ("mod:Arbitrary", "cannot read the schema of model .*Arbitrary: PydanticInvalidForJsonSchema"),
+    ("mod:WithCallable", "cannot read the schema of model .*WithCallable: PydanticInvalidForJsonSchema"),
+    ("mod:NotDefined", "cannot read the schema of model .*NotDefined: PydanticUserError: .*not fully defined"),
+    ("mod:", "a schema to import is written 'module:Model'"),
+    ({"properties": {"name": {}}, "required": True}, r"'required' .* must be a list of property names, not True"),
+    ({"properties": {"name": {}}, "required": 5}, r"'required' .* must be a list of property names, not 5"),
+    ({"properties": {"name": {}}, "required": "name"}, r"must be a list of property names, not 'name'"),
+    (
+        {"properties": {"a": {"type": "object", "properties": {"b": {}}, "required": [1]}}},
+        r"must be a list of property names, not \[1\]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    SCHEMA_ERROR_CASES,
+    ids=[
+        "dataclass",
+        "typeddict",
+        "instance",
+        "function",
+        "module",
+        "arbitrary-type",
+        "callable-field",
+        "not-fully-defined",
+        "no-attribute",
+        "required-true",
+        "required-number",
+        "required-string",
+        "nested-required",
+    ],
+)
+def test_bad_schemas_are_schema_errors(tmp_path: Path, spec: Any, message: str) -> None:
+    before = list(sys.path)
+    with pytest.raises(SchemaError, match=message):
+        load_schema(bad_schema_spec(tmp_path, spec), base=tmp_path)
+    assert sys.path == before  # the import does not leave the folder on sys.path
+
+
+def test_import_restores_sys_path(tmp_path: Path) -> None:
+    (tmp_path / "okmodels_restore.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
+    before = list(sys.path)
+    assert set(load_schema("okmodels_restore:S", base=tmp_path).fields) == {"zz"}
+    assert sys.path == before
+    sys.modules.pop("okmodels_restore", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tool = 3\n", "'tool' must be a table, not int"),
+        ("[tool]\ntemplating = 3\n", r"\[tool.templating\] must be a table, not int"),
+        ("[tool]\ntemplating = [1]\n", r"\[tool.templating\] must be a table, not list"),
+    ],
+    ids=["tool-not-table", "templating-not-table", "templating-array"],
+)
+def test_config_tables_must_be_tables(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(LintConfigError, match=message):
+        load_config(tmp_path)
+
+
+def test_config_and_schema_files_may_start_with_a_bom(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('\ufeff[tool.templating]\ninclude = ["*.txt"]\n', encoding="utf-8")
+    (tmp_path / "keys.json").write_text('\ufeff["a", "b?"]', encoding="utf-8")
+    assert load_config(tmp_path).include == ("*.txt",)
+    assert set(load_schema("keys.json", base=tmp_path).fields) == {"a", "b"}
+
+
+# --- schemas: a top-level $ref, recursion, open objects ------------------------------------------
+
+
+class Node(BaseModel):
+    name: str
+    note: str = ""
+    children: list[Node] = []
+    parent: Node | None = None
+
+
+def test_recursive_model_and_top_level_ref() -> None:
+    schema = load_schema(Node)  # pydantic writes {"$defs": {"Node": ...}, "$ref": "#/$defs/Node"}
+    assert set(schema.fields) == {"name", "note", "children", "parent"}
+    assert found("<name> <children.0.name> <parent.name> <nmae>", schema=Node, select=["T001"]) == [("T001", "<nmae>")]
+    # recursion stops at the first repetition of a model: below it, any key goes
+    assert found("<parent.anything?> <children.0.x?>", schema=Node) == []
+    ref_schema = {
+        "$defs": {"S": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}},
+        "$ref": "#/$defs/S",
+    }
+    assert found("<a?> <b>", schema=ref_schema) == [("T010", "<a?>"), ("T001", "<b>")]
+
+
+class OpenState(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    profile: Profile
+
+
+OPEN_CASES = [
+    ("pydantic-extra-allow", OpenState, "<anything> <name?>", [("T010", "<name?>")]),
+    (
+        "json-additional-true",
+        {"type": "object", "properties": {"name": {}}, "required": ["name"], "additionalProperties": True},
+        "<anything> <name>",
+        [],
+    ),
+    (
+        "json-additional-schema",
+        {"properties": {"name": {}}, "additionalProperties": {"type": "string"}},
+        "<anything?> <name?>",
+        [],
+    ),
+    ("closed-nested-stays-closed", OpenState, "<profile.langauge>", [("T001", "<profile.langauge>")]),
+    (
+        "open-nested",
+        {
+            "properties": {
+                "p": {"type": "object", "properties": {"a": {}}, "required": ["a"], "additionalProperties": True}
+            },
+            "required": ["p"],
+        },
+        "<p.other?> <p.a?> <q>",
+        [("T010", "<p.a?>"), ("T001", "<q>")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "source", "expected"), [c[1:] for c in OPEN_CASES], ids=[c[0] for c in OPEN_CASES])
+def test_open_schemas_allow_other_keys(spec: Any, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, schema=spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "why"),
+    [
+        (State, "(it has a default)"),
+        ({"properties": {"nick": {}}}, "(not listed in 'required')"),
+        (["nick?"], "(listed with a '?')"),
+    ],
+    ids=["pydantic", "json-schema", "keys"],
+)
+def test_optional_field_message_says_why(spec: Any, why: str) -> None:
+    [diag] = lint("<nick>", schema=spec, select=["T009"])
+    assert diag.message == f"'<nick>' is required, but 'nick' is optional in the schema {why}"
+
+
+def test_nested_unknown_key_message() -> None:
+    [diag] = lint("<user:profile.langauge>", schema=State, select=["T001"])
+    assert diag.message == "'user:profile' has no field 'langauge' in the schema; did you mean 'user:profile.language'?"
+
+
+# --- rule selection, T007 off, dialects --------------------------------------------------------
+
+
+def test_ignoring_t007_keeps_the_placeholder_checks() -> None:
+    source = "<nmae>b</nmae> <temp:x>y</temp:x>"
+    assert found(source, schema=["name", "temp:x"]) == [("T007", "<nmae>"), ("T012", "<temp:x>")]
+    assert found(source, schema=["name", "temp:x"], ignore=["T007"]) == [
+        ("T001", "<nmae>"),
+        ("T012", "<temp:x>"),
+    ]
+    assert [d.code for d in lint("<nmae>b</nmae>", schema=["name"], ignore=["T007"])] == ["T001"]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"select": "T002"}, [("T002", "< a >")]),
+        ({"select": "T002,T008"}, [("T002", "< a >"), ("T008", "{b}")]),
+        ({"ignore": "T002"}, [("T008", "{b}")]),
+    ],
+    ids=["one-code", "comma-separated", "ignore-string"],
+)
+def test_select_and_ignore_take_a_string(options: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    assert found("Hi < a >, {b}.", **options) == expected
+
+
+def test_adk_dialect_template_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="lint\\(\\) checks templates in the angle syntax, not dialect='adk'"):
+        lint(Template("Hi {name}", dialect="adk"))
+
+
+# --- precision of the near-miss rules T002-T006 (a definition-time error check relies on them) ---
+
+LEGITIMATE = [
+    ("comparison", "Only answer if a < b; otherwise say so."),
+    ("comparison-chain", "The check a < b > c is not valid Python."),
+    ("comparison-words", "If count < limit > 0 then continue."),
+    ("no-space-right", "Stop when x <y."),
+    ("no-space-right-word", "if count <limit, stop"),
+    ("number-left", "Values 3 <n and 10 <max_size are fine."),
+    ("bracket-left", "len(items) <limit holds."),
+    ("condition-clause", "Retry while attempts <max_attempts, then give up."),
+    ("arrows", "Flow: input <- user -> model <=> tools <-- cache --> disk."),
+    ("heart", "We <3 our customers."),
+    ("email", "Write to <support@example.com> or <a.b@c.org>."),
+    ("url", "See <https://example.com/docs?a=1&b=2> and <mailto:x@y.z>."),
+    ("html-inline", 'A link: <a href="https://x.com">here</a>, a break <br/>, an image <img src="a.png" alt="x">.'),
+    (
+        "html-multiline",
+        '<div\n  class="card"\n  id="main">\n  <img\n   src="a.png"\n   alt="pic" />\n  <p>Hi</p>\n</div>',
+    ),
+    ("html-multiline-bare-attr", "<input\n  type=checkbox\n  checked\n>"),
+    ("html-comment", "<!-- < name > <first-name> <x?? --> done"),
+    ("custom-elements", "<my-card>\n  <card-title>Hello</card-title>\n</my-card>"),
+    ("custom-element-named", "Wrap the answer in <answer-block> tags and use the <x-card> element."),
+    ("custom-element-spaced", "<example >an example</example> and <note\n>text</note>"),
+    ("xml-namespaces", '<xsl:template match="/">x</xsl:template> <usr:data>1</usr:data>'),
+    ("xml-self-closing", '<item id="1"/>\n<item\n  id="2"\n/>'),
+    ("markdown-fenced", "Example:\n```\nHello < name >, <first-name> <nick??> <user\n```\n"),
+    ("markdown-tilde-fence", "~~~xml\n<my-tag attr='1'>\n< a >\n~~~\n"),
+    ("markdown-indented", "Example:\n\n    Hello < name > and <first-name>\n    and <nick??>\n\nEnd."),
+    ("markdown-inline", "Write `< name >`, `<first-name>` or `<nick??>` only in code."),
+    ("json", '{"tool": "lookup", "args": {"id": "<id>", "cmp": "a < b"}, "ok": true}'),
+    ("jinja", "{{ a < b }} {% if count < limit %}x{% endif %} {# < name > #}"),
+    ("jinja-tight", "{% if x <y %}small{% endif %}"),
+    ("escapes", "Escaped: <<first-name>> <<nick??>> << name >> <<example>>"),
+    ("shifts", "x << 2 >> 1 and y<<3"),
+    ("generics", "List<String> and Map<K, V> and Optional<T>"),
+    ("questions", "Really?? Is a <b? Maybe."),
+]
+
+
+@pytest.mark.parametrize("text", [t for _, t in LEGITIMATE], ids=[i for i, _ in LEGITIMATE])
+def test_legitimate_text_has_no_near_miss_findings(text: str) -> None:
+    assert found(text, select=["T002", "T003", "T004", "T005", "T006"]) == []
+
+
+NEAR_MISS_STILL_CAUGHT = [
+    ("spaced", "Hello < name >, welcome", [("T002", "< name >")]),
+    ("spaced-after-word", "Hi < name > and bye", [("T002", "< name >")]),
+    ("unclosed-greeting", "Hello <name, welcome", [("T004", "<name")]),
+    ("unclosed-scoped", "Stop when x <user:name ends", [("T004", "<user:name")]),
+    ("unclosed-line-end", "Dear <name\nThanks", [("T004", "<name")]),
+    ("doubled-spaced", "Hi <nick ??>", [("T006", "<nick ??>")]),
+    ("bad-name-no-tag", "Dear <first-name>,", [("T005", "<first-name>")]),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"), [c[1:] for c in NEAR_MISS_STILL_CAUGHT], ids=[c[0] for c in NEAR_MISS_STILL_CAUGHT]
+)
+def test_near_misses_are_still_caught(source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, select=["T002", "T003", "T004", "T005", "T006"]) == expected
+
+
+def test_public_api_names() -> None:
+    import importlib
+
+    import templating
+
+    lint_module = importlib.import_module("templating.lint")  # the module; `templating.lint` is the function
+
+    assert templating.lint is lint
+    for name in ("Diagnostic", "LintConfigError", "SchemaError", "lint", "load_schema", "unused_keys"):
+        assert name in templating.__all__
+        assert getattr(templating, name) is getattr(lint_module, name)
+    assert issubclass(templating.SchemaError, templating.TemplatingError)
+    assert issubclass(templating.LintConfigError, templating.TemplatingError)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from templating.lint import lint, unused_keys
-from templating.report import FileReport, render_html
+from templating.lint import Diagnostic, lint, unused_keys
+from templating.nodes import Span
+from templating.report import FileReport, _segments, render_html
 
 SOURCE = "Hi <name> <nick?> <<raw>> <nmae> < name >\n<example>x</example> <script>alert(1)</script>\n"
 SCHEMA = ["name", "nick?", "spare"]
@@ -53,6 +55,29 @@ def test_page_escapes_the_template_and_lists_findings() -> None:
     assert "schema key &#39;spare&#39; is not used by any linted template" in html
     assert '<li class="clean">No findings.</li>' in html
     assert '<span id="count-error">3 errors</span>' in html
+
+
+def test_findings_are_swept_in_order_of_start() -> None:
+    # Findings out of order, nested and overlapping: each piece lists exactly the findings covering it.
+    source = "aaaa bbbb cccc"
+    diags = (
+        Diagnostic("T002", "warning", "outer", Span(0, 9, 1, 1)),
+        Diagnostic("T004", "warning", "late", Span(10, 14, 1, 11)),
+        Diagnostic("T005", "warning", "inner", Span(5, 7, 1, 6)),
+        Diagnostic("T008", "warning", "empty", Span(12, 12, 1, 13)),
+    )
+    ids = {id(d): d.message for d in diags}
+    pieces = [
+        (s["text"], s["title"], [r["id"] for r in s["refs"]]) for s in _segments(FileReport("x", source, diags), ids)
+    ]
+    assert pieces == [
+        ("aaaa ", "T002 outer", ["outer"]),
+        ("bb", "T002 outer; T005 inner", ["inner"]),
+        ("bb", "T002 outer", []),
+        (" ", "", []),
+        ("cc", "T004 late", ["late"]),
+        ("cc", "T004 late; T008 empty", ["empty"]),
+    ]
 
 
 def test_template_ships_in_the_package() -> None:
@@ -105,8 +130,13 @@ def chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str
     return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium or Chrome installed")
+# CI (.ci/run) sets TEMPLATING_REQUIRE_BROWSER=1: there a missing browser fails the test instead of skipping it.
+REQUIRE_BROWSER = os.environ.get("TEMPLATING_REQUIRE_BROWSER", "") not in ("", "0")
+
+
+@pytest.mark.skipif(CHROMIUM is None and not REQUIRE_BROWSER, reason="no Chromium or Chrome installed")
 def test_report_in_a_headless_browser(tmp_path: Path) -> None:
+    assert CHROMIUM is not None, "TEMPLATING_REQUIRE_BROWSER is set but no Chromium or Chrome is installed"
     report = tmp_path / "report.html"
     report.write_text(page().replace("</body>", PROBE + "</body>"), encoding="utf-8")
     proc = chromium(["--dump-dom", report.as_uri()], tmp_path)
