@@ -2,13 +2,19 @@
 
 ``Hello <user:name>, your order <order_id> is <status?>.`` parses into literal, placeholder and
 escape nodes and renders against a read-only view of the agent's state.
+
+The core (parsing, rendering, linting, converting) is imported at once. The parts built on
+pydantic or Jinja2 (sessions, contexts, agents, the runner, Jinja2 mode) are imported the first
+time one of their names is used, so the command line and the pytest plugin start quickly.
 """
 
-from .agents import Agent
-from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .convert import AdkDifference, ConversionError, convert_adk
 from .errors import MissingKey, MissingKeyError, TemplateSyntaxError, TemplatingError
-from .jinja import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
 from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
 from .providers import (
@@ -25,39 +31,70 @@ from .providers import (
     when,
 )
 from .render import Formatter, Missing, format_adk_value, format_value
-from .runner import Model, Runner
-from .sessions import (
-    AlreadyExistsError,
-    Event,
-    EventActions,
-    GetSessionConfig,
-    InMemorySessionService,
-    Session,
-    SessionNotFoundError,
-    StaleSessionError,
-)
-from .state import InvalidStateError, State
 from .template import Template, escape, parse, render
 
+if TYPE_CHECKING:
+    from .agents import Agent
+    from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
+    from .jinja import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
+    from .runner import Model, Runner
+    from .sessions import (
+        AlreadyExistsError,
+        Event,
+        EventActions,
+        GetSessionConfig,
+        InMemorySessionService,
+        Session,
+        SessionNotFoundError,
+        StaleSessionError,
+    )
+    from .state import InvalidStateError, State
+
+# name -> the submodule that defines it, for the names imported on first use.
+_LAZY = {
+    "Agent": "agents",
+    "CallbackContext": "contexts",
+    "ReadonlyContext": "contexts",
+    "ToolContext": "contexts",
+    "inject_session_state": "contexts",
+    "JinjaError": "jinja",
+    "JinjaProvider": "jinja",
+    "JinjaSecurityError": "jinja",
+    "JinjaSyntaxError": "jinja",
+    "JinjaUndefinedError": "jinja",
+    "jinja": "jinja",
+    "Model": "runner",
+    "Runner": "runner",
+    "AlreadyExistsError": "sessions",
+    "Event": "sessions",
+    "EventActions": "sessions",
+    "GetSessionConfig": "sessions",
+    "InMemorySessionService": "sessions",
+    "Session": "sessions",
+    "SessionNotFoundError": "sessions",
+    "StaleSessionError": "sessions",
+    "InvalidStateError": "state",
+    "State": "state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'templating' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups are ordinary attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 __all__ = [
-    # running a turn (issue 4)
-    "Model",
-    "Runner",
-    # linting (issue 5)
-    "Diagnostic",
-    "LintConfigError",
-    "SchemaError",
-    "lint",
-    "load_schema",
-    "unused_keys",
-    # ADK dialect and convert (issue 4)
+    # core: parse and render
     "DIALECTS",
-    "AdkDifference",
-    "ConversionError",
     "Dialect",
-    "convert_adk",
-    "format_adk_value",
-    # core
     "Escaped",
     "Formatter",
     "Literal",
@@ -68,12 +105,18 @@ __all__ = [
     "Placeholder",
     "Span",
     "Template",
+    "TemplateSyntaxError",
     "TemplatingError",
     "escape",
+    "format_adk_value",
     "format_value",
     "parse",
     "render",
-    # State, sessions and contexts
+    # ADK dialect and convert
+    "AdkDifference",
+    "ConversionError",
+    "convert_adk",
+    # state, sessions and contexts
     "AlreadyExistsError",
     "CallbackContext",
     "Event",
@@ -88,7 +131,7 @@ __all__ = [
     "State",
     "ToolContext",
     "inject_session_state",
-    # Instruction providers, agent definitions and Jinja2 mode (issue 4).
+    # instruction providers, agents, the runner, Jinja2 mode
     "Agent",
     "ConcatProvider",
     "InstructionLike",
@@ -98,8 +141,9 @@ __all__ = [
     "JinjaSecurityError",
     "JinjaSyntaxError",
     "JinjaUndefinedError",
+    "Model",
     "Provider",
-    "TemplateSyntaxError",
+    "Runner",
     "StaticProvider",
     "WhenProvider",
     "concat",
@@ -108,6 +152,13 @@ __all__ = [
     "resolve",
     "static",
     "when",
+    # linting
+    "Diagnostic",
+    "LintConfigError",
+    "SchemaError",
+    "lint",
+    "load_schema",
+    "unused_keys",
 ]
 
 __version__ = "0.1.0"

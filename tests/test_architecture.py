@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+import templating
 
 PACKAGE = Path(__file__).resolve().parent.parent / "templating"
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
@@ -79,3 +83,23 @@ def test_the_core_never_imports_state_sessions_or_contexts(module: str) -> None:
     local, external = imports_of(module)
     assert not local & {"state", "sessions", "contexts"}
     assert "pydantic" not in external
+
+
+def test_the_core_imports_without_pydantic_or_jinja2() -> None:
+    """`import templating` (the CLI, the pytest plugin) loads the heavier parts only when used."""
+    code = (
+        "import sys, templating; "
+        "print(sorted(m for m in ('pydantic', 'jinja2', 'templating.sessions') if m in sys.modules)); "
+        "templating.Agent; templating.jinja; templating.Session; "
+        "print(sorted(m for m in ('pydantic', 'jinja2', 'templating.sessions') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["[]", "['jinja2', 'pydantic', 'templating.sessions']"]
+
+
+def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
+    for name in templating.__all__:
+        assert getattr(templating, name) is not None, name
+    assert set(templating.__all__) <= set(dir(templating))
+    with pytest.raises(AttributeError, match="module 'templating' has no attribute 'Nope'"):
+        templating.Nope  # noqa: B018
