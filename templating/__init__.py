@@ -36,7 +36,7 @@ from .template import Template, escape, parse, render
 if TYPE_CHECKING:
     from .agents import Agent
     from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
-    from .jinja import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
+    from .jinja_mode import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
     from .runner import Model, Runner
     from .sessions import (
         AlreadyExistsError,
@@ -57,12 +57,12 @@ _LAZY = {
     "ReadonlyContext": "contexts",
     "ToolContext": "contexts",
     "inject_session_state": "contexts",
-    "JinjaError": "jinja",
-    "JinjaProvider": "jinja",
-    "JinjaSecurityError": "jinja",
-    "JinjaSyntaxError": "jinja",
-    "JinjaUndefinedError": "jinja",
-    "jinja": "jinja",
+    "JinjaError": "jinja_mode",
+    "JinjaProvider": "jinja_mode",
+    "JinjaSecurityError": "jinja_mode",
+    "JinjaSyntaxError": "jinja_mode",
+    "JinjaUndefinedError": "jinja_mode",
+    "jinja": "jinja_mode",
     "Model": "runner",
     "Runner": "runner",
     "AlreadyExistsError": "sessions",
@@ -82,9 +82,12 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'templating' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # later lookups are ordinary attribute reads
-    return value
+    loaded = importlib.import_module(f".{module}", __name__)
+    # Bind every public name of that module at once: later lookups are ordinary attribute reads.
+    for other, where in _LAZY.items():
+        if where == module:
+            globals()[other] = getattr(loaded, other)
+    return globals()[name]
 
 
 def __dir__() -> list[str]:

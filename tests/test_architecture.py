@@ -58,7 +58,7 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 
 
 # Heavier libraries stay behind the few modules that need them.
-IMPORTERS = {"jinja2": {"jinja", "report"}, "pydantic": {"agents", "sessions"}}
+IMPORTERS = {"jinja2": {"jinja_mode", "report"}, "pydantic": {"agents", "sessions"}}
 
 
 @pytest.mark.parametrize("library", sorted(IMPORTERS))
@@ -103,3 +103,19 @@ def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
     assert set(templating.__all__) <= set(dir(templating))
     with pytest.raises(AttributeError, match="module 'templating' has no attribute 'Nope'"):
         templating.Nope  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from templating import JinjaError, jinja; assert callable(jinja)",
+        "import templating.jinja_mode, templating; assert callable(templating.jinja)",
+        "from templating import *; assert callable(jinja) and callable(lint) and isinstance(Agent, type)",
+        "import templating.lint, templating; assert callable(templating.lint)",
+        "import pickle, templating; s = templating.State({'a': 1}); assert pickle.loads(pickle.dumps(s)).get('a') == 1",
+    ],
+    ids=["name-after-sibling", "after-submodule-import", "star-import", "lint-function", "pickle-lazy-class"],
+)
+def test_lazy_names_resolve_to_the_objects_in_any_order(code: str) -> None:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr

@@ -19,7 +19,7 @@ from templating import (
     jinja,
     resolve,
 )
-from templating.jinja import _ENVIRONMENT
+from templating.jinja_mode import _ENVIRONMENT
 
 
 class AdkLikeState:
