@@ -378,7 +378,7 @@ renders the same: {key} becomes <key>, {key?} becomes <key?>, and text that woul
 placeholder or an escape is escaped. On stderr, one line per span that ADK's code (unlike its
 documentation and the converted template) would substitute or change: {{key}} (ADK strips the
 extra braces), a {key} inside {{ ... }}, {key}} (ADK drops the extra brace), {artifact.name}.
-Line endings come out as LF. Values: ADK renders them with
+Line endings are kept as written. Values: ADK renders them with
 str(), the angle syntax renders dicts, lists and tuples as JSON; strings, numbers and None render
 the same. Exit 0 on success, 1 if the text cannot be said exactly in the angle syntax
 (<{key}> would read as the escape <<key>>), 2 on bad usage or unreadable input.
