@@ -78,16 +78,18 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'templating' has no attribute {name!r}")
-    loaded = importlib.import_module(f".{module}", __name__)
-    # Bind every public name of that module at once: later lookups are ordinary attribute reads.
-    for other, where in _LAZY.items():
-        if where == module:
-            globals()[other] = getattr(loaded, other)
-    return globals()[name]
+if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is still an error
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'templating' has no attribute {name!r}")
+        loaded = importlib.import_module(f".{module}", __name__)
+        # Bind every public name of that module at once: later lookups are ordinary attribute reads.
+        for other, where in _LAZY.items():
+            if where == module:
+                globals()[other] = getattr(loaded, other)
+        return globals()[name]
 
 
 def __dir__() -> list[str]:

@@ -105,7 +105,10 @@ def read_state(path: str | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"state is not valid JSON: {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
     except ValueError as exc:  # a duplicate key, NaN, a number out of range, an integer too long
-        raise UsageError(f"state is not valid JSON: {name}: {exc}") from None
+        reason = str(exc)
+        if "integer string conversion" in reason:
+            reason = f"an integer has more than {sys.get_int_max_str_digits()} digits"
+        raise UsageError(f"state is not valid JSON: {name}: {reason}") from None
     except RecursionError:
         raise UsageError(f"state is nested too deeply to read: {name}") from None
     if not isinstance(data, dict):
@@ -422,28 +425,48 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _error(message: str) -> None:
+    """A message on stderr (dropped if stderr is closed: never onto stdout, which carries results)."""
+    if sys.stderr is not None:
+        print(message, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     try:
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version and usage errors: argparse has printed its text
+            _flush_stdout()
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        if sys.stdout is None:
+            raise UsageError("stdout is closed: there is nowhere to write the result")
         code: int = args.run(args)
-        if sys.stdout is not None:
-            sys.stdout.flush()  # surface write errors here, not at interpreter exit
+        _flush_stdout()
     except UsageError as exc:
-        print(f"templating: error: {exc}", file=sys.stderr)
+        _error(f"templating: error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("templating: interrupted", file=sys.stderr)
+        _error("templating: interrupted")
         return 130
     except BrokenPipeError:  # e.g. piped into `head`: the reader has all it wanted
         _quiet_stdout()
         return EXIT_OK
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start : exc.end]
-        print(f"templating: error: cannot write the output as {exc.encoding}: {bad!r} ({exc.reason})", file=sys.stderr)
+        _error(f"templating: error: cannot write the output as {exc.encoding}: {bad!r} ({exc.reason})")
         return EXIT_USAGE
     except OSError as exc:
-        _quiet_stdout()
-        print(f"templating: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        if exc.filename is not None:  # a file this command tried to open, not the output
+            _error(f"templating: error: cannot access {exc.filename}: {exc.strerror or exc}")
+        else:
+            _quiet_stdout()
+            _error(f"templating: error: cannot write the output: {exc.strerror or exc}")
         return EXIT_USAGE
     return code
+
+
+def _flush_stdout() -> None:
+    """Surface write errors (a full disk, a closed pipe) here, not at interpreter exit."""
+    if sys.stdout is not None:
+        sys.stdout.flush()

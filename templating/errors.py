@@ -16,8 +16,15 @@ _WINDOW = 60  # characters of context kept on each side of a span in an excerpt
 
 
 def _cells(text: str) -> int:
-    """Terminal columns ``text`` takes: East Asian wide and fullwidth characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    """Terminal columns ``text`` takes: East Asian wide and fullwidth characters take two,
+    combining marks and format characters (such as a zero-width joiner) none."""
+    return sum(_width(ch) for ch in text)
+
+
+def _width(ch: str) -> int:
+    if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def excerpt(source: str, span: Span, *, indent: str = "    ") -> str:
@@ -39,7 +46,7 @@ def excerpt(source: str, span: Span, *, indent: str = "    ") -> str:
     marked = line[offset:stop]
     after = line[stop:right] + ("…" if right < len(line) else "")
     # Keep tabs in the margin so the caret lines up under the text as a terminal shows it.
-    margin = "".join(ch if ch == "\t" else " " * _cells(ch) for ch in before)
+    margin = "".join(ch if ch == "\t" else " " * _width(ch) for ch in before)
     return f"{indent}{before}{marked}{after}\n{indent}{margin}{'^' * max(1, _cells(marked))}"
 
 
@@ -75,12 +82,12 @@ class TemplatingError(Exception):
 
     def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only constructors do not survive pickling on their own (pytest-xdist, multiprocessing).
-        return (_rebuild, (type(self), self.__dict__))
+        return (_rebuild, (type(self), self.__dict__, self.args))
 
 
-def _rebuild(cls: type[TemplatingError], state: dict[str, object]) -> TemplatingError:
+def _rebuild(cls: type[TemplatingError], state: dict[str, object], args: tuple[object, ...]) -> TemplatingError:
     error = cls.__new__(cls)
-    Exception.__init__(error, state.get("message"))
+    Exception.__init__(error, *args)
     error.__dict__.update(state)
     return error
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,9 @@ def test_the_core_imports_without_pydantic_or_jinja2() -> None:
         "templating.Agent; templating.jinja; templating.Session; "
         "print(sorted(m for m in ('pydantic', 'jinja2', 'templating.sessions') if m in sys.modules))"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
+    )
     assert result.stdout.splitlines() == ["[]", "['jinja2', 'pydantic', 'templating.sessions']"]
 
 
@@ -117,5 +120,29 @@ def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
     ids=["name-after-sibling", "after-submodule-import", "star-import", "lint-function", "pickle-lazy-class"],
 )
 def test_lazy_names_resolve_to_the_objects_in_any_order(code: str) -> None:
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tempfile.gettempdir()
+    )
     assert result.returncode == 0, result.stderr
+
+
+def test_type_checkers_still_see_misspelt_public_names(tmp_path: Path) -> None:
+    # The lazy __getattr__ exists only at run time, so mypy keeps rejecting names that do not exist.
+    args = ["--strict", "--cache-dir", str(tmp_path / "cache"), "-c"]
+    good = subprocess.run(
+        [sys.executable, "-m", "mypy", *args, "from templating import Runner, Template"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    bad = subprocess.run(
+        [sys.executable, "-m", "mypy", *args, "from templating import Templat"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert good.returncode == 0, good.stdout
+    assert bad.returncode == 1
+    assert 'Module "templating" has no attribute "Templat"; maybe "Template"?' in bad.stdout

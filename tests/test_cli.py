@@ -155,7 +155,7 @@ def cli(args: list[str], *, stdin: bytes | None = b"", **kwargs: Any) -> subproc
 SUBPROCESS_BAD_INPUT = [
     ("lone-surrogate-in-state", "Hi <a>", b'{"a": "\\ud800"}', 2, "cannot write the output as utf-8"),
     ("deeply-nested-state", "<a>", b"[" * 100_000, 2, "state is nested too deeply"),
-    ("huge-integer", "<a>", b'{"a": ' + b"9" * 5000 + b"}", 2, "state is not valid JSON"),
+    ("huge-integer", "<a>", b'{"a": ' + b"9" * 5000 + b"}", 2, "an integer has more than 4300 digits"),
     ("nan", "<a>", b'{"a": NaN}', 2, "NaN is not JSON"),
     ("float-out-of-range", "<a>", b'{"a": 1e400}', 2, "number 1e400 is out of range"),
     ("duplicate-key", "<a>", b'{"a": 1, "a": 2}', 2, "duplicate key 'a'"),
@@ -207,6 +207,19 @@ def test_closed_stdin() -> None:
         check=False,
     )
     assert (proc.returncode, proc.stderr) == (2, "templating: error: stdin is closed: there is nothing to read\n")
+
+
+def test_closed_stdout_is_an_error_not_silence(tmp_path: Path) -> None:
+    template_file = write(tmp_path, "t.txt", "Hi")
+    proc = subprocess.run(
+        f"{sys.executable} -m templating render {template_file} >&-",
+        shell=True,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == "templating: error: stdout is closed: there is nowhere to write the result\n"
 
 
 def test_stdin_must_be_utf8() -> None:

@@ -73,6 +73,7 @@ def test_errors_survive_pickling() -> None:
     assert type(copy) is MissingKeyError
     assert str(copy) == str(error)
     assert copy.keys == ("nmae",)
+    assert copy.args == error.args == ("nmae",)
 
 
 def test_templating_error_text() -> None:
@@ -90,13 +91,24 @@ def test_templating_error_text() -> None:
         ("", Span(0, 0, 1, 1), "    \n    ^"),
         ("名前は <x>", Span(4, 7, 1, 5), "    名前は <x>\n           ^^^"),
         ("<名前>", Span(0, 4, 1, 1), "    <名前>\n    ^^^^^^"),
+        ("cafe\u0301 <x>", Span(6, 9, 1, 7), "    cafe\u0301 <x>\n         ^^^"),
         (
             "a" * 100 + "<x>" + "b" * 100,
             Span(100, 103, 1, 101),
             "    …" + "a" * 60 + "<x>" + "b" * 60 + "…\n" + " " * 65 + "^^^",
         ),
     ],
-    ids=["middle", "tab-kept", "crlf", "clipped-to-line", "empty", "wide-margin", "wide-span", "long-line-window"],
+    ids=[
+        "middle",
+        "tab-kept",
+        "crlf",
+        "clipped-to-line",
+        "empty",
+        "wide-margin",
+        "wide-span",
+        "combining-mark",
+        "long-line-window",
+    ],
 )
 def test_excerpt(source: str, span: Span, expected: str) -> None:
     assert excerpt(source, span) == expected
