@@ -696,7 +696,7 @@ _RIGHT_OPERAND = re.compile(r"[ \t]+[\w(]")  # the c of a < b > c
 _TAG_WORD = re.compile(r"[ \t]*(?:tags?|elements?|components?)\b", re.IGNORECASE)  # "<answer-block> tags"
 _CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
 # Inline math, as pandoc reads it: $ not followed by a space, closed by $ not after a space nor before a digit.
-_MATH = re.compile(r"\$\$[^$]+\$\$|\$(?![\s$])[^$\n]*?(?<![\s\\])\$(?!\d)")
+_MATH = re.compile(r"\$\$[^$]{1,2000}\$\$|\$(?![\s$])[^$\n]{0,200}?(?<![\s\\])\$(?!\d)")
 # T002: `cmd < in > out` is shell redirection: a word before, one token after, then the end of the command.
 _REDIRECT_AFTER = re.compile(r"[ \t]+[\w/~$-]+(?:\.[\w/~$-]+)*[ \t]*(?:$|[|;&]|2>)", re.MULTILINE)
 _WORD_BEFORE = re.compile(r"[\w./-]+[ \t]+\Z")
@@ -713,8 +713,9 @@ _TAG_AFTER = re.compile(
 )
 # T013: escapes that cannot be one: <</tag>> and <<tag attr="1">> render with their doubled brackets.
 _ESCAPED_CLOSING = re.compile(r"(?<!<)<<(/[^\W\d][\w.:-]*)>>(?!>)")
-_ESCAPED_ATTRS = re.compile(
-    r"""(?<!<)<<([^\W\d][\w.:-]*)((?:\s+[\w:.@-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>=`]+))?)+\s*/?)>>(?!>)"""
+_ESCAPED_ATTRS = re.compile(  # on one line, so each try stops at the line's end
+    r"""(?<!<)<<([^\W\d][\w.:-]*)"""
+    r"""((?:[ \t]+[\w:.@-]+(?:[ \t]*=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s"'<>=`]+))?)+[ \t]*/?)>>(?!>)"""
 )
 # Placeholders that are HTML void elements (never closed, so T007 cannot see them as tags) and never keys.
 _VOID_TAGS = frozenset({"br", "hr", "wbr"})

@@ -478,12 +478,15 @@ def test_lint_report_snapshot(lint_snapshot: Any, snapshot: Any) -> None:
     assert lint_snapshot(source, schema=["app:name", "user:name", "order_id", "nick?"]) == snapshot
 
 
-NEAR_MISS = {"T002", "T003", "T004", "T005", "T006", "T008"}
+NEAR_MISS = {"T002", "T003", "T004", "T005", "T006", "T008", "T013"}
 
 
-@given(st.text(alphabet=st.sampled_from(list('<>?-: {}`.\nab_1/"')), max_size=60) | st.text(max_size=40))
-def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str) -> None:
-    diagnostics = lint(source, schema=["a", "b?", "user:a"], select=["ALL"])
+@given(
+    st.text(alphabet=st.sampled_from(list('<>?-: {}`.\nab_1/"=$^')), max_size=60) | st.text(max_size=40),
+    st.booleans(),
+)
+def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str, markdown: bool) -> None:
+    diagnostics = lint(source, schema=["a", "b?", "user:a"], select=["ALL"], markdown=markdown)
     literals = [node.span for node in Template(source).nodes if isinstance(node, Literal)]
     for diag in diagnostics:
         assert diag.span is not None
