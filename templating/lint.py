@@ -209,7 +209,7 @@ def _resolve(node: Any, root: Mapping[str, Any], source: str) -> Mapping[str, An
     seen: set[str] = set()
     while isinstance(node, Mapping):
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#"):
+        if isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
             if ref in seen:
                 return {}
             seen.add(ref)
@@ -284,6 +284,9 @@ class _LazyFields(Mapping[str, SchemaField]):
             self._built[name] = _json_field(sub, self._root, name in self._needed, self._source)
         return self._built[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._props
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._props)
 
@@ -299,7 +302,9 @@ def _json_field(node: Any, root: Mapping[str, Any], required: bool, source: str,
     items: SchemaField | None = None
     if isinstance(node.get("items"), Mapping) and depth < 50:  # lists of lists of ...: element shapes, eagerly
         items = _json_field(node["items"], root, True, source, depth + 1)
-    is_list = node.get("type") == "array" or "items" in node
+    types = node.get("type")
+    is_list = types == "array" or (isinstance(types, list) and "array" in types and "object" not in types)
+    is_list = is_list or ("items" in node and "properties" not in node)
     return SchemaField(
         required=required, fields=fields, items=items, open=is_open and fields is not None, is_list=is_list
     )

@@ -675,6 +675,22 @@ def test_boolean_property_schemas_are_fine() -> None:
     assert found("<a.x> <b>", schema={"properties": {"a": True, "b": {}}, "required": ["a", "b"]}) == []
 
 
+def test_json_schema_lists_and_refs() -> None:
+    spec = {
+        "properties": {
+            "tags": {"type": ["array", "null"]},
+            "anchored": {"$ref": "#item"},  # an anchor, not a path: nothing known inside, no error
+            "tree": {"$ref": "#"},
+        },
+        "required": ["tags", "anchored", "tree"],
+    }
+    assert found("<tags.x> <tags.0> <anchored.x> <tree.tree.tags.y> <tree.nope>", schema=spec) == [
+        ("T001", "<tags.x>"),
+        ("T001", "<tree.tree.tags.y>"),
+        ("T001", "<tree.nope>"),
+    ]
+
+
 def test_recursive_model_and_top_level_ref() -> None:
     schema = load_schema(Node)  # pydantic writes {"$defs": {"Node": ...}, "$ref": "#/$defs/Node"}
     assert set(schema.fields) == {"name", "note", "children", "parent"}
