@@ -197,7 +197,8 @@ def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None
     for diag in diagnostics:
         props = []
         if diag.span is not None:
-            props.append(f"file={_github_escape(diag.path or '<template>', prop=True)}")
+            if diag.path and diag.path != "<stdin>":  # stdin is no file in the repository: no file= property
+                props.append(f"file={_github_escape(diag.path, prop=True)}")
             span = diag.span
             end_line, end_column = _end(
                 (sources or {}).get(diag.path or ""), span.start, span.end, span.line, span.column
@@ -250,6 +251,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     try:
         config = load_config(path=Path(args.config) if args.config else None)
         select = _split_codes(args.select)
+        if select == []:
+            raise UsageError("--select needs at least one rule code (to turn rules off, use --ignore)")
         codes = select_rules(
             select=select if select is not None else config.select,
             extend_select=[*config.extend_select, *(_split_codes(args.extend_select) or [])],
@@ -263,6 +266,9 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         files = collect_files(args.paths, config, force_exclude=args.force_exclude)
     except TemplatingError as exc:
         raise UsageError(exc.message) from None
+    except OSError as exc:  # a name too long, a folder that cannot be read
+        where = f": {exc.filename}" if exc.filename else ""
+        raise UsageError(f"cannot read the paths to lint{where}: {exc.strerror or exc}") from None
     if not files:
         if args.force_exclude and args.paths and not any(Path(p).is_dir() for p in args.paths):
             return EXIT_OK  # pre-commit passed only excluded files: nothing to do
@@ -271,7 +277,13 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         source = "'include' in [tool.templating]" if config.include else "the default patterns"
         raise UsageError(f"no template files found to lint{where} (files matching {patterns}, from {source})")
     if "T011" in codes and schema is None:
-        raise UsageError("rule T011 (unused schema keys) needs a schema: pass --schema or set it in [tool.templating]")
+        named = [*(select if select is not None else config.select or ()), *config.extend_select]
+        named += _split_codes(args.extend_select) or []
+        if any(code.strip().upper() == "T011" or code.strip() == "unused-schema-key" for code in named):
+            raise UsageError(
+                "rule T011 (unused schema keys) needs a schema: pass --schema or set it in [tool.templating]"
+            )
+        codes = codes - {"T011"}  # "ALL" means every rule that applies: without a schema, T011 does not
 
     sources: dict[str, str] = {}
     for name in files:
@@ -280,7 +292,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     results: list[tuple[str, list[Any]]] = []
     for shown, text in sources.items():
         on = rules_for(None if shown == "<stdin>" else shown, config, codes)
-        results.append((shown, lint(text, schema=schema, select=on, path=shown)))
+        results.append((shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow)))
     run_findings: list[Any] = []
     if "T011" in codes and schema is not None:
         run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, sources.values())]

@@ -10,9 +10,11 @@ in ``pyproject.toml``.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import difflib
 import importlib
 import json
+import os
 import re
 import sys
 import tomllib
@@ -81,6 +83,7 @@ RULES: dict[str, Rule] = {
         Rule("T010", "optional-but-required", "info", "optional placeholder on a required field", "<name?>"),
         Rule("T011", "unused-schema-key", "warning", "schema key no linted template uses (opt-in)", "(per run)", False),
         Rule("T012", "temp-key-read", "warning", f"a {TEMP_PREFIX} key read by an instruction", "<temp:step>"),
+        Rule("T013", "escaped-tag", "warning", "a closing tag or a tag with attributes escaped as <<...>>", "<</a>>"),
     )
 }
 DEFAULT_RULES: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.default)
@@ -135,13 +138,14 @@ class SchemaField:
 
     ``fields`` lists the keys of an object with known properties (``None``: any key goes);
     ``open`` says other keys are allowed too (``additionalProperties``, pydantic ``extra="allow"``);
-    ``items`` describes list elements when known.
+    ``items`` describes list elements when known; ``is_list`` says the value is a list (an array).
     """
 
     required: bool = True
     fields: Mapping[str, SchemaField] | None = None
     items: SchemaField | None = None
     open: bool = False
+    is_list: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,25 +191,29 @@ def _from_key_list(keys: Iterable[str], source: str) -> Schema:
     return Schema(build(tree), source, origin="keys")
 
 
-def _resolve(
-    node: Any, root: Mapping[str, Any], seen: frozenset[str] = frozenset()
-) -> tuple[Mapping[str, Any], frozenset[str]]:
-    """Follow ``$ref`` (local ``#/...`` only) and unwrap ``anyOf``/``oneOf`` with null.
+def _target(ref: str, root: Mapping[str, Any], source: str) -> Any:
+    """The node a local ``$ref`` (``#/$defs/Tree``) points at; one that points nowhere is a SchemaError."""
+    target: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, Mapping) or part not in target:
+            raise SchemaError(f"'$ref' {ref!r} points at nothing in the schema ({source})")
+        target = target[part]
+    return target
 
-    Returns the node and the refs followed on the way here; a ref already in ``seen`` (a recursive
-    schema) resolves to ``{}``, which knows nothing of its inside, so recursion stops there."""
-    for _ in range(50):
-        if not isinstance(node, Mapping):
-            return {}, seen
+
+def _resolve(node: Any, root: Mapping[str, Any], source: str) -> Mapping[str, Any]:
+    """Follow ``$ref`` (local ``#/...`` only) and unwrap ``anyOf``/``oneOf``/``allOf`` with one non-null option.
+
+    A chain of refs that comes back to itself without reaching a schema says nothing: ``{}``."""
+    seen: set[str] = set()
+    while isinstance(node, Mapping):
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/"):
+        if isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
             if ref in seen:
-                return {}, seen
-            seen = seen | {ref}
-            target: Any = root
-            for part in ref[2:].split("/"):
-                target = target.get(part, {}) if isinstance(target, Mapping) else {}
-            node = target
+                return {}
+            seen.add(ref)
+            node = _target(ref, root, source) if ref != "#" else root
             continue
         for combo in ("anyOf", "oneOf", "allOf"):
             options = node.get(combo)
@@ -215,11 +223,8 @@ def _resolve(
                     node = real[0]
                     break
         else:
-            return node, seen
-    return {}, seen
-
-
-_SCHEMA_BUDGET = 20_000  # schema nodes read at most; recursion through $ref stops at the first repetition
+            return node
+    return {}
 
 
 def _required(node: Mapping[str, Any], source: str) -> set[str]:
@@ -231,33 +236,87 @@ def _required(node: Mapping[str, Any], source: str) -> set[str]:
     return set(needed)
 
 
-def _json_field(
-    node: Any, root: Mapping[str, Any], required: bool, source: str, seen: frozenset[str], budget: list[int]
-) -> SchemaField:
-    node, seen = _resolve(node, root, seen)
-    fields: dict[str, SchemaField] | None = None
-    items: SchemaField | None = None
-    budget[0] -= 1
-    if budget[0] < 0:  # a huge (or combinatorially recursive) schema: below here, any key goes
-        return SchemaField(required=required)
+def _check_json_schema(data: Mapping[str, Any], source: str) -> None:
+    """Read the whole schema once, each ``$ref`` target once (so recursion ends), and raise a SchemaError
+    for what lint would trip over later: a ``$ref`` to nothing, a property schema that is not an object."""
+    done: set[str] = set()
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/") and ref not in done:
+            done.add(ref)
+            stack.append(_target(ref, data, source))
+        props = node.get("properties")
+        if props is not None:
+            if not isinstance(props, Mapping):
+                raise SchemaError(f"'properties' in a JSON Schema must be an object, not {props!r} ({source})")
+            for name, sub in props.items():
+                if not isinstance(sub, Mapping | bool):
+                    raise SchemaError(
+                        f"the schema of property {name!r} must be an object (or true/false), not {sub!r} ({source})"
+                    )
+            _required(node, source)
+            stack.extend(props.values())
+        for key in ("items", "additionalProperties"):
+            if isinstance(node.get(key), Mapping):
+                stack.append(node[key])
+        for combo in ("anyOf", "oneOf", "allOf"):
+            if isinstance(node.get(combo), list):
+                stack.extend(node[combo])
+
+
+class _LazyFields(Mapping[str, SchemaField]):
+    """An object's properties, each read from the JSON Schema when first looked up: a recursive schema
+    (a tree whose children are trees) is followed as deep as a placeholder's key goes, and no deeper."""
+
+    __slots__ = ("_built", "_needed", "_props", "_root", "_source")
+
+    def __init__(self, props: Mapping[str, Any], needed: set[str], root: Mapping[str, Any], source: str) -> None:
+        self._props, self._needed, self._root, self._source = props, needed, root, source
+        self._built: dict[str, SchemaField] = {}
+
+    def __getitem__(self, name: str) -> SchemaField:
+        if name not in self._built:
+            sub = self._props[name]
+            self._built[name] = _json_field(sub, self._root, name in self._needed, self._source)
+        return self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._props
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._props)
+
+    def __len__(self) -> int:
+        return len(self._props)
+
+
+def _json_field(node: Any, root: Mapping[str, Any], required: bool, source: str, depth: int = 0) -> SchemaField:
+    node = _resolve(node, root, source)
     props = node.get("properties")
+    fields = _LazyFields(props, _required(node, source), root, source) if isinstance(props, Mapping) else None
     is_open = bool(node.get("additionalProperties", False))
-    if isinstance(props, Mapping):
-        needed = _required(node, source)
-        fields = {name: _json_field(sub, root, name in needed, source, seen, budget) for name, sub in props.items()}
-    if isinstance(node.get("items"), Mapping):
-        items = _json_field(node["items"], root, True, source, seen, budget)
-    return SchemaField(required=required, fields=fields, items=items, open=is_open and fields is not None)
+    items: SchemaField | None = None
+    if isinstance(node.get("items"), Mapping) and depth < 50:  # lists of lists of ...: element shapes, eagerly
+        items = _json_field(node["items"], root, True, source, depth + 1)
+    types = node.get("type")
+    is_list = types == "array" or (isinstance(types, list) and "array" in types and "object" not in types)
+    is_list = is_list or ("items" in node and "properties" not in node)
+    return SchemaField(
+        required=required, fields=fields, items=items, open=is_open and fields is not None, is_list=is_list
+    )
 
 
 def _from_json_schema(data: Mapping[str, Any], source: str, origin: str = "json-schema") -> Schema:
-    node, seen = _resolve(data, data)
+    _check_json_schema(data, source)
+    node = _resolve(data, data, source)
     props = node.get("properties")
     if not isinstance(props, Mapping):
         raise SchemaError(f"a JSON Schema for state must be an object with 'properties' ({source})")
-    needed = _required(node, source)
-    budget = [_SCHEMA_BUDGET]
-    fields = {name: _json_field(sub, data, name in needed, source, seen, budget) for name, sub in props.items()}
+    fields = _LazyFields(props, _required(node, source), data, source)
     return Schema(fields, source, open=bool(node.get("additionalProperties", False)), origin=origin)
 
 
@@ -280,9 +339,13 @@ def _import_model(spec: str, base: Path | None) -> Any:
     if added:
         sys.path.insert(0, folder)  # like `python -m`: the project's own modules are importable
     try:
-        target: Any = importlib.import_module(module_name)
+        # The user's module may print: that goes to stderr, so it cannot mix with a JSON report on stdout.
+        with contextlib.redirect_stdout(sys.stderr):
+            target: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             target = getattr(target, part)
+    except SystemExit as exc:  # a module that exits on import does not get to choose the exit code
+        raise SchemaError(f"cannot import schema {spec!r}: importing it called sys.exit({exc.code!r})") from None
     except Exception as exc:  # any failure importing user code is a schema error, shown in one line
         raise SchemaError(f"cannot import schema {spec!r}: {_first_line(exc)}") from None
     finally:
@@ -389,9 +452,10 @@ class LintConfig:
     ignore: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     path: Path | None = None
+    allow: tuple[str, ...] = ()
 
 
-_CONFIG_KEYS = {"schema", "include", "exclude", "select", "extend-select", "ignore", "per-file-ignores"}
+_CONFIG_KEYS = {"schema", "include", "exclude", "select", "extend-select", "ignore", "per-file-ignores", "allow"}
 
 
 def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -449,9 +513,19 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         ignore=_strings(table, "ignore", where),
         per_file_ignores=ignores,
         path=path,
+        allow=_strings(table, "allow", where),
     )
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
         _codes(codes, where)
+    if config.select is not None and not _codes(config.select, where):
+        raise LintConfigError(f"{where}: 'select' is empty, which would turn every rule off (use 'ignore')")
+    if any(not snippet for snippet in config.allow):
+        raise LintConfigError(f"{where}: 'allow' holds literal snippets of template text; an empty one allows nothing")
+    for glob in (*config.include, *config.exclude, *ignores):
+        try:
+            glob_regex(glob)
+        except LintConfigError as exc:
+            raise LintConfigError(f"{where}: {exc.message}") from None
     return config
 
 
@@ -492,7 +566,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out) + r"\Z")
+    try:
+        return re.compile("".join(out) + r"\Z")
+    except re.error as exc:  # [z-a]: a reversed range
+        raise LintConfigError(f"bad glob {pattern!r}: {exc.msg}") from None
 
 
 def _matches(relative: str, patterns: Iterable[str]) -> bool:
@@ -521,20 +598,36 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
+_NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # besides hidden folders (.git, .venv)
+
+
 def collect_files(paths: Sequence[str], config: LintConfig, *, force_exclude: bool = False) -> list[str]:
     """The files to lint, in order: each file given as is (unless ``force_exclude`` and it matches
     ``exclude``: what a pre-commit hook wants); each folder walked for files matching ``include``
     (default ``*.prompt``, ``*.prompt.md``...) and not ``exclude``. No paths: the project's
-    ``include`` globs under the config's root. Hidden folders are skipped."""
+    ``include`` globs under the config's root. Hidden folders (``.git``, ``.venv``), ``node_modules``
+    and excluded folders are not entered. A file named twice (``a.txt ./a.txt``) is linted once.
+    An unreadable folder or a bad name (too long) is an ``OSError``."""
     include = config.include or DEFAULT_INCLUDE
     found: list[str] = []
 
     def walk(folder: Path) -> Iterator[Path]:
-        for item in sorted(folder.rglob("*")):
-            parts = item.relative_to(folder).parts
-            if any(part.startswith(".") for part in parts) or not item.is_file():
-                continue
-            yield item
+        items: list[Path] = []
+
+        def fail(exc: OSError) -> None:
+            raise exc
+
+        for here, dirs, files in os.walk(folder, onerror=fail):
+            base = Path(here)
+            dirs[:] = [
+                name
+                for name in dirs
+                if not name.startswith(".")
+                and name not in _NEVER_WALKED
+                and not _matches(_relative(base / name, config.root), config.exclude)
+            ]
+            items.extend(base / name for name in files if not name.startswith("."))
+        yield from sorted(items)
 
     def wanted(item: Path) -> bool:
         relative = _relative(item, config.root)
@@ -558,7 +651,10 @@ def collect_files(paths: Sequence[str], config: LintConfig, *, force_exclude: bo
             found.extend(str(sub) for sub in walk(item) if wanted(sub))
         elif not (force_exclude and given != "-" and _matches(_relative(item, config.root), config.exclude)):
             found.append(given)
-    return list(dict.fromkeys(found))
+    unique: dict[str, str] = {}
+    for name in found:
+        unique.setdefault(name if name == "-" else str(Path(name).resolve()), name)
+    return list(unique.values())
 
 
 def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> frozenset[str]:
@@ -586,7 +682,7 @@ _SCOPED = re.compile(rf"(?<!<)<({_ID}):({_ID}(?:\.{_SEG})*)(\??)>(?!>)")
 _UNCLOSED = re.compile(rf"(?<![\w<)\]}}])<({_KEY})(\??)(?=[\s,;!)\]\"']|\.(?:\s|\Z)|\Z)")
 _BAD_NAME = re.compile(rf"(?<!<)<({_SCOPE}?[\w-]+(?:\.[\w-]+)*)(\??)>(?!>)")
 _DOUBLED = re.compile(rf"(?<!<)<[ \t]*({_KEY})[ \t]*\?{{2,}}[ \t]*>(?!>)")
-_BRACES = re.compile(rf"(?<![\w$\\{{}}%#]){{((?:{_PREFIX_ALTERNATIVES}|artifact\.)?{_ID}(?:\.{_SEG})*)(\??)}}(?!}})")
+_BRACES = re.compile(rf"(?<![\w$\\{{}}%#^]){{((?:{_PREFIX_ALTERNATIVES}|artifact\.)?{_ID}(?:\.{_SEG})*)(\??)}}(?!}})")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # A markdown indented code block: lines indented by 4 spaces or a tab, after a blank line.
@@ -604,32 +700,65 @@ _CONDITION = re.compile(r"\b(?:if|while|when|whenever|unless|until|where|whether
 _RIGHT_OPERAND = re.compile(r"[ \t]+[\w(]")  # the c of a < b > c
 _TAG_WORD = re.compile(r"[ \t]*(?:tags?|elements?|components?)\b", re.IGNORECASE)  # "<answer-block> tags"
 _CLOSING_TAG = re.compile(r"</([^\s<>/]+)>")
+# Inline math, as pandoc reads it: $ not followed by a space, closed by $ not after a space nor before a digit.
+_MATH = re.compile(r"\$\$[^$]{1,2000}\$\$|\$(?![\s$])[^$\n]{0,200}?(?<![\s\\])\$(?!\d)")
+# T002: `cmd < in > out` is shell redirection: a word before, one token after, then the end of the command.
+_REDIRECT_AFTER = re.compile(r"[ \t]+[\w/~$-]+(?:\.[\w/~$-]+)*[ \t]*(?:$|[|;&]|2>)", re.MULTILINE)
+_WORD_BEFORE = re.compile(r"[\w./-]+[ \t]+\Z")
+# T005: a hyphenated name written as a tag in prose: "inside <scratch-pad>", "the <tool-call> format".
+_TAG_BEFORE = re.compile(
+    r"\b(?:the|a|an|your|its|their|each|every|this|that|in|inside|into|within|between|using|use|with|after|before"
+    r"|open|close|wrap|emit|output)[ \t]+\Z",
+    re.IGNORECASE,
+)
+_TAG_AFTER = re.compile(
+    r"[ \t]*(?:tags?|elements?|components?|format|formats|blocks?|sections?|markers?|delimiters?|wrappers?|"
+    r"containers?|syntax)\b",
+    re.IGNORECASE,
+)
+# T013: escapes that cannot be one: <</tag>> and <<tag attr="1">> render with their doubled brackets.
+_ESCAPED_CLOSING = re.compile(r"(?<!<)<<(/[^\W\d][\w.:-]*)>>(?!>)")
+_ESCAPED_ATTRS = re.compile(  # on one line, so each try stops at the line's end
+    r"""(?<!<)<<([^\W\d][\w.:-]*)"""
+    r"""((?:[ \t]+[\w:.@-]+(?:[ \t]*=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s"'<>=`]+))?)+[ \t]*/?)>>(?!>)"""
+)
+# Placeholders that are HTML void elements (never closed, so T007 cannot see them as tags) and never keys.
+_VOID_TAGS = frozenset({"br", "hr", "wbr"})
 
 
 class _Source:
     """A source with indexes: offsets to spans, code regions, and where each closing tag last appears."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, markdown: bool = False) -> None:
         self.text = text
         self.line_starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
-        regions = sorted(
+        regions = (
             [(m.start(), m.end()) for m in _FENCE.finditer(text)]
             + [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)]
-            + [(m.start(1), m.end(1)) for m in _INDENTED_CODE.finditer(text)]
             + [(m.start(), m.end()) for m in _OTHER_CODE.finditer(text)]
         )
-        merged: list[tuple[int, int]] = []
-        for start, end in regions:
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-            else:
-                merged.append((start, end))
-        self.code_starts = [start for start, _ in merged]
-        self.code_ends = [end for _, end in merged]
+        if markdown:  # only markdown reads an indented block as code; elsewhere indentation is layout
+            regions += [(m.start(1), m.end(1)) for m in _INDENTED_CODE.finditer(text)]
+        self.code_starts, self.code_ends = self._merge(regions)
+        self.math_starts, self.math_ends = self._merge([(m.start(), m.end()) for m in _MATH.finditer(text)])
         self.closing: dict[str, int] = {m.group(1): m.start() for m in _CLOSING_TAG.finditer(text)}
         self.first_closing: dict[str, int] = {}
         for m in _CLOSING_TAG.finditer(text):
             self.first_closing.setdefault(m.group(1), m.start())
+
+    @staticmethod
+    def _merge(regions: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(regions):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return [start for start, _ in merged], [end for _, end in merged]
+
+    def in_math(self, offset: int) -> bool:
+        i = bisect.bisect_right(self.math_starts, offset) - 1
+        return i >= 0 and offset < self.math_ends[i]
 
     def span(self, start: int, end: int) -> Span:
         line = bisect.bisect_right(self.line_starts, start)
@@ -656,6 +785,20 @@ class _Source:
         """Whether the text from ``offset`` (just after ``<name``) reads as the rest of an HTML/XML start
         tag, attributes across lines included: ``<div\n  class="card">``, ``<img src=x />``."""
         return _TAG_REST.match(self.text, offset, offset + 4000) is not None
+
+    def redirection(self, start: int, end: int) -> bool:
+        """Whether ``< x >`` at ``start``..``end`` reads as shell redirection, ``cmd < in > out``: a word
+        before it, one file-like token after it, then the end of the line or of the command."""
+        line_start = self.line_starts[bisect.bisect_right(self.line_starts, start) - 1]
+        before = self.text[max(line_start, start - 200) : start]
+        return _WORD_BEFORE.search(before) is not None and _REDIRECT_AFTER.match(self.text, end) is not None
+
+    def tag_in_prose(self, start: int, end: int) -> bool:
+        """Whether a ``<name>`` at ``start``..``end`` is named as a tag in the sentence around it: after
+        an article or a preposition ("inside <scratch-pad>"), or before a word such as "format"."""
+        line_start = self.line_starts[bisect.bisect_right(self.line_starts, start) - 1]
+        before = self.text[max(line_start, start - 40) : start]
+        return _TAG_BEFORE.search(before) is not None or _TAG_AFTER.match(self.text, end) is not None
 
     def comparison_before(self, offset: int) -> bool:
         """Whether the text before ``offset`` (a ``<`` in prose) reads as the left side of a comparison:
@@ -695,13 +838,15 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 continue
             if m.group(1) and src.comparison_before(base + m.start()) and _RIGHT_OPERAND.match(text, m.end()):
                 continue  # a < b > c: a comparison, with operands on both sides
+            if m.group(1) and (m.group(3) or m.group(5)) and src.redirection(base + m.start(), base + m.end()):
+                continue  # sort < input > output: shell redirection
             fixed = f"<{m.group(2)}{m.group(4)}>"
             yield (
                 "T002",
                 base + m.start(),
                 base + m.end(),
                 f"{m.group(0)!r} has whitespace inside, so it renders as literal text; did you mean {fixed}?",
-                f"write {fixed} (no spaces) for a placeholder, or <{fixed}> for the literal text",
+                f"write {fixed} (no spaces) for a placeholder; as written, {m.group(0)} already renders unchanged",
             )
     if "T003" in on:
         for m in _SCOPED.finditer(text):
@@ -737,7 +882,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 start,
                 base + m.end(),
                 f"{m.group(0)!r} is never closed, so it renders as literal text; did you mean {fixed}?",
-                f"close it as {fixed}, or write <{m.group(0)} for the literal text",
+                f"close it as {fixed} for a placeholder; as written, {m.group(0)} already renders unchanged",
             )
     if "T005" in on:
         for m in _BAD_NAME.finditer(text):
@@ -747,6 +892,9 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             if not bad or key.startswith(("-", "_-")) or key.endswith("-") or src.in_code(base + m.start()):
                 continue
             if src.closed_anywhere(key) or _TAG_WORD.match(text, m.end()):  # a custom element: <my-card>
+                continue
+            plain = key.islower() and "-" in key and not any(ch in key for ch in ":._") and not m.group(2)
+            if plain and src.tag_in_prose(base + m.start(), base + m.end()):  # "inside <scratch-pad>"
                 continue
             fixed = key.replace("-", "_")
             good = fixed.split(":")[-1].split(".")[0].isidentifier()
@@ -772,9 +920,11 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             )
     if "T008" in on:
         for m in _BRACES.finditer(text):
-            if src.in_code(base + m.start()):
+            if src.in_code(base + m.start()) or src.in_math(base + m.start()):
                 continue
             key = m.group(1)
+            if len(key) == 1:  # {x}: a set, a math variable; a one-letter state key is rare
+                continue
             fixed = f"<{key}{m.group(2)}>"
             yield (
                 "T008",
@@ -782,6 +932,30 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 base + m.end(),
                 f"{m.group(0)!r} looks like an ADK-style placeholder; this template uses {fixed}",
                 f"write {fixed} to insert the value; braces are plain text here",
+            )
+
+    if "T013" in on:
+        for m in _ESCAPED_CLOSING.finditer(text):
+            if src.in_code(base + m.start()):
+                continue
+            tag = f"<{m.group(1)}>"
+            yield (
+                "T013",
+                base + m.start(),
+                base + m.end(),
+                f"{m.group(0)!r} renders with its doubled brackets; a closing tag needs no escaping",
+                f"write {tag}: a closing tag is never a placeholder, so it renders as written",
+            )
+        for m in _ESCAPED_ATTRS.finditer(text):
+            if src.in_code(base + m.start()):
+                continue
+            tag = f"<{m.group(1)}{m.group(2)}>"
+            yield (
+                "T013",
+                base + m.start(),
+                base + m.end(),
+                f"{m.group(0)!r} renders with its doubled brackets; a tag with attributes needs no escaping",
+                f"write {tag}: a tag with attributes is never a placeholder, so it renders as written",
             )
 
 
@@ -804,6 +978,9 @@ def _walk(schema: Schema, placeholder: Placeholder) -> tuple[str | None, str | N
     required = True
     segments = placeholder.key.split(".")
     for i, segment in enumerate(segments):
+        if current is not None and current.is_list and not segment.isdigit():
+            parent = ".".join(segments[:i])
+            return f"{parent!r} is a list, which has no field {segment!r}", None, required
         if current is not None and segment.isdigit():
             current = current.items
             if current is None:
@@ -833,14 +1010,18 @@ def lint(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] = (),
     path: str | None = None,
+    allow: Iterable[str] = (),
+    markdown: bool | None = None,
 ) -> list[Diagnostic]:
     """Lint one template; findings sorted by position.
 
     ``schema`` (anything :func:`load_schema` takes) turns on the schema rules (T001, T009, T010).
     ``select``/``ignore`` choose rules by code or name, or a comma-separated string (default: all
     but the opt-in T011, which needs every template of a run: see :func:`unused_keys`). ``path`` is
-    copied into each finding. Only angle-syntax templates are linted: a ``Template`` of another
-    dialect is a ValueError.
+    copied into each finding. ``allow``: literal snippets (``"<scratch-pad>"``) never reported: a
+    finding whose flagged text is one of them is dropped. ``markdown``: read indented blocks as code
+    (default: when ``path`` ends in ``.md``). Only angle-syntax templates are linted: a ``Template``
+    of another dialect is a ValueError.
     """
     tpl = template if isinstance(template, Template) else Template(template)
     if tpl.dialect != "angle":
@@ -850,10 +1031,15 @@ def lint(
         )
     on = select_rules(select=select, ignore=ignore)
     loaded = load_schema(schema) if schema is not None else None
-    src = _Source(tpl.source)
+    if markdown is None:
+        markdown = path is not None and path.lower().endswith((".md", ".markdown"))
+    src = _Source(tpl.source, markdown=markdown)
+    allowed = frozenset(allow)
     found: list[Diagnostic] = []
 
     def add(code: str, start: int, end: int, message: str, help: str | None) -> None:
+        if tpl.source[start:end] in allowed:
+            return
         found.append(Diagnostic(code, RULES[code].severity, message, src.span(start, end), path, help))
 
     temp_seen: set[str] = set()
@@ -876,6 +1062,15 @@ def lint(
                 f"write <{node.source}> for the literal tag <{node.key}>",
             )
             continue
+        if node.key in _VOID_TAGS and not node.optional and not in_schema and "T007" in on:
+            add(
+                "T007",
+                start,
+                end,
+                f"{node.source!r} looks like the HTML element <{node.key}> but is a placeholder (of key {node.key!r})",
+                f"write <{node.source}> for the literal tag <{node.key}>",
+            )
+            continue
         if node.scope == "temp" and "T012" in on and node.key not in temp_seen:
             temp_seen.add(node.key)
             add(
@@ -895,7 +1090,8 @@ def lint(
                     start,
                     end,
                     problem + (f"; did you mean {hint!r}?" if hint else ""),
-                    "add the key to the schema, fix the name, or write <<key>> for the literal text",
+                    "add the key to the schema or fix the name; "
+                    f"write <{node.source}> for the literal text {node.source}",
                 )
         elif not node.optional and required is False and "T009" in on:
             add(

@@ -4,7 +4,11 @@
 as the model sees it, in one plain-text file per test; ``assert lint_snapshot(template) == snapshot``
 does the same for a lint report. Files go where syrupy's single-file convention puts them
 (``__snapshots__/<test module>/<test name>.txt``) unless the ini option ``templating_snapshot_dir``
-names a folder (relative to the rootdir): then ``<folder>/<test module>/<test name>.txt``.
+names a folder (relative to the rootdir): then ``<folder>/<test file's path from the rootdir, without
+.py>/<test name>.txt``, so ``tests/a/test_m.py`` and ``tests/b/test_m.py`` keep apart.
+
+The value goes on the left: ``snapshot == prompt_snapshot(...)`` would let syrupy's default (amber)
+serializer store it in an ``.ambr`` file, so that fails with a TypeError instead.
 """
 
 from __future__ import annotations
@@ -51,19 +55,31 @@ class PromptTextExtension(SingleFileSnapshotExtension):
 
 
 @cache
-def extension_for(directory: str) -> type[PromptTextExtension]:
-    """The extension class that stores snapshots under ``directory/<test module>/`` (``""``: syrupy's default)."""
+def extension_for(directory: str, rootdir: str = "") -> type[PromptTextExtension]:
+    """The extension class that stores snapshots under ``directory/<test file>/`` (``""``: syrupy's default),
+    where ``<test file>`` is the test module's path relative to ``rootdir``, without its suffix
+    (``tests/a/test_m``); a test file outside ``rootdir`` uses its name alone."""
     if not directory:
         return PromptTextExtension
     root = Path(directory)
+    base = Path(rootdir) if rootdir else None
 
     class _Located(PromptTextExtension):
         @classmethod
         def dirname(cls, *, test_location: PyTestLocation) -> str:
-            return str(root / Path(test_location.filepath).stem)
+            path = Path(test_location.filepath)
+            relative = path.relative_to(base) if base is not None and path.is_relative_to(base) else Path(path.name)
+            return str(root / relative.with_suffix(""))
 
     _Located.__name__ = _Located.__qualname__ = "PromptTextExtension"
     return _Located
+
+
+_WRONG_SIDE = (
+    "prompt_snapshot(...) and lint_snapshot(...) go on the left: write `assert prompt_snapshot(...) == snapshot`. "
+    "With `snapshot == prompt_snapshot(...)` syrupy's default serializer would store an .ambr file "
+    "instead of the plain-text prompt"
+)
 
 
 class SnapshotText:
@@ -99,8 +115,13 @@ class SnapshotText:
     def __str__(self) -> str:
         return self.text
 
-    def __repr__(self) -> str:
-        return f"SnapshotText({self.text!r})"
+    # No __repr__ of its own: syrupy's amber serializer stores repr() of objects that have one, and
+    # otherwise reads their public attributes, which reaches this one and fails the comparison.
+    @property
+    def wrong_side(self) -> str:
+        """Always raises TypeError: what ``snapshot == prompt_snapshot(...)`` hits when syrupy's default
+        serializer reads this object, so that reversed comparison fails instead of writing an .ambr file."""
+        raise TypeError(_WRONG_SIDE)
 
 
 def lint_report(template: str | Template, *, schema: Any = None, **options: Any) -> str:
@@ -156,7 +177,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _extension(config: pytest.Config) -> type[PromptTextExtension]:
     value = str(config.getini(_INI) or "")
-    return extension_for(str(Path(str(config.rootpath), value)) if value else "")
+    if not value:
+        return extension_for("")
+    return extension_for(str(Path(str(config.rootpath), value)), str(config.rootpath))
 
 
 @pytest.fixture

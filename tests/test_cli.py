@@ -383,7 +383,7 @@ LINT_SOURCE = "Hi < name >, order <order_id>.\n<example>x</example>\n"
                 "{path}:1:4: T002 '< name >' has whitespace inside, so it renders as literal text; did you mean",
                 "    Hi < name >, order <order_id>.",
                 "       ^^^^^^^^",
-                "    help: write <name> (no spaces) for a placeholder, or <<name>> for the literal text",
+                "    help: write <name> (no spaces) for a placeholder; as written, < name > already renders unchanged",
                 "{path}:2:1: T007 '<example>' looks like an XML-style tag (</example> follows) but is a placeholder",
                 "    <example>x</example>",
                 "    ^^^^^^^^^",
@@ -492,6 +492,10 @@ def test_lint_project_from_config(
         (["lint", "x.prompt", "--format", "xml"], "invalid choice: 'xml'"),
         (["lint", "x.prompt", "--html", "no/such/dir/r.html"], "cannot write HTML report"),
         (["lint", "bad.prompt"], "template file is not valid UTF-8"),
+        (["lint", "x.prompt", "--select", ""], "--select needs at least one rule code"),
+        (["lint", "x.prompt", "--select", ",", "--select", " "], "--select needs at least one rule code"),
+        (["lint", "x.prompt", "--select", "ALL,T011"], "rule T011 (unused schema keys) needs a schema"),
+        (["lint", "x" * 300], "cannot read the paths to lint"),
     ],
     ids=[
         "missing-file",
@@ -504,6 +508,10 @@ def test_lint_project_from_config(
         "bad-format",
         "bad-html",
         "not-utf8",
+        "empty-select",
+        "blank-selects",
+        "all-and-t011-no-schema",
+        "name-too-long",
     ],
 )
 def test_lint_usage_errors_exit_2(
@@ -516,6 +524,9 @@ def test_lint_usage_errors_exit_2(
     code, _, err = run(args, capsys)
     assert code == 2
     assert message in err
+    if "invalid choice" not in message:  # argparse's own errors come with a usage line
+        assert err.startswith("templating: error: ")
+        assert err.count("\n") == 1
     assert "Traceback" not in err
 
 
@@ -792,3 +803,94 @@ def test_pre_commit_manifest() -> None:
     project = hooks["templating-lint-project"]
     assert project["pass_filenames"] == "false"
     assert project["always_run"] == "true"
+
+
+def test_bad_glob_in_config_exits_2_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.prompt", "Hi <name>")
+    for table in ('include = ["[z-a].txt"]', '[tool.templating.per-file-ignores]\n"[z-a]" = ["T008"]'):
+        write(tmp_path, "pyproject.toml", f"[tool.templating]\n{table}\n")
+        code, out, err = run(["lint", "a.prompt"], capsys)
+        assert (code, out) == (2, "")
+        assert err.startswith("templating: error: ")
+        assert err.count("\n") == 1
+        assert "bad glob '[z-a]" in err
+        assert "bad character range z-a" in err
+
+
+def test_select_all_without_a_schema_runs_every_rule_that_applies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.prompt", "Hi <usr:name>")
+    assert run(["lint", "a.prompt", "--select", "ALL", "--format", "json"], capsys)[0] == 1
+    write(tmp_path, "pyproject.toml", '[tool.templating]\nselect = ["ALL"]\n')
+    code, out, _ = run(["lint", "a.prompt", "--format", "json"], capsys)
+    assert code == 1
+    assert [d["code"] for d in json.loads(out)] == ["T003"]
+    write(tmp_path, "keys.json", '["name", "spare"]')
+    code, out, _ = run(["lint", "a.prompt", "--schema", "keys.json", "--format", "json"], capsys)
+    assert sorted(d["code"] for d in json.loads(out)) == ["T003", "T011", "T011"]  # with a schema, ALL has T011
+
+
+def test_a_file_named_twice_is_linted_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.txt", "Hi <usr:name>")
+    code, out, err = run(["lint", "a.txt", "./a.txt"], capsys)
+    assert code == 1
+    assert out.count("T003") == 1
+    assert err == "1 template checked: 1 error\n"
+
+
+def test_github_format_on_stdin_names_no_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = run(["lint", "-", "--format", "github"], capsys, stdin="Hi <usr:name>", monkeypatch=monkeypatch)
+    assert code == 1
+    assert out.startswith("::error line=1,endLine=1,col=4,endColumn=14,title=T003::")
+    assert "file=" not in out
+
+
+def test_allow_in_config(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.prompt", "Say <scratch-pad> then <first-name>.")
+    write(tmp_path, "pyproject.toml", '[tool.templating]\nallow = ["<scratch-pad>"]\n')
+    code, out, _ = run(["lint", "a.prompt", "--format", "json"], capsys)
+    assert code == 0
+    assert [(d["code"], d["column"]) for d in json.loads(out)] == [("T005", 24)]
+
+
+NOISY_MODULE = """\
+import sys
+print("hello from the model module")
+if "exit" in __name__:
+    sys.exit(3)
+from pydantic import BaseModel
+class S(BaseModel):
+    name: str
+"""
+
+
+def test_schema_module_cannot_exit_or_print_to_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    write(tmp_path, "a.prompt", "Hi <nmae>")
+    write(tmp_path, "noisy_models.py", NOISY_MODULE)
+    write(tmp_path, "noisy_exit_models.py", NOISY_MODULE)
+    try:
+        code, out, err = run(["lint", "a.prompt", "--schema", "noisy_models:S", "--format", "json"], capsys)
+        assert code == 1
+        assert [d["code"] for d in json.loads(out)] == ["T001"]  # stdout is the JSON report only
+        assert "hello from the model module" in err
+        code, out, err = run(["lint", "a.prompt", "--schema", "noisy_exit_models:S"], capsys)
+        assert (code, out) == (2, "")
+        assert "templating: error: cannot import schema 'noisy_exit_models:S': importing it called sys.exit(3)" in err
+    finally:
+        sys.modules.pop("noisy_models", None)
+        sys.modules.pop("noisy_exit_models", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -97,6 +98,14 @@ RULE_CASES = [
     ("T008", '{"a": 1} {"a": {name}} {{ name }} {{name}} { total += x }', []),
     ("T008", '${HOME} \\frac{a}{b} a{3} %{x} #{y} `f"{name}"`', []),
     ("T008", "```python\nprint(f'{name}')\n```\n", []),
+    # T013 escapes that cannot be one
+    ("T013", "<<example>>x<</example>>", [("T013", "<</example>>")]),
+    (
+        "T013",
+        '<<example id="1">> <<img src=a.png />>',
+        [("T013", '<<example id="1">>'), ("T013", "<<img src=a.png />>")],
+    ),
+    ("T013", "<<example>> <</a> <<<x>>> `<</a>>`", []),
     # T012 temp keys (once per key)
     ("T012", "<temp:step> <temp:step?> <temp:other?>", [("T012", "<temp:step>"), ("T012", "<temp:other?>")]),
     ("T012", "<<temp:step>> <step> <user:temp>", []),
@@ -197,7 +206,7 @@ def test_diagnostic_fields_and_order() -> None:
             "'< x >' has whitespace inside, so it renders as literal text; did you mean <x>?",
             Span(29, 34, 2, 21),
             "p.txt",
-            "write <x> (no spaces) for a placeholder, or <<x>> for the literal text",
+            "write <x> (no spaces) for a placeholder; as written, < x > already renders unchanged",
         ),
     ]
     assert diags[0].as_dict()["line"] == 2
@@ -332,8 +341,27 @@ def test_config_from_pyproject(tmp_path: Path) -> None:
         ("schema = 3", "'schema' must be"),
         ("per-file-ignores = 3", "'per-file-ignores' must be a table"),
         ("include = [", "not valid TOML"),
+        ('include = ["[z-a].txt"]', "bad glob '.z-a..txt': bad character range z-a"),
+        ('exclude = ["x/[z-a]"]', "bad glob 'x/.z-a.'"),
+        ('[tool.templating.per-file-ignores]\n"[z-a]" = ["T008"]', "bad glob '.z-a.'"),
+        ("select = []", "'select' is empty"),
+        ("allow = ['']", "'allow' holds literal snippets"),
+        ("allow = '<x-y>'", "'allow' must be a list of strings"),
     ],
-    ids=["unknown-key", "include-not-list", "unknown-rule", "schema-type", "per-file-type", "bad-toml"],
+    ids=[
+        "unknown-key",
+        "include-not-list",
+        "unknown-rule",
+        "schema-type",
+        "per-file-type",
+        "bad-toml",
+        "bad-include-glob",
+        "bad-exclude-glob",
+        "bad-per-file-glob",
+        "empty-select",
+        "empty-allow",
+        "allow-not-list",
+    ],
 )
 def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
     write_project(tmp_path, table)
@@ -355,6 +383,35 @@ def test_folders_use_default_patterns_and_skip_hidden(tmp_path: Path) -> None:
     config = LintConfig(root=tmp_path)
     assert [Path(f).name for f in collect_files([str(tmp_path)], config)] == ["a.prompt", "c.prompt.md"]
     assert collect_files([str(tmp_path / "b.txt"), "-"], config) == [str(tmp_path / "b.txt"), "-"]
+
+
+def test_a_file_named_twice_is_linted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    assert collect_files(["a.txt", "./a.txt", str(tmp_path / "a.txt"), "-"], LintConfig(root=tmp_path)) == [
+        "a.txt",
+        "-",
+    ]
+
+
+def test_hidden_vendored_and_excluded_folders_are_not_entered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for folder in (".git", ".venv/lib", "node_modules/pkg", "drafts/old", "prompts"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "x.prompt").write_text("x", encoding="utf-8")
+    entered: list[str] = []
+    real_walk = os.walk
+
+    def spy(top: Any, **kwargs: Any) -> Any:
+        for here, dirs, files in real_walk(top, **kwargs):
+            entered.append(Path(here).relative_to(tmp_path).as_posix())
+            yield here, dirs, files
+
+    monkeypatch.setattr(os, "walk", spy)
+    config = LintConfig(root=tmp_path, exclude=("drafts",))
+    assert [Path(f).relative_to(tmp_path).as_posix() for f in collect_files([str(tmp_path)], config)] == [
+        "prompts/x.prompt"
+    ]
+    assert sorted(entered) == [".", "prompts"]  # pruned during the walk, not filtered after it
 
 
 @pytest.mark.parametrize(
@@ -421,12 +478,15 @@ def test_lint_report_snapshot(lint_snapshot: Any, snapshot: Any) -> None:
     assert lint_snapshot(source, schema=["app:name", "user:name", "order_id", "nick?"]) == snapshot
 
 
-NEAR_MISS = {"T002", "T003", "T004", "T005", "T006", "T008"}
+NEAR_MISS = {"T002", "T003", "T004", "T005", "T006", "T008", "T013"}
 
 
-@given(st.text(alphabet=st.sampled_from(list('<>?-: {}`.\nab_1/"')), max_size=60) | st.text(max_size=40))
-def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str) -> None:
-    diagnostics = lint(source, schema=["a", "b?", "user:a"], select=["ALL"])
+@given(
+    st.text(alphabet=st.sampled_from(list('<>?-: {}`.\nab_1/"=$^')), max_size=60) | st.text(max_size=40),
+    st.booleans(),
+)
+def test_lint_is_total_and_near_misses_lie_in_literal_text(source: str, markdown: bool) -> None:
+    diagnostics = lint(source, schema=["a", "b?", "user:a"], select=["ALL"], markdown=markdown)
     literals = [node.span for node in Template(source).nodes if isinstance(node, Literal)]
     for diag in diagnostics:
         assert diag.span is not None
@@ -571,12 +631,75 @@ class Node(BaseModel):
     parent: Node | None = None
 
 
+class Order(BaseModel):
+    items: list[Profile]
+    tags: list[str] = []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected", "message"),
+    [
+        ("<order.items.x>", [("T001", "<order.items.x>")], "'order.items' is a list, which has no field 'x'"),
+        ("<order.tags.name?>", [("T001", "<order.tags.name?>")], "'order.tags' is a list, which has no field 'name'"),
+        ("<order.items.0.language> <order.tags.1?>", [], ""),
+    ],
+    ids=["list-of-models", "list-of-str", "indexes-are-fine"],
+)
+def test_a_list_has_no_fields(source: str, expected: list[tuple[str, str]], message: str) -> None:
+    class Wrapper(BaseModel):
+        order: Order
+
+    assert found(source, schema=Wrapper, select=["T001", "T009"]) == expected
+    if message:
+        assert lint(source, schema=Wrapper)[0].message == message
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"properties": {"a": {"$ref": "#/nope"}}}, "'$ref' '#/nope' points at nothing in the schema"),
+        ({"$ref": "#/$defs/Missing", "$defs": {}}, "'$ref' '#/$defs/Missing' points at nothing"),
+        ({"properties": {"a": 3}}, "the schema of property 'a' must be an object (or true/false), not 3"),
+        ({"properties": {"a": {"properties": []}}}, "'properties' in a JSON Schema must be an object, not []"),
+        ({"properties": {"a": {"properties": {"b": {}}, "required": 1}}}, "'required' in a JSON Schema must be a list"),
+    ],
+    ids=["ref-nowhere", "top-ref-nowhere", "property-not-schema", "nested-properties-list", "nested-required"],
+)
+def test_malformed_json_schemas_are_schema_errors_at_load_time(spec: Any, message: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        load_schema(spec)
+    assert message in info.value.message
+
+
+def test_boolean_property_schemas_are_fine() -> None:
+    assert found("<a.x> <b>", schema={"properties": {"a": True, "b": {}}, "required": ["a", "b"]}) == []
+
+
+def test_json_schema_lists_and_refs() -> None:
+    spec = {
+        "properties": {
+            "tags": {"type": ["array", "null"]},
+            "anchored": {"$ref": "#item"},  # an anchor, not a path: nothing known inside, no error
+            "tree": {"$ref": "#"},
+        },
+        "required": ["tags", "anchored", "tree"],
+    }
+    assert found("<tags.x> <tags.0> <anchored.x> <tree.tree.tags.y> <tree.nope>", schema=spec) == [
+        ("T001", "<tags.x>"),
+        ("T001", "<tree.tree.tags.y>"),
+        ("T001", "<tree.nope>"),
+    ]
+
+
 def test_recursive_model_and_top_level_ref() -> None:
     schema = load_schema(Node)  # pydantic writes {"$defs": {"Node": ...}, "$ref": "#/$defs/Node"}
     assert set(schema.fields) == {"name", "note", "children", "parent"}
     assert found("<name> <children.0.name> <parent.name> <nmae>", schema=Node, select=["T001"]) == [("T001", "<nmae>")]
-    # recursion stops at the first repetition of a model: below it, any key goes
-    assert found("<parent.anything?> <children.0.x?>", schema=Node) == []
+    # recursion is followed as deep as a key goes: a typo anywhere down the tree is found
+    assert found("<parent.parent.children.0.nmae?> <children.0.children.1.name?>", schema=Node) == [
+        ("T001", "<parent.parent.children.0.nmae?>")
+    ]
+    assert found("<children.x?>", schema=Node) == [("T001", "<children.x?>")]
     ref_schema = {
         "$defs": {"S": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}},
         "$ref": "#/$defs/S",
@@ -660,13 +783,13 @@ def test_ignoring_t007_keeps_the_placeholder_checks() -> None:
     ("options", "expected"),
     [
         ({"select": "T002"}, [("T002", "< a >")]),
-        ({"select": "T002,T008"}, [("T002", "< a >"), ("T008", "{b}")]),
-        ({"ignore": "T002"}, [("T008", "{b}")]),
+        ({"select": "T002,T008"}, [("T002", "< a >"), ("T008", "{bb}")]),
+        ({"ignore": "T002"}, [("T008", "{bb}")]),
     ],
     ids=["one-code", "comma-separated", "ignore-string"],
 )
 def test_select_and_ignore_take_a_string(options: dict[str, Any], expected: list[tuple[str, str]]) -> None:
-    assert found("Hi < a >, {b}.", **options) == expected
+    assert found("Hi < a >, {bb}.", **options) == expected
 
 
 def test_adk_dialect_template_is_a_value_error() -> None:
@@ -703,7 +826,6 @@ LEGITIMATE = [
     ("xml-self-closing", '<item id="1"/>\n<item\n  id="2"\n/>'),
     ("markdown-fenced", "Example:\n```\nHello < name >, <first-name> <nick??> <user\n```\n"),
     ("markdown-tilde-fence", "~~~xml\n<my-tag attr='1'>\n< a >\n~~~\n"),
-    ("markdown-indented", "Example:\n\n    Hello < name > and <first-name>\n    and <nick??>\n\nEnd."),
     ("markdown-inline", "Write `< name >`, `<first-name>` or `<nick??>` only in code."),
     ("json", '{"tool": "lookup", "args": {"id": "<id>", "cmp": "a < b"}, "ok": true}'),
     ("jinja", "{{ a < b }} {% if count < limit %}x{% endif %} {# < name > #}"),
@@ -712,6 +834,15 @@ LEGITIMATE = [
     ("shifts", "x << 2 >> 1 and y<<3"),
     ("generics", "List<String> and Map<K, V> and Optional<T>"),
     ("questions", "Really?? Is a <b? Maybe."),
+]
+
+
+LEGITIMATE += [
+    ("tag-inside", "Think inside <scratch-pad> first, then answer."),
+    ("tag-format", "Use the <tool-call> format for every call."),
+    ("tag-named-after", "Put the plan in <plan-steps> blocks."),
+    ("shell-redirection", "Run: sort < input > output"),
+    ("shell-redirection-files", "Then `cat` it: cat < in.txt > out.txt | wc -l"),
 ]
 
 
@@ -728,6 +859,11 @@ NEAR_MISS_STILL_CAUGHT = [
     ("unclosed-line-end", "Dear <name\nThanks", [("T004", "<name")]),
     ("doubled-spaced", "Hi <nick ??>", [("T006", "<nick ??>")]),
     ("bad-name-no-tag", "Dear <first-name>,", [("T005", "<first-name>")]),
+    ("bad-name-scoped", "Write to <user:first-name> now", [("T005", "<user:first-name>")]),
+    ("bad-name-optional", "Inside <middle-name?> maybe", [("T005", "<middle-name?>")]),
+    ("bad-name-dotted", "Use the <order.ship-date>", [("T005", "<order.ship-date>")]),
+    ("spaced-sentence-after", "Hi < name > there.", [("T002", "< name >")]),
+    ("spaced-prose-after", "Hi < name > and bye", [("T002", "< name >")]),
 ]
 
 
@@ -751,3 +887,114 @@ def test_public_api_names() -> None:
         assert getattr(templating, name) is getattr(lint_module, name)
     assert issubclass(templating.SchemaError, templating.TemplatingError)
     assert issubclass(templating.LintConfigError, templating.TemplatingError)
+
+
+INDENTED = "<<context>>\n\n    Language: <usr:lang>\n    Method: < method > and <first-name>\n    Nick: <nick??>\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "markdown", "expected"),
+    [
+        (
+            "agent.txt",
+            None,
+            [("T003", "<usr:lang>"), ("T002", "< method >"), ("T005", "<first-name>"), ("T006", "<nick??>")],
+        ),
+        (None, None, [("T003", "<usr:lang>"), ("T002", "< method >"), ("T005", "<first-name>"), ("T006", "<nick??>")]),
+        ("agent.prompt.md", None, []),
+        ("README.markdown", None, []),
+        (None, True, []),
+        (
+            "agent.md",
+            False,
+            [("T003", "<usr:lang>"), ("T002", "< method >"), ("T005", "<first-name>"), ("T006", "<nick??>")],
+        ),
+    ],
+    ids=["txt", "no-path", "md", "markdown", "markdown-flag", "md-flag-off"],
+)
+def test_indented_blocks_are_code_only_in_markdown(path: str | None, markdown: bool | None, expected: Any) -> None:
+    found_ = [
+        (d.code, INDENTED[d.span.start : d.span.end]) for d in lint(INDENTED, path=path, markdown=markdown) if d.span
+    ]
+    assert found_ == expected
+
+
+def test_fenced_code_is_code_everywhere() -> None:
+    assert lint("```\n<usr:lang> < a >\n```\n", path="a.txt") == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("$e^{x}$ and x^{n} and x_{i}", []),
+        ("$$\\sum_{k} {name}$$ the set {x}", []),
+        ("Price $5, then {user:name} and $10", [("T008", "{user:name}")]),
+        ("Hello {name}", [("T008", "{name}")]),
+    ],
+    ids=["inline-math", "display-math-and-set", "dollars-are-not-math", "still-caught"],
+)
+def test_adk_braces_skip_math(source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, select=["T008"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("Line one<br>line two<hr>", [("T007", "<br>"), ("T007", "<hr>")]),
+        ("<br?> <<br>> <link> <input> <img>", []),
+    ],
+    ids=["void-elements", "optional-escaped-or-plausible-keys"],
+)
+def test_html_void_elements_are_markup(source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, select=["T007"]) == expected
+    assert found("<br>", schema=["br"], select=["T007", "T001"]) == []  # a declared key is a key
+
+
+def test_allow_drops_findings_on_exact_snippets() -> None:
+    source = "Say <scratch-pad> then <first-name> and <usr:id>."
+    assert found(source) == [("T005", "<scratch-pad>"), ("T005", "<first-name>"), ("T003", "<usr:id>")]
+    assert found(source, allow=["<scratch-pad>", "<usr:id>"]) == [("T005", "<first-name>")]
+    assert found("a<br>b", allow=["<br>"]) == []
+
+
+# Every help that says what to write, checked against the renderer: (code, template, lint options,
+# text the help tells you to write, state, what that text renders as).
+HELP_CLAIMS = [
+    ("T001", "Hi <nmae>", {"schema": ["name"]}, "<<nmae>>", {}, "<nmae>"),
+    ("T002", "Hi < name >", {}, "<name>", {"name": "Ada"}, "Ada"),
+    ("T002", "Hi < name >", {}, "< name >", {}, "< name >"),
+    ("T004", "Hi <name, ok", {}, "<name>", {"name": "Ada"}, "Ada"),
+    ("T004", "Hi <name, ok", {}, "<name", {}, "<name"),
+    ("T006", "Hi <nick??>", {}, "<nick?>", {}, ""),
+    ("T007", "<example>x</example>", {}, "<<example>>", {}, "<example>"),
+    ("T007", "a<br>b", {}, "<<br>>", {}, "<br>"),
+    ("T008", "Hi {user:name}", {}, "<user:name>", {"user:name": "Ada"}, "Ada"),
+    ("T009", "Hi <nick>", {"schema": ["nick?"]}, "<nick?>", {}, ""),
+    ("T010", "Hi <name?>", {"schema": ["name"]}, "<name>", {"name": "Ada"}, "Ada"),
+    ("T013", "<</example>>", {}, "</example>", {}, "</example>"),
+    ("T013", '<<example id="1">>', {}, '<example id="1">', {}, '<example id="1">'),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "source", "options", "written", "state", "rendered"),
+    HELP_CLAIMS,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(HELP_CLAIMS)],
+)
+def test_help_suggestions_render_as_they_claim(
+    code: str, source: str, options: dict[str, Any], written: str, state: dict[str, Any], rendered: str
+) -> None:
+    (diag,) = [d for d in lint(source, **options) if d.code == code]
+    assert diag.help is not None
+    assert f"write {written}" in diag.help or f"close it as {written}" in diag.help or f"{written} already" in diag.help
+    assert Template(written).render(state) == rendered
+
+
+def test_every_help_that_says_write_has_a_claim() -> None:
+    claimed = {c[0] for c in HELP_CLAIMS}
+    sources = [(c, s) for c, s, e in RULE_CASES if e] + [(c, s) for c, s, e, _ in SCHEMA_CASES if e]
+    for code, source in sources:
+        schema = ["name", "nick?", "user:name"] if code in {"T001", "T009", "T010"} else None
+        for diag in lint(source, schema=schema, select=[code]):
+            if diag.help and "write " in diag.help:
+                assert diag.code in claimed, diag.help

@@ -79,9 +79,38 @@ def test_ini_option_moves_snapshots(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\ntemplating_snapshot_dir = prompts/snaps\n")
     make_tests(pytester)
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
-    assert (pytester.path / "prompts" / "snaps" / "test_prompts" / "test_greeting.txt").is_file()
+    assert (pytester.path / "prompts" / "snaps" / "test_prompts" / "test_greeting.txt").is_file()  # at the rootdir
     assert not (pytester.path / "__snapshots__").exists()
     pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_same_file_names_in_different_folders_do_not_collide(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntemplating_snapshot_dir = snaps\n")
+    for folder, name in (("a", "Ada"), ("b", "Grace")):
+        (pytester.path / "tests" / folder).mkdir(parents=True)
+        (pytester.path / "tests" / folder / "test_m.py").write_text(
+            "def test_x(prompt_snapshot, snapshot):\n"
+            f"    assert prompt_snapshot('Hi <n>', {{'n': '{name}'}}) == snapshot\n",
+            encoding="utf-8",
+        )
+    pytester.runpytest("--snapshot-update", "-p", "no:cacheprovider", "--import-mode=importlib").assert_outcomes(
+        passed=2
+    )
+    snaps = pytester.path / "snaps" / "tests"
+    assert (snaps / "a" / "test_m" / "test_x.txt").read_text(encoding="utf-8") == "Hi Ada"
+    assert (snaps / "b" / "test_m" / "test_x.txt").read_text(encoding="utf-8") == "Hi Grace"
+    pytester.runpytest("-p", "no:cacheprovider", "--import-mode=importlib").assert_outcomes(passed=2)
+
+
+@pytest.mark.parametrize("fixture", ["prompt_snapshot", "lint_snapshot"])
+def test_snapshot_on_the_left_fails_instead_of_writing_amber(pytester: pytest.Pytester, fixture: str) -> None:
+    call = "prompt_snapshot('Hi <n>', {'n': 'Ada'})" if fixture == "prompt_snapshot" else "lint_snapshot('< n >')"
+    pytester.makepyfile(test_reversed=f"def test_x({fixture}, snapshot):\n    assert snapshot == {call}\n")
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*TypeError: prompt_snapshot(...) and lint_snapshot(...) go on the left*"])
+    assert not list(pytester.path.rglob("*.ambr"))
+    assert not (pytester.path / "__snapshots__").exists()
 
 
 def test_this_projects_prompt_snapshots(prompt_snapshot: Any, snapshot: Any) -> None:
@@ -108,6 +137,13 @@ def test_extension_serializes_text_only() -> None:
         PromptTextExtension().serialize(3)
     assert extension_for("") is PromptTextExtension
     assert extension_for("/x") is extension_for("/x")
+    with pytest.raises(TypeError, match="go on the left"):
+        _ = SnapshotText("a", PromptTextExtension, set()).wrong_side
+
+
+def test_this_projects_prompt_snapshots_live_under_their_test_path() -> None:
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "snapshots" / "tests" / "test_pytest_plugin" / "test_this_projects_prompt_snapshots.txt").is_file()
 
 
 def test_lint_report_clean() -> None:

@@ -57,6 +57,13 @@ def test_page_escapes_the_template_and_lists_findings() -> None:
     assert '<span id="count-error">3 errors</span>' in html
 
 
+def test_references_to_findings_at_one_place_are_separated() -> None:
+    source = "Hi <temp:nmae>"
+    html = render_html([FileReport("a.prompt", source, tuple(lint(source, schema=["name"])))])
+    sup = re.findall(r"<sup>(.*?)</sup>", html)
+    assert [re.sub(r"<[^>]+>", "", s) for s in sup] == ["T001, T012"]  # not "T001T012"
+
+
 def test_findings_are_swept_in_order_of_start() -> None:
     # Findings out of order, nested and overlapping: each piece lists exactly the findings covering it.
     source = "aaaa bbbb cccc"
