@@ -12,20 +12,22 @@ from syrupy.location import PyTestLocation
 
 pytest_plugins = ["pytester"]
 
-# prompt_snapshot and lint_snapshot (templating's own pytest plugin) store this project's snapshots in
-# snapshots/<test module>/ too: pyproject.toml sets the plugin's ini option templating_snapshot_dir.
-SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOTS = ROOT / "snapshots"
+# Every snapshot of this project's tests is a text file at snapshots/<test file path, no .py>/: the
+# `snapshot` fixture below by its own dirname, and prompt_snapshot / lint_snapshot (templating's
+# pytest plugin) because pyproject.toml sets the plugin's ini option templating_snapshot_dir.
 
 
 class TextSnapshotExtension(SingleFileSnapshotExtension):
-    """One readable UTF-8 text file per snapshot, under snapshots/<test module>/."""
+    """One readable UTF-8 text file per snapshot, under snapshots/tests/<test module>/."""
 
     _write_mode = WriteMode.TEXT
     file_extension = "txt"
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
-        return str(SNAPSHOTS / Path(test_location.filepath).stem)
+        return str(SNAPSHOTS / Path(test_location.filepath).relative_to(ROOT).with_suffix(""))
 
     def serialize(self, data: Any, **kwargs: Any) -> str:
         if not isinstance(data, str):
