@@ -172,7 +172,8 @@ class CallbackContext(ReadonlyContext):
     ) -> None:
         super().__init__(session, invocation_id=invocation_id, agent_name=agent_name)
         self._actions = EventActions() if actions is None else actions
-        self._state = State(session.state, delta=self._actions.state_delta)
+        # Read through their owners on each access: assigning a new dict to either keeps writes working.
+        self._state = State._bound(lambda: session.state, lambda: self._actions.state_delta)
 
     @property
     def state(self) -> State:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from .errors import TemplatingError
@@ -125,19 +125,46 @@ class State(Mapping[str, Any]):
     USER_PREFIX: ClassVar[str] = USER_PREFIX
     TEMP_PREFIX: ClassVar[str] = TEMP_PREFIX
 
-    __slots__ = ("_delta", "_value", "_written")
+    __slots__ = ("_delta_of", "_value_of", "_written", "_written_in")
 
     def __init__(self, value: dict[str, Any], *, delta: dict[str, Any] | None = None) -> None:
-        self._value = value
-        self._delta: dict[str, Any] = {} if delta is None else delta
+        delta = {} if delta is None else delta
+        self._value_of: Callable[[], dict[str, Any]] = lambda: value
+        self._delta_of: Callable[[], dict[str, Any]] = lambda: delta
         self._written: set[str] = set()  # keys written through this view: ``value`` has their own copy
+        self._written_in: tuple[int, int] = (id(value), id(delta))  # ... of these two dicts
+
+    @classmethod
+    def _bound(cls, value: Callable[[], dict[str, Any]], delta: Callable[[], dict[str, Any]]) -> State:
+        """A view reading its value and delta through their owners on every access, so a dict assigned
+        in their place (``ctx.actions.state_delta = {...}``, ``session.state = {...}``) is the one used."""
+        state = cls({})
+        state._value_of, state._delta_of = value, delta
+        state._written_in = (id(value()), id(delta()))
+        return state
+
+    @property
+    def _value(self) -> dict[str, Any]:
+        return self._value_of()
+
+    @property
+    def _delta(self) -> dict[str, Any]:
+        return self._delta_of()
+
+    def _written_keys(self, value: dict[str, Any], delta: dict[str, Any]) -> set[str]:
+        """The keys written through this view, forgotten when the value or delta dict was replaced."""
+        if self._written_in != (id(value), id(delta)):
+            self._written = set()
+            self._written_in = (id(value), id(delta))
+        return self._written
 
     def __getitem__(self, key: str) -> Any:
-        if key in self._delta:
-            if key in self._written and key in self._value:
-                return self._value[key]
-            return copy.deepcopy(self._delta[key])  # a delta given from outside: never hand out its objects
-        return self._value[key]
+        value, delta = self._value, self._delta
+        if key in delta:
+            if key in self._written_keys(value, delta) and key in value:
+                return value[key]
+            return copy.deepcopy(delta[key])  # a delta given from outside: never hand out its objects
+        return value[key]
 
     def __contains__(self, key: object) -> bool:
         return key in self._delta or key in self._value
@@ -159,12 +186,14 @@ class State(Mapping[str, Any]):
         The view and the delta each get their own deep copy of every value.
         """
         checked = check_state(delta, what="state")
-        self._delta.update(checked)
-        self._value.update(check_state(checked))
-        self._written.update(checked)
+        value, pending = self._value, self._delta
+        written = self._written_keys(value, pending)
+        pending.update(checked)
+        value.update(check_state(checked))
+        written.update(checked)
 
     def has_delta(self) -> bool:
-        """Whether anything has been written through this view."""
+        """Whether the delta holds any key: written through this view, or given in ``delta`` when it was made."""
         return bool(self._delta)
 
     def to_dict(self) -> dict[str, Any]:

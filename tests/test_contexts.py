@@ -318,3 +318,24 @@ def test_pipeline(snapshot: SnapshotAssertion) -> None:
     assert "customer asked twice" in text.split("== invocation 2")[0]
     assert "customer asked twice" not in text.split("== invocation 2")[1]
     assert text == snapshot
+
+
+REASSIGNMENTS: list[tuple[str, Callable[[CallbackContext, Session], None]]] = [
+    ("actions-state-delta", lambda ctx, session: setattr(ctx.actions, "state_delta", {"seed": 1})),
+    ("session-state", lambda ctx, session: setattr(session, "state", {**session.state, "seed": 1})),
+]
+
+
+@pytest.mark.parametrize("reassign", [c[1] for c in REASSIGNMENTS], ids=[c[0] for c in REASSIGNMENTS])
+def test_writes_after_reassigning_the_delta_or_the_state_dict_are_kept(
+    reassign: Callable[[CallbackContext, Session], None],
+) -> None:
+    session = make_session(count=1)
+    ctx = CallbackContext(session)
+    ctx.state["before"] = 1
+    reassign(ctx, session)
+    ctx.state["after"] = 2
+    assert ctx.state["after"] == 2
+    assert ctx.actions.state_delta["after"] == 2
+    assert session.state["after"] == 2
+    assert ctx.state["seed"] == 1
