@@ -752,4 +752,5 @@ def test_append_events_checks_every_event_before_storing_any() -> None:
         run(service.append_events(session, [event({"a": 1}), "not an event"]))  # type: ignore[list-item]
     assert session.events == []
     stored = run(service.get_session(app_name=APP, user_id=USER, session_id="s1"))
-    assert stored is not None and stored.events == []
+    assert stored is not None
+    assert stored.events == []
