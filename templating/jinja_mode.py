@@ -395,6 +395,12 @@ def _tojson_filter(eval_ctx: EvalContext, value: Any, indent: int | None = None)
     return do_tojson(eval_ctx, value, indent)
 
 
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 class _CodeGenerator(CodeGenerator):
     """Compiles ``a ~ b`` to a size-checked join (Jinja2 joins without a limit)."""
 
@@ -411,6 +417,8 @@ assert _format_wrapper is not None
 _FORMAT_WRAPPER_CODE = _format_wrapper.__code__
 _Environment.code_generator_class = _CodeGenerator
 _ENVIRONMENT = _Environment(undefined=StrictUndefined, autoescape=False, finalize=_finalize, keep_trailing_newline=True)
+# tojson: mappings that are not dicts (``state``, ``user``, a MappingProxyType) are written as objects.
+_ENVIRONMENT.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
 # Filters that build strings or lists from a number or a repeat count, replaced by size-checked ones.
 _ENVIRONMENT.filters.update(
     {

@@ -21,6 +21,7 @@ from templating import (
     StaleSessionError,
     concat,
     instruction,
+    jinja,
     when,
 )
 
@@ -300,3 +301,27 @@ def test_a_write_landing_during_the_turn_leaves_no_half_turn() -> None:
         assert "note" not in stored.state
 
     asyncio.run(scenario())
+
+
+def test_every_allowlisted_read_method_works_in_a_jinja_instruction_run_by_the_runner() -> None:
+    async def scenario() -> str:
+        service = InMemorySessionService()
+        await service.create_session(
+            app_name=APP,
+            user_id="u1",
+            session_id="s1",
+            state={"prefs": {"lang": "en", "tone": "brief"}, "tags": ["a", "b", "a"]},
+        )
+        source = (
+            "{{ prefs.get('lang') }} {{ prefs.get('nope', '-') }} "
+            "{% for k, v in prefs.items() %}{{ k }}={{ v }},{% endfor %} "
+            "{{ prefs.keys()|list }} {{ prefs.values()|list }} {{ tags.count('a') }} {{ tags.index('b') }}"
+        )
+        model = Recorder()
+        runner = Runner(agent=make_agent(instruction=jinja(source)), app_name=APP, session_service=service, model=model)
+        await runner.run(user_id="u1", session_id="s1", message="hi", state_delta={"app:brand": "Acme"})
+        return model.calls[0][0]
+
+    assert asyncio.run(scenario()) == (
+        'You work for Acme.\n\nen - lang=en,tone=brief, ["lang", "tone"] ["en", "brief"] 2 1'
+    )
