@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, StrictInt, field_validator
 
 from .errors import TemplatingError
 from .state import check_state, scope_of
@@ -114,7 +114,7 @@ class GetSessionConfig(BaseModel):
     model_config = _CONFIG
 
     num_recent_events: StrictInt | None = Field(default=None, ge=0)
-    after_timestamp: float | None = Field(default=None, allow_inf_nan=False)
+    after_timestamp: StrictFloat | None = Field(default=None, allow_inf_nan=False)
 
 
 class AlreadyExistsError(TemplatingError):

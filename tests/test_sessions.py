@@ -100,6 +100,8 @@ CONFIG_ERRORS = [
     ("numeric-string", {"num_recent_events": "2"}, "valid integer"),
     ("nan-timestamp", {"after_timestamp": float("nan")}, "finite number"),
     ("infinite-timestamp", {"after_timestamp": float("inf")}, "finite number"),
+    ("numeric-string-timestamp", {"after_timestamp": "1.5"}, "valid number"),
+    ("true-is-not-a-timestamp", {"after_timestamp": True}, "valid number"),
 ]
 
 
@@ -107,6 +109,10 @@ CONFIG_ERRORS = [
 def test_bad_get_session_configs_are_rejected(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(pydantic.ValidationError, match=message):
         GetSessionConfig(**fields)
+
+
+def test_an_int_timestamp_is_a_float() -> None:
+    assert GetSessionConfig(after_timestamp=20).after_timestamp == 20.0
 
 
 def make_event() -> Event:
