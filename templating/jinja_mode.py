@@ -311,7 +311,8 @@ _PRINTABLE = (str, int, float, type(None))
 
 
 def _printable(value: Any) -> bool:
-    """Whether ``value`` is state-like data (JSON types, containers of them) that may be printed."""
+    """Whether ``value`` is data that may be printed: not a function, class, iterator, or an object that
+    would print as ``<... at 0x...>`` (its address), nor a container holding one."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -322,9 +323,14 @@ def _printable(value: Any) -> bool:
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
-        else:
+        elif callable(item) or isinstance(item, Iterator) or _default_repr(type(item)):
             return False
     return True
+
+
+def _default_repr(kind: type) -> bool:
+    methods: tuple[object, object] = (kind.__str__, kind.__repr__)
+    return methods == (object.__str__, object.__repr__)
 
 
 def _finalize(value: Any) -> str:

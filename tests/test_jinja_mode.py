@@ -450,3 +450,14 @@ def test_a_subclass_that_redefines_an_allowlisted_method_is_refused() -> None:
 
     with pytest.raises(JinjaSecurityError, match="attribute 'get' of 'Sneaky' object is unsafe"):
         jinja("{{ s.get('a') }}")({"s": Sneaky(a=1)})
+
+
+def test_other_objects_with_their_own_text_still_print() -> None:
+    import datetime
+
+    class Opaque:
+        pass
+
+    assert jinja("{{ when }}")({"when": datetime.date(2024, 5, 1)}) == "2024-05-01"
+    with pytest.raises(JinjaSecurityError, match="cannot print a Opaque value"):
+        jinja("{{ thing }}")({"thing": Opaque()})
