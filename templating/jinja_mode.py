@@ -180,6 +180,11 @@ class _Environment(ImmutableSandboxedEnvironment):
             if isinstance(old, str) and isinstance(new, str):
                 count = (len(owner) + 1) if old == "" else owner.count(old)
                 _check_size(len(owner) + count * max(0, len(new) - len(old)), "str.replace()")
+        if isinstance(owner, str) and getattr(__obj, "__name__", None) == "join" and len(args) == 1 and not kwargs:
+            items = list(args[0])  # the separator repeats once per item: check before joining
+            size = sum(len(item) for item in items if isinstance(item, str)) + len(owner) * max(len(items) - 1, 0)
+            _check_size(size, "str.join()")
+            args = (items,)
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
