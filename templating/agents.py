@@ -7,7 +7,9 @@ one written there; the instructions use this package's templates and providers.
 
 from __future__ import annotations
 
+import copy
 import keyword
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
@@ -34,7 +36,11 @@ class Agent(BaseModel):
       (an identifier, optionally scoped: ``summary``, ``user:summary``).
     - ``sub_agents``: child agents, kept as a tuple (assign a new sequence to change them); each
       gets this agent as its ``parent_agent``, and children that leave lose it. An agent has at
-      most one parent, names are unique within a tree, and the tree has no cycles.
+      most one parent, names are unique within the whole tree (checked from the root, whichever
+      agent changes), and the tree has no cycles.
+
+    ``model_copy(update=...)`` validates the copy as a new definition; copying an agent that has
+    ``sub_agents`` raises ``TypeError`` (a sub-agent has one parent).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", validate_assignment=True)
@@ -85,9 +91,10 @@ class Agent(BaseModel):
         if len({id(sub) for sub in self.sub_agents}) != len(self.sub_agents):
             raise ValueError(f"a sub-agent is listed more than once in the sub_agents of {self.name!r}")
         seen: set[str] = set()
-        for agent in self._walk():
+        root = self.root_agent  # the whole tree, not only below this agent: a name is unique in all of it
+        for agent in root._walk():
             if agent.name in seen:
-                raise ValueError(f"agent name {agent.name!r} is used more than once in the tree of {self.name!r}")
+                raise ValueError(f"agent name {agent.name!r} is used more than once in the tree of {root.name!r}")
             seen.add(agent.name)
         for sub in self.sub_agents:
             if sub._parent is not None and sub._parent is not self:
@@ -131,6 +138,22 @@ class Agent(BaseModel):
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Agent:
+        """A new agent with the same fields (``update`` replacing some), validated as a new definition is.
+
+        The copy has no parent. Copying an agent that has ``sub_agents`` is not supported (a sub-agent
+        has one parent): it raises ``TypeError``; build the new tree from new agents instead.
+        """
+        if self.sub_agents:
+            raise TypeError(
+                f"model_copy() of agent {self.name!r} is not supported: it has sub_agents, and a sub-agent has "
+                "exactly one parent; define a new Agent (with new sub-agents) instead"
+            )
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        if deep:
+            fields = copy.deepcopy(fields)
+        return type(self)(**{**fields, **(update or {})})
 
     def __eq__(self, other: object) -> bool:
         """Equal definitions: the same fields, sub-agents compared downwards (the parent link is not compared)."""
@@ -184,6 +207,15 @@ class Agent(BaseModel):
             stack.extend(reversed(agent.sub_agents))
         return found
 
+    def _parsed(self, field: str) -> InstructionLike:
+        """The field's value, a string as its parsed template: the one kept at definition if it is still
+        the field's source, else parsed now (and cached by ``parse``)."""
+        value: InstructionLike = getattr(self, field)
+        if not isinstance(value, str):
+            return value
+        kept = self._templates.get(field)
+        return kept if kept is not None and kept.source == value else parse(value)
+
     async def canonical_instruction(self, ctx: Any) -> str:
         """The system instruction this agent's model receives for ``ctx`` (a mapping or an object with ``.state``).
 
@@ -193,9 +225,9 @@ class Agent(BaseModel):
         """
         root = self.root_agent
         parts = [
-            await resolve(root._templates.get("global_instruction", root.global_instruction), ctx),
+            await resolve(root._parsed("global_instruction"), ctx),
             self.static_instruction or "",
-            await resolve(self._templates.get("instruction", self.instruction), ctx),
+            await resolve(self._parsed("instruction"), ctx),
         ]
         return _INSTRUCTION_SEPARATOR.join(part for part in parts if part)
 

@@ -1,117 +1,24 @@
 """Agent contexts over a session: what instruction providers, callbacks and tools are handed.
 
-``ReadonlyContext.state`` is a live read-only view of the session's combined state (nested dicts
-and lists come as read-only copies). ``CallbackContext`` and ``ToolContext`` make it writable:
-each write is visible at once and is recorded in ``actions.state_delta``, the delta of the event
-being produced, so appending that event persists it. Assign the whole key: mutating a nested
-value in place is not tracked (see :class:`~templating.State`). A template renders directly
-from any of them: ``template.render(ctx)``.
+``ReadonlyContext.state`` is a live read-only view of the session's combined state (a ``dict``;
+nested dicts and lists come as read-only views, made when read, never deep copies).
+``CallbackContext`` and ``ToolContext`` make it writable: each write is visible at once and is
+recorded in ``actions.state_delta``, the delta of the event being produced, so appending that
+event persists it. Assign the whole key: mutating a nested value in place is not tracked (see
+:class:`~templating.State`). A template renders directly from any of them: ``template.render(ctx)``.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator, Mapping
-from typing import Any, NoReturn
+from collections.abc import Mapping
+from typing import Any
 
 from .render import Missing
 from .sessions import EventActions, Session
-from .state import State
+from .state import ReadonlyState, State
 from .template import Template, render
 
 __all__ = ["CallbackContext", "ReadonlyContext", "ToolContext", "inject_session_state"]
-
-
-_READ_ONLY = (
-    "ReadonlyContext.state is read-only, nested values included: write state through a CallbackContext "
-    "or ToolContext (assigning the whole key), or in an event's actions.state_delta"
-)
-
-
-def _read_only(*args: object, **kwargs: object) -> NoReturn:
-    raise TypeError(_READ_ONLY)
-
-
-def _frozen(value: Any) -> Any:
-    """``value`` as a reader may see it: dicts and lists as read-only copies (all the way down), the rest as is."""
-    if isinstance(value, dict):
-        return _ReadonlyDict(value)
-    if isinstance(value, list):
-        return _ReadonlyList(value)
-    return value
-
-
-class _ReadonlyState(Mapping[str, Any]):
-    """A live, read-only view of a state mapping: every kind of write raises ``TypeError``, and so does
-    every write to a value inside it (nested dicts and lists are handed out as read-only copies)."""
-
-    __slots__ = ("_state",)
-
-    def __init__(self, state: Mapping[str, Any]) -> None:
-        self._state = state
-
-    def __getitem__(self, key: str) -> Any:
-        return _frozen(self._state[key])
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._state
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._state)
-
-    def __len__(self) -> int:
-        return len(self._state)
-
-    def __repr__(self) -> str:
-        return f"ReadonlyState({dict(self._state)!r})"
-
-    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = _read_only
-
-
-# Nested values are read-only copies that are still a dict and a list, so templates index them, JSON
-# formats them (Jinja2's tojson too), and they compare equal to what they copy. copy.copy() and
-# copy.deepcopy() of one give a plain, writable dict or list.
-
-
-class _ReadonlyDict(dict[str, Any]):
-    """A dict from state, handed out read-only: a copy (its values read-only too) whose every write raises."""
-
-    __slots__ = ()
-
-    def __init__(self, items: dict[str, Any]) -> None:
-        super().__init__((key, _frozen(item)) for key, item in items.items())
-
-    def __copy__(self) -> dict[str, Any]:
-        return dict(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return {key: copy.deepcopy(item, memo) for key, item in self.items()}
-
-    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
-        return dict, (dict(self),)
-
-    __setitem__ = __delitem__ = __ior__ = update = setdefault = pop = popitem = clear = _read_only
-
-
-class _ReadonlyList(list[Any]):
-    """A list from state, handed out read-only: a copy (its items read-only too) whose every write raises."""
-
-    __slots__ = ()
-
-    def __init__(self, items: list[Any]) -> None:
-        super().__init__(_frozen(item) for item in items)
-
-    def __copy__(self) -> list[Any]:
-        return list(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return [copy.deepcopy(item, memo) for item in self]
-
-    def __reduce__(self) -> tuple[type[list[Any]], tuple[list[Any]]]:
-        return list, (list(self),)
-
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
-    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
 
 
 class ReadonlyContext:
@@ -127,7 +34,7 @@ class ReadonlyContext:
     @property
     def state(self) -> Mapping[str, Any]:
         """The session's combined state, read-only (writes raise ``TypeError``, nested ones too) and live."""
-        return _ReadonlyState(self._session.state)
+        return ReadonlyState(self._session.state)
 
     @property
     def app_name(self) -> str:
@@ -172,7 +79,8 @@ class CallbackContext(ReadonlyContext):
     ) -> None:
         super().__init__(session, invocation_id=invocation_id, agent_name=agent_name)
         self._actions = EventActions() if actions is None else actions
-        self._state = State(session.state, delta=self._actions.state_delta)
+        # Read through their owners on each access: assigning a new dict to either keeps writes working.
+        self._state = State._bound(lambda: session.state, lambda: self._actions.state_delta)
 
     @property
     def state(self) -> State:

@@ -10,15 +10,20 @@ keys that are identifiers, by their own name. Values print as in the angle-brack
 from __future__ import annotations
 
 import difflib
+import inspect
 import keyword
 import re
+import string
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from types import FunctionType
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError
+from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, nodes, pass_eval_context
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
+from jinja2.filters import do_batch, do_indent, do_tojson, sync_do_slice
+from jinja2.nodes import EvalContext
 from jinja2.runtime import BlockReference, Context, LoopContext, Macro, TemplateReference
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace
@@ -27,6 +32,7 @@ from markupsafe import Markup
 from .errors import TemplatingError
 from .nodes import SCOPE_PREFIXES, SCOPES, Span
 from .render import format_value, state_getter
+from .state import ReadonlyDict, ReadonlyList, ReadonlyState
 
 __all__ = ["JinjaError", "JinjaProvider", "JinjaSecurityError", "JinjaSyntaxError", "JinjaUndefinedError", "jinja"]
 
@@ -112,6 +118,24 @@ _SAFE_ATTRIBUTES: dict[type, frozenset[str]] = {
     list: frozenset({"count", "index"}),
     tuple: frozenset({"count", "index"}),
 }
+# State read through a ReadonlyContext comes as read-only views: the same read methods, reimplemented.
+_SAFE_ATTRIBUTES.update({view: _SAFE_ATTRIBUTES[dict] for view in (ReadonlyDict, ReadonlyState)})
+_SAFE_ATTRIBUTES[ReadonlyList] = _SAFE_ATTRIBUTES[list]
+
+
+def _allowed(kind: type, attr: str) -> bool | None:
+    """Whether ``attr`` of a ``kind`` may be used: allowlisted for the type, or for a base type when the
+    subclass did not redefine it (a ``defaultdict``'s ``get``); ``None`` for a type outside the allowlist."""
+    allowed = _SAFE_ATTRIBUTES.get(kind)
+    if allowed is not None:
+        return attr in allowed
+    for base in kind.__mro__[1:]:
+        allowed = _SAFE_ATTRIBUTES.get(base)
+        if allowed is not None:
+            return attr in allowed and inspect.getattr_static(kind, attr, None) is inspect.getattr_static(base, attr)
+    return None
+
+
 # Jinja's own machinery a template needs: loops, namespace(), macros and caller(), blocks and self.
 _MACHINERY = (LoopContext, Namespace, Macro, BlockReference, TemplateReference)
 # The largest string, list or tuple an operator may build, and the largest int ``**`` may build (bits).
@@ -123,14 +147,14 @@ class _Environment(ImmutableSandboxedEnvironment):
     """The sandbox, with state views that answer ``x.name`` and ``x["name"]`` from state keys only,
     an allowlist of attributes and callables, and size limits on ``*``, ``**`` and ``+``."""
 
-    intercepted_binops = frozenset({"*", "**", "+"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if not super().is_safe_attribute(obj, attr, value):
             return False
-        allowed = _SAFE_ATTRIBUTES.get(type(obj))
+        allowed = _allowed(type(obj), attr)
         if allowed is not None:
-            return attr in allowed
+            return allowed
         return isinstance(obj, _MACHINERY)
 
     def is_safe_callable(self, obj: Any) -> bool:
@@ -144,9 +168,9 @@ class _Environment(ImmutableSandboxedEnvironment):
         name = getattr(obj, "__name__", None)
         if owner is None or not isinstance(name, str):
             return False
-        allowed = _SAFE_ATTRIBUTES.get(type(owner))
+        allowed = _allowed(type(owner), name)
         if allowed is not None:
-            return name in allowed
+            return allowed
         return isinstance(owner, LoopContext) and name in {"cycle", "changed"}
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
@@ -156,6 +180,11 @@ class _Environment(ImmutableSandboxedEnvironment):
             if isinstance(old, str) and isinstance(new, str):
                 count = (len(owner) + 1) if old == "" else owner.count(old)
                 _check_size(len(owner) + count * max(0, len(new) - len(old)), "str.replace()")
+        if isinstance(owner, str) and getattr(__obj, "__name__", None) == "join" and len(args) == 1 and not kwargs:
+            items = list(args[0])  # the separator repeats once per item: check before joining
+            size = sum(len(item) for item in items if isinstance(item, str)) + len(owner) * max(len(items) - 1, 0)
+            _check_size(size, "str.join()")
+            args = (items,)
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
@@ -163,6 +192,11 @@ class _Environment(ImmutableSandboxedEnvironment):
             for sequence, times in ((left, right), (right, left)):
                 if isinstance(sequence, (str, list, tuple)) and isinstance(times, int):
                     _check_size(len(sequence) * max(times, 0), "'*'")
+            if isinstance(left, int) and isinstance(right, int):
+                _check_bits(abs(left).bit_length() + abs(right).bit_length(), "'*'")
+        elif operator == "%":
+            if isinstance(left, str):
+                _check_percent(left, right, "'%'")
         elif operator == "+":
             if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
                 _check_size(len(left) + len(right), "'+'")
@@ -176,9 +210,31 @@ class _Environment(ImmutableSandboxedEnvironment):
             raise SecurityError(f"'**' would build a number of more than {MAX_POWER_BITS} bits")
         return super().call_binop(context, operator, left, right)
 
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        wrapper = super().wrap_str_format(value)
+        if wrapper is not None:
+            _check_format_string(value.__self__, "str.format()")  # the widths a format string asks for
+        return wrapper
+
+    def checked_concat(self, parts: tuple[Any, ...]) -> str:
+        """``a ~ b``: the strings joined, if the result stays within the size limit."""
+        texts = [str(part) for part in parts]
+        _check_size(sum(len(text) for text in texts), "'~'")
+        return "".join(texts)
+
     def getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, ReadOnlyState):
             return obj._lookup(self, argument)
+        if isinstance(obj, Mapping) and type(obj) is not dict:
+            # ``get``, never ``[]``: a defaultdict (or another mapping with a __missing__) is not written to.
+            value = _get(obj, argument)
+            if value is not _ABSENT:
+                return value
+            return (
+                super().getitem(_NO_ITEMS, argument)
+                if not isinstance(argument, str)
+                else self._attribute(obj, argument)
+            )
         return super().getitem(obj, argument)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
@@ -186,12 +242,33 @@ class _Environment(ImmutableSandboxedEnvironment):
             if attribute.startswith("_"):
                 return self.unsafe_undefined(obj, attribute)
             return obj._lookup(self, attribute)
+        if isinstance(obj, Mapping) and type(obj) is not dict:
+            if hasattr(obj, attribute):
+                return self._attribute(obj, attribute)
+            value = _get(obj, attribute)
+            return self.undefined(obj=obj, name=attribute) if value is _ABSENT else value
         return super().getattr(obj, attribute)
 
+    def _attribute(self, obj: Any, attribute: str) -> Any:
+        """``obj.attribute`` if the sandbox allows it, else an undefined that says why."""
+        try:
+            value = getattr(obj, attribute)
+        except AttributeError:
+            return self.undefined(obj=obj, name=attribute)
+        wrapper = self.wrap_str_format(value)
+        if wrapper is not None:
+            return wrapper
+        return value if self.is_safe_attribute(obj, attribute, value) else self.unsafe_undefined(obj, attribute)
 
-_format_wrapper = _Environment().wrap_str_format("".format)
-assert _format_wrapper is not None
-_FORMAT_WRAPPER_CODE = _format_wrapper.__code__
+
+_NO_ITEMS: dict[Any, Any] = {}
+
+
+def _get(mapping: Mapping[Any, Any], key: Any) -> Any:
+    try:
+        return mapping.get(key, _ABSENT)
+    except TypeError:  # an unhashable key
+        return _ABSENT
 
 
 def _check_size(size: int, what: str) -> None:
@@ -199,11 +276,173 @@ def _check_size(size: int, what: str) -> None:
         raise SecurityError(f"{what} would build a value of {size} items, more than the limit of {MAX_SIZE}")
 
 
+def _check_bits(bits: int, what: str) -> None:
+    if bits > MAX_POWER_BITS:
+        raise SecurityError(f"{what} would build a number of more than {MAX_POWER_BITS} bits")
+
+
+# A printf-style conversion: its width and precision, either of which may be '*' (taken from the arguments).
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)", re.DOTALL)
+
+
+def _check_percent(template: str, args: Any, what: str) -> None:
+    """``template % args`` stays within the size limit: its widths and precisions, plus the text given."""
+    size = len(template)
+    for match in _PERCENT.finditer(template):
+        for number in match.group(1, 2):
+            if number == "*":
+                raise SecurityError(f"{what} with a '*' width or precision is not allowed in a template")
+            size += int(number or 0)
+    values = args if isinstance(args, tuple) else (args.values() if isinstance(args, Mapping) else (args,))
+    size += sum(len(value) for value in values if isinstance(value, str))
+    _check_size(size, what)
+
+
+def _check_format_string(template: str, what: str) -> None:
+    """A ``str.format`` template asks for no more than the size limit in widths and precisions."""
+    size = len(template)
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError:
+        return  # malformed: str.format itself raises
+    for _, _, spec, _ in fields:
+        if spec and "{" in spec:
+            raise SecurityError(f"{what} with a width or precision taken from an argument is not allowed in a template")
+        size += sum(int(number) for number in re.findall(r"\d+", spec or ""))
+    _check_size(size, what)
+
+
+_PRINTABLE = (str, int, float, type(None))
+
+
+def _printable(value: Any) -> bool:
+    """Whether ``value`` is data that may be printed: not a function, class, iterator, or an object that
+    would print as ``<... at 0x...>`` (its address), nor a container holding one."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _PRINTABLE):
+            continue
+        if isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif callable(item) or isinstance(item, Iterator) or _default_repr(type(item)):
+            return False
+    return True
+
+
+def _default_repr(kind: type) -> bool:
+    methods: tuple[object, object] = (kind.__str__, kind.__repr__)
+    return methods == (object.__str__, object.__repr__)
+
+
 def _finalize(value: Any) -> str:
+    if isinstance(value, Undefined):
+        return str(value)  # StrictUndefined: raises, naming what is undefined
+    if not _printable(value):
+        # A function, a class, an iterator... would print as "<... at 0x7f...>": an address, never an instruction.
+        raise SecurityError(
+            f"cannot print a {type(value).__name__} value: a template prints state values (text, numbers, "
+            "lists and dicts); call the function, or turn an iterator into a list with |list"
+        )
     return format_value(value)
 
 
+def _replace_filter(value: Any, old: Any, new: Any, count: int | None = None) -> str:
+    text, old, new = str(value), str(old), str(new)
+    times = ((len(text) + 1) if old == "" else text.count(old)) if count is None or count < 0 else count
+    _check_size(len(text) + times * max(0, len(new) - len(old)), "the replace filter")
+    return text.replace(old, new, -1 if count is None else count)
+
+
+def _join_filter(value: Any, separator: Any = "", attribute: Any = None) -> str:
+    items = list(value)
+    if attribute is not None:
+        items = [_ENVIRONMENT.getitem(item, attribute) for item in items]
+    texts = [str(item) for item in items]
+    sep: str = str(separator)
+    _check_size(sum(len(text) for text in texts) + len(sep) * max(len(texts) - 1, 0), "the join filter")
+    return sep.join(texts)
+
+
+def _center_filter(value: Any, width: int = 80) -> str:
+    _check_size(width, "the center filter")
+    return str(value).center(width)
+
+
+def _indent_filter(value: Any, width: Any = 4, first: bool = False, blank: bool = False) -> str:
+    text = str(value)
+    if isinstance(width, int):
+        _check_size(len(text) + width * (text.count("\n") + 1), "the indent filter")
+    else:
+        width = str(width)
+        _check_size(len(text) + len(width) * (text.count("\n") + 1), "the indent filter")
+    return do_indent(value, width, first, blank)
+
+
+def _format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
+    if args and kwargs:
+        raise TypeError("can't handle positional and keyword arguments at the same time")
+    _check_percent(str(value), kwargs or args, "the format filter")
+    return str(value) % (kwargs or args)
+
+
+def _batch_filter(value: Any, linecount: int, fill_with: Any = None) -> Any:
+    _check_size(linecount, "the batch filter")
+    return do_batch(value, linecount, fill_with)
+
+
+def _slice_filter(value: Any, slices: int, fill_with: Any = None) -> Any:
+    _check_size(slices, "the slice filter")
+    return sync_do_slice(value, slices, fill_with)
+
+
+@pass_eval_context
+def _tojson_filter(eval_ctx: EvalContext, value: Any, indent: int | None = None) -> Markup:
+    if indent is not None:
+        _check_size(indent, "the tojson filter's indent")
+    return do_tojson(eval_ctx, value, indent)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+class _CodeGenerator(CodeGenerator):
+    """Compiles ``a ~ b`` to a size-checked join (Jinja2 joins without a limit)."""
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.checked_concat((")
+        for argument in node.nodes:
+            self.visit(argument, frame)
+            self.write(", ")
+        self.write("))")
+
+
+_format_wrapper = _Environment().wrap_str_format("".format)
+assert _format_wrapper is not None
+_FORMAT_WRAPPER_CODE = _format_wrapper.__code__
+_Environment.code_generator_class = _CodeGenerator
 _ENVIRONMENT = _Environment(undefined=StrictUndefined, autoescape=False, finalize=_finalize, keep_trailing_newline=True)
+# tojson: mappings that are not dicts (``state``, ``user``, a MappingProxyType) are written as objects.
+_ENVIRONMENT.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
+# Filters that build strings or lists from a number or a repeat count, replaced by size-checked ones.
+_ENVIRONMENT.filters.update(
+    {
+        "replace": _replace_filter,
+        "join": _join_filter,
+        "center": _center_filter,
+        "indent": _indent_filter,
+        "format": _format_filter,
+        "batch": _batch_filter,
+        "slice": _slice_filter,
+        "tojson": _tojson_filter,
+    }
+)
 # Only ``range`` (size-limited by the sandbox) and ``namespace`` (for loop counters) stay global.
 _ENVIRONMENT.globals = {name: _ENVIRONMENT.globals[name] for name in ("range", "namespace")}
 _GLOBALS = frozenset(_ENVIRONMENT.globals)

@@ -61,8 +61,9 @@ class Runner:
         has a key that is not a str or a value that is not plain JSON, ``TypeError`` when it is
         not a mapping, :class:`SessionNotFoundError` for an unknown session,
         :class:`MissingKeyError` when the instruction needs a key that state lacks, and
-        ``TypeError`` when the model returns anything but ``str``; in every such case nothing is
-        appended.
+        ``TypeError`` when the model returns anything but ``str``, and :class:`StaleSessionError`
+        when another writer changed a key this turn writes while the model was answering; in every
+        such case nothing is appended (the two events are appended atomically).
         """
         if not isinstance(message, str):
             raise TypeError(f"message must be a str, not {type(message).__name__}")
@@ -87,7 +88,6 @@ class Runner:
             reply = await reply
         if not isinstance(reply, str):
             raise TypeError(f"the model must return str, not {type(reply).__name__}")
-        stored_user = await self.session_service.append_event(session, user_event)
         output = {self.agent.output_key: reply} if self.agent.output_key else {}
         model_event = Event(
             invocation_id=invocation_id,
@@ -95,5 +95,5 @@ class Runner:
             content=reply,
             actions=EventActions(state_delta=output),
         )
-        stored_model = await self.session_service.append_event(session, model_event)
-        return [stored_user, stored_model]
+        # Both events or neither: a write landing between them must not leave half a turn stored.
+        return await self.session_service.append_events(session, [user_event, model_event])

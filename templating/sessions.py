@@ -18,11 +18,11 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, StrictInt, field_validator
 
 from .errors import TemplatingError
 from .state import check_state, scope_of
@@ -114,7 +114,7 @@ class GetSessionConfig(BaseModel):
     model_config = _CONFIG
 
     num_recent_events: StrictInt | None = Field(default=None, ge=0)
-    after_timestamp: float | None = Field(default=None, allow_inf_nan=False)
+    after_timestamp: StrictFloat | None = Field(default=None, allow_inf_nan=False)
 
 
 class AlreadyExistsError(TemplatingError):
@@ -299,49 +299,84 @@ class InMemorySessionService:
         ``temp:`` keys are dropped from what is stored, but ``session`` (the caller's copy) keeps
         them for the rest of the invocation: after the append ``session`` holds the stored state,
         its ``temp:`` values and the event. The ``temp:`` values it carries are dropped when an
-        event of another invocation (another ``invocation_id``) is appended through it. The
-        session must exist and the delta be valid even for a partial event, which is then
-        returned untouched and not stored; an event id the session already has is stored once.
+        event of another invocation (another ``invocation_id``) is appended through it; events
+        left with the default blank ``invocation_id`` all count as one invocation, so give each
+        invocation its own id for ``temp:`` values to expire. The session must exist and the delta
+        be valid even for a partial event, which is then not stored (a copy of it is returned); an
+        event id the session already has is stored once.
         Raises :class:`SessionNotFoundError`, :class:`StaleSessionError`, or
         :class:`~templating.InvalidStateError` for a bad delta; on any error nothing changes.
         """
         if not isinstance(session, Session) or not isinstance(event, Event):
             raise TypeError("append_event(session, event) takes a Session and an Event")
-        delta = check_state(event.actions.state_delta, what="state delta")
-        persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
-        # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
-        fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
-        stored = Event.model_validate({**fields, "actions": EventActions(state_delta=persisted)})
+        return (await self.append_events(session, [event]))[0]
+
+    async def append_events(self, session: Session, events: Sequence[Event]) -> list[Event]:
+        """Append several events at once, all or nothing; return them as stored (copies), in order.
+
+        Every event is checked first, and the freshness of every delta is checked under the lock
+        before any is applied, so another writer landing in between can never leave half of them
+        stored: either all are appended (as :meth:`append_event` would, one after the other) or,
+        on any error (:class:`StaleSessionError` included), none is and nothing changes.
+        """
+        if not isinstance(session, Session) or not all(isinstance(event, Event) for event in events):
+            raise TypeError("append_events(session, events) takes a Session and a sequence of Events")
+        prepared = [self._prepare(event) for event in events]
         key = (session.app_name.strip(), session.user_id.strip(), session.id.strip())
+        results: list[Event] = []
         with self._lock:
             record = self._sessions.get(key)
             if record is None:
                 raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
-            if stored.partial:
-                return event
-            if stored.id in record.event_ids:
-                return next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True)
-            self._check_fresh(record, session, persisted)
-            self._revision += 1
-            self._apply(record, persisted)
-            record.session.events.append(stored)
-            record.event_ids.add(stored.id)
-            record.session.last_update_time = stored.timestamp
-            # Bring the caller's copy up to date: the stored state, plus the temp: values of this invocation.
-            temp: dict[str, Any] = {}
-            if session._invocation in (None, stored.invocation_id):
-                temp = {k: v for k, v in session.state.items() if scope_of(k) == "temp"}
-            temp.update((k, v) for k, v in delta.items() if scope_of(k) == "temp")
-            session.state.clear()
-            session.state.update(self._merged(record))
-            session.state.update(temp)
-            session.events.append(stored.model_copy(deep=True))
-            session.last_update_time = stored.timestamp
-            session._revision = self._revision
-            session._invocation = stored.invocation_id
-        return stored.model_copy(deep=True)
+            # The keys every event still to be stored writes (partial events and known ids store nothing).
+            writes: dict[str, None] = {}
+            ids = set(record.event_ids)
+            for stored, _ in prepared:
+                if not stored.partial and stored.id not in ids:
+                    writes.update(dict.fromkeys(stored.actions.state_delta))
+                    ids.add(stored.id)
+            if len(ids) > len(record.event_ids):
+                self._check_fresh(record, session, writes)
+            for (stored, delta), event in zip(prepared, events, strict=True):
+                if stored.partial:
+                    results.append(event.model_copy(deep=True))
+                elif stored.id in record.event_ids:
+                    results.append(next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True))
+                else:
+                    self._store(record, session, stored, delta)
+                    results.append(stored.model_copy(deep=True))
+        return results
 
-    def _check_fresh(self, record: _Record, session: Session, delta: dict[str, Any]) -> None:
+    @staticmethod
+    def _prepare(event: Event) -> tuple[Event, dict[str, Any]]:
+        """The event to store (a validated private copy without ``temp:`` keys) and its whole checked delta."""
+        delta = check_state(event.actions.state_delta, what="state delta")
+        persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
+        # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
+        fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
+        return Event.model_validate({**fields, "actions": EventActions(state_delta=persisted)}), delta
+
+    def _store(self, record: _Record, session: Session, stored: Event, delta: dict[str, Any]) -> None:
+        """Apply and store one checked, fresh event, and bring the caller's copy up to date (lock held)."""
+        self._revision += 1
+        self._apply(record, stored.actions.state_delta)
+        record.session.events.append(stored)
+        record.event_ids.add(stored.id)
+        record.session.last_update_time = stored.timestamp
+        # Bring the caller's copy up to date: the stored state, plus the temp: values of this invocation.
+        temp: dict[str, Any] = {}
+        if session._invocation in (None, stored.invocation_id):
+            temp = {k: v for k, v in session.state.items() if scope_of(k) == "temp"}
+        temp.update((k, v) for k, v in delta.items() if scope_of(k) == "temp")
+        session.state.clear()
+        session.state.update(self._merged(record))
+        session.state.update(temp)
+        session.events.append(stored.model_copy(deep=True))
+        session.last_update_time = stored.timestamp
+        session._revision = self._revision
+        session._invocation = stored.invocation_id
+
+    def _check_fresh(self, record: _Record, session: Session, delta: Mapping[str, Any]) -> None:
         if session._origin != record.token:
             raise StaleSessionError(
                 session_id=record.session.id,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from typing import Any, ClassVar, NoReturn, SupportsIndex, overload
 
 from .errors import TemplatingError
 from .nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX, Scope
@@ -105,6 +105,18 @@ def _bad_value(key: str, path: str, problem: str) -> InvalidStateError:
     )
 
 
+class _Fixed:
+    """A picklable ``lambda: value``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        self.value = value
+
+    def __call__(self) -> dict[str, Any]:
+        return self.value
+
+
 class State(Mapping[str, Any]):
     """The combined state an agent sees, with the writes of the event being produced kept as a delta.
 
@@ -125,19 +137,46 @@ class State(Mapping[str, Any]):
     USER_PREFIX: ClassVar[str] = USER_PREFIX
     TEMP_PREFIX: ClassVar[str] = TEMP_PREFIX
 
-    __slots__ = ("_delta", "_value", "_written")
+    __slots__ = ("_delta_of", "_value_of", "_written", "_written_in")
 
     def __init__(self, value: dict[str, Any], *, delta: dict[str, Any] | None = None) -> None:
-        self._value = value
-        self._delta: dict[str, Any] = {} if delta is None else delta
+        delta = {} if delta is None else delta
+        self._value_of: Callable[[], dict[str, Any]] = _Fixed(value)
+        self._delta_of: Callable[[], dict[str, Any]] = _Fixed(delta)
         self._written: set[str] = set()  # keys written through this view: ``value`` has their own copy
+        self._written_in: tuple[int, int] = (id(value), id(delta))  # ... of these two dicts
+
+    @classmethod
+    def _bound(cls, value: Callable[[], dict[str, Any]], delta: Callable[[], dict[str, Any]]) -> State:
+        """A view reading its value and delta through their owners on every access, so a dict assigned
+        in their place (``ctx.actions.state_delta = {...}``, ``session.state = {...}``) is the one used."""
+        state = cls({})
+        state._value_of, state._delta_of = value, delta
+        state._written_in = (id(value()), id(delta()))
+        return state
+
+    @property
+    def _value(self) -> dict[str, Any]:
+        return self._value_of()
+
+    @property
+    def _delta(self) -> dict[str, Any]:
+        return self._delta_of()
+
+    def _written_keys(self, value: dict[str, Any], delta: dict[str, Any]) -> set[str]:
+        """The keys written through this view, forgotten when the value or delta dict was replaced."""
+        if self._written_in != (id(value), id(delta)):
+            self._written = set()
+            self._written_in = (id(value), id(delta))
+        return self._written
 
     def __getitem__(self, key: str) -> Any:
-        if key in self._delta:
-            if key in self._written and key in self._value:
-                return self._value[key]
-            return copy.deepcopy(self._delta[key])  # a delta given from outside: never hand out its objects
-        return self._value[key]
+        value, delta = self._value, self._delta
+        if key in delta:
+            if key in self._written_keys(value, delta) and key in value:
+                return value[key]
+            return copy.deepcopy(delta[key])  # a delta given from outside: never hand out its objects
+        return value[key]
 
     def __contains__(self, key: object) -> bool:
         return key in self._delta or key in self._value
@@ -159,12 +198,14 @@ class State(Mapping[str, Any]):
         The view and the delta each get their own deep copy of every value.
         """
         checked = check_state(delta, what="state")
-        self._delta.update(checked)
-        self._value.update(check_state(checked))
-        self._written.update(checked)
+        value, pending = self._value, self._delta
+        written = self._written_keys(value, pending)
+        pending.update(checked)
+        value.update(check_state(checked))
+        written.update(checked)
 
     def has_delta(self) -> bool:
-        """Whether anything has been written through this view."""
+        """Whether the delta holds any key: written through this view, or given in ``delta`` when it was made."""
         return bool(self._delta)
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,3 +214,163 @@ class State(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"State({self.to_dict()!r}, delta={self._delta!r})"
+
+
+# --- read-only views, for ReadonlyContext.state -----------------------------------------------------
+
+_READ_ONLY = (
+    "ReadonlyContext.state is read-only, nested values included: write state through a CallbackContext "
+    "or ToolContext (assigning the whole key), or in an event's actions.state_delta"
+)
+
+
+def _read_only(*args: object, **kwargs: object) -> NoReturn:
+    raise TypeError(_READ_ONLY)
+
+
+def read_only(value: Any) -> Any:
+    """``value`` as a reader may see it: a dict or list as a read-only view, anything else as is.
+
+    A view wraps only the object itself; its children are wrapped when they are read, so a read
+    costs the size of one level, never a copy of everything below it.
+    """
+    if isinstance(value, (ReadonlyDict, ReadonlyList)):
+        return value
+    if isinstance(value, dict):
+        return ReadonlyDict(value)
+    if isinstance(value, list):
+        return ReadonlyList(value)
+    return value
+
+
+class ReadonlyDict(dict[str, Any]):
+    """A read-only view of a dict from state: still a ``dict`` (so it indexes, compares, ``json.dumps``
+    and formats as one), reading through to the dict it wraps, with every write raising ``TypeError``.
+
+    Values come out as read-only views too, made when read. ``copy.copy`` gives a plain dict (of
+    read-only values); ``copy.deepcopy`` and pickling give a plain, writable deep copy.
+    """
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: dict[str, Any]) -> None:
+        super().__init__(source)  # one level, for C code that reads a dict's own storage (json)
+        self._source = source
+
+    def __getitem__(self, key: str) -> Any:
+        return read_only(self._source[key])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        source = self._source
+        return read_only(source[key]) if key in source else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._source
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._source)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._source)
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+    def keys(self) -> KeysView[str]:  # type: ignore[override]
+        return KeysView(self)
+
+    def values(self) -> ValuesView[Any]:  # type: ignore[override]
+        return ValuesView(self)
+
+    def items(self) -> ItemsView[str, Any]:  # type: ignore[override]
+        return ItemsView(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self._source == (other._source if isinstance(other, ReadonlyDict) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None
+
+    def __or__(self, other: Any) -> dict[str, Any]:  # type: ignore[override]
+        return {**self, **other} if isinstance(other, dict) else NotImplemented
+
+    def __ror__(self, other: Any) -> dict[str, Any]:  # type: ignore[override]
+        return {**other, **self} if isinstance(other, dict) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._source)
+
+    def copy(self) -> dict[str, Any]:
+        return dict(self)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return copy.deepcopy(self._source, memo)
+
+    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
+        return dict, (self._source,)
+
+    __setitem__ = __delitem__ = __ior__ = update = setdefault = pop = popitem = clear = _read_only
+
+
+class ReadonlyList(list[Any]):
+    """A read-only view of a list from state: still a ``list`` (a shallow copy of its items, made when
+    the list is read), whose items come out as read-only views when read; every write raises ``TypeError``.
+    """
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> ReadonlyList: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> Any:
+        if isinstance(index, slice):
+            return ReadonlyList(super().__getitem__(index))
+        return read_only(super().__getitem__(index))
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(read_only, super().__iter__())
+
+    def __reversed__(self) -> Iterator[Any]:
+        return map(read_only, super().__reversed__())
+
+    def __add__(self, other: Any) -> list[Any]:
+        return [*self, *other] if isinstance(other, list) else NotImplemented
+
+    def __radd__(self, other: Any) -> list[Any]:
+        return [*other, *self] if isinstance(other, list) else NotImplemented
+
+    def __mul__(self, times: SupportsIndex) -> list[Any]:
+        return list(self) * times
+
+    __rmul__ = __mul__
+
+    def copy(self) -> list[Any]:
+        return list(self)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return copy.deepcopy(list(super().__iter__()), memo)
+
+    def __reduce__(self) -> tuple[type[list[Any]], tuple[list[Any]]]:
+        return list, (list(super().__iter__()),)
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+
+class ReadonlyState(ReadonlyDict):
+    """``ReadonlyContext.state``: a read-only view of a session's combined state, live (it reads the
+    session's state dict on every access) and a ``dict``, so ``json.dumps(ctx.state)`` works."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ReadonlyState({self._source!r})"

@@ -299,3 +299,53 @@ def test_string_instructions_are_parsed_once_per_agent(monkeypatch: pytest.Monke
     monkeypatch.setattr(templating.agents, "parse", no_parse)
     assert canonical(agent) == "G Acme\n\nHi Ada"
     assert canonical(agent) == "G Acme\n\nHi Ada"
+
+
+def test_model_copy_renders_the_updated_instruction_and_validates_it() -> None:
+    agent = Agent(name="greeter", instruction="Hello <user:name>", output_key="reply")
+    bye = agent.model_copy(update={"instruction": "Bye <user:name>"})
+    assert canonical(bye) == "Bye Ada"
+    assert canonical(agent) == "Hello Ada"
+    assert (bye.output_key, bye.parent_agent) == ("reply", None)
+    with pytest.raises(ValidationError, match=r"\[T001\]|near miss|< name >"):
+        agent.model_copy(update={"instruction": "Bye < name >"})
+    with pytest.raises(ValidationError, match="extra"):
+        agent.model_copy(update={"no_such_field": 1})
+    assert canonical(agent.model_copy(deep=True)) == "Hello Ada"
+
+
+def test_an_instruction_assigned_after_definition_is_the_one_rendered() -> None:
+    agent = Agent(name="greeter", instruction="Hello <user:name>")
+    object.__setattr__(agent, "__dict__", {**agent.__dict__, "instruction": "Hi <order_id>"})  # bypasses validation
+    assert canonical(agent) == "Hi A-1"
+
+
+def test_model_copy_of_an_agent_with_sub_agents_is_refused() -> None:
+    root, middle, _ = tree()
+    with pytest.raises(TypeError, match="has sub_agents"):
+        middle.model_copy()
+    with pytest.raises(TypeError, match="has sub_agents"):
+        root.model_copy(update={"name": "other"})
+
+
+def three_levels() -> tuple[Agent, Agent, Agent]:
+    leaf = Agent(name="leaf")
+    mid = Agent(name="mid", sub_agents=[leaf])
+    top = Agent(name="top", sub_agents=[mid])
+    return top, mid, leaf
+
+
+TREE_CHANGES: list[tuple[str, Any]] = [
+    ("sub-agent-named-like-the-root", lambda mid: setattr(mid, "sub_agents", [Agent(name="top")])),
+    ("rename-to-a-child-name", lambda mid: setattr(mid, "name", "leaf")),
+    ("rename-to-the-root-name", lambda mid: setattr(mid, "name", "top")),
+]
+
+
+@pytest.mark.parametrize("change", [c[1] for c in TREE_CHANGES], ids=[c[0] for c in TREE_CHANGES])
+def test_names_stay_unique_in_the_whole_tree_when_a_middle_agent_changes(change: Any) -> None:
+    top, mid, leaf = three_levels()
+    with pytest.raises(ValidationError, match="is used more than once in the tree of 'top'"):
+        change(mid)
+    assert (mid.name, mid.sub_agents, leaf.parent_agent) == ("mid", (leaf,), mid)
+    assert [agent.name for agent in top._walk()] == ["top", "mid", "leaf"]

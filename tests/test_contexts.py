@@ -318,3 +318,79 @@ def test_pipeline(snapshot: SnapshotAssertion) -> None:
     assert "customer asked twice" in text.split("== invocation 2")[0]
     assert "customer asked twice" not in text.split("== invocation 2")[1]
     assert text == snapshot
+
+
+REASSIGNMENTS: list[tuple[str, Callable[[CallbackContext, Session], None]]] = [
+    ("actions-state-delta", lambda ctx, session: setattr(ctx.actions, "state_delta", {"seed": 1})),
+    ("session-state", lambda ctx, session: setattr(session, "state", {**session.state, "seed": 1})),
+]
+
+
+@pytest.mark.parametrize("reassign", [c[1] for c in REASSIGNMENTS], ids=[c[0] for c in REASSIGNMENTS])
+def test_writes_after_reassigning_the_delta_or_the_state_dict_are_kept(
+    reassign: Callable[[CallbackContext, Session], None],
+) -> None:
+    session = make_session(count=1)
+    ctx = CallbackContext(session)
+    ctx.state["before"] = 1
+    reassign(ctx, session)
+    ctx.state["after"] = 2
+    assert ctx.state["after"] == 2
+    assert ctx.actions.state_delta["after"] == 2
+    assert session.state["after"] == 2
+    assert ctx.state["seed"] == 1
+
+
+def test_nested_views_wrap_the_stored_objects_instead_of_deep_copying_them() -> None:
+    session = make_session(**copy.deepcopy(NESTED))
+    state = ReadonlyContext(session).state
+    profile = state["profile"]
+    # The view's own storage holds the session's objects themselves (one level, no copy below it).
+    assert dict.__getitem__(profile, "tags") is session.state["profile"]["tags"]
+    tags = profile["tags"]
+    assert list.__getitem__(tags, 1) is session.state["profile"]["tags"][1]
+    assert type(tags[1]).__name__ == "ReadonlyDict"
+    assert tags[1:] == [{"deep": [1]}]
+    assert type(tags[1:]).__name__ == "ReadonlyList"
+    assert [type(item).__name__ for item in reversed(tags)] == ["ReadonlyDict", "str"]
+    assert [type(value).__name__ for value in profile.values()] == ["str", "ReadonlyList"]
+    assert [type(value).__name__ for _, value in profile.items()] == ["str", "ReadonlyList"]
+    assert profile.get("missing", 0) == 0
+    with pytest.raises(TypeError, match="read-only"):
+        ([0] + tags)[2]["deep"].append(2)  # noqa: RUF005  # concatenation hands out views, never stored objects
+    with pytest.raises(TypeError, match="read-only"):
+        (profile | {})["tags"].append(2)
+    assert session.state == NESTED
+
+
+def test_readonly_state_is_json_and_equal_to_plain_data() -> None:
+    session = make_session(**copy.deepcopy(NESTED))
+    ctx = ReadonlyContext(session)
+    assert json.loads(json.dumps(ctx.state)) == NESTED
+    assert ctx.state == NESTED
+    assert NESTED == ctx.state  # noqa: SIM300  # the plain dict on the left: the view's __eq__ answers
+    assert ctx.state["cart"] == NESTED["cart"]
+    assert ctx.state != {}
+    assert json.loads(jinja("{{ state|tojson }}")(ctx)) == NESTED
+    assert json.loads(jinja("{{ cart|tojson }}")(ctx)) == NESTED["cart"]
+
+
+READ_METHODS = [
+    ("dict-get", "{{ profile.get('name') }} {{ profile.get('nope', 'd') }}", "Ada d"),
+    (
+        "dict-items",
+        "{% for k, v in profile.items() %}{{ k }}={{ v }};{% endfor %}",
+        'name=Ada;tags=["a", {"deep": [1]}];',
+    ),
+    ("dict-keys", "{{ profile.keys()|list }}", '["name", "tags"]'),
+    ("dict-values", "{{ profile.values()|list }}", '["Ada", ["a", {"deep": [1]}]]'),
+    ("list-count", "{{ profile.tags.count('a') }}", "1"),
+    ("list-index", "{{ profile.tags.index('a') }} {{ cart.index({'sku': 'b-1'}) }}", "0 0"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in READ_METHODS], ids=[c[0] for c in READ_METHODS])
+def test_every_allowlisted_read_method_works_through_a_readonly_context(source: str, expected: str) -> None:
+    session = make_session(**copy.deepcopy(NESTED))
+    assert jinja(source)(ReadonlyContext(session)) == expected
+    assert session.state == NESTED

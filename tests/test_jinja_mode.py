@@ -347,3 +347,120 @@ SHADOWING = [
 @pytest.mark.parametrize(("source", "expected"), [c[1:] for c in SHADOWING], ids=[c[0] for c in SHADOWING])
 def test_globals_win_over_state_keys_of_the_same_name(source: str, expected: str) -> None:
     assert jinja(source)({"range": "a session key named range", "namespace": "shadow"}) == expected
+
+
+# --- size limits on what a template may build (each of these used to allocate a gigabyte or more) ---------
+OVERSIZED = [
+    ("percent-width", "{{ '%1000000000s' % '' }}", "'%' would build a value of"),
+    ("percent-precision", "{{ '%.1000000000f' % 1.5 }}", "'%' would build a value of"),
+    ("percent-star-width", "{{ '%*s' % (1000000000, '') }}", "'*' width or precision"),
+    ("percent-many-widths", "{{ ('%60000s' * 2) % ('', '') }}", "'%' would build a value of 120"),
+    ("format-width", "{{ '{:>1000000000}'.format('') }}", "str.format() would build a value of"),
+    ("format-map-width", "{{ '{a:>1000000000}'.format_map({'a': ''}) }}", "str.format() would build a value of"),
+    ("format-nested-width", "{{ '{:>{}}'.format('', 10**9) }}", "width or precision taken from an argument"),
+    ("format-filter", "{{ '%1000000000s'|format('') }}", "the format filter would build a value of"),
+    ("replace-filter", "{{ ('a' * 1000)|replace('a', 'b' * 1000) }}", "the replace filter would build a value"),
+    ("join-filter", "{{ ['a' * 60000, 'b' * 60000]|join }}", "the join filter would build a value of 120000"),
+    ("str-join-separator", "{{ ('x' * 60000).join(['a', 'b', 'c']) }}", "str.join() would build a value of 120003"),
+    ("str-join-items", "{{ ''.join(['a' * 60000, 'b' * 60000]) }}", "str.join() would build a value of 120000"),
+    ("join-filter-separator", "{{ ['a', 'b', 'c']|join('x' * 60000) }}", "the join filter would build a value"),
+    ("center-filter", "{{ ''|center(1000000000) }}", "the center filter would build a value of 1000000000"),
+    ("indent-filter", "{{ 'a\nb'|indent(1000000000) }}", "the indent filter would build a value"),
+    ("batch-filter", "{{ [1]|batch(1000000000, 0)|list }}", "the batch filter would build a value"),
+    ("slice-filter", "{{ [1]|slice(1000000000)|list }}", "the slice filter would build a value"),
+    ("tojson-indent", "{{ [1]|tojson(1000000000) }}", "the tojson filter's indent would build a value"),
+    ("int-times-int", "{{ (2 ** 60000) * (2 ** 60000) }}", "'*' would build a number of more than 100000 bits"),
+    (
+        "int-repeated-squaring",
+        "{% set ns = namespace(n=3) %}{% for i in range(40) %}{% set ns.n = ns.n * ns.n %}{% endfor %}",
+        "'*' would build a number of more than 100000 bits",
+    ),
+    (
+        "tilde-doubling",
+        "{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+        "'~' would build a value of 131072",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), [c[1:] for c in OVERSIZED], ids=[c[0] for c in OVERSIZED])
+def test_oversized_values_are_refused(source: str, message: str) -> None:
+    with pytest.raises(JinjaSecurityError) as caught:
+        jinja(source)({})
+    assert message in caught.value.message
+
+
+WITHIN_LIMITS = [
+    ("percent", "{{ '%5s|%-3d|%.2f|%%' % ('ab', 7, 1.234) }}", "   ab|7  |1.23|%"),
+    ("percent-mapping", "{{ '%(a)s' % {'a': 1} }}", "1"),
+    ("int-modulo", "{{ 7 % 3 }}", "1"),
+    ("format-width", "{{ '{:>4}|{:.1f}'.format('a', 2.25) }}", "   a|2.2"),
+    ("format-filter", "{{ '%s-%s'|format(1, 2) }}", "1-2"),
+    ("replace-filter", "{{ 'a-b'|replace('-', '+') }}", "a+b"),
+    ("str-join", "{{ ', '.join(['a', 'b']) }} {{ '-'.join(range(3)|map('string')) }}", "a, b 0-1-2"),
+    ("replace-filter-count", "{{ 'aaa'|replace('a', 'b', 2) }}", "bba"),
+    ("join-filter", "{{ [1, 2]|join(', ') }} {{ [{'n': 'x'}, {'n': 'y'}]|join('', attribute='n') }}", "1, 2 xy"),
+    ("center-filter", "[{{ 'a'|center(5) }}]", "[  a  ]"),
+    ("indent-filter", "{{ 'a\nb'|indent(2) }}", "a\n  b"),
+    ("batch-slice", "{{ [1, 2, 3]|batch(2, 0)|list }} {{ [1, 2, 3]|slice(2)|list }}", "[[1, 2], [3, 0]] [[1, 2], [3]]"),
+    ("tojson", "{{ {'b': [1], 'a': '<'}|tojson }} {{ [1]|tojson(1) }}", '{"a": "\\u003c", "b": [1]} [\n 1\n]'),
+    ("int-times-int", "{{ 12 * 12 }} {{ (2 ** 100) * 2 == 2 ** 101 }}", "144 True"),
+    ("tilde", "{{ 'a' ~ 1 ~ none }}", "a1None"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in WITHIN_LIMITS], ids=[c[0] for c in WITHIN_LIMITS])
+def test_string_building_within_the_limits_works(source: str, expected: str) -> None:
+    assert jinja(source)({}) == expected
+
+
+UNPRINTABLE = [
+    ("global-function", "{{ range }}", "cannot print a function value"),
+    ("bound-methods", "{{ ['s']|map(attribute='upper')|list }}", "cannot print a list value"),
+    ("method", "{{ 'a'.upper }}", "cannot print a builtin_function_or_method value"),
+    ("generator", "{{ [1, 2]|map('string') }}", "cannot print a generator value"),
+    ("macro", "{% macro m() %}{% endmacro %}{{ m }}", "cannot print a Macro value"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), [c[1:] for c in UNPRINTABLE], ids=[c[0] for c in UNPRINTABLE])
+def test_functions_and_iterators_are_not_printed_with_their_address(source: str, message: str) -> None:
+    with pytest.raises(JinjaSecurityError) as caught:
+        jinja(source)({})
+    assert message in caught.value.message
+    assert "0x" not in str(caught.value)
+
+
+def test_lookups_never_write_to_a_defaultdict_in_state() -> None:
+    from collections import defaultdict
+
+    nested: defaultdict[str, list[int]] = defaultdict(list)
+    state = {"d": nested, "outer": {"inner": nested}}
+    source = (
+        "{{ d.foo is defined }} {{ d['bar'] is defined }} {{ outer.inner.baz is defined }} "
+        "{{ d.get('x', 'dflt') }} {% for k in d %}{{ k }}{% endfor %}"
+    )
+    assert jinja(source)(state) == "False False False dflt "
+    assert dict(nested) == {}
+    nested["real"].append(1)
+    assert jinja("{{ d.real }} {{ d['real'] }} {{ d.items()|list }}")(state) == '[1] [1] [["real", [1]]]'
+
+
+def test_a_subclass_that_redefines_an_allowlisted_method_is_refused() -> None:
+    class Sneaky(dict[str, Any]):
+        def get(self, key: str, default: Any = None) -> Any:
+            raise AssertionError("a redefined method ran")
+
+    with pytest.raises(JinjaSecurityError, match="attribute 'get' of 'Sneaky' object is unsafe"):
+        jinja("{{ s.get('a') }}")({"s": Sneaky(a=1)})
+
+
+def test_other_objects_with_their_own_text_still_print() -> None:
+    import datetime
+
+    class Opaque:
+        pass
+
+    assert jinja("{{ when }}")({"when": datetime.date(2024, 5, 1)}) == "2024-05-01"
+    with pytest.raises(JinjaSecurityError, match="cannot print a Opaque value"):
+        jinja("{{ thing }}")({"thing": Opaque()})

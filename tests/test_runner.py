@@ -10,14 +10,18 @@ from syrupy.assertion import SnapshotAssertion
 
 from templating import (
     Agent,
+    Event,
+    EventActions,
     InMemorySessionService,
     InvalidStateError,
     MissingKeyError,
     ReadonlyContext,
     Runner,
     SessionNotFoundError,
+    StaleSessionError,
     concat,
     instruction,
+    jinja,
     when,
 )
 
@@ -270,3 +274,54 @@ def test_when_predicate_reads_the_runner_context_state() -> None:
     asyncio.run(scenario())
     assert seen
     assert all(isinstance(ctx, ReadonlyContext) for ctx in seen)
+
+
+def test_a_write_landing_during_the_turn_leaves_no_half_turn() -> None:
+    """Another writer saves the output key while the model answers: neither event of the turn is stored."""
+
+    async def scenario() -> None:
+        service = InMemorySessionService()
+        await setup(service)
+
+        async def model(instruction: str, message: str) -> str:
+            other = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+            assert other is not None
+            await service.append_event(
+                other, Event(author="elsewhere", actions=EventActions(state_delta={"last_reply": "theirs"}))
+            )
+            return "mine"
+
+        runner = Runner(agent=make_agent(), app_name=APP, session_service=service, model=model)
+        with pytest.raises(StaleSessionError, match="'last_reply'"):
+            await runner.run(user_id="u1", session_id="s1", message="hi", state_delta={"note": "x"})
+        stored = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert stored is not None
+        assert [event.author for event in stored.events] == ["elsewhere"]
+        assert stored.state["last_reply"] == "theirs"
+        assert "note" not in stored.state
+
+    asyncio.run(scenario())
+
+
+def test_every_allowlisted_read_method_works_in_a_jinja_instruction_run_by_the_runner() -> None:
+    async def scenario() -> str:
+        service = InMemorySessionService()
+        await service.create_session(
+            app_name=APP,
+            user_id="u1",
+            session_id="s1",
+            state={"prefs": {"lang": "en", "tone": "brief"}, "tags": ["a", "b", "a"]},
+        )
+        source = (
+            "{{ prefs.get('lang') }} {{ prefs.get('nope', '-') }} "
+            "{% for k, v in prefs.items() %}{{ k }}={{ v }},{% endfor %} "
+            "{{ prefs.keys()|list }} {{ prefs.values()|list }} {{ tags.count('a') }} {{ tags.index('b') }}"
+        )
+        model = Recorder()
+        runner = Runner(agent=make_agent(instruction=jinja(source)), app_name=APP, session_service=service, model=model)
+        await runner.run(user_id="u1", session_id="s1", message="hi", state_delta={"app:brand": "Acme"})
+        return model.calls[0][0]
+
+    assert asyncio.run(scenario()) == (
+        'You work for Acme.\n\nen - lang=en,tone=brief, ["lang", "tone"] ["en", "brief"] 2 1'
+    )

@@ -100,6 +100,8 @@ CONFIG_ERRORS = [
     ("numeric-string", {"num_recent_events": "2"}, "valid integer"),
     ("nan-timestamp", {"after_timestamp": float("nan")}, "finite number"),
     ("infinite-timestamp", {"after_timestamp": float("inf")}, "finite number"),
+    ("numeric-string-timestamp", {"after_timestamp": "1.5"}, "valid number"),
+    ("true-is-not-a-timestamp", {"after_timestamp": True}, "valid number"),
 ]
 
 
@@ -107,6 +109,10 @@ CONFIG_ERRORS = [
 def test_bad_get_session_configs_are_rejected(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(pydantic.ValidationError, match=message):
         GetSessionConfig(**fields)
+
+
+def test_an_int_timestamp_is_a_float() -> None:
+    assert GetSessionConfig(after_timestamp=20).after_timestamp == 20.0
 
 
 def make_event() -> Event:
@@ -419,7 +425,11 @@ def test_partial_events_are_checked_but_not_stored() -> None:
     service = InMemorySessionService()
     session = create(service, session_id="s1")
     partial = event({"x": 1}, partial=True)
-    assert run(service.append_event(session, partial)) is partial
+    returned = run(service.append_event(session, partial))
+    assert returned == partial
+    assert returned is not partial  # a copy, as for stored events: changing it changes nothing here
+    returned.actions.state_delta["x"] = 2
+    assert partial.actions.state_delta == {"x": 1}
     assert session.state == {}
     assert session.events == []
     bad = event(partial=True)
@@ -717,3 +727,36 @@ def test_asyncio_tasks_lose_no_event_and_no_update() -> None:
     assert (first.state["count"], second.state["count"]) == (half, half)
     assert first.state["user:visits"] == TASKS
     assert (len(first.events), len(second.events)) == (half, half)
+
+
+def test_append_events_stores_all_or_nothing_when_another_write_lands_first() -> None:
+    service = InMemorySessionService()
+    mine = create(service, session_id="s1", state={"a": 0})
+    other = run(service.get_session(app_name=APP, user_id=USER, session_id="s1"))
+    assert other is not None
+    run(service.append_event(other, event({"b": 1})))  # another writer changes "b" after ``mine`` was read
+    with pytest.raises(StaleSessionError, match="'b'"):
+        run(service.append_events(mine, [event({"a": 1}), event({"b": 2})]))
+    stored = run(service.get_session(app_name=APP, user_id=USER, session_id="s1"))
+    assert stored is not None
+    assert (stored.state, len(stored.events)) == ({"a": 0, "b": 1}, 1)  # the first event was not stored either
+    assert mine.state == {"a": 0}
+    appended = run(service.append_events(mine, [event({"a": 1}), event({"c": 3}, partial=True), event({"c": 2})]))
+    assert [e.actions.state_delta for e in appended] == [{"a": 1}, {"c": 3}, {"c": 2}]
+    assert mine.state == {"a": 1, "b": 1, "c": 2}
+    assert len(mine.events) == 2  # the partial event is not stored
+
+
+def test_append_events_checks_every_event_before_storing_any() -> None:
+    service = InMemorySessionService()
+    session = create(service, session_id="s1")
+    bad = event()
+    bad.actions.state_delta["v"] = {1}
+    with pytest.raises(InvalidStateError):
+        run(service.append_events(session, [event({"a": 1}), bad]))
+    with pytest.raises(TypeError, match="sequence of Events"):
+        run(service.append_events(session, [event({"a": 1}), "not an event"]))  # type: ignore[list-item]
+    assert session.events == []
+    stored = run(service.get_session(app_name=APP, user_id=USER, session_id="s1"))
+    assert stored is not None
+    assert stored.events == []
