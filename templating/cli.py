@@ -170,7 +170,8 @@ def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
         if diag.span is None:
             lines.append(f"{where}: {diag.code} {diag.message}")
         else:
-            lines.append(f"{where}:{diag.span.line}:{diag.span.column}: {diag.code} {diag.message}")
+            origin = f"in {diag.origin}: " if diag.origin else ""
+            lines.append(f"{where}:{diag.span.line}:{diag.span.column}: {diag.code} {origin}{diag.message}")
             source = sources.get(diag.path or "")
             if source is not None:
                 lines.append(excerpt(source, diag.span))
@@ -206,7 +207,8 @@ def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None
             props += [f"line={span.line}", f"endLine={end_line}", f"col={span.column}", f"endColumn={end_column}"]
         elif diag.path and Path(diag.path).is_file():  # a whole-run finding (T011) about a schema file
             props.append(f"file={_github_escape(diag.path, prop=True)}")
-        props.append(f"title={_github_escape(diag.code, prop=True)}")
+        title = f"{diag.code} ({diag.origin})" if diag.origin else diag.code
+        props.append(f"title={_github_escape(title, prop=True)}")
         lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(diag.message)}")
     return "\n".join(lines)
 
@@ -286,23 +288,36 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         codes = codes - {"T011"}  # "ALL" means every rule that applies: without a schema, T011 does not
 
     sources: dict[str, str] = {}
+    python_files = [name for name in files if name != "-" and name.endswith(".py")]
     for name in files:
+        if name in python_files:
+            continue
         shown = "<stdin>" if name == "-" else name
         sources[shown] = read_text(name)
     results: list[tuple[str, list[Any]]] = []
+    templates: list[Any] = list(sources.values())
     for shown, text in sources.items():
         on = rules_for(None if shown == "<stdin>" else shown, config, codes)
         results.append((shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow)))
+    checked = len(sources)
+    if python_files:
+        found, python_templates = _lint_python(python_files, config, codes, schema)
+        checked += len(python_templates)
+        templates += python_templates
+        for path, text in found.sources.items():
+            sources.setdefault(path, text)
+        results += found.results
     run_findings: list[Any] = []
     if "T011" in codes and schema is not None:
-        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, sources.values())]
-    everything = [d for _, found in results for d in found] + run_findings
+        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, templates)]
+    everything = [d for _, found_here in results for d in found_here] + run_findings
 
     if args.html:
         from .report import FileReport, render_html
 
         page = render_html(
-            [FileReport(shown, sources[shown], tuple(found)) for shown, found in results], run_findings=run_findings
+            [FileReport(shown, sources[shown], tuple(found), python=shown.endswith(".py")) for shown, found in results],
+            run_findings=run_findings,
         )
         try:
             Path(args.html).write_text(page, encoding="utf-8")
@@ -316,8 +331,51 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     else:
         if everything:
             print(_format_text(everything, sources))
-        print(_summary(everything, len(sources)), file=sys.stderr if everything else sys.stdout)
+        print(_summary(everything, checked), file=sys.stderr if everything else sys.stdout)
     return EXIT_FINDINGS if any(d.severity == "error" for d in everything) else EXIT_OK
+
+
+class _PythonResults:
+    """The findings of the Python files of a run, per file, and the text of every Python file read."""
+
+    def __init__(self) -> None:
+        self.results: list[tuple[str, list[Any]]] = []
+        self.sources: dict[str, str] = {}
+
+
+def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: Any) -> tuple[_PythonResults, list[Any]]:
+    """Lint the instructions inside Python files: each in its dialect, at its place in the file, with
+    the tree-wide rules T014 (keys nothing writes) and T015 (instructions that are not strings)."""
+    from .lint import rules_for
+    from .pysource import PythonSourceError, lint_instruction, never_written, scan, skipped_findings
+
+    try:
+        found = scan(files, suffixes=config.constant_suffixes, read=read_text)
+    except PythonSourceError as exc:
+        raise UsageError(exc.message) from None
+    written = found.written if "T014" in codes else None
+    findings: list[Any] = []
+    for item in found.instructions:
+        findings += lint_instruction(item, schema=schema, select=codes, allow=config.allow)
+        if written is not None:
+            findings += never_written(item, written, schema=schema)
+    if "T015" in codes:
+        findings += skipped_findings(found)
+    seen: set[tuple[Any, ...]] = set()
+    by_file: dict[str, list[Any]] = {path: [] for path in files}
+    for diag in findings:
+        key = (diag.path, diag.span.start, diag.span.end, diag.code)
+        if key in seen or diag.code not in rules_for(diag.path, config, codes | {"E001"}):
+            continue
+        seen.add(key)
+        by_file.setdefault(diag.path, []).append(diag)
+    out = _PythonResults()
+    out.sources = found.sources
+    for path, diags in by_file.items():
+        diags.sort(key=lambda d: (d.span.start, d.code))
+        out.results.append((path, diags))
+    templates = [Template(item.text, dialect=item.dialect) for item in found.instructions if item.dialect != "jinja"]
+    return out, templates
 
 
 def _add_lint_command(commands: Any) -> None:
