@@ -116,15 +116,84 @@ def read_state(path: str | None) -> dict[str, Any]:
     return data
 
 
+def _python_target(file: str) -> tuple[str, str | None] | None:
+    """``FILE.py`` or ``FILE.py:NAME`` as (path, name); None for any other file."""
+    if file == "-":
+        return None
+    if file.endswith(".py"):
+        return file, None
+    path, sep, name = file.rpartition(":")
+    if sep and path.endswith(".py") and name:
+        return path, name
+    return None
+
+
+def _scan_file(path: str) -> Any:
+    from .pysource import PythonSourceError, scan
+
+    read_text(path)  # a missing or unreadable file: the usual one-line error
+    try:
+        return scan([path], read=read_text)
+    except PythonSourceError as exc:
+        raise UsageError(exc.message) from None
+
+
+def _where(item: Any) -> str:
+    return f"{item.path}:{item.span.line}:{item.span.column}"
+
+
+def _pick_instruction(path: str, name: str | None) -> Any:
+    """The one instruction of ``path`` that ``name`` names (a constant, or an agent's ``name=``)."""
+    found = _scan_file(path).instructions
+    names = sorted({n for item in found for n in item.names})
+    if name is None:
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise UsageError(f"no instruction found in {path} (string literals, module constants, agents)")
+        raise UsageError(f"{path} holds {len(found)} instructions: name one as {path}:NAME ({', '.join(names)})")
+    matches = [item for item in found if name in item.names]
+    if not matches:
+        known = f"; known names: {', '.join(names)}" if names else "; it holds no named instruction"
+        raise UsageError(f"no instruction named {name!r} in {path}{known}")
+    if len(matches) > 1:
+        places = "; ".join(f"{item.label} at {_where(item)}" for item in matches)
+        raise UsageError(
+            f"{name!r} names {len(matches)} instructions in {path} ({places}): "
+            f"say which, e.g. {path}:{name}.instruction or by its constant"
+        )
+    return matches[0]
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
     if args.file == "-" and args.state == "-":
         raise UsageError("the template and the state cannot both be read from stdin")
-    template = Template(read_text(args.file))
+    target = _python_target(args.file)
+    name = "<stdin>" if args.file == "-" else args.file
+    if target is not None:
+        item = _pick_instruction(*target)
+        name = f"{_where(item)} ({item.label})"
+        if item.dialect == "jinja":
+            return _render_jinja(item, read_state(args.state), name)
+        template = Template(item.text, dialect=item.dialect)
+    else:
+        template = Template(read_text(args.file))
     state = read_state(args.state)
     try:
         text = template.render(state, missing=args.missing)
     except MissingKeyError as exc:
-        name = "<stdin>" if args.file == "-" else args.file
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    print(text, end="")
+    return EXIT_OK
+
+
+def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:
+    from .jinja_mode import JinjaError, jinja
+
+    try:
+        text = jinja(item.text)(state)
+    except JinjaError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
     print(text, end="")
@@ -132,6 +201,9 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_keys(args: argparse.Namespace) -> int:
+    target = _python_target(args.file)
+    if target is not None:
+        return _keys_python(*target, json_output=args.format == "json")
     template = Template(read_text(args.file))
     if args.format == "json":
         rows = [
@@ -142,6 +214,44 @@ def _cmd_keys(args: argparse.Namespace) -> int:
     else:
         for key in template.keys:
             print(key)
+    return EXIT_OK
+
+
+def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
+    """The keys of each instruction in a Python file (or of the one ``name`` names)."""
+    result = _scan_file(path)
+    found = [_pick_instruction(path, name)] if name is not None else result.instructions
+    rows = []
+    for item in found:
+        placeholders = [] if item.dialect == "jinja" else Template(item.text, dialect=item.dialect).placeholders
+        keys = []
+        for node in placeholders:
+            where, span = item.locate(node.span.start, node.span.end)
+            keys.append(
+                {"key": node.key, "optional": node.optional, "path": where, "line": span.line, "column": span.column}
+            )
+        rows.append(
+            {
+                "instruction": item.label,
+                "names": list(item.names),
+                "dialect": item.dialect,
+                "path": item.path,
+                "line": item.span.line,
+                "column": item.span.column,
+                "keys": keys,
+            }
+        )
+    if json_output:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+    else:
+        for row, item in zip(rows, found, strict=True):
+            note = " (Jinja2: keys are not listed)" if item.dialect == "jinja" else ""
+            print(f"{row['instruction']} ({_where(item)}, {item.dialect}){note}")
+            for key in dict.fromkeys(k["key"] + ("?" if k["optional"] else "") for k in row["keys"]):
+                print(f"    {key}")
+    if name is None:
+        for skipped in result.skipped:
+            print(f"{_where(skipped)}: skipped {skipped.label}: {skipped.reason}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -356,9 +466,11 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
     written = found.written if "T014" in codes else None
     findings: list[Any] = []
     for item in found.instructions:
-        findings += lint_instruction(item, schema=schema, select=codes, allow=config.allow)
+        here = lint_instruction(item, schema=schema, select=codes, allow=config.allow)
+        tags = {(d.path, d.span.start) for d in here if d.code == "T007"}  # a markup tag is no key read
         if written is not None:
-            findings += never_written(item, written, schema=schema)
+            here += [d for d in never_written(item, written, schema=schema) if (d.path, d.span.start) not in tags]
+        findings += here
     if "T015" in codes:
         findings += skipped_findings(found)
     seen: set[tuple[Any, ...]] = set()
@@ -418,7 +530,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     render = commands.add_parser("render", help="render an instruction against state from a JSON file")
-    render.add_argument("file", metavar="FILE", help="the instruction template ('-' reads stdin)")
+    render.add_argument(
+        "file",
+        metavar="FILE",
+        help="the instruction template ('-' reads stdin), or FILE.py:NAME: an instruction in Python code, "
+        "by its constant or its agent's name",
+    )
     render.add_argument(
         "--state", metavar="STATE.json", help="a JSON object of state ('-' reads stdin); default: empty"
     )
@@ -431,7 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.set_defaults(run=_cmd_render)
 
     keys = commands.add_parser("keys", help="list the state keys a template uses, in order of first use")
-    keys.add_argument("file", metavar="FILE", help="the instruction template ('-' reads stdin)")
+    keys.add_argument(
+        "file", metavar="FILE", help="the instruction template ('-' reads stdin), or a Python file (FILE.py[:NAME])"
+    )
     keys.add_argument(
         "--format",
         choices=("text", "json"),

@@ -802,14 +802,14 @@ class _Visitor:
             elif isinstance(item, ast.Assign | ast.AugAssign | ast.AnnAssign):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 for target in targets:
-                    self.assignment(target, item.value)
+                    self.assignment(target, item.value, here)
             stack.extend((child, here) for child in reversed(list(ast.iter_child_nodes(item))))
 
     # -- instructions
 
     def call(self, call: ast.Call, scope: _Scope | None) -> None:
         project, module = self.project, self.module
-        self.call_writes(call)
+        self.call_writes(call, scope)
         origin = project.qualify(module, call.func)
         if origin is None:
             return
@@ -879,7 +879,7 @@ class _Visitor:
         for k in value.keys:
             self.write(_str_value(k), k if k is not None else value, how)
 
-    def call_writes(self, call: ast.Call) -> None:
+    def call_writes(self, call: ast.Call, scope: _Scope | None) -> None:
         for kw in call.keywords:
             if kw.arg == "output_key":
                 if not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
@@ -891,7 +891,7 @@ class _Visitor:
             state = _keyword(call, "state")
             if state is not None:
                 self.dict_keys(state, "create_session(state=...)")
-        if isinstance(func, ast.Attribute) and _is_state(func.value):
+        if isinstance(func, ast.Attribute) and _is_state(func.value, scope):
             if func.attr == "update":
                 for arg in call.args:
                     self.dict_keys(arg, ".state.update(...)")
@@ -900,18 +900,21 @@ class _Visitor:
             elif func.attr == "setdefault" and call.args:
                 self.write(_str_value(call.args[0]), call.args[0], ".state.setdefault(...)")
 
-    def assignment(self, target: ast.AST, value: ast.AST | None) -> None:
-        if isinstance(target, ast.Subscript) and _is_state(target.value):
+    def assignment(self, target: ast.AST, value: ast.AST | None, scope: _Scope | None) -> None:
+        if isinstance(target, ast.Subscript) and _is_state(target.value, scope):
             self.write(_str_value(target.slice), target.slice, "state[...] = ...")
         elif isinstance(target, ast.Attribute) and target.attr == "state_delta" and value is not None:
             self.dict_keys(value, "state_delta = {...}")
         elif isinstance(target, ast.Tuple | ast.List):
             for item in target.elts:
-                self.assignment(item, None)
+                self.assignment(item, None, scope)
 
 
-def _is_state(expr: ast.AST) -> bool:
-    """``x.state`` or ``x.state_delta`` (a context's, a session's, an event's actions')."""
+def _is_state(expr: ast.AST, scope: _Scope | None = None) -> bool:
+    """``x.state`` or ``x.state_delta`` (a context's, a session's, an event's actions'), or a name of
+    the enclosing function bound to one (``mem = tool_context.state``)."""
+    if isinstance(expr, ast.Name) and scope is not None:
+        return any(_is_state(value) for value in scope.assigned.get(expr.id, ()))
     return isinstance(expr, ast.Attribute) and expr.attr in ("state", "state_delta")
 
 
