@@ -466,10 +466,11 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
     written = found.written if "T014" in codes else None
     findings: list[Any] = []
     for item in found.instructions:
-        here = lint_instruction(item, schema=schema, select=codes, allow=config.allow)
+        here: list[Any] = lint_instruction(item, schema=schema, select=codes, allow=config.allow)
         tags = {(d.path, d.span.start) for d in here if d.code == "T007"}  # a markup tag is no key read
         if written is not None:
-            here += [d for d in never_written(item, written, schema=schema) if (d.path, d.span.start) not in tags]
+            unset: list[Any] = never_written(item, written, schema=schema)
+            here += [d for d in unset if (d.path, d.span.start) not in tags]
         findings += here
     if "T015" in codes:
         findings += skipped_findings(found)
