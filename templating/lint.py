@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import difflib
+import functools
 import importlib
 import json
 import os
@@ -563,6 +564,7 @@ def _clean(pattern: str) -> str:
     return pattern.rstrip("/") or pattern
 
 
+@functools.lru_cache(maxsize=512)  # a walk matches every file against the same few globs
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A glob over ``/``-separated relative paths: ``*``, ``?`` and ``[ab]``/``[!ab]`` stay in one folder,
     ``**`` spans folders. A leading ``./`` is ignored."""
