@@ -519,8 +519,8 @@ class _Project:
             return self.resolve_call(module, expr, scope, depth)
         if isinstance(expr, ast.Name):
             return self.resolve_name(module, expr.id, scope, depth)
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-            target = self.module_named(module, expr.value.id, scope)
+        if isinstance(expr, ast.Attribute):
+            target = self.module_named(module, _chain(expr.value), scope)
             if target is not None:
                 return self.resolve_name(target, expr.attr, None, depth + 1)
         return f"{_describe(expr)}: its text is known only at run time"
@@ -540,18 +540,20 @@ class _Project:
             return inner if isinstance(inner, str) else _dedent(inner)
         return f"{_describe(call)}: its text is known only at run time"
 
-    def module_named(self, module: _Module, name: str, scope: _Scope | None) -> _Module | None:
-        """The module a plain name stands for (``from . import prompt``, ``import pkg.prompt as p``)."""
-        if scope is not None and scope.binds(name):
+    def module_named(self, module: _Module, names: list[str] | None, scope: _Scope | None) -> _Module | None:
+        """The module a name or a dotted chain of names stands for: ``prompt`` after ``from . import
+        prompt``, ``p`` after ``import pkg.prompt as p``, ``pkg.prompt`` after ``import pkg.prompt``."""
+        if not names or (scope is not None and scope.binds(names[0])):
             return None
+        name, rest = names[0], names[1:]
         binding = module.bindings.get(name)
         if isinstance(binding, ast.ImportFrom):
             alias = next(a for a in binding.names if (a.asname or a.name) == name)
-            dotted = ((binding.module or "") + "." + alias.name).strip(".")
+            dotted = ".".join([binding.module or "", alias.name, *rest]).strip(".")
             return self.find_module(module, dotted, binding.level)
         if isinstance(binding, ast.Import):
             alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == name)
-            return self.find_module(module, alias.name if alias.asname else name, 0)
+            return self.find_module(module, ".".join([alias.name if alias.asname else name, *rest]), 0)
         return None
 
     def resolve_name(self, module: _Module, name: str, scope: _Scope | None, depth: int) -> _Mapped | str:
@@ -605,8 +607,8 @@ class _Project:
                         return inner or (module, expr.id)
                     return module, expr.id
                 return None
-            if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-                target = self.module_named(module, expr.value.id, scope)
+            if isinstance(expr, ast.Attribute):
+                target = self.module_named(module, _chain(expr.value), scope)
                 if target is None:
                     return None
                 module, expr, scope = target, ast.Name(expr.attr), None
@@ -736,6 +738,18 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
         if name in others:  # also bound another way (a loop, +=): not one known value
             assigned[name].append(ast.Name("<rebound>"))
     return _Scope(params, assigned, others - set(assigned))
+
+
+def _chain(expr: ast.AST) -> list[str] | None:
+    """The names of a dotted chain (``pkg.prompt`` -> ``["pkg", "prompt"]``), or None for anything else."""
+    names: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        names.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    names.append(expr.id)
+    return names[::-1]
 
 
 def _describe(expr: ast.AST) -> str:
