@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import difflib
 import os
 import textwrap
 import unicodedata
@@ -1073,6 +1074,8 @@ def never_written(found: Instruction, written: frozenset[str], *, schema: Any = 
         path, span = found.locate(node.span.start, node.span.end)
         shown = found.text[node.span.start : node.span.end]
         optional = f"{{{node.key}?}}" if found.dialect == "adk" else f"<{node.key}?>"
+        close = difflib.get_close_matches(node.name, sorted(known), n=1, cutoff=0.8)
+        hint = f"did you mean {close[0]!r}, which is written? Otherwise " if close else ""
         out.append(
             Diagnostic(
                 "T014",
@@ -1081,7 +1084,7 @@ def never_written(found: Instruction, written: frozenset[str], *, schema: Any = 
                 "(no output_key, state write, state_delta or create_session state sets it)",
                 span,
                 path,
-                f"set {node.name!r} before this agent runs (an earlier agent's output_key, a tool's "
+                f"{hint}set {node.name!r} before this agent runs (an earlier agent's output_key, a tool's "
                 f"tool_context.state[{node.name!r}] = ...), declare it in the schema, or write {optional} "
                 "if it may be missing",
                 found.label,

@@ -482,6 +482,19 @@ def test_keys_nothing_writes(prompt: str, flagged: list[str]) -> None:
     assert all(d.code == "T014" and d.path == "user.py" for d in findings)
 
 
+@pytest.mark.parametrize(
+    ("prompt", "hint"),
+    [("{user:lnag}", "did you mean 'user:lang', which is written? "), ("{zebra}", "")],
+    ids=["typo-of-a-written-key", "nothing-close"],
+)
+def test_a_key_nothing_writes_suggests_a_written_one(prompt: str, hint: str) -> None:
+    user = f'from google.adk.agents import LlmAgent\nw = LlmAgent(name="w", instruction="{prompt}")\n'
+    (found,) = scan_texts({"user.py": user}).instructions
+    (finding,) = never_written(found, frozenset({"user:lang", "tally"}))
+    assert finding.help is not None
+    assert finding.help.startswith(hint + ("Otherwise set" if hint else "set"))
+
+
 def test_schema_keys_count_as_written() -> None:
     user = 'from google.adk.agents import LlmAgent\nw = LlmAgent(name="w", instruction="{plan}")\n'
     (found,) = scan_texts({"user.py": user}).instructions
