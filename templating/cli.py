@@ -476,10 +476,13 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
         findings += skipped_findings(found)
     seen: set[tuple[Any, ...]] = set()
     by_file: dict[str, list[Any]] = {path: [] for path in files}
+    allowed = frozenset(config.allow)
     for diag in findings:
         key = (diag.path, diag.span.start, diag.span.end, diag.code)
         if key in seen or diag.code not in rules_for(diag.path, config, codes | {"E001"}):
             continue
+        if found.sources.get(diag.path, "")[diag.span.start : diag.span.end] in allowed:
+            continue  # an allowed snippet, as written in the .py file ({summary}, <br>)
         seen.add(key)
         by_file.setdefault(diag.path, []).append(diag)
     out = _PythonResults()

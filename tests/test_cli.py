@@ -983,6 +983,17 @@ def test_lint_python_rules_config(py_tree: Path, capsys: pytest.CaptureFixture[s
     ]
 
 
+def test_lint_python_allowed_snippets_as_written_in_the_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "pyproject.toml").write_text(
+        '[tool.templating]\nallow = ["{extra}", "< name >", "{user:name}"]\n', encoding="utf-8"
+    )
+    code, out, _ = run(["lint", "agents", "--format", "json"], capsys)
+    assert code == 0
+    assert [(r["code"], r["path"], r["line"], r["column"]) for r in json.loads(out)] == [
+        ("T014", "agents/prompt.py", 5, 5)  # {itinerary}: not allowed
+    ]
+
+
 def test_lint_python_with_a_dynamic_write_keeps_t014_silent(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (py_tree / "agents" / "tools.py").write_text("def f(tool_context, k):\n    tool_context.state[k] = 1\n", "utf-8")
     code, out, _ = run(["lint", "agents", "--format", "json", "--extend-select", "T015"], capsys)
