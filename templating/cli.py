@@ -176,6 +176,8 @@ def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
                 lines.append(excerpt(source, diag.span))
         if diag.help:
             lines.append(f"    help: {diag.help}")
+        if diag.url:
+            lines.append(f"    docs: {diag.url}")
     return "\n".join(lines)
 
 
@@ -207,7 +209,8 @@ def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None
         elif diag.path and Path(diag.path).is_file():  # a whole-run finding (T011) about a schema file
             props.append(f"file={_github_escape(diag.path, prop=True)}")
         props.append(f"title={_github_escape(diag.code, prop=True)}")
-        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(diag.message)}")
+        message = f"{diag.message}\n{diag.url}" if diag.url else diag.message  # the rule's page, on its own line
+        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(message)}")
     return "\n".join(lines)
 
 

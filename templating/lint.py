@@ -116,8 +116,14 @@ class Diagnostic:
     path: str | None = None
     help: str | None = None
 
+    @property
+    def url(self) -> str | None:
+        """The address of the rule's documentation page (``None`` for a code that is not a rule)."""
+        return rule_url(self.code) if self.code in RULES else None
+
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping: line and column 1-based; ``start``/``end`` character offsets, ``end`` exclusive."""
+        """A JSON-ready mapping: line and column 1-based; ``start``/``end`` character offsets, ``end`` exclusive;
+        ``url`` is the rule's documentation page."""
         span = self.span
         return {
             "path": self.path,
@@ -130,6 +136,7 @@ class Diagnostic:
             "start": span.start if span else None,
             "end": span.end if span else None,
             "help": self.help,
+            "url": self.url,
         }
 
 

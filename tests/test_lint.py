@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from templating.lint import (
     DEFAULT_RULES,
+    DOCS_URL,
     RULES,
     Diagnostic,
     LintConfig,
@@ -211,6 +212,8 @@ def test_diagnostic_fields_and_order() -> None:
     ]
     assert diags[0].as_dict()["line"] == 2
     assert diags[0].as_dict()["name"] == "unknown-scope"
+    assert diags[0].as_dict()["url"] == diags[0].url == f"{DOCS_URL}rules/T003/"
+    assert Diagnostic("X001", "error", "not a rule", None).as_dict()["url"] is None
     with pytest.raises(AttributeError):
         diags[0].code = "T999"  # type: ignore[misc]
 
