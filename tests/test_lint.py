@@ -1119,7 +1119,8 @@ def test_adk_messages_and_help(source: str, code: str, message: str, help: str) 
     (diag,) = lint(source, dialect="adk")
     assert (diag.code, diag.severity) == (code, RULES[code].severity)
     assert message in diag.message
-    assert diag.help is not None and help in diag.help
+    assert diag.help is not None
+    assert help in diag.help
 
 
 # A realistic ADK instruction with one seeded mistake per rule: (code, line, column, flagged text).
@@ -1214,7 +1215,8 @@ def test_adk_lint_is_total_and_agrees_with_convert(source: str) -> None:
 
     diags = lint(source, dialect="adk", select=["ALL"])
     for diag in diags:
-        assert diag.span is not None and 0 <= diag.span.start < diag.span.end <= len(source)
+        assert diag.span is not None
+        assert 0 <= diag.span.start < diag.span.end <= len(source)
     ours = {(d.span.start, d.span.end) for d in diags if d.span and d.code in {"T016", "T017", "T018"}}
     theirs = {
         (d.span.start, d.span.end)
@@ -1258,7 +1260,8 @@ def test_xml_tag_idiom(source: str, expected: list[tuple[int, int]]) -> None:
     # Doing what each help says (escaping the opening tag) leaves nothing to report.
     fixed = source
     for diag in sorted(diags, key=lambda d: -d.span.start if d.span else 0):
-        assert diag.span is not None and diag.help is not None
+        assert diag.span is not None
+        assert diag.help is not None
         written = diag.help.removeprefix("write ").split(" ")[0]
         fixed = fixed[: diag.span.start] + written + fixed[diag.span.end :]
     assert lint(fixed, select=["ALL"]) == []
