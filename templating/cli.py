@@ -305,7 +305,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         from .report import FileReport, render_html
 
         page = render_html(
-            [FileReport(shown, sources[shown], tuple(found)) for shown, found in results], run_findings=run_findings
+            [FileReport(shown, sources[shown], tuple(found), args.dialect) for shown, found in results],
+            run_findings=run_findings,
         )
         try:
             Path(args.html).write_text(page, encoding="utf-8")

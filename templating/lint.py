@@ -907,6 +907,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             bad = "-" in key or (first[:1].isdigit() and any(ch.isalpha() for ch in first))
             if not bad or key.startswith(("-", "_-")) or key.endswith("-") or src.in_code(base + m.start()):
                 continue
+            if not any(ch.islower() for ch in key) and not m.group(2):  # <1-10>, <YYYY-MM-DD>: a range, a format
+                continue
             if src.closed_anywhere(key) or _TAG_WORD.match(text, m.end()):  # a custom element: <my-card>
                 continue
             plain = key.islower() and "-" in key and not any(ch in key for ch in ":._") and not m.group(2)

@@ -83,6 +83,8 @@ RULE_CASES = [
     ("T005", "Dear <first-name>,", [("T005", "<first-name>")]),
     ("T005", "<user:last-name?> <1st>", [("T005", "<user:last-name?>"), ("T005", "<1st>")]),
     ("T005", "<my-card>x</my-card> <--> <!-- c --> <3 <-x> <x->", []),
+    ("T005", "Rate it <1-10>, score <0-100>, dates as <YYYY-MM-DD> at <HH-MM>", []),
+    ("T005", "<FIRST-NAME?> <user:1st-name>", [("T005", "<FIRST-NAME?>"), ("T005", "<user:1st-name>")]),
     # T006 doubled ??
     ("T006", "Hi <nick??>", [("T006", "<nick??>")]),
     ("T006", "<user:x???>", [("T006", "<user:x???>")]),
