@@ -996,6 +996,24 @@ def _adk_state_name(name: str) -> bool:
     return head in SCOPES and rest.isidentifier() if sep else name.isidentifier()
 
 
+# Words one typo away from a scope that are words of their own: {api:key} is no misspelt {app:key}.
+_NOT_SCOPE_TYPOS = frozenset({"api", "ape", "use", "usa"})
+
+
+def _one_typo(word: str, scope: str) -> bool:
+    """Whether ``word`` is ``scope`` with one letter left out, added, changed or swapped with the next
+    (the first letter kept): usr, users, tmp, ap, uesr. Stricter than a similarity ratio, which would
+    also take team for temp."""
+    if word == scope or word[:1] != scope[:1] or abs(len(word) - len(scope)) > 1:
+        return False
+    if len(word) == len(scope):
+        diff = [i for i, (a, b) in enumerate(zip(word, scope, strict=True)) if a != b]
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == scope[diff[1]]
+        return len(diff) == 1 or (swapped and word[diff[1]] == scope[diff[0]])
+    short, long = sorted((word, scope), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
 def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
     """(the state name ``name`` was likely meant as, what is wrong with it) for a near miss; else None.
 
@@ -1012,10 +1030,10 @@ def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
         if prefix in SCOPES:
             reasons.append(f"scopes are lowercase: {prefix}:")
         else:
-            close = _close(prefix, SCOPES)
-            if close is None:
+            close = [scope for scope in SCOPES if _one_typo(prefix, scope)]
+            if not close or prefix in _NOT_SCOPE_TYPOS:
                 return None
-            prefix = close
+            prefix = close[0]
             reasons.append(f"unknown scope {head + ':'!r}")
         scope = prefix + ":"
     else:

@@ -1050,6 +1050,12 @@ ADK_RULE_CASES = [
     ("T019", "{a-b} {x ?} x^{n-1} {ORD-1234} {user.name} {user: name} {user name} {session:id} {http://x}", []),
     ("T019", "`{first-name}` \\text{first-name} ${first-name} \\{first-name} {{first-name}} {first-name}}", []),
     ("T019", "```\nf'{first-name}'\n```\n$f({first-name})$ {{ {first-name} }} {type:string} {note:x}", []),
+    ("T019", "{team:name} {api:key} {time:now} {use:case} {Application:tier} {apps:tier}", [("T019", "{apps:tier}")]),
+    (
+        "T019",
+        "{uesr:name} {users:name} {temps:step} {ap:tier}",
+        [("T019", c) for c in ("{uesr:name}", "{users:name}", "{temps:step}", "{ap:tier}")],
+    ),
 ]
 
 
