@@ -1041,7 +1041,8 @@ def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
         if not head.isidentifier():
             return None
         if prefix in SCOPES:
-            reasons.append(f"scopes are lowercase: {prefix}:")
+            if head != prefix:
+                reasons.append(f"scopes are lowercase: {prefix}:")
         else:
             close = [scope for scope in SCOPES if _one_typo(prefix, scope)]
             if not close or prefix in _NOT_SCOPE_TYPOS:

@@ -1115,6 +1115,7 @@ ADK_MESSAGES = [
         "write {user:name} to insert the value",
     ),
     ("{User:first-name}", "T019", "(scopes are lowercase: user:; '-' is not allowed in a name)", "{user:first_name}"),
+    ("{user:first-name}", "T019", "google-adk ('-' is not allowed in a name), so", "{user:first_name}"),
     ("{nick ?}", "T019", "(white space before '?')", "write {nick?} to insert"),
     ("{nick??}", "T019", "(more than one '?')", "write {nick?} to insert"),
 ]
