@@ -545,6 +545,37 @@ def test_lint_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], mo
     assert 'class="ph-required" data-kind="required">&lt;order_id&gt;</span>' in page
 
 
+ADK_LINT_SOURCE = 'Hi {user-name}!\nReply as {"id": {order_id}}, for <example> as in </example>.\n'
+
+
+def test_lint_dialect_adk(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "agent.prompt", ADK_LINT_SOURCE)
+    schema = write(tmp_path, "schema.json", '["order_id", "user_name", "spare"]')
+    code, out, _ = run(["lint", path, "--dialect", "adk", "--format", "json"], capsys)
+    assert code == 1  # T016 is an error
+    rows = json.loads(out)
+    assert [(r["code"], r["name"], r["line"], r["column"]) for r in rows] == [
+        ("T019", "adk-near-miss-key", 1, 4),
+        ("T016", "adk-eaten-braces", 2, 17),
+    ]
+    # The default dialect is the angle syntax: no ADK rules, and <example> is a placeholder (T007).
+    code, out, _ = run(["lint", path, "--format", "json"], capsys)
+    assert [r["code"] for r in json.loads(out)] == ["T007"]
+    # T011 sees the ADK placeholders; the HTML report highlights them.
+    code, out, _ = run(
+        ["lint", path, "--dialect", "adk", "--schema", schema, "--extend-select", "T011", "--html", "r.html"], capsys
+    )
+    assert "schema.json: T011 schema key 'spare' is not used by any linted template" in out.splitlines()
+    assert not any("'order_id' is not used" in line for line in out.splitlines())
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'class="ph-required" data-kind="required" data-codes="T016"' in page
+    assert 'data-codes="T019" title="T019 &#39;{user-name}&#39; is not a state name' in page
+    code, _, err = run(["lint", path, "--dialect", "jinja"], capsys)
+    assert code == 2
+    assert "invalid choice: 'jinja'" in err
+
+
 def test_lint_as_a_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
     path = write(tmp_path, "a.prompt", "Hi <usr:name>")
     proc = subprocess.run(
