@@ -287,6 +287,8 @@ def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
                 lines.append(excerpt(source, diag.span))
         if diag.help:
             lines.append(f"    help: {diag.help}")
+        if diag.url:
+            lines.append(f"    docs: {diag.url}")
     return "\n".join(lines)
 
 
@@ -319,7 +321,8 @@ def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None
             props.append(f"file={_github_escape(diag.path, prop=True)}")
         title = f"{diag.code} ({diag.origin})" if diag.origin else diag.code
         props.append(f"title={_github_escape(title, prop=True)}")
-        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(diag.message)}")
+        message = f"{diag.message}\n{diag.url}" if diag.url else diag.message  # the rule's page, on its own line
+        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(message)}")
     return "\n".join(lines)
 
 
@@ -405,10 +408,12 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         shown = "<stdin>" if name == "-" else name
         sources[shown] = read_text(name)
     results: list[tuple[str, list[Any]]] = []
-    templates: list[Any] = list(sources.values())
+    templates: list[Any] = [Template(text, dialect=args.dialect) for text in sources.values()]
     for shown, text in sources.items():
         on = rules_for(None if shown == "<stdin>" else shown, config, codes)
-        results.append((shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow)))
+        results.append(
+            (shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow, dialect=args.dialect))
+        )
     checked = len(sources)
     if python_files:
         found, python_templates = _lint_python(python_files, config, codes, schema)
@@ -426,7 +431,10 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         from .report import FileReport, render_html
 
         page = render_html(
-            [FileReport(shown, sources[shown], tuple(found), python=shown.endswith(".py")) for shown, found in results],
+            [
+                FileReport(shown, sources[shown], tuple(found), args.dialect, python=shown.endswith(".py"))
+                for shown, found in results
+            ],
             run_findings=run_findings,
         )
         try:
@@ -507,6 +515,12 @@ def _add_lint_command(commands: Any) -> None:
         help="template files or folders ('-' reads stdin); none: the project's [tool.templating] include globs",
     )
     lint.add_argument("--format", choices=("text", "json", "github"), default="text", help="output format")
+    lint.add_argument(
+        "--dialect",
+        choices=("angle", "adk"),
+        default="angle",
+        help="the syntax the files are written in: angle (<key>, the default) or adk (Google ADK's {key})",
+    )
     lint.add_argument("--schema", help="a JSON Schema or JSON list of keys (file), or a pydantic model 'module:Model'")
     lint.add_argument("--html", metavar="REPORT.html", help="also write a self-contained HTML report")
     lint.add_argument("--select", action="append", metavar="CODES", help="rules to run (comma-separated codes)")

@@ -971,10 +971,10 @@ def scan(
 # --------------------------------------------------------------------------------------------
 # Linting what was found
 
-# The rules that read only placeholders: the ones that apply to an ADK-dialect instruction too.
-_PLACEHOLDER_RULES = frozenset({"T001", "T009", "T010", "T012"})
 # A Jinja2 syntax error is not a rule to turn off: the code would fail when the provider is made.
 JINJA_SYNTAX = "E001"
+# The rules over a whole tree of Python files, not over one instruction's text.
+_TREE_RULES = frozenset({"T014", "T015"})
 
 
 def lint_instruction(
@@ -986,19 +986,15 @@ def lint_instruction(
 ) -> list[Diagnostic]:
     """Lint one instruction in its dialect; every finding is placed in the Python file it was written in.
 
-    Angle syntax: every selected rule. ADK dialect: the rules about placeholders (T001, T009, T010,
-    T012). Jinja2: Jinja's own syntax check."""
+    Angle syntax: every selected rule of that syntax. ADK dialect: the rules of that dialect
+    (T016..T019, what google-adk would do wrong at run time) and the placeholder rules (T001,
+    T009, T010, T012), as :func:`templating.lint.lint` applies them. Jinja2: Jinja's own syntax check."""
     if found.dialect == "jinja":
         return _jinja_syntax(found)
-    template: Template | str = found.text
-    on = select - {"T014", "T015"}
-    if found.dialect == "adk":
-        template, on = _as_angle(found.text), on & _PLACEHOLDER_RULES
+    on = select - _TREE_RULES
     if not on:
         return []
-    findings = lint(template, schema=schema, select=on, allow=allow)
-    if found.dialect == "adk":
-        findings = _widen_to_placeholders(findings, found.text)
+    findings = lint(found.text, schema=schema, select=on, allow=allow, dialect=found.dialect)
     return [_placed(found, d) for d in findings]
 
 
@@ -1006,35 +1002,6 @@ def _placed(found: Instruction, diag: Diagnostic) -> Diagnostic:
     assert diag.span is not None
     path, span = found.locate(diag.span.start, diag.span.end)
     return dataclasses.replace(diag, path=path, span=span, origin=found.label)
-
-
-def _as_angle(text: str) -> str:
-    """An ADK-dialect text as angle syntax of the same length, placeholders at the same offsets and
-    every other character a space: what the placeholder rules need, with no place to map."""
-    out = [" "] * len(text)
-    for node in Template(text, dialect="adk").placeholders:
-        written = node.source
-        out[node.span.start : node.span.start + len(written)] = written
-    return "".join(out)
-
-
-def _widen_to_placeholders(findings: list[Diagnostic], text: str) -> list[Diagnostic]:
-    """Findings on an ADK placeholder cover all of it (``{ key }``, its spaces included)."""
-    spans = {node.span.start: node.span for node in Template(text, dialect="adk").placeholders}
-    out = []
-    for diag in findings:
-        assert diag.span is not None
-        span = spans.get(diag.span.start)
-        if span is not None:
-            diag = dataclasses.replace(diag, span=span)
-            message = diag.message.replace(f"'<{_inner(text, span)}>'", repr(text[span.start : span.end]))
-            diag = dataclasses.replace(diag, message=message)
-        out.append(diag)
-    return out
-
-
-def _inner(text: str, span: Span) -> str:
-    return text[span.start + 1 : span.end - 1].strip()
 
 
 def _jinja_syntax(found: Instruction) -> list[Diagnostic]:

@@ -566,6 +566,8 @@ def test_the_fixture_tree_lints_clean(
 
 
 BOOKING = "travel_concierge/sub_agents/booking/prompt.py"
+PLANNING = "travel_concierge/sub_agents/planning/prompt.py"
+ROOT = "travel_concierge/prompt.py"
 PLANNING_AGENT = "travel_concierge/sub_agents/planning/agent.py"
 SUPPORT = "customer_service/prompts.py"
 # (id, file to edit, text there, replacement, code expected, file it is reported in, the flagged text)
@@ -590,6 +592,28 @@ SEEDED = [
         "<user:name??>",
     ),
     ("jinja-syntax", "customer_service/agent.py", "{% endfor %}", "{% endfo %}", "E001", None, "endfo"),
+    # ADK-dialect rules: what google-adk would do wrong at run time, found inside the .py files
+    (
+        "adk-eaten-brace",
+        PLANNING,
+        '"departure_airport": "SFO"}',
+        '"departure_airport": {origin}}',
+        "T016",
+        None,
+        "{origin}}",
+    ),
+    ("adk-doubled-braces", ROOT, "Current time: {_time}", "Current time: {{_time}}", "T017", None, "{{_time}}"),
+    (
+        "adk-artifact-inside-dedent",
+        BOOKING,
+        "{reservations?}",
+        "{artifact.receipts}",
+        "T018",
+        None,
+        "{artifact.receipts}",
+    ),
+    ("adk-near-miss-hyphen", ROOT, "  {user_profile}\n", "  {user-profile}\n", "T019", None, "{user-profile}"),
+    ("adk-near-miss-scope", BOOKING, "{plan}", "{usr:plan}", "T019", None, "{usr:plan}"),
     (
         "dynamic-instruction",
         "travel_concierge/sub_agents/booking/agent.py",
@@ -637,13 +661,9 @@ def test_each_seeded_mistake_is_found_at_its_place(
 
 
 ADK_INSTRUCTIONS = ["ROOT_AGENT_INSTR", "PLANNING_AGENT_INSTR", "ITINERARY_AGENT_INSTR", "BOOKING_AGENT_INSTR"]
-_XML_IDIOM = pytest.mark.xfail(
-    reason="issue 8 item 4 (branch adk-rules): <<tag>> <tag> </tag>, the converted XML-tag idiom, still fires T007",
-    strict=True,
-)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_XML_IDIOM) for n in ADK_INSTRUCTIONS])
+@pytest.mark.parametrize("name", ADK_INSTRUCTIONS)
 def test_converted_adk_instructions_lint_clean(
     tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
@@ -658,6 +678,5 @@ def test_converted_adk_instructions_lint_clean(
     assert main(["convert", str(source), "--from", "adk"]) == 0
     converted, _ = capsys.readouterr()
     assert Template(converted).keys == Template(item.text, dialect="adk").keys
-    findings = lint(converted)
-    assert [d for d in findings if d.code != "T007"] == []  # holds today; only the idiom's T007 remains
-    assert findings == []
+    assert lint(converted) == []  # the XML-tag idiom, <<itinerary>> <itinerary> </itinerary>, included
+    assert lint(item.text, dialect="adk") == []
