@@ -404,6 +404,19 @@ LINT_CASES = [
         "{ temp:step }",
     ),
     (
+        "adk-eaten-brace-through-escapes",
+        'from google.adk.agents import Agent\na = Agent(name="a", instruction="JSON: {\\"id\\": {order_id}}")\n',
+        "T016",
+        "{order_id}}",
+    ),
+    (
+        "adk-near-miss-in-implicit-concatenation",
+        'from google.adk.agents import Agent\na = Agent(\n    name="a",\n'
+        '    instruction="Hi "\n    "{user-name}.",\n)\n',
+        "T019",
+        "{user-name}",
+    ),
+    (
         "jinja-syntax",
         'from templating import jinja\np = jinja("""Hello\n{% if x %}never closed""")\n',
         "E001",
@@ -424,7 +437,7 @@ def test_findings_point_into_the_python_file(source: str, code: str, flagged: st
     assert findings[0].origin == found.label
 
 
-def test_adk_instructions_get_only_the_placeholder_rules() -> None:
+def test_adk_instructions_get_no_angle_syntax_rules() -> None:
     source = (
         "from google.adk.agents import Agent\n"
         'a = Agent(name="a", instruction="<itinerary>\\n{itinerary}\\n</itinerary> < name > <br> {nick}")\n'
