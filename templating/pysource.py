@@ -3,7 +3,8 @@
 A ``.py`` file is parsed, never imported or run. Each instruction string (the template given to
 ``templating.instruction``/``Template``/``parse``/``render``/``jinja``, an ``Agent``'s
 ``instruction=``/``global_instruction=``, a Google ADK ``Agent``/``LlmAgent``'s in ADK's ``{key}``
-dialect, and module constants named ``*PROMPT``/``*INSTRUCTION`` that hold a placeholder) is
+dialect, and module constants named ``*PROMPT``/``*INSTRUCTION`` that hold a placeholder and are
+not Python format strings) is
 resolved from literals, implicit concatenation, ``+``, ``textwrap.dedent``, ``.strip()`` and
 module-level names (in the same module or imported from another one), and every character of it
 keeps the place in the ``.py`` file it was written at, so findings point into the Python source.
@@ -426,6 +427,8 @@ class _Project:
         self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions
         self.used_constants: set[tuple[str, str]] = set()
         self.unreadable: set[str] = set()
+        # constants used as str.format / % templates (PROMPT.format(text=...)): Python's {}, not state keys
+        self.formatted: set[tuple[str, str]] = set()
 
     # -- loading
 
@@ -670,17 +673,19 @@ class _Project:
             for name, binding in module.bindings.items():
                 if not isinstance(binding, ast.expr) or not name.upper().endswith(self.suffixes):
                     continue
-                if (module.key, name) in used_by_call_sites:
+                if (module.key, name) in used_by_call_sites or (module.key, name) in self.formatted:
                     continue
                 before = set(self.used_constants)
                 value = self.resolve_name(module, name, None, 0)
                 self.used_constants = before | (self.used_constants - {(module.key, name)})
                 if isinstance(value, str):
                     continue
+                # The dialect is guessed: ADK's {key} when it has such placeholders; the angle syntax only
+                # in a module that uses templating (elsewhere <role>...</role> is plain text, not a key).
                 dialect: Kind
                 if Template(value.text, dialect="adk").placeholders:
                     dialect = "adk"
-                elif Template(value.text).placeholders:
+                elif _uses_templating(module) and Template(value.text).placeholders:
                     dialect = "angle"
                 else:
                     continue
@@ -739,6 +744,20 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
         if name in others:  # also bound another way (a loop, +=): not one known value
             assigned[name].append(ast.Name("<rebound>"))
     return _Scope(params, assigned, others - set(assigned))
+
+
+def _uses_templating(module: _Module) -> bool:
+    """Whether the module imports anything from ``templating`` (at module level)."""
+    for binding in module.bindings.values():
+        if (
+            isinstance(binding, ast.ImportFrom)
+            and not binding.level
+            and (binding.module or "").split(".")[0] == "templating"
+        ):
+            return True
+        if isinstance(binding, ast.Import) and any(a.name.split(".")[0] == "templating" for a in binding.names):
+            return True
+    return False
 
 
 def _chain(expr: ast.AST) -> list[str] | None:
@@ -814,6 +833,8 @@ class _Visitor:
                 here = inner
             elif isinstance(item, ast.Call):
                 self.call(item, here)
+            elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Mod):
+                self.formatted(item.left, here)
             elif isinstance(item, ast.Assign | ast.AugAssign | ast.AnnAssign):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 for target in targets:
@@ -822,9 +843,18 @@ class _Visitor:
 
     # -- instructions
 
+    def formatted(self, expr: ast.expr, scope: _Scope | None) -> None:
+        """``expr`` is a Python format string (``PROMPT.format(...)``, ``PROMPT % ...``): if it names a
+        module constant, that constant's braces are Python's, so it is no instruction of its own."""
+        const = self.project.constant(self.module, expr, scope)
+        if const is not None:
+            self.project.formatted.add((const[0].key, const[1]))
+
     def call(self, call: ast.Call, scope: _Scope | None) -> None:
         project, module = self.project, self.module
         self.call_writes(call, scope)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("format", "format_map"):
+            self.formatted(call.func.value, scope)
         origin = project.qualify(module, call.func)
         if origin is None:
             return
@@ -1066,7 +1096,7 @@ def skipped_findings(result: Scan) -> list[Diagnostic]:
         Diagnostic(
             "T015",
             RULES["T015"].severity,
-            f"{item.label} is not checked: {item.reason}",
+            f"this instruction is not checked: {item.reason}",
             item.span,
             item.path,
             "lint sees only strings written in the code (literals, +, textwrap.dedent, module constants)",

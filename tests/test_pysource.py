@@ -268,6 +268,30 @@ EXTRACT_CASES = [
         [("Template(...)", "angle", ())],
     ),
     (
+        "constants-used-as-python-format-strings-are-not-instructions",
+        {
+            "m.py": (
+                "from google.adk.agents import LlmAgent\n"
+                'SUMMARY_PROMPT = "Summarise {text}"\n'
+                'CRITIC_PROMPT = "Critique {draft} in {lang}"\n'
+                'LEGACY_PROMPT = "Order %s is {status}"\n'
+                "def tool(text):\n    return SUMMARY_PROMPT.format(text=text), LEGACY_PROMPT % 1\n"
+                'c = LlmAgent(name="c", instruction=CRITIC_PROMPT.format_map({"lang": "en"}))\n'
+            )
+        },
+        None,
+        [],
+    ),
+    (
+        "unused-xml-tagged-constant-is-angle-only-where-templating-is-used",
+        {
+            "adk/prompt.py": 'SYSTEM_PROMPT = "<role>Helpful.</role> <br>"\n',
+            "ours/prompt.py": 'from templating import instruction\nSYSTEM_PROMPT = "<role>Helpful.</role> <br>"\n',
+        },
+        None,
+        [("SYSTEM_PROMPT", "angle", ("SYSTEM_PROMPT",))],
+    ),
+    (
         "unused-constants-only-with-a-placeholder",
         {"pkg/prompt.py": PROMPT_MODULE},
         None,
