@@ -15,7 +15,16 @@ from typing import Literal as _Literal
 from .errors import MissingKey, MissingKeyError
 from .nodes import Dialect, Escaped, Literal, Node, Placeholder
 
-__all__ = ["Formatter", "Missing", "Plan", "format_adk_value", "format_value", "lookup", "state_getter"]
+__all__ = [
+    "Formatter",
+    "Missing",
+    "Plan",
+    "format_adk_value",
+    "format_value",
+    "lookup",
+    "state_getter",
+    "state_reader",
+]
 
 Missing: TypeAlias = _Literal["error", "empty", "keep"]
 Formatter: TypeAlias = Callable[[Any], str]
@@ -76,6 +85,22 @@ def state_getter(state: Any) -> Getter:
     )
 
 
+def state_reader(state: Any) -> Getter:
+    """The ``get`` to read state with when every value read is only formatted, never handed to other code.
+
+    A holder of state whose type has a ``_state_reader()`` method (the package's read-only views,
+    ``State`` and the agent contexts) gives a ``get`` over the stored values themselves: a read
+    costs one lookup, with no view of state and no read-only wrapper made per value. Anything else
+    is read through :func:`state_getter`. Values that reach a caller's code (a ``formatter``) are
+    read through ``state_getter`` instead, as read-only as the holder makes them.
+    """
+    reader = getattr(type(state), "_state_reader", None)
+    if reader is not None:
+        get: Getter = reader(state)
+        return get
+    return state_getter(state)
+
+
 def lookup(get: Getter, placeholder: Placeholder) -> Any:
     """The value a placeholder names, or the module's absent sentinel. Mappings by key, lists and
     tuples by integer: never attributes, so a template reaches nothing but the data it is given."""
@@ -88,6 +113,8 @@ def lookup(get: Getter, placeholder: Placeholder) -> Any:
 
 
 def _step(value: Any, segment: str) -> Any:
+    if type(value) is dict:
+        return value.get(segment, _ABSENT)
     if isinstance(value, Mapping):
         return value.get(segment, _ABSENT)
     if isinstance(value, (list, tuple)) and segment.isdigit():
@@ -169,7 +196,13 @@ class Plan:
     def render(self, state: Any, *, missing: Missing = "error", formatter: Formatter | None = None) -> str:
         if missing not in _MODES:
             raise ValueError(f"missing= must be one of 'error', 'empty' or 'keep', not {missing!r}")
-        get = state.get if type(state) is dict else state_getter(state)
+        get: Getter
+        if type(state) is dict:
+            get = state.get
+        elif formatter is None:
+            get = state_reader(state)  # values are only formatted here: read them where they are stored
+        else:
+            get = state_getter(state)  # values go to the caller's formatter: read through the public view
         parts = self.parts.copy()
         absent: list[Placeholder] | None = None
         for index, name, simple, node, written in self.slots:

@@ -261,3 +261,53 @@ def test_adk_formatter_still_overrides() -> None:
 )
 def test_format_adk_value(value: Any, expected: str) -> None:
     assert format_adk_value(value) == expected
+
+
+class TwoWays:
+    """State offered two ways: a public view (``.state``, what a caller's code may see) and the
+    ``_state_reader`` protocol (the stored values, for a renderer that only formats them)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+        self.used: list[str] = []
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        self.used.append("view")
+        return {key: f"view of {value}" for key, value in self.values.items()}
+
+    def _state_reader(self) -> Any:
+        self.used.append("reader")
+        return self.values.get
+
+
+READERS = [
+    ("no-formatter-reads-the-stored-values", {}, "stored stored-too", ["reader"]),
+    ("missing-empty", {"missing": "empty"}, "stored stored-too", ["reader"]),
+    ("a-formatter-gets-the-public-view", {"formatter": str.upper}, "VIEW OF STORED VIEW OF STORED-TOO", ["view"]),
+]
+
+
+@pytest.mark.parametrize(("options", "expected", "used"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+def test_the_state_reader_protocol(options: dict[str, Any], expected: str, used: list[str]) -> None:
+    holder = TwoWays({"a": "stored", "b": "stored-too"})
+    assert render("<a> <b>", holder, **options) == expected
+    assert holder.used == used
+
+
+def test_the_state_reader_is_looked_up_on_the_type_never_the_instance() -> None:
+    class Anything:
+        """An object answering every attribute (as mocks do): its ``_state_reader`` is never called."""
+
+        state = MappingProxyType({"a": "from the mapping"})
+
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"looked up {name!r} on the instance")
+
+    assert render("<a>", Anything()) == "from the mapping"
+
+
+def test_a_missing_key_read_through_the_protocol_still_suggests_a_close_one() -> None:
+    with pytest.raises(MissingKeyError) as caught:
+        render("<nmae>", TwoWays({"name": "Ada"}))
+    assert caught.value.missing[0].suggestion == "name"
