@@ -176,6 +176,8 @@ def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
                 lines.append(excerpt(source, diag.span))
         if diag.help:
             lines.append(f"    help: {diag.help}")
+        if diag.url:
+            lines.append(f"    docs: {diag.url}")
     return "\n".join(lines)
 
 
@@ -207,7 +209,8 @@ def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None
         elif diag.path and Path(diag.path).is_file():  # a whole-run finding (T011) about a schema file
             props.append(f"file={_github_escape(diag.path, prop=True)}")
         props.append(f"title={_github_escape(diag.code, prop=True)}")
-        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(diag.message)}")
+        message = f"{diag.message}\n{diag.url}" if diag.url else diag.message  # the rule's page, on its own line
+        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(message)}")
     return "\n".join(lines)
 
 
@@ -292,17 +295,21 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     results: list[tuple[str, list[Any]]] = []
     for shown, text in sources.items():
         on = rules_for(None if shown == "<stdin>" else shown, config, codes)
-        results.append((shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow)))
+        results.append(
+            (shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow, dialect=args.dialect))
+        )
     run_findings: list[Any] = []
     if "T011" in codes and schema is not None:
-        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, sources.values())]
+        templates = [Template(text, dialect=args.dialect) for text in sources.values()]
+        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, templates)]
     everything = [d for _, found in results for d in found] + run_findings
 
     if args.html:
         from .report import FileReport, render_html
 
         page = render_html(
-            [FileReport(shown, sources[shown], tuple(found)) for shown, found in results], run_findings=run_findings
+            [FileReport(shown, sources[shown], tuple(found), args.dialect) for shown, found in results],
+            run_findings=run_findings,
         )
         try:
             Path(args.html).write_text(page, encoding="utf-8")
@@ -333,6 +340,12 @@ def _add_lint_command(commands: Any) -> None:
         help="template files or folders ('-' reads stdin); none: the project's [tool.templating] include globs",
     )
     lint.add_argument("--format", choices=("text", "json", "github"), default="text", help="output format")
+    lint.add_argument(
+        "--dialect",
+        choices=("angle", "adk"),
+        default="angle",
+        help="the syntax the files are written in: angle (<key>, the default) or adk (Google ADK's {key})",
+    )
     lint.add_argument("--schema", help="a JSON Schema or JSON list of keys (file), or a pydantic model 'module:Model'")
     lint.add_argument("--html", metavar="REPORT.html", help="also write a self-contained HTML report")
     lint.add_argument("--select", action="append", metavar="CODES", help="rules to run (comma-separated codes)")

@@ -384,9 +384,12 @@ LINT_SOURCE = "Hi < name >, order <order_id>.\n<example>x</example>\n"
                 "    Hi < name >, order <order_id>.",
                 "       ^^^^^^^^",
                 "    help: write <name> (no spaces) for a placeholder; as written, < name > already renders unchanged",
+                "    docs: https://templating.readthedocs.io/en/latest/rules/T002/",
                 "{path}:2:1: T007 '<example>' looks like an XML-style tag (</example> follows) but is a placeholder",
                 "    <example>x</example>",
                 "    ^^^^^^^^^",
+                "    help:",
+                "    docs: https://templating.readthedocs.io/en/latest/rules/T007/",
             ],
         ),
         ("Hi < name >\n", [], 0, ["{path}:1:4: T002 '< name >' has whitespace inside"]),
@@ -424,17 +427,19 @@ def test_lint_json_and_github(
     code, out, _ = run(["lint", path, "--format", "json"], capsys)
     assert code == 1
     rows = json.loads(out)
-    assert [(r["code"], r["severity"], r["line"], r["column"], r["path"]) for r in rows] == [
-        ("T002", "warning", 1, 4, path),
-        ("T007", "error", 2, 1, path),
+    docs = "https://templating.readthedocs.io/en/latest/rules/"
+    assert [(r["code"], r["severity"], r["line"], r["column"], r["path"], r["url"]) for r in rows] == [
+        ("T002", "warning", 1, 4, path, f"{docs}T002/"),
+        ("T007", "error", 2, 1, path, f"{docs}T007/"),
     ]
     code, out, _ = run(["lint", path, "--format", "github"], capsys)
     assert code == 1
+    # the rule's page follows the message on its own line (%0A is GitHub's escaped newline)
     assert out.splitlines() == [
         f"::warning file={path},line=1,endLine=1,col=4,endColumn=12,title=T002::'< name >' has whitespace inside, "
-        "so it renders as literal text; did you mean <name>?",
+        f"so it renders as literal text; did you mean <name>?%0A{docs}T002/",
         f"::error file={path},line=2,endLine=2,col=1,endColumn=10,title=T007::'<example>' looks like an XML-style "
-        "tag (</example> follows) but is a placeholder",
+        f"tag (</example> follows) but is a placeholder%0A{docs}T007/",
     ]
 
 
@@ -474,7 +479,7 @@ def test_lint_project_from_config(
     monkeypatch.chdir(tmp_path / "prompts" / "sub")
     code, out, err = run(["lint"], capsys)
     assert code == 1
-    assert out.count("T001") == 1
+    assert out.count(": T001 ") == 1
     assert "prompts/a.txt:1:11: T001 'nmae' is not in the schema; did you mean 'name'?" in out
     assert err == "2 templates checked: 1 error\n"
 
@@ -540,6 +545,37 @@ def test_lint_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], mo
     assert 'class="ph-required" data-kind="required">&lt;order_id&gt;</span>' in page
 
 
+ADK_LINT_SOURCE = 'Hi {user-name}!\nReply as {"id": {order_id}}, for <example> as in </example>.\n'
+
+
+def test_lint_dialect_adk(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "agent.prompt", ADK_LINT_SOURCE)
+    schema = write(tmp_path, "schema.json", '["order_id", "user_name", "spare"]')
+    code, out, _ = run(["lint", path, "--dialect", "adk", "--format", "json"], capsys)
+    assert code == 1  # T016 is an error
+    rows = json.loads(out)
+    assert [(r["code"], r["name"], r["line"], r["column"]) for r in rows] == [
+        ("T019", "adk-near-miss-key", 1, 4),
+        ("T016", "adk-eaten-braces", 2, 17),
+    ]
+    # The default dialect is the angle syntax: no ADK rules, and <example> is a placeholder (T007).
+    code, out, _ = run(["lint", path, "--format", "json"], capsys)
+    assert [r["code"] for r in json.loads(out)] == ["T007"]
+    # T011 sees the ADK placeholders; the HTML report highlights them.
+    code, out, _ = run(
+        ["lint", path, "--dialect", "adk", "--schema", schema, "--extend-select", "T011", "--html", "r.html"], capsys
+    )
+    assert "schema.json: T011 schema key 'spare' is not used by any linted template" in out.splitlines()
+    assert not any("'order_id' is not used" in line for line in out.splitlines())
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'class="ph-required" data-kind="required" data-codes="T016"' in page
+    assert 'data-codes="T019" title="T019 &#39;{user-name}&#39; is not a state name' in page
+    code, _, err = run(["lint", path, "--dialect", "jinja"], capsys)
+    assert code == 2
+    assert "invalid choice: 'jinja'" in err
+
+
 def test_lint_as_a_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
     path = write(tmp_path, "a.prompt", "Hi <usr:name>")
     proc = subprocess.run(
@@ -570,7 +606,7 @@ def test_github_format_escapes_names_and_messages(
     assert code == 0
     assert out.splitlines() == [
         "::notice file=100%25%2Ca%3Ab.prompt,line=1,endLine=1,col=10,endColumn=17,title=T010::'<name?>' is optional, "
-        "but 'name' is required in the schema"
+        "but 'name' is required in the schema%0Ahttps://templating.readthedocs.io/en/latest/rules/T010/"
     ]
     from templating.cli import _format_github
     from templating.lint import Diagnostic
@@ -578,7 +614,7 @@ def test_github_format_escapes_names_and_messages(
 
     diag = Diagnostic("T001", "error", "50% sure\nsecond line\r", Span(0, 5, 1, 1), "a,b:c%.txt")
     assert _format_github([diag], {"a,b:c%.txt": "ab\ncd"}) == (
-        "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D"
+        "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D%0Ahttps://templating.readthedocs.io/en/latest/rules/T001/"
     )
 
 
@@ -597,7 +633,7 @@ def test_t011_in_json_and_github(
         ["lint", "a.prompt", "--schema", schema, "--extend-select", "T011", "--format", "github"], capsys
     )
     assert out.splitlines() == [
-        "::warning file=keys.json,title=T011::schema key 'spare' is not used by any linted template"
+        "::warning file=keys.json,title=T011::schema key 'spare' is not used by any linted template%0Ahttps://templating.readthedocs.io/en/latest/rules/T011/"
     ]
     # A schema that is no file (a model): the annotation names no file.
     (tmp_path / "cli_models_t011.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
@@ -605,7 +641,9 @@ def test_t011_in_json_and_github(
         ["lint", "a.prompt", "--schema", "cli_models_t011:S", "--select", "T011", "--format", "github"], capsys
     )
     sys.modules.pop("cli_models_t011", None)
-    assert out.splitlines() == ["::warning title=T011::schema key 'zz' is not used by any linted template"]
+    assert out.splitlines() == [
+        "::warning title=T011::schema key 'zz' is not used by any linted template%0Ahttps://templating.readthedocs.io/en/latest/rules/T011/"
+    ]
 
 
 BAD_SCHEMA_MODULE = """\
@@ -842,7 +880,7 @@ def test_a_file_named_twice_is_linted_once(
     write(tmp_path, "a.txt", "Hi <usr:name>")
     code, out, err = run(["lint", "a.txt", "./a.txt"], capsys)
     assert code == 1
-    assert out.count("T003") == 1
+    assert out.count(": T003 ") == 1
     assert err == "1 template checked: 1 error\n"
 
 
