@@ -5,18 +5,20 @@ Run: python bench/bench_real_path.py
 A 2 KB instruction with 10 placeholders (bench_core.py's) is rendered against session state of 10,
 200 and 2,000 keys (the template's 10, plus filler keys it never reads), every way an agent renders
 it: ``Template.render(dict)`` (the reference: the renderer alone, on the session's state dict),
-``instruction(src)(ctx)`` through a ``ReadonlyContext`` and a ``CallbackContext``, our
-``inject_session_state``, an ``Agent``'s instruction, a Jinja2 provider, and Google ADK's own
-``inject_session_state`` (``{key}`` syntax) on an ADK context over the same state, when google-adk
-is installed (the ``adk`` extra).
+``instruction(src)(ctx)`` through a ``ReadonlyContext``, a ``CallbackContext`` and a ``ToolContext``
+that has written a key, our ``inject_session_state``, an ``Agent``'s instruction, a Jinja2 provider,
+and Google ADK's own ``inject_session_state`` (``{key}`` syntax) on an ADK context over the same
+state, when google-adk is installed (the ``adk`` extra).
 
 Everything is timed in this one process, interleaved (each round times every case once), and kept
 as the best of the rounds; results are ratios, never absolute numbers across machines. Targets (issue
 10): ``provider(ctx)`` within 1.5x of ``Template.render(dict)`` at every size (flat in state size),
 and at least 30x faster than ADK's ``inject_session_state`` on the same state.
 
-Then nested state (bench_contexts.py's case): 20 placeholders ``<orders.N.id>`` over 2,000 orders,
-from the dict and through a ``ReadonlyContext``, for an angle template and a Jinja2 provider.
+Then whole ``Runner`` turns by state size (a model that answers at once; a turn also copies the
+session, so it is not flat), and nested state (bench_contexts.py's case): 20 placeholders
+``<orders.N.id>`` over 2,000 orders, from the dict and through a ``ReadonlyContext``, for an angle
+template and a Jinja2 provider.
 """
 
 from __future__ import annotations

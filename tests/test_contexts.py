@@ -634,11 +634,17 @@ def session_state_reassigned(ctx: CallbackContext, session: Session) -> None:
     session.state = {"cart": [2], "profile": {"name": "Max"}}
 
 
+def written_and_given(ctx: CallbackContext, session: Session) -> None:
+    ctx.state["user:name"] = "Bob"
+    ctx.actions.state_delta["cart"] = ["given"]
+
+
 CALLBACK_READS: list[tuple[str, Callable[[CallbackContext, Session], object]]] = [
     ("nothing-written", lambda ctx, session: None),
     ("written", lambda ctx, session: ctx.state.update({"cart": ["book"], "user:name": "Bob"})),
     ("written-then-mutated-in-place", written_then_mutated_in_place),
     ("delta-from-outside", lambda ctx, session: ctx.actions.state_delta.update({"cart": ["given"]})),
+    ("written-and-delta-from-outside", written_and_given),
     ("delta-reassigned", lambda ctx, session: setattr(ctx.actions, "state_delta", {"profile": {"name": "Eve"}})),
     ("session-state-reassigned", session_state_reassigned),
 ]
