@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import difflib
+import functools
 import importlib
 import json
 import os
@@ -86,6 +87,9 @@ RULES: dict[str, Rule] = {
         Rule("T011", "unused-schema-key", "warning", "schema key no linted template uses (opt-in)", "(per run)", False),
         Rule("T012", "temp-key-read", "warning", f"a {TEMP_PREFIX} key read by an instruction", "<temp:step>"),
         Rule("T013", "escaped-tag", "warning", "a closing tag or a tag with attributes escaped as <<...>>", "<</a>>"),
+        # T014/T015: for instructions found in Python code (templating.pysource), over a whole linted tree.
+        Rule("T014", "key-never-written", "warning", "a required key nothing in the linted code writes", "<plan>"),
+        Rule("T015", "dynamic-instruction", "info", "an instruction in Python that is not a string", 'f"..."', False),
         # T016..T019 read the ADK dialect ({key}) as google-adk 2.x runs it at run time.
         Rule("T016", "adk-eaten-braces", "error", "ADK drops the braces right after a placeholder", '{"a": {key}}'),
         Rule("T017", "adk-doubled-braces", "warning", "ADK substitutes {{key}}, which its docs keep", "{{key}}"),
@@ -116,7 +120,8 @@ def rule_url(code: str) -> str:
 class Diagnostic:
     """One finding: ``code`` (``T001``...), ``severity``, ``message``, where (``span``, ``path``), and ``help``.
 
-    ``span`` is ``None`` only for findings about a whole run (unused schema keys).
+    ``span`` is ``None`` only for findings about a whole run (unused schema keys). ``origin`` names the
+    instruction in a Python file (the constant ``ROOT_PROMPT``, or ``LlmAgent(name="planner").instruction``).
     """
 
     code: str
@@ -125,6 +130,7 @@ class Diagnostic:
     span: Span | None
     path: str | None = None
     help: str | None = None
+    origin: str | None = None
 
     @property
     def url(self) -> str | None:
@@ -147,6 +153,7 @@ class Diagnostic:
             "end": span.end if span else None,
             "help": self.help,
             "url": self.url,
+            "origin": self.origin,
         }
 
 
@@ -469,6 +476,10 @@ def select_rules(
     return frozenset(chosen)
 
 
+# Module constants of Python files linted even when no call site uses them: names ending in these.
+CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION")
+
+
 @dataclass(frozen=True, slots=True)
 class LintConfig:
     """``[tool.templating]`` from ``pyproject.toml``; ``root`` is the folder that holds it."""
@@ -483,9 +494,20 @@ class LintConfig:
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     path: Path | None = None
     allow: tuple[str, ...] = ()
+    constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
 
 
-_CONFIG_KEYS = {"schema", "include", "exclude", "select", "extend-select", "ignore", "per-file-ignores", "allow"}
+_CONFIG_KEYS = {
+    "schema",
+    "include",
+    "exclude",
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "allow",
+    "constant-suffixes",
+}
 
 
 def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -544,7 +566,12 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         per_file_ignores=ignores,
         path=path,
         allow=_strings(table, "allow", where),
+        constant_suffixes=_strings(table, "constant-suffixes", where)
+        if "constant-suffixes" in table
+        else CONSTANT_SUFFIXES,
     )
+    if any(not suffix for suffix in config.constant_suffixes):
+        raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
         _codes(codes, where)
     if config.select is not None and not _codes(config.select, where):
@@ -567,6 +594,7 @@ def _clean(pattern: str) -> str:
     return pattern.rstrip("/") or pattern
 
 
+@functools.lru_cache(maxsize=512)  # a walk matches every file against the same few globs
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A glob over ``/``-separated relative paths: ``*``, ``?`` and ``[ab]``/``[!ab]`` stay in one folder,
     ``**`` spans folders. A leading ``./`` is ignored."""
@@ -618,7 +646,7 @@ def _matches(relative: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt")
+DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt", "**/*.py")
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -932,3 +932,173 @@ def test_schema_module_cannot_exit_or_print_to_stdout(
     finally:
         sys.modules.pop("noisy_models", None)
         sys.modules.pop("noisy_exit_models", None)
+
+
+# --- Python files: the instructions inside agent code (issue 8)
+
+PY_PROMPT = '''\
+"""Prompts."""
+
+ROOT_PROMPT = """
+You plan trips for {user:name}.
+Use {itinerary}.
+"""
+'''
+PY_AGENT = """\
+from google.adk.agents import LlmAgent
+from templating import instruction
+
+from .prompt import ROOT_PROMPT
+
+x = 1 << 2 if 1 < 2 > 0 else 3  # Python code is never read as a template
+planner = LlmAgent(name="planner", instruction=ROOT_PROMPT, output_key="plan")
+helper = LlmAgent(name="helper", instruction="Summarise {plan}, then {extra}.")
+support = instruction("Hi < name >,\\n" "see <plan>")
+"""
+
+
+@pytest.fixture
+def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "agents" / "prompt.py").write_text(PY_PROMPT, encoding="utf-8")
+    (tmp_path / "agents" / "agent.py").write_text(PY_AGENT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_lint_python_text_output(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["lint", "agents"], capsys)
+    assert code == 0  # warnings only
+    assert out.splitlines()[:3] == [
+        "agents/agent.py:8:70: T014 in LlmAgent(name=\"helper\").instruction: '{extra}' reads state key 'extra',"
+        " which nothing in the linted files writes (no output_key, state write, state_delta or create_session"
+        " state sets it)",
+        '    …LlmAgent(name="helper", instruction="Summarise {plan}, then {extra}.")',
+        "                                                                 ^^^^^^^",
+    ]
+    assert "agents/agent.py:9:27: T002 in instruction(...): '< name >' has whitespace inside" in out
+    assert "agents/prompt.py:4:20: T014 in ROOT_PROMPT: '{user:name}'" in out
+    assert "agents/prompt.py:5:5: T014 in ROOT_PROMPT: '{itinerary}'" in out
+    assert "1 << 2" not in out  # the code around the instructions is not linted
+    assert err.strip() == "3 templates checked: 4 warnings"
+
+
+def test_lint_python_json_github_and_html(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["lint", "agents", "--format", "json", "--html", "report.html"], capsys)
+    rows = json.loads(out)
+    assert code == 0
+    first = rows[0]
+    assert {k: first[k] for k in ("path", "code", "line", "column", "origin")} == {
+        "path": "agents/agent.py",
+        "code": "T014",
+        "line": 8,
+        "column": 70,
+        "origin": 'LlmAgent(name="helper").instruction',
+    }
+    source = (py_tree / "agents" / "agent.py").read_text(encoding="utf-8")
+    assert all(source[r["start"] : r["end"]] in ("{extra}", "< name >") for r in rows if r["path"] == "agents/agent.py")
+    page = (py_tree / "report.html").read_text(encoding="utf-8")
+    assert "agents/prompt.py" in page
+    assert "ROOT_PROMPT" in page
+    code, out, _ = run(["lint", "agents/agent.py", "--format", "github"], capsys)
+    assert "::warning file=agents/agent.py,line=9,endLine=9,col=27,endColumn=35,title=T002 (instruction(...))::" in out
+    assert "title=T014 (ROOT_PROMPT)::" in out
+
+
+def test_lint_python_rules_config(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "pyproject.toml").write_text(
+        '[tool.templating]\nconstant-suffixes = ["_TEXT"]\n'
+        '[tool.templating.per-file-ignores]\n"agents/prompt.py" = ["T014"]\n',
+        encoding="utf-8",
+    )
+    (py_tree / "agents" / "extra.py").write_text('GREETING_TEXT = "Hi {nmae}"\nOTHER_PROMPT = "Hi {x}"\n', "utf-8")
+    code, out, _ = run(["lint", "agents", "--format", "json", "--ignore", "T002"], capsys)
+    assert code == 0
+    assert sorted((r["path"], r["origin"]) for r in json.loads(out)) == [
+        ("agents/agent.py", 'LlmAgent(name="helper").instruction'),
+        ("agents/extra.py", "GREETING_TEXT"),
+    ]
+
+
+def test_lint_python_allowed_snippets_as_written_in_the_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "pyproject.toml").write_text(
+        '[tool.templating]\nallow = ["{extra}", "< name >", "{user:name}"]\n', encoding="utf-8"
+    )
+    code, out, _ = run(["lint", "agents", "--format", "json"], capsys)
+    assert code == 0
+    assert [(r["code"], r["path"], r["line"], r["column"]) for r in json.loads(out)] == [
+        ("T014", "agents/prompt.py", 5, 5)  # {itinerary}: not allowed
+    ]
+
+
+def test_lint_python_with_a_dynamic_write_keeps_t014_silent(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "tools.py").write_text("def f(tool_context, k):\n    tool_context.state[k] = 1\n", "utf-8")
+    code, out, _ = run(["lint", "agents", "--format", "json", "--extend-select", "T015"], capsys)
+    assert (code, [r["code"] for r in json.loads(out)]) == (0, ["T002"])
+
+
+def test_lint_python_that_does_not_parse_exits_2(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "broken.py").write_text("x = 1\nif x\n", encoding="utf-8")
+    code, out, err = run(["lint", "agents"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("templating: error: agents/broken.py:2:5: not valid Python: ")
+    assert "Traceback" not in err
+
+
+def test_keys_of_a_python_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["keys", "agents/agent.py"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "ROOT_PROMPT (agents/prompt.py:3:18, adk)",
+        "    user:name",
+        "    itinerary",
+        'LlmAgent(name="helper").instruction (agents/agent.py:8:47, adk)',
+        "    plan",
+        "    extra",
+        "instruction(...) (agents/agent.py:9:24, angle)",
+        "    plan",
+    ]
+    code, out, _ = run(["keys", "agents/agent.py:planner", "--format", "json"], capsys)
+    (row,) = json.loads(out)
+    assert row["names"] == ["ROOT_PROMPT", "planner", "planner.instruction"]
+    assert [(k["key"], k["path"], k["line"], k["column"]) for k in row["keys"]] == [
+        ("user:name", "agents/prompt.py", 4, 20),
+        ("itinerary", "agents/prompt.py", 5, 5),
+    ]
+
+
+RENDER_PY = [
+    ("by-constant", "agents/agent.py:ROOT_PROMPT", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("by-agent-name", "agents/agent.py:planner", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("by-agent-field", "agents/agent.py:planner.instruction", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("missing-key", "agents/agent.py:helper", 1, "", "2 required keys are missing from state"),
+    ("unknown-name", "agents/agent.py:nope", 2, "", "no instruction named 'nope' in agents/agent.py; known names: "),
+    ("no-name-several", "agents/agent.py", 2, "", "agents/agent.py holds 3 instructions: name one as"),
+    ("one-instruction", "agents/prompt.py", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("missing-file", "agents/nope.py:X", 2, "", "template file not found: agents/nope.py"),
+]
+
+
+@pytest.mark.parametrize(("target", "code", "out", "err"), [c[1:] for c in RENDER_PY], ids=[c[0] for c in RENDER_PY])
+def test_render_an_instruction_of_a_python_file(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], target: str, code: int, out: str, err: str
+) -> None:
+    state = write(py_tree, "s.json", '{"user:name": "Ada", "itinerary": "Rome"}')
+    got = run(["render", target, "--state", state], capsys)
+    assert got[:2] == (code, out)
+    assert err in got[2]
+
+
+def test_render_an_ambiguous_name_says_which(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "two.py").write_text(
+        "from google.adk.agents import Agent\n"
+        'a = Agent(name="twin", instruction="A {x}", global_instruction="B {y}")\n',
+        encoding="utf-8",
+    )
+    code, out, err = run(["render", "agents/two.py:twin"], capsys)
+    assert (code, out) == (2, "")
+    assert "'twin' names 2 instructions in agents/two.py" in err
+    assert 'Agent(name="twin").instruction at agents/two.py:2:37' in err
+    code, out, _ = run(["render", "agents/two.py:twin.global_instruction", "--missing", "keep"], capsys)
+    assert (code, out) == (0, "B {y}")

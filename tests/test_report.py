@@ -65,6 +65,19 @@ def test_each_finding_links_its_rule_page() -> None:
     assert all(href == rule_url(code) for href, code in links)
 
 
+def test_a_python_file_is_shown_as_plain_text_with_its_findings_and_their_origin() -> None:
+    source = 'x = a < b > c\nPROMPT = "Hi {nmae}"\n'
+    start = source.index("{nmae}")
+    finding = Diagnostic(
+        "T014", "warning", "'{nmae}' is never written", Span(start, start + 6, 2, 15), "m.py", None, "PROMPT"
+    )
+    html = render_html([FileReport("m.py", source, (finding,), python=True)])
+    # only the finding is marked: the code around it (a < b > c) is not read as a template
+    assert re.findall(r'<span class="ph-[\w-]+" data-kind="[\w-]+"[^>]*>([^<]*)</span>', html) == ["{nmae}"]
+    assert "x = a &lt; b &gt; c" in html
+    assert '<span class="where">2:15</span> <span class="origin">PROMPT</span>' in html
+
+
 def test_references_to_findings_at_one_place_are_separated() -> None:
     source = "Hi <temp:nmae>"
     html = render_html([FileReport("a.prompt", source, tuple(lint(source, schema=["name"])))])
