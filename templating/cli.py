@@ -471,7 +471,7 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
     found = scan(files, suffixes=config.constant_suffixes, read=read_text, keep_going=True)
     written = found.written if "T014" in codes else None
     findings: list[Any] = [
-        Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path) for error in found.errors
+        Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help) for error in found.errors
     ]
     for item in found.instructions:
         here: list[Any] = lint_instruction(item, schema=schema, select=codes, allow=config.allow)

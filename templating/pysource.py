@@ -19,8 +19,11 @@ import ast
 import bisect
 import dataclasses
 import difflib
+import io
 import os
+import sys
 import textwrap
+import tokenize
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -58,8 +61,8 @@ class PythonSourceError(TemplatingError):
     Python gives no position).
     """
 
-    def __init__(self, reason: str, *, path: str, source: str, span: Span) -> None:
-        super().__init__(f"{path}:{span.line}:{span.column}: {reason}", source=source, span=span)
+    def __init__(self, reason: str, *, path: str, source: str, span: Span, help: str | None = None) -> None:
+        super().__init__(f"{path}:{span.line}:{span.column}: {reason}", source=source, span=span, help=help)
         self.path = path
         self.reason = reason
 
@@ -72,6 +75,90 @@ def _span_at(text: str, line: int | None, column: int | None) -> Span:
     column = min(max(column or 1, 1), len(row) + 1)
     start = sum(len(x) for x in lines[: line - 1]) + column - 1
     return Span(start, min(start + 1, start + len(row) - column + 1), line, column)
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing, newer Python syntax included
+
+_NEWER_PYTHON = (
+    None
+    if sys.version_info >= (3, 12)
+    else f"read by Python {sys.version_info[0]}.{sys.version_info[1]}: if the file is written for a newer "
+    "Python, run templating under that version"
+)
+
+
+def _parse(text: str, path: str) -> ast.Module:
+    """``text`` parsed by ``ast``. Under Python 3.11, a file that uses 3.12's type parameter syntax
+    (``type Alias = ...``, ``def f[T](...)``, ``class C[T]:``) is parsed with those parts written
+    over by blanks of the same size, so every other position stays as written (nothing in them is
+    an instruction or a state write)."""
+    with warnings.catch_warnings():  # an invalid escape such as "\d" warns; it is still a string
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text, filename=path)
+        except SyntaxError:
+            if sys.version_info >= (3, 12):
+                raise
+            blanked = _without_type_parameters(text)
+            if blanked is None:
+                raise
+            return ast.parse(blanked, filename=path)  # an error now is one in any Python: shown as is
+
+
+def _without_type_parameters(text: str) -> str | None:
+    """``text`` with PEP 695 syntax made valid for Python 3.11 at the same positions: the soft keyword
+    of ``type X = ...`` becomes an annotation (``_:  X = ...``), the ``[T]`` of ``def f[T]`` or
+    ``class C[T]`` becomes blanks (a backslash at each of its line ends). None if there is none, or
+    the text cannot be tokenized."""
+    try:
+        tokens = [
+            tok
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    chars = list(text)
+    changed = False
+
+    def at(pos: tuple[int, int]) -> int:
+        return starts[pos[0] - 1] + pos[1]
+
+    new_statement = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    for i, tok in enumerate(tokens[:-2]):
+        after, then = tokens[i + 1], tokens[i + 2]
+        first = i == 0 or tokens[i - 1].type in new_statement or tokens[i - 1].string == ";"
+        if (
+            first
+            and tok.type == tokenize.NAME
+            and tok.string == "type"
+            and after.type == tokenize.NAME
+            and then.string in ("=", "[")
+        ):
+            chars[at(tok.start) : at(tok.end)] = "_:  "
+            changed = True
+        elif tok.string in ("def", "class") and after.type == tokenize.NAME and then.string == "[":
+            depth = 0
+            for close in tokens[i + 2 :]:
+                depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(close.string, 0)
+                if depth == 0:
+                    break
+            else:
+                return None
+            begin, end = at(then.start), at(close.end)
+            if not text[begin:end].isascii():
+                return None  # blanks must take the bytes of what they replace
+            blank = [ch if ch in "\r\n" else " " for ch in text[begin:end]]
+            for k, ch in enumerate(blank):  # parameters across lines: each line end is continued
+                if ch == "\n":
+                    blank[k - 2 if blank[k - 1] == "\r" else k - 1] = "\\"
+            chars[begin:end] = blank
+            changed = True
+    return "".join(chars) if changed else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -462,12 +549,12 @@ class _Project:
             return module
         text = self.read(path)
         try:
-            with warnings.catch_warnings():  # an invalid escape such as "\d" warns; it is still a string
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text, filename=path)
+            tree = _parse(text, path)
         except SyntaxError as exc:
             span = _span_at(text, exc.lineno, exc.offset)
-            raise PythonSourceError(f"not valid Python: {exc.msg}", path=path, source=text, span=span) from None
+            raise PythonSourceError(
+                f"not valid Python: {exc.msg}", path=path, source=text, span=span, help=_NEWER_PYTHON
+            ) from None
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
             span = _span_at(text, None, None)
             raise PythonSourceError(f"cannot be parsed as Python: {exc}", path=path, source=text, span=span) from None

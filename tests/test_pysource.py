@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+import sys
 import textwrap
 import unicodedata
 from collections.abc import Callable
@@ -422,6 +423,48 @@ def test_a_syntax_error_is_placed_in_the_file(text: str, line: int, column: int,
     assert error.message == f"bad.py:{line}:{column}: {error.reason}"
     assert text[error.span.start : error.span.start + 1] == marked
     assert error.source == text
+
+
+# Python 3.12 syntax in agent code: read whatever Python runs the linter (3.11 included), with every
+# instruction and state write beside it found at its place.
+NEWER_SYNTAX = [
+    ("type-alias", "type Handler = dict[str, str]\n"),
+    ("generic-type-alias", "type Pair[T] = tuple[T, T]\n"),
+    ("generic-function", "def first[T](items: list[T]) -> T:\n    return items[0]\n"),
+    ("generic-class", "class Box[T: (int, str), *Ts, **P]:\n    pass\n"),
+    ("generic-method", "class Repo:\n    async def get[K](self, key: K) -> K:\n        return key\n"),
+    ("multi-line-parameters", "def pick[\n    T,\n    U,\n](a: T, b: U) -> T:\n    return a\n"),
+    ("alias-after-semicolon", "x = 1; type Row = list[int]\n"),
+    ("type-as-a-name", "type = 3\ntype(x)\nprint(type)\ndef f[T](type: T) -> T:\n    return type\n"),
+]
+
+
+@pytest.mark.parametrize("code", [c for _, c in NEWER_SYNTAX], ids=[i for i, _ in NEWER_SYNTAX])
+def test_python_312_syntax_is_read_under_any_python(code: str) -> None:
+    head = "from google.adk.agents import LlmAgent\n" + code
+    tail = 'agent = LlmAgent(name="a", instruction="Hi 🙂 {user:name}", output_key="done")\n'
+    tail += "def tool(tool_context):\n    tool_context.state['user:name'] = 1\n"
+    text = head + tail
+    result = scan_texts({"agent.py": text})
+    (found,) = result.instructions
+    assert found.text == "Hi 🙂 {user:name}"
+    start = found.text.index("{")
+    path, span = found.locate(start, start + len("{user:name}"))
+    assert (path, span.line) == ("agent.py", head.count("\n") + 1)
+    assert text[span.start : span.end] == "{user:name}"
+    assert text.splitlines()[span.line - 1][span.column - 1 :].startswith("{user:name}")
+    assert result.written == {"done", "user:name"}
+
+
+def test_a_file_not_valid_in_any_python_is_still_an_error() -> None:
+    with pytest.raises(PythonSourceError) as info:
+        scan_texts({"bad.py": "type X = int\nif x\n"})
+    assert (info.value.span.line, info.value.span.column) == (2, 5)
+    if sys.version_info < (3, 12):  # the help names the Python that read it
+        assert info.value.help is not None
+        assert "run templating under that version" in info.value.help
+    else:
+        assert info.value.help is None
 
 
 def test_keep_going_records_a_file_that_is_not_python_and_scans_the_others() -> None:
