@@ -1112,6 +1112,8 @@ def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
     if not rest.isidentifier():
         if not _ADK_HYPHENATED.fullmatch(rest) or all(len(word) == 1 for word in rest.split("-")):
             return None  # a-b, x-y: math or ranges, not a key
+        if not any(ch.islower() for ch in rest):
+            return None  # {YYYY-MM-DD}, {YOUR-API-KEY}: a format, or a blank for the reader to fill in
         rest = rest.replace("-", "_")
         reasons.append("'-' is not allowed in a name")
     return scope + rest, reasons
@@ -1199,6 +1201,8 @@ def _adk_rules(src: _Source, on: frozenset[str]) -> Iterator[tuple[str, int, int
         if "T019" not in on or len(opening) > 1 or len(closing) > 1 or src.in_code(start) or src.in_math(start):
             continue
         if start and (text[start - 1].isalnum() or text[start - 1] in "_^%#}"):  # \text{first-name}, x^{a-b}
+            continue
+        if text[start - 1 : start] == "/" or text[end : end + 1] == "/":  # a URL or path: /users/{user-id}/
             continue
         near = _adk_near_miss(inner)
         if near is None:

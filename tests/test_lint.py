@@ -1060,6 +1060,16 @@ ADK_RULE_CASES = [
         "{uesr:name} {users:name} {temps:step} {ap:tier}",
         [("T019", c) for c in ("{uesr:name}", "{users:name}", "{temps:step}", "{ap:tier}")],
     ),
+    # URL and path templates (OpenAPI, REST docs): the braces are meant for whoever calls the URL
+    ("T019", "GET /v1/users/{user-id}/orders/{order-id} then GET {base-url}/health", []),
+    ("T019", "Save to gs://{bucket-name}/{object-name} or ~/{file-name}", []),
+    # capitals: a format or a placeholder for the reader to fill in, not a state key
+    ("T019", "Dates as {YYYY-MM-DD}; replace {YOUR-API-KEY} and {PROJECT-ID} yourself; {HH-MM}", []),
+    (
+        "T019",
+        "Dear {first-name}, call /{x} and {Ship-To} and {user:First-Name}",
+        [("T019", "{first-name}"), ("T019", "{Ship-To}"), ("T019", "{user:First-Name}")],
+    ),
 ]
 
 
