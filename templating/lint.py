@@ -984,6 +984,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             plain = key.islower() and "-" in key and not any(ch in key for ch in ":._") and not m.group(2)
             if plain and src.tag_in_prose(base + m.start(), base + m.end()):  # "inside <scratch-pad>"
                 continue
+            if text[m.start() - 1 : m.start()] == "/" or text[m.end() : m.end() + 1] == "/":  # /users/<user-id>/
+                continue
             fixed = key.replace("-", "_")
             good = fixed.split(":")[-1].split(".")[0].isidentifier()
             yield (

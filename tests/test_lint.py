@@ -86,6 +86,8 @@ RULE_CASES = [
     ("T005", "<my-card>x</my-card> <--> <!-- c --> <3 <-x> <x->", []),
     ("T005", "Rate it <1-10>, score <0-100>, dates as <YYYY-MM-DD> at <HH-MM>", []),
     ("T005", "<FIRST-NAME?> <user:1st-name>", [("T005", "<FIRST-NAME?>"), ("T005", "<user:1st-name>")]),
+    # URL and path templates (Flask, Express, REST docs): the name is for whoever calls the URL
+    ("T005", "GET /users/<user-id>/orders/<order-id> or gs://<bucket-name> then <base-url>/health", []),
     # T006 doubled ??
     ("T006", "Hi <nick??>", [("T006", "<nick??>")]),
     ("T006", "<user:x???>", [("T006", "<user:x???>")]),
