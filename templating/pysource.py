@@ -1016,14 +1016,45 @@ class _Visitor:
     def write(self, key: str | None, node: ast.AST, how: str) -> None:
         self.project.result.writes.append(Write(key, self.module.path, self.module.node_span(node), how))
 
-    def dict_keys(self, value: ast.AST, how: str) -> None:
-        if isinstance(value, ast.Name):  # state=initial_state, one dict literal assigned to it in this module
-            assigned = [
-                node.value
-                for node in ast.walk(self.module.tree)
-                if isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
-            ]
+    def key_of(self, node: ast.AST | None, scope: _Scope | None) -> str | None:
+        """The state key ``node`` names: a string literal, or a name bound to one (``KEY``,
+        ``constants.ITINERARY_KEY``, imported or not); None when it is known only at run time."""
+        if node is None:
+            return None
+        text = _str_value(node)
+        if text is not None:
+            return text
+        if not isinstance(node, ast.Name | ast.Attribute | ast.BinOp):
+            return None
+        value = self.project.resolve(self.module, node, scope)
+        return None if isinstance(value, str) else value.text
+
+    def dict_keys(self, value: ast.AST, how: str, scope: _Scope | None = None) -> None:
+        if isinstance(value, ast.Name):  # state=initial_state: one dict assigned to it in this module...
+            name = value.id
+            assigned: list[ast.expr] = []
+            for node in ast.walk(self.module.tree):
+                if isinstance(node, ast.Assign | ast.AnnAssign):
+                    for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                        if isinstance(target, ast.Name) and target.id == name and node.value is not None:
+                            assigned.append(node.value)
+                        elif _names(target, name) and isinstance(target, ast.Subscript):
+                            self.write(self.key_of(target.slice, None), target.slice, how)  # ...then name["k"] = v
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and _names(node.func.value, name)
+                ):
+                    if node.func.attr == "update":  # ...or name.update({...}, k=v)
+                        for arg in node.args:
+                            if isinstance(arg, ast.Dict):
+                                self.dict_keys(arg, how)
+                            else:
+                                self.write(None, arg, how)
+                        for kw in node.keywords:
+                            self.write(kw.arg, kw.value, how)
+                    elif node.func.attr == "setdefault" and node.args:
+                        self.write(self.key_of(node.args[0], None), node.args[0], how)
             if len(assigned) == 1:
                 value = assigned[0]
         if isinstance(value, ast.Constant) and value.value is None:
@@ -1032,37 +1063,44 @@ class _Visitor:
             self.write(None, value, how)
             return
         for k in value.keys:
-            self.write(_str_value(k), k if k is not None else value, how)
+            self.write(self.key_of(k, scope), k if k is not None else value, how)
 
     def call_writes(self, call: ast.Call, scope: _Scope | None) -> None:
         for kw in call.keywords:
             if kw.arg == "output_key":
                 if not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
-                    self.write(_str_value(kw.value), kw.value, "output_key")
+                    self.write(self.key_of(kw.value, scope), kw.value, "output_key")
             elif kw.arg == "state_delta":
-                self.dict_keys(kw.value, "state_delta")
+                self.dict_keys(kw.value, "state_delta", scope)
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "create_session":
             state = _keyword(call, "state")
             if state is not None:
-                self.dict_keys(state, "create_session(state=...)")
+                self.dict_keys(state, "create_session(state=...)", scope)
         if isinstance(func, ast.Attribute) and _is_state(func.value, scope):
             if func.attr == "update":
                 for arg in call.args:
-                    self.dict_keys(arg, ".state.update(...)")
+                    self.dict_keys(arg, ".state.update(...)", scope)
                 for kw in call.keywords:
                     self.write(kw.arg, kw.value, ".state.update(...)")
             elif func.attr == "setdefault" and call.args:
-                self.write(_str_value(call.args[0]), call.args[0], ".state.setdefault(...)")
+                self.write(self.key_of(call.args[0], scope), call.args[0], ".state.setdefault(...)")
 
     def assignment(self, target: ast.AST, value: ast.AST | None, scope: _Scope | None) -> None:
         if isinstance(target, ast.Subscript) and _is_state(target.value, scope):
-            self.write(_str_value(target.slice), target.slice, "state[...] = ...")
+            self.write(self.key_of(target.slice, scope), target.slice, "state[...] = ...")
         elif isinstance(target, ast.Attribute) and target.attr == "state_delta" and value is not None:
-            self.dict_keys(value, "state_delta = {...}")
+            self.dict_keys(value, "state_delta = {...}", scope)
         elif isinstance(target, ast.Tuple | ast.List):
             for item in target.elts:
                 self.assignment(item, None, scope)
+
+
+def _names(expr: ast.AST, name: str) -> bool:
+    """Whether ``expr`` is the name ``name``, or a subscript of it (``name["k"]``)."""
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return isinstance(expr, ast.Name) and expr.id == name
 
 
 def _is_state(expr: ast.AST, scope: _Scope | None = None) -> bool:

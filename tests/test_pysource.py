@@ -636,6 +636,57 @@ def test_a_dynamic_write_makes_the_tree_unknown(dynamic: str) -> None:
     assert scan_texts({"m.py": source}).written is None
 
 
+# Keys written through names: constants (in the module or imported), and the dict handed to
+# create_session(state=...) filled in after it was made.
+KEY_MODULES = {
+    "app/__init__.py": "",
+    "app/constants.py": 'ITINERARY_KEY = "itinerary"\nPROFILE_KEY: str = "user:profile"\nOUT = "summary"\n',
+}
+NAMED_WRITES = [
+    (
+        "module-attribute",
+        "from . import constants\ndef f(tool_context):\n    tool_context.state[constants.ITINERARY_KEY] = 1\n",
+        {"itinerary"},
+    ),
+    (
+        "imported-constant",
+        "from .constants import PROFILE_KEY\ndef f(tool_context):\n    tool_context.state[PROFILE_KEY] = 1\n",
+        {"user:profile"},
+    ),
+    ("local-constant", 'KEY = "k"\ndef f(callback_context):\n    callback_context.state.setdefault(KEY, 0)\n', {"k"}),
+    (
+        "function-constant",
+        'def f(tool_context):\n    key = "user:" + "lang"\n    tool_context.state[key] = 1\n',
+        {"user:lang"},
+    ),
+    (
+        "output-key-constant",
+        "from google.adk.agents import LlmAgent\nfrom . import constants\n"
+        "LlmAgent(name='a', output_key=constants.OUT)\n",
+        {"summary"},
+    ),
+    (
+        "state-delta-constant",
+        "from .constants import OUT\ndef f(EventActions):\n    return EventActions(state_delta={OUT: 1})\n",
+        {"summary"},
+    ),
+    (
+        "create-session-dict-filled-later",
+        'INITIAL: dict = {"a": 1}\nINITIAL["b"] = 2\nINITIAL.update({"c": 3}, d=4)\nINITIAL.setdefault("e", 5)\n'
+        "async def start(svc):\n    await svc.create_session(app_name='x', user_id='u', state=INITIAL)\n",
+        {"a", "b", "c", "d", "e"},
+    ),
+    ("create-session-dict-updated-from-a-call", "S = {'a': 1}\nS.update(load())\nsvc.create_session(state=S)\n", None),
+    ("key-from-a-parameter", "def f(tool_context, key):\n    tool_context.state[key] = 1\n", None),
+    ("key-from-an-f-string", "def f(tool_context, n):\n    tool_context.state[f'user:{n}'] = 1\n", None),
+]
+
+
+@pytest.mark.parametrize(("code", "written"), [c[1:] for c in NAMED_WRITES], ids=[c[0] for c in NAMED_WRITES])
+def test_keys_written_through_names(code: str, written: set[str] | None) -> None:
+    assert scan_texts({**KEY_MODULES, "app/m.py": code}, ["app/m.py"]).written == written
+
+
 def test_a_name_bound_to_state_in_a_function_writes_state() -> None:
     source = (
         "def tool(tool_context):\n    memory = tool_context.state\n    memory['plan'] = 1\n    memory.update(score=2)\n"
