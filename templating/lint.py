@@ -791,6 +791,8 @@ _TAG_BEFORE = re.compile(
     r"|open|close|wrap|emit|output)[ \t]+\Z",
     re.IGNORECASE,
 )
+# ... or listed after another tag: "such as <sku> or <order-id>", "<thinking>, <final-answer>".
+_TAG_LISTED_BEFORE = re.compile(r"</?<?[^\W\d][\w.:-]*>>?[ \t]*(?:,|/|\bor\b|\band\b|,[ \t]*(?:or|and)\b)[ \t]*\Z")
 _TAG_AFTER = re.compile(
     r"[ \t]*(?:tags?|elements?|components?|format|formats|blocks?|sections?|markers?|delimiters?|wrappers?|"
     r"containers?|syntax)\b",
@@ -881,10 +883,15 @@ class _Source:
 
     def tag_in_prose(self, start: int, end: int) -> bool:
         """Whether a ``<name>`` at ``start``..``end`` is named as a tag in the sentence around it: after
-        an article or a preposition ("inside <scratch-pad>"), or before a word such as "format"."""
+        an article or a preposition ("inside <scratch-pad>"), after another tag in a list ("<sku> or
+        <order-id>"), or before a word such as "format"."""
         line_start = self.line_starts[bisect.bisect_right(self.line_starts, start) - 1]
         before = self.text[max(line_start, start - 40) : start]
-        return _TAG_BEFORE.search(before) is not None or _TAG_AFTER.match(self.text, end) is not None
+        return (
+            _TAG_BEFORE.search(before) is not None
+            or _TAG_LISTED_BEFORE.search(before) is not None
+            or _TAG_AFTER.match(self.text, end) is not None
+        )
 
     def comparison_before(self, offset: int) -> bool:
         """Whether the text before ``offset`` (a ``<`` in prose) reads as the left side of a comparison:

@@ -88,6 +88,13 @@ RULE_CASES = [
     ("T005", "<FIRST-NAME?> <user:1st-name>", [("T005", "<FIRST-NAME?>"), ("T005", "<user:1st-name>")]),
     # URL and path templates (Flask, Express, REST docs): the name is for whoever calls the URL
     ("T005", "GET /users/<user-id>/orders/<order-id> or gs://<bucket-name> then <base-url>/health", []),
+    # a hyphenated tag listed after another tag (as `templating convert` leaves ADK text: <<sku>>)
+    ("T005", "IDs such as <sku> or <order-id>; <<sku>>, <order-id> and <<a>>/<b-c>; <x>, or <y-z>", []),
+    (
+        "T005",
+        "<sku> or <first-name?>, <a> or <user:first-name>, or <Ship-To>",
+        [("T005", "<first-name?>"), ("T005", "<user:first-name>"), ("T005", "<Ship-To>")],
+    ),
     # T006 doubled ??
     ("T006", "Hi <nick??>", [("T006", "<nick??>")]),
     ("T006", "<user:x???>", [("T006", "<user:x???>")]),
