@@ -144,7 +144,8 @@ def _where(item: Any) -> str:
 
 def _pick_instruction(path: str, name: str | None) -> Any:
     """The one instruction of ``path`` that ``name`` names (a constant, or an agent's ``name=``)."""
-    found = _scan_file(path).instructions
+    result = _scan_file(path)
+    found = result.instructions
     names = sorted({n for item in found for n in item.names})
     if name is None:
         if len(found) == 1:
@@ -153,7 +154,14 @@ def _pick_instruction(path: str, name: str | None) -> Any:
             raise UsageError(f"no instruction found in {path} (string literals, module constants, agents)")
         raise UsageError(f"{path} holds {len(found)} instructions: name one as {path}:NAME ({', '.join(names)})")
     matches = [item for item in found if name in item.names]
+    if len(matches) > 1:  # an agent's name: its instruction, rather than its global_instruction
+        matches = [item for item in matches if f"{name}.instruction" in item.names] or matches
     if not matches:
+        site = f'(name="{name}").'
+        skipped = [item for item in result.skipped if site in item.label or item.label == name]
+        if skipped:
+            item = skipped[0]
+            raise UsageError(f"{item.label} at {_where(item)} cannot be rendered from the code: {item.reason}")
         known = f"; known names: {', '.join(names)}" if names else "; it holds no named instruction"
         raise UsageError(f"no instruction named {name!r} in {path}{known}")
     if len(matches) > 1:

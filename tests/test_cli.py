@@ -1132,12 +1132,44 @@ def test_render_an_instruction_of_a_python_file(
 def test_render_an_ambiguous_name_says_which(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (py_tree / "agents" / "two.py").write_text(
         "from google.adk.agents import Agent\n"
-        'a = Agent(name="twin", instruction="A {x}", global_instruction="B {y}")\n',
+        'a = Agent(name="twin", instruction="A {x}")\n'
+        'b = Agent(name="twin", instruction="B {y}")\n',
         encoding="utf-8",
     )
     code, out, err = run(["render", "agents/two.py:twin"], capsys)
     assert (code, out) == (2, "")
     assert "'twin' names 2 instructions in agents/two.py" in err
     assert 'Agent(name="twin").instruction at agents/two.py:2:37' in err
-    code, out, _ = run(["render", "agents/two.py:twin.global_instruction", "--missing", "keep"], capsys)
-    assert (code, out) == (0, "B {y}")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("root", "A {x}"), ("root.instruction", "A {x}"), ("root.global_instruction", "B {y}"), ("lone", "G {z}")],
+    ids=["agent-name-is-its-instruction", "instruction", "global-instruction", "agent-with-only-a-global-one"],
+)
+def test_render_an_agent_by_name(py_tree: Path, capsys: pytest.CaptureFixture[str], name: str, expected: str) -> None:
+    (py_tree / "agents" / "two.py").write_text(
+        "from google.adk.agents import Agent\n"
+        'a = Agent(name="root", global_instruction="B {y}", instruction="A {x}")\n'
+        'b = Agent(name="lone", global_instruction="G {z}")\n',
+        encoding="utf-8",
+    )
+    code, out, err = run(["render", f"agents/two.py:{name}", "--missing", "keep"], capsys)
+    assert (code, out, err) == (0, expected, "")
+
+
+def test_render_an_agent_whose_instruction_is_a_function_says_why(
+    py_tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (py_tree / "agents" / "two.py").write_text(
+        "from google.adk.agents import Agent\n"
+        "def provider(ctx):\n    return 'hi'\n"
+        'a = Agent(name="dyn", instruction=provider)\n',
+        encoding="utf-8",
+    )
+    code, out, err = run(["render", "agents/two.py:dyn"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        'templating: error: Agent(name="dyn").instruction at agents/two.py:4:35 cannot be rendered from the code: '
+        "'provider' is a function (an instruction provider)"
+    ), err
