@@ -109,16 +109,14 @@ def _parse(text: str, path: str) -> ast.Module:
 def _without_type_parameters(text: str) -> str | None:
     """``text`` with PEP 695 syntax made valid for Python 3.11 at the same positions: the soft keyword
     of ``type X = ...`` becomes an annotation (``_:  X = ...``), the ``[T]`` of ``def f[T]`` or
-    ``class C[T]`` becomes blanks (a backslash at each of its line ends). None if there is none, or
-    the text cannot be tokenized."""
-    try:
-        tokens = [
-            tok
-            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-            if tok.type not in (tokenize.COMMENT, tokenize.NL)
-        ]
+    ``class C[T]`` becomes blanks (a backslash at each of its line ends). None if there is none."""
+    tokens: list[tokenize.TokenInfo] = []
+    try:  # the tokens up to an error (an unclosed bracket): the file's real error then shows as in 3.12
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type not in (tokenize.COMMENT, tokenize.NL):
+                tokens.append(tok)
     except (tokenize.TokenError, SyntaxError):
-        return None
+        pass
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))

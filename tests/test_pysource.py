@@ -728,9 +728,12 @@ def test_the_fixture_tree_lints_clean(
     assert sorted((f.label, f.dialect) for f in found.instructions) == [
         ('Agent(name="triage").instruction', "angle"),
         ("BOOKING_AGENT_INSTR", "adk"),
+        ("CHECKOUT_INSTRUCTION", "angle"),
+        ("GLOBAL_INSTRUCTION", "adk"),
         ("ITINERARY_AGENT_INSTR", "adk"),
         ("PLANNING_AGENT_INSTR", "adk"),
         ("ROOT_AGENT_INSTR", "adk"),
+        ("SHOP_ROOT_INSTRUCTION", "adk"),
         ("SUPPORT_PROMPT", "angle"),
         ("jinja(...)", "jinja"),
     ]
@@ -742,6 +745,11 @@ PLANNING = "travel_concierge/sub_agents/planning/prompt.py"
 ROOT = "travel_concierge/prompt.py"
 PLANNING_AGENT = "travel_concierge/sub_agents/planning/agent.py"
 SUPPORT = "customer_service/prompts.py"
+SHOP_AGENT = "shop_assistant/agent.py"
+SHOP_CHECKOUT = "shop_assistant/sub_agents/checkout/prompt.py"
+SHOP_CONSTANTS = "shop_assistant/constants.py"
+SHOP_PROMPT = "shop_assistant/prompt.py"
+SHOP_RUN = "shop_assistant/run.py"
 # (id, file to edit, text there, replacement, code expected, file it is reported in, the flagged text)
 SEEDED = [
     ("adk-key-nothing-writes", "travel_concierge/prompt.py", "{_time}", "{_tme}", "T014", None, "{_tme}"),
@@ -786,6 +794,47 @@ SEEDED = [
     ),
     ("adk-near-miss-hyphen", ROOT, "  {user_profile}\n", "  {user-profile}\n", "T019", None, "{user-profile}"),
     ("adk-near-miss-scope", BOOKING, "{plan}", "{usr:plan}", "T019", None, "{usr:plan}"),
+    # the shop: 3.12 syntax, keys named by constants, a session dict filled after it is made
+    ("shop-constant-key", SHOP_CONSTANTS, '"cart_total"', '"cart_sum"', "T014", SHOP_CHECKOUT, "<cart_total>"),
+    (
+        "shop-session-dict",
+        SHOP_RUN,
+        'INITIAL_STATE["user:customer_name"] = "Ada"\n',
+        "",
+        "T014",
+        SHOP_CHECKOUT,
+        "<user:customer_name>",
+    ),
+    (
+        "shop-callback-write",
+        SHOP_AGENT,
+        '"customer_profile"] = profile',
+        '"profile"] = profile',
+        "T014",
+        SHOP_PROMPT,
+        "{customer_profile}",
+    ),
+    (
+        "shop-near-miss",
+        SHOP_PROMPT,
+        "{user:customer_name?}",
+        "{user:customer-name?}",
+        "T019",
+        None,
+        "{user:customer-name?}",
+    ),
+    ("shop-adk-typo", SHOP_PROMPT, "{customer_profile}", "{customer_profle}", "T014", None, "{customer_profle}"),
+    (
+        "shop-session-update",
+        SHOP_RUN,
+        'INITIAL_STATE.update({"currency": "EUR"})\n',
+        "",
+        "T014",
+        SHOP_CHECKOUT,
+        "<currency>",
+    ),
+    ("shop-angle-spaced", SHOP_CHECKOUT, "<cart_total> <", "< cart_total > <", "T002", None, "< cart_total >"),
+    ("shop-bad-syntax", SHOP_AGENT, "type Pair[T] = tuple[T, T]", "type Pair[T] = tuple[T, T] $", "E002", None, "$"),
     (
         "dynamic-instruction",
         "travel_concierge/sub_agents/booking/agent.py",
@@ -829,10 +878,17 @@ def test_each_seeded_mistake_is_found_at_its_place(
         source.count("\n", 0, finding["start"]) + 1,
         finding["start"] - line_start + 1,
     )
-    assert finding["origin"]
+    assert finding["origin"] or code == "E002"  # a file that is not Python has no instruction
 
 
-ADK_INSTRUCTIONS = ["ROOT_AGENT_INSTR", "PLANNING_AGENT_INSTR", "ITINERARY_AGENT_INSTR", "BOOKING_AGENT_INSTR"]
+ADK_INSTRUCTIONS = [
+    "ROOT_AGENT_INSTR",
+    "PLANNING_AGENT_INSTR",
+    "ITINERARY_AGENT_INSTR",
+    "BOOKING_AGENT_INSTR",
+    "GLOBAL_INSTRUCTION",
+    "SHOP_ROOT_INSTRUCTION",
+]
 
 
 @pytest.mark.parametrize("name", ADK_INSTRUCTIONS)
