@@ -521,6 +521,11 @@ _TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
 _AGENT_KWARGS = ("instruction", "global_instruction")
 _ADK_AGENTS = {"Agent", "LlmAgent"}
 _PROVIDER_CALLS = {"instruction", "Template", "parse", "jinja", "concat", "when", "static"}
+# Constants that Python code fills in itself hold its fields, not state keys: they are no instructions.
+# The methods that fill in a str (PROMPT.format(...), PROMPT.replace("{x}", ...)), and the template
+# engines that take one (LangChain, Jinja2, string.Template), called by their last name.
+_FILLED_BY_METHOD = {"format", "format_map", "replace"}
+_TEMPLATE_ENGINES = {"from_template", "PromptTemplate", "ChatPromptTemplate", "Template", "from_string"}
 
 
 class _Project:
@@ -703,7 +708,11 @@ class _Project:
         for _ in range(40):
             if isinstance(expr, ast.Name):
                 if scope is not None and scope.binds(expr.id):
-                    return None
+                    values = scope.assigned.get(expr.id, [])
+                    if len(values) != 1 or expr.id in scope.params:
+                        return None
+                    expr = values[0]  # text = ROOT_PROMPT in the function
+                    continue
                 binding = module.bindings.get(expr.id)
                 if isinstance(binding, ast.ImportFrom):
                     alias = next(a for a in binding.names if (a.asname or a.name) == expr.id)
@@ -961,9 +970,17 @@ class _Visitor:
     def call(self, call: ast.Call, scope: _Scope | None) -> None:
         project, module = self.project, self.module
         self.call_writes(call, scope)
-        if isinstance(call.func, ast.Attribute) and call.func.attr in ("format", "format_map"):
-            self.formatted(call.func.value, scope)
-        origin = project.qualify(module, call.func)
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _FILLED_BY_METHOD:  # PROMPT.format(...)
+            if isinstance(func.value, ast.Name) and func.value.id == "str" and call.args:  # str.format(PROMPT, ...)
+                self.formatted(call.args[0], scope)
+            else:
+                self.formatted(func.value, scope)
+        origin = project.qualify(module, func)
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in _TEMPLATE_ENGINES and (origin or "").lstrip(".").split(".")[0] != "templating":
+            for template in [*call.args[:1], *(kw.value for kw in call.keywords if kw.arg in ("template", "source"))]:
+                self.formatted(template, scope)  # ChatPromptTemplate.from_template(PROMPT), jinja2.Template(PROMPT)
         if origin is None:
             return
         last = origin.rsplit(".", 1)[-1]

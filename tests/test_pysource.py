@@ -284,6 +284,43 @@ EXTRACT_CASES = [
         [],
     ),
     (
+        "constants-filled-in-by-python-code-are-not-instructions",
+        {
+            "m.py": (
+                "import jinja2\nimport string\nfrom langchain_core.prompts import ChatPromptTemplate, PromptTemplate\n"
+                'ALIAS_PROMPT = "Summarise {text} in {language}"\n'
+                'REPLACE_PROMPT = "Translate {source_text} to French"\n'
+                'STR_FORMAT_PROMPT = "Classify {ticket}"\n'
+                'LC_PROMPT = "Answer {question} from {context}"\n'
+                'LC_KW_PROMPT = "Rate {answer}"\n'
+                'JINJA_PROMPT = "Hi {name} {{ x }}"\n'
+                'STRING_TEMPLATE_PROMPT = "Hi $name, {literal}"\n'
+                "def summarise(text):\n    template = ALIAS_PROMPT\n"
+                "    return template.format(text=text, language='en')\n"
+                "def translate(s):\n    return REPLACE_PROMPT.replace('{source_text}', s)\n"
+                "def classify(t):\n    return str.format(STR_FORMAT_PROMPT, ticket=t)\n"
+                "chain = ChatPromptTemplate.from_template(LC_PROMPT)\n"
+                "rater = PromptTemplate(template=LC_KW_PROMPT, input_variables=['answer'])\n"
+                "page = jinja2.Environment().from_string(JINJA_PROMPT)\n"
+                "hello = string.Template(STRING_TEMPLATE_PROMPT).substitute(name='x')\n"
+            )
+        },
+        None,
+        [],
+    ),
+    (
+        "a-constant-given-to-an-agent-through-a-local-name-is-one-instruction",
+        {
+            "m.py": (
+                "from google.adk.agents import LlmAgent\n"
+                'ROOT_PROMPT = "Help {user:name}"\n'
+                "def build():\n    text = ROOT_PROMPT\n    return LlmAgent(name='r', instruction=text)\n"
+            )
+        },
+        None,
+        [("ROOT_PROMPT", "adk", ("ROOT_PROMPT", "r", "r.instruction"))],
+    ),
+    (
         "unused-xml-tagged-constant-is-angle-only-where-templating-is-used",
         {
             "adk/prompt.py": 'SYSTEM_PROMPT = "<role>Helpful.</role> <br>"\n',
