@@ -34,6 +34,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _python_text(data: bytes) -> str:
+    """A ``.py`` file's text, in the encoding its ``# -*- coding: ... -*-`` line declares (UTF-8 by default)."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # an unknown encoding: read as UTF-8, which says where it fails
+        encoding = "utf-8"
+    return data.decode(encoding)
+
+
 def read_text(path: str, *, what: str = "template") -> str:
     """The text of ``path`` (``-`` is stdin), exactly as written (line endings kept, a leading byte
     order mark dropped), or a UsageError saying why it cannot be read."""
@@ -45,7 +57,8 @@ def read_text(path: str, *, what: str = "template") -> str:
             text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
         else:
             with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8")
+                data = handle.read()
+            text = _python_text(data) if path.endswith(".py") else data.decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{what} file not found: {path}") from None
     except IsADirectoryError:

@@ -967,6 +967,34 @@ def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.parametrize(
+    ("data", "code", "expected"),
+    [
+        (
+            b"# -*- coding: latin-1 -*-\nfrom google.adk.agents import Agent\n"
+            b'A = Agent(name="a", instruction="Gr\xfc\xdfe {nmae}")\n',
+            0,
+            "agents/old.py:3:40: T014",
+        ),
+        (
+            b"\xef\xbb\xbffrom google.adk.agents import Agent\n"
+            b'A = Agent(name="a", instruction="Gr\xc3\xbc\xc3\x9fe {nmae}")\n',
+            0,
+            "agents/old.py:2:40: T014",
+        ),
+        (b'A = "Gr\xfc\xdfe"\n', 2, "templating: error: template file is not valid UTF-8: agents/old.py (byte 7)"),
+    ],
+    ids=["coding-line", "utf8-bom", "not-utf8-without-a-coding-line"],
+)
+def test_lint_python_reads_the_declared_encoding(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], data: bytes, code: int, expected: str
+) -> None:
+    (py_tree / "agents" / "old.py").write_bytes(data)
+    got, out, err = run(["lint", "agents/old.py"], capsys)
+    assert got == code
+    assert (out + err).startswith(expected), out + err
+
+
 def test_lint_python_text_output(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["lint", "agents"], capsys)
     assert code == 0  # warnings only
