@@ -10,7 +10,7 @@ the service it reflects (when it was read, or when it last appended). Appending 
 with :class:`StaleSessionError`, and changes nothing, if it was read from another stored session
 (another service, or a session since deleted and created again), or if its delta writes a key that
 another append or session creation wrote after that revision; a delta that touches none of those
-keys goes through. See README, "Sessions, state and contexts".
+keys goes through. See docs/sessions.md.
 """
 
 from __future__ import annotations
