@@ -75,11 +75,12 @@ def lark_terminals(name: str) -> dict[str, str]:
 def lark_expression(name: str) -> str:
     """One regular expression for the terminals Lark compiles from ``grammar/<name>.lark``.
 
-    One named group per terminal, holding the terminal's pattern as Lark compiled it. The
-    grammars' terminals are disjoint (at no offset do two of them match: TEXT stops wherever a
-    node could start), so the order they are tried in cannot change a token; the ones that start
-    with a fixed character come first and TEXT last, as that is the fastest order for the regular
-    expression engine. The tests check the disjointness, and that the tokens agree with Lark's.
+    One capturing group per terminal, named after it and holding its pattern as Lark compiled
+    it. The grammars' terminals are disjoint (at no offset do two of them match: TEXT stops
+    wherever a node could start), so the order they are tried in cannot change a token; the
+    ones that start with a fixed character come first and TEXT last, as that is the fastest
+    order for the regular expression engine. The tests check the disjointness, and that the
+    tokens agree with Lark's.
     """
     terminals = sorted(lark_terminals(name).items(), key=lambda item: (item[0] == "TEXT", item[0]))
     return "|".join(f"(?P<{terminal}>{pattern})" for terminal, pattern in terminals)
@@ -98,8 +99,12 @@ def _scanner(name: str) -> re.Pattern[str]:
     """The compiled expression for ``grammar/<name>.lark``: the shipped one while it matches the grammar."""
     entry = _shipped().get(name)
     if isinstance(entry, dict) and entry.get("grammar_sha256") == grammar_hash(grammar_text(name)):
-        return re.compile(entry["pattern"])
-    return re.compile(lark_expression(name))
+        scanner = re.compile(entry["pattern"])
+    else:
+        scanner = re.compile(lark_expression(name))
+    if scanner.groups != len(scanner.groupindex):  # split() would hand back the inner groups too
+        raise RuntimeError(f"grammar/{name}.lark: a terminal's pattern has a capturing group; use (?:...)")
+    return scanner
 
 
 def terminals_data() -> dict[str, Any]:
@@ -112,18 +117,84 @@ def terminals_data() -> dict[str, Any]:
     return data
 
 
+def write_terminals() -> None:
+    """Rewrite ``terminals.json`` from the grammars (after changing one): see the module docstring."""
+    TERMINALS_FILE.write_text(json.dumps(terminals_data(), indent=2) + "\n", encoding="utf-8")
+
+
 def lalr_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, str]]:
     """The tokens of Lark's full LALR parse as ``(type, text)`` pairs; for tests of the fast path."""
+    return [(kind, text) for kind, text, _, _, _ in _lalr_positioned(source, check_dialect(dialect))]
+
+
+def _lalr_positioned(source: str, dialect: Dialect) -> list[tuple[str, str, int, int, int]]:
+    """Lark's full LALR parse as ``(type, text, offset, line, column)``: plain values, no Lark objects."""
     from lark import Token
 
-    tree = _lark(_GRAMMARS[check_dialect(dialect)]).parse(source)
-    return [(tok.type, str(tok)) for tok in tree.children if isinstance(tok, Token)]
+    tree = _lark(_GRAMMARS[dialect]).parse(source)
+    return [
+        (tok.type, str(tok), tok.start_pos, tok.line, tok.column)  # type: ignore[misc]
+        for tok in tree.children
+        if isinstance(tok, Token)
+    ]
+
+
+def lalr_nodes(source: str, *, dialect: Dialect = "angle") -> tuple[Node, ...]:
+    """Nodes built the plain way from Lark's full LALR parse (its tokens and their positions).
+
+    The reference the fast path is tested against, node for node and span for span: the same
+    rules (a token whose key Python's rules reject is text; adjacent text merges), none of the
+    fast path's machinery.
+    """
+    dialect = check_dialect(dialect)
+    nodes: list[Node] = []
+    text_at: tuple[int, int, int] | None = None  # (offset, line, column) of pending text
+    for kind, text, start, line, column in _lalr_positioned(source, dialect):
+        meaning = None if kind == "TEXT" else _MEANING[dialect](kind, text)
+        if meaning is None:
+            text_at = text_at or (start, line, column)
+            continue
+        if text_at is not None:
+            nodes.append(
+                Literal(
+                    source[text_at[0] : start], Span(start=text_at[0], end=start, line=text_at[1], column=text_at[2])
+                )
+            )
+            text_at = None
+        cls, value, optional = meaning
+        span = Span(start=start, end=start + len(text), line=line, column=column)
+        nodes.append(Placeholder(value, optional, span) if cls is Placeholder else Escaped(value, span))
+    if text_at is not None:
+        end = len(source)
+        nodes.append(Literal(source[text_at[0] :], Span(start=text_at[0], end=end, line=text_at[1], column=text_at[2])))
+    return tuple(nodes)
 
 
 def lexer_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, str]]:
     """The tokens the fast path builds nodes from, as ``(type, text)`` pairs."""
-    scanner = _scanner(_GRAMMARS[check_dialect(dialect)])
-    return [(match.lastgroup or "", match.group()) for match in scanner.finditer(source)]
+    names, parts = _split(source, check_dialect(dialect))
+    step = len(names) + 1
+    tokens: list[tuple[str, str]] = []
+    for index in range(0, len(parts), step):
+        gap = parts[index]
+        if gap:  # text no terminal matched (the grammars leave none): text all the same
+            tokens.append(("TEXT", gap))
+        tokens.extend((name, text) for name, text in zip(names, parts[index + 1 : index + step], strict=False) if text)
+    return tokens
+
+
+def _split(source: str, dialect: Dialect) -> tuple[tuple[str, ...], list[str | None]]:
+    """The terminals' names in group order, and ``source`` split by the scanner: text no terminal
+    matched, then one slot per terminal (the token in its terminal's slot, None in the others),
+    repeated, and the text after the last token."""
+    scanner, names = _scanner_and_names(_GRAMMARS[dialect])
+    return names, scanner.split(source)
+
+
+@cache
+def _scanner_and_names(name: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    scanner = _scanner(name)
+    return scanner, tuple(sorted(scanner.groupindex, key=scanner.groupindex.__getitem__))
 
 
 def _valid_key(key: str) -> bool:
@@ -199,7 +270,6 @@ def _adk_meaning(kind: str, text: str) -> _Meaning:
     return (Placeholder, key, optional) if _valid_adk_key(key) else None
 
 
-_UNSEEN: _Meaning = (Placeholder, "", False)  # a marker: compared by identity only
 _MEANING: dict[Dialect, Callable[[str, str], _Meaning]] = {"angle": _angle_meaning, "adk": _adk_meaning}
 
 
@@ -213,19 +283,25 @@ def _parts(cls: type) -> type:
 # token, so _build fills an instance of a plain class with the same slots (plain attribute
 # stores), then makes it the frozen class by assigning __class__, which Python allows between
 # classes of the same layout (and refuses with a TypeError otherwise). The result is an ordinary
-# instance of the node class, at a third of the cost.
+# instance of the node class (tests check it equals one made by the constructor), at a third of
+# the cost.
 _SpanParts, _LiteralParts, _PlaceholderParts, _EscapedParts = map(_parts, (Span, Literal, Placeholder, Escaped))
 
 
-def _literal(source: str, start: int, end: int, line: int, column: int) -> Literal:
-    span: Any = _SpanParts()
-    span.start, span.end, span.line, span.column = start, end, line, column
-    span.__class__ = Span
-    node: Any = _LiteralParts()
-    node.text, node.span = source[start:end], span
-    node.__class__ = Literal
-    literal: Literal = node
-    return literal
+def _token_facts(kind: str, token: str, dialect: Dialect) -> tuple[Any, ...]:
+    """What _build needs to know about a distinct token, worked out once per parse.
+
+    ``(parts class or None when the token is text after all, node class, key or text, optional,
+    length, newlines in it, offset after its last newline)``.
+    """
+    meaning = _MEANING[dialect](kind, token)
+    newlines = token.count("\n")
+    after_newline = token.rfind("\n") + 1
+    if meaning is None:
+        return (None, None, "", False, len(token), newlines, after_newline)
+    cls, value, optional = meaning
+    parts = _PlaceholderParts if cls is Placeholder else _EscapedParts
+    return (parts, cls, value, optional, len(token), newlines, after_newline)
 
 
 def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
@@ -233,84 +309,78 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
     reject) is text; adjacent text, from TEXT tokens or such tokens, merges into one Literal.
 
     The hot loop of every parse: node-dense input makes one pass per node, so it is written for
-    speed (plain locals, no per-token helpers, each distinct token's meaning worked out once).
+    speed. ``split`` hands over the tokens as plain strings in their terminals' slots, with no
+    match objects; each distinct node token is looked at once; offsets, lines and columns are
+    counted from the lengths.
     """
-    scanner = _scanner(_GRAMMARS[dialect])
-    text_group = scanner.groupindex["TEXT"]
-    names = {index: name for name, index in scanner.groupindex.items()}
-    meaning_of = _MEANING[dialect]
-    meanings: dict[str, _Meaning] = {}  # per distinct token: node-dense input repeats a few keys
+    names, parts = _split(source, dialect)
+    step = len(names) + 1
+    text_slot = names.index("TEXT")
+    unmatched = parts[::step]  # text no terminal matched: empty strings, as TEXT covers the rest
+    tokens = zip(*(parts[group::step] for group in range(1, step)), strict=True)
+    facts: dict[tuple[str | None, ...], tuple[Any, ...]] = {}
     nodes: list[Node] = []
     append = nodes.append
-    find, count, rfind = source.find, source.count, source.rfind
     span: Any
     node: Any
-    position = 0  # where the next token starts
-    text_start = -1  # where the pending text starts, if any
-    line, line_start = 1, 0  # the line counted up to, and the offset that line starts at
-    next_newline = find("\n")  # the first newline not yet counted (-1: none left)
+    position = 0
+    line, line_start = 1, 0  # the current line, and the offset it starts at
+    text_start = -1  # where pending text starts, if any (and its line and column)
+    text_line = text_column = 0
 
-    for match in scanner.finditer(source):
-        end = match.end()
-        index = match.lastindex
-        if index == text_group:
+    for gap, token in zip(unmatched, tokens, strict=False):
+        lexed_text = token[text_slot]
+        text = gap if lexed_text is None else gap + lexed_text if gap else lexed_text
+        if text:
             if text_start < 0:
-                text_start = position
-            position = end
-            continue
-        token = match.group()
-        start = end - len(token)
-        if start != position and text_start < 0:  # text the grammar left unlexed (none does) stays text
-            text_start = position
-        position = end
-        meaning = meanings.get(token, _UNSEEN)
-        if meaning is _UNSEEN:
-            meaning = meanings[token] = meaning_of(names[index], token)  # type: ignore[index]
-        if meaning is None:
+                text_start, text_line, text_column = position, line, position - line_start + 1
+            if "\n" in text:
+                line += text.count("\n")
+                line_start = position + text.rfind("\n") + 1
+            position += len(text)
+            if lexed_text is not None:
+                continue
+        known = facts.get(token)
+        if known is None:
+            index = next(i for i, group in enumerate(token) if group is not None)
+            known = facts[token] = _token_facts(names[index], token[index], dialect)
+        parts_cls, cls, value, optional, length, newlines, after_newline = known
+        if parts_cls is None:  # text after all
             if text_start < 0:
-                text_start = start
-            continue
-        if text_start >= 0:
-            if text_start > next_newline >= 0:
-                line += count("\n", next_newline, text_start)
-                line_start = rfind("\n", next_newline, text_start) + 1
-                next_newline = find("\n", text_start)
-            span = _SpanParts()
-            span.start, span.end, span.line, span.column = text_start, start, line, text_start - line_start + 1
-            span.__class__ = Span
-            node = _LiteralParts()
-            node.text, node.span = source[text_start:start], span
-            node.__class__ = Literal
-            append(node)
-            text_start = -1
-        if start > next_newline >= 0:
-            line += count("\n", next_newline, start)
-            line_start = rfind("\n", next_newline, start) + 1
-            next_newline = find("\n", start)
-        span = _SpanParts()
-        span.start, span.end, span.line, span.column = start, end, line, start - line_start + 1
-        span.__class__ = Span
-        cls, value, optional = meaning
-        if cls is Placeholder:
-            node = _PlaceholderParts()
-            node.key, node.optional, node.span = value, optional, span
-            node.__class__ = Placeholder
+                text_start, text_line, text_column = position, line, position - line_start + 1
         else:
-            node = _EscapedParts()
-            node.text, node.span = value, span
-            node.__class__ = Escaped
-        append(node)
+            if text_start >= 0:
+                span = _SpanParts()
+                span.start, span.end, span.line, span.column = text_start, position, text_line, text_column
+                span.__class__ = Span
+                node = _LiteralParts()
+                node.text, node.span = source[text_start:position], span
+                node.__class__ = Literal
+                append(node)
+                text_start = -1
+            span = _SpanParts()
+            span.start, span.end, span.line, span.column = position, position + length, line, position - line_start + 1
+            span.__class__ = Span
+            node = parts_cls()
+            if cls is Placeholder:
+                node.key, node.optional, node.span = value, optional, span
+            else:
+                node.text, node.span = value, span
+            node.__class__ = cls
+            append(node)
+        if newlines:
+            line += newlines
+            line_start = position + after_newline
+        position += length
 
-    if position != len(source) and text_start < 0:
-        text_start = position
+    if unmatched[-1] and text_start < 0:
+        text_start, text_line, text_column = position, line, position - line_start + 1
     if text_start >= 0:
-        if text_start > next_newline >= 0:
-            line += count("\n", next_newline, text_start)
-            line_start = rfind("\n", next_newline, text_start) + 1
-        append(_literal(source, text_start, len(source), line, text_start - line_start + 1))
+        span = _SpanParts()
+        span.start, span.end, span.line, span.column = text_start, len(source), text_line, text_column
+        span.__class__ = Span
+        node = _LiteralParts()
+        node.text, node.span = source[text_start:], span
+        node.__class__ = Literal
+        append(node)
     return tuple(nodes)
-
-
-def write_terminals() -> None:
-    """Rewrite ``terminals.json`` from the grammars (after changing one): see the module docstring."""
-    TERMINALS_FILE.write_text(json.dumps(terminals_data(), indent=2) + "\n", encoding="utf-8")
