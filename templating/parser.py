@@ -6,9 +6,9 @@ Parsing is total: every string is a template, and text that is not a node is lit
 
 Each grammar's one rule is a flat sequence of tokens, so the tokens are the parse. We take the
 terminals' patterns from the grammar as Lark compiles it, join them into one regular expression
-(one named group per terminal), scan with it and build nodes straight from its matches: no Lark
-token objects, no tree, which would only cost time. The test suite checks, token for token, that
-Lark's full LALR parse agrees.
+(one named group per terminal), split the source with it and build nodes straight from the
+pieces: no match or Lark token objects, no tree, which would only cost time. The test suite
+checks that Lark's full LALR parse agrees, token for token and node for node (``lalr_nodes``).
 
 So that a process does not pay for importing Lark and compiling the grammar (tens of
 milliseconds) to parse one template, that expression is also shipped, with a hash of the grammar
