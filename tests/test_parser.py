@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -29,6 +30,7 @@ from templating.parser import (
     lexer_tokens,
     parse_nodes,
     terminals_data,
+    write_terminals,
 )
 
 # (template, expected nodes as (kind, text-or-key, optional)); spans are checked separately.
@@ -521,6 +523,14 @@ def test_shipped_terminals_are_what_lark_compiles_from_the_grammars() -> None:
     assert shipped == terminals_data(), f"grammar changed: regenerate templating/terminals.json with {WRITE_COMMAND}"
 
 
+def test_write_terminals_writes_what_lark_compiles(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    target = tmp_path / "terminals.json"
+    monkeypatch.setattr(parser_module, "TERMINALS_FILE", target)
+    write_terminals()
+    assert json.loads(target.read_text(encoding="utf-8")) == terminals_data()
+    assert WRITE_COMMAND in target.read_text(encoding="utf-8").replace('\\"', '"')
+
+
 @pytest.mark.parametrize("name", ["instruction", "adk"])
 def test_the_expression_holds_every_terminal_lark_compiles(name: str) -> None:
     terminals = lark_terminals(name)
@@ -563,9 +573,9 @@ def test_a_changed_grammar_is_compiled_by_lark_again(fresh_scanner: None, monkey
 
 
 def test_a_missing_or_broken_terminals_file_falls_back_to_lark(
-    fresh_scanner: None, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+    fresh_scanner: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    broken = tmp_path / "terminals.json"  # type: ignore[operator]
+    broken = tmp_path / "terminals.json"
     broken.write_text("{not json", encoding="utf-8")
     monkeypatch.setattr(parser_module, "TERMINALS_FILE", broken)
     assert parser_module._scanner("adk").pattern == lark_expression("adk")
