@@ -463,15 +463,15 @@ class _PythonResults:
 def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: Any) -> tuple[_PythonResults, list[Any]]:
     """Lint the instructions inside Python files: each in its dialect, at its place in the file, with
     the tree-wide rules T014 (keys nothing writes) and T015 (instructions that are not strings)."""
-    from .lint import rules_for
-    from .pysource import PythonSourceError, lint_instruction, never_written, scan, skipped_findings
+    from .lint import SYNTAX_CHECKS, Diagnostic, rules_for
+    from .pysource import PYTHON_SYNTAX, lint_instruction, never_written, scan, skipped_findings
 
-    try:
-        found = scan(files, suffixes=config.constant_suffixes, read=read_text)
-    except PythonSourceError as exc:
-        raise UsageError(exc.message) from None
+    # A file that is not valid Python is a finding (E002), and the other files are still linted.
+    found = scan(files, suffixes=config.constant_suffixes, read=read_text, keep_going=True)
     written = found.written if "T014" in codes else None
-    findings: list[Any] = []
+    findings: list[Any] = [
+        Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path) for error in found.errors
+    ]
     for item in found.instructions:
         here: list[Any] = lint_instruction(item, schema=schema, select=codes, allow=config.allow)
         tags = {(d.path, d.span.start) for d in here if d.code == "T007"}  # a markup tag is no key read
@@ -486,7 +486,7 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
     allowed = frozenset(config.allow)
     for diag in findings:
         key = (diag.path, diag.span.start, diag.span.end, diag.code)
-        if key in seen or diag.code not in rules_for(diag.path, config, codes | {"E001"}):
+        if key in seen or (diag.code not in SYNTAX_CHECKS and diag.code not in rules_for(diag.path, config, codes)):
             continue
         if found.sources.get(diag.path, "")[diag.span.start : diag.span.end] in allowed:
             continue  # an allowed snippet, as written in the .py file ({summary}, <br>)

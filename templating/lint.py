@@ -41,6 +41,7 @@ __all__ = [
     "SchemaError",
     "SchemaField",
     "Severity",
+    "SYNTAX_CHECKS",
     "collect_files",
     "lint",
     "load_config",
@@ -104,15 +105,31 @@ ANGLE_ONLY: frozenset[str] = frozenset({"T002", "T003", "T004", "T005", "T006", 
 ADK_ONLY: frozenset[str] = frozenset({"T016", "T017", "T018", "T019"})
 DEFAULT_RULES: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.default)
 
+# Checks that are not rules: a text that cannot be read at all as what it must be. No option selects or
+# ignores them (the code would fail when run); each has its documentation page, as a rule does.
+SYNTAX_CHECKS: dict[str, Rule] = {
+    check.code: check
+    for check in (
+        Rule("E001", "jinja-syntax", "error", "a jinja(...) instruction Jinja2 cannot parse", "{% if x %} (no endif)"),
+        Rule("E002", "python-syntax", "error", "a Python file to lint that is not valid Python", "if x"),
+    )
+}
+
+
+def _described(code: str) -> Rule | None:
+    """The rule or syntax check with this code, if it is one."""
+    return RULES.get(code) or SYNTAX_CHECKS.get(code)
+
+
 # Where the documentation lives: the one place the address is written in code. It equals `site_url` in
 # mkdocs.yml (tests/test_docs.py checks), and every rule has its page at rule_url(code).
 DOCS_URL = "https://templating.readthedocs.io/en/latest/"
 
 
 def rule_url(code: str) -> str:
-    """The stable address of a rule's documentation page: ``DOCS_URL`` + ``rules/<code>/``."""
-    if code not in RULES:
-        raise ValueError(f"unknown rule {code!r} (known: {', '.join(RULES)})")
+    """The stable address of a rule's (or syntax check's) documentation page: ``DOCS_URL`` + ``rules/<code>/``."""
+    if _described(code) is None:
+        raise ValueError(f"unknown rule {code!r} (known: {', '.join([*RULES, *SYNTAX_CHECKS])})")
     return f"{DOCS_URL}rules/{code}/"
 
 
@@ -135,7 +152,7 @@ class Diagnostic:
     @property
     def url(self) -> str | None:
         """The address of the rule's documentation page (``None`` for a code that is not a rule)."""
-        return rule_url(self.code) if self.code in RULES else None
+        return rule_url(self.code) if _described(self.code) else None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping: line and column 1-based; ``start``/``end`` character offsets, ``end`` exclusive;
@@ -144,7 +161,7 @@ class Diagnostic:
         return {
             "path": self.path,
             "code": self.code,
-            "name": RULES[self.code].name if self.code in RULES else None,
+            "name": rule.name if (rule := _described(self.code)) else None,
             "severity": self.severity,
             "message": self.message,
             "line": span.line if span else None,
@@ -453,6 +470,11 @@ def _codes(values: Iterable[str] | str, what: str) -> set[str]:
             out.update(RULES)
         elif code in RULES:
             out.add(code)
+        elif code in SYNTAX_CHECKS or value.strip() in {check.name for check in SYNTAX_CHECKS.values()}:
+            raise LintConfigError(
+                f"{value.strip()!r} in {what} is a syntax check, not a rule: no option turns it off"
+                " (fix the file, or leave it out of the linted files with 'exclude')"
+            )
         else:
             by_name = [c for c, rule in RULES.items() if rule.name == value.strip()]
             if not by_name:

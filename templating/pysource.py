@@ -36,6 +36,7 @@ from .template import Template
 
 __all__ = [
     "JINJA_SYNTAX",
+    "PYTHON_SYNTAX",
     "Instruction",
     "PythonSourceError",
     "Scan",
@@ -51,7 +52,26 @@ Kind: TypeAlias = _Literal["angle", "adk", "jinja"]
 
 
 class PythonSourceError(TemplatingError):
-    """A ``.py`` file to lint that is not valid Python (nothing of it can be checked)."""
+    """A ``.py`` file to lint that is not valid Python (nothing of it can be checked).
+
+    ``path`` names the file; ``source`` and ``span`` place the error in it (its first character when
+    Python gives no position).
+    """
+
+    def __init__(self, reason: str, *, path: str, source: str, span: Span) -> None:
+        super().__init__(f"{path}:{span.line}:{span.column}: {reason}", source=source, span=span)
+        self.path = path
+        self.reason = reason
+
+
+def _span_at(text: str, line: int | None, column: int | None) -> Span:
+    """The one-character span at 1-based ``line``/``column`` of ``text`` (clamped into it)."""
+    lines = text.splitlines(keepends=True) or [""]
+    line = min(max(line or 1, 1), len(lines))
+    row = lines[line - 1].rstrip("\r\n")
+    column = min(max(column or 1, 1), len(row) + 1)
+    start = sum(len(x) for x in lines[: line - 1]) + column - 1
+    return Span(start, min(start + 1, start + len(row) - column + 1), line, column)
 
 
 # --------------------------------------------------------------------------------------------
@@ -397,11 +417,13 @@ class Scan:
     skipped: list[Skipped] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    errors: list[PythonSourceError] = field(default_factory=list)
 
     @property
     def written(self) -> frozenset[str] | None:
-        """The keys written, or None when some write's key is known only at run time."""
-        if any(w.key is None for w in self.writes):
+        """The keys written, or None when some write's key is known only at run time, or a file to
+        scan was not valid Python (what it writes is unknown)."""
+        if self.errors or any(w.key is None for w in self.writes):
             return None
         return frozenset(w.key for w in self.writes if w.key is not None)
 
@@ -444,10 +466,11 @@ class _Project:
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text, filename=path)
         except SyntaxError as exc:
-            where = f"{path}:{exc.lineno}:{exc.offset}" if exc.lineno else path
-            raise PythonSourceError(f"{where}: not valid Python: {exc.msg}") from None
+            span = _span_at(text, exc.lineno, exc.offset)
+            raise PythonSourceError(f"not valid Python: {exc.msg}", path=path, source=text, span=span) from None
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-            raise PythonSourceError(f"{path}: cannot be parsed as Python: {exc}") from None
+            span = _span_at(text, None, None)
+            raise PythonSourceError(f"cannot be parsed as Python: {exc}", path=path, source=text, span=span) from None
         module = _Module(path, key, text, tree, linted=linted)
         self.modules[key] = module
         self.result.sources[path] = text
@@ -981,6 +1004,7 @@ def scan(
     *,
     suffixes: Sequence[str] = CONSTANT_SUFFIXES,
     read: Callable[[str], str] = _read_utf8,
+    keep_going: bool = False,
 ) -> Scan:
     """Find the instructions and state writes of the Python files ``paths`` (parsed, never run).
 
@@ -988,10 +1012,20 @@ def scan(
     the importer for relative imports, in a folder above it for absolute ones), whether or not they
     are in ``paths``. ``suffixes``: module constants whose name ends in one of them are linted even
     when no call site uses them, if they hold a placeholder. ``read`` reads a file's text. A file of
-    ``paths`` that is not valid Python is a :class:`PythonSourceError`.
+    ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
+    recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
+    not all known, so :attr:`Scan.written` is ``None``).
     """
     project = _Project(read, suffixes)
-    modules = [project.load(path, linted=True) for path in paths]
+    modules: list[_Module] = []
+    for path in paths:
+        try:
+            modules.append(project.load(path, linted=True))
+        except PythonSourceError as exc:
+            if not keep_going:
+                raise
+            project.result.errors.append(exc)
+            project.result.sources[path] = exc.source or ""
     for module in modules:
         _Visitor(project, module).run()
     project.add_unused_constants(modules)
@@ -1003,6 +1037,8 @@ def scan(
 
 # A Jinja2 syntax error is not a rule to turn off: the code would fail when the provider is made.
 JINJA_SYNTAX = "E001"
+# A file to lint that is not valid Python: nothing of it can be checked, and what it writes is unknown.
+PYTHON_SYNTAX = "E002"
 # The rules over a whole tree of Python files, not over one instruction's text.
 _TREE_RULES = frozenset({"T014", "T015"})
 

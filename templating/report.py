@@ -11,7 +11,7 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
-from .lint import RULES, Diagnostic
+from .lint import Diagnostic
 from .nodes import Dialect, Escaped, Literal, Placeholder, Span
 from .template import Template
 
@@ -109,7 +109,7 @@ def render_html(reports: Sequence[FileReport], *, run_findings: Sequence[Diagnos
                 "anchor": f"file{number}",
                 "segments": _segments(report, ids),
                 "findings": [
-                    {**d.as_dict(), "id": ids[id(d)], "rule": RULES[d.code].name if d.code in RULES else d.code}
+                    {**(row := d.as_dict()), "id": ids[id(d)], "rule": row["name"] or d.code}
                     for d in report.diagnostics
                 ],
             }

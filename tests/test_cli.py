@@ -1038,12 +1038,51 @@ def test_lint_python_with_a_dynamic_write_keeps_t014_silent(py_tree: Path, capsy
     assert (code, [r["code"] for r in json.loads(out)]) == (0, ["T002"])
 
 
-def test_lint_python_that_does_not_parse_exits_2(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (py_tree / "agents" / "broken.py").write_text("x = 1\nif x\n", encoding="utf-8")
-    code, out, err = run(["lint", "agents"], capsys)
-    assert (code, out) == (2, "")
-    assert err.startswith("templating: error: agents/broken.py:2:5: not valid Python: ")
+@pytest.mark.parametrize(
+    ("broken", "line", "column"),
+    [
+        ("x = 1\nif x\n", 2, 5),
+        ('PROMPT = """Hi {name}\n', 1, 10),  # an unterminated triple-quoted string
+        ("def f(:\n    pass\n", 1, 7),
+    ],
+    ids=["missing-colon", "unterminated-string", "bad-signature"],
+)
+def test_lint_python_that_does_not_parse_is_a_finding(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], broken: str, line: int, column: int
+) -> None:
+    (py_tree / "agents" / "broken.py").write_text(broken, encoding="utf-8")
+    code, out, err = run(["lint", "agents", "--format", "json"], capsys)
+    rows = json.loads(out)
+    assert code == 1
     assert "Traceback" not in err
+    errors = [r for r in rows if r["code"] == "E002"]
+    assert [(r["path"], r["line"], r["column"], r["name"]) for r in errors] == [
+        ("agents/broken.py", line, column, "python-syntax")
+    ]
+    assert errors[0]["message"].startswith("not valid Python: ")
+    assert errors[0]["url"] == "https://templating.readthedocs.io/en/latest/rules/E002/"
+    # the other files are still linted; what the broken file writes is unknown, so T014 stays silent
+    assert [r["code"] for r in rows if r["code"] != "E002"] == ["T002"]
+    code, out, _ = run(["lint", "agents"], capsys)
+    assert f"agents/broken.py:{line}:{column}: E002 not valid Python: " in out
+    assert "T002" in out
+    # rule selections do not turn it off: nothing of the file was checked
+    code, out, _ = run(["lint", "agents", "--select", "T001", "--format", "json"], capsys)
+    assert code == 1
+    assert [r["code"] for r in json.loads(out)] == ["E002"]
+    code, out, err = run(["lint", "agents", "--ignore", "E002"], capsys)
+    assert (code, out) == (2, "")
+    assert "'E002' in ignore is a syntax check, not a rule: no option turns it off" in err
+
+
+def test_keys_and_render_of_python_that_does_not_parse_exit_2(
+    py_tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (py_tree / "agents" / "broken.py").write_text("x = 1\nif x\n", encoding="utf-8")
+    for args in (["keys", "agents/broken.py"], ["render", "agents/broken.py:P", "--state", "-"]):
+        code, out, err = run(args, capsys)
+        assert (code, out) == (2, "")
+        assert err.startswith("templating: error: agents/broken.py:2:5: not valid Python: "), err
 
 
 def test_keys_of_a_python_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -403,6 +403,47 @@ def test_a_file_that_is_not_python_is_an_error_naming_the_place() -> None:
         scan_texts({"bad.py": "x = 1\nif x\n"})
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "column", "marked"),
+    [
+        ("x = 1\nif x\n", 2, 5, "\n"),
+        ("x = 1\r\nif x\r\n", 2, 5, "\r"),
+        ("def f(:\n    pass\n", 1, 7, ":"),
+        ('café = "é" +\n', 1, 13, "\n"),  # columns count characters, not UTF-8 bytes
+        ("x = (\n", 1, 5, "("),
+    ],
+    ids=["end-of-line", "crlf", "mid-line", "non-ascii", "unclosed-bracket"],
+)
+def test_a_syntax_error_is_placed_in_the_file(text: str, line: int, column: int, marked: str) -> None:
+    with pytest.raises(PythonSourceError) as info:
+        scan_texts({"bad.py": text})
+    error = info.value
+    assert (error.path, error.span.line, error.span.column) == ("bad.py", line, column)
+    assert error.message == f"bad.py:{line}:{column}: {error.reason}"
+    assert text[error.span.start : error.span.start + 1] == marked
+    assert error.source == text
+
+
+def test_keep_going_records_a_file_that_is_not_python_and_scans_the_others() -> None:
+    files = {
+        "agents/bad.py": "def broken(:\n",
+        "agents/agent.py": 'from google.adk.agents import Agent\nAgent(name="a", instruction="Hi {name}")\n',
+        "agents/tools.py": 'def t(tool_context):\n    tool_context.state["name"] = "Ada"\n',
+    }
+
+    def read(path: str) -> str:
+        return files[Path(path).as_posix()]
+
+    result = scan(list(files), read=read, keep_going=True)
+    assert [(e.path, e.span.line, e.span.column) for e in result.errors] == [("agents/bad.py", 1, 12)]
+    assert [i.text for i in result.instructions] == ["Hi {name}"]
+    assert result.sources["agents/bad.py"] == files["agents/bad.py"]
+    # what the broken file writes is unknown: no key can be said to be never written
+    assert result.written is None
+    del files["agents/bad.py"]
+    assert scan(list(files), read=read, keep_going=True).written == frozenset({"name"})
+
+
 def test_an_unreadable_import_is_not_followed() -> None:
     source = "from google.adk.agents import Agent\nfrom .prompt import P\nAgent(name='a', instruction=P)\n"
     result = scan_texts({"pkg/agent.py": source, "pkg/prompt.py": "P = (\n"}, ["pkg/agent.py"])
