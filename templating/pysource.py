@@ -820,6 +820,8 @@ class _Scope:
     params: set[str]
     assigned: dict[str, list[ast.expr]]
     others: set[str]
+    # parameters that hold session state: named state, annotated State, or given ctx.state by a caller
+    state_params: set[str] = field(default_factory=set)
 
     def binds(self, name: str) -> bool:
         return name in self.params or name in self.assigned or name in self.others
@@ -860,7 +862,26 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
     for name in list(assigned):
         if name in others:  # also bound another way (a loop, +=): not one known value
             assigned[name].append(ast.Name("<rebound>"))
-    return _Scope(params, assigned, others - set(assigned))
+    state = {
+        a.arg
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+        if (a.arg == "state" or _mentions_state(a.annotation)) and a.arg not in assigned and a.arg not in others
+    }
+    return _Scope(params, assigned, others - set(assigned), state)
+
+
+def _mentions_state(annotation: ast.expr | None) -> bool:
+    """Whether a parameter's annotation names ADK's ``State`` (``State``, ``State | dict``, ``"State"``)."""
+    if annotation is None:
+        return False
+    for node in ast.walk(annotation):
+        if (isinstance(node, ast.Name) and node.id == "State") or (
+            isinstance(node, ast.Attribute) and node.attr == "State"
+        ):
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "State" in node.value.split():
+            return True
+    return False
 
 
 def _uses_templating(module: _Module) -> bool:
@@ -931,9 +952,39 @@ class _Visitor:
 
     def __init__(self, project: _Project, module: _Module) -> None:
         self.project, self.module = project, module
+        self.given_state: dict[ast.AST, set[str]] = {}  # function -> its parameters some caller gives ctx.state
 
     def run(self) -> None:
+        self.find_state_arguments()
         self.walk(self.module.tree, None)
+
+    def find_state_arguments(self) -> None:
+        """The parameters of this module's functions that a call here gives a context's state:
+        ``_set_initial_states(data, callback_context.state)`` makes ``target`` state in
+        ``def _set_initial_states(source, target)``."""
+        functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        calls: list[ast.Call] = []
+        for node in ast.walk(self.module.tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                functions.setdefault(node.name, node)
+            elif isinstance(node, ast.Call) and any(
+                _is_state(a) for a in (*node.args, *(k.value for k in node.keywords))
+            ):
+                calls.append(node)
+        for node in calls:
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            target = functions.get(name)
+            if target is None:
+                continue
+            positional = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
+            if positional[:1] in (["self"], ["cls"]) and isinstance(func, ast.Attribute):
+                positional = positional[1:]
+            given = [(positional[i] if i < len(positional) else None, a) for i, a in enumerate(node.args)]
+            given += [(kw.arg, kw.value) for kw in node.keywords]
+            for param, value in given:
+                if param is not None and _is_state(value):
+                    self.given_state.setdefault(target, set()).add(param)
 
     def walk(self, node: ast.AST, scope: _Scope | None) -> None:
         stack: list[tuple[ast.AST, _Scope | None]] = [(node, scope)]
@@ -941,7 +992,9 @@ class _Visitor:
             item, here = stack.pop()
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 inner = _function_scope(item)
+                inner.state_params |= self.given_state.get(item, set()) - inner.assigned.keys() - inner.others
                 if here is not None:  # names of the enclosing function that this one does not bind
+                    inner.state_params |= {s for s in here.state_params if not inner.binds(s)}
                     for name, values in here.assigned.items():
                         if not inner.binds(name):
                             inner.assigned[name] = values
@@ -1119,9 +1172,12 @@ def _names(expr: ast.AST, name: str) -> bool:
 
 
 def _is_state(expr: ast.AST, scope: _Scope | None = None) -> bool:
-    """``x.state`` or ``x.state_delta`` (a context's, a session's, an event's actions'), or a name of
-    the enclosing function bound to one (``mem = tool_context.state``)."""
+    """``x.state`` or ``x.state_delta`` (a context's, a session's, an event's actions'), a name of
+    the enclosing function bound to one (``mem = tool_context.state``), or a parameter that holds
+    state (``def set_state(state, ...)``, ``target: State``, or one a caller gives ``ctx.state``)."""
     if isinstance(expr, ast.Name) and scope is not None:
+        if expr.id in scope.state_params:
+            return True
         return any(_is_state(value) for value in scope.assigned.get(expr.id, ()))
     return isinstance(expr, ast.Attribute) and expr.attr in ("state", "state_delta")
 

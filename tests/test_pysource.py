@@ -714,6 +714,33 @@ NAMED_WRITES = [
         {"a", "b", "c", "d", "e"},
     ),
     ("create-session-dict-updated-from-a-call", "S = {'a': 1}\nS.update(load())\nsvc.create_session(state=S)\n", None),
+    # a helper's parameter that holds state: named state, annotated State, or given ctx.state by a caller
+    ("helper-named-state", "def put(state, v):\n    state['plan'] = v\n", {"plan"}),
+    (
+        "helper-annotated-state",
+        "from google.adk.sessions.state import State\n"
+        "def put(target: State | dict, v):\n    target.setdefault('plan', v)\n",
+        {"plan"},
+    ),
+    (
+        "helper-given-context-state",
+        "def _set_initial_states(source, target):\n    target.update(source)\n"
+        "def load(callback_context):\n    _set_initial_states({}, callback_context.state)\n",
+        None,
+    ),
+    (
+        "helper-given-state-by-keyword-nested",
+        "def put(v, target=None):\n    def inner():\n        target['plan'] = v\n    inner()\n"
+        "def cb(tool_context):\n    put(1, target=tool_context.state)\n",
+        {"plan"},
+    ),
+    (
+        "method-given-state",
+        "class Memory:\n    def save(self, into, v):\n        into['plan'] = v\n"
+        "    def cb(self, ctx):\n        self.save(ctx.state, 1)\n",
+        {"plan"},
+    ),
+    ("helper-never-given-state", "def put(target, v):\n    target['plan'] = v\n", set()),
     ("key-from-a-parameter", "def f(tool_context, key):\n    tool_context.state[key] = 1\n", None),
     ("key-from-an-f-string", "def f(tool_context, n):\n    tool_context.state[f'user:{n}'] = 1\n", None),
 ]
