@@ -539,6 +539,8 @@ class _Project:
         self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions
         self.used_constants: set[tuple[str, str]] = set()
         self.unreadable: set[str] = set()
+        # function -> its parameters that some caller gives a context's state (save(ctx.state, ...))
+        self.given_state: dict[ast.AST, set[str]] = {}
         # constants used as str.format / % templates (PROMPT.format(text=...)): Python's {}, not state keys
         self.formatted: set[tuple[str, str]] = set()
 
@@ -952,10 +954,9 @@ class _Visitor:
 
     def __init__(self, project: _Project, module: _Module) -> None:
         self.project, self.module = project, module
-        self.given_state: dict[ast.AST, set[str]] = {}  # function -> its parameters some caller gives ctx.state
+        self.given_state = project.given_state
 
     def run(self) -> None:
-        self.find_state_arguments()
         self.walk(self.module.tree, None)
 
     def find_state_arguments(self) -> None:
@@ -974,7 +975,7 @@ class _Visitor:
         for node in calls:
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            target = functions.get(name)
+            target = self.imported_function(func) or functions.get(name)
             if target is None:
                 continue
             positional = [a.arg for a in (*target.args.posonlyargs, *target.args.args)]
@@ -985,6 +986,25 @@ class _Visitor:
             for param, value in given:
                 if param is not None and _is_state(value):
                     self.given_state.setdefault(target, set()).add(param)
+
+    def imported_function(self, func: ast.expr) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function of another linted module that ``func`` names (``set_state`` after ``from .utils
+        import set_state``, ``utils.set_state`` after ``from . import utils``), if it can be found."""
+        project, module = self.project, self.module
+        if isinstance(func, ast.Name):
+            binding = module.bindings.get(func.id)
+            if not isinstance(binding, ast.ImportFrom):
+                return None
+            alias = next(a for a in binding.names if (a.asname or a.name) == func.id)
+            source = project.find_module(module, binding.module or "", binding.level)
+            name = alias.name
+        elif isinstance(func, ast.Attribute):
+            source = project.module_named(module, _chain(func.value), None)
+            name = func.attr
+        else:
+            return None
+        found = source.bindings.get(name) if source is not None else None
+        return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
     def walk(self, node: ast.AST, scope: _Scope | None) -> None:
         stack: list[tuple[ast.AST, _Scope | None]] = [(node, scope)]
@@ -1222,8 +1242,11 @@ def scan(
                 raise
             project.result.errors.append(exc)
             project.result.sources[path] = exc.source or ""
-    for module in modules:
-        _Visitor(project, module).run()
+    visitors = [_Visitor(project, module) for module in modules]
+    for visitor in visitors:  # first every call giving state to a function, which may be in another module
+        visitor.find_state_arguments()
+    for visitor in visitors:
+        visitor.run()
     project.add_unused_constants(modules)
     return project.result
 

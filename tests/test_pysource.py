@@ -677,6 +677,7 @@ def test_a_dynamic_write_makes_the_tree_unknown(dynamic: str) -> None:
 # create_session(state=...) filled in after it was made.
 KEY_MODULES = {
     "app/__init__.py": "",
+    "app/helpers.py": "def put(into, v):\n    into['plan'] = v\ndef load(target):\n    target.update(DATA)\n",
     "app/constants.py": 'ITINERARY_KEY = "itinerary"\nPROFILE_KEY: str = "user:profile"\nOUT = "summary"\n',
 }
 NAMED_WRITES = [
@@ -740,6 +741,12 @@ NAMED_WRITES = [
         "    def cb(self, ctx):\n        self.save(ctx.state, 1)\n",
         {"plan"},
     ),
+    (
+        "helper-in-another-module-given-state",
+        "from .helpers import put\nfrom . import helpers\n"
+        "def cb(callback_context):\n    put(callback_context.state, 1)\n    helpers.load(callback_context.state)\n",
+        None,
+    ),
     ("helper-never-given-state", "def put(target, v):\n    target['plan'] = v\n", set()),
     ("key-from-a-parameter", "def f(tool_context, key):\n    tool_context.state[key] = 1\n", None),
     ("key-from-an-f-string", "def f(tool_context, n):\n    tool_context.state[f'user:{n}'] = 1\n", None),
@@ -748,7 +755,8 @@ NAMED_WRITES = [
 
 @pytest.mark.parametrize(("code", "written"), [c[1:] for c in NAMED_WRITES], ids=[c[0] for c in NAMED_WRITES])
 def test_keys_written_through_names(code: str, written: set[str] | None) -> None:
-    assert scan_texts({**KEY_MODULES, "app/m.py": code}, ["app/m.py"]).written == written
+    linted = ["app/m.py", "app/helpers.py"] if "helpers" in code else ["app/m.py"]
+    assert scan_texts({**KEY_MODULES, "app/m.py": code}, linted).written == written
 
 
 def test_a_name_bound_to_state_in_a_function_writes_state() -> None:
