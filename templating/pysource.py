@@ -521,6 +521,8 @@ _TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
 _AGENT_KWARGS = ("instruction", "global_instruction")
 _ADK_AGENTS = {"Agent", "LlmAgent"}
 _PROVIDER_CALLS = {"instruction", "Template", "parse", "jinja", "concat", "when", "static"}
+# The calls whose state= starts a session with those keys (a service's, or a Session made in a test).
+_SESSION_MAKERS = {"create_session", "Session"}
 # Constants that Python code fills in itself hold its fields, not state keys: they are no instructions.
 # The methods that fill in a str (PROMPT.format(...), PROMPT.replace("{x}", ...)), and the template
 # engines that take one (LangChain, Jinja2, string.Template), called by their last name.
@@ -1161,10 +1163,11 @@ class _Visitor:
             elif kw.arg == "state_delta":
                 self.dict_keys(kw.value, "state_delta", scope)
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "create_session":
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in _SESSION_MAKERS:
             state = _keyword(call, "state")
             if state is not None:
-                self.dict_keys(state, "create_session(state=...)", scope)
+                self.dict_keys(state, f"{called}(state=...)", scope)
         if isinstance(func, ast.Attribute) and _is_state(func.value, scope):
             if func.attr == "update":
                 for arg in call.args:

@@ -716,6 +716,12 @@ NAMED_WRITES = [
     ),
     ("create-session-dict-updated-from-a-call", "S = {'a': 1}\nS.update(load())\nsvc.create_session(state=S)\n", None),
     # a helper's parameter that holds state: named state, annotated State, or given ctx.state by a caller
+    (
+        "session-made-in-a-test",
+        "from google.adk.sessions import Session\ndef test_it():\n"
+        "    s = Session(id='1', app_name='a', user_id='u', state={'plan': 1, 'user:lang': 'en'})\n",
+        {"plan", "user:lang"},
+    ),
     ("helper-named-state", "def put(state, v):\n    state['plan'] = v\n", {"plan"}),
     (
         "helper-annotated-state",
