@@ -97,13 +97,141 @@ def _parse(text: str, path: str) -> ast.Module:
         warnings.simplefilter("ignore")
         try:
             return ast.parse(text, filename=path)
-        except SyntaxError:
+        except SyntaxError as exc:
             if sys.version_info >= (3, 12):
                 raise
-            blanked = _without_type_parameters(text)
-            if blanked is None:
-                raise
-            return ast.parse(blanked, filename=path)  # an error now is one in any Python: shown as is
+            error = exc
+        # Python 3.11: try with 3.12's type parameters blanked, then also its f-strings rewritten.
+        blanked = _without_type_parameters(text)
+        rewritten = _fstrings_for_311(text)
+        tries = [blanked, _without_type_parameters(rewritten) or rewritten if rewritten else None]
+        for candidate in tries:
+            if candidate is None:
+                continue
+            try:
+                return ast.parse(candidate, filename=path)
+            except SyntaxError as exc:
+                error = error if candidate is not blanked else exc  # a real error shows where 3.12 shows it
+        raise error
+
+
+def _fstrings_for_311(text: str) -> str | None:
+    """``text`` with each f-string that only Python 3.12 reads (its quote reused inside a replacement
+    field, ``f"{d["k"]}"``; a backslash or a comment in one) written over by an f-string of the same
+    size in UTF-8 (``f"      "``), so it stays an f-string and ast's columns (bytes) stay those of
+    the file. None if there is none, or a string in it is not closed."""
+    pieces: list[str] = []
+    done = 0  # text[:done] is in pieces
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if ch not in "'\"":
+            i += 1
+            continue
+        _, prefix = _string_prefix(text, i)
+        found = _string_end(text, i, "f" in prefix)
+        if found is None:
+            return None
+        end, newer = found
+        if newer:
+            head = text[i : i + 3]
+            quote = head if head in ('"""', "'''") else text[i]
+            inner = text[i + len(quote) : end - len(quote)]
+            if len(quote) == 1 and "\n" in inner:
+                return None
+            body = "".join(c if c == "\n" else " " * len(c.encode("utf-8")) for c in inner)
+            pieces += [text[done:i], quote, body, quote]  # f"   " is still an f-string (ast.JoinedStr)
+            done = end
+        i = end
+    return "".join([*pieces, text[done:]]) if pieces else None
+
+
+def _string_prefix(text: str, quote_at: int) -> tuple[int, str]:
+    """Where the string whose quote is at ``quote_at`` starts, and its prefix in lowercase (``rf``)."""
+    k = quote_at
+    while k > 0 and quote_at - k < 2 and text[k - 1] in "rRbBuUfF":
+        k -= 1
+    if k > 0 and (text[k - 1].isalnum() or text[k - 1] == "_"):
+        return quote_at, ""
+    return k, text[k:quote_at].lower()
+
+
+def _string_end(text: str, i: int, is_f: bool) -> tuple[int, bool] | None:
+    """(the index after the string opening at ``i``, whether it is an f-string only 3.12 reads)."""
+    quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else text[i]
+    j, n, newer = i + len(quote), len(text), False
+    while j < n:
+        if text.startswith(quote, j):
+            return j + len(quote), newer
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == "\n" and len(quote) == 1:
+            return None
+        if is_f and ch == "{":
+            if text.startswith("{{", j):
+                j += 2
+                continue
+            field = _field_end(text, j + 1, quote)
+            if field is None:
+                return None
+            j, inner_newer = field
+            newer = newer or inner_newer
+            continue
+        j += 1
+    return None
+
+
+def _field_end(text: str, j: int, quote: str) -> tuple[int, bool] | None:
+    """(the index after the replacement field whose expression starts at ``j``, whether it holds
+    what only 3.12 reads: ``quote`` again, a backslash, a comment, a line end in a one-line string)."""
+    depth, n, newer = 0, len(text), False
+    while j < n:
+        ch = text[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "}":
+            if depth == 0:
+                return j + 1, newer
+            depth -= 1
+        elif ch == ":" and depth == 0 and not text.startswith(":=", j):  # the format spec
+            j += 1
+            while j < n and text[j] != "}":
+                if text[j] == "{":
+                    inner = _field_end(text, j + 1, quote)
+                    if inner is None:
+                        return None
+                    j, inner_newer = inner
+                    newer = newer or inner_newer
+                    continue
+                if text.startswith(quote, j) or (text[j] == "\n" and len(quote) == 1):
+                    return None
+                j += 1
+            continue
+        elif ch in "'\"":
+            newer = newer or text.startswith(quote, j)
+            _, prefix = _string_prefix(text, j)
+            found = _string_end(text, j, "f" in prefix)
+            if found is None:
+                return None
+            newer = newer or found[1] or "\\" in text[j : found[0]]  # f"{'\n'.join(x)}"
+            j = found[0]
+            continue
+        elif ch in "\\#" or (ch == "\n" and len(quote) == 1):
+            newer = True
+            if ch == "#":
+                end = text.find("\n", j)
+                j = n if end < 0 else end
+                continue
+        j += 1
+    return None
 
 
 def _without_type_parameters(text: str) -> str | None:

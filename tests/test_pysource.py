@@ -472,6 +472,11 @@ NEWER_SYNTAX = [
     ("generic-method", "class Repo:\n    async def get[K](self, key: K) -> K:\n        return key\n"),
     ("multi-line-parameters", "def pick[\n    T,\n    U,\n](a: T, b: U) -> T:\n    return a\n"),
     ("alias-after-semicolon", "x = 1; type Row = list[int]\n"),
+    ("f-string-reusing-its-quotes", "x = f\"{d[\"k\"]}\" + f'{d['k']!r:>10}'\n"),
+    ("f-string-nested", 'x = f"{f"{f"{1}"}"}" + f"""{"a" + """b"""}"""\n'),
+    ("f-string-backslash-and-comment", "x = f\"{'\\n'.join(a)}\" + f'''{\n1 # one\n}'''\n"),
+    ("f-string-format-spec", 'x = f"{n:\'>10}" + f"{d["k"]:>{w}}" + f"{{literal}} {a!=b}"\n'),
+    ("f-string-and-type-parameters", 'def f[T](x: T) -> str:\n    return f"{x["k"]}"\n'),
     ("type-as-a-name", "type = 3\ntype(x)\nprint(type)\ndef f[T](type: T) -> T:\n    return type\n"),
 ]
 
@@ -491,6 +496,15 @@ def test_python_312_syntax_is_read_under_any_python(code: str) -> None:
     assert text[span.start : span.end] == "{user:name}"
     assert text.splitlines()[span.line - 1][span.column - 1 :].startswith("{user:name}")
     assert result.written == {"done", "user:name"}
+
+
+def test_an_f_string_only_312_reads_is_still_an_f_string() -> None:
+    source = 'from google.adk.agents import LlmAgent\nLlmAgent(name="b", instruction=f"Hi {ctx["name"]} 🙂")\n'
+    result = scan_texts({"m.py": source})
+    assert result.instructions == []
+    (skipped,) = result.skipped
+    assert skipped.reason.startswith("an f-string")
+    assert (skipped.span.line, skipped.span.column) == (2, 32)
 
 
 def test_a_file_not_valid_in_any_python_is_still_an_error() -> None:
