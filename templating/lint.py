@@ -30,6 +30,7 @@ from .template import Template
 
 __all__ = [
     "DEFAULT_RULES",
+    "DOCS_URL",
     "RULES",
     "Diagnostic",
     "LintConfig",
@@ -43,6 +44,7 @@ __all__ = [
     "lint",
     "load_config",
     "load_schema",
+    "rule_url",
     "select_rules",
     "unused_keys",
 ]
@@ -87,6 +89,17 @@ RULES: dict[str, Rule] = {
     )
 }
 DEFAULT_RULES: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.default)
+
+# Where the documentation lives: the one place the address is written in code. It equals `site_url` in
+# mkdocs.yml (tests/test_docs.py checks), and every rule has its page at rule_url(code).
+DOCS_URL = "https://templating.readthedocs.io/en/latest/"
+
+
+def rule_url(code: str) -> str:
+    """The stable address of a rule's documentation page: ``DOCS_URL`` + ``rules/<code>/``."""
+    if code not in RULES:
+        raise ValueError(f"unknown rule {code!r} (known: {', '.join(RULES)})")
+    return f"{DOCS_URL}rules/{code}/"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,7 @@ merges (session, ``user:``, ``app:``), the revision of that scope it reflects (w
 when it last appended). Appending from a copy fails with :class:`StaleSessionError`, and changes
 nothing, if it was read from another stored session (another store, or a session since deleted and
 created again), or if its delta writes a key that another append or session creation wrote after
-that revision; a delta that touches none of those keys goes through. See README, "Sessions, state
-and contexts".
+that revision; a delta that touches none of those keys goes through. See docs/sessions.md.
 """
 
 from __future__ import annotations

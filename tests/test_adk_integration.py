@@ -123,7 +123,7 @@ def test_a_missing_key_surfaces_as_our_missing_key_error() -> None:
 ADK_2X_BRACE_BEHAVIOUR = (
     "This documents google-adk 2.x, whose string instructions read code and JSON braces as placeholders "
     "(the reason for our providers and the ADK dialect). If it fails, ADK changed that behaviour: "
-    "update this test, the README's ADK sections and convert's difference messages to match."
+    "update this test, the ADK pages of the docs (docs/adk.md) and convert's difference messages to match."
 )
 
 

@@ -1,0 +1,143 @@
+"""The documentation runs and is whole: the README and every page under ``docs/``.
+
+Every ```python block runs, and every ```py-adk block when google-adk is installed. With
+``TEMPLATING_REQUIRE_ADK=1`` (set by CI) a ``py-adk`` block fails instead of skipping when
+google-adk is missing.
+
+Each block runs on its own, in a fresh Python process (``python -I``, so it imports the installed
+package and sees nothing from the blocks before it or from the test run), from the repository's
+root, so every example is complete as written. Examples check themselves with ``assert``; a block
+fails the test by raising. A block that defines pytest tests (``def test_...``) is run by pytest
+instead, twice: once to write its snapshots, once to check against them.
+
+The site itself: every lint rule the linter knows has its page at ``docs/rules/<CODE>.md`` (the
+address ``rule_url`` gives), every page is in the navigation of ``mkdocs.yml``, and the site's
+address there is the one the code uses (``templating.lint.DOCS_URL``). ``mkdocs build --strict``
+(run by ``.ci/run``) checks the links.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from templating.lint import DOCS_URL, RULES, rule_url
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+MKDOCS = ROOT / "mkdocs.yml"
+PAGES = sorted(DOCS.rglob("*.md"))
+# A fence opening at the start of a line: ```python or ```py-adk, up to the closing ``` line.
+FENCE = re.compile(r"^```(?P<lang>[\w-]+)[ \t]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+RUN = {"python": None, "py-adk": "google.adk"}  # block language -> module it needs (None: always runs)
+
+
+def blocks(path: Path) -> list[tuple[str, str, int, str]]:
+    """(file, language, line of the opening fence, code) for each runnable block of one file, in order."""
+    text = path.read_text(encoding="utf-8")
+    name = path.relative_to(ROOT).as_posix()
+    found = []
+    for match in FENCE.finditer(text):
+        if match["lang"] in RUN:
+            found.append((name, match["lang"], text.count("\n", 0, match.start()) + 1, match["code"]))
+    return found
+
+
+BLOCKS = [block for path in [README, *PAGES] for block in blocks(path)]
+
+
+@pytest.mark.parametrize("path", [README, DOCS / "index.md"], ids=["README", "docs-index"])
+def test_the_front_pages_have_python_examples(path: Path) -> None:
+    assert any(lang == "python" for _, lang, _, _ in blocks(path))
+
+
+def _has(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("name", "lang", "line", "code"), BLOCKS, ids=[f"{name}:{line}-{lang}" for name, lang, line, _ in BLOCKS]
+)
+def test_example_runs(name: str, lang: str, line: int, code: str, tmp_path: Path) -> None:
+    needs = RUN[lang]
+    if needs is not None and not _has(needs):
+        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":  # CI: the ADK examples must run, not skip
+            pytest.fail(f"{name}:{line} needs {needs}, and TEMPLATING_REQUIRE_ADK=1", pytrace=False)
+        pytest.skip(f"{name}:{line} needs {needs} (pip install '.[adk]')")
+    if re.search(r"^def test_", code, re.MULTILINE):
+        run_as_pytest(code, name, line, tmp_path)
+        return
+    result = subprocess.run([sys.executable, "-I", "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, f"{name}:{line} failed:\n{result.stderr}"
+
+
+def run_as_pytest(code: str, name: str, line: int, folder: Path) -> None:
+    (folder / f"test_example_line_{line}.py").write_text(code, encoding="utf-8")
+    for extra in (["--snapshot-update"], []):
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, f"{name}:{line} tests failed:\n{result.stdout}\n{result.stderr}"
+    assert list(folder.glob("__snapshots__/**/*.txt")), "the example's snapshots were written"
+
+
+def nav_pages() -> list[str]:
+    """The pages mkdocs.yml's nav names (paths relative to docs/), read without a YAML library."""
+    text = MKDOCS.read_text(encoding="utf-8")
+    nav = text[text.index("\nnav:\n") :]
+    return re.findall(r"^\s*- (?:[^\n]*?: )?([\w./-]+\.md)\s*$", nav, re.MULTILINE)
+
+
+def site_url() -> str:
+    found = re.findall(r"^site_url:\s*(\S+)\s*$", MKDOCS.read_text(encoding="utf-8"), re.MULTILINE)
+    assert len(found) == 1, "mkdocs.yml sets site_url once"
+    return found[0]
+
+
+def test_the_code_links_to_the_site_mkdocs_builds() -> None:
+    assert site_url() == DOCS_URL
+    assert DOCS_URL.startswith("https://")
+    assert DOCS_URL.endswith("/")
+    # rules/T001.md is served at rules/T001/ only with directory URLs (mkdocs' default).
+    assert not re.search(r"^use_directory_urls:\s*false", MKDOCS.read_text(encoding="utf-8"), re.MULTILINE)
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_every_rule_has_its_page(code: str) -> None:
+    page = DOCS / "rules" / f"{code}.md"
+    assert page.is_file(), f"no page for {code}: write docs/rules/{code}.md"
+    assert rule_url(code) == f"{DOCS_URL}rules/{code}/"
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith(f"# {code} {RULES[code].name}\n"), "the page's title is its code and name"
+    for section in ("## What it catches", "## Why", "## Example", "## How to silence it"):
+        assert section in text, f"docs/rules/{code}.md has no {section!r} section"
+    assert any(lang == "python" for _, lang, _, _ in blocks(page)), "its example runs in the tests"
+
+
+def test_rule_pages_are_only_for_known_rules() -> None:
+    assert sorted(p.stem for p in (DOCS / "rules").glob("*.md")) == sorted(RULES)
+
+
+def test_rule_url_refuses_an_unknown_code() -> None:
+    with pytest.raises(ValueError, match="unknown rule 'T999'"):
+        rule_url("T999")
+
+
+def test_every_page_is_in_the_nav_once() -> None:
+    named = nav_pages()
+    assert len(named) == len(set(named)), "a page is named twice in the nav"
+    assert sorted(named) == sorted(p.relative_to(DOCS).as_posix() for p in PAGES)
