@@ -198,7 +198,12 @@ def test_unknown_session() -> None:
 BAD_RUNNERS = [
     ("agent", {"agent": "support"}, TypeError, "agent must be a templating.Agent, not str"),
     ("app-name", {"app_name": "  "}, ValueError, "app_name must be a non-blank str"),
-    ("service", {"session_service": {}}, TypeError, "session_service must be an InMemorySessionService, not dict"),
+    (
+        "service",
+        {"session_service": {}},
+        TypeError,
+        r"session_service must be a SessionService \(InMemorySessionService, DatabaseSessionService\), not dict",
+    ),
     ("model", {"model": "gpt"}, TypeError, r"model must be a callable model\(instruction, message\) -> str"),
 ]
 
