@@ -6,6 +6,7 @@ PostgreSQL server (tests/conftest.py)."""
 from __future__ import annotations
 
 import asyncio
+import pickle
 import signal
 import socket
 import subprocess
@@ -215,6 +216,8 @@ def test_an_unsupported_url_is_refused_with_its_password_masked(given: str, show
     assert shown in str(info.value)
     assert "s3cret" not in str(info.value)
     assert info.value.help
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert (type(copy), str(copy), copy.url) == (SessionStoreError, str(info.value), shown)
 
 
 @pytest.mark.parametrize("kind", ["postgresql-closed-port", "sqlite-missing-directory"])
@@ -333,3 +336,20 @@ def test_constructor_arguments_are_checked(kwargs: dict[str, Any], error: type[E
 
     with pytest.raises(error, match=message):
         DatabaseSessionService(**kwargs)
+
+
+def test_an_in_memory_sqlite_database_is_private_to_its_service() -> None:
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+
+    async def scenario() -> None:
+        async with service_on("sqlite+aiosqlite://") as one, service_on("sqlite+aiosqlite://") as two:
+            session = await one.create_session(app_name=APP, user_id=USER, session_id="s1", state={"user:v": 1})
+            await one.append_event(session, event({"a": 1}))
+            stored = await one.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert stored is not None
+            assert (stored.state, len(stored.events)) == ({"a": 1, "user:v": 1}, 1)
+            assert await two.get_session(app_name=APP, user_id=USER, session_id="s1") is None
+
+    run(scenario())
