@@ -616,9 +616,11 @@ def test_session_errors_are_templating_errors_and_pickle() -> None:
 # Threads contend for the same keys of the same session. The interpreter switches threads every
 # microsecond here (not every 5 ms), so a service without its lock loses updates within a run.
 
-# The same sizes for every service: enough to contend (each test asserts it saw stale copies refused),
-# small enough for a database round trip per read and per append (retries grow with the square of these).
-WORKERS, EACH = 4, 25
+# The same sizes for every service. The threads need this many appends for an in-memory service
+# without its lock to lose updates within a run (smaller sizes let it pass). Tasks cannot race
+# inside the in-memory service (nothing there awaits); for a database service 40 of them contend
+# plenty (each test asserts it saw stale copies refused; retries grow with the square of TASKS).
+WORKERS, EACH = 8, 100
 TASKS = 40
 
 
