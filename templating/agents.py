@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import keyword
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
 
@@ -172,8 +172,10 @@ class Agent(BaseModel):
     def root_agent(self) -> Agent:
         """The top of the tree this agent belongs to."""
         agent = self
-        while agent._parent is not None and agent._parent is not self:
-            agent = agent._parent
+        parent = _private(agent, "_parent")
+        while parent is not None and parent is not self:
+            agent = parent
+            parent = _private(agent, "_parent")
         return agent
 
     @property
@@ -213,7 +215,7 @@ class Agent(BaseModel):
         value: InstructionLike = getattr(self, field)
         if not isinstance(value, str):
             return value
-        kept = self._templates.get(field)
+        kept = _private(self, "_templates").get(field)
         return kept if kept is not None and kept.source == value else parse(value)
 
     async def canonical_instruction(self, ctx: Any) -> str:
@@ -225,11 +227,26 @@ class Agent(BaseModel):
         """
         root = self.root_agent
         parts = [
-            await resolve(root._parsed("global_instruction"), ctx),
+            await _resolve_field(root, "global_instruction", ctx),
             self.static_instruction or "",
-            await resolve(self._parsed("instruction"), ctx),
+            await _resolve_field(self, "instruction", ctx),
         ]
         return _INSTRUCTION_SEPARATOR.join(part for part in parts if part)
+
+
+def _private(agent: Agent, name: str) -> Any:
+    """A private attribute read from pydantic's store directly: ``agent._name`` first fails the normal
+    lookup and then goes through ``BaseModel.__getattr__``, which costs more than rendering a template
+    does, on the path every turn takes."""
+    return cast(dict[str, Any], agent.__pydantic_private__)[name]
+
+
+async def _resolve_field(agent: Agent, field: str, ctx: Any) -> str:
+    """An instruction field resolved for ``ctx``; an empty string (the default) is empty, with no render."""
+    value = getattr(agent, field)
+    if isinstance(value, str) and not value:
+        return ""
+    return await resolve(agent._parsed(field), ctx)
 
 
 def _keys_of(instruction: InstructionLike) -> tuple[str, ...]:

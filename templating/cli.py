@@ -116,15 +116,84 @@ def read_state(path: str | None) -> dict[str, Any]:
     return data
 
 
+def _python_target(file: str) -> tuple[str, str | None] | None:
+    """``FILE.py`` or ``FILE.py:NAME`` as (path, name); None for any other file."""
+    if file == "-":
+        return None
+    if file.endswith(".py"):
+        return file, None
+    path, sep, name = file.rpartition(":")
+    if sep and path.endswith(".py") and name:
+        return path, name
+    return None
+
+
+def _scan_file(path: str) -> Any:
+    from .pysource import PythonSourceError, scan
+
+    read_text(path)  # a missing or unreadable file: the usual one-line error
+    try:
+        return scan([path], read=read_text)
+    except PythonSourceError as exc:
+        raise UsageError(exc.message) from None
+
+
+def _where(item: Any) -> str:
+    return f"{item.path}:{item.span.line}:{item.span.column}"
+
+
+def _pick_instruction(path: str, name: str | None) -> Any:
+    """The one instruction of ``path`` that ``name`` names (a constant, or an agent's ``name=``)."""
+    found = _scan_file(path).instructions
+    names = sorted({n for item in found for n in item.names})
+    if name is None:
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise UsageError(f"no instruction found in {path} (string literals, module constants, agents)")
+        raise UsageError(f"{path} holds {len(found)} instructions: name one as {path}:NAME ({', '.join(names)})")
+    matches = [item for item in found if name in item.names]
+    if not matches:
+        known = f"; known names: {', '.join(names)}" if names else "; it holds no named instruction"
+        raise UsageError(f"no instruction named {name!r} in {path}{known}")
+    if len(matches) > 1:
+        places = "; ".join(f"{item.label} at {_where(item)}" for item in matches)
+        raise UsageError(
+            f"{name!r} names {len(matches)} instructions in {path} ({places}): "
+            f"say which, e.g. {path}:{name}.instruction or by its constant"
+        )
+    return matches[0]
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
     if args.file == "-" and args.state == "-":
         raise UsageError("the template and the state cannot both be read from stdin")
-    template = Template(read_text(args.file))
+    target = _python_target(args.file)
+    name = "<stdin>" if args.file == "-" else args.file
+    if target is not None:
+        item = _pick_instruction(*target)
+        name = f"{_where(item)} ({item.label})"
+        if item.dialect == "jinja":
+            return _render_jinja(item, read_state(args.state), name)
+        template = Template(item.text, dialect=item.dialect)
+    else:
+        template = Template(read_text(args.file))
     state = read_state(args.state)
     try:
         text = template.render(state, missing=args.missing)
     except MissingKeyError as exc:
-        name = "<stdin>" if args.file == "-" else args.file
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    print(text, end="")
+    return EXIT_OK
+
+
+def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:
+    from .jinja_mode import JinjaError, jinja
+
+    try:
+        text = jinja(item.text)(state)
+    except JinjaError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
     print(text, end="")
@@ -132,6 +201,9 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_keys(args: argparse.Namespace) -> int:
+    target = _python_target(args.file)
+    if target is not None:
+        return _keys_python(*target, json_output=args.format == "json")
     template = Template(read_text(args.file))
     if args.format == "json":
         rows = [
@@ -142,6 +214,44 @@ def _cmd_keys(args: argparse.Namespace) -> int:
     else:
         for key in template.keys:
             print(key)
+    return EXIT_OK
+
+
+def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
+    """The keys of each instruction in a Python file (or of the one ``name`` names)."""
+    result = _scan_file(path)
+    found = [_pick_instruction(path, name)] if name is not None else result.instructions
+    rows = []
+    for item in found:
+        placeholders = [] if item.dialect == "jinja" else Template(item.text, dialect=item.dialect).placeholders
+        keys = []
+        for node in placeholders:
+            where, span = item.locate(node.span.start, node.span.end)
+            keys.append(
+                {"key": node.key, "optional": node.optional, "path": where, "line": span.line, "column": span.column}
+            )
+        rows.append(
+            {
+                "instruction": item.label,
+                "names": list(item.names),
+                "dialect": item.dialect,
+                "path": item.path,
+                "line": item.span.line,
+                "column": item.span.column,
+                "keys": keys,
+            }
+        )
+    if json_output:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+    else:
+        for row, item in zip(rows, found, strict=True):
+            note = " (Jinja2: keys are not listed)" if item.dialect == "jinja" else ""
+            print(f"{row['instruction']} ({_where(item)}, {item.dialect}){note}")
+            for key in dict.fromkeys(k["key"] + ("?" if k["optional"] else "") for k in row["keys"]):
+                print(f"    {key}")
+    if name is None:
+        for skipped in result.skipped:
+            print(f"{_where(skipped)}: skipped {skipped.label}: {skipped.reason}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -170,12 +280,15 @@ def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
         if diag.span is None:
             lines.append(f"{where}: {diag.code} {diag.message}")
         else:
-            lines.append(f"{where}:{diag.span.line}:{diag.span.column}: {diag.code} {diag.message}")
+            origin = f"in {diag.origin}: " if diag.origin else ""
+            lines.append(f"{where}:{diag.span.line}:{diag.span.column}: {diag.code} {origin}{diag.message}")
             source = sources.get(diag.path or "")
             if source is not None:
                 lines.append(excerpt(source, diag.span))
         if diag.help:
             lines.append(f"    help: {diag.help}")
+        if diag.url:
+            lines.append(f"    docs: {diag.url}")
     return "\n".join(lines)
 
 
@@ -206,8 +319,10 @@ def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None
             props += [f"line={span.line}", f"endLine={end_line}", f"col={span.column}", f"endColumn={end_column}"]
         elif diag.path and Path(diag.path).is_file():  # a whole-run finding (T011) about a schema file
             props.append(f"file={_github_escape(diag.path, prop=True)}")
-        props.append(f"title={_github_escape(diag.code, prop=True)}")
-        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(diag.message)}")
+        title = f"{diag.code} ({diag.origin})" if diag.origin else diag.code
+        props.append(f"title={_github_escape(title, prop=True)}")
+        message = f"{diag.message}\n{diag.url}" if diag.url else diag.message  # the rule's page, on its own line
+        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(message)}")
     return "\n".join(lines)
 
 
@@ -286,23 +401,41 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         codes = codes - {"T011"}  # "ALL" means every rule that applies: without a schema, T011 does not
 
     sources: dict[str, str] = {}
+    python_files = [name for name in files if name != "-" and name.endswith(".py")]
     for name in files:
+        if name in python_files:
+            continue
         shown = "<stdin>" if name == "-" else name
         sources[shown] = read_text(name)
     results: list[tuple[str, list[Any]]] = []
+    templates: list[Any] = [Template(text, dialect=args.dialect) for text in sources.values()]
     for shown, text in sources.items():
         on = rules_for(None if shown == "<stdin>" else shown, config, codes)
-        results.append((shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow)))
+        results.append(
+            (shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow, dialect=args.dialect))
+        )
+    checked = len(sources)
+    if python_files:
+        found, python_templates = _lint_python(python_files, config, codes, schema)
+        checked += len(python_templates)
+        templates += python_templates
+        for path, text in found.sources.items():
+            sources.setdefault(path, text)
+        results += found.results
     run_findings: list[Any] = []
     if "T011" in codes and schema is not None:
-        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, sources.values())]
-    everything = [d for _, found in results for d in found] + run_findings
+        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, templates)]
+    everything = [d for _, found_here in results for d in found_here] + run_findings
 
     if args.html:
         from .report import FileReport, render_html
 
         page = render_html(
-            [FileReport(shown, sources[shown], tuple(found)) for shown, found in results], run_findings=run_findings
+            [
+                FileReport(shown, sources[shown], tuple(found), args.dialect, python=shown.endswith(".py"))
+                for shown, found in results
+            ],
+            run_findings=run_findings,
         )
         try:
             Path(args.html).write_text(page, encoding="utf-8")
@@ -316,8 +449,57 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     else:
         if everything:
             print(_format_text(everything, sources))
-        print(_summary(everything, len(sources)), file=sys.stderr if everything else sys.stdout)
+        print(_summary(everything, checked), file=sys.stderr if everything else sys.stdout)
     return EXIT_FINDINGS if any(d.severity == "error" for d in everything) else EXIT_OK
+
+
+class _PythonResults:
+    """The findings of the Python files of a run, per file, and the text of every Python file read."""
+
+    def __init__(self) -> None:
+        self.results: list[tuple[str, list[Any]]] = []
+        self.sources: dict[str, str] = {}
+
+
+def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: Any) -> tuple[_PythonResults, list[Any]]:
+    """Lint the instructions inside Python files: each in its dialect, at its place in the file, with
+    the tree-wide rules T014 (keys nothing writes) and T015 (instructions that are not strings)."""
+    from .lint import SYNTAX_CHECKS, Diagnostic, rules_for
+    from .pysource import PYTHON_SYNTAX, lint_instruction, never_written, scan, skipped_findings
+
+    # A file that is not valid Python is a finding (E002), and the other files are still linted.
+    found = scan(files, suffixes=config.constant_suffixes, read=read_text, keep_going=True)
+    written = found.written if "T014" in codes else None
+    findings: list[Any] = [
+        Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path) for error in found.errors
+    ]
+    for item in found.instructions:
+        here: list[Any] = lint_instruction(item, schema=schema, select=codes, allow=config.allow)
+        tags = {(d.path, d.span.start) for d in here if d.code == "T007"}  # a markup tag is no key read
+        if written is not None:
+            unset: list[Any] = never_written(item, written, schema=schema)
+            here += [d for d in unset if (d.path, d.span.start) not in tags]
+        findings += here
+    if "T015" in codes:
+        findings += skipped_findings(found)
+    seen: set[tuple[Any, ...]] = set()
+    by_file: dict[str, list[Any]] = {path: [] for path in files}
+    allowed = frozenset(config.allow)
+    for diag in findings:
+        key = (diag.path, diag.span.start, diag.span.end, diag.code)
+        if key in seen or (diag.code not in SYNTAX_CHECKS and diag.code not in rules_for(diag.path, config, codes)):
+            continue
+        if found.sources.get(diag.path, "")[diag.span.start : diag.span.end] in allowed:
+            continue  # an allowed snippet, as written in the .py file ({summary}, <br>)
+        seen.add(key)
+        by_file.setdefault(diag.path, []).append(diag)
+    out = _PythonResults()
+    out.sources = found.sources
+    for path, diags in by_file.items():
+        diags.sort(key=lambda d: (d.span.start, d.code))
+        out.results.append((path, diags))
+    templates = [Template(item.text, dialect=item.dialect) for item in found.instructions if item.dialect != "jinja"]
+    return out, templates
 
 
 def _add_lint_command(commands: Any) -> None:
@@ -333,6 +515,12 @@ def _add_lint_command(commands: Any) -> None:
         help="template files or folders ('-' reads stdin); none: the project's [tool.templating] include globs",
     )
     lint.add_argument("--format", choices=("text", "json", "github"), default="text", help="output format")
+    lint.add_argument(
+        "--dialect",
+        choices=("angle", "adk"),
+        default="angle",
+        help="the syntax the files are written in: angle (<key>, the default) or adk (Google ADK's {key})",
+    )
     lint.add_argument("--schema", help="a JSON Schema or JSON list of keys (file), or a pydantic model 'module:Model'")
     lint.add_argument("--html", metavar="REPORT.html", help="also write a self-contained HTML report")
     lint.add_argument("--select", action="append", metavar="CODES", help="rules to run (comma-separated codes)")
@@ -360,7 +548,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     render = commands.add_parser("render", help="render an instruction against state from a JSON file")
-    render.add_argument("file", metavar="FILE", help="the instruction template ('-' reads stdin)")
+    render.add_argument(
+        "file",
+        metavar="FILE",
+        help="the instruction template ('-' reads stdin), or FILE.py:NAME: an instruction in Python code, "
+        "by its constant or its agent's name",
+    )
     render.add_argument(
         "--state", metavar="STATE.json", help="a JSON object of state ('-' reads stdin); default: empty"
     )
@@ -373,7 +566,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.set_defaults(run=_cmd_render)
 
     keys = commands.add_parser("keys", help="list the state keys a template uses, in order of first use")
-    keys.add_argument("file", metavar="FILE", help="the instruction template ('-' reads stdin)")
+    keys.add_argument(
+        "file", metavar="FILE", help="the instruction template ('-' reads stdin), or a Python file (FILE.py[:NAME])"
+    )
     keys.add_argument(
         "--format",
         choices=("text", "json"),

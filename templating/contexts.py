@@ -10,7 +10,7 @@ event persists it. Assign the whole key: mutating a nested value in place is not
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .render import Missing
@@ -31,10 +31,25 @@ class ReadonlyContext:
         self._invocation_id = invocation_id
         self._agent_name = agent_name
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass that redefines ``state`` is rendered from its own ``state``, never behind its back.
+        owners = [next(k for k in cls.__mro__ if name in k.__dict__) for name in ("state", "_state_reader")]
+        if owners[0] is not owners[1]:
+            cls._state_reader = None  # type: ignore[assignment,method-assign]
+
     @property
     def state(self) -> Mapping[str, Any]:
-        """The session's combined state, read-only (writes raise ``TypeError``, nested ones too) and live."""
+        """The session's combined state, read-only (writes raise ``TypeError``, nested ones too) and live.
+
+        Making the view costs nothing whatever the size of state; a value is wrapped when it is read.
+        """
         return ReadonlyState(self._session.state)
+
+    def _state_reader(self) -> Callable[[str, Any], Any]:
+        """For the renderer (see ``templating.render.state_reader``): the session's state read where it is."""
+        get: Callable[[str, Any], Any] = self._session.state.get
+        return get
 
     @property
     def app_name(self) -> str:
@@ -89,6 +104,12 @@ class CallbackContext(ReadonlyContext):
         Assign the whole key: mutating a nested value in place is not recorded, so not persisted.
         """
         return self._state
+
+    def _state_reader(self) -> Callable[[str, Any], Any]:
+        if not self._actions.state_delta:  # nothing written yet: read the session's state where it is
+            get: Callable[[str, Any], Any] = self._session.state.get
+            return get
+        return self._state._state_reader()
 
     @property
     def actions(self) -> EventActions:

@@ -5,6 +5,10 @@ autoescaping. State is exposed read-only, as ``state`` (any key: ``state["user:n
 namespaces ``app``, ``user`` and ``temp`` (``user.name`` reads ``user:name``), and, for session
 keys that are identifiers, by their own name. Values print as in the angle-bracket syntax
 (``None`` empty, containers as JSON). Every error is a :class:`JinjaError` with the template line.
+
+A render reads only the names the template uses (found once, when it is compiled), so its cost does
+not grow with the size of state. Values are read where they are stored: the sandbox, not a wrapper,
+is what keeps a template from changing them, exactly as for a plain dict of state.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import FunctionType
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, nodes, pass_eval_context
+from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, meta, nodes, pass_eval_context
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.filters import do_batch, do_indent, do_tojson, sync_do_slice
@@ -31,7 +35,7 @@ from markupsafe import Markup
 
 from .errors import TemplatingError
 from .nodes import SCOPE_PREFIXES, SCOPES, Span
-from .render import format_value, state_getter
+from .render import format_value, state_reader
 from .state import ReadonlyDict, ReadonlyList, ReadonlyState
 
 __all__ = ["JinjaError", "JinjaProvider", "JinjaSecurityError", "JinjaSyntaxError", "JinjaUndefinedError", "jinja"]
@@ -448,10 +452,16 @@ _ENVIRONMENT.globals = {name: _ENVIRONMENT.globals[name] for name in ("range", "
 _GLOBALS = frozenset(_ENVIRONMENT.globals)
 
 
+def _bindable(key: str) -> bool:
+    """Whether a state key is also bound by its own name: an identifier that is not a keyword, and not
+    a name the mode reserves or a global (those win over session keys)."""
+    return key.isidentifier() and not keyword.iskeyword(key) and key not in _NAMES and key not in _GLOBALS
+
+
 class JinjaProvider:
     """An instruction provider rendered by Jinja2 in a sandbox; compiled once, when it is made."""
 
-    __slots__ = ("_template", "source")
+    __slots__ = ("_names", "_scopes", "_template", "source")
 
     def __init__(self, source: str) -> None:
         if not isinstance(source, str):
@@ -459,6 +469,8 @@ class JinjaProvider:
         self.source = source
         try:
             self._template = _ENVIRONMENT.from_string(source)
+            # The names the template reads from its context: only these are looked up in state.
+            used = meta.find_undeclared_variables(_ENVIRONMENT.parse(source))
         except TemplateSyntaxError as error:
             raise JinjaSyntaxError(
                 f"invalid Jinja2 template: {error.message}",
@@ -466,31 +478,35 @@ class JinjaProvider:
                 span=_line_span(source, error.lineno, error.message or ""),
                 help="fix the Jinja2 syntax on that line",
             ) from None
+        self._names = tuple(sorted(name for name in used if _bindable(name)))
+        self._scopes = tuple(
+            (name, prefix) for name, prefix in zip(_NAMES, ("", *SCOPE_PREFIXES), strict=True) if name in used
+        )
 
     def __call__(self, ctx: Any) -> str:
-        get = state_getter(ctx)
+        get = state_reader(ctx)
         keys = _key_lister(ctx)
         context: dict[str, Any] = {}
-        for key in keys():
-            # The reserved names and Jinja's globals (range, namespace) win over session keys.
-            if key.isidentifier() and not keyword.iskeyword(key) and key not in _NAMES and key not in _GLOBALS:
-                context[key] = get(key, None)
-        context["state"] = ReadOnlyState(get, keys, "", "state")
-        for scope, prefix in zip(SCOPES, SCOPE_PREFIXES, strict=True):
-            context[scope] = ReadOnlyState(get, keys, prefix, scope)
+        for name in self._names:
+            value = get(name, _ABSENT)
+            if value is not _ABSENT:
+                context[name] = value
+        for name, prefix in self._scopes:
+            context[name] = ReadOnlyState(get, keys, prefix, name)
         try:
             return self._template.render(context)
         except TemplatingError:
             raise
         except Exception as error:
-            raise self._error(error, context) from error
+            raise self._error(error, keys) from error
 
-    def _error(self, error: Exception, context: dict[str, Any]) -> JinjaError:
+    def _error(self, error: Exception, keys: Callable[[], list[str]]) -> JinjaError:
         line = _template_line(error)
         message = str(error)
         undefined_name = re.fullmatch(r"'(\w+)' is undefined", message)
         if undefined_name:
-            message += _did_you_mean(undefined_name[1], [*context, *_ENVIRONMENT.globals])
+            names = [*(key for key in keys() if _bindable(key)), *_NAMES, *_ENVIRONMENT.globals]
+            message += _did_you_mean(undefined_name[1], names)
         if isinstance(error, SecurityError):
             return JinjaSecurityError(
                 f"the Jinja2 sandbox refused: {message}",

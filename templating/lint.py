@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import difflib
+import functools
 import importlib
 import json
 import os
@@ -25,7 +26,7 @@ from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
 from .errors import TemplatingError
-from .nodes import SCOPE_PREFIXES, SCOPES, TEMP_PREFIX, Literal, Placeholder, Span
+from .nodes import SCOPE_PREFIXES, SCOPES, TEMP_PREFIX, Dialect, Escaped, Literal, Placeholder, Span, check_dialect
 from .template import Template
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "SchemaError",
     "SchemaField",
     "Severity",
+    "SYNTAX_CHECKS",
     "collect_files",
     "lint",
     "load_config",
@@ -86,9 +88,38 @@ RULES: dict[str, Rule] = {
         Rule("T011", "unused-schema-key", "warning", "schema key no linted template uses (opt-in)", "(per run)", False),
         Rule("T012", "temp-key-read", "warning", f"a {TEMP_PREFIX} key read by an instruction", "<temp:step>"),
         Rule("T013", "escaped-tag", "warning", "a closing tag or a tag with attributes escaped as <<...>>", "<</a>>"),
+        # T014/T015: for instructions found in Python code (templating.pysource), over a whole linted tree.
+        Rule("T014", "key-never-written", "warning", "a required key nothing in the linted code writes", "<plan>"),
+        Rule("T015", "dynamic-instruction", "info", "an instruction in Python that is not a string", 'f"..."', False),
+        # T016..T019 read the ADK dialect ({key}) as google-adk 2.x runs it at run time.
+        Rule("T016", "adk-eaten-braces", "error", "ADK drops the braces right after a placeholder", '{"a": {key}}'),
+        Rule("T017", "adk-doubled-braces", "warning", "ADK substitutes {{key}}, which its docs keep", "{{key}}"),
+        Rule(
+            "T018", "adk-artifact", "warning", "ADK loads an artifact here (needs an artifact service)", "{artifact.x}"
+        ),
+        Rule("T019", "adk-near-miss-key", "warning", "a brace run that is almost a key, left literal", "{user-name}"),
     )
 }
+# The rules that read each dialect's own syntax; the others (placeholders against a schema, temp: keys) apply to both.
+ANGLE_ONLY: frozenset[str] = frozenset({"T002", "T003", "T004", "T005", "T006", "T007", "T008", "T013"})
+ADK_ONLY: frozenset[str] = frozenset({"T016", "T017", "T018", "T019"})
 DEFAULT_RULES: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.default)
+
+# Checks that are not rules: a text that cannot be read at all as what it must be. No option selects or
+# ignores them (the code would fail when run); each has its documentation page, as a rule does.
+SYNTAX_CHECKS: dict[str, Rule] = {
+    check.code: check
+    for check in (
+        Rule("E001", "jinja-syntax", "error", "a jinja(...) instruction Jinja2 cannot parse", "{% if x %} (no endif)"),
+        Rule("E002", "python-syntax", "error", "a Python file to lint that is not valid Python", "if x"),
+    )
+}
+
+
+def _described(code: str) -> Rule | None:
+    """The rule or syntax check with this code, if it is one."""
+    return RULES.get(code) or SYNTAX_CHECKS.get(code)
+
 
 # Where the documentation lives: the one place the address is written in code. It equals `site_url` in
 # mkdocs.yml (tests/test_docs.py checks), and every rule has its page at rule_url(code).
@@ -96,9 +127,9 @@ DOCS_URL = "https://templating.readthedocs.io/en/latest/"
 
 
 def rule_url(code: str) -> str:
-    """The stable address of a rule's documentation page: ``DOCS_URL`` + ``rules/<code>/``."""
-    if code not in RULES:
-        raise ValueError(f"unknown rule {code!r} (known: {', '.join(RULES)})")
+    """The stable address of a rule's (or syntax check's) documentation page: ``DOCS_URL`` + ``rules/<code>/``."""
+    if _described(code) is None:
+        raise ValueError(f"unknown rule {code!r} (known: {', '.join([*RULES, *SYNTAX_CHECKS])})")
     return f"{DOCS_URL}rules/{code}/"
 
 
@@ -106,7 +137,8 @@ def rule_url(code: str) -> str:
 class Diagnostic:
     """One finding: ``code`` (``T001``...), ``severity``, ``message``, where (``span``, ``path``), and ``help``.
 
-    ``span`` is ``None`` only for findings about a whole run (unused schema keys).
+    ``span`` is ``None`` only for findings about a whole run (unused schema keys). ``origin`` names the
+    instruction in a Python file (the constant ``ROOT_PROMPT``, or ``LlmAgent(name="planner").instruction``).
     """
 
     code: str
@@ -115,14 +147,21 @@ class Diagnostic:
     span: Span | None
     path: str | None = None
     help: str | None = None
+    origin: str | None = None
+
+    @property
+    def url(self) -> str | None:
+        """The address of the rule's documentation page (``None`` for a code that is not a rule)."""
+        return rule_url(self.code) if _described(self.code) else None
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping: line and column 1-based; ``start``/``end`` character offsets, ``end`` exclusive."""
+        """A JSON-ready mapping: line and column 1-based; ``start``/``end`` character offsets, ``end`` exclusive;
+        ``url`` is the rule's documentation page."""
         span = self.span
         return {
             "path": self.path,
             "code": self.code,
-            "name": RULES[self.code].name if self.code in RULES else None,
+            "name": rule.name if (rule := _described(self.code)) else None,
             "severity": self.severity,
             "message": self.message,
             "line": span.line if span else None,
@@ -130,6 +169,8 @@ class Diagnostic:
             "start": span.start if span else None,
             "end": span.end if span else None,
             "help": self.help,
+            "url": self.url,
+            "origin": self.origin,
         }
 
 
@@ -429,6 +470,11 @@ def _codes(values: Iterable[str] | str, what: str) -> set[str]:
             out.update(RULES)
         elif code in RULES:
             out.add(code)
+        elif code in SYNTAX_CHECKS or value.strip() in {check.name for check in SYNTAX_CHECKS.values()}:
+            raise LintConfigError(
+                f"{value.strip()!r} in {what} is a syntax check, not a rule: no option turns it off"
+                " (fix the file, or leave it out of the linted files with 'exclude')"
+            )
         else:
             by_name = [c for c, rule in RULES.items() if rule.name == value.strip()]
             if not by_name:
@@ -452,6 +498,10 @@ def select_rules(
     return frozenset(chosen)
 
 
+# Module constants of Python files linted even when no call site uses them: names ending in these.
+CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION")
+
+
 @dataclass(frozen=True, slots=True)
 class LintConfig:
     """``[tool.templating]`` from ``pyproject.toml``; ``root`` is the folder that holds it."""
@@ -466,9 +516,20 @@ class LintConfig:
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     path: Path | None = None
     allow: tuple[str, ...] = ()
+    constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
 
 
-_CONFIG_KEYS = {"schema", "include", "exclude", "select", "extend-select", "ignore", "per-file-ignores", "allow"}
+_CONFIG_KEYS = {
+    "schema",
+    "include",
+    "exclude",
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "allow",
+    "constant-suffixes",
+}
 
 
 def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -527,7 +588,12 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         per_file_ignores=ignores,
         path=path,
         allow=_strings(table, "allow", where),
+        constant_suffixes=_strings(table, "constant-suffixes", where)
+        if "constant-suffixes" in table
+        else CONSTANT_SUFFIXES,
     )
+    if any(not suffix for suffix in config.constant_suffixes):
+        raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
         _codes(codes, where)
     if config.select is not None and not _codes(config.select, where):
@@ -550,6 +616,7 @@ def _clean(pattern: str) -> str:
     return pattern.rstrip("/") or pattern
 
 
+@functools.lru_cache(maxsize=512)  # a walk matches every file against the same few globs
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A glob over ``/``-separated relative paths: ``*``, ``?`` and ``[ab]``/``[!ab]`` stay in one folder,
     ``**`` spans folders. A leading ``./`` is ignored."""
@@ -601,7 +668,7 @@ def _matches(relative: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt")
+DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt", "**/*.py")
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -754,10 +821,10 @@ class _Source:
             regions += [(m.start(1), m.end(1)) for m in _INDENTED_CODE.finditer(text)]
         self.code_starts, self.code_ends = self._merge(regions)
         self.math_starts, self.math_ends = self._merge([(m.start(), m.end()) for m in _MATH.finditer(text)])
-        self.closing: dict[str, int] = {m.group(1): m.start() for m in _CLOSING_TAG.finditer(text)}
-        self.first_closing: dict[str, int] = {}
+        self.closings: dict[str, list[int]] = {}  # every </name>, in order, by name
         for m in _CLOSING_TAG.finditer(text):
-            self.first_closing.setdefault(m.group(1), m.start())
+            self.closings.setdefault(m.group(1), []).append(m.start())
+        self.closing: dict[str, int] = {name: starts[-1] for name, starts in self.closings.items()}
 
     @staticmethod
     def _merge(regions: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
@@ -789,6 +856,12 @@ class _Source:
     def closed_after(self, name: str, offset: int) -> bool:
         """Whether ``</name>`` appears at or after ``offset``."""
         return self.closing.get(name, -1) >= offset
+
+    def closed_between(self, name: str, start: int, end: int) -> bool:
+        """Whether a ``</name>`` starts in ``start``..``end``."""
+        starts = self.closings.get(name, [])
+        i = bisect.bisect_left(starts, start)
+        return i < len(starts) and starts[i] < end
 
     def closed_anywhere(self, name: str) -> bool:
         """Whether ``</name>`` appears anywhere: ``name`` is used as a markup tag in this text."""
@@ -904,6 +977,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
             bad = "-" in key or (first[:1].isdigit() and any(ch.isalpha() for ch in first))
             if not bad or key.startswith(("-", "_-")) or key.endswith("-") or src.in_code(base + m.start()):
                 continue
+            if not any(ch.islower() for ch in key) and not m.group(2):  # <1-10>, <YYYY-MM-DD>: a range, a format
+                continue
             if src.closed_anywhere(key) or _TAG_WORD.match(text, m.end()):  # a custom element: <my-card>
                 continue
             plain = key.islower() and "-" in key and not any(ch in key for ch in ":._") and not m.group(2)
@@ -944,7 +1019,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 base + m.start(),
                 base + m.end(),
                 f"{m.group(0)!r} looks like an ADK-style placeholder; this template uses {fixed}",
-                f"write {fixed} to insert the value; braces are plain text here",
+                f"write {fixed} to insert the value; braces are plain text here (a template in ADK's own "
+                "{key} syntax is linted as such with --dialect adk, or lint(..., dialect='adk'))",
             )
 
     if "T013" in on:
@@ -970,6 +1046,173 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 f"{m.group(0)!r} renders with its doubled brackets; a tag with attributes needs no escaping",
                 f"write {tag}: a tag with attributes is never a placeholder, so it renders as written",
             )
+
+
+# --- The ADK dialect (T016..T019): what google-adk 2.x itself does with a string instruction
+# (``inject_session_state`` in its instruction utilities). Its pattern: a run of "{", text without
+# braces, a run of "}", not right after "$", "{" or "\". It replaces the whole match with an
+# artifact when the text inside (stripped of white space, then of one trailing "?") starts with
+# "artifact.", with the value of a state key when that text is an identifier (or app:, user: or
+# temp: and an identifier), and leaves it as written otherwise.
+_ADK_MATCH = re.compile(r"(?<![$\{\\])(\{+)([^{}]*)(\}+)")
+_ADK_MARKS = re.compile(r"(.*?)([ \t]*)(\?*)", re.DOTALL)  # a name, white space, question marks
+_ADK_HYPHENATED = re.compile(rf"{_ID}(?:-{_ID})+")
+_ARTIFACT = "artifact."
+
+
+def _adk_state_name(name: str) -> bool:
+    """google-adk's test for a state name: an identifier, or a scope prefix and an identifier."""
+    head, sep, rest = name.partition(":")
+    return head in SCOPES and rest.isidentifier() if sep else name.isidentifier()
+
+
+# Words one typo away from a scope that are words of their own: {api:key} is no misspelt {app:key}.
+_NOT_SCOPE_TYPOS = frozenset({"api", "ape", "use", "usa"})
+
+
+def _one_typo(word: str, scope: str) -> bool:
+    """Whether ``word`` is ``scope`` with one letter left out, added, changed or swapped with the next
+    (the first letter kept): usr, users, tmp, ap, uesr. Stricter than a similarity ratio, which would
+    also take team for temp."""
+    if word == scope or word[:1] != scope[:1] or abs(len(word) - len(scope)) > 1:
+        return False
+    if len(word) == len(scope):
+        diff = [i for i, (a, b) in enumerate(zip(word, scope, strict=True)) if a != b]
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == scope[diff[1]]
+        return len(diff) == 1 or (swapped and word[diff[1]] == scope[diff[0]])
+    short, long = sorted((word, scope), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
+    """(the state name ``name`` was likely meant as, what is wrong with it) for a near miss; else None.
+
+    Near misses: a hyphen between identifier words (``user-name``) and a scope in capitals or close
+    to a known one (``User:name``, ``usr:name``). Dotted paths, spaced words and the like are left
+    alone: JSON, code and prose use them, and ADK has no key they would be close to."""
+    reasons: list[str] = []
+    head, sep, rest = name.partition(":")
+    scope = ""
+    if sep:
+        prefix = head.lower()
+        if not head.isidentifier():
+            return None
+        if prefix in SCOPES:
+            if head != prefix:
+                reasons.append(f"scopes are lowercase: {prefix}:")
+        else:
+            close = [scope for scope in SCOPES if _one_typo(prefix, scope)]
+            if not close or prefix in _NOT_SCOPE_TYPOS:
+                return None
+            prefix = close[0]
+            reasons.append(f"unknown scope {head + ':'!r}")
+        scope = prefix + ":"
+    else:
+        rest = name
+    if not rest.isidentifier():
+        if not _ADK_HYPHENATED.fullmatch(rest) or all(len(word) == 1 for word in rest.split("-")):
+            return None  # a-b, x-y: math or ranges, not a key
+        rest = rest.replace("-", "_")
+        reasons.append("'-' is not allowed in a name")
+    return scope + rest, reasons
+
+
+def _adk_near_miss(inner: str) -> tuple[str, list[str]] | None:
+    """(the placeholder ``{inner}`` was likely meant as, why ADK leaves it as written) for a near miss."""
+    marks = _ADK_MARKS.fullmatch(inner.strip())
+    assert marks is not None  # the pattern matches every string
+    core, gap, questions = marks.groups()
+    if not core or "\n" in core:
+        return None
+    reasons: list[str] = []
+    if _adk_state_name(core):
+        fixed = core
+    else:
+        near = _adk_fixed_name(core)
+        if near is None:
+            return None
+        fixed, reasons = near
+    if len(fixed.rpartition(":")[2]) == 1:  # {x ?}, {a-b}: a set, math, a variable in prose
+        return None
+    if len(questions) > 1:
+        reasons.append("more than one '?'")
+    elif questions and gap:
+        reasons.append("white space before '?'")
+    if not reasons:
+        return None
+    return "{" + fixed + ("?" if questions else "") + "}", reasons
+
+
+def _adk_rules(src: _Source, on: frozenset[str]) -> Iterator[tuple[str, int, int, str, str]]:
+    """What google-adk 2.x would do wrong with an instruction in its dialect: (code, start, end, message, help).
+
+    T016..T018 report what ADK's code substitutes, wherever it is (a code block included: ADK reads
+    it too); T019 reports near misses, which ADK leaves as written, only outside code and math."""
+    text = src.text
+    for m in _ADK_MATCH.finditer(text):
+        opening, inner, closing = m.groups()
+        start, end, written = m.start(), m.end(), m.group()
+        name = inner.strip()
+        optional = name.endswith("?")
+        name = name.removesuffix("?")
+        mark = "?" if optional else ""
+        if name.startswith(_ARTIFACT):
+            artifact = name.removeprefix(_ARTIFACT)
+            if "T018" in on:
+                missing = "renders empty" if optional else "raises KeyError"
+                yield (
+                    "T018",
+                    start,
+                    end,
+                    f"google-adk loads the artifact {artifact!r} here: it raises ValueError when the Runner has no "
+                    f"artifact service, and {missing} when no artifact {artifact!r} is saved",
+                    f"give the Runner an artifact_service and save {artifact!r} before the turn"
+                    + ("" if optional else f", or write {{{_ARTIFACT}{artifact}?}} so a missing one renders empty")
+                    + "; the ADK dialect and `templating convert` keep this text as written",
+                )
+            continue
+        if _adk_state_name(name):
+            placeholder = "{" + name + mark + "}"
+            if len(opening) > 1 and "T017" in on:
+                yield (
+                    "T017",
+                    start,
+                    end,
+                    f"google-adk substitutes {written!r} with the value of {name!r} (it strips every brace), "
+                    "though its documentation says doubled braces stay literal"
+                    + ("" if optional else f"; it raises KeyError when {name!r} is not in state"),
+                    f"write {placeholder} to insert the value; to send {written} as written, "
+                    "give ADK an instruction provider (such as templating's static()): ADK injects nothing into one",
+                )
+            elif len(opening) == 1 and len(closing) > 1 and "T016" in on:
+                extra = closing[1:]
+                kept = written[: len(written) - len(extra)]
+                yield (
+                    "T016",
+                    start,
+                    end,
+                    f"google-adk replaces {written!r} as a whole: it inserts the value of {name!r} and drops "
+                    f"the {extra!r} after it",
+                    f"write {kept} {extra} (a space after the placeholder): ADK then keeps the {extra!r}",
+                )
+            continue
+        if "T019" not in on or len(opening) > 1 or len(closing) > 1 or src.in_code(start) or src.in_math(start):
+            continue
+        if start and (text[start - 1].isalnum() or text[start - 1] in "_^%#}"):  # \text{first-name}, x^{a-b}
+            continue
+        near = _adk_near_miss(inner)
+        if near is None:
+            continue
+        fixed, reasons = near
+        yield (
+            "T019",
+            start,
+            end,
+            f"{written!r} is not a state name for google-adk ({'; '.join(reasons)}), so it is sent as written; "
+            f"did you mean {fixed}?",
+            f"write {fixed} to insert the value; ADK substitutes a name only when it is an identifier, alone or "
+            "after app:, user: or temp:",
+        )
 
 
 _WHY_OPTIONAL = {
@@ -1025,6 +1268,7 @@ def lint(
     path: str | None = None,
     allow: Iterable[str] = (),
     markdown: bool | None = None,
+    dialect: Dialect | None = None,
 ) -> list[Diagnostic]:
     """Lint one template; findings sorted by position.
 
@@ -1033,16 +1277,19 @@ def lint(
     but the opt-in T011, which needs every template of a run: see :func:`unused_keys`). ``path`` is
     copied into each finding. ``allow``: literal snippets (``"<scratch-pad>"``) never reported: a
     finding whose flagged text is one of them is dropped. ``markdown``: read indented blocks as code
-    (default: when ``path`` ends in ``.md``). Only angle-syntax templates are linted: a ``Template``
-    of another dialect is a ValueError.
+    (default: when ``path`` ends in ``.md``). ``dialect``: the syntax of a string ``template``
+    (default ``"angle"``; a ``Template`` has its own). An ``"adk"`` template (Google ADK's ``{key}``)
+    gets the rules of its dialect (T016..T019: what google-adk would do wrong at run time) and
+    the placeholder rules (T001, T009, T010, T012); the angle syntax's near-miss rules do not apply.
     """
-    tpl = template if isinstance(template, Template) else Template(template)
-    if tpl.dialect != "angle":
-        raise ValueError(
-            f"lint() checks templates in the angle syntax, not dialect={tpl.dialect!r}: "
-            "convert it first (templating.convert_adk) and lint the result"
-        )
-    on = select_rules(select=select, ignore=ignore)
+    if isinstance(template, Template):
+        if dialect is not None and check_dialect(dialect) != template.dialect:
+            raise ValueError(f"dialect={dialect!r} was given for a Template whose dialect is {template.dialect!r}")
+        tpl = template
+    else:
+        tpl = Template(template, dialect="angle" if dialect is None else dialect)
+    angle = tpl.dialect == "angle"
+    on = select_rules(select=select, ignore=ignore) - (ADK_ONLY if angle else ANGLE_ONLY)
     loaded = load_schema(schema) if schema is not None else None
     if markdown is None:
         markdown = path is not None and path.lower().endswith((".md", ".markdown"))
@@ -1055,17 +1302,33 @@ def lint(
             return
         found.append(Diagnostic(code, RULES[code].severity, message, src.span(start, end), path, help))
 
+    if not angle:
+        for code, start, end, message, help in _adk_rules(src, on):
+            add(code, start, end, message, help)
     temp_seen: set[str] = set()
+    opened: dict[str, int] = {}  # tag name -> where its last opening tag (<<name>>, or <name> read as one) starts
     for node in tpl.nodes:
         if isinstance(node, Literal):
-            for code, start, end, message, help in _literal_rules(src, node, on):
-                add(code, start, end, message, help)
+            if angle:
+                for code, start, end, message, help in _literal_rules(src, node, on):
+                    add(code, start, end, message, help)
+            continue
+        if isinstance(node, Escaped):
+            if node.text[1:-1].isidentifier():  # <<itinerary>>: the literal opening tag <itinerary>
+                opened[node.text[1:-1]] = node.span.start
             continue
         if not isinstance(node, Placeholder):
             continue
         start, end = node.span.start, node.span.end
         in_schema = loaded is not None and node.name in loaded.fields
-        tag = not node.optional and node.key.isidentifier() and not in_schema and src.closed_after(node.key, end)
+        tag = angle and not node.optional and node.key.isidentifier() and not in_schema
+        tag = tag and src.closed_after(node.key, end)
+        if tag and node.key in opened and not src.closed_between(node.key, opened[node.key], start):
+            # <<itinerary>> <itinerary> </itinerary>: the placeholder inside the tag an escape opened is its
+            # value, and the </itinerary> after it closes that tag
+            tag = False
+        if tag:
+            opened[node.key] = start
         if tag and "T007" in on:  # with T007 off, the tag is still checked as a placeholder (T001, T012)
             add(
                 "T007",
@@ -1075,7 +1338,7 @@ def lint(
                 f"write <{node.source}> for the literal tag <{node.key}>",
             )
             continue
-        if node.key in _VOID_TAGS and not node.optional and not in_schema and "T007" in on:
+        if angle and node.key in _VOID_TAGS and not node.optional and not in_schema and "T007" in on:
             add(
                 "T007",
                 start,
@@ -1084,13 +1347,17 @@ def lint(
                 f"write <{node.source}> for the literal tag <{node.key}>",
             )
             continue
+        written = tpl.source[start:end]  # as written: <key?>, or { key? } in the ADK dialect
+        required_form, optional_form = (
+            (f"<{node.key}>", f"<{node.key}?>") if angle else (f"{{{node.key}}}", f"{{{node.key}?}}")
+        )
         if node.scope == "temp" and "T012" in on and node.key not in temp_seen:
             temp_seen.add(node.key)
             add(
                 "T012",
                 start,
                 end,
-                f"{node.source!r} reads a {TEMP_PREFIX} key, which is empty at the start of every turn",
+                f"{written!r} reads a {TEMP_PREFIX} key, which is empty at the start of every turn",
                 f"{TEMP_PREFIX} state lives for one invocation; it has a value only if set earlier in the same turn",
             )
         if loaded is None:
@@ -1103,25 +1370,25 @@ def lint(
                     start,
                     end,
                     problem + (f"; did you mean {hint!r}?" if hint else ""),
-                    "add the key to the schema or fix the name; "
-                    f"write <{node.source}> for the literal text {node.source}",
+                    "add the key to the schema or fix the name"
+                    + (f"; write <{node.source}> for the literal text {node.source}" if angle else ""),
                 )
         elif not node.optional and required is False and "T009" in on:
             add(
                 "T009",
                 start,
                 end,
-                f"{node.source!r} is required, but {node.key!r} is optional in the schema "
+                f"{written!r} is required, but {node.key!r} is optional in the schema "
                 + _WHY_OPTIONAL.get(loaded.origin, ""),
-                f"write <{node.key}?> so a missing value renders empty instead of failing",
+                f"write {optional_form} so a missing value renders empty instead of failing",
             )
         elif node.optional and required is True and "T010" in on:
             add(
                 "T010",
                 start,
                 end,
-                f"{node.source!r} is optional, but {node.key!r} is required in the schema",
-                f"write <{node.key}> so a missing value is caught",
+                f"{written!r} is optional, but {node.key!r} is required in the schema",
+                f"write {required_form} so a missing value is caught",
             )
     found.sort(key=lambda d: (d.span.start if d.span else -1, d.code))
     return found

@@ -79,7 +79,8 @@ class InstructionProvider:
         return self.template.keys
 
     def __call__(self, ctx: Any) -> str:
-        return self.template.render(ctx, missing=self.missing)
+        # Template.render without its extra call: this runs on every agent turn.
+        return self.template._plan.render(ctx, missing=self.missing)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and (

@@ -15,7 +15,16 @@ from typing import Literal as _Literal
 from .errors import MissingKey, MissingKeyError
 from .nodes import Dialect, Escaped, Literal, Node, Placeholder
 
-__all__ = ["Formatter", "Missing", "Plan", "format_adk_value", "format_value", "lookup", "state_getter"]
+__all__ = [
+    "Formatter",
+    "Missing",
+    "Plan",
+    "format_adk_value",
+    "format_value",
+    "lookup",
+    "state_getter",
+    "state_reader",
+]
 
 Missing: TypeAlias = _Literal["error", "empty", "keep"]
 Formatter: TypeAlias = Callable[[Any], str]
@@ -76,6 +85,22 @@ def state_getter(state: Any) -> Getter:
     )
 
 
+def state_reader(state: Any) -> Getter:
+    """The ``get`` to read state with when every value read is only formatted, never handed to other code.
+
+    A holder of state whose type has a ``_state_reader()`` method (the package's read-only views,
+    ``State`` and the agent contexts) gives a ``get`` over the stored values themselves: a read
+    costs one lookup, with no view of state and no read-only wrapper made per value. Anything else
+    is read through :func:`state_getter`. Values that reach a caller's code (a ``formatter``) are
+    read through ``state_getter`` instead, as read-only as the holder makes them.
+    """
+    reader = getattr(type(state), "_state_reader", None)
+    if reader is not None:
+        get: Getter = reader(state)
+        return get
+    return state_getter(state)
+
+
 def lookup(get: Getter, placeholder: Placeholder) -> Any:
     """The value a placeholder names, or the module's absent sentinel. Mappings by key, lists and
     tuples by integer: never attributes, so a template reaches nothing but the data it is given."""
@@ -87,7 +112,24 @@ def lookup(get: Getter, placeholder: Placeholder) -> Any:
     return value
 
 
+def _walk(value: Any, steps: tuple[tuple[str, int], ...]) -> Any:
+    """``lookup`` below the state key, with each step's list index worked out in advance."""
+    for segment, index in steps:
+        kind = type(value)
+        if kind is dict:
+            value = value.get(segment, _ABSENT)
+        elif kind is list:
+            value = value[index] if 0 <= index < len(value) else _ABSENT
+        elif value is _ABSENT:
+            break
+        else:
+            value = _step(value, segment)
+    return value
+
+
 def _step(value: Any, segment: str) -> Any:
+    if type(value) is dict:
+        return value.get(segment, _ABSENT)
     if isinstance(value, Mapping):
         return value.get(segment, _ABSENT)
     if isinstance(value, (list, tuple)) and segment.isdigit():
@@ -146,22 +188,24 @@ class Plan:
     ``dialect`` is the syntax the nodes were parsed from: it picks the default formatting of values
     (:func:`format_value`, or :func:`format_adk_value` for ``"adk"``) and the help of a missing key."""
 
-    __slots__ = ("default", "dialect", "parts", "slots", "source")
+    __slots__ = ("default", "dialect", "parts", "reads", "slots", "source")
 
     def __init__(self, nodes: tuple[Node, ...], source: str, *, dialect: Dialect = "angle") -> None:
         parts: list[str] = []
-        slots: list[tuple[int, str, bool, Placeholder, str]] = []
+        slots: list[tuple[int, str, tuple[tuple[str, int], ...], Placeholder, str]] = []
         for node in nodes:
             match node:
                 case Literal(text=text) | Escaped(text=text):
                     parts.append(text)
                 case Placeholder(span=span):
-                    simple = "." not in node.key
-                    # missing="keep" writes the placeholder back exactly as the source has it.
-                    slots.append((len(parts), node.name, simple, node, source[span.start : span.end]))
+                    # The steps below the state key, each with its list index (-1 if not all digits), and
+                    # for missing="keep" the placeholder exactly as the source has it.
+                    steps = tuple((segment, int(segment) if segment.isdecimal() else -1) for segment in node.path[1:])
+                    slots.append((len(parts), node.name, steps, node, source[span.start : span.end]))
                     parts.append("")
         self.parts = parts
         self.slots = tuple(slots)
+        self.reads = tuple((index, name, steps) for index, name, steps, _, _ in slots)
         self.source = source
         self.dialect = dialect
         self.default: Formatter = format_adk_value if dialect == "adk" else format_value
@@ -169,11 +213,38 @@ class Plan:
     def render(self, state: Any, *, missing: Missing = "error", formatter: Formatter | None = None) -> str:
         if missing not in _MODES:
             raise ValueError(f"missing= must be one of 'error', 'empty' or 'keep', not {missing!r}")
-        get = state.get if type(state) is dict else state_getter(state)
+        get: Getter
+        if type(state) is dict:
+            get = state.get
+        elif formatter is None:
+            get = state_reader(state)  # values are only formatted here: read them where they are stored
+        else:
+            get = state_getter(state)  # values go to the caller's formatter: read through the public view
         parts = self.parts.copy()
+        slots = self.slots
+        if formatter is None:
+            # The common case first: values found and formatted by default. At the first value
+            # absent, the full loop below takes over from that placeholder on (missing= decides).
+            default = self.default
+            reads = self.reads
+            for index, name, steps in reads:
+                value = get(name, _ABSENT)
+                if steps:
+                    value = _walk(value, steps)
+                if type(value) is str:
+                    parts[index] = value
+                elif value is _ABSENT:
+                    slots = slots[reads.index((index, name, steps)) :]
+                    break
+                else:
+                    parts[index] = default(value)
+            else:
+                return "".join(parts)
         absent: list[Placeholder] | None = None
-        for index, name, simple, node, written in self.slots:
-            value = get(name, _ABSENT) if simple else lookup(get, node)
+        for index, name, steps, node, written in slots:
+            value = get(name, _ABSENT)
+            if steps:
+                value = _walk(value, steps)
             if value is _ABSENT:
                 if missing == "keep":
                     parts[index] = written

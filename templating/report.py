@@ -11,8 +11,8 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
-from .lint import RULES, Diagnostic
-from .nodes import Escaped, Placeholder
+from .lint import Diagnostic
+from .nodes import Dialect, Escaped, Literal, Placeholder, Span
 from .template import Template
 
 __all__ = ["FileReport", "render_html"]
@@ -20,11 +20,16 @@ __all__ = ["FileReport", "render_html"]
 
 @dataclass(frozen=True, slots=True)
 class FileReport:
-    """One linted template: where it came from, its text, and its findings."""
+    """One linted template: where it came from, its text, its findings, and its syntax (``dialect``).
+
+    ``python``: the text is a Python file whose instructions were linted, shown as plain text with
+    the findings marked (its code is not a template, so no placeholders are highlighted)."""
 
     path: str
     source: str
     diagnostics: tuple[Diagnostic, ...]
+    dialect: Dialect = "angle"
+    python: bool = False
 
 
 def _kind(node: object, codes: set[str]) -> str:
@@ -46,7 +51,10 @@ def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
     active set where it starts and leaves it where it ends, so the cost grows with pieces plus
     findings (times the few findings that overlap), not with pieces times findings."""
     source = report.source
-    nodes = Template(source).nodes
+    if report.python:
+        nodes: tuple[Any, ...] = (Literal(source, Span(0, len(source), 1, 1)),)
+    else:
+        nodes = Template(source, dialect=report.dialect).nodes
     located = sorted(((d, d.span) for d in report.diagnostics if d.span is not None), key=lambda item: item[1].start)
     cuts = {0, len(source)}
     for item in nodes:
@@ -101,7 +109,7 @@ def render_html(reports: Sequence[FileReport], *, run_findings: Sequence[Diagnos
                 "anchor": f"file{number}",
                 "segments": _segments(report, ids),
                 "findings": [
-                    {**d.as_dict(), "id": ids[id(d)], "rule": RULES[d.code].name if d.code in RULES else d.code}
+                    {**(row := d.as_dict()), "id": ids[id(d)], "rule": row["name"] or d.code}
                     for d in report.diagnostics
                 ],
             }

@@ -83,9 +83,11 @@ class Runner:
             actions=EventActions(state_delta=delta),
         )
         # The instruction sees the state as it will be once the user's event is appended; the
-        # events themselves are appended only after the model has answered.
-        turn_view = session.model_copy(update={"state": {**session.state, **user_event.actions.state_delta}})
-        ctx = ReadonlyContext(turn_view, invocation_id=invocation_id, agent_name=self.agent.name)
+        # events themselves are appended only after the model has answered. ``session`` is this
+        # turn's own copy (appending replaces its state with the stored one), so the delta is
+        # written into it: a render costs the keys it reads, never a copy of the whole state.
+        session.state.update(delta)
+        ctx = ReadonlyContext(session, invocation_id=invocation_id, agent_name=self.agent.name)
         instruction = await self.agent.canonical_instruction(ctx)
         reply = self.model(instruction, message)
         if inspect.isawaitable(reply):

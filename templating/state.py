@@ -204,6 +204,21 @@ class State(Mapping[str, Any]):
         value.update(check_state(checked))
         written.update(checked)
 
+    def _state_reader(self) -> Callable[[str, Any], Any]:
+        """A ``get(key, default)`` reading what ``self[key]`` reads, without copying: for the renderer,
+        which only formats values, never changes or hands them out (see ``templating.render``)."""
+        value, delta = self._value_of(), self._delta_of()
+        if not delta:
+            return value.get
+        written = self._written_keys(value, delta)
+
+        def get(key: str, default: Any = None) -> Any:
+            if key in delta and not (key in written and key in value):
+                return delta[key]
+            return value.get(key, default)
+
+        return get
+
     def has_delta(self) -> bool:
         """Whether the delta holds any key: written through this view, or given in ``delta`` when it was made."""
         return bool(self._delta)
@@ -259,6 +274,11 @@ class ReadonlyDict(dict[str, Any]):
 
     def __getitem__(self, key: str) -> Any:
         return read_only(self._source[key])
+
+    def _state_reader(self) -> Callable[[str, Any], Any]:
+        """The wrapped dict's own ``get``, for the renderer, which only formats what it reads."""
+        get: Callable[[str, Any], Any] = self._source.get
+        return get
 
     def get(self, key: str, default: Any = None) -> Any:
         source = self._source
@@ -366,11 +386,26 @@ class ReadonlyList(list[Any]):
     append = extend = insert = pop = remove = clear = sort = reverse = _read_only
 
 
+# What a ReadonlyState keeps in its own dict storage: one entry that is never state. C code that looks at
+# a dict's size before reading it through its methods (json's encoder writes "{}" for an empty one)
+# then reads through the view; code that bypasses the view's methods finds no state at all.
+_STORAGE: dict[Any, Any] = {object(): None}
+
+
 class ReadonlyState(ReadonlyDict):
     """``ReadonlyContext.state``: a read-only view of a session's combined state, live (it reads the
-    session's state dict on every access) and a ``dict``, so ``json.dumps(ctx.state)`` works."""
+    session's state dict on every access) and a ``dict``, so ``json.dumps(ctx.state)`` works.
+
+    Making one costs the same whatever the size of state: nothing is copied, and a value is wrapped
+    only when it is read. Unlike a nested view, its own ``dict`` storage holds none of state, so
+    ``dict.get(view, key)`` and other calls that bypass the view's methods find nothing.
+    """
 
     __slots__ = ()
+
+    def __init__(self, source: dict[str, Any]) -> None:
+        dict.__init__(self, _STORAGE)
+        self._source = source
 
     def __repr__(self) -> str:
         return f"ReadonlyState({self._source!r})"

@@ -11,10 +11,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import re
 from collections.abc import AsyncGenerator
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 if importlib.util.find_spec("google") is None or importlib.util.find_spec("google.adk") is None:
     if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
@@ -22,13 +25,19 @@ if importlib.util.find_spec("google") is None or importlib.util.find_spec("googl
     pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
 
 from google.adk.agents import LlmAgent
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.artifacts import InMemoryArtifactService
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
+from google.adk.sessions import InMemorySessionService
+from google.adk.utils.instructions_utils import inject_session_state
 from google.genai import types
 
-from templating import Agent, MissingKeyError, concat, instruction, jinja, static, when
+from templating import Agent, MissingKeyError, Template, concat, instruction, jinja, lint, static, when
+from templating.convert import adk_code_differences
 
 JSON_EXAMPLE = '{"order": {"id": "A-1", "items": [1, 2]}}'
 # ADK does not store ``temp:`` keys given when a session is created, so there are none here.
@@ -192,3 +201,120 @@ def test_canonical_instruction_matches_what_adk_builds() -> None:
     ]
     assert len(dynamic) == 1, "ADK sends the instruction once, as a user message after the system instruction"
     assert instruction_text not in sent(request)
+
+
+# --- lint's ADK-dialect rules (T016..T019) against google-adk's own inject_session_state ------------
+# Each rule's message says what ADK does at run time; these tests make ADK do it.
+
+
+async def _inject(template: str, state: dict[str, Any], artifacts: dict[str, str] | None) -> str:
+    """What google-adk makes of a string instruction: its inject_session_state, in a real invocation context
+    (an artifact service only when ``artifacts`` is given, holding those artifacts)."""
+    sessions = InMemorySessionService()
+    session = await sessions.create_session(app_name="claims", user_id="u1", state=state)
+    artifact_service = None
+    if artifacts is not None:
+        artifact_service = InMemoryArtifactService()
+        for filename, text in artifacts.items():
+            await artifact_service.save_artifact(
+                app_name="claims",
+                user_id="u1",
+                session_id=session.id,
+                filename=filename,
+                artifact=types.Part(text=text),
+            )
+    context = InvocationContext(
+        session_service=sessions,
+        invocation_id="i1",
+        agent=LlmAgent(name="claims", model=RecordingLlm()),
+        session=session,
+        artifact_service=artifact_service,
+    )
+    return await inject_session_state(template, ReadonlyContext(context))
+
+
+def adk_renders(template: str, state: dict[str, Any], artifacts: dict[str, str] | None = None) -> str:
+    return asyncio.run(_inject(template, state, artifacts))
+
+
+# (id, ADK instruction, state, artifacts or None for no artifact service, what ADK gives: text or an
+# exception type, the lint finding codes)
+ADK_CLAIMS = [
+    ("T016-eats-the-brace", '{"a": {key}}', {"key": "V"}, None, '{"a": V', ["T016"]),
+    ("T016-eats-every-brace", '{"a": {"b": {key}}}', {"key": "V"}, None, '{"a": {"b": V', ["T016"]),
+    ("T016-help-space", '{"a": {key} }', {"key": "V"}, None, '{"a": V }', []),
+    ("T017-substitutes", "{{key}}", {"key": "V"}, None, "V", ["T017"]),
+    ("T017-missing-key", "{{key}}", {}, None, KeyError, ["T017"]),
+    (
+        "T017-adk-docs-example",
+        "This is a {adjective} instruction with {{literal_braces}}.",
+        {"adjective": "short"},
+        None,
+        KeyError,  # ADK's documentation says the doubled braces are kept
+        ["T017"],
+    ),
+    ("T017-one-side", "{{key}", {"key": "V"}, None, "V", ["T017"]),
+    ("T017-help", "{key}", {"key": "V"}, None, "V", []),
+    ("T017-jinja-like-text-is-kept", "{{ customer.first_name }} {% if vip %}", {}, None, None, []),
+    ("T018-no-artifact-service", "{artifact.notes}", {}, None, ValueError, ["T018"]),
+    ("T018-no-such-artifact", "{artifact.notes}", {}, {}, KeyError, ["T018"]),
+    ("T018-loads-it", "{artifact.notes}", {}, {"notes": "N"}, "N", ["T018"]),
+    ("T018-optional-no-service", "{artifact.notes?}", {}, None, ValueError, ["T018"]),
+    ("T018-help-optional", "{artifact.notes?}", {}, {}, "", ["T018"]),
+    ("T019-hyphen", "{user-name}", {"user_name": "V", "user-name": "V"}, None, None, ["T019"]),
+    ("T019-hyphen-help", "{user_name}", {"user_name": "V"}, None, "V", []),
+    ("T019-bad-scope", "{usr:name} { tmp:step }", {"user:name": "Ada", "temp:step": 1}, None, None, ["T019", "T019"]),
+    ("T019-capital-scope", "{User:name}", {"user:name": "Ada", "User:name": "Ada"}, None, None, ["T019"]),
+    ("T019-scope-help", "{user:name}", {"user:name": "Ada"}, None, "Ada", []),
+    ("T019-spaced-question-mark", "{nick ?}", {"nick": "N"}, None, None, ["T019"]),
+    ("T019-doubled-question-mark", "{nick??}", {"nick": "N"}, None, None, ["T019"]),
+    ("T019-question-mark-help", "{nick?}", {}, None, "", []),
+    ("spaced-placeholder-is-a-placeholder", "{ user:name }", {"user:name": "Ada"}, None, "Ada", []),
+    ("json-is-kept", '{"id": "{key}", "ok": true}', {"key": "V"}, None, '{"id": "V", "ok": true}', []),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "state", "artifacts", "adk", "codes"), [c[1:] for c in ADK_CLAIMS], ids=[c[0] for c in ADK_CLAIMS]
+)
+def test_adk_rules_say_what_adk_does(
+    source: str, state: dict[str, Any], artifacts: dict[str, str] | None, adk: Any, codes: list[str]
+) -> None:
+    """``adk`` None: ADK sends the text as written."""
+    assert [d.code for d in lint(source, dialect="adk")] == codes
+    if isinstance(adk, type):
+        with pytest.raises(adk):
+            adk_renders(source, state, artifacts)
+    else:
+        assert adk_renders(source, state, artifacts) == (source if adk is None else adk)
+
+
+_ADK_PATTERN_NAMES = re.compile(r"(?<![$\{\\])\{+([^{}]*)\}+")  # ADK's pattern: only to fill state
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["{", "}", "a", "bc", "user:", "usr:", "-", " ", "?", "$", '"', "artifact."]), max_size=20
+    ).map("".join)
+)
+def test_adk_rules_find_every_place_where_adk_renders_otherwise(source: str) -> None:
+    """With every name ADK may look up in state, ADK's output differs from the ADK dialect's (which
+    follows ADK's documentation) exactly where T016 or T017 reports, or at a {key} inside {{ ... }};
+    ADK fails for want of an artifact service exactly where T018 reports; T019's text reaches the model."""
+    state = {m.group(1).strip().removesuffix("?"): "V" for m in _ADK_PATTERN_NAMES.finditer(source)}
+    diags = lint(source, dialect="adk", select=["T016", "T017", "T018", "T019"])
+    codes = {d.code for d in diags}
+    try:
+        adk = adk_renders(source, state)
+    except ValueError:
+        assert "T018" in codes
+        return
+    assert "T018" not in codes
+    reported = {(d.span.start, d.span.end) for d in diags if d.span}
+    inside = any((d.span.start, d.span.end) not in reported for d in adk_code_differences(source))
+    ours = Template(source, dialect="adk").render(state)
+    assert (adk != ours) == bool(codes & {"T016", "T017"} or inside)
+    for diag in diags:
+        if diag.code == "T019" and diag.span:
+            assert source[diag.span.start : diag.span.end] in adk

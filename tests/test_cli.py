@@ -384,9 +384,12 @@ LINT_SOURCE = "Hi < name >, order <order_id>.\n<example>x</example>\n"
                 "    Hi < name >, order <order_id>.",
                 "       ^^^^^^^^",
                 "    help: write <name> (no spaces) for a placeholder; as written, < name > already renders unchanged",
+                "    docs: https://templating.readthedocs.io/en/latest/rules/T002/",
                 "{path}:2:1: T007 '<example>' looks like an XML-style tag (</example> follows) but is a placeholder",
                 "    <example>x</example>",
                 "    ^^^^^^^^^",
+                "    help:",
+                "    docs: https://templating.readthedocs.io/en/latest/rules/T007/",
             ],
         ),
         ("Hi < name >\n", [], 0, ["{path}:1:4: T002 '< name >' has whitespace inside"]),
@@ -424,17 +427,19 @@ def test_lint_json_and_github(
     code, out, _ = run(["lint", path, "--format", "json"], capsys)
     assert code == 1
     rows = json.loads(out)
-    assert [(r["code"], r["severity"], r["line"], r["column"], r["path"]) for r in rows] == [
-        ("T002", "warning", 1, 4, path),
-        ("T007", "error", 2, 1, path),
+    docs = "https://templating.readthedocs.io/en/latest/rules/"
+    assert [(r["code"], r["severity"], r["line"], r["column"], r["path"], r["url"]) for r in rows] == [
+        ("T002", "warning", 1, 4, path, f"{docs}T002/"),
+        ("T007", "error", 2, 1, path, f"{docs}T007/"),
     ]
     code, out, _ = run(["lint", path, "--format", "github"], capsys)
     assert code == 1
+    # the rule's page follows the message on its own line (%0A is GitHub's escaped newline)
     assert out.splitlines() == [
         f"::warning file={path},line=1,endLine=1,col=4,endColumn=12,title=T002::'< name >' has whitespace inside, "
-        "so it renders as literal text; did you mean <name>?",
+        f"so it renders as literal text; did you mean <name>?%0A{docs}T002/",
         f"::error file={path},line=2,endLine=2,col=1,endColumn=10,title=T007::'<example>' looks like an XML-style "
-        "tag (</example> follows) but is a placeholder",
+        f"tag (</example> follows) but is a placeholder%0A{docs}T007/",
     ]
 
 
@@ -474,7 +479,7 @@ def test_lint_project_from_config(
     monkeypatch.chdir(tmp_path / "prompts" / "sub")
     code, out, err = run(["lint"], capsys)
     assert code == 1
-    assert out.count("T001") == 1
+    assert out.count(": T001 ") == 1
     assert "prompts/a.txt:1:11: T001 'nmae' is not in the schema; did you mean 'name'?" in out
     assert err == "2 templates checked: 1 error\n"
 
@@ -540,6 +545,37 @@ def test_lint_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], mo
     assert 'class="ph-required" data-kind="required">&lt;order_id&gt;</span>' in page
 
 
+ADK_LINT_SOURCE = 'Hi {user-name}!\nReply as {"id": {order_id}}, for <example> as in </example>.\n'
+
+
+def test_lint_dialect_adk(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "agent.prompt", ADK_LINT_SOURCE)
+    schema = write(tmp_path, "schema.json", '["order_id", "user_name", "spare"]')
+    code, out, _ = run(["lint", path, "--dialect", "adk", "--format", "json"], capsys)
+    assert code == 1  # T016 is an error
+    rows = json.loads(out)
+    assert [(r["code"], r["name"], r["line"], r["column"]) for r in rows] == [
+        ("T019", "adk-near-miss-key", 1, 4),
+        ("T016", "adk-eaten-braces", 2, 17),
+    ]
+    # The default dialect is the angle syntax: no ADK rules, and <example> is a placeholder (T007).
+    code, out, _ = run(["lint", path, "--format", "json"], capsys)
+    assert [r["code"] for r in json.loads(out)] == ["T007"]
+    # T011 sees the ADK placeholders; the HTML report highlights them.
+    code, out, _ = run(
+        ["lint", path, "--dialect", "adk", "--schema", schema, "--extend-select", "T011", "--html", "r.html"], capsys
+    )
+    assert "schema.json: T011 schema key 'spare' is not used by any linted template" in out.splitlines()
+    assert not any("'order_id' is not used" in line for line in out.splitlines())
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'class="ph-required" data-kind="required" data-codes="T016"' in page
+    assert 'data-codes="T019" title="T019 &#39;{user-name}&#39; is not a state name' in page
+    code, _, err = run(["lint", path, "--dialect", "jinja"], capsys)
+    assert code == 2
+    assert "invalid choice: 'jinja'" in err
+
+
 def test_lint_as_a_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
     path = write(tmp_path, "a.prompt", "Hi <usr:name>")
     proc = subprocess.run(
@@ -570,7 +606,7 @@ def test_github_format_escapes_names_and_messages(
     assert code == 0
     assert out.splitlines() == [
         "::notice file=100%25%2Ca%3Ab.prompt,line=1,endLine=1,col=10,endColumn=17,title=T010::'<name?>' is optional, "
-        "but 'name' is required in the schema"
+        "but 'name' is required in the schema%0Ahttps://templating.readthedocs.io/en/latest/rules/T010/"
     ]
     from templating.cli import _format_github
     from templating.lint import Diagnostic
@@ -578,7 +614,7 @@ def test_github_format_escapes_names_and_messages(
 
     diag = Diagnostic("T001", "error", "50% sure\nsecond line\r", Span(0, 5, 1, 1), "a,b:c%.txt")
     assert _format_github([diag], {"a,b:c%.txt": "ab\ncd"}) == (
-        "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D"
+        "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D%0Ahttps://templating.readthedocs.io/en/latest/rules/T001/"
     )
 
 
@@ -597,7 +633,7 @@ def test_t011_in_json_and_github(
         ["lint", "a.prompt", "--schema", schema, "--extend-select", "T011", "--format", "github"], capsys
     )
     assert out.splitlines() == [
-        "::warning file=keys.json,title=T011::schema key 'spare' is not used by any linted template"
+        "::warning file=keys.json,title=T011::schema key 'spare' is not used by any linted template%0Ahttps://templating.readthedocs.io/en/latest/rules/T011/"
     ]
     # A schema that is no file (a model): the annotation names no file.
     (tmp_path / "cli_models_t011.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
@@ -605,7 +641,9 @@ def test_t011_in_json_and_github(
         ["lint", "a.prompt", "--schema", "cli_models_t011:S", "--select", "T011", "--format", "github"], capsys
     )
     sys.modules.pop("cli_models_t011", None)
-    assert out.splitlines() == ["::warning title=T011::schema key 'zz' is not used by any linted template"]
+    assert out.splitlines() == [
+        "::warning title=T011::schema key 'zz' is not used by any linted template%0Ahttps://templating.readthedocs.io/en/latest/rules/T011/"
+    ]
 
 
 BAD_SCHEMA_MODULE = """\
@@ -842,7 +880,7 @@ def test_a_file_named_twice_is_linted_once(
     write(tmp_path, "a.txt", "Hi <usr:name>")
     code, out, err = run(["lint", "a.txt", "./a.txt"], capsys)
     assert code == 1
-    assert out.count("T003") == 1
+    assert out.count(": T003 ") == 1
     assert err == "1 template checked: 1 error\n"
 
 
@@ -894,3 +932,212 @@ def test_schema_module_cannot_exit_or_print_to_stdout(
     finally:
         sys.modules.pop("noisy_models", None)
         sys.modules.pop("noisy_exit_models", None)
+
+
+# --- Python files: the instructions inside agent code (issue 8)
+
+PY_PROMPT = '''\
+"""Prompts."""
+
+ROOT_PROMPT = """
+You plan trips for {user:name}.
+Use {itinerary}.
+"""
+'''
+PY_AGENT = """\
+from google.adk.agents import LlmAgent
+from templating import instruction
+
+from .prompt import ROOT_PROMPT
+
+x = 1 << 2 if 1 < 2 > 0 else 3  # Python code is never read as a template
+planner = LlmAgent(name="planner", instruction=ROOT_PROMPT, output_key="plan")
+helper = LlmAgent(name="helper", instruction="Summarise {plan}, then {extra}.")
+support = instruction("Hi < name >,\\n" "see <plan>")
+"""
+
+
+@pytest.fixture
+def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "agents" / "prompt.py").write_text(PY_PROMPT, encoding="utf-8")
+    (tmp_path / "agents" / "agent.py").write_text(PY_AGENT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_lint_python_text_output(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["lint", "agents"], capsys)
+    assert code == 0  # warnings only
+    assert out.splitlines()[:3] == [
+        "agents/agent.py:8:70: T014 in LlmAgent(name=\"helper\").instruction: '{extra}' reads state key 'extra',"
+        " which nothing in the linted files writes (no output_key, state write, state_delta or create_session"
+        " state sets it)",
+        '    …LlmAgent(name="helper", instruction="Summarise {plan}, then {extra}.")',
+        "                                                                 ^^^^^^^",
+    ]
+    assert "agents/agent.py:9:27: T002 in instruction(...): '< name >' has whitespace inside" in out
+    assert "agents/prompt.py:4:20: T014 in ROOT_PROMPT: '{user:name}'" in out
+    assert "agents/prompt.py:5:5: T014 in ROOT_PROMPT: '{itinerary}'" in out
+    assert "1 << 2" not in out  # the code around the instructions is not linted
+    assert err.strip() == "3 templates checked: 4 warnings"
+
+
+def test_lint_python_json_github_and_html(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["lint", "agents", "--format", "json", "--html", "report.html"], capsys)
+    rows = json.loads(out)
+    assert code == 0
+    first = rows[0]
+    assert {k: first[k] for k in ("path", "code", "line", "column", "origin")} == {
+        "path": "agents/agent.py",
+        "code": "T014",
+        "line": 8,
+        "column": 70,
+        "origin": 'LlmAgent(name="helper").instruction',
+    }
+    source = (py_tree / "agents" / "agent.py").read_text(encoding="utf-8")
+    assert all(source[r["start"] : r["end"]] in ("{extra}", "< name >") for r in rows if r["path"] == "agents/agent.py")
+    page = (py_tree / "report.html").read_text(encoding="utf-8")
+    assert "agents/prompt.py" in page
+    assert "ROOT_PROMPT" in page
+    code, out, _ = run(["lint", "agents/agent.py", "--format", "github"], capsys)
+    assert "::warning file=agents/agent.py,line=9,endLine=9,col=27,endColumn=35,title=T002 (instruction(...))::" in out
+    assert "title=T014 (ROOT_PROMPT)::" in out
+
+
+def test_lint_python_rules_config(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "pyproject.toml").write_text(
+        '[tool.templating]\nconstant-suffixes = ["_TEXT"]\n'
+        '[tool.templating.per-file-ignores]\n"agents/prompt.py" = ["T014"]\n',
+        encoding="utf-8",
+    )
+    (py_tree / "agents" / "extra.py").write_text('GREETING_TEXT = "Hi {nmae}"\nOTHER_PROMPT = "Hi {x}"\n', "utf-8")
+    code, out, _ = run(["lint", "agents", "--format", "json", "--ignore", "T002"], capsys)
+    assert code == 0
+    assert sorted((r["path"], r["origin"]) for r in json.loads(out)) == [
+        ("agents/agent.py", 'LlmAgent(name="helper").instruction'),
+        ("agents/extra.py", "GREETING_TEXT"),
+    ]
+
+
+def test_lint_python_allowed_snippets_as_written_in_the_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "pyproject.toml").write_text(
+        '[tool.templating]\nallow = ["{extra}", "< name >", "{user:name}"]\n', encoding="utf-8"
+    )
+    code, out, _ = run(["lint", "agents", "--format", "json"], capsys)
+    assert code == 0
+    assert [(r["code"], r["path"], r["line"], r["column"]) for r in json.loads(out)] == [
+        ("T014", "agents/prompt.py", 5, 5)  # {itinerary}: not allowed
+    ]
+
+
+def test_lint_python_with_a_dynamic_write_keeps_t014_silent(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "tools.py").write_text("def f(tool_context, k):\n    tool_context.state[k] = 1\n", "utf-8")
+    code, out, _ = run(["lint", "agents", "--format", "json", "--extend-select", "T015"], capsys)
+    assert (code, [r["code"] for r in json.loads(out)]) == (0, ["T002"])
+
+
+@pytest.mark.parametrize(
+    ("broken", "line", "column"),
+    [
+        ("x = 1\nif x\n", 2, 5),
+        ('PROMPT = """Hi {name}\n', 1, 10),  # an unterminated triple-quoted string
+        ("def f(:\n    pass\n", 1, 7),
+    ],
+    ids=["missing-colon", "unterminated-string", "bad-signature"],
+)
+def test_lint_python_that_does_not_parse_is_a_finding(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], broken: str, line: int, column: int
+) -> None:
+    (py_tree / "agents" / "broken.py").write_text(broken, encoding="utf-8")
+    code, out, err = run(["lint", "agents", "--format", "json"], capsys)
+    rows = json.loads(out)
+    assert code == 1
+    assert "Traceback" not in err
+    errors = [r for r in rows if r["code"] == "E002"]
+    assert [(r["path"], r["line"], r["column"], r["name"]) for r in errors] == [
+        ("agents/broken.py", line, column, "python-syntax")
+    ]
+    assert errors[0]["message"].startswith("not valid Python: ")
+    assert errors[0]["url"] == "https://templating.readthedocs.io/en/latest/rules/E002/"
+    # the other files are still linted; what the broken file writes is unknown, so T014 stays silent
+    assert [r["code"] for r in rows if r["code"] != "E002"] == ["T002"]
+    code, out, _ = run(["lint", "agents"], capsys)
+    assert f"agents/broken.py:{line}:{column}: E002 not valid Python: " in out
+    assert "T002" in out
+    # rule selections do not turn it off: nothing of the file was checked
+    code, out, _ = run(["lint", "agents", "--select", "T001", "--format", "json"], capsys)
+    assert code == 1
+    assert [r["code"] for r in json.loads(out)] == ["E002"]
+    code, out, err = run(["lint", "agents", "--ignore", "E002"], capsys)
+    assert (code, out) == (2, "")
+    assert "'E002' in ignore is a syntax check, not a rule: no option turns it off" in err
+
+
+def test_keys_and_render_of_python_that_does_not_parse_exit_2(
+    py_tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (py_tree / "agents" / "broken.py").write_text("x = 1\nif x\n", encoding="utf-8")
+    for args in (["keys", "agents/broken.py"], ["render", "agents/broken.py:P", "--state", "-"]):
+        code, out, err = run(args, capsys)
+        assert (code, out) == (2, "")
+        assert err.startswith("templating: error: agents/broken.py:2:5: not valid Python: "), err
+
+
+def test_keys_of_a_python_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["keys", "agents/agent.py"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "ROOT_PROMPT (agents/prompt.py:3:18, adk)",
+        "    user:name",
+        "    itinerary",
+        'LlmAgent(name="helper").instruction (agents/agent.py:8:47, adk)',
+        "    plan",
+        "    extra",
+        "instruction(...) (agents/agent.py:9:24, angle)",
+        "    plan",
+    ]
+    code, out, _ = run(["keys", "agents/agent.py:planner", "--format", "json"], capsys)
+    (row,) = json.loads(out)
+    assert row["names"] == ["ROOT_PROMPT", "planner", "planner.instruction"]
+    assert [(k["key"], k["path"], k["line"], k["column"]) for k in row["keys"]] == [
+        ("user:name", "agents/prompt.py", 4, 20),
+        ("itinerary", "agents/prompt.py", 5, 5),
+    ]
+
+
+RENDER_PY = [
+    ("by-constant", "agents/agent.py:ROOT_PROMPT", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("by-agent-name", "agents/agent.py:planner", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("by-agent-field", "agents/agent.py:planner.instruction", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("missing-key", "agents/agent.py:helper", 1, "", "2 required keys are missing from state"),
+    ("unknown-name", "agents/agent.py:nope", 2, "", "no instruction named 'nope' in agents/agent.py; known names: "),
+    ("no-name-several", "agents/agent.py", 2, "", "agents/agent.py holds 3 instructions: name one as"),
+    ("one-instruction", "agents/prompt.py", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
+    ("missing-file", "agents/nope.py:X", 2, "", "template file not found: agents/nope.py"),
+]
+
+
+@pytest.mark.parametrize(("target", "code", "out", "err"), [c[1:] for c in RENDER_PY], ids=[c[0] for c in RENDER_PY])
+def test_render_an_instruction_of_a_python_file(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], target: str, code: int, out: str, err: str
+) -> None:
+    state = write(py_tree, "s.json", '{"user:name": "Ada", "itinerary": "Rome"}')
+    got = run(["render", target, "--state", state], capsys)
+    assert got[:2] == (code, out)
+    assert err in got[2]
+
+
+def test_render_an_ambiguous_name_says_which(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "two.py").write_text(
+        "from google.adk.agents import Agent\n"
+        'a = Agent(name="twin", instruction="A {x}", global_instruction="B {y}")\n',
+        encoding="utf-8",
+    )
+    code, out, err = run(["render", "agents/two.py:twin"], capsys)
+    assert (code, out) == (2, "")
+    assert "'twin' names 2 instructions in agents/two.py" in err
+    assert 'Agent(name="twin").instruction at agents/two.py:2:37' in err
+    code, out, _ = run(["render", "agents/two.py:twin.global_instruction", "--missing", "keep"], capsys)
+    assert (code, out) == (0, "B {y}")

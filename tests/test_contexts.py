@@ -6,13 +6,16 @@ import asyncio
 import copy
 import json
 import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from templating import (
+    Agent,
     CallbackContext,
     Event,
     EventActions,
@@ -24,8 +27,12 @@ from templating import (
     State,
     Template,
     ToolContext,
+    concat,
     inject_session_state,
+    instruction,
     jinja,
+    render,
+    when,
 )
 
 
@@ -394,3 +401,288 @@ def test_every_allowlisted_read_method_works_through_a_readonly_context(source: 
     session = make_session(**copy.deepcopy(NESTED))
     assert jinja(source)(ReadonlyContext(session)) == expected
     assert session.state == NESTED
+
+
+# --- reads cost what they read ----------------------------------------------------------------
+
+
+class RecordingState(dict[str, Any]):
+    """Session state that records every key looked up, and counts every read of the whole of it
+    (iterating, listing keys, values or items, its size, a copy): rendering must do none of those."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self.looked_up: list[object] = []
+        self.whole_reads = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.looked_up.append(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.looked_up.append(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.looked_up.append(key)
+        return super().__contains__(key)
+
+    def _whole(self) -> None:
+        self.whole_reads += 1
+
+    def __iter__(self) -> Iterator[str]:
+        self._whole()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._whole()
+        return super().__len__()
+
+    def keys(self) -> Any:
+        self._whole()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._whole()
+        return super().values()
+
+    def items(self) -> Any:
+        self._whole()
+        return super().items()
+
+    def copy(self) -> dict[str, Any]:
+        self._whole()
+        return super().copy()
+
+
+def recording_session(extra: int = 2_000) -> tuple[Session, RecordingState]:
+    """A session whose state (``NESTED``, the keys below and ``extra`` more) records how it is read."""
+    values: dict[str, Any] = {f"filler_{n}": {"n": n, "tags": [n]} for n in range(extra)}
+    values.update(copy.deepcopy(NESTED))
+    values.update({"user:name": "Ada", "status": "shipped", "orders": [{"id": f"A-{n}"} for n in range(500)]})
+    state = RecordingState(values)
+    # model_construct: a validated Session would store a plain copy instead of the recording dict.
+    return Session.model_construct(id="s1", app_name="shop", user_id="ada", state=state), state
+
+
+READ_SOURCE = "<user:name>: <profile.name> <orders.7.id> <status?> <cart.0.sku> [<nope?>]"
+READ_KEYS = {"user:name", "profile", "orders", "status", "cart", "nope"}
+READ_RENDERED = "Ada: Ada A-7 shipped b-1 []"
+READ_JINJA = "{{ user.name }}: {{ profile.name }} {{ orders[7].id }} {{ state.status }} {{ cart[0].sku }} [{{ nope }}]"
+
+READ_PATHS: list[tuple[str, Callable[[Any], object], str]] = [
+    ("template", lambda ctx: Template(READ_SOURCE).render(ctx), READ_RENDERED),
+    (
+        "template-missing-keep",
+        lambda ctx: Template(READ_SOURCE).render(ctx, missing="keep"),
+        READ_RENDERED[:-1] + "<nope?>]",
+    ),
+    ("render-function", lambda ctx: render(READ_SOURCE, ctx), READ_RENDERED),
+    ("template-of-the-state-view", lambda ctx: Template(READ_SOURCE).render(ctx.state), READ_RENDERED),
+    ("provider", lambda ctx: instruction(READ_SOURCE)(ctx), READ_RENDERED),
+    (
+        "concat-and-when",
+        lambda ctx: concat(when(lambda c: True, Template(READ_SOURCE)), "!", sep="")(ctx),
+        READ_RENDERED + "!",
+    ),
+    ("inject_session_state", lambda ctx: asyncio.run(inject_session_state(READ_SOURCE, ctx)), READ_RENDERED),
+    (
+        "agent",
+        lambda ctx: asyncio.run(Agent(name="a", instruction=READ_SOURCE).canonical_instruction(ctx)),
+        READ_RENDERED,
+    ),
+    (
+        "adk-dialect",
+        lambda ctx: Template("{user:name}: {status?} {cart} [{nope?}]", dialect="adk").render(ctx),
+        "Ada: shipped [{'sku': 'b-1'}] []",
+    ),
+    ("jinja", lambda ctx: jinja(READ_JINJA.replace("{{ nope }}", "{{ nope | default('') }}"))(ctx), READ_RENDERED),
+]
+
+
+@pytest.mark.parametrize(("path", "expected"), [c[1:] for c in READ_PATHS], ids=[c[0] for c in READ_PATHS])
+@pytest.mark.parametrize("make", [c[1] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_rendering_through_a_context_reads_only_the_keys_the_template_uses(
+    make: Callable[[Session], ReadonlyContext], path: Callable[[Any], object], expected: str
+) -> None:
+    session, state = recording_session()
+    ctx = make(session)
+    assert path(ctx) == expected
+    assert set(state.looked_up) <= READ_KEYS, "looked up a key the template does not use"
+    assert state.whole_reads == 0, "read the whole state"
+
+
+def test_a_context_with_pending_writes_still_reads_only_the_template_keys() -> None:
+    session, state = recording_session()
+    ctx = CallbackContext(session)
+    ctx.state["status"] = "returned"
+    ctx.state["note"] = "unused"
+    state.looked_up.clear()
+    state.whole_reads = 0
+    assert Template(READ_SOURCE).render(ctx) == READ_RENDERED.replace("shipped", "returned")
+    assert set(state.looked_up) <= READ_KEYS
+    assert state.whole_reads == 0
+
+
+def test_making_the_read_only_view_reads_nothing_and_a_read_reads_one_key() -> None:
+    session, state = recording_session()
+    view = ReadonlyContext(session).state
+    assert (state.looked_up, state.whole_reads) == ([], 0)
+    assert view["user:name"] == "Ada"
+    assert view.get("status") == "shipped"
+    assert "profile" in view
+    assert (state.looked_up, state.whole_reads) == (["user:name", "status", "status", "profile"], 0)
+
+
+def count_views(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the type of every read-only view made from now on."""
+    import templating.state
+
+    made: list[str] = []
+    real = templating.state.read_only
+
+    def counting(value: Any) -> Any:
+        view = real(value)
+        if view is not value:
+            made.append(type(view).__name__)
+        return view
+
+    monkeypatch.setattr(templating.state, "read_only", counting)
+    return made
+
+
+@pytest.mark.parametrize("make", [c[1] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_rendering_wraps_nothing_a_caller_never_sees(
+    make: Callable[[Session], ReadonlyContext], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session, _ = recording_session()
+    ctx = make(session)
+    made = count_views(monkeypatch)
+    assert Template(READ_SOURCE).render(ctx) == READ_RENDERED
+    assert jinja(READ_JINJA.replace("{{ nope }}", ""))(ctx) == READ_RENDERED
+    assert made == []
+
+
+def test_a_caller_gets_a_view_of_exactly_the_values_it_reaches(monkeypatch: pytest.MonkeyPatch) -> None:
+    session, _ = recording_session()
+    made = count_views(monkeypatch)
+    state = ReadonlyContext(session).state
+    assert made == []
+    tags = state["profile"]["tags"]
+    assert made == ["ReadonlyDict", "ReadonlyList"]
+    assert tags[1]["deep"] == [1]
+    assert made == ["ReadonlyDict", "ReadonlyList", "ReadonlyDict", "ReadonlyList"]
+
+
+def test_a_formatter_gets_read_only_values_through_every_context() -> None:
+    seen: list[Any] = []
+
+    def formatter(value: Any) -> str:
+        seen.append(value)
+        with pytest.raises(TypeError, match="read-only"):
+            value["name"] = "Bob"
+        return str(value["name"])
+
+    session = make_session(**copy.deepcopy(NESTED))
+    assert Template("<profile>").render(ReadonlyContext(session), formatter=formatter) == "Ada"
+    assert type(seen[0]).__name__ == "ReadonlyDict"
+    assert session.state == NESTED
+
+
+def test_json_of_a_view_follows_the_live_state_even_from_empty() -> None:
+    session = make_session()
+    view = ReadonlyContext(session).state
+    assert json.dumps(view) == "{}"
+    session.state["b"] = {"c": [1]}
+    assert json.dumps(view) == '{"b": {"c": [1]}}'
+    assert json.dumps(view, indent=None, sort_keys=True) == '{"b": {"c": [1]}}'
+    session.state.clear()
+    assert (json.dumps(view), dict(view), len(view), bool(view)) == ("{}", {}, 0, False)
+
+
+@pytest.mark.parametrize("write", [c[1] for c in WRITES], ids=[c[0] for c in WRITES])
+def test_a_view_of_large_state_refuses_every_write_and_copies_nothing(write: Callable[[Any], object]) -> None:
+    session, state = recording_session()
+    with pytest.raises(TypeError, match=r"ReadonlyContext\.state is read-only"):
+        write(ReadonlyContext(session).state)
+    assert state.whole_reads == 0
+    assert state["status"] == "shipped"
+    assert "a" not in state
+
+
+class OwnStateContext(ReadonlyContext):
+    """A subclass that adds a computed key: rendering must read its ``state``, not the session's."""
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        return {**super().state, "greeting": "hello"}
+
+
+def test_a_subclass_that_redefines_state_is_rendered_from_its_own_state() -> None:
+    ctx = OwnStateContext(make_session(**{"user:name": "Ada"}))
+    assert Template("<greeting> <user:name>").render(ctx) == "hello Ada"
+    assert jinja("{{ greeting }} {{ user.name }}")(ctx) == "hello Ada"
+
+
+def written_then_mutated_in_place(ctx: CallbackContext, session: Session) -> None:
+    ctx.state["cart"] = ["book"]
+    ctx.state["cart"].append("lamp")  # not tracked: the delta keeps ["book"], the state has both
+
+
+def session_state_reassigned(ctx: CallbackContext, session: Session) -> None:
+    ctx.state["cart"] = [1]
+    session.state = {"cart": [2], "profile": {"name": "Max"}}
+
+
+def written_and_given(ctx: CallbackContext, session: Session) -> None:
+    ctx.state["user:name"] = "Bob"
+    ctx.actions.state_delta["cart"] = ["given"]
+
+
+CALLBACK_READS: list[tuple[str, Callable[[CallbackContext, Session], object]]] = [
+    ("nothing-written", lambda ctx, session: None),
+    ("written", lambda ctx, session: ctx.state.update({"cart": ["book"], "user:name": "Bob"})),
+    ("written-then-mutated-in-place", written_then_mutated_in_place),
+    ("delta-from-outside", lambda ctx, session: ctx.actions.state_delta.update({"cart": ["given"]})),
+    ("written-and-delta-from-outside", written_and_given),
+    ("delta-reassigned", lambda ctx, session: setattr(ctx.actions, "state_delta", {"profile": {"name": "Eve"}})),
+    ("session-state-reassigned", session_state_reassigned),
+]
+
+
+@pytest.mark.parametrize("change", [c[1] for c in CALLBACK_READS], ids=[c[0] for c in CALLBACK_READS])
+def test_a_callback_context_renders_exactly_what_its_state_reads(
+    change: Callable[[CallbackContext, Session], object],
+) -> None:
+    session = make_session(**copy.deepcopy(NESTED), **{"user:name": "Ada"})
+    ctx = CallbackContext(session)
+    change(ctx, session)
+    source = "<user:name?> <profile.name> <cart>"
+    assert Template(source).render(ctx) == Template(source).render(dict(ctx.state))
+    assert jinja("{{ profile.name }} {{ cart }}")(ctx) == jinja("{{ profile.name }} {{ cart }}")(dict(ctx.state))
+
+
+names = st.from_regex(r"[a-d][a-d0-9_]{0,2}", fullmatch=True)
+leaf_values = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+nested_values = st.recursive(
+    leaf_values,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(names, children, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    values=st.dictionaries(names, nested_values, max_size=8),
+    used=st.lists(st.tuples(names, st.lists(names | st.sampled_from(["0", "1"]), max_size=2)), max_size=5),
+    make=st.sampled_from([c[1] for c in CONTEXTS]),
+)
+def test_a_context_renders_what_its_state_holds_reading_only_the_used_keys(
+    values: dict[str, Any], used: list[tuple[str, list[str]]], make: Callable[[Session], ReadonlyContext]
+) -> None:
+    source = " ".join(f"<{'.'.join([name, *path])}?>" for name, path in used)
+    state = RecordingState(copy.deepcopy(values))
+    session = Session.model_construct(id="s1", app_name="shop", user_id="ada", state=state)
+    assert Template(source).render(make(session)) == Template(source).render(values)
+    assert set(state.looked_up) <= {name for name, _ in used}
+    assert state.whole_reads == 0
+    assert state == values

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from templating.lint import DOCS_URL, RULES, rule_url
+from templating.lint import DOCS_URL, RULES, SYNTAX_CHECKS, rule_url
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -119,20 +119,23 @@ def test_the_code_links_to_the_site_mkdocs_builds() -> None:
     assert not re.search(r"^use_directory_urls:\s*false", MKDOCS.read_text(encoding="utf-8"), re.MULTILINE)
 
 
-@pytest.mark.parametrize("code", sorted(RULES))
+DESCRIBED = {**RULES, **SYNTAX_CHECKS}  # every code a finding can carry
+
+
+@pytest.mark.parametrize("code", sorted(DESCRIBED))
 def test_every_rule_has_its_page(code: str) -> None:
     page = DOCS / "rules" / f"{code}.md"
     assert page.is_file(), f"no page for {code}: write docs/rules/{code}.md"
     assert rule_url(code) == f"{DOCS_URL}rules/{code}/"
     text = page.read_text(encoding="utf-8")
-    assert text.startswith(f"# {code} {RULES[code].name}\n"), "the page's title is its code and name"
+    assert text.startswith(f"# {code} {DESCRIBED[code].name}\n"), "the page's title is its code and name"
     for section in ("## What it catches", "## Why", "## Example", "## How to silence it"):
         assert section in text, f"docs/rules/{code}.md has no {section!r} section"
     assert any(lang == "python" for _, lang, _, _ in blocks(page)), "its example runs in the tests"
 
 
 def test_rule_pages_are_only_for_known_rules() -> None:
-    assert sorted(p.stem for p in (DOCS / "rules").glob("*.md")) == sorted(RULES)
+    assert sorted(p.stem for p in (DOCS / "rules").glob("*.md")) == sorted(DESCRIBED)
 
 
 def test_rule_url_refuses_an_unknown_code() -> None:

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
 import pytest
 
 from templating import (
+    CallbackContext,
+    InMemorySessionService,
     JinjaError,
     JinjaProvider,
     JinjaSecurityError,
     JinjaSyntaxError,
     JinjaUndefinedError,
+    ReadonlyContext,
     TemplatingError,
+    ToolContext,
     jinja,
     resolve,
 )
@@ -464,3 +470,89 @@ def test_other_objects_with_their_own_text_still_print() -> None:
     assert jinja("{{ when }}")({"when": datetime.date(2024, 5, 1)}) == "2024-05-01"
     with pytest.raises(JinjaSecurityError, match="cannot print a Opaque value"):
         jinja("{{ thing }}")({"thing": Opaque()})
+
+
+# --- a render reads only what the template uses --------------------------------------------------
+
+
+class CountingState(Mapping[str, Any]):
+    """State that records every key looked up and counts reads of the whole (iterating, its size)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values = values
+        self.looked_up: list[str] = []
+        self.whole_reads = 0
+
+    def __getitem__(self, key: str) -> Any:
+        self.looked_up.append(key)
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        self.whole_reads += 1
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        self.whole_reads += 1
+        return len(self._values)
+
+
+LOOKUPS = [
+    ("names", "{{ prefs.lang }} {{ orders[1].id }}", "en B-2", {"prefs", "orders"}),
+    ("namespaces", "{{ user.name }} {{ app.brand }} {{ state['odd-key'] }}", "Ada Acme not an identifier", None),
+    ("absent-name-is-looked-up-once", "{{ nope is defined }}", "False", {"nope"}),
+    ("macro-body", "{% macro m() %}{{ prefs.lang }}{% endmacro %}{{ m() }}", "en", {"prefs"}),
+    ("set-in-a-branch", "{% if nothing %}{% set prefs = 1 %}{% endif %}{{ prefs.lang }}", "en", {"nothing", "prefs"}),
+    ("loop-and-call", "{% for o in orders %}{{ loop.index }}{% endfor %}{{ range(2)|list }}", "12[0, 1]", {"orders"}),
+    ("nothing-from-state", "{% set x = 3 %}{{ x }} {{ 'text' }}", "3 text", set()),
+]
+
+
+@pytest.mark.parametrize(("source", "expected", "keys"), [c[1:] for c in LOOKUPS], ids=[c[0] for c in LOOKUPS])
+def test_a_render_looks_up_only_the_names_the_template_uses(source: str, expected: str, keys: set[str] | None) -> None:
+    extra = {f"filler_{n}": n for n in range(1_000)}
+    state = CountingState({**make_state(), **extra})
+    assert jinja(source)(state) == expected
+    assert state.whole_reads == 0
+    if keys is None:  # the namespaces and ``state`` read the keys they are asked for, with their prefix
+        assert set(state.looked_up) == {"user:name", "app:brand", "odd-key"}
+    else:
+        assert set(state.looked_up) == keys
+
+
+def test_did_you_mean_still_considers_every_state_key() -> None:
+    state = CountingState({**make_state(), "shipping_address": "x"})
+    with pytest.raises(JinjaUndefinedError, match="did you mean 'shipping_address'"):
+        jinja("{{ shiping_address }}")(state)
+
+
+def session_of(values: dict[str, Any]) -> Any:
+    service = InMemorySessionService()
+    return asyncio.run(service.create_session(app_name="shop", user_id="ada", state=values))
+
+
+OUR_CONTEXTS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("readonly-context", ReadonlyContext),
+    ("callback-context", CallbackContext),
+    ("tool-context", ToolContext),
+    ("readonly-state-view", lambda session: ReadonlyContext(session).state),
+]
+MUTATIONS = [c for c in ESCAPES if c[0].startswith("mutate-")] + [
+    ("mutate-via-state", "{{ state.prefs.clear() }}", "access to attribute 'clear' of 'dict' object is unsafe"),
+    ("internals-via-namespace", "{{ user.name.upper() }}{{ app.brand.__init__ }}", "access to attribute '__init__'"),
+    ("mutate-in-loop", "{% for o in orders %}{{ o.update(total=0) }}{% endfor %}", "attribute 'update' of 'dict'"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), [c[1:] for c in MUTATIONS], ids=[c[0] for c in MUTATIONS])
+@pytest.mark.parametrize("make", [c[1] for c in OUR_CONTEXTS], ids=[c[0] for c in OUR_CONTEXTS])
+def test_values_read_through_our_contexts_cannot_be_changed_by_a_template(
+    make: Callable[[Any], Any], source: str, message: str
+) -> None:
+    session = session_of(make_state())
+    before = copy.deepcopy(session.state)
+    ctx = make(session)
+    with pytest.raises(JinjaSecurityError, match=re.escape(message.split(" of ")[0])):  # refused, whatever the type
+        jinja(source)(ctx)
+    assert session.state == before
+    actions = getattr(ctx, "actions", None)
+    assert actions is None or actions.state_delta == {}

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from templating.lint import (
     DEFAULT_RULES,
+    DOCS_URL,
     RULES,
     Diagnostic,
     LintConfig,
@@ -83,6 +84,8 @@ RULE_CASES = [
     ("T005", "Dear <first-name>,", [("T005", "<first-name>")]),
     ("T005", "<user:last-name?> <1st>", [("T005", "<user:last-name?>"), ("T005", "<1st>")]),
     ("T005", "<my-card>x</my-card> <--> <!-- c --> <3 <-x> <x->", []),
+    ("T005", "Rate it <1-10>, score <0-100>, dates as <YYYY-MM-DD> at <HH-MM>", []),
+    ("T005", "<FIRST-NAME?> <user:1st-name>", [("T005", "<FIRST-NAME?>"), ("T005", "<user:1st-name>")]),
     # T006 doubled ??
     ("T006", "Hi <nick??>", [("T006", "<nick??>")]),
     ("T006", "<user:x???>", [("T006", "<user:x???>")]),
@@ -211,12 +214,15 @@ def test_diagnostic_fields_and_order() -> None:
     ]
     assert diags[0].as_dict()["line"] == 2
     assert diags[0].as_dict()["name"] == "unknown-scope"
+    assert diags[0].as_dict()["url"] == diags[0].url == f"{DOCS_URL}rules/T003/"
+    assert Diagnostic("X001", "error", "not a rule", None).as_dict()["url"] is None
     with pytest.raises(AttributeError):
         diags[0].code = "T999"  # type: ignore[misc]
 
 
 def test_every_rule_has_a_case() -> None:
-    tested = {c for c, _, e in RULE_CASES if e} | {c for c, _, e, _ in SCHEMA_CASES if e} | {"T011"}
+    tested = {c for c, _, e in RULE_CASES + ADK_RULE_CASES if e} | {c for c, _, e, _ in SCHEMA_CASES if e} | {"T011"}
+    tested |= {"T014", "T015"}  # rules over Python trees: tests/test_pysource.py
     assert tested == set(RULES)
     assert {rule.severity for rule in RULES.values()} <= {"error", "warning", "info"}
 
@@ -792,9 +798,16 @@ def test_select_and_ignore_take_a_string(options: dict[str, Any], expected: list
     assert found("Hi < a >, {bb}.", **options) == expected
 
 
-def test_adk_dialect_template_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="lint\\(\\) checks templates in the angle syntax, not dialect='adk'"):
-        lint(Template("Hi {name}", dialect="adk"))
+def test_a_template_is_linted_in_its_own_dialect() -> None:
+    source = "Hi {user-name}, <example>x</example> {nick}"
+    assert found(source, dialect="adk") == [("T019", "{user-name}")]  # no T007: angle brackets are text in ADK
+    assert lint(Template(source, dialect="adk")) == lint(source, dialect="adk")
+    assert [d.code for d in lint(source)] == ["T007", "T008"]  # the angle syntax: no ADK rules
+    assert lint(Template(source), dialect="angle") == lint(source)
+    with pytest.raises(ValueError, match="dialect='angle' was given for a Template whose dialect is 'adk'"):
+        lint(Template(source, dialect="adk"), dialect="angle")
+    with pytest.raises(ValueError, match="dialect= must be 'angle' or 'adk'"):
+        lint(source, dialect="jinja")  # type: ignore[arg-type]
 
 
 # --- precision of the near-miss rules T002-T006 (a definition-time error check relies on them) ---
@@ -998,3 +1011,270 @@ def test_every_help_that_says_write_has_a_claim() -> None:
         for diag in lint(source, schema=schema, select=[code]):
             if diag.help and "write " in diag.help:
                 assert diag.code in claimed, diag.help
+
+
+# --- the ADK dialect: what google-adk 2.x would do wrong at run time (T016..T019) ------------------
+# tests/test_adk_integration.py runs each claim through google-adk's own inject_session_state.
+
+ADK_RULE_CASES = [
+    # T016 ADK eats the braces after a placeholder
+    ("T016", 'Return {"id": {order_id}}', [("T016", "{order_id}}")]),
+    ("T016", '{"a": {"b": {user:name?}}}', [("T016", "{user:name?}}}")]),
+    ("T016", '{"a": { key }}', [("T016", "{ key }}")]),
+    ("T016", '{"a": {key} } {"a": "{key}"} {"a": 1}} {{key}} ${key}} {first-name}} {a.b}}', []),
+    # T017 ADK substitutes doubled braces, which its documentation keeps
+    ("T017", "Use {{topic}} here", [("T017", "{{topic}}")]),
+    (
+        "T017",
+        "{{ user:name }} and {{nick?}} and {{key} and {{{deep}}}",
+        [("T017", "{{ user:name }}"), ("T017", "{{nick?}}"), ("T017", "{{key}"), ("T017", "{{{deep}}}")],
+    ),
+    ("T017", "{{ customer.first_name }} {% if vip %} {{ items | length }} {{.Name}} {{#each items}}", []),
+    ("T017", "{{ {key} }} ${{key}} \\{{key}} {{}} {{ }} {{first-name}}", []),
+    # T018 artifacts
+    ("T018", "See {artifact.report.pdf}", [("T018", "{artifact.report.pdf}")]),
+    (
+        "T018",
+        "{artifact.notes?} {{artifact.x}} { artifact.y }",
+        [("T018", "{artifact.notes?}"), ("T018", "{{artifact.x}}"), ("T018", "{ artifact.y }")],
+    ),
+    ("T018", '${artifact.x} artifact.x {"artifact.x": 1} {artifacts.x} \\{artifact.x}', []),
+    # T019 near misses that ADK leaves as written
+    ("T019", "Dear {first-name},", [("T019", "{first-name}")]),
+    (
+        "T019",
+        "{usr:name} {User:lang} {tmp:step?} { ap:tier }",
+        [("T019", "{usr:name}"), ("T019", "{User:lang}"), ("T019", "{tmp:step?}"), ("T019", "{ ap:tier }")],
+    ),
+    (
+        "T019",
+        "{nick??} {nick ?} {user:first-name}",
+        [("T019", "{nick??}"), ("T019", "{nick ?}"), ("T019", "{user:first-name}")],
+    ),
+    ("T019", "{a-b} {x ?} x^{n-1} {ORD-1234} {user.name} {user: name} {user name} {session:id} {http://x}", []),
+    ("T019", "`{first-name}` \\text{first-name} ${first-name} \\{first-name} {{first-name}} {first-name}}", []),
+    ("T019", "```\nf'{first-name}'\n```\n$f({first-name})$ {{ {first-name} }} {type:string} {note:x}", []),
+    ("T019", "{team:name} {api:key} {time:now} {use:case} {Application:tier} {apps:tier}", [("T019", "{apps:tier}")]),
+    (
+        "T019",
+        "{uesr:name} {users:name} {temps:step} {ap:tier}",
+        [("T019", c) for c in ("{uesr:name}", "{users:name}", "{temps:step}", "{ap:tier}")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "source", "expected"),
+    ADK_RULE_CASES,
+    ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(ADK_RULE_CASES)],
+)
+def test_adk_rule(code: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found(source, select=[code], dialect="adk") == expected
+
+
+def test_adk_rules_are_off_in_the_angle_syntax() -> None:
+    for _, source, expected in ADK_RULE_CASES:
+        if expected:
+            assert not {d.code for d in lint(source)} & {"T016", "T017", "T018", "T019"}
+
+
+ADK_MESSAGES = [
+    (
+        '{"id": {order_id}}',
+        "T016",
+        "google-adk replaces '{order_id}}' as a whole: it inserts the value of 'order_id' and drops the '}' after it",
+        "write {order_id} } (a space after the placeholder): ADK then keeps the '}'",
+    ),
+    (
+        "{{topic}}",
+        "T017",
+        "google-adk substitutes '{{topic}}' with the value of 'topic' (it strips every brace), though its "
+        "documentation says doubled braces stay literal; it raises KeyError when 'topic' is not in state",
+        "write {topic} to insert the value; to send {{topic}} as written, give ADK an instruction provider",
+    ),
+    (
+        "{{topic?}}",
+        "T017",
+        "though its documentation says doubled braces stay literal",
+        "write {topic?} to insert the value",
+    ),
+    (
+        "{artifact.notes}",
+        "T018",
+        "google-adk loads the artifact 'notes' here: it raises ValueError when the Runner has no artifact service, "
+        "and raises KeyError when no artifact 'notes' is saved",
+        "give the Runner an artifact_service and save 'notes' before the turn, or write {artifact.notes?} so",
+    ),
+    (
+        "{artifact.notes?}",
+        "T018",
+        "and renders empty when no artifact 'notes' is saved",
+        "save 'notes' before the turn;",
+    ),
+    (
+        "{usr:name}",
+        "T019",
+        "'{usr:name}' is not a state name for google-adk (unknown scope 'usr:'), so it is sent as written; "
+        "did you mean {user:name}?",
+        "write {user:name} to insert the value",
+    ),
+    ("{User:first-name}", "T019", "(scopes are lowercase: user:; '-' is not allowed in a name)", "{user:first_name}"),
+    ("{user:first-name}", "T019", "google-adk ('-' is not allowed in a name), so", "{user:first_name}"),
+    ("{nick ?}", "T019", "(white space before '?')", "write {nick?} to insert"),
+    ("{nick??}", "T019", "(more than one '?')", "write {nick?} to insert"),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "code", "message", "help"), ADK_MESSAGES, ids=[f"{c[1]}-{i}" for i, c in enumerate(ADK_MESSAGES)]
+)
+def test_adk_messages_and_help(source: str, code: str, message: str, help: str) -> None:
+    (diag,) = lint(source, dialect="adk")
+    assert (diag.code, diag.severity) == (code, RULES[code].severity)
+    assert message in diag.message
+    assert diag.help is not None
+    assert help in diag.help
+
+
+# A realistic ADK instruction with one seeded mistake per rule: (code, line, column, flagged text).
+SEEDED_ADK = textwrap.dedent(
+    """\
+    # Role
+    You are the booking assistant of {app:brand}. Greet {user:first-name} by name.
+
+    <itinerary>
+    {itinerary}
+    </itinerary>
+
+    ## Output
+    Reply with JSON like {"booking": {booking_id}}, nothing else.
+    Attach the policy text: {artifact.policy}
+    Templates for the e-mail service are written {{customer_name}}.
+    """
+)
+SEEDED_FINDINGS = [
+    ("T019", 2, 53, "{user:first-name}"),
+    ("T016", 9, 34, "{booking_id}}"),
+    ("T018", 10, 25, "{artifact.policy}"),
+    ("T017", 11, 46, "{{customer_name}}"),
+]
+
+
+def test_seeded_adk_mistakes_are_found_at_their_exact_positions() -> None:
+    diags = lint(SEEDED_ADK, dialect="adk", path="booking.txt")
+    got = [(d.code, d.span.line, d.span.column, SEEDED_ADK[d.span.start : d.span.end]) for d in diags if d.span]
+    assert got == SEEDED_FINDINGS
+    assert {d.path for d in diags} == {"booking.txt"}
+
+
+ADK_LEGITIMATE = [
+    ("json-one-line", 'Reply as {"status": "ok", "items": [{"id": 1}, {"id": 2}]}.'),
+    ("json-multi-line", '{\n  "trip": "Lisbon",\n  "days": [\n    {"day": 1, "plan": ["walk"]}\n  ]\n}'),
+    ("json-with-placeholders", 'Reply as {"user": "{user:name}", "order": "{order_id}", "note": "{note?}"}.'),
+    ("code-fence", '```python\nprint(f"{first-name}: {total:.2f}")\nd = {k: v for k, v in pairs}\n```'),
+    ("inline-code", "Write keys in kebab case, like `{first-name}`, in the YAML."),
+    ("jinja", "The web layer renders {{ customer.first_name }} and {% if vip %}VIP{% endif %}."),
+    ("go-and-handlebars", "Go: {{.Name}}; Handlebars: {{#each items}}{{/each}}."),
+    ("math", "Cost is $O(n^{2})$ and $x_{i-1} + x_{i+1}$; a set {a, b, c}; a range {1-10}."),
+    ("latex-text", "Use \\textbf{first-name} and \\frac{a-b}{c}."),
+    ("shell-and-regex", "Run ${HOME}/bin/go and match \\d{2,4}-[a-z]{3}."),
+    ("css", ".btn {color: red; margin-top: 4px} .card {display: flex}"),
+    ("xml-sections", "<user_profile>\n{user_profile}\n</user_profile>\n<notes>{notes?}</notes>"),
+    ("br-and-html", "Line one<br>line two<br/>\n<b>bold</b> and <a href='x'>link</a>"),
+    ("prose-braces", "Fill in {the customer's name} and {date of birth} on the form."),
+    ("dotted-and-colon-words", "Values like {user.name}, {order.id}, {type:string} and {label: text} stay."),
+    ("placeholders", "Hi {user:name}, your order {order_id} is { status? }. Step {temp:step?}."),
+]
+
+
+@pytest.mark.parametrize("text", [t for _, t in ADK_LEGITIMATE], ids=[i for i, _ in ADK_LEGITIMATE])
+def test_adk_rules_have_no_findings_on_what_adk_leaves_alone(text: str) -> None:
+    assert lint(text, dialect="adk", select=["ALL"], ignore=["T012"]) == []
+
+
+ADK_PROMPTS = Path(__file__).parent / "adk_prompts"
+ADK_PROMPT_FILES = sorted(ADK_PROMPTS.glob("*.*"))
+
+
+@pytest.mark.parametrize("prompt", ADK_PROMPT_FILES, ids=[p.name for p in ADK_PROMPT_FILES])
+def test_sample_adk_prompts_lint_clean_in_their_dialect_and_after_convert(prompt: Path) -> None:
+    from templating.convert import convert_adk
+
+    text = prompt.read_text(encoding="utf-8")
+    assert lint(text, dialect="adk", path=prompt.name, select=["ALL"]) == []
+    converted, differences = convert_adk(text)
+    assert differences == ()
+    assert lint(converted, path=prompt.name, select=["ALL"]) == []
+
+
+def test_the_sample_prompts_use_the_xml_tag_idiom() -> None:
+    from templating.convert import convert_adk
+
+    converted = convert_adk((ADK_PROMPTS / "travel_planner.txt").read_text(encoding="utf-8"))[0]
+    assert "<<itinerary>>\n<itinerary>\n</itinerary>" in converted
+    assert "<<user_profile>>\n<user_profile>\n</user_profile>" in converted
+
+
+# Pieces of ADK instructions: braces, names, near misses, the characters ADK's pattern treats specially.
+ADK_PIECES = ["{", "}", "a", "bc", "user:", "usr:", "-", " ", "?", "$", "\\", '"', "\n", "artifact."]
+adk_texts = st.lists(st.sampled_from(ADK_PIECES), max_size=25).map("".join)
+
+
+@given(adk_texts)
+def test_adk_lint_is_total_and_agrees_with_convert(source: str) -> None:
+    """T016..T018 report exactly the spans convert warns about (two implementations of ADK's behaviour),
+    but for a {key} inside {{ ... }}, which no rule reports."""
+    from templating.convert import adk_code_differences
+
+    diags = lint(source, dialect="adk", select=["ALL"])
+    for diag in diags:
+        assert diag.span is not None
+        assert 0 <= diag.span.start < diag.span.end <= len(source)
+    ours = {(d.span.start, d.span.end) for d in diags if d.span and d.code in {"T016", "T017", "T018"}}
+    theirs = {
+        (d.span.start, d.span.end)
+        for d in adk_code_differences(source)
+        if d.text.startswith(("{{", "{artifact.")) or d.text.endswith("}}") or "artifact." in d.text
+    }
+    assert ours == theirs
+
+
+# --- the XML-tag idiom: <<tag>> ... <tag> ... </tag> ------------------------------------------------
+
+XML_TAG_IDIOM = [
+    ("escape-then-placeholder", "<<itinerary>>\n<itinerary>\n</itinerary>", []),
+    ("one-line", "<<name>><name></name> and <<city>><city></city>", []),
+    ("optional-inside", "<<notes>>\n<notes?>\n</notes>", []),
+    (
+        "nested-sections",
+        "<<trip>>\n<<itinerary>>\n<itinerary>\n</itinerary>\n<<budget>>\n<budget>\n</budget>\n</trip>",
+        [],
+    ),
+    (
+        "markdown-and-json-around",
+        '## Context\n<<user_profile>>\n<user_profile>\n</user_profile>\n\nReply as {"ok": true}.\n'
+        "<<itinerary>>\nCurrent plan:\n<itinerary>\n</itinerary>",
+        [],
+    ),
+    ("placeholder-as-opening-tag", "<example>\nInput: hi\n</example>", [(1, 1)]),
+    ("escape-missing", "<itinerary>\n<itinerary>\n</itinerary>", [(1, 1)]),
+    ("escape-closed-before", "<<example>>a</example>\n<example>\nb\n</example>", [(2, 1)]),
+    ("other-tag-inside-escape", "<<plan>>\n<example>x</example>\n</plan>", [(2, 1)]),
+    ("second-section-without-escape", "<<a>>\n<a>\n</a>\n<a>\nx\n</a>", [(4, 1)]),
+    ("two-tags-one-escaped", "<<itinerary>><itinerary></itinerary> <example>e</example>", [(1, 38)]),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in XML_TAG_IDIOM], ids=[c[0] for c in XML_TAG_IDIOM])
+def test_xml_tag_idiom(source: str, expected: list[tuple[int, int]]) -> None:
+    diags = lint(source, select=["ALL"])
+    assert [(d.span.line, d.span.column) for d in diags if d.span] == expected
+    assert {d.code for d in diags} <= {"T007"}
+    # Doing what each help says (escaping the opening tag) leaves nothing to report.
+    fixed = source
+    for diag in sorted(diags, key=lambda d: -d.span.start if d.span else 0):
+        assert diag.span is not None
+        assert diag.help is not None
+        written = diag.help.removeprefix("write ").split(" ")[0]
+        fixed = fixed[: diag.span.start] + written + fixed[diag.span.end :]
+    assert lint(fixed, select=["ALL"]) == []

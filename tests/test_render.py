@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from templating import MissingKeyError, format_adk_value, render
+from templating import MissingKeyError, Template, format_adk_value, render
 
 PROFILE = {"user:profile": {"name": "Grace"}, "items": ["x", "y"]}
 
@@ -261,3 +264,147 @@ def test_adk_formatter_still_overrides() -> None:
 )
 def test_format_adk_value(value: Any, expected: str) -> None:
     assert format_adk_value(value) == expected
+
+
+class TwoWays:
+    """State offered two ways: a public view (``.state``, what a caller's code may see) and the
+    ``_state_reader`` protocol (the stored values, for a renderer that only formats them)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+        self.used: list[str] = []
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        self.used.append("view")
+        return {key: f"view of {value}" for key, value in self.values.items()}
+
+    def _state_reader(self) -> Any:
+        self.used.append("reader")
+        return self.values.get
+
+
+READERS = [
+    ("no-formatter-reads-the-stored-values", {}, "stored stored-too", ["reader"]),
+    ("missing-empty", {"missing": "empty"}, "stored stored-too", ["reader"]),
+    ("a-formatter-gets-the-public-view", {"formatter": str.upper}, "VIEW OF STORED VIEW OF STORED-TOO", ["view"]),
+]
+
+
+@pytest.mark.parametrize(("options", "expected", "used"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+def test_the_state_reader_protocol(options: dict[str, Any], expected: str, used: list[str]) -> None:
+    holder = TwoWays({"a": "stored", "b": "stored-too"})
+    assert render("<a> <b>", holder, **options) == expected
+    assert holder.used == used
+
+
+def test_the_state_reader_is_looked_up_on_the_type_never_the_instance() -> None:
+    class Anything:
+        """An object answering every attribute (as mocks do): its ``_state_reader`` is never called."""
+
+        state = MappingProxyType({"a": "from the mapping"})
+
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"looked up {name!r} on the instance")
+
+    assert render("<a>", Anything()) == "from the mapping"
+
+
+def test_a_missing_key_read_through_the_protocol_still_suggests_a_close_one() -> None:
+    with pytest.raises(MissingKeyError) as caught:
+        render("<nmae>", TwoWays({"name": "Ada"}))
+    assert caught.value.missing[0].suggestion == "name"
+
+
+# Found values are filled first; at the first absent key the renderer hands over to its full loop.
+# What was filled before stays, and the mode decides for every placeholder from there on.
+HANDOVER_SOURCE = "<a> <n> <d> <b?> <x.0> <c> <a>"
+HANDOVER_STATE = {"a": "A", "n": 3, "d": {"k": [1]}, "x": ["X"]}
+HANDOVERS = [
+    ("empty", {}, 'A 3 {"k": [1]}  X  A'),
+    ("keep", {}, 'A 3 {"k": [1]} <b?> X <c> A'),
+    ("error-all-found", {"c": None, "b": 0}, 'A 3 {"k": [1]} 0 X  A'),
+    ("empty-all-found", {"c": "C"}, 'A 3 {"k": [1]}  X C A'),
+]
+
+
+@pytest.mark.parametrize(("missing", "extra", "expected"), HANDOVERS, ids=[c[0] for c in HANDOVERS])
+def test_values_found_before_an_absent_key_are_kept(missing: str, extra: dict[str, Any], expected: str) -> None:
+    mode = missing.partition("-")[0]
+    assert render(HANDOVER_SOURCE, HANDOVER_STATE | extra, missing=mode) == expected  # type: ignore[arg-type]
+
+
+def test_an_absent_key_after_found_ones_is_named_with_its_place() -> None:
+    with pytest.raises(MissingKeyError) as info:
+        render(HANDOVER_SOURCE + " <x.1> <n.0>", HANDOVER_STATE)
+    assert info.value.keys == ("c", "x.1", "n.0")
+    assert [m.span.column for m in info.value.missing] == [24, 32, 38]
+
+
+# A renderer written the plain way, to check the real one against on any template and state.
+_GONE = object()
+
+
+def reference_value(state: Mapping[str, Any], name: str, below: tuple[str, ...]) -> Any:
+    value = state.get(name, _GONE)
+    for segment in below:
+        if isinstance(value, Mapping):
+            value = value.get(segment, _GONE)
+        elif isinstance(value, (list, tuple)) and segment.isdecimal() and int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return _GONE
+    return value
+
+
+def reference_render(template: Template, state: Mapping[str, Any], missing: str) -> str | None:
+    """The text ``template`` renders to, or None where it must raise MissingKeyError."""
+    out: list[str] = []
+    for node in template.nodes:
+        if not hasattr(node, "optional"):
+            out.append(node.text)  # type: ignore[attr-defined]
+            continue
+        value = reference_value(state, node.name, node.path[1:])  # type: ignore[attr-defined]
+        if value is _GONE:
+            if missing == "error" and not node.optional:  # type: ignore[attr-defined]
+                return None
+            out.append(template.source[node.span.start : node.span.end] if missing == "keep" else "")
+        elif value is None:
+            out.append("")
+        elif isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, (dict, list)):
+            out.append(json.dumps(value, ensure_ascii=False))
+        else:
+            out.append(str(value))
+    return "".join(out)
+
+
+PATHS = ["a", "b", "user:a", "l", "l.0", "l.1", "l.01", "l.x", "d.k", "d.l.2", "d.0", "a.0", "gone", "d.gone"]
+leaves = st.one_of(st.none(), st.integers(-5, 5), st.booleans(), st.text("xy<>{}é", max_size=3))
+values = st.recursive(
+    leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["k", "l", "0", "1"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+states = st.dictionaries(st.sampled_from(["a", "b", "user:a", "l", "d"]), values)
+pieces = st.one_of(
+    st.sampled_from(["", " ", "text ", "<<a>> ", "\n- "]),
+    st.builds(lambda path, optional: f"<{path}{'?' if optional else ''}>", st.sampled_from(PATHS), st.booleans()),
+)
+
+
+modes = st.sampled_from(["error", "empty", "keep"])
+
+
+@given(source=st.lists(pieces, max_size=8).map("".join), state=states, missing=modes)
+def test_render_agrees_with_a_plain_reference(source: str, state: dict[str, Any], missing: str) -> None:
+    template = Template(source)
+    expected = reference_render(template, state, missing)
+    if expected is None:
+        with pytest.raises(MissingKeyError):
+            template.render(state, missing=missing)  # type: ignore[arg-type]
+    else:
+        assert template.render(state, missing=missing) == expected  # type: ignore[arg-type]

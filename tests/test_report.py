@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from templating.lint import Diagnostic, lint, unused_keys
+from templating.lint import Diagnostic, lint, rule_url, unused_keys
 from templating.nodes import Span
 from templating.report import FileReport, _segments, render_html
 
@@ -55,6 +55,27 @@ def test_page_escapes_the_template_and_lists_findings() -> None:
     assert "schema key &#39;spare&#39; is not used by any linted template" in html
     assert '<li class="clean">No findings.</li>' in html
     assert '<span id="count-error">3 errors</span>' in html
+
+
+def test_each_finding_links_its_rule_page() -> None:
+    html = page()
+    links = re.findall(r'<a class="code" href="([^"]+)">(T\d+)</a>', html)
+    # the four findings beside the template and the run-wide T011, each linked to its own page
+    assert [code for _, code in links] == ["T011", "T001", "T002", "T007", "T007"]
+    assert all(href == rule_url(code) for href, code in links)
+
+
+def test_a_python_file_is_shown_as_plain_text_with_its_findings_and_their_origin() -> None:
+    source = 'x = a < b > c\nPROMPT = "Hi {nmae}"\n'
+    start = source.index("{nmae}")
+    finding = Diagnostic(
+        "T014", "warning", "'{nmae}' is never written", Span(start, start + 6, 2, 15), "m.py", None, "PROMPT"
+    )
+    html = render_html([FileReport("m.py", source, (finding,), python=True)])
+    # only the finding is marked: the code around it (a < b > c) is not read as a template
+    assert re.findall(r'<span class="ph-[\w-]+" data-kind="[\w-]+"[^>]*>([^<]*)</span>', html) == ["{nmae}"]
+    assert "x = a &lt; b &gt; c" in html
+    assert '<span class="where">2:15</span> <span class="origin">PROMPT</span>' in html
 
 
 def test_references_to_findings_at_one_place_are_separated() -> None:

@@ -222,3 +222,24 @@ def test_every_plain_json_value_is_accepted_and_survives_json(value: Any) -> Non
     copied = check_value("v", value)
     assert copied == value
     assert json.loads(json.dumps(copied, allow_nan=False)) == copied
+
+
+state_keys = st.builds(
+    lambda scope, name: scope + name,
+    st.sampled_from(["", *SCOPE_PREFIXES]),
+    st.from_regex(r"[a-c][a-c0-9_]{0,2}", fullmatch=True),
+)
+state_dicts = st.dictionaries(state_keys, json_values, max_size=6)
+
+
+@given(value=state_dicts, delta=state_dicts, writes=st.lists(state_dicts, max_size=3), unused=state_dicts)
+def test_a_state_renders_exactly_what_it_reads(
+    value: dict[str, Any], delta: dict[str, Any], writes: list[dict[str, Any]], unused: dict[str, Any]
+) -> None:
+    """Rendering reads a State where its values are stored (no copies): the text is what its mapping reads."""
+    state = State({**unused, **value}, delta=check_state(delta))
+    for write in writes:
+        state.update(write)
+    keys = sorted({*value, *delta, *(key for write in writes for key in write)})
+    source = " | ".join(f"<{key}>" for key in keys)
+    assert render(source, state) == render(source, {key: state[key] for key in keys})

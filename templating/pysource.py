@@ -1,0 +1,1142 @@
+"""Instructions where they live: the instruction strings inside Python agent code, found with ``ast``.
+
+A ``.py`` file is parsed, never imported or run. Each instruction string (the template given to
+``templating.instruction``/``Template``/``parse``/``render``/``jinja``, an ``Agent``'s
+``instruction=``/``global_instruction=``, a Google ADK ``Agent``/``LlmAgent``'s in ADK's ``{key}``
+dialect, and module constants named ``*PROMPT``/``*INSTRUCTION`` that hold a placeholder and are
+not Python format strings) is
+resolved from literals, implicit concatenation, ``+``, ``textwrap.dedent``, ``.strip()`` and
+module-level names (in the same module or imported from another one), and every character of it
+keeps the place in the ``.py`` file it was written at, so findings point into the Python source.
+Anything else (an f-string, a call, a parameter) is skipped, with the reason. The module also
+collects the state keys the code writes (``output_key``, ``ctx.state["k"] = ...``, ``state_delta``,
+``create_session(state=...)``), for the rule that a key read is written somewhere (T014).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import dataclasses
+import difflib
+import os
+import textwrap
+import unicodedata
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeAlias
+from typing import Literal as _Literal
+
+from .errors import TemplatingError
+from .lint import CONSTANT_SUFFIXES, RULES, Diagnostic, lint, load_schema
+from .nodes import Span
+from .template import Template
+
+__all__ = [
+    "JINJA_SYNTAX",
+    "PYTHON_SYNTAX",
+    "Instruction",
+    "PythonSourceError",
+    "Scan",
+    "Skipped",
+    "Write",
+    "lint_instruction",
+    "never_written",
+    "scan",
+    "skipped_findings",
+]
+
+Kind: TypeAlias = _Literal["angle", "adk", "jinja"]
+
+
+class PythonSourceError(TemplatingError):
+    """A ``.py`` file to lint that is not valid Python (nothing of it can be checked).
+
+    ``path`` names the file; ``source`` and ``span`` place the error in it (its first character when
+    Python gives no position).
+    """
+
+    def __init__(self, reason: str, *, path: str, source: str, span: Span) -> None:
+        super().__init__(f"{path}:{span.line}:{span.column}: {reason}", source=source, span=span)
+        self.path = path
+        self.reason = reason
+
+
+def _span_at(text: str, line: int | None, column: int | None) -> Span:
+    """The one-character span at 1-based ``line``/``column`` of ``text`` (clamped into it)."""
+    lines = text.splitlines(keepends=True) or [""]
+    line = min(max(line or 1, 1), len(lines))
+    row = lines[line - 1].rstrip("\r\n")
+    column = min(max(column or 1, 1), len(row) + 1)
+    start = sum(len(x) for x in lines[: line - 1]) + column - 1
+    return Span(start, min(start + 1, start + len(row) - column + 1), line, column)
+
+
+# --------------------------------------------------------------------------------------------
+# Modules and positions
+
+
+class _Module:
+    """One parsed ``.py`` file: its text, its tree, and its module-level names."""
+
+    __slots__ = ("_line_starts", "_lines", "bindings", "key", "linted", "path", "text", "tree")
+
+    def __init__(self, path: str, key: str, text: str, tree: ast.Module, *, linted: bool) -> None:
+        self.path, self.key, self.text, self.tree, self.linted = path, key, text, tree, linted
+        self._lines: list[str] | None = None
+        self._line_starts: list[int] | None = None
+        self.bindings: dict[str, ast.AST] = {}
+        for stmt in _top_level(tree.body):
+            for name, value in _bound(stmt):
+                self.bindings[name] = value
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            at = find("\n")
+            while at >= 0:
+                starts.append(at + 1)
+                at = find("\n", at + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def offset(self, lineno: int, col: int) -> int:
+        """The character offset of ``ast``'s (1-based line, UTF-8 byte column) position."""
+        start = self.line_starts[lineno - 1]
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        line = self._lines[lineno - 1]
+        if not line.isascii():
+            col = len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+        return start + col
+
+    def span(self, start: int, end: int) -> Span:
+        line = bisect.bisect_right(self.line_starts, start)
+        return Span(start, end, line, start - self.line_starts[line - 1] + 1)
+
+    def node_span(self, node: ast.AST) -> Span:
+        if not hasattr(node, "lineno"):  # a name made up here (an unused constant): its binding's place
+            binding = self.bindings.get(getattr(node, "id", ""))
+            node = binding if binding is not None and hasattr(binding, "lineno") else self.tree
+            if node is self.tree:
+                return self.span(0, 0)
+        start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        return self.span(start, end)
+
+
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Module-level statements, those inside module-level ``if``/``try``/``with`` blocks included."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If | ast.With):
+            yield from _top_level(stmt.body)
+            if isinstance(stmt, ast.If):
+                yield from _top_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            for block in (stmt.body, stmt.orelse, stmt.finalbody, *(h.body for h in stmt.handlers)):
+                yield from _top_level(block)
+
+
+@dataclass(frozen=True, slots=True)
+class _Dynamic:
+    """A binding whose value is known only at run time (a function, a class, ``x += ...``)."""
+
+    what: str
+
+
+def _bound(stmt: ast.stmt) -> Iterator[tuple[str, ast.AST]]:
+    """The names a statement binds, each with what it binds them to (an expression, an import, a marker)."""
+    if isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, stmt.value
+            elif isinstance(target, ast.Tuple | ast.List):
+                for item in target.elts:
+                    if isinstance(item, ast.Name):
+                        yield item.id, ast.Name("<unpacked>")
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        yield stmt.target.id, stmt.value
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        yield stmt.target.id, ast.Name("<augmented>")
+    elif isinstance(stmt, ast.Import | ast.ImportFrom):
+        for alias in stmt.names:
+            if alias.name != "*":
+                yield (alias.asname or alias.name.split(".")[0]), stmt
+    elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        yield stmt.name, stmt
+
+
+# --------------------------------------------------------------------------------------------
+# Strings with the place of each character
+
+
+class _Mapped:
+    """A string whose every character knows where it was written: module, start and end offsets."""
+
+    __slots__ = ("ends", "mods", "starts", "text")
+
+    def __init__(self, text: str, mods: list[_Module], starts: list[int], ends: list[int]) -> None:
+        self.text, self.mods, self.starts, self.ends = text, mods, starts, ends
+
+    def __add__(self, other: _Mapped) -> _Mapped:
+        return _Mapped(
+            self.text + other.text, self.mods + other.mods, self.starts + other.starts, self.ends + other.ends
+        )
+
+    def pick(self, keep: Sequence[int], text: str) -> _Mapped:
+        return _Mapped(text, [self.mods[i] for i in keep], [self.starts[i] for i in keep], [self.ends[i] for i in keep])
+
+    def slice(self, start: int, end: int) -> _Mapped:
+        return _Mapped(self.text[start:end], self.mods[start:end], self.starts[start:end], self.ends[start:end])
+
+
+_SIMPLE_ESCAPES = {
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
+_OCTAL = "01234567"
+_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
+
+
+def _literal(module: _Module, node: ast.Constant) -> _Mapped:
+    """A string constant (implicit concatenation included) with each character's place in the file.
+
+    Reads the literals' source: prefixes, quotes, escapes (``\\n`` is two characters of source),
+    line continuations, ``\\r\\n`` line ends. Should the reading ever disagree with Python's
+    value, every character is placed on the whole literal instead (never a wrong column)."""
+    value = node.value
+    assert isinstance(value, str)
+    text = module.text
+    start = module.offset(node.lineno, node.col_offset)
+    end = module.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    try:
+        _read_literals(text, start, end, chars, starts, ends)
+    except (IndexError, ValueError, KeyError):
+        chars = []
+    if "".join(chars) != value:
+        return _Mapped(value, [module] * len(value), [start] * len(value), [end] * len(value))
+    return _Mapped(value, [module] * len(value), starts, ends)
+
+
+def _read_literals(text: str, i: int, end: int, chars: list[str], starts: list[int], ends: list[int]) -> None:
+    emit_c, emit_s, emit_e = chars.append, starts.append, ends.append
+    while i < end:
+        ch = text[i]
+        if ch in " \t\r\n\f":
+            i += 1
+            continue
+        if ch == "#":  # a comment between the parts of an implicit concatenation
+            i = text.index("\n", i)
+            continue
+        if ch == "\\":  # a line continuation between parts
+            i += 1
+            continue
+        j = i
+        while text[j].isalpha():
+            j += 1
+        prefix = text[i:j].lower()
+        if "b" in prefix or "f" in prefix or "t" in prefix:
+            raise ValueError("not a str literal")
+        raw = "r" in prefix
+        quote = text[j : j + 3] if text[j : j + 3] in ('"""', "'''") else text[j]
+        if quote not in ('"', "'", '"""', "'''"):
+            raise ValueError("no quote")
+        j += len(quote)
+        while not text.startswith(quote, j):
+            c = text[j]
+            if c == "\\":
+                nxt = text[j + 1]
+                if raw:  # the backslash stays, and so does what follows it
+                    emit_c("\\"), emit_s(j), emit_e(j + 1)
+                    j += 1
+                    if nxt == "\r" and text[j + 1] == "\n":
+                        emit_c("\n"), emit_s(j), emit_e(j + 2)
+                        j += 2
+                    else:
+                        emit_c("\n" if nxt == "\r" else nxt), emit_s(j), emit_e(j + 1)
+                        j += 1
+                    continue
+                if nxt == "\n":
+                    j += 2
+                elif nxt == "\r":
+                    j += 3 if text[j + 2] == "\n" else 2
+                elif nxt in _SIMPLE_ESCAPES:
+                    emit_c(_SIMPLE_ESCAPES[nxt]), emit_s(j), emit_e(j + 2)
+                    j += 2
+                elif nxt in _OCTAL:
+                    k = j + 1
+                    while k < j + 4 and text[k] in _OCTAL:
+                        k += 1
+                    emit_c(chr(int(text[j + 1 : k], 8))), emit_s(j), emit_e(k)
+                    j = k
+                elif nxt in _HEX_WIDTH:
+                    k = j + 2 + _HEX_WIDTH[nxt]
+                    emit_c(chr(int(text[j + 2 : k], 16))), emit_s(j), emit_e(k)
+                    j = k
+                elif nxt == "N":
+                    close = text.index("}", j)
+                    emit_c(unicodedata.lookup(text[j + 3 : close])), emit_s(j), emit_e(close + 1)
+                    j = close + 1
+                else:  # an unknown escape such as \d keeps its backslash
+                    emit_c("\\"), emit_s(j), emit_e(j + 1)
+                    j += 1
+            elif c == "\r":
+                size = 2 if text[j + 1] == "\n" else 1
+                emit_c("\n"), emit_s(j), emit_e(j + size)
+                j += size
+            else:
+                emit_c(c), emit_s(j), emit_e(j + 1)
+                j += 1
+        i = j + len(quote)
+
+
+def _dedent(value: _Mapped) -> _Mapped:
+    """``textwrap.dedent`` that keeps each character's place: whitespace-only lines are emptied, then
+    the margin common to the other lines is removed."""
+    text = value.text
+    expected = textwrap.dedent(text)
+    lines: list[tuple[int, int]] = []  # (start, end) of each line, without its "\n"
+    at = 0
+    for line in text.split("\n"):
+        lines.append((at, at + len(line)))
+        at += len(line) + 1
+    blank = [not text[a:b].strip(" \t") and a < b for a, b in lines]
+    indents = []
+    for (a, b), is_blank in zip(lines, blank, strict=True):
+        line = text[a:b]
+        if is_blank or not line.lstrip(" \t"):
+            continue
+        indents.append(line[: len(line) - len(line.lstrip(" \t"))])
+    margin = indents[0] if indents else ""
+    for indent in indents[1:]:
+        while not indent.startswith(margin):
+            margin = margin[:-1]
+    keep: list[int] = []
+    for (a, b), is_blank in zip(lines, blank, strict=True):
+        if not is_blank:
+            skip = len(margin) if margin and text.startswith(margin, a) else 0
+            keep.extend(range(a + skip, b))
+        if b < len(text):
+            keep.append(b)  # the "\n"
+    result = "".join(text[i] for i in keep)
+    if result != expected:  # cannot happen; if it did, keep the text right and the places approximate
+        return _align(value, expected)
+    return value.pick(keep, result)
+
+
+def _align(value: _Mapped, result: str) -> _Mapped:
+    """``result`` (a subsequence of ``value``'s text) placed by greedy matching."""
+    keep: list[int] = []
+    i = 0
+    for ch in result:
+        while i < len(value.text) - 1 and value.text[i] != ch:
+            i += 1
+        keep.append(min(i, len(value.text) - 1))
+        i += 1
+    return value.pick(keep, result) if value.text else value
+
+
+# --------------------------------------------------------------------------------------------
+# What was found
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """One instruction string found in Python code.
+
+    ``label`` names it in findings (the constant ``ROOT_PROMPT``, or the call site
+    ``LlmAgent(name="planner").instruction``); ``names`` are what ``templating render FILE.py:NAME``
+    accepts for it; ``dialect`` is ``"angle"``, ``"adk"`` or ``"jinja"``; ``text`` the string's
+    value; ``path``/``span`` where it starts. :meth:`locate` maps a span of ``text`` into the file.
+    """
+
+    label: str
+    names: tuple[str, ...]
+    dialect: Kind
+    text: str
+    path: str
+    span: Span
+    _mapped: _Mapped = field(repr=False, compare=False)
+
+    def locate(self, start: int, end: int) -> tuple[str, Span]:
+        """The file and the span in it of ``text[start:end]`` (clipped to the file of its first character)."""
+        m = self._mapped
+        if not m.text:
+            return self.path, self.span
+        start = min(max(start, 0), len(m.text) - 1)
+        last = min(max(end - 1, start), len(m.text) - 1)
+        module = m.mods[start]
+        while last > start and m.mods[last] is not module:
+            last -= 1
+        file_start, file_end = m.starts[start], max(m.ends[last], m.starts[start] + 1)
+        return module.path, module.span(file_start, file_end)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An instruction whose text is not known without running the code (``reason`` says why)."""
+
+    label: str
+    path: str
+    span: Span
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A state key the code writes (``key``), or a write whose key is not a literal (``key`` is None)."""
+
+    key: str | None
+    path: str
+    span: Span
+    how: str
+
+
+@dataclass(slots=True)
+class Scan:
+    """What :func:`scan` found: the instructions, the skipped ones, the state writes, and the text of
+    every Python file read (imported modules outside the given files included)."""
+
+    instructions: list[Instruction] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    errors: list[PythonSourceError] = field(default_factory=list)
+
+    @property
+    def written(self) -> frozenset[str] | None:
+        """The keys written, or None when some write's key is known only at run time, or a file to
+        scan was not valid Python (what it writes is unknown)."""
+        if self.errors or any(w.key is None for w in self.writes):
+            return None
+        return frozenset(w.key for w in self.writes if w.key is not None)
+
+
+# --------------------------------------------------------------------------------------------
+# The scan
+
+
+_TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
+_AGENT_KWARGS = ("instruction", "global_instruction")
+_ADK_AGENTS = {"Agent", "LlmAgent"}
+_PROVIDER_CALLS = {"instruction", "Template", "parse", "jinja", "concat", "when", "static"}
+
+
+class _Project:
+    """The modules of a scan, parsed once each, and name resolution across them."""
+
+    def __init__(self, read: Callable[[str], str], suffixes: Sequence[str]) -> None:
+        self.read = read
+        self.suffixes = tuple(s.upper() for s in suffixes)
+        self.modules: dict[str, _Module] = {}
+        self.result = Scan()
+        self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions
+        self.used_constants: set[tuple[str, str]] = set()
+        self.unreadable: set[str] = set()
+        # constants used as str.format / % templates (PROMPT.format(text=...)): Python's {}, not state keys
+        self.formatted: set[tuple[str, str]] = set()
+
+    # -- loading
+
+    def load(self, path: str, *, linted: bool) -> _Module:
+        key = os.path.realpath(path)
+        module = self.modules.get(key)
+        if module is not None:
+            module.linted = module.linted or linted
+            return module
+        text = self.read(path)
+        try:
+            with warnings.catch_warnings():  # an invalid escape such as "\d" warns; it is still a string
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text, filename=path)
+        except SyntaxError as exc:
+            span = _span_at(text, exc.lineno, exc.offset)
+            raise PythonSourceError(f"not valid Python: {exc.msg}", path=path, source=text, span=span) from None
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+            span = _span_at(text, None, None)
+            raise PythonSourceError(f"cannot be parsed as Python: {exc}", path=path, source=text, span=span) from None
+        module = _Module(path, key, text, tree, linted=linted)
+        self.modules[key] = module
+        self.result.sources[path] = text
+        return module
+
+    def find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
+        """The module ``name`` imported from ``importer`` (``level`` dots), if it is a file we can read."""
+        parts = [p for p in name.split(".") if p]
+        if level:
+            base = Path(importer.path).parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = list(Path(importer.path).resolve().parents)[:12]
+        for base in bases:
+            target = base.joinpath(*parts)
+            for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+                if candidate is None:
+                    continue
+                shown = str(candidate) if level else _shown(candidate)
+                key = os.path.realpath(shown)
+                if key in self.modules:
+                    return self.modules[key]
+                if key in self.unreadable:
+                    continue
+                try:
+                    return self.load(shown, linted=False)
+                except Exception:  # a module that cannot be read or parsed is not followed
+                    self.unreadable.add(key)
+        return None
+
+    # -- qualified names of callees
+
+    def qualify(self, module: _Module, expr: ast.expr) -> str | None:
+        """The dotted origin of a name as imported (``google.adk.agents.LlmAgent``), or None."""
+        parts: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        binding = module.bindings.get(expr.id)
+        if isinstance(binding, ast.ImportFrom):
+            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == expr.id)
+            base = "." * binding.level + (binding.module or "") + "." + alias.name
+        elif isinstance(binding, ast.Import):
+            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == expr.id)
+            base = alias.name if alias.asname else alias.name.split(".")[0]
+        else:
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    # -- resolving expressions to strings
+
+    def resolve(self, module: _Module, expr: ast.AST, scope: _Scope | None, depth: int = 0) -> _Mapped | str:
+        """The string ``expr`` stands for, with places, or why it cannot be known (a str)."""
+        if depth > 40:
+            return "a chain of names too long to follow"
+        if isinstance(expr, ast.Constant):
+            if isinstance(expr.value, str):
+                return _literal(module, expr)
+            return f"not a string ({type(expr.value).__name__})"
+        if isinstance(expr, ast.JoinedStr):
+            return "an f-string: its text is known only at run time"
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            left = self.resolve(module, expr.left, scope, depth + 1)
+            if isinstance(left, str):
+                return left
+            right = self.resolve(module, expr.right, scope, depth + 1)
+            return right if isinstance(right, str) else left + right
+        if isinstance(expr, ast.Call):
+            return self.resolve_call(module, expr, scope, depth)
+        if isinstance(expr, ast.Name):
+            return self.resolve_name(module, expr.id, scope, depth)
+        if isinstance(expr, ast.Attribute):
+            target = self.module_named(module, _chain(expr.value), scope)
+            if target is not None:
+                return self.resolve_name(target, expr.attr, None, depth + 1)
+        return f"{_describe(expr)}: its text is known only at run time"
+
+    def resolve_call(self, module: _Module, call: ast.Call, scope: _Scope | None, depth: int) -> _Mapped | str:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("strip", "lstrip", "rstrip") and not call.args:
+            inner = self.resolve(module, func.value, scope, depth + 1)
+            if isinstance(inner, str):
+                return inner
+            text = inner.text
+            stripped = getattr(text, func.attr)()
+            first = 0 if func.attr == "rstrip" else len(text) - len(text.lstrip())
+            return inner.slice(first, first + len(stripped))
+        if self.qualify(module, func) in ("textwrap.dedent", ".textwrap.dedent") and len(call.args) == 1:
+            inner = self.resolve(module, call.args[0], scope, depth + 1)
+            return inner if isinstance(inner, str) else _dedent(inner)
+        return f"{_describe(call)}: its text is known only at run time"
+
+    def module_named(self, module: _Module, names: list[str] | None, scope: _Scope | None) -> _Module | None:
+        """The module a name or a dotted chain of names stands for: ``prompt`` after ``from . import
+        prompt``, ``p`` after ``import pkg.prompt as p``, ``pkg.prompt`` after ``import pkg.prompt``."""
+        if not names or (scope is not None and scope.binds(names[0])):
+            return None
+        name, rest = names[0], names[1:]
+        binding = module.bindings.get(name)
+        if isinstance(binding, ast.ImportFrom):
+            alias = next(a for a in binding.names if (a.asname or a.name) == name)
+            dotted = ".".join([binding.module or "", alias.name, *rest]).strip(".")
+            return self.find_module(module, dotted, binding.level)
+        if isinstance(binding, ast.Import):
+            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == name)
+            return self.find_module(module, ".".join([alias.name if alias.asname else name, *rest]), 0)
+        return None
+
+    def resolve_name(self, module: _Module, name: str, scope: _Scope | None, depth: int) -> _Mapped | str:
+        if scope is not None and scope.binds(name):
+            values = scope.assigned.get(name, [])
+            if len(values) != 1:
+                why = "a parameter" if name in scope.params else "bound more than once"
+                return f"{name!r} is {why} in the function: its text is known only at run time"
+            return self.resolve(module, values[0], scope, depth + 1)
+        binding = module.bindings.get(name)
+        if binding is None:
+            return f"{name!r} is not bound at module level in {module.path}"
+        if isinstance(binding, ast.ImportFrom):
+            alias = next(a for a in binding.names if (a.asname or a.name) == name)
+            source = self.find_module(module, binding.module or "", binding.level)
+            if source is not None and alias.name in source.bindings:
+                return self.resolve_name(source, alias.name, None, depth + 1)
+            sub = self.find_module(module, ((binding.module or "") + "." + alias.name).strip("."), binding.level)
+            if sub is not None:
+                return f"{name!r} is a module, not a string"
+            return f"{name!r} is imported from a module outside the linted files"
+        if isinstance(binding, ast.Import):
+            return f"{name!r} is a module, not a string"
+        if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef):
+            return f"{name!r} is a function (an instruction provider): its text is known only when it runs"
+        if isinstance(binding, ast.ClassDef):
+            return f"{name!r} is a class, not a string"
+        if isinstance(binding, ast.Name) and binding.id.startswith("<"):
+            return f"{name!r} is {binding.id.strip('<>')} at module level: its text is known only at run time"
+        self.used_constants.add((module.key, name))
+        return self.resolve(module, binding, None, depth + 1)
+
+    def constant(self, module: _Module, expr: ast.AST, scope: _Scope | None) -> tuple[_Module, str] | None:
+        """The module constant ``expr`` names (following imports), if it is a plain name of one."""
+        for _ in range(40):
+            if isinstance(expr, ast.Name):
+                if scope is not None and scope.binds(expr.id):
+                    return None
+                binding = module.bindings.get(expr.id)
+                if isinstance(binding, ast.ImportFrom):
+                    alias = next(a for a in binding.names if (a.asname or a.name) == expr.id)
+                    source = self.find_module(module, binding.module or "", binding.level)
+                    if source is None or alias.name not in source.bindings:
+                        return None
+                    module, expr = source, ast.Name(alias.name)
+                    continue
+                if isinstance(binding, ast.expr):
+                    if isinstance(binding, ast.Name) and not binding.id.startswith("<"):
+                        module, expr = module, binding  # ALIAS = ROOT_PROMPT
+                        inner = self.constant(module, binding, None)
+                        return inner or (module, expr.id)
+                    return module, expr.id
+                return None
+            if isinstance(expr, ast.Attribute):
+                target = self.module_named(module, _chain(expr.value), scope)
+                if target is None:
+                    return None
+                module, expr, scope = target, ast.Name(expr.attr), None
+                continue
+            return None
+        return None
+
+    # -- recording
+
+    def add(
+        self,
+        module: _Module,
+        expr: ast.AST,
+        scope: _Scope | None,
+        *,
+        dialect: Kind,
+        site: str,
+        names: Iterable[str] = (),
+    ) -> None:
+        value = self.resolve(module, expr, scope)
+        where = module.node_span(expr)
+        const = self.constant(module, expr, scope)
+        label = const[1] if const else site
+        if isinstance(value, str):
+            self.result.skipped.append(Skipped(site, module.path, where, value))
+            return
+        all_names = [*names]
+        if const:
+            self.used_constants.add((const[0].key, const[1]))
+            all_names.insert(0, const[1])
+            key: tuple[object, ...] = ("const", const[0].key, const[1], dialect)
+        else:
+            key = ("site", module.key, where.start, dialect)
+        index = self.found.get(key)
+        if index is not None:
+            old = self.result.instructions[index]
+            merged = tuple(dict.fromkeys([*old.names, *all_names]))
+            self.result.instructions[index] = Instruction(
+                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped
+            )
+            return
+        if value.text:
+            path, span = value.mods[0].path, value.mods[0].span(value.starts[0], value.ends[-1])
+        else:
+            path, span = module.path, where
+        self.found[key] = len(self.result.instructions)
+        self.result.instructions.append(
+            Instruction(label, tuple(dict.fromkeys(all_names)), dialect, value.text, path, span, value)
+        )
+
+    def add_unused_constants(self, modules: Sequence[_Module]) -> None:
+        """Module constants named ``*PROMPT``/``*INSTRUCTION`` that no call site used, holding a placeholder
+        (a constant that is part of another such constant is linted as part of it, not twice)."""
+        candidates: list[tuple[_Module, str, Kind]] = []
+        used_by_call_sites = set(self.used_constants)
+        self.used_constants.clear()
+        for module in modules:
+            for name, binding in module.bindings.items():
+                if not isinstance(binding, ast.expr) or not name.upper().endswith(self.suffixes):
+                    continue
+                if (module.key, name) in used_by_call_sites or (module.key, name) in self.formatted:
+                    continue
+                before = set(self.used_constants)
+                value = self.resolve_name(module, name, None, 0)
+                self.used_constants = before | (self.used_constants - {(module.key, name)})
+                if isinstance(value, str):
+                    continue
+                # The dialect is guessed: ADK's {key} when it has such placeholders; the angle syntax only
+                # in a module that uses templating (elsewhere <role>...</role> is plain text, not a key).
+                dialect: Kind
+                if Template(value.text, dialect="adk").placeholders:
+                    dialect = "adk"
+                elif _uses_templating(module) and Template(value.text).placeholders:
+                    dialect = "angle"
+                else:
+                    continue
+                candidates.append((module, name, dialect))
+        part_of_another = set(self.used_constants)
+        for module, name, dialect in candidates:
+            if (module.key, name) not in part_of_another:
+                self.add(module, ast.Name(name), None, dialect=dialect, site=name)
+
+
+@dataclass(slots=True)
+class _Scope:
+    """The names a function binds, with the expressions assigned to them in its body."""
+
+    params: set[str]
+    assigned: dict[str, list[ast.expr]]
+    others: set[str]
+
+    def binds(self, name: str) -> bool:
+        return name in self.params or name in self.assigned or name in self.others
+
+
+def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _Scope:
+    args = func.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    assigned: dict[str, list[ast.expr]] = {}
+    others: set[str] = set()
+    body = func.body if isinstance(func.body, list) else []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            others.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+                else:
+                    stack.append(target)
+            stack.append(node.value)
+            continue
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            assigned.setdefault(node.target.id, []).append(node.value)
+            stack.append(node.value)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            others.add(node.id)  # for targets, with targets, augmented assignments, walrus
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    for name in list(assigned):
+        if name in others:  # also bound another way (a loop, +=): not one known value
+            assigned[name].append(ast.Name("<rebound>"))
+    return _Scope(params, assigned, others - set(assigned))
+
+
+def _uses_templating(module: _Module) -> bool:
+    """Whether the module imports anything from ``templating`` (at module level)."""
+    for binding in module.bindings.values():
+        if (
+            isinstance(binding, ast.ImportFrom)
+            and not binding.level
+            and (binding.module or "").split(".")[0] == "templating"
+        ):
+            return True
+        if isinstance(binding, ast.Import) and any(a.name.split(".")[0] == "templating" for a in binding.names):
+            return True
+    return False
+
+
+def _chain(expr: ast.AST) -> list[str] | None:
+    """The names of a dotted chain (``pkg.prompt`` -> ``["pkg", "prompt"]``), or None for anything else."""
+    names: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        names.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    names.append(expr.id)
+    return names[::-1]
+
+
+def _describe(expr: ast.AST) -> str:
+    if isinstance(expr, ast.Call):
+        return f"a call ({_short(expr.func)}(...))"
+    if isinstance(expr, ast.Name):
+        return f"the name {expr.id!r}"
+    if isinstance(expr, ast.Attribute):
+        return f"the attribute {_short(expr)!r}"
+    if isinstance(expr, ast.BinOp):
+        return f"an expression ({type(expr.op).__name__.lower()})"
+    return f"a {type(expr).__name__} expression"
+
+
+def _short(expr: ast.AST) -> str:
+    try:
+        text = ast.unparse(expr)
+    except Exception:  # unparse of a synthetic node: name it by its type
+        return type(expr).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _str_value(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def _source_arg(call: ast.Call, name: str = "source") -> ast.expr | None:
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    return _keyword(call, name)
+
+
+class _Visitor:
+    """Walks one module: call sites of instructions, and state writes; knows the enclosing function."""
+
+    def __init__(self, project: _Project, module: _Module) -> None:
+        self.project, self.module = project, module
+
+    def run(self) -> None:
+        self.walk(self.module.tree, None)
+
+    def walk(self, node: ast.AST, scope: _Scope | None) -> None:
+        stack: list[tuple[ast.AST, _Scope | None]] = [(node, scope)]
+        while stack:
+            item, here = stack.pop()
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                inner = _function_scope(item)
+                if here is not None:  # names of the enclosing function that this one does not bind
+                    for name, values in here.assigned.items():
+                        if not inner.binds(name):
+                            inner.assigned[name] = values
+                    inner.params |= {p for p in here.params if not inner.binds(p)}
+                    inner.others |= {o for o in here.others if not inner.binds(o)}
+                here = inner
+            elif isinstance(item, ast.Call):
+                self.call(item, here)
+            elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Mod):
+                self.formatted(item.left, here)
+            elif isinstance(item, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                for target in targets:
+                    self.assignment(target, item.value, here)
+            stack.extend((child, here) for child in reversed(list(ast.iter_child_nodes(item))))
+
+    # -- instructions
+
+    def formatted(self, expr: ast.expr, scope: _Scope | None) -> None:
+        """``expr`` is a Python format string (``PROMPT.format(...)``, ``PROMPT % ...``): if it names a
+        module constant, that constant's braces are Python's, so it is no instruction of its own."""
+        const = self.project.constant(self.module, expr, scope)
+        if const is not None:
+            self.project.formatted.add((const[0].key, const[1]))
+
+    def call(self, call: ast.Call, scope: _Scope | None) -> None:
+        project, module = self.project, self.module
+        self.call_writes(call, scope)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("format", "format_map"):
+            self.formatted(call.func.value, scope)
+        origin = project.qualify(module, call.func)
+        if origin is None:
+            return
+        last = origin.rsplit(".", 1)[-1]
+        head = origin.lstrip(".").split(".")[0]
+        callee = _short(call.func)
+        if head == "templating" and last in _TEMPLATING_SOURCES:
+            arg = _source_arg(call)
+            if arg is None or self.is_provider(arg):
+                return
+            dialect: Kind = "jinja" if last == "jinja" else "angle"
+            if last in ("Template", "parse", "render"):
+                given = _keyword(call, "dialect")
+                if given is not None:
+                    text = _str_value(given)
+                    if text not in ("angle", "adk"):
+                        project.result.skipped.append(
+                            Skipped(
+                                f"{callee}(...)",
+                                module.path,
+                                module.node_span(given),
+                                "a dialect= that is not a literal",
+                            )
+                        )
+                        return
+                    dialect = "adk" if text == "adk" else "angle"
+            project.add(module, arg, scope, dialect=dialect, site=f"{callee}(...)")
+        elif (head == "templating" and last == "Agent") or (head == "google" and last in _ADK_AGENTS):
+            dialect = "angle" if head == "templating" else "adk"
+            name = _str_value(_keyword(call, "name"))
+            shown = f"{callee}(name={name!r})" if name is not None else f"{callee}(...)"
+            shown = shown.replace("'", '"')
+            for kwarg in _AGENT_KWARGS:
+                value = _keyword(call, kwarg)
+                if value is None or self.is_provider(value):
+                    continue
+                names = [name, f"{name}.{kwarg}"] if name is not None else []
+                project.add(module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names)
+
+    def is_provider(self, expr: ast.expr) -> bool:
+        """A call to one of templating's own providers: linted at its own call site."""
+        if not isinstance(expr, ast.Call):
+            return False
+        origin = self.project.qualify(self.module, expr.func) or ""
+        return origin.lstrip(".").split(".")[0] == "templating" and origin.rsplit(".", 1)[-1] in _PROVIDER_CALLS
+
+    # -- state writes
+
+    def write(self, key: str | None, node: ast.AST, how: str) -> None:
+        self.project.result.writes.append(Write(key, self.module.path, self.module.node_span(node), how))
+
+    def dict_keys(self, value: ast.AST, how: str) -> None:
+        if isinstance(value, ast.Name):  # state=initial_state, one dict literal assigned to it in this module
+            assigned = [
+                node.value
+                for node in ast.walk(self.module.tree)
+                if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+            ]
+            if len(assigned) == 1:
+                value = assigned[0]
+        if isinstance(value, ast.Constant) and value.value is None:
+            return
+        if not isinstance(value, ast.Dict):
+            self.write(None, value, how)
+            return
+        for k in value.keys:
+            self.write(_str_value(k), k if k is not None else value, how)
+
+    def call_writes(self, call: ast.Call, scope: _Scope | None) -> None:
+        for kw in call.keywords:
+            if kw.arg == "output_key":
+                if not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
+                    self.write(_str_value(kw.value), kw.value, "output_key")
+            elif kw.arg == "state_delta":
+                self.dict_keys(kw.value, "state_delta")
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "create_session":
+            state = _keyword(call, "state")
+            if state is not None:
+                self.dict_keys(state, "create_session(state=...)")
+        if isinstance(func, ast.Attribute) and _is_state(func.value, scope):
+            if func.attr == "update":
+                for arg in call.args:
+                    self.dict_keys(arg, ".state.update(...)")
+                for kw in call.keywords:
+                    self.write(kw.arg, kw.value, ".state.update(...)")
+            elif func.attr == "setdefault" and call.args:
+                self.write(_str_value(call.args[0]), call.args[0], ".state.setdefault(...)")
+
+    def assignment(self, target: ast.AST, value: ast.AST | None, scope: _Scope | None) -> None:
+        if isinstance(target, ast.Subscript) and _is_state(target.value, scope):
+            self.write(_str_value(target.slice), target.slice, "state[...] = ...")
+        elif isinstance(target, ast.Attribute) and target.attr == "state_delta" and value is not None:
+            self.dict_keys(value, "state_delta = {...}")
+        elif isinstance(target, ast.Tuple | ast.List):
+            for item in target.elts:
+                self.assignment(item, None, scope)
+
+
+def _is_state(expr: ast.AST, scope: _Scope | None = None) -> bool:
+    """``x.state`` or ``x.state_delta`` (a context's, a session's, an event's actions'), or a name of
+    the enclosing function bound to one (``mem = tool_context.state``)."""
+    if isinstance(expr, ast.Name) and scope is not None:
+        return any(_is_state(value) for value in scope.assigned.get(expr.id, ()))
+    return isinstance(expr, ast.Attribute) and expr.attr in ("state", "state_delta")
+
+
+def _shown(path: Path) -> str:
+    """A path as shown in findings: relative to the current folder when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _read_utf8(path: str) -> str:
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8").removeprefix("\ufeff")
+
+
+def scan(
+    paths: Sequence[str],
+    *,
+    suffixes: Sequence[str] = CONSTANT_SUFFIXES,
+    read: Callable[[str], str] = _read_utf8,
+    keep_going: bool = False,
+) -> Scan:
+    """Find the instructions and state writes of the Python files ``paths`` (parsed, never run).
+
+    Names imported from other modules are followed into those files when they can be found (next to
+    the importer for relative imports, in a folder above it for absolute ones), whether or not they
+    are in ``paths``. ``suffixes``: module constants whose name ends in one of them are linted even
+    when no call site uses them, if they hold a placeholder. ``read`` reads a file's text. A file of
+    ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
+    recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
+    not all known, so :attr:`Scan.written` is ``None``).
+    """
+    project = _Project(read, suffixes)
+    modules: list[_Module] = []
+    for path in paths:
+        try:
+            modules.append(project.load(path, linted=True))
+        except PythonSourceError as exc:
+            if not keep_going:
+                raise
+            project.result.errors.append(exc)
+            project.result.sources[path] = exc.source or ""
+    for module in modules:
+        _Visitor(project, module).run()
+    project.add_unused_constants(modules)
+    return project.result
+
+
+# --------------------------------------------------------------------------------------------
+# Linting what was found
+
+# A Jinja2 syntax error is not a rule to turn off: the code would fail when the provider is made.
+JINJA_SYNTAX = "E001"
+# A file to lint that is not valid Python: nothing of it can be checked, and what it writes is unknown.
+PYTHON_SYNTAX = "E002"
+# The rules over a whole tree of Python files, not over one instruction's text.
+_TREE_RULES = frozenset({"T014", "T015"})
+
+
+def lint_instruction(
+    found: Instruction,
+    *,
+    schema: Any = None,
+    select: frozenset[str],
+    allow: Iterable[str] = (),
+) -> list[Diagnostic]:
+    """Lint one instruction in its dialect; every finding is placed in the Python file it was written in.
+
+    Angle syntax: every selected rule of that syntax. ADK dialect: the rules of that dialect
+    (T016..T019, what google-adk would do wrong at run time) and the placeholder rules (T001,
+    T009, T010, T012), as :func:`templating.lint.lint` applies them. Jinja2: Jinja's own syntax check."""
+    if found.dialect == "jinja":
+        return _jinja_syntax(found)
+    on = select - _TREE_RULES
+    if not on:
+        return []
+    findings = lint(found.text, schema=schema, select=on, allow=allow, dialect=found.dialect)
+    return [_placed(found, d) for d in findings]
+
+
+def _placed(found: Instruction, diag: Diagnostic) -> Diagnostic:
+    assert diag.span is not None
+    path, span = found.locate(diag.span.start, diag.span.end)
+    return dataclasses.replace(diag, path=path, span=span, origin=found.label)
+
+
+def _jinja_syntax(found: Instruction) -> list[Diagnostic]:
+    from .jinja_mode import JinjaProvider, JinjaSyntaxError
+
+    try:
+        JinjaProvider(found.text)
+    except JinjaSyntaxError as exc:
+        span = exc.span or Span(0, len(found.text), 1, 1)
+        path, where = found.locate(span.start, span.end)
+        return [Diagnostic(JINJA_SYNTAX, "error", exc.message, where, path, exc.help, found.label)]
+    return []
+
+
+def _text_of(found: Instruction) -> Template | None:
+    if found.dialect == "jinja":
+        return None
+    return Template(found.text, dialect=found.dialect)
+
+
+def never_written(found: Instruction, written: frozenset[str], *, schema: Any = None) -> list[Diagnostic]:
+    """T014 for one instruction: required placeholders (not ``temp:``) whose key nothing writes.
+
+    ``written``: the keys the linted code writes; the schema's top-level keys count as written."""
+    template = _text_of(found)
+    if template is None:
+        return []
+    known = set(written)
+    if schema is not None:
+        known.update(load_schema(schema).fields)
+    out: list[Diagnostic] = []
+    reported: set[str] = set()
+    for node in template.placeholders:
+        if node.optional or node.scope == "temp" or node.name in known or node.name in reported:
+            continue
+        reported.add(node.name)
+        path, span = found.locate(node.span.start, node.span.end)
+        shown = found.text[node.span.start : node.span.end]
+        optional = f"{{{node.key}?}}" if found.dialect == "adk" else f"<{node.key}?>"
+        close = difflib.get_close_matches(node.name, sorted(known), n=1, cutoff=0.8)
+        hint = f"did you mean {close[0]!r}, which is written? Otherwise " if close else ""
+        out.append(
+            Diagnostic(
+                "T014",
+                RULES["T014"].severity,
+                f"{shown!r} reads state key {node.name!r}, which nothing in the linted files writes "
+                "(no output_key, state write, state_delta or create_session state sets it)",
+                span,
+                path,
+                f"{hint}set {node.name!r} before this agent runs (an earlier agent's output_key, a tool's "
+                f"tool_context.state[{node.name!r}] = ...), declare it in the schema, or write {optional} "
+                "if it may be missing",
+                found.label,
+            )
+        )
+    return out
+
+
+def skipped_findings(result: Scan) -> list[Diagnostic]:
+    """T015: the instructions skipped because their text is known only at run time."""
+    return [
+        Diagnostic(
+            "T015",
+            RULES["T015"].severity,
+            f"this instruction is not checked: {item.reason}",
+            item.span,
+            item.path,
+            "lint sees only strings written in the code (literals, +, textwrap.dedent, module constants)",
+            item.label,
+        )
+        for item in result.skipped
+    ]

@@ -1,0 +1,760 @@
+"""Instructions inside Python code: found with ast (never run), each character placed in the .py file."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import textwrap
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from templating import Template
+from templating.lint import select_rules
+from templating.pysource import (
+    Instruction,
+    PythonSourceError,
+    Scan,
+    lint_instruction,
+    never_written,
+    scan,
+    skipped_findings,
+)
+
+
+def scan_texts(files: dict[str, str], linted: list[str] | None = None) -> Scan:
+    """Scan in-memory files (paths are only names here)."""
+
+    def read(path: str) -> str:
+        key = Path(path).as_posix()
+        if key not in files:
+            raise FileNotFoundError(path)
+        return files[key]
+
+    return scan(linted or list(files), read=read)
+
+
+def decodes_to(piece: str, raw: bool) -> str:
+    """What a slice of string-literal source stands for."""
+    if piece == "\r\n":
+        return "\n"
+    if raw or not piece.startswith("\\"):
+        return piece
+    return str(ast.literal_eval('"' + piece + '"'))
+
+
+def check_every_character(source: str, found: Instruction, raw: bool = False) -> None:
+    previous = -1
+    for i, ch in enumerate(found.text):
+        _, span = found.locate(i, i + 1)
+        assert span.start > previous, (i, span)
+        previous = span.start
+        piece = source[span.start : span.end]
+        assert decodes_to(piece, raw) == ch, (i, piece, ch)
+        line_start = source.rfind("\n", 0, span.start) + 1
+        assert span.line == source.count("\n", 0, span.start) + 1
+        assert span.column == span.start - line_start + 1
+
+
+# --- the property: every character of a string literal maps back to the source that wrote it
+
+_CHARS = st.characters(codec="utf-8", exclude_categories=("Cs",))
+
+
+@st.composite
+def encoded_part(draw: st.DrawFn, quote: str) -> tuple[str, str]:
+    """(value, literal source) of one string part in a non-raw literal with ``quote``, escapes drawn."""
+    value = draw(st.text(_CHARS, max_size=12))
+    out = []
+    for ch in value:
+        options = []
+        if ch not in "\\\r\x00" and ch != quote[0] and (ch != "\n" or len(quote) == 3):
+            options.append(ch)
+        if ch == "\n":
+            options.append("\\n")
+        if ch in "\\'\"":
+            options.append("\\" + ch)
+        if ord(ch) < 256:
+            options += [f"\\x{ord(ch):02x}", f"\\{ord(ch):o}"]
+        if ord(ch) < 0x10000:
+            options.append(f"\\u{ord(ch):04x}")
+        options.append(f"\\U{ord(ch):08x}")
+        name = unicodedata.name(ch, None)
+        if name is not None:
+            options.append("\\N{" + name + "}")
+        chosen = draw(st.sampled_from(options))
+        if chosen.startswith("\\") and chosen[1] in "01234567":  # an octal escape must not swallow a digit
+            chosen = f"\\{int(chosen[1:], 8):03o}"
+        out.append(chosen)
+        if draw(st.integers(0, 9)) == 0:
+            out.append("\\\n")  # a line continuation: no character in the value
+    if out and len(quote) == 3 and out[-1].endswith(quote[0]) and not out[-1].startswith("\\"):
+        out[-1] = f"\\x{ord(quote[0]):02x}"  # the last " of a triple-quoted string would close it early
+    body = "".join(out)
+    prefix = draw(st.sampled_from(["", "u", "U"]))
+    return value, f"{prefix}{quote}{body}{quote}"
+
+
+@st.composite
+def raw_part(draw: st.DrawFn, quote: str) -> tuple[str, str]:
+    """A raw literal: backslashes stay (\\d is two characters)."""
+    text = draw(st.text(_CHARS.filter(lambda c: c not in "\\'\"\r\n\x00"), max_size=10))
+    letters = draw(st.lists(st.sampled_from("dnwsx"), max_size=3))
+    value = text + "".join("\\" + letter for letter in letters)
+    return value, f"{draw(st.sampled_from(['r', 'R']))}{quote}{value}{quote}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    quotes=st.lists(st.sampled_from(['"', "'", '"""', "'''"]), min_size=1, max_size=3),
+    raws=st.lists(st.booleans(), min_size=3, max_size=3),
+    data=st.data(),
+    separator=st.sampled_from([" ", "\n    ", "  # a comment\n    ", "\r\n  "]),
+    lead=st.sampled_from(["x", "café", "数据"]),
+)
+def test_every_character_maps_to_its_source(
+    quotes: list[str], raws: list[bool], data: st.DataObject, separator: str, lead: str
+) -> None:
+    parts = [data.draw(raw_part(q) if raw else encoded_part(q)) for q, raw in zip(quotes, raws, strict=False)]
+    value = "".join(v for v, _ in parts)
+    source = f"from templating import Template\n{lead} = Template(("
+    raw_ranges = []
+    for n, ((_, literal), raw) in enumerate(zip(parts, raws, strict=False)):
+        source += separator if n else ""
+        if raw:
+            raw_ranges.append(range(len(source), len(source) + len(literal)))
+        source += literal
+    source += "))\n"
+    found = scan_texts({"m.py": source}).instructions
+    if not value:
+        assert found == [] or found[0].text == ""
+        return
+    assert [f.text for f in found] == [value]
+    previous = -1
+    for i in range(len(value)):
+        _, span = found[0].locate(i, i + 1)
+        assert span.start > previous
+        previous = span.start
+        piece = source[span.start : span.end]
+        raw = any(span.start in where for where in raw_ranges)
+        assert decodes_to(piece, raw) == value[i], (i, piece)
+        assert span.line == source.count("\n", 0, span.start) + 1
+        assert span.column == span.start - (source.rfind("\n", 0, span.start) + 1) + 1
+
+
+# (value, source) pieces of a line inside a non-raw triple-quoted literal: plain text and escapes
+_DEDENT_PIECES = st.sampled_from(
+    [(c, c) for c in "ab <>{}é"] + [("\t", "\\t"), ("A", "\\x41"), ("é", "\\u00e9"), ("\\", "\\\\"), ("<", "\\074")]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(
+        st.tuples(
+            st.sampled_from(["", " ", "  ", "    ", "\t", "      ", "\\t", "  \\x20"]),
+            st.lists(_DEDENT_PIECES, max_size=8),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    indent=st.sampled_from(["", "    ", "        "]),
+    wrap=st.sampled_from([("{}", lambda v: v), ("{}.strip()", str.strip), ('"Intro. " + {}', lambda v: "Intro. " + v)]),
+)
+def test_dedent_keeps_every_character_in_place(
+    lines: list[tuple[str, list[tuple[str, str]]]], indent: str, wrap: tuple[str, Callable[[str], str]]
+) -> None:
+    """textwrap.dedent over a literal with escapes (an escaped tab is margin too), then + and .strip()."""
+    body = "\n".join(indent + pad + "".join(src for _, src in pieces) for pad, pieces in lines) + "\n"
+    value = "\n".join(
+        indent + pad.replace("\\t", "\t").replace("\\x20", " ") + "".join(v for v, _ in pieces) for pad, pieces in lines
+    )
+    value = textwrap.dedent(value + "\n")
+    call = wrap[0].format(f'textwrap.dedent("""\\\n{body}""")')
+    source = f"import textwrap\nfrom templating import Template\nTemplate({call})\n"
+    expected = wrap[1](value)  # the same wrapping, applied to the value
+    found = scan_texts({"m.py": source}).instructions
+    if not expected:
+        assert found == [] or found[0].text == ""
+        return
+    assert [f.text for f in found] == [expected]
+    check_every_character(source, found[0])
+
+
+# --- what is found: table-driven
+
+PROMPT_MODULE = '''\
+"""The prompts."""
+
+ROOT_PROMPT = """
+You help {user:name} plan a trip to {destination}.
+"""
+
+GREETING = "Hello {name}"
+UNUSED_PROMPT = "Hi {nmae}"
+NO_KEYS_PROMPT = "Nothing to fill in."
+'''
+
+EXTRACT_CASES = [
+    (
+        "adk-agent-constant-from-prompt-module",
+        {
+            "pkg/prompt.py": PROMPT_MODULE,
+            "pkg/agent.py": (
+                "from google.adk.agents import LlmAgent\nfrom .prompt import ROOT_PROMPT\n\n"
+                'root = LlmAgent(name="planner", instruction=ROOT_PROMPT)\n'
+            ),
+        },
+        ["pkg/agent.py"],
+        [("ROOT_PROMPT", "adk", ("ROOT_PROMPT", "planner", "planner.instruction"))],
+    ),
+    (
+        "module-imported-then-attribute",
+        {
+            "pkg/prompt.py": PROMPT_MODULE,
+            "pkg/agent.py": (
+                "from google.adk import agents as adk\nfrom . import prompt\n\n"
+                'root = adk.Agent(name="planner", global_instruction=prompt.GREETING)\n'
+            ),
+        },
+        ["pkg/agent.py"],
+        [("GREETING", "adk", ("GREETING", "planner", "planner.global_instruction"))],
+    ),
+    (
+        "dotted-module-import-then-attributes",
+        {
+            "pkg/__init__.py": "",
+            "pkg/prompt.py": PROMPT_MODULE,
+            "app.py": (
+                "import google.adk.agents\nimport pkg.prompt\nimport pkg.prompt as p\n\n"
+                'a = google.adk.agents.LlmAgent(name="a", instruction=pkg.prompt.GREETING)\n'
+                'b = google.adk.agents.LlmAgent(name="b", instruction=p.ROOT_PROMPT)\n'
+            ),
+        },
+        ["app.py"],
+        [
+            ("GREETING", "adk", ("GREETING", "a", "a.instruction")),
+            ("ROOT_PROMPT", "adk", ("ROOT_PROMPT", "b", "b.instruction")),
+        ],
+    ),
+    (
+        "adk-agent-imported-under-another-name",
+        {
+            "m.py": (
+                "from google.adk.agents import LlmAgent as Planner\nfrom templating import Template as T\n"
+                'PLAN = "Plan {trip}."\n'
+                'a = Planner(name="a", instruction=PLAN + " Then {next}.")\n'
+                'b = T("Hi <name>")\n'
+            )
+        },
+        None,
+        [('Planner(name="a").instruction', "adk", ("a", "a.instruction")), ("T(...)", "angle", ())],
+    ),
+    (
+        "static-str-parts-of-concat-and-when-are-not-templates",
+        {
+            "m.py": (
+                "from templating import Template, concat, static, when\n"
+                'p = concat("Rules <br> x << 2", static("<b>"), when(bool, "<i>"), Template("Hi <name>"))\n'
+            )
+        },
+        None,
+        [("Template(...)", "angle", ())],
+    ),
+    (
+        "constants-used-as-python-format-strings-are-not-instructions",
+        {
+            "m.py": (
+                "from google.adk.agents import LlmAgent\n"
+                'SUMMARY_PROMPT = "Summarise {text}"\n'
+                'CRITIC_PROMPT = "Critique {draft} in {lang}"\n'
+                'LEGACY_PROMPT = "Order %s is {status}"\n'
+                "def tool(text):\n    return SUMMARY_PROMPT.format(text=text), LEGACY_PROMPT % 1\n"
+                'c = LlmAgent(name="c", instruction=CRITIC_PROMPT.format_map({"lang": "en"}))\n'
+            )
+        },
+        None,
+        [],
+    ),
+    (
+        "unused-xml-tagged-constant-is-angle-only-where-templating-is-used",
+        {
+            "adk/prompt.py": 'SYSTEM_PROMPT = "<role>Helpful.</role> <br>"\n',
+            "ours/prompt.py": 'from templating import instruction\nSYSTEM_PROMPT = "<role>Helpful.</role> <br>"\n',
+        },
+        None,
+        [("SYSTEM_PROMPT", "angle", ("SYSTEM_PROMPT",))],
+    ),
+    (
+        "unused-constants-only-with-a-placeholder",
+        {"pkg/prompt.py": PROMPT_MODULE},
+        None,
+        [("ROOT_PROMPT", "adk", ("ROOT_PROMPT",)), ("UNUSED_PROMPT", "adk", ("UNUSED_PROMPT",))],
+    ),
+    (
+        "templating-calls-angle-jinja-adk",
+        {
+            "m.py": (
+                "import templating as t\nfrom templating import Agent, Template, jinja, render\n"
+                'a = t.instruction("Hi <name>")\n'
+                'b = Template("{x}", dialect="adk")\n'
+                'c = jinja("{{ name }}")\n'
+                'd = render("<a>", {})\n'
+                'e = Agent(name="helper", instruction="Use <tool>.")\n'
+            )
+        },
+        None,
+        [
+            ("t.instruction(...)", "angle", ()),
+            ("Template(...)", "adk", ()),
+            ("jinja(...)", "jinja", ()),
+            ("render(...)", "angle", ()),
+            ('Agent(name="helper").instruction', "angle", ("helper", "helper.instruction")),
+        ],
+    ),
+    (
+        "provider-inside-an-adk-agent-is-linted-once-as-angle",
+        {
+            "m.py": (
+                "from google.adk.agents import Agent\nfrom templating import instruction\n"
+                'a = Agent(name="x", instruction=instruction("Hi <name>"))\n'
+            )
+        },
+        None,
+        [("instruction(...)", "angle", ())],
+    ),
+    (
+        "concatenation-plus-dedent-strip-and-local-names",
+        {
+            "m.py": (
+                "import textwrap\nfrom google.adk.agents import LlmAgent\n"
+                'BASE = "Be brief. "\n'
+                "def build():\n"
+                '    text = textwrap.dedent("""\n        Plan {plan}.\n    """).strip()\n'
+                '    return LlmAgent(name="p", instruction=BASE + text)\n'
+            )
+        },
+        None,
+        [('LlmAgent(name="p").instruction', "adk", ("p", "p.instruction"))],
+    ),
+    (
+        "unrelated-agent-class-is-not-an-instruction-site",
+        {"m.py": 'class Agent:\n    pass\n\nAgent(instruction="{x}")\nprint("<b>")\n'},
+        None,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "linted", "expected"), [c[1:] for c in EXTRACT_CASES], ids=[c[0] for c in EXTRACT_CASES]
+)
+def test_what_is_found(
+    files: dict[str, str], linted: list[str] | None, expected: list[tuple[str, str, tuple[str, ...]]]
+) -> None:
+    found = scan_texts(files, linted).instructions
+    assert [(f.label, f.dialect, f.names) for f in found] == expected
+
+
+def test_concatenated_instruction_text_and_places() -> None:
+    (files,) = [dict(case[1]) for case in EXTRACT_CASES if case[0] == "concatenation-plus-dedent-strip-and-local-names"]
+    found = scan_texts(files).instructions[0]
+    assert found.text == "Be brief. Plan {plan}."
+    check_every_character(files["m.py"], found)
+
+
+SKIP_CASES = [
+    ("f-string", 'Agent(name="a", instruction=f"Hi {x}")', "an f-string"),
+    ("call", 'Agent(name="a", instruction=load("p.txt"))', "a call (load(...))"),
+    ("provider-function", 'Agent(name="a", instruction=provide)', "'provide' is a function (an instruction provider)"),
+    ("parameter", "def make(text):\n    return Agent(name='a', instruction=text)", "'text' is a parameter"),
+    ("outside-module", 'Agent(name="a", instruction=OTHER)', "'OTHER' is imported from a module outside"),
+    ("rebound-local", "def f():\n    t = 'a'\n    t += 'b'\n    return Agent(name='a', instruction=t)", "bound more"),
+]
+
+
+@pytest.mark.parametrize(("code", "reason"), [c[1:] for c in SKIP_CASES], ids=[c[0] for c in SKIP_CASES])
+def test_dynamic_values_are_skipped_with_the_reason(code: str, reason: str) -> None:
+    source = (
+        "from google.adk.agents import Agent\nfrom elsewhere import OTHER\n"
+        f"def provide(ctx):\n    return 'x'\n\n{code}\n"
+    )
+    result = scan_texts({"m.py": source})
+    assert result.instructions == []
+    assert len(result.skipped) == 1
+    assert reason in result.skipped[0].reason
+    (finding,) = skipped_findings(result)
+    assert finding.code == "T015"
+    assert finding.severity == "info"
+    assert finding.path == "m.py"
+    assert source.splitlines()[finding.span.line - 1][finding.span.column - 1 :].startswith(
+        source[finding.span.start : finding.span.end]
+    )
+
+
+def test_a_file_that_is_not_python_is_an_error_naming_the_place() -> None:
+    with pytest.raises(PythonSourceError, match=r"bad\.py:2:\d+: not valid Python"):
+        scan_texts({"bad.py": "x = 1\nif x\n"})
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "marked"),
+    [
+        ("x = 1\nif x\n", 2, 5, "\n"),
+        ("x = 1\r\nif x\r\n", 2, 5, "\r"),
+        ("def f(:\n    pass\n", 1, 7, ":"),
+        ('café = "é" +\n', 1, 13, "\n"),  # columns count characters, not UTF-8 bytes
+        ("x = (\n", 1, 5, "("),
+    ],
+    ids=["end-of-line", "crlf", "mid-line", "non-ascii", "unclosed-bracket"],
+)
+def test_a_syntax_error_is_placed_in_the_file(text: str, line: int, column: int, marked: str) -> None:
+    with pytest.raises(PythonSourceError) as info:
+        scan_texts({"bad.py": text})
+    error = info.value
+    assert (error.path, error.span.line, error.span.column) == ("bad.py", line, column)
+    assert error.message == f"bad.py:{line}:{column}: {error.reason}"
+    assert text[error.span.start : error.span.start + 1] == marked
+    assert error.source == text
+
+
+def test_keep_going_records_a_file_that_is_not_python_and_scans_the_others() -> None:
+    files = {
+        "agents/bad.py": "def broken(:\n",
+        "agents/agent.py": 'from google.adk.agents import Agent\nAgent(name="a", instruction="Hi {name}")\n',
+        "agents/tools.py": 'def t(tool_context):\n    tool_context.state["name"] = "Ada"\n',
+    }
+
+    def read(path: str) -> str:
+        return files[Path(path).as_posix()]
+
+    result = scan(list(files), read=read, keep_going=True)
+    assert [(e.path, e.span.line, e.span.column) for e in result.errors] == [("agents/bad.py", 1, 12)]
+    assert [i.text for i in result.instructions] == ["Hi {name}"]
+    assert result.sources["agents/bad.py"] == files["agents/bad.py"]
+    # what the broken file writes is unknown: no key can be said to be never written
+    assert result.written is None
+    del files["agents/bad.py"]
+    assert scan(list(files), read=read, keep_going=True).written == frozenset({"name"})
+
+
+def test_an_unreadable_import_is_not_followed() -> None:
+    source = "from google.adk.agents import Agent\nfrom .prompt import P\nAgent(name='a', instruction=P)\n"
+    result = scan_texts({"pkg/agent.py": source, "pkg/prompt.py": "P = (\n"}, ["pkg/agent.py"])
+    assert result.instructions == []
+    assert "outside the linted files" in result.skipped[0].reason
+
+
+# --- linting in each dialect, at the place in the .py file
+
+LINT_CASES = [
+    # (id, module source, code, the text the finding points at)
+    ("angle-near-miss", 'from templating import instruction\ni = instruction("Hi < name >")\n', "T002", "< name >"),
+    (
+        "angle-through-escapes",
+        'from templating import Template\nt = Template("a\\tb\\n" "c <usr:name>")\n',
+        "T003",
+        "<usr:name>",
+    ),
+    (
+        "adk-temp-key",
+        'from google.adk.agents import Agent\na = Agent(name="a", instruction="Step { temp:step }")\n',
+        "T012",
+        "{ temp:step }",
+    ),
+    (
+        "adk-eaten-brace-through-escapes",
+        'from google.adk.agents import Agent\na = Agent(name="a", instruction="JSON: {\\"id\\": {order_id}}")\n',
+        "T016",
+        "{order_id}}",
+    ),
+    (
+        "adk-near-miss-in-implicit-concatenation",
+        'from google.adk.agents import Agent\na = Agent(\n    name="a",\n'
+        '    instruction="Hi "\n    "{user-name}.",\n)\n',
+        "T019",
+        "{user-name}",
+    ),
+    (
+        "jinja-syntax",
+        'from templating import jinja\np = jinja("""Hello\n{% if x %}never closed""")\n',
+        "E001",
+        "if",  # what Jinja's message quotes, on the line it names
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "code", "flagged"), [c[1:] for c in LINT_CASES], ids=[c[0] for c in LINT_CASES])
+def test_findings_point_into_the_python_file(source: str, code: str, flagged: str) -> None:
+    (found,) = scan_texts({"m.py": source}).instructions
+    findings = lint_instruction(found, select=select_rules(select="ALL"))
+    assert [d.code for d in findings] == [code]
+    span = findings[0].span
+    assert span is not None
+    assert source[span.start : span.end] == flagged
+    assert findings[0].path == "m.py"
+    assert findings[0].origin == found.label
+
+
+def test_adk_instructions_get_no_angle_syntax_rules() -> None:
+    source = (
+        "from google.adk.agents import Agent\n"
+        'a = Agent(name="a", instruction="<itinerary>\\n{itinerary}\\n</itinerary> < name > <br> {nick}")\n'
+    )
+    (found,) = scan_texts({"m.py": source}).instructions
+    findings = lint_instruction(found, schema=["itinerary", "nick?"], select=select_rules(select="ALL"))
+    assert [(d.code, source[d.span.start : d.span.end]) for d in findings if d.span] == [("T009", "{nick}")]
+
+
+# --- T014: keys read that nothing writes
+
+WRITES = """\
+from google.adk.agents import LlmAgent
+from google.adk.events import EventActions
+
+researcher = LlmAgent(name="researcher", instruction="Find facts.", output_key="facts")
+
+def save(tool_context, value):
+    tool_context.state["draft"] = value
+    tool_context.state.update({"score": 1}, mood="ok")
+
+def before(callback_context):
+    callback_context.state["user:lang"] = "en"
+    callback_context.state.setdefault("tally", 0)
+
+def event():
+    return EventActions(state_delta={"verdict": "yes"})
+
+async def start(service):
+    initial = {"app:region": "eu"}
+    await service.create_session(app_name="a", user_id="u", state=initial)
+"""
+
+WRITE_CASES = [
+    ("output-key", "{facts}", []),
+    ("tool-state", "{draft} {score} {mood}", []),
+    ("callback-state", "{user:lang} {tally}", []),
+    ("state-delta", "{verdict}", []),
+    ("create-session-through-a-name", "{app:region}", []),
+    ("exempt-temp-and-optional", "{temp:step} {maybe?}", []),
+    ("never-written", "{facts} {plan} {plan}", ["{plan}"]),
+]
+
+
+@pytest.mark.parametrize(("prompt", "flagged"), [c[1:] for c in WRITE_CASES], ids=[c[0] for c in WRITE_CASES])
+def test_keys_nothing_writes(prompt: str, flagged: list[str]) -> None:
+    user = f'from google.adk.agents import LlmAgent\nw = LlmAgent(name="writer", instruction="{prompt}")\n'
+    result = scan_texts({"writes.py": WRITES, "user.py": user})
+    written = result.written
+    assert written is not None
+    assert {"facts", "draft", "score", "mood", "user:lang", "tally", "verdict", "app:region"} <= written
+    (found,) = [f for f in result.instructions if f.label.startswith('LlmAgent(name="writer")')]
+    findings = never_written(found, written)
+    assert [user[d.span.start : d.span.end] for d in findings if d.span] == flagged
+    assert all(d.code == "T014" and d.path == "user.py" for d in findings)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "hint"),
+    [("{user:lnag}", "did you mean 'user:lang', which is written? "), ("{zebra}", "")],
+    ids=["typo-of-a-written-key", "nothing-close"],
+)
+def test_a_key_nothing_writes_suggests_a_written_one(prompt: str, hint: str) -> None:
+    user = f'from google.adk.agents import LlmAgent\nw = LlmAgent(name="w", instruction="{prompt}")\n'
+    (found,) = scan_texts({"user.py": user}).instructions
+    (finding,) = never_written(found, frozenset({"user:lang", "tally"}))
+    assert finding.help is not None
+    assert finding.help.startswith(hint + ("Otherwise set" if hint else "set"))
+
+
+def test_schema_keys_count_as_written() -> None:
+    user = 'from google.adk.agents import LlmAgent\nw = LlmAgent(name="w", instruction="{plan}")\n'
+    (found,) = scan_texts({"user.py": user}).instructions
+    assert never_written(found, frozenset(), schema=["plan"]) == []
+
+
+@pytest.mark.parametrize(
+    "dynamic",
+    [
+        "tool_context.state[key] = 1",
+        "tool_context.state.update(values)",
+        "EventActions(state_delta=delta)",
+        'LlmAgent(name="b", output_key=KEY)',
+    ],
+)
+def test_a_dynamic_write_makes_the_tree_unknown(dynamic: str) -> None:
+    source = f"from google.adk.agents import LlmAgent\ndef f(tool_context, key, values, delta, KEY):\n    {dynamic}\n"
+    assert scan_texts({"m.py": source}).written is None
+
+
+def test_a_name_bound_to_state_in_a_function_writes_state() -> None:
+    source = (
+        "def tool(tool_context):\n    memory = tool_context.state\n    memory['plan'] = 1\n    memory.update(score=2)\n"
+    )
+    assert scan_texts({"m.py": source}).written == {"plan", "score"}
+    dynamic = "def tool(tool_context, key):\n    memory = tool_context.state\n    memory[key] = 1\n"
+    assert scan_texts({"m.py": dynamic}).written is None
+
+
+# --- the fixture tree: a repository laid out like real ADK agent projects
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "adk_project"
+
+
+def lint_tree(root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    from templating.cli import main
+
+    monkeypatch.chdir(root)
+    code = main(["lint", ".", "--format", "json", "--extend-select", "T015"])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), err
+    findings: list[dict[str, Any]] = json.loads(out)
+    return findings
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "project"  # no pyproject.toml above it: the default include patterns
+    shutil.copytree(FIXTURE, root)
+    return root
+
+
+def test_the_fixture_tree_lints_clean(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert lint_tree(tree, monkeypatch, capsys) == []
+    files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py"))
+    found = scan(files, read=lambda p: (tree / p).read_text(encoding="utf-8"))
+    assert sorted((f.label, f.dialect) for f in found.instructions) == [
+        ('Agent(name="triage").instruction', "angle"),
+        ("BOOKING_AGENT_INSTR", "adk"),
+        ("ITINERARY_AGENT_INSTR", "adk"),
+        ("PLANNING_AGENT_INSTR", "adk"),
+        ("ROOT_AGENT_INSTR", "adk"),
+        ("SUPPORT_PROMPT", "angle"),
+        ("jinja(...)", "jinja"),
+    ]
+    assert found.skipped == []
+
+
+BOOKING = "travel_concierge/sub_agents/booking/prompt.py"
+PLANNING = "travel_concierge/sub_agents/planning/prompt.py"
+ROOT = "travel_concierge/prompt.py"
+PLANNING_AGENT = "travel_concierge/sub_agents/planning/agent.py"
+SUPPORT = "customer_service/prompts.py"
+# (id, file to edit, text there, replacement, code expected, file it is reported in, the flagged text)
+SEEDED = [
+    ("adk-key-nothing-writes", "travel_concierge/prompt.py", "{_time}", "{_tme}", "T014", None, "{_tme}"),
+    ("adk-temp-key", BOOKING, "{reservations?}", "{temp:reservations}", "T012", None, "{temp:reservations}"),
+    ("adk-typo-inside-dedent", BOOKING, "{plan}", "{plans}", "T014", None, "{plans}"),
+    ("output-key-removed", PLANNING_AGENT, '    output_key="plan",\n', "", "T014", BOOKING, "{plan}"),
+    ("angle-spaced", SUPPORT, "<ticket_id>", "< ticket_id >", "T002", None, "< ticket_id >"),
+    ("angle-bad-scope", SUPPORT, "<user:name?>", "<usr:name?>", "T003", None, "<usr:name?>"),
+    ("angle-markup-tag", SUPPORT, "<<example>>", "<example>", "T007", None, "<example>"),
+    ("angle-br", SUPPORT, "<<br>>", "<br>", "T007", None, "<br>"),
+    ("angle-adk-leftover", SUPPORT, "<app:brand>", "{app:brand}", "T008", None, "{app:brand}"),
+    ("angle-escaped-closing-tag", SUPPORT, "</example>", "<</example>>", "T013", None, "<</example>>"),
+    (
+        "angle-inline-agent",
+        "customer_service/agent.py",
+        "<user:name?> in",
+        "<user:name??> in",
+        "T006",
+        None,
+        "<user:name??>",
+    ),
+    ("jinja-syntax", "customer_service/agent.py", "{% endfor %}", "{% endfo %}", "E001", None, "endfo"),
+    # ADK-dialect rules: what google-adk would do wrong at run time, found inside the .py files
+    (
+        "adk-eaten-brace",
+        PLANNING,
+        '"departure_airport": "SFO"}',
+        '"departure_airport": {origin}}',
+        "T016",
+        None,
+        "{origin}}",
+    ),
+    ("adk-doubled-braces", ROOT, "Current time: {_time}", "Current time: {{_time}}", "T017", None, "{{_time}}"),
+    (
+        "adk-artifact-inside-dedent",
+        BOOKING,
+        "{reservations?}",
+        "{artifact.receipts}",
+        "T018",
+        None,
+        "{artifact.receipts}",
+    ),
+    ("adk-near-miss-hyphen", ROOT, "  {user_profile}\n", "  {user-profile}\n", "T019", None, "{user-profile}"),
+    ("adk-near-miss-scope", BOOKING, "{plan}", "{usr:plan}", "T019", None, "{usr:plan}"),
+    (
+        "dynamic-instruction",
+        "travel_concierge/sub_agents/booking/agent.py",
+        "instruction=BOOKING_AGENT_INSTR",
+        'instruction=f"{BOOKING_AGENT_INSTR}"',
+        "T015",
+        None,
+        'f"{BOOKING_AGENT_INSTR}"',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("edit", "old", "new", "code", "reported", "flagged"), [c[1:] for c in SEEDED], ids=[c[0] for c in SEEDED]
+)
+def test_each_seeded_mistake_is_found_at_its_place(
+    tree: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    edit: str,
+    old: str,
+    new: str,
+    code: str,
+    reported: str | None,
+    flagged: str,
+) -> None:
+    path = tree / edit
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    findings = lint_tree(tree, monkeypatch, capsys)
+    assert [f["code"] for f in findings] == [code]
+    (finding,) = findings
+    where = reported or edit
+    assert finding["path"] == where
+    source = (tree / where).read_text(encoding="utf-8")
+    assert source[finding["start"] : finding["end"]] == flagged
+    assert source.count(flagged) == 1 or reported is not None
+    line_start = source.rfind("\n", 0, finding["start"]) + 1
+    assert (finding["line"], finding["column"]) == (
+        source.count("\n", 0, finding["start"]) + 1,
+        finding["start"] - line_start + 1,
+    )
+    assert finding["origin"]
+
+
+ADK_INSTRUCTIONS = ["ROOT_AGENT_INSTR", "PLANNING_AGENT_INSTR", "ITINERARY_AGENT_INSTR", "BOOKING_AGENT_INSTR"]
+
+
+@pytest.mark.parametrize("name", ADK_INSTRUCTIONS)
+def test_converted_adk_instructions_lint_clean(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    from templating.cli import main
+    from templating.lint import lint
+
+    files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py"))
+    found = scan(files, read=lambda p: (tree / p).read_text(encoding="utf-8"))
+    (item,) = [f for f in found.instructions if f.label == name]
+    source = tmp_path / f"{name}.txt"
+    source.write_text(item.text, encoding="utf-8")
+    assert main(["convert", str(source), "--from", "adk"]) == 0
+    converted, _ = capsys.readouterr()
+    assert Template(converted).keys == Template(item.text, dialect="adk").keys
+    assert lint(converted) == []  # the XML-tag idiom, <<itinerary>> <itinerary> </itinerary>, included
+    assert lint(item.text, dialect="adk") == []
