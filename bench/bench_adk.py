@@ -54,7 +54,7 @@ def main() -> None:
         "'{' + 1 MB of ' '": "{" + " " * 2**20,
         "1 MB, no '{'": "x" * 2**20,
     }
-    parse_nodes(adk_text, "adk")  # build the Lark lexers outside the timings
+    parse_nodes(adk_text, "adk")  # compile the scanners outside the timings
     parse_nodes(angle_text)
     times = {name: cold_parse_adk(source) for name, source in cases.items()}
     print()

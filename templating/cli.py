@@ -12,7 +12,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from typing import Any, NoReturn
 
 from .convert import ConversionError, convert_adk
@@ -536,15 +535,28 @@ def _add_lint_command(commands: Any) -> None:
 
 
 def _version() -> str:
+    from importlib import metadata  # slow to import: only for --version
+
     try:
         return metadata.version("templating")
     except metadata.PackageNotFoundError:  # running from a checkout that is not installed
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, looking the version up only when asked (every other command starts faster)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="templating", description="Render and check LLM agent instructions written as templates.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show program's version number and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     render = commands.add_parser("render", help="render an instruction against state from a JSON file")

@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import itertools
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from templating import Escaped, Literal, Placeholder, Span
-from templating.parser import lalr_tokens, lexer_tokens, parse_nodes
+import templating.template
+from templating import Escaped, Literal, MissingKeyError, Placeholder, Span, Template
+from templating import parser as parser_module
+from templating.lint import lint
+from templating.parser import (
+    TERMINALS_FILE,
+    WRITE_COMMAND,
+    lalr_nodes,
+    lalr_tokens,
+    lark_expression,
+    lark_terminals,
+    lexer_tokens,
+    parse_nodes,
+    terminals_data,
+    write_terminals,
+)
 
 # (template, expected nodes as (kind, text-or-key, optional)); spans are checked separately.
 SYNTAX = [
@@ -416,3 +438,212 @@ def adk_reference(source: str) -> list[tuple[int, int, str, bool]]:
 def test_adk_placeholders_match_a_plain_scan_of_the_rules(source: str) -> None:
     nodes = [node for node in parse_nodes(source, "adk") if isinstance(node, Placeholder)]
     assert [(n.span.start, n.span.end, n.key, n.optional) for n in nodes] == adk_reference(source)
+
+
+# The fast path against Lark's full LALR parse: node for node, span for span.
+
+
+@settings(max_examples=400, deadline=None)
+@given(templates)
+def test_nodes_agree_with_the_full_lalr_parse(source: str) -> None:
+    assert parse_nodes(source) == lalr_nodes(source)
+
+
+@settings(max_examples=400, deadline=None)
+@given(adk_templates)
+def test_adk_nodes_agree_with_the_full_lalr_parse(source: str) -> None:
+    assert parse_nodes(source, "adk") == lalr_nodes(source, dialect="adk")
+
+
+# Prompts as authors write them: Markdown, XML-tagged sections, JSON and code, <br>, CRLF, tabs, wide text.
+REAL_PROMPTS = [
+    (
+        "markdown",
+        "# Role\n\nYou help <user:name>.\n\n## Rules\n- Reply in <user:lang?>\n- Order <order.id>, item <items.0>\n",
+    ),
+    (
+        "xml-sections",
+        "<instructions>\n  Greet <name>.<br>\n  <<name>> is literal.\n</instructions>\n<context><ctx></context>",
+    ),
+    ("json-example", 'Answer as JSON:\n```json\n{"id": "<order_id>", "items": [<items.1>]}\n```\n'),
+    ("crlf-and-tabs", "Line one\r\n\tName:\t<name>\r\n\tPlan: <app:plan?>\r\n"),
+    ("wide-characters", "名前: <名前>\n顧客 <user:名前> 様、<状態>です。"),
+    ("code-shift", "if x << 2 >> 1 < <limit>:\n    print(<<value>>)"),
+]
+ADK_REAL_PROMPTS = [
+    ("markdown", "# Role\nYou help {user:name}.\n- Reply in { user:lang? }\n"),
+    ("json-example", 'Return {"order": {order_id}, "note": "{{ verbatim {x} }}"}\n'),
+    ("multiline-placeholder", "Dear {\n  name\n}, your plan is {app:plan}."),
+]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "source"),
+    [("angle", case[1]) for case in REAL_PROMPTS] + [("adk", case[1]) for case in ADK_REAL_PROMPTS],
+    ids=[f"angle-{case[0]}" for case in REAL_PROMPTS] + [f"adk-{case[0]}" for case in ADK_REAL_PROMPTS],
+)
+def test_real_prompts_agree_with_the_full_lalr_parse(dialect: str, source: str) -> None:
+    assert parse_nodes(source, dialect) == lalr_nodes(source, dialect=dialect)  # type: ignore[arg-type]
+    assert lexer_tokens(source, dialect=dialect) == lalr_tokens(source, dialect=dialect)  # type: ignore[arg-type]
+
+
+def errors_and_findings(source: str, dialect: str) -> tuple[str, list[dict[str, object]]]:
+    template = Template(source, dialect=dialect)  # type: ignore[arg-type]
+    with pytest.raises(MissingKeyError) as caught:
+        template.render({})
+    findings = [d.as_dict() for d in lint(template)] if dialect == "angle" else []
+    return str(caught.value), findings
+
+
+@pytest.mark.parametrize(
+    ("dialect", "source"),
+    [("angle", case[1]) for case in REAL_PROMPTS] + [("adk", case[1]) for case in ADK_REAL_PROMPTS],
+    ids=[f"angle-{case[0]}" for case in REAL_PROMPTS] + [f"adk-{case[0]}" for case in ADK_REAL_PROMPTS],
+)
+def test_errors_and_findings_are_the_same_as_from_the_full_lalr_parse(
+    dialect: str, source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Same messages, same line:column, same excerpt and caret, same lint findings and spans.
+    fast = errors_and_findings(source + "\nand < name > and <nmae>\n", dialect)
+    assert "  at " in fast[0]
+    assert "^" in fast[0]
+    templating.template._parse.cache_clear()
+    monkeypatch.setattr(templating.template, "parse_nodes", lambda src, d: lalr_nodes(src, dialect=d))
+    try:
+        assert errors_and_findings(source + "\nand < name > and <nmae>\n", dialect) == fast
+    finally:
+        templating.template._parse.cache_clear()
+
+
+# The grammar stays the one definition: the fast path's expression is what Lark compiles from it.
+
+
+def test_shipped_terminals_are_what_lark_compiles_from_the_grammars() -> None:
+    shipped = json.loads(TERMINALS_FILE.read_text(encoding="utf-8"))
+    assert shipped == terminals_data(), f"grammar changed: regenerate templating/terminals.json with {WRITE_COMMAND}"
+
+
+def test_write_terminals_writes_what_lark_compiles(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    target = tmp_path / "terminals.json"
+    monkeypatch.setattr(parser_module, "TERMINALS_FILE", target)
+    write_terminals()
+    assert json.loads(target.read_text(encoding="utf-8")) == terminals_data()
+    assert WRITE_COMMAND in target.read_text(encoding="utf-8").replace('\\"', '"')
+
+
+@pytest.mark.parametrize("name", ["instruction", "adk"])
+def test_the_expression_holds_every_terminal_lark_compiles(name: str) -> None:
+    terminals = lark_terminals(name)
+    assert "TEXT" in terminals
+    expression = lark_expression(name)
+    assert sorted(re.compile(expression).groupindex) == sorted(terminals)
+    for terminal, pattern in terminals.items():
+        assert f"(?P<{terminal}>{pattern})" in expression
+
+
+@pytest.fixture
+def fresh_scanner() -> Iterator[None]:
+    parser_module._scanner.cache_clear()
+    parser_module._scanner_and_names.cache_clear()
+    parser_module._cached.cache_clear()
+    yield
+    parser_module._scanner.cache_clear()
+    parser_module._scanner_and_names.cache_clear()
+    parser_module._cached.cache_clear()
+
+
+def test_the_shipped_expression_is_used_while_the_grammar_is_unchanged(
+    fresh_scanner: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = terminals_data()
+    data["instruction"]["pattern"] = (
+        "(?P<PLACEHOLDER>#\\w+#)|(?P<TEXT>[^#]+|#)"  # a different syntax, to tell them apart
+    )
+    monkeypatch.setattr(parser_module, "_shipped", lambda: data)
+    assert [type(node) for node in parse_nodes("a #b# <c>")] == [Literal, Placeholder, Literal]
+
+
+def test_a_changed_grammar_is_compiled_by_lark_again(fresh_scanner: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = terminals_data()
+    data["instruction"]["pattern"] = "(?P<PLACEHOLDER>#\\w+#)|(?P<TEXT>[^#]+|#)"
+    data["instruction"]["grammar_sha256"] = "0" * 64  # shipped for some other grammar: not used
+    monkeypatch.setattr(parser_module, "_shipped", lambda: data)
+    assert parser_module._scanner("instruction").pattern == lark_expression("instruction")
+    assert shape("a #b# <c>") == [("L", "a #b# "), ("P", "c", False)]
+
+
+def test_a_missing_or_broken_terminals_file_falls_back_to_lark(
+    fresh_scanner: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    broken = tmp_path / "terminals.json"
+    broken.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(parser_module, "TERMINALS_FILE", broken)
+    assert parser_module._scanner("adk").pattern == lark_expression("adk")
+    assert adk_shape("{a}") == [("P", "a", False)]
+
+
+def test_parsing_and_rendering_do_not_import_lark() -> None:
+    # A fresh process: the shipped expression is used, no Lark parser is built (fast start).
+    code = (
+        "import sys, templating; "
+        "assert templating.render('<a> <<b>>', {'a': 1}) == '1 <b>'; "
+        "assert templating.render('{a}', {'a': 1}, dialect='adk') == '1'; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'lark'))"
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def terminal_matches(name: str, source: str) -> Iterator[tuple[int, list[str]]]:
+    compiled = {terminal: re.compile(pattern) for terminal, pattern in lark_terminals(name).items()}
+    for offset in range(len(source)):
+        yield offset, [terminal for terminal, pattern in compiled.items() if pattern.match(source, offset)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(templates)
+def test_angle_terminals_are_disjoint(source: str) -> None:
+    # At no offset do two terminals match: the order the scanner tries them in changes nothing.
+    for offset, matching in terminal_matches("instruction", source):
+        assert len(matching) <= 1, (offset, matching)
+
+
+@settings(max_examples=200, deadline=None)
+@given(adk_templates)
+def test_adk_terminals_are_disjoint(source: str) -> None:
+    for offset, matching in terminal_matches("adk", source):
+        assert len(matching) <= 1, (offset, matching)
+
+
+# Nodes built by the fast path are ordinary, frozen, slotted instances.
+
+NODE_SAMPLE = "Hi <name>, <<raw>> and <user:items.0?>\n<1x> end"
+
+
+def test_nodes_are_slotted_frozen_instances_equal_to_constructed_ones() -> None:
+    nodes = parse_nodes(NODE_SAMPLE)
+    assert {type(node) for node in nodes} == {Literal, Escaped, Placeholder}
+    for node, reference in zip(nodes, lalr_nodes(NODE_SAMPLE), strict=True):
+        assert type(node) is type(reference)
+        assert type(node.span) is Span
+        assert not hasattr(node, "__dict__")
+        assert not hasattr(node.span, "__dict__")
+        assert node == reference
+        assert hash(node) == hash(reference)
+        assert repr(node) == repr(reference)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            node.span = node.span  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            node.span.start = 0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("collector_on", [True, False], ids=["collector-on", "collector-off"])
+def test_a_large_parse_agrees_and_leaves_the_collector_as_it_was(collector_on: bool) -> None:
+    source = ("<a> <<b>> <c?> text\n" * 10_000) + str(collector_on)  # above the size that pauses the collector
+    was = gc.isenabled()
+    (gc.enable if collector_on else gc.disable)()
+    try:
+        assert parse_nodes(source) == lalr_nodes(source)
+        assert gc.isenabled() is collector_on
+    finally:
+        (gc.enable if was else gc.disable)()

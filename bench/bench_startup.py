@@ -1,0 +1,89 @@
+"""Start-up benchmark: the command line as whole processes, against `python -c "import templating"`.
+
+Run: python bench/bench_startup.py [RUNS]
+
+Every command a pre-commit hook or a script runs starts a new interpreter, so what it costs is
+the whole process: interpreter, imports, the parser's regular expression, the work itself. Each
+command is run RUNS times (default 21), interleaved with the reference so that a busy machine
+slows both alike, and the medians are compared. Target (issue 10): `templating render`, `keys`
+and `lint FILE` each within 1.5 times the reference; no Lark parser is built on the way.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = 1.5
+
+
+def command_prefix() -> list[str]:
+    """How to start the `templating` command installed beside this interpreter (or ``-m templating``)."""
+    script = shutil.which("templating", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "templating"]
+
+
+def elapsed(argv: list[str], cwd: str) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1):  # 1: findings or missing keys are fine, a crash is not
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()}")
+    return seconds
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+    template = str(ROOT / "examples" / "support_agent.txt")
+    state = str(ROOT / "examples" / "state.json")
+    cli = command_prefix()
+    commands = {
+        'python -c "import templating"': [sys.executable, "-c", "import templating"],
+        "templating render FILE --state S": [*cli, "render", template, "--state", state],
+        "templating keys FILE": [*cli, "keys", template],
+        "templating lint FILE": [*cli, "lint", template],
+    }
+    # Outside the checkout: no pyproject.toml to find for lint's configuration, as for a user's file.
+    with tempfile.TemporaryDirectory() as cwd:
+        # Is a Lark parser built on the way? It must not be (the shipped expression is used).
+        probe = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from templating.cli import main; main(['keys', sys.argv[1]]); "
+                "print('LARK-IMPORTED' if 'lark' in sys.modules else 'NO-LARK', file=sys.stderr)",
+                template,
+            ],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        lark_loaded = "LARK-IMPORTED" in probe.stderr
+        for argv in commands.values():  # warm the file system cache and the .pyc files
+            elapsed(argv, cwd)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, argv in commands.items():
+                times[name].append(elapsed(argv, cwd))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    reference = medians['python -c "import templating"']
+    print(f"whole processes, median of {runs} runs each (interleaved)")
+    ok = not lark_loaded
+    for name, seconds in medians.items():
+        ratio = seconds / reference
+        verdict = "" if name.startswith("python") else ("pass" if ratio <= TARGET else "FAIL")
+        ok = ok and verdict != "FAIL"
+        print(f"{name:<34} {seconds * 1e3:8.1f} ms   ratio {ratio:5.2f}   {verdict}")
+    print(f"Lark imported by `templating keys`: {'yes (FAIL)' if lark_loaded else 'no (pass)'}")
+    print(f"target: each command <= {TARGET:.1f}x the import: {'pass' if ok else 'FAIL'}")
+
+
+if __name__ == "__main__":
+    main()
