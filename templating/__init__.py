@@ -4,8 +4,9 @@
 escape nodes and renders against a read-only view of the agent's state.
 
 The core (parsing, rendering, linting, converting) is imported at once. The parts built on
-pydantic or Jinja2 (sessions, contexts, agents, the runner, Jinja2 mode) are imported the first
-time one of their names is used, so the command line and the pytest plugin start quickly.
+pydantic, Jinja2 or SQLAlchemy (sessions, the database session service, contexts, agents, the
+runner, Jinja2 mode) are imported the first time one of their names is used, so the command line
+and the pytest plugin start quickly, and SQLAlchemy is needed only by ``DatabaseSessionService``.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ if TYPE_CHECKING:
         InMemorySessionService,
         Session,
         SessionNotFoundError,
+        SessionService,
         StaleSessionError,
     )
+    from .sql_sessions import DatabaseSessionService, SessionStoreError
     from .state import InvalidStateError, State
 
 # name -> the submodule that defines it, for the names imported on first use.
@@ -72,6 +75,9 @@ _LAZY = {
     "InMemorySessionService": "sessions",
     "Session": "sessions",
     "SessionNotFoundError": "sessions",
+    "SessionService": "sessions",
+    "DatabaseSessionService": "sql_sessions",
+    "SessionStoreError": "sql_sessions",
     "StaleSessionError": "sessions",
     "InvalidStateError": "state",
     "State": "state",
@@ -124,6 +130,7 @@ __all__ = [
     # state, sessions and contexts
     "AlreadyExistsError",
     "CallbackContext",
+    "DatabaseSessionService",
     "Event",
     "EventActions",
     "GetSessionConfig",
@@ -132,6 +139,8 @@ __all__ = [
     "ReadonlyContext",
     "Session",
     "SessionNotFoundError",
+    "SessionService",
+    "SessionStoreError",
     "StaleSessionError",
     "State",
     "ToolContext",

@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 
 from .agents import Agent
 from .contexts import ReadonlyContext
-from .sessions import Event, EventActions, InMemorySessionService, SessionNotFoundError
+from .sessions import Event, EventActions, SessionNotFoundError, SessionService
 from .state import check_state
 
 __all__ = ["Model", "Runner"]
@@ -22,7 +22,8 @@ Model: TypeAlias = Callable[[str, str], str | Awaitable[str]]
 
 
 class Runner:
-    """Runs one turn of ``agent`` against sessions of ``app_name`` kept by ``session_service``.
+    """Runs one turn of ``agent`` against sessions of ``app_name`` kept by ``session_service`` (any
+    :class:`SessionService`: in memory, or in a database).
 
     A turn renders the agent's instruction from the session's state (plus the turn's own
     ``state_delta``), calls ``model(instruction, message)``, and appends two events: the user's
@@ -31,13 +32,16 @@ class Runner:
     and the model answered with text, so a failed turn leaves the session as it was.
     """
 
-    def __init__(self, *, agent: Agent, app_name: str, session_service: InMemorySessionService, model: Model) -> None:
+    def __init__(self, *, agent: Agent, app_name: str, session_service: SessionService, model: Model) -> None:
         if not isinstance(agent, Agent):
             raise TypeError(f"agent must be a templating.Agent, not {type(agent).__name__}")
         if not isinstance(app_name, str) or not app_name.strip():
             raise ValueError(f"app_name must be a non-blank str, not {app_name!r}")
-        if not isinstance(session_service, InMemorySessionService):
-            raise TypeError(f"session_service must be an InMemorySessionService, not {type(session_service).__name__}")
+        if not isinstance(session_service, SessionService):
+            raise TypeError(
+                "session_service must be a SessionService (InMemorySessionService, DatabaseSessionService), "
+                f"not {type(session_service).__name__}"
+            )
         if not callable(model):
             raise TypeError(f"model must be a callable model(instruction, message) -> str, not {type(model).__name__}")
         self.agent = agent

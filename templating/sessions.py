@@ -1,16 +1,21 @@
-"""Sessions, events and an in-memory session service: the supplier of the state templates render from.
+"""Sessions, events, and the session services that store them: the supplier of the state templates render from.
 
 A session holds ``state`` and ``events``; state changes only arrive as an event's
-``actions.state_delta`` through :meth:`InMemorySessionService.append_event`. ``app:`` and
-``user:`` values are stored once, in their scope, and merged into every session returned;
-``temp:`` values are never stored. Every session the service returns is a copy.
+``actions.state_delta`` through :meth:`SessionService.append_event`. ``app:`` and ``user:``
+values are stored once, in their scope, and merged into every session returned; ``temp:`` values
+are never stored. Every session a service returns is a copy.
 
-Stale sessions: every copy remembers which stored session it was read from and the revision of
-the service it reflects (when it was read, or when it last appended). Appending from a copy fails
-with :class:`StaleSessionError`, and changes nothing, if it was read from another stored session
-(another service, or a session since deleted and created again), or if its delta writes a key that
-another append or session creation wrote after that revision; a delta that touches none of those
-keys goes through. See docs/sessions.md.
+:class:`SessionService` holds everything the services share: checking arguments, splitting state
+into scopes, preparing events, the staleness rule, bringing the caller's copy up to date, and
+choosing events with :class:`GetSessionConfig`. A service only stores and reads:
+:class:`InMemorySessionService` here, ``DatabaseSessionService`` (``sql_sessions``) in a database.
+
+Stale sessions: every copy remembers which stored session it was read from and, for each scope it
+merges (session, ``user:``, ``app:``), the revision of that scope it reflects (when it was read, or
+when it last appended). Appending from a copy fails with :class:`StaleSessionError`, and changes
+nothing, if it was read from another stored session (another store, or a session since deleted and
+created again), or if its delta writes a key that another append or session creation wrote after
+that revision; a delta that touches none of those keys goes through. See docs/sessions.md.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, StrictInt, field_validator
 
@@ -34,6 +40,7 @@ __all__ = [
     "GetSessionConfig",
     "InMemorySessionService",
     "Session",
+    "SessionService",
     "SessionNotFoundError",
     "StaleSessionError",
 ]
@@ -99,9 +106,10 @@ class Session(BaseModel):
     last_update_time: float = Field(default=0.0, allow_inf_nan=False)
 
     # Which stored session this copy was read from ("" for one not returned by a service), the
-    # service revision it reflects, and the invocation of the last event appended through it.
+    # revision of each scope it reflects (session, user:, app:), and the invocation of the last
+    # event appended through it.
     _origin: str = PrivateAttr(default="")
-    _revision: int = PrivateAttr(default=0)
+    _seen: tuple[int, int, int] = PrivateAttr(default=(0, 0, 0))
     _invocation: str | None = PrivateAttr(default=None)
 
     _check_state = field_validator("state")(_checked)
@@ -156,55 +164,182 @@ class StaleSessionError(TemplatingError):
         self.keys = keys
 
 
-@dataclass
-class _Scope:
-    """Stored values of one scope, and the revision at which each key was last written."""
+# --- the logic every service shares: pure functions over checked values ----------------------
 
-    values: dict[str, Any] = field(default_factory=dict)
-    written: dict[str, int] = field(default_factory=dict)
+Scopes: TypeAlias = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+"""Stored state split by scope: (the session's own keys, ``user:`` keys, ``app:`` keys)."""
 
-    def write(self, key: str, value: Any, revision: int) -> None:
-        self.values[key] = value
-        self.written[key] = revision
+Seen: TypeAlias = tuple[int, int, int]
+"""The revision of each scope (session, ``user:``, ``app:``) that a session copy reflects."""
 
-
-@dataclass
-class _Record:
-    """A stored session: its own (unprefixed) state and its events. ``token`` is unique to this record,
-    so a copy read from another service, or from an earlier session with the same id, is told apart."""
-
-    session: Session
-    scope: _Scope
-    token: str = field(default_factory=_new_id)
-    event_ids: set[str] = field(default_factory=set)
+SESSION, USER, APP = 0, 1, 2  # the index of each stored scope in Scopes and Seen
 
 
-def _clean_id(value: str, what: str) -> str:
+def scope_index(key: str) -> int | None:
+    """Where ``key`` is stored: :data:`SESSION`, :data:`USER` or :data:`APP`; ``None`` for ``temp:`` (never)."""
+    match scope_of(key):
+        case "temp":
+            return None
+        case "user":
+            return USER
+        case "app":
+            return APP
+        case _:
+            return SESSION
+
+
+def split_scopes(checked: Mapping[str, Any]) -> Scopes:
+    """The stored part of checked state (an initial state, a delta), by scope; ``temp:`` keys are dropped."""
+    scopes: Scopes = ({}, {}, {})
+    for key, value in checked.items():
+        index = scope_index(key)
+        if index is not None:
+            scopes[index][key] = value
+    return scopes
+
+
+def merge_scopes(scopes: Scopes) -> dict[str, Any]:
+    """The combined state a session shows: its own keys, then its user's, then its app's."""
+    return {**scopes[SESSION], **scopes[USER], **scopes[APP]}
+
+
+def temp_values(state: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in state.items() if scope_of(key) == "temp"}
+
+
+def clean_id(value: str, what: str) -> str:
+    """An id stripped of surrounding whitespace; ``TypeError`` if it is not a str."""
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
     return value.strip()
 
 
-def _required_id(value: str, what: str) -> str:
-    cleaned = _clean_id(value, what)
+def required_id(value: str, what: str) -> str:
+    """:func:`clean_id`, and ``ValueError`` if it is blank."""
+    cleaned = clean_id(value, what)
     if not cleaned:
         raise ValueError(f"{what} must not be blank")
     return cleaned
 
 
-class InMemorySessionService:
-    """Sessions kept in memory (lost when the process ends). Safe to share between threads and tasks.
+def coerce_config(config: GetSessionConfig | Mapping[str, Any] | None) -> GetSessionConfig | None:
+    """``get_session``'s config: a :class:`GetSessionConfig`, or a mapping validated into one."""
+    if config is None or isinstance(config, GetSessionConfig):
+        return config
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config must be a GetSessionConfig or a mapping, not {type(config).__name__}")
+    return GetSessionConfig.model_validate(config)
 
-    One lock guards every read and write; nothing inside it awaits, so the ``async`` methods can
-    be called from any event loop or thread.
+
+def select_events(events: Sequence[Event], config: GetSessionConfig | None) -> list[Event]:
+    """The events ``config`` asks for, in stored order: those at or after ``after_timestamp``, then the
+    ``num_recent_events`` most recent of them. A database service asks its query for the same."""
+    chosen = list(events)
+    if config is not None:
+        if config.after_timestamp is not None:
+            chosen = [event for event in chosen if event.timestamp >= config.after_timestamp]
+        if config.num_recent_events is not None:
+            chosen = chosen[len(chosen) - config.num_recent_events :] if config.num_recent_events else []
+    return chosen
+
+
+def prepare_event(event: Event) -> tuple[Event, dict[str, Any]]:
+    """The event to store (a validated private copy without ``temp:`` keys) and its whole checked delta."""
+    delta = check_state(event.actions.state_delta, what="state delta")
+    persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
+    # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
+    fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
+    return Event.model_validate({**fields, "actions": EventActions(state_delta=persisted)}), delta
+
+
+def plan_append(
+    prepared: Sequence[tuple[Event, dict[str, Any]]], known: Container[str]
+) -> tuple[list[bool], list[str]]:
+    """Which prepared events an append stores (neither partial, nor with an id the session already has
+    or an earlier event of the same batch has), and the keys those events write, in order."""
+    store: list[bool] = []
+    seen_ids: set[str] = set()
+    writes: dict[str, None] = {}
+    for stored, _ in prepared:
+        new = not stored.partial and stored.id not in known and stored.id not in seen_ids
+        if new:
+            seen_ids.add(stored.id)
+            writes.update(dict.fromkeys(stored.actions.state_delta))
+        store.append(new)
+    return store, list(writes)
+
+
+def check_fresh(
+    session: Session, *, token: str, session_id: str, keys: Sequence[str], written: Callable[[str], int]
+) -> None:
+    """The staleness rule: raise :class:`StaleSessionError` if ``session`` was not read from the stored
+    session ``token`` names, or if any of ``keys`` was written (``written(key)``, the revision of its
+    scope that last wrote it) after the revision of that scope the copy reflects."""
+    if session._origin != token:
+        raise StaleSessionError(
+            session_id=session_id,
+            keys=tuple(keys),
+            reason=(
+                "this copy was not read from the session as it is now (it comes from another service, "
+                "the session was deleted and created again, or the copy was built by hand)"
+            ),
+        )
+    changed = tuple(key for key in keys if written(key) > session._seen[scope_index(key) or SESSION])
+    if changed:
+        raise StaleSessionError(session_id=session_id, keys=changed)
+
+
+def refresh_copy(session: Session, stored: Event, delta: Mapping[str, Any], merged: dict[str, Any], seen: Seen) -> None:
+    """Bring the caller's copy up to date after ``stored`` was appended through it: the stored state
+    (``merged``, which becomes the copy's own), plus the ``temp:`` values of this invocation, and the event."""
+    temp: dict[str, Any] = {}
+    if session._invocation in (None, stored.invocation_id):
+        temp = temp_values(session.state)
+    temp.update(temp_values(delta))
+    session.state.clear()
+    session.state.update(merged)
+    session.state.update(temp)
+    session.events.append(stored.model_copy(deep=True))
+    session.last_update_time = stored.timestamp
+    session._seen = seen
+    session._invocation = stored.invocation_id
+
+
+def stored_copy(
+    *,
+    session_id: str,
+    app_name: str,
+    user_id: str,
+    state: dict[str, Any],
+    events: list[Event],
+    last_update_time: float,
+    token: str,
+    seen: Seen,
+) -> Session:
+    """A session copy as a service hands it out, from values that are already checked and its own."""
+    copy = Session.model_construct(  # already checked: skip validating (and copying) it again
+        id=session_id,
+        app_name=app_name,
+        user_id=user_id,
+        state=state,
+        events=events,
+        last_update_time=last_update_time,
+    )
+    copy._origin = token
+    copy._seen = seen
+    return copy
+
+
+# --- the services ---------------------------------------------------------------------------
+
+
+class SessionService(ABC):
+    """What every session service does, and the checks and rules they share; subclasses only store.
+
+    All methods are ``async``, and their arguments keyword-only except ``append_event(session,
+    event)``. :class:`InMemorySessionService` and ``DatabaseSessionService`` behave the same (the
+    tests run one contract suite against both).
     """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._revision = 0
-        self._sessions: dict[tuple[str, str, str], _Record] = {}
-        self._users: dict[tuple[str, str], _Scope] = {}
-        self._apps: dict[str, _Scope] = {}
 
     async def create_session(
         self,
@@ -221,22 +356,11 @@ class InMemorySessionService:
         returned copy (the session as stored, and every later read of it, never has them). Raises
         :class:`AlreadyExistsError` if the id is taken, ``TypeError`` if ``state`` is not a mapping.
         """
-        app_name, user_id = _required_id(app_name, "app_name"), _required_id(user_id, "user_id")
+        app_name, user_id = required_id(app_name, "app_name"), required_id(user_id, "user_id")
         checked = check_state({} if state is None else state, what="initial state")
-        session_id = _clean_id(session_id, "session_id") if session_id is not None else ""
-        with self._lock:
-            key = (app_name, user_id, session_id or _new_id())
-            if key in self._sessions:
-                raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=key[2])
-            self._revision += 1
-            record = _Record(
-                session=Session(id=key[2], app_name=app_name, user_id=user_id, last_update_time=time.time()),
-                scope=_Scope(),
-            )
-            self._sessions[key] = record
-            self._apply(record, checked)
-            copy = self._copy(record, events=[])
-        copy.state.update({k: v for k, v in checked.items() if scope_of(k) == "temp"})
+        session_id = clean_id(session_id, "session_id") if session_id is not None else ""
+        copy = await self._create(app_name, user_id, session_id or _new_id(), split_scopes(checked))
+        copy.state.update(temp_values(checked))
         return copy
 
     async def get_session(
@@ -251,47 +375,24 @@ class InMemorySessionService:
 
         ``config`` is a :class:`GetSessionConfig`, or a mapping of its fields (validated into one).
         """
-        key = (_clean_id(app_name, "app_name"), _clean_id(user_id, "user_id"), _clean_id(session_id, "session_id"))
-        if config is not None and not isinstance(config, GetSessionConfig):
-            if not isinstance(config, Mapping):
-                raise TypeError(f"config must be a GetSessionConfig or a mapping, not {type(config).__name__}")
-            config = GetSessionConfig.model_validate(config)
-        with self._lock:
-            record = self._sessions.get(key)
-            if record is None:
-                return None
-            events = record.session.events
-            if config is not None:
-                if config.after_timestamp is not None:
-                    events = [event for event in events if event.timestamp >= config.after_timestamp]
-                if config.num_recent_events is not None:
-                    events = events[len(events) - config.num_recent_events :] if config.num_recent_events else []
-            return self._copy(record, events=events)
+        key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
+        return await self._get(key, coerce_config(config))
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
         """Copies of the app's sessions (of one user, if given), without events, oldest update first."""
-        app_name = _clean_id(app_name, "app_name")
-        user = _clean_id(user_id, "user_id") if user_id is not None else None
-        with self._lock:
-            found = [
-                self._copy(record, events=[])
-                for (app, owner, _), record in self._sessions.items()
-                if app == app_name and (user is None or owner == user)
-            ]
+        app_name = clean_id(app_name, "app_name")
+        user = clean_id(user_id, "user_id") if user_id is not None else None
+        found = await self._list(app_name, user)  # in creation order: ties keep it
         return sorted(found, key=lambda session: session.last_update_time)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Forget a session (its ``user:`` and ``app:`` state stay). Deleting an unknown session does nothing."""
-        key = (_clean_id(app_name, "app_name"), _clean_id(user_id, "user_id"), _clean_id(session_id, "session_id"))
-        with self._lock:
-            self._sessions.pop(key, None)
+        key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
+        await self._delete(key)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         """A copy of the ``user:`` state of one user of one app (empty if there is none)."""
-        key = (_clean_id(app_name, "app_name"), _clean_id(user_id, "user_id"))
-        with self._lock:
-            scope = self._users.get(key)
-            return check_state(scope.values) if scope else {}
+        return await self._user_state(clean_id(app_name, "app_name"), clean_id(user_id, "user_id"))
 
     async def append_event(self, session: Session, event: Event) -> Event:
         """Store ``event`` in ``session`` and apply its state delta; return the stored event (a copy).
@@ -314,115 +415,201 @@ class InMemorySessionService:
     async def append_events(self, session: Session, events: Sequence[Event]) -> list[Event]:
         """Append several events at once, all or nothing; return them as stored (copies), in order.
 
-        Every event is checked first, and the freshness of every delta is checked under the lock
-        before any is applied, so another writer landing in between can never leave half of them
-        stored: either all are appended (as :meth:`append_event` would, one after the other) or,
-        on any error (:class:`StaleSessionError` included), none is and nothing changes.
+        Every event is checked first, and the freshness of every delta is checked in the same
+        critical section (a lock, a database transaction) that stores them, so another writer
+        landing in between can never leave half of them stored: either all are appended (as
+        :meth:`append_event` would, one after the other) or, on any error
+        (:class:`StaleSessionError` included), none is and nothing changes.
         """
         if not isinstance(session, Session) or not all(isinstance(event, Event) for event in events):
             raise TypeError("append_events(session, events) takes a Session and a sequence of Events")
-        prepared = [self._prepare(event) for event in events]
+        prepared = [prepare_event(event) for event in events]
         key = (session.app_name.strip(), session.user_id.strip(), session.id.strip())
+        return await self._append(key, session, prepared, list(events))
+
+    # What a service implements: ids are clean, state checked and split, events prepared.
+
+    @abstractmethod
+    async def _create(self, app_name: str, user_id: str, session_id: str, scopes: Scopes) -> Session:
+        """Store a new session (or raise :class:`AlreadyExistsError`); return its copy, without events."""
+
+    @abstractmethod
+    async def _get(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
+        """A copy of a stored session with the events :func:`select_events` would choose."""
+
+    @abstractmethod
+    async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
+        """Copies of the matching sessions, without events, in the order they were created."""
+
+    @abstractmethod
+    async def _delete(self, key: tuple[str, str, str]) -> None:
+        """Forget a session and its events, if it exists."""
+
+    @abstractmethod
+    async def _user_state(self, app_name: str, user_id: str) -> dict[str, Any]:
+        """The stored ``user:`` state of one user of one app, as a copy."""
+
+    @abstractmethod
+    async def _append(
+        self,
+        key: tuple[str, str, str],
+        session: Session,
+        prepared: list[tuple[Event, dict[str, Any]]],
+        events: list[Event],
+    ) -> list[Event]:
+        """Append prepared events all or nothing, following :func:`plan_append`, :func:`check_fresh`
+        and :func:`refresh_copy`; return copies: the stored event, the one already stored under its id,
+        or (partial) a copy of the event given."""
+
+
+@dataclass
+class _Scope:
+    """Stored values of one scope, and the revision at which each key was last written."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    written: dict[str, int] = field(default_factory=dict)
+
+    def write(self, values: Mapping[str, Any], revision: int) -> None:
+        for key, value in values.items():
+            self.values[key] = value
+            self.written[key] = revision
+
+
+@dataclass
+class _Record:
+    """A stored session: its own (unprefixed) state and its events. ``token`` is unique to this record,
+    so a copy read from another service, or from an earlier session with the same id, is told apart."""
+
+    session: Session
+    scope: _Scope
+    token: str = field(default_factory=_new_id)
+    event_ids: set[str] = field(default_factory=set)
+
+
+class InMemorySessionService(SessionService):
+    """Sessions kept in memory (lost when the process ends). Safe to share between threads and tasks.
+
+    One lock guards every read and write; nothing inside it awaits, so the ``async`` methods can
+    be called from any event loop or thread. One revision counter serves every scope.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._revision = 0
+        self._sessions: dict[tuple[str, str, str], _Record] = {}
+        self._users: dict[tuple[str, str], _Scope] = {}
+        self._apps: dict[str, _Scope] = {}
+
+    async def _create(self, app_name: str, user_id: str, session_id: str, scopes: Scopes) -> Session:
+        key = (app_name, user_id, session_id)
+        with self._lock:
+            if key in self._sessions:
+                raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
+            self._revision += 1
+            record = _Record(
+                session=Session(id=session_id, app_name=app_name, user_id=user_id, last_update_time=time.time()),
+                scope=_Scope(),
+            )
+            self._sessions[key] = record
+            self._apply(record, scopes)
+            return self._copy(record, events=[])
+
+    async def _get(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
+        with self._lock:
+            record = self._sessions.get(key)
+            if record is None:
+                return None
+            return self._copy(record, events=select_events(record.session.events, config))
+
+    async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
+        with self._lock:
+            return [
+                self._copy(record, events=[])
+                for (app, owner, _), record in self._sessions.items()
+                if app == app_name and (user_id is None or owner == user_id)
+            ]
+
+    async def _delete(self, key: tuple[str, str, str]) -> None:
+        with self._lock:
+            self._sessions.pop(key, None)
+
+    async def _user_state(self, app_name: str, user_id: str) -> dict[str, Any]:
+        with self._lock:
+            scope = self._users.get((app_name, user_id))
+            return check_state(scope.values) if scope else {}
+
+    async def _append(
+        self,
+        key: tuple[str, str, str],
+        session: Session,
+        prepared: list[tuple[Event, dict[str, Any]]],
+        events: list[Event],
+    ) -> list[Event]:
         results: list[Event] = []
         with self._lock:
             record = self._sessions.get(key)
             if record is None:
                 raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
-            # The keys every event still to be stored writes (partial events and known ids store nothing).
-            writes: dict[str, None] = {}
-            ids = set(record.event_ids)
-            for stored, _ in prepared:
-                if not stored.partial and stored.id not in ids:
-                    writes.update(dict.fromkeys(stored.actions.state_delta))
-                    ids.add(stored.id)
-            if len(ids) > len(record.event_ids):
-                self._check_fresh(record, session, writes)
-            for (stored, delta), event in zip(prepared, events, strict=True):
-                if stored.partial:
-                    results.append(event.model_copy(deep=True))
-                elif stored.id in record.event_ids:
-                    results.append(next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True))
-                else:
+            store, writes = plan_append(prepared, record.event_ids)
+            if any(store):
+                check_fresh(
+                    session,
+                    token=record.token,
+                    session_id=record.session.id,
+                    keys=writes,
+                    written=lambda name: self._scope(record, scope_index(name) or SESSION).written.get(name, 0),
+                )
+            for (stored, delta), event, new in zip(prepared, events, store, strict=True):
+                if new:
                     self._store(record, session, stored, delta)
                     results.append(stored.model_copy(deep=True))
+                elif stored.partial:
+                    results.append(event.model_copy(deep=True))
+                else:
+                    results.append(next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True))
         return results
-
-    @staticmethod
-    def _prepare(event: Event) -> tuple[Event, dict[str, Any]]:
-        """The event to store (a validated private copy without ``temp:`` keys) and its whole checked delta."""
-        delta = check_state(event.actions.state_delta, what="state delta")
-        persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
-        # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
-        fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
-        return Event.model_validate({**fields, "actions": EventActions(state_delta=persisted)}), delta
 
     def _store(self, record: _Record, session: Session, stored: Event, delta: dict[str, Any]) -> None:
         """Apply and store one checked, fresh event, and bring the caller's copy up to date (lock held)."""
         self._revision += 1
-        self._apply(record, stored.actions.state_delta)
+        self._apply(record, split_scopes(stored.actions.state_delta))
         record.session.events.append(stored)
         record.event_ids.add(stored.id)
         record.session.last_update_time = stored.timestamp
-        # Bring the caller's copy up to date: the stored state, plus the temp: values of this invocation.
-        temp: dict[str, Any] = {}
-        if session._invocation in (None, stored.invocation_id):
-            temp = {k: v for k, v in session.state.items() if scope_of(k) == "temp"}
-        temp.update((k, v) for k, v in delta.items() if scope_of(k) == "temp")
-        session.state.clear()
-        session.state.update(self._merged(record))
-        session.state.update(temp)
-        session.events.append(stored.model_copy(deep=True))
-        session.last_update_time = stored.timestamp
-        session._revision = self._revision
-        session._invocation = stored.invocation_id
+        revision = self._revision
+        refresh_copy(session, stored, delta, self._merged(record), (revision, revision, revision))
 
-    def _check_fresh(self, record: _Record, session: Session, delta: Mapping[str, Any]) -> None:
-        if session._origin != record.token:
-            raise StaleSessionError(
-                session_id=record.session.id,
-                keys=tuple(delta),
-                reason=(
-                    "this copy was not read from the session as it is now (it comes from another service, "
-                    "the session was deleted and created again, or the copy was built by hand)"
-                ),
-            )
-        changed = tuple(key for key in delta if self._scope(record, key).written.get(key, 0) > session._revision)
-        if changed:
-            raise StaleSessionError(session_id=record.session.id, keys=changed)
-
-    def _scope(self, record: _Record, key: str) -> _Scope:
+    def _scope(self, record: _Record, index: int) -> _Scope:
         session = record.session
-        match scope_of(key):
-            case "app":
-                return self._apps.setdefault(session.app_name, _Scope())
-            case "user":
-                return self._users.setdefault((session.app_name, session.user_id), _Scope())
-            case _:
-                return record.scope
+        if index == APP:
+            return self._apps.setdefault(session.app_name, _Scope())
+        if index == USER:
+            return self._users.setdefault((session.app_name, session.user_id), _Scope())
+        return record.scope
 
-    def _apply(self, record: _Record, checked: dict[str, Any]) -> None:
-        """Write checked values to their scopes at the current revision (temp: keys are skipped)."""
-        for key, value in checked.items():
-            if scope_of(key) != "temp":
-                self._scope(record, key).write(key, value, self._revision)
+    def _apply(self, record: _Record, scopes: Scopes) -> None:
+        """Write stored values to their scopes at the current revision."""
+        for index, values in enumerate(scopes):
+            if values:
+                self._scope(record, index).write(values, self._revision)
 
     def _merged(self, record: _Record) -> dict[str, Any]:
         session = record.session
         app = self._apps.get(session.app_name)
         user = self._users.get((session.app_name, session.user_id))
-        merged = {**record.scope.values, **(user.values if user else {}), **(app.values if app else {})}
+        merged = merge_scopes((record.scope.values, user.values if user else {}, app.values if app else {}))
         return check_state(merged)  # a deep copy: nothing handed out shares anything with what is stored
 
     def _copy(self, record: _Record, *, events: list[Event]) -> Session:
         stored = record.session
-        copy = Session.model_construct(  # already checked: skip validating (and copying) it again
-            id=stored.id,
+        revision = self._revision
+        return stored_copy(
+            session_id=stored.id,
             app_name=stored.app_name,
             user_id=stored.user_id,
             state=self._merged(record),
             events=[event.model_copy(deep=True) for event in events],
             last_update_time=stored.last_update_time,
+            token=record.token,
+            seen=(revision, revision, revision),
         )
-        copy._origin = record.token
-        copy._revision = self._revision
-        return copy

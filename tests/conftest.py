@@ -1,7 +1,13 @@
-"""Shared fixtures: syrupy snapshots of this project's own tests live in the top-level snapshots/ folder."""
+"""Shared fixtures: syrupy snapshots of this project's own tests live in the top-level snapshots/ folder;
+every session service the contract suite runs against (in memory, a SQLite file, a throw-away PostgreSQL)."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
+import itertools
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +44,89 @@ class TextSnapshotExtension(SingleFileSnapshotExtension):
 @pytest.fixture
 def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     return snapshot.use_extension(TextSnapshotExtension)
+
+
+# --- session services -----------------------------------------------------------------------
+# The contract suite (tests/test_sessions.py) runs once per service. SQL services need the sql
+# extra; PostgreSQL also needs the server binaries (tests/pg_server.py). Both skip when missing,
+# unless TEMPLATING_REQUIRE_POSTGRES=1 (set by CI, .ci/run) turns the skip into a failure.
+
+SERVICES = ["memory", "sqlite", "postgresql"]
+
+
+def _require_postgres() -> bool:
+    return os.environ.get("TEMPLATING_REQUIRE_POSTGRES") == "1"
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip a test whose real part is missing; fail instead when CI requires it."""
+    if _require_postgres():
+        pytest.fail(f"TEMPLATING_REQUIRE_POSTGRES=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def missing_sql_extra() -> str | None:
+    for module in ("sqlalchemy", "aiosqlite", "asyncpg"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (pip install '.[sql]')"
+    return None
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A throw-away PostgreSQL server for the whole test session (see tests/pg_server.py)."""
+    from pg_server import PostgresServer, find_binaries
+
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+    binaries = find_binaries()
+    if binaries is None:
+        skip_or_fail("no PostgreSQL binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin")
+    assert binaries is not None
+    server = PostgresServer.start(binaries)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=SERVICES)
+def make_service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Any]]:
+    """Makes services of one kind, each on a store of its own that starts empty; closes them after the test."""
+    from templating import InMemorySessionService
+
+    kind = request.param
+    if kind != "memory":
+        missing = missing_sql_extra()
+        if missing:
+            skip_or_fail(missing)
+    server = request.getfixturevalue("postgres") if kind == "postgresql" else None
+    made: list[Any] = []
+    numbers = itertools.count()
+
+    def make() -> Any:
+        from templating import DatabaseSessionService
+
+        number = next(numbers)
+        if kind == "memory":
+            service: Any = InMemorySessionService()
+        elif kind == "sqlite":
+            service = DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / f'sessions-{number}.db'}")
+        else:
+            service = DatabaseSessionService(server.fresh_database(f"contract_{number}"))
+        made.append(service)
+        return service
+
+    try:
+        yield make
+    finally:
+        for service in made:
+            if hasattr(service, "close"):
+                asyncio.run(service.close())
+
+
+@pytest.fixture
+def service(make_service: Callable[[], Any]) -> Any:
+    """A session service of each kind, on an empty store."""
+    return make_service()

@@ -59,7 +59,11 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 
 
 # Heavier libraries stay behind the few modules that need them.
-IMPORTERS = {"jinja2": {"jinja_mode", "report"}, "pydantic": {"agents", "sessions"}}
+IMPORTERS = {
+    "jinja2": {"jinja_mode", "report"},
+    "pydantic": {"agents", "sessions"},
+    "sqlalchemy": {"sql_sessions"},
+}
 
 
 @pytest.mark.parametrize("library", sorted(IMPORTERS))
@@ -98,14 +102,18 @@ def test_the_core_imports_without_pydantic_or_jinja2() -> None:
     """`import templating` (the CLI, the pytest plugin) loads the heavier parts only when used."""
     code = (
         "import sys, templating; "
-        "print(sorted(m for m in ('pydantic', 'jinja2', 'templating.sessions') if m in sys.modules)); "
-        "templating.Agent; templating.jinja; templating.Session; "
-        "print(sorted(m for m in ('pydantic', 'jinja2', 'templating.sessions') if m in sys.modules))"
+        "names = ('pydantic', 'jinja2', 'templating.sessions', 'sqlalchemy'); "
+        "print(sorted(m for m in names if m in sys.modules)); "
+        "templating.Agent; templating.jinja; templating.Session; templating.InMemorySessionService; "
+        "print(sorted(m for m in names if m in sys.modules)); "
+        "templating.DatabaseSessionService; "
+        "print(sorted(m for m in names if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
     )
-    assert result.stdout.splitlines() == ["[]", "['jinja2', 'pydantic', 'templating.sessions']"]
+    loaded = ["jinja2", "pydantic", "templating.sessions"]
+    assert result.stdout.splitlines() == ["[]", str(loaded), str(sorted([*loaded, "sqlalchemy"]))]
 
 
 def test_every_public_name_resolves_and_unknown_names_do_not() -> None:

@@ -1,8 +1,9 @@
 """The documentation runs and is whole: the README and every page under ``docs/``.
 
-Every ```python block runs, and every ```py-adk block when google-adk is installed. With
-``TEMPLATING_REQUIRE_ADK=1`` (set by CI) a ``py-adk`` block fails instead of skipping when
-google-adk is missing.
+Every ```python block runs, every ```py-adk block when google-adk is installed, and every
+```py-sql block when the sql extra is. With ``TEMPLATING_REQUIRE_ADK=1`` (set by CI) a ``py-adk``
+block fails instead of skipping when google-adk is missing; with ``TEMPLATING_REQUIRE_POSTGRES=1``
+(set by CI) so does a ``py-sql`` block without SQLAlchemy.
 
 Each block runs on its own, in a fresh Python process (``python -I``, so it imports the installed
 package and sees nothing from the blocks before it or from the test run), from the repository's
@@ -34,9 +35,10 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 MKDOCS = ROOT / "mkdocs.yml"
 PAGES = sorted(DOCS.rglob("*.md"))
-# A fence opening at the start of a line: ```python or ```py-adk, up to the closing ``` line.
+# A fence opening at the start of a line: ```python, ```py-adk or ```py-sql, up to the closing ``` line.
 FENCE = re.compile(r"^```(?P<lang>[\w-]+)[ \t]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
-RUN = {"python": None, "py-adk": "google.adk"}  # block language -> module it needs (None: always runs)
+RUN = {"python": None, "py-adk": "google.adk", "py-sql": "sqlalchemy"}  # language -> module it needs (None: always)
+REQUIRE = {"py-adk": ("TEMPLATING_REQUIRE_ADK", "adk"), "py-sql": ("TEMPLATING_REQUIRE_POSTGRES", "sql")}
 
 
 def blocks(path: Path) -> list[tuple[str, str, int, str]]:
@@ -71,9 +73,10 @@ def _has(module: str) -> bool:
 def test_example_runs(name: str, lang: str, line: int, code: str, tmp_path: Path) -> None:
     needs = RUN[lang]
     if needs is not None and not _has(needs):
-        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":  # CI: the ADK examples must run, not skip
-            pytest.fail(f"{name}:{line} needs {needs}, and TEMPLATING_REQUIRE_ADK=1", pytrace=False)
-        pytest.skip(f"{name}:{line} needs {needs} (pip install '.[adk]')")
+        switch, extra = REQUIRE[lang]
+        if os.environ.get(switch) == "1":  # CI: the ADK and SQL examples must run, not skip
+            pytest.fail(f"{name}:{line} needs {needs}, and {switch}=1", pytrace=False)
+        pytest.skip(f"{name}:{line} needs {needs} (pip install '.[{extra}]')")
     if re.search(r"^def test_", code, re.MULTILINE):
         run_as_pytest(code, name, line, tmp_path)
         return

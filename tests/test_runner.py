@@ -1,4 +1,5 @@
-"""The Runner: one turn end to end, from session state to the events it stores."""
+"""The Runner: one turn end to end, from session state to the events it stores. Tests that take ``service``
+run once per session service (tests/conftest.py: in memory, a SQLite file, a throw-away PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from templating import (
     ReadonlyContext,
     Runner,
     SessionNotFoundError,
+    SessionService,
     StaleSessionError,
     concat,
     instruction,
@@ -59,7 +61,7 @@ def make_agent(**overrides: Any) -> Agent:
     return Agent(**options)
 
 
-async def setup(service: InMemorySessionService, session_id: str = "s1") -> None:
+async def setup(service: SessionService, session_id: str = "s1") -> None:
     await service.create_session(
         app_name=APP,
         user_id="u1",
@@ -96,9 +98,8 @@ def test_one_turn(is_async: bool, snapshot: SnapshotAssertion) -> None:
     asyncio.run(scenario())
 
 
-def test_temp_state_lives_for_one_turn() -> None:
+def test_temp_state_lives_for_one_turn(service: SessionService) -> None:
     async def scenario() -> None:
-        service = InMemorySessionService()
         await setup(service)
         model = Recorder()
         runner = Runner(agent=make_agent(), app_name=APP, session_service=service, model=model)
@@ -115,9 +116,8 @@ def test_temp_state_lives_for_one_turn() -> None:
     asyncio.run(scenario())
 
 
-def test_user_scoped_output_is_shared_with_the_users_other_sessions() -> None:
+def test_user_scoped_output_is_shared_with_the_users_other_sessions(service: SessionService) -> None:
     async def scenario() -> None:
-        service = InMemorySessionService()
         await setup(service, "s1")
         await setup(service, "s2")
         runner = Runner(
@@ -157,10 +157,9 @@ FAILED_TURNS = [
     ("overrides", "model", "error", "message"), [c[1:] for c in FAILED_TURNS], ids=[c[0] for c in FAILED_TURNS]
 )
 def test_a_failed_turn_appends_nothing(
-    overrides: dict[str, Any], model: Any, error: type[Exception], message: str
+    overrides: dict[str, Any], model: Any, error: type[Exception], message: str, service: SessionService
 ) -> None:
     async def scenario() -> None:
-        service = InMemorySessionService()
         await setup(service)
         runner = Runner(agent=make_agent(**overrides), app_name=APP, session_service=service, model=model)
         with pytest.raises(error, match=message):
@@ -186,9 +185,9 @@ def test_missing_key_does_not_call_the_model() -> None:
     asyncio.run(scenario())
 
 
-def test_unknown_session() -> None:
+def test_unknown_session(service: SessionService) -> None:
     async def scenario() -> None:
-        runner = Runner(agent=make_agent(), app_name=APP, session_service=InMemorySessionService(), model=Recorder())
+        runner = Runner(agent=make_agent(), app_name=APP, session_service=service, model=Recorder())
         with pytest.raises(SessionNotFoundError, match="no session 'nope' for user 'u1' in app 'shop'"):
             await runner.run(user_id="u1", session_id="nope", message="hi")
 
@@ -198,7 +197,12 @@ def test_unknown_session() -> None:
 BAD_RUNNERS = [
     ("agent", {"agent": "support"}, TypeError, "agent must be a templating.Agent, not str"),
     ("app-name", {"app_name": "  "}, ValueError, "app_name must be a non-blank str"),
-    ("service", {"session_service": {}}, TypeError, "session_service must be an InMemorySessionService, not dict"),
+    (
+        "service",
+        {"session_service": {}},
+        TypeError,
+        r"session_service must be a SessionService \(InMemorySessionService, DatabaseSessionService\), not dict",
+    ),
     ("model", {"model": "gpt"}, TypeError, r"model must be a callable model\(instruction, message\) -> str"),
 ]
 

@@ -1,11 +1,16 @@
-"""The session models and InMemorySessionService: scopes, copies, ids, events, bad input, staleness, concurrency."""
+"""The session models, and the contract every session service keeps: scopes, copies, ids, events, bad input,
+staleness, concurrency.
+
+Every test that takes ``service`` (or ``make_service``) runs once per service (tests/conftest.py: in
+memory, a SQLite file, a throw-away PostgreSQL server), and asserts nothing specific to one of them.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import pickle
 import sys
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -17,10 +22,10 @@ from templating import (
     Event,
     EventActions,
     GetSessionConfig,
-    InMemorySessionService,
     InvalidStateError,
     Session,
     SessionNotFoundError,
+    SessionService,
     StaleSessionError,
     TemplatingError,
 )
@@ -37,13 +42,13 @@ def event(delta: dict[str, Any] | None = None, **fields: Any) -> Event:
     return Event(author=fields.pop("author", "agent"), actions=EventActions(state_delta=delta or {}), **fields)
 
 
-def create(service: InMemorySessionService, **kwargs: Any) -> Session:
+def create(service: SessionService, **kwargs: Any) -> Session:
     kwargs.setdefault("app_name", APP)
     kwargs.setdefault("user_id", USER)
     return run(service.create_session(**kwargs))
 
 
-def fetch(service: InMemorySessionService, session_id: str, **kwargs: Any) -> Session:
+def fetch(service: SessionService, session_id: str, **kwargs: Any) -> Session:
     kwargs.setdefault("app_name", APP)
     kwargs.setdefault("user_id", USER)
     found = run(service.get_session(session_id=session_id, **kwargs))
@@ -167,8 +172,7 @@ def test_assigned_fields_are_converted_as_on_construction() -> None:
     [(None, None), ("", None), ("   ", None), (" s1 ", "s1"), ("s1", "s1")],
     ids=["missing", "empty", "blank", "padded", "plain"],
 )
-def test_session_ids(given: str | None, expected: str | None) -> None:
-    service = InMemorySessionService()
+def test_session_ids(given: str | None, expected: str | None, service: SessionService) -> None:
     session = create(service, session_id=given)
     if expected is None:
         assert len(session.id) == 32
@@ -177,8 +181,7 @@ def test_session_ids(given: str | None, expected: str | None) -> None:
     assert fetch(service, f"  {session.id} ").id == session.id
 
 
-def test_creating_an_existing_id_raises_and_keeps_the_original() -> None:
-    service = InMemorySessionService()
+def test_creating_an_existing_id_raises_and_keeps_the_original(service: SessionService) -> None:
     create(service, session_id="s1", state={"a": 1})
     with pytest.raises(AlreadyExistsError) as info:
         create(service, session_id=" s1", state={"a": 2, "user:x": 1})
@@ -194,8 +197,7 @@ def test_creating_an_existing_id_raises_and_keeps_the_original() -> None:
 
 
 @pytest.mark.parametrize("state", [[], "", 0, False, [("a", 1)]], ids=["list", "empty-str", "zero", "false", "pairs"])
-def test_an_initial_state_that_is_not_a_mapping_is_refused(state: Any) -> None:
-    service = InMemorySessionService()
+def test_an_initial_state_that_is_not_a_mapping_is_refused(state: Any, service: SessionService) -> None:
     message = f"initial state must be a mapping of str to JSON values, not {type(state).__name__}"
     with pytest.raises(TypeError, match=message):
         create(service, session_id="s1", state=state)
@@ -207,13 +209,12 @@ def test_an_initial_state_that_is_not_a_mapping_is_refused(state: Any) -> None:
     [("app_name", " ", ValueError), ("user_id", "", ValueError), ("user_id", 7, TypeError)],
     ids=["blank-app", "blank-user", "int-user"],
 )
-def test_app_and_user_are_required(field: str, value: Any, error: type[Exception]) -> None:
+def test_app_and_user_are_required(field: str, value: Any, error: type[Exception], service: SessionService) -> None:
     with pytest.raises(error, match=field):
-        create(InMemorySessionService(), **{field: value})
+        create(service, **{field: value})
 
 
-def test_returned_sessions_are_copies() -> None:
-    service = InMemorySessionService()
+def test_returned_sessions_are_copies(service: SessionService) -> None:
     created = create(service, session_id="s1", state={"cart": ["book"], "user:p": {"a": 1}, "app:t": [1]})
     run(service.append_event(created, event({"n": 1})))
     for session in (created, fetch(service, "s1"), run(service.list_sessions(app_name=APP))[0]):
@@ -230,8 +231,7 @@ def test_returned_sessions_are_copies() -> None:
     assert fetch(service, "s1").events[-1].actions.state_delta == {"m": {"k": [1]}}
 
 
-def test_events_handed_out_are_deep_copies() -> None:
-    service = InMemorySessionService()
+def test_events_handed_out_are_deep_copies(service: SessionService) -> None:
     session = create(service, session_id="s1")
     given = event({"m": {"k": [1]}}, id="e1")
     run(service.append_event(session, given))
@@ -250,8 +250,7 @@ def test_events_handed_out_are_deep_copies() -> None:
     assert stored.state == {"m": {"k": [1]}}
 
 
-def test_get_user_state_returns_a_copy() -> None:
-    service = InMemorySessionService()
+def test_get_user_state_returns_a_copy(service: SessionService) -> None:
     create(service, session_id="s1", state={"user:profile": {"tags": ["a"]}})
     first = run(service.get_user_state(app_name=APP, user_id=USER))
     first["user:profile"]["tags"].append("b")
@@ -274,8 +273,9 @@ SCOPE_STATE = {"order": "A-1", "user:name": "Ada", "app:tier": "gold", "temp:ste
     ],
     ids=["same-user", "other-user-same-app", "other-app"],
 )
-def test_scopes_are_shared_where_their_prefix_says(app_name: str, user_id: str, expected: dict[str, Any]) -> None:
-    service = InMemorySessionService()
+def test_scopes_are_shared_where_their_prefix_says(
+    app_name: str, user_id: str, expected: dict[str, Any], service: SessionService
+) -> None:
     created = create(service, session_id="s1", state=SCOPE_STATE)
     assert created.state == SCOPE_STATE  # the creator's copy keeps its temp: values
     stored = fetch(service, "s1")
@@ -284,8 +284,7 @@ def test_scopes_are_shared_where_their_prefix_says(app_name: str, user_id: str, 
     assert second.state == expected
 
 
-def test_user_and_app_state_are_stored_once_and_merged_everywhere() -> None:
-    service = InMemorySessionService()
+def test_user_and_app_state_are_stored_once_and_merged_everywhere(service: SessionService) -> None:
     first = create(service, session_id="s1")
     create(service, session_id="s2")
     bob = create(service, user_id="bob", session_id="s3")
@@ -301,8 +300,7 @@ def test_user_and_app_state_are_stored_once_and_merged_everywhere() -> None:
     assert bob.state == {}
 
 
-def test_temp_values_expire_from_the_callers_copy_with_their_invocation() -> None:
-    service = InMemorySessionService()
+def test_temp_values_expire_from_the_callers_copy_with_their_invocation(service: SessionService) -> None:
     session = create(service, session_id="s1", state={"temp:init": 0})
     run(service.append_event(session, event({"temp:t": 1}, invocation_id="inv-1")))
     assert session.state == {"temp:init": 0, "temp:t": 1}  # initial temp: values join the first invocation
@@ -314,8 +312,7 @@ def test_temp_values_expire_from_the_callers_copy_with_their_invocation() -> Non
     assert session.state == {"a": 1}
 
 
-def test_a_reused_event_object_with_a_new_blank_id_is_a_new_event() -> None:
-    service = InMemorySessionService()
+def test_a_reused_event_object_with_a_new_blank_id_is_a_new_event(service: SessionService) -> None:
     session = create(service, session_id="s1")
     reused = event({"n": 1})
     run(service.append_event(session, reused))
@@ -327,8 +324,7 @@ def test_a_reused_event_object_with_a_new_blank_id_is_a_new_event() -> None:
     assert stored.state == {"n": 2}
 
 
-def test_temp_values_are_never_stored_but_visible_to_the_caller() -> None:
-    service = InMemorySessionService()
+def test_temp_values_are_never_stored_but_visible_to_the_caller(service: SessionService) -> None:
     session = create(service, session_id="s1")
     appended = event({"temp:raw": {"x": 1}, "kept": 1}, invocation_id="inv1")
     returned = run(service.append_event(session, appended))
@@ -342,8 +338,7 @@ def test_temp_values_are_never_stored_but_visible_to_the_caller() -> None:
     assert all("temp:raw" not in e.actions.state_delta for e in stored.events)
 
 
-def test_an_unknown_prefix_is_just_a_session_key() -> None:
-    service = InMemorySessionService()
+def test_an_unknown_prefix_is_just_a_session_key(service: SessionService) -> None:
     session = create(service, session_id="s1", state={"users:name": "x", "user": 1})
     run(service.append_event(session, event({"other:key": [1]})))
     assert create(service, session_id="s2").state == {}
@@ -353,8 +348,7 @@ def test_an_unknown_prefix_is_just_a_session_key() -> None:
 # --- events ---------------------------------------------------------------------------------
 
 
-def test_a_delta_replaces_values_and_stores_none() -> None:
-    service = InMemorySessionService()
+def test_a_delta_replaces_values_and_stores_none(service: SessionService) -> None:
     session = create(service, session_id="s1", state={"profile": {"a": 1, "b": 2}, "gone": "x"})
     run(service.append_event(session, event({"profile": {"a": 3}, "gone": None})))
     stored = fetch(service, "s1")
@@ -362,8 +356,7 @@ def test_a_delta_replaces_values_and_stores_none() -> None:
     assert "gone" in stored.state
 
 
-def test_last_update_time_and_list_order() -> None:
-    service = InMemorySessionService()
+def test_last_update_time_and_list_order(service: SessionService) -> None:
     first, second = create(service, session_id="a"), create(service, session_id="b")
     create(service, user_id="bob", session_id="c")
     run(service.append_event(second, event(timestamp=1000.0)))
@@ -392,8 +385,9 @@ CONFIGS = [
 
 @pytest.mark.parametrize(("config", "expected"), [c[1:] for c in CONFIGS], ids=[c[0] for c in CONFIGS])
 @pytest.mark.parametrize("given_as", ["model", "mapping"])
-def test_get_session_config(config: GetSessionConfig | None, expected: list[str], given_as: str) -> None:
-    service = InMemorySessionService()
+def test_get_session_config(
+    config: GetSessionConfig | None, expected: list[str], given_as: str, service: SessionService
+) -> None:
     session = create(service, session_id="s1")
     for number, stamp in enumerate([10.0, 20.0, 30.0, 40.0], start=1):
         run(service.append_event(session, event(id=f"e{number}", timestamp=stamp)))
@@ -414,15 +408,15 @@ def test_get_session_config(config: GetSessionConfig | None, expected: list[str]
     ],
     ids=["negative", "unknown-field", "int", "pairs"],
 )
-def test_get_session_refuses_a_bad_config(config: Any, error: type[Exception], message: str) -> None:
-    service = InMemorySessionService()
+def test_get_session_refuses_a_bad_config(
+    config: Any, error: type[Exception], message: str, service: SessionService
+) -> None:
     create(service, session_id="s1")
     with pytest.raises(error, match=message):
         run(service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config))
 
 
-def test_partial_events_are_checked_but_not_stored() -> None:
-    service = InMemorySessionService()
+def test_partial_events_are_checked_but_not_stored(service: SessionService) -> None:
     session = create(service, session_id="s1")
     partial = event({"x": 1}, partial=True)
     returned = run(service.append_event(session, partial))
@@ -442,8 +436,7 @@ def test_partial_events_are_checked_but_not_stored() -> None:
     assert run(service.list_sessions(app_name=APP)) == []
 
 
-def test_the_same_event_id_is_stored_and_applied_once() -> None:
-    service = InMemorySessionService()
+def test_the_same_event_id_is_stored_and_applied_once(service: SessionService) -> None:
     session = create(service, session_id="s1")
     first = event({"x": 1}, id="e1")
     run(service.append_event(session, first))
@@ -456,8 +449,7 @@ def test_the_same_event_id_is_stored_and_applied_once() -> None:
     assert [e.id for e in session.events] == ["e1", "e2"]
 
 
-def test_unknown_and_deleted_sessions() -> None:
-    service = InMemorySessionService()
+def test_unknown_and_deleted_sessions(service: SessionService) -> None:
     session = create(service, session_id="s1")
     run(service.delete_session(app_name=APP, user_id=USER, session_id="nope"))  # a no-op
     run(service.delete_session(app_name=APP, user_id=USER, session_id=" s1 "))
@@ -471,8 +463,7 @@ def test_unknown_and_deleted_sessions() -> None:
     assert run(service.list_sessions(app_name=APP)) == []
 
 
-def test_append_event_checks_its_arguments() -> None:
-    service = InMemorySessionService()
+def test_append_event_checks_its_arguments(service: SessionService) -> None:
     session = create(service, session_id="s1")
     with pytest.raises(TypeError, match="takes a Session and an Event"):
         run(service.append_event(session, {"author": "x"}))  # type: ignore[arg-type]
@@ -489,8 +480,7 @@ BAD_DELTAS = [
 
 
 @pytest.mark.parametrize(("delta", "message"), [c[1:] for c in BAD_DELTAS], ids=[c[0] for c in BAD_DELTAS])
-def test_a_bad_delta_changes_nothing(delta: dict[Any, Any], message: str) -> None:
-    service = InMemorySessionService()
+def test_a_bad_delta_changes_nothing(delta: dict[Any, Any], message: str, service: SessionService) -> None:
     session = create(service, session_id="s1", state={"keep": 1})
     bad = event()
     bad.actions.state_delta.update(delta)  # models check on construction; the service checks again
@@ -508,8 +498,7 @@ def test_a_bad_delta_changes_nothing(delta: dict[Any, Any], message: str) -> Non
 
 
 @pytest.mark.parametrize(("state", "message"), [c[1:] for c in BAD_DELTAS], ids=[c[0] for c in BAD_DELTAS])
-def test_a_bad_initial_state_creates_nothing(state: dict[Any, Any], message: str) -> None:
-    service = InMemorySessionService()
+def test_a_bad_initial_state_creates_nothing(state: dict[Any, Any], message: str, service: SessionService) -> None:
     with pytest.raises(InvalidStateError, match=message):
         create(service, session_id="s1", state=state)
     assert run(service.list_sessions(app_name=APP)) == []
@@ -541,9 +530,12 @@ STALE = [
 
 @pytest.mark.parametrize(("writer", "first", "second", "keys"), [c[1:] for c in STALE], ids=[c[0] for c in STALE])
 def test_stale_session_rule(
-    writer: str, first: dict[str, Any], second: dict[str, Any], keys: tuple[str, ...] | None
+    writer: str,
+    first: dict[str, Any],
+    second: dict[str, Any],
+    keys: tuple[str, ...] | None,
+    service: SessionService,
 ) -> None:
-    service = InMemorySessionService()
     create(service, session_id="s1", state={"status": "new"})
     writers = {
         "same-session": lambda: fetch(service, "s1"),
@@ -575,8 +567,7 @@ def test_stale_session_rule(
     assert fetch(service, "s1").state == {**before.state, **second}
 
 
-def test_a_successful_append_brings_the_callers_copy_up_to_date() -> None:
-    service = InMemorySessionService()
+def test_a_successful_append_brings_the_callers_copy_up_to_date(service: SessionService) -> None:
     create(service, session_id="s1")
     mine, theirs = fetch(service, "s1"), fetch(service, "s1")
     run(service.append_event(mine, event({"temp:t": 1})))
@@ -588,8 +579,9 @@ def test_a_successful_append_brings_the_callers_copy_up_to_date() -> None:
 
 
 @pytest.mark.parametrize("how", ["recreated", "built-by-hand", "from-another-service"], ids=lambda how: how)
-def test_a_copy_of_another_session_is_stale(how: str) -> None:
-    service = InMemorySessionService()
+def test_a_copy_of_another_session_is_stale(
+    how: str, service: SessionService, make_service: Callable[[], SessionService]
+) -> None:
     old = create(service, session_id="s1")
     if how == "recreated":
         run(service.delete_session(app_name=APP, user_id=USER, session_id="s1"))
@@ -597,7 +589,7 @@ def test_a_copy_of_another_session_is_stale(how: str) -> None:
     elif how == "built-by-hand":
         old = Session(id="s1", app_name=APP, user_id=USER)
     else:  # the same ids in another service, whose revision number has run ahead of this one's
-        other = InMemorySessionService()
+        other = make_service()
         old = create(other, session_id="s1")
         for step in range(3):
             run(other.append_event(old, event({"n": step})))
@@ -624,8 +616,12 @@ def test_session_errors_are_templating_errors_and_pickle() -> None:
 # Threads contend for the same keys of the same session. The interpreter switches threads every
 # microsecond here (not every 5 ms), so a service without its lock loses updates within a run.
 
+# The same sizes for every service. The threads need this many appends for an in-memory service
+# without its lock to lose updates within a run (smaller sizes let it pass). Tasks cannot race
+# inside the in-memory service (nothing there awaits); for a database service 40 of them contend
+# plenty (each test asserts it saw stale copies refused; retries grow with the square of TASKS).
 WORKERS, EACH = 8, 100
-TASKS = 200  # every task rereads after each append that beats it: the retries grow with the square of this
+TASKS = 40
 
 
 @pytest.fixture
@@ -638,7 +634,7 @@ def fast_switching() -> Iterator[None]:
         sys.setswitchinterval(before)
 
 
-async def read_modify_write(service: InMemorySessionService, session_id: str, change: Any) -> int:
+async def read_modify_write(service: SessionService, session_id: str, change: Any) -> int:
     """Append ``change(state)`` as a delta computed from a fresh read, again on a stale copy; return the retries."""
     retries = 0
     while True:
@@ -664,8 +660,7 @@ def in_threads(work: Any) -> list[Any]:
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_threads_incrementing_one_counter_lose_no_update() -> None:
-    service = InMemorySessionService()
+def test_threads_incrementing_one_counter_lose_no_update(service: SessionService) -> None:
     create(service, session_id="s1", state={"count": 0, "user:visits": 0})
     create(service, session_id="s2", state={"count": 0})  # user:visits is shared with s1
 
@@ -683,8 +678,7 @@ def test_threads_incrementing_one_counter_lose_no_update() -> None:
 
 
 @pytest.mark.usefixtures("fast_switching")
-def test_threads_appending_to_one_shared_session_lose_no_event_and_no_update() -> None:
-    service = InMemorySessionService()
+def test_threads_appending_to_one_shared_session_lose_no_event_and_no_update(service: SessionService) -> None:
     create(service, session_id="shared", state={"log": []})
 
     def work(worker: int) -> None:
@@ -711,8 +705,7 @@ def test_threads_appending_to_one_shared_session_lose_no_event_and_no_update() -
         assert own.state["n"] == EACH - 1
 
 
-def test_asyncio_tasks_lose_no_event_and_no_update() -> None:
-    service = InMemorySessionService()
+def test_asyncio_tasks_lose_no_event_and_no_update(service: SessionService) -> None:
     create(service, session_id="s1", state={"count": 0, "user:visits": 0})
     create(service, session_id="s2", state={"count": 0, "user:visits": 0})
 
@@ -729,8 +722,7 @@ def test_asyncio_tasks_lose_no_event_and_no_update() -> None:
     assert (len(first.events), len(second.events)) == (half, half)
 
 
-def test_append_events_stores_all_or_nothing_when_another_write_lands_first() -> None:
-    service = InMemorySessionService()
+def test_append_events_stores_all_or_nothing_when_another_write_lands_first(service: SessionService) -> None:
     mine = create(service, session_id="s1", state={"a": 0})
     other = run(service.get_session(app_name=APP, user_id=USER, session_id="s1"))
     assert other is not None
@@ -747,8 +739,7 @@ def test_append_events_stores_all_or_nothing_when_another_write_lands_first() ->
     assert len(mine.events) == 2  # the partial event is not stored
 
 
-def test_append_events_checks_every_event_before_storing_any() -> None:
-    service = InMemorySessionService()
+def test_append_events_checks_every_event_before_storing_any(service: SessionService) -> None:
     session = create(service, session_id="s1")
     bad = event()
     bad.actions.state_delta["v"] = {1}

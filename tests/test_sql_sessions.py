@@ -1,0 +1,355 @@
+"""DatabaseSessionService beyond the contract suite (tests/test_sessions.py runs that against it):
+many OS processes and service objects on one database, a writer killed mid-stream, bad URLs and
+unreachable servers, the schema version. Each test runs on a SQLite file and on a throw-away
+PostgreSQL server (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from conftest import missing_sql_extra, skip_or_fail
+
+from templating import Event, EventActions, SessionStoreError, StaleSessionError, TemplatingError
+
+T = TypeVar("T")
+APP, USER = "app", "ada"  # as in tests/sql_worker.py
+WORKER = Path(__file__).with_name("sql_worker.py")
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def event(delta: dict[str, Any], **fields: Any) -> Event:
+    return Event(author="test", actions=EventActions(state_delta=delta), **fields)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty database of each kind."""
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}"
+    server = request.getfixturevalue("postgres")
+    return str(server.fresh_database("sql_sessions"))
+
+
+def service_on(url: str) -> Any:
+    from templating import DatabaseSessionService
+
+    return DatabaseSessionService(url)
+
+
+async def seed(url: str, sessions: dict[str, dict[str, Any]]) -> None:
+    async with service_on(url) as service:
+        for session_id, state in sessions.items():
+            await service.create_session(app_name=APP, user_id=USER, session_id=session_id, state=state)
+
+
+async def read(url: str, session_id: str) -> Any:
+    async with service_on(url) as service:
+        return await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
+
+
+# --- several OS processes on one database ---------------------------------------------------
+
+
+def start_workers(url: str, *argument_lists: list[str]) -> list[subprocess.Popen[str]]:
+    """Start workers, wait until each has opened the database, then let them all go at once."""
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), *arguments[:1], url, *arguments[1:]],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for arguments in argument_lists
+    ]
+    for worker in workers:
+        assert worker.stdout is not None
+        assert worker.stdin is not None
+        line = worker.stdout.readline()
+        assert line == "ready\n", worker.stderr.read() if worker.stderr else line
+    for worker in workers:
+        assert worker.stdin is not None
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+    return workers
+
+
+PROCESSES, EACH = 4, 25
+
+
+def test_processes_appending_to_shared_sessions_lose_nothing_and_store_nothing_twice(url: str) -> None:
+    run(seed(url, {"s1": {"count": 0, "user:visits": 0, "app:total": 0}, "s2": {"count": 0}}))
+    workers = start_workers(url, *[["bump", str(worker), str(EACH)] for worker in range(PROCESSES)])
+    retries = 0
+    for worker in workers:
+        out, err = worker.communicate(timeout=300)
+        assert worker.returncode == 0, err
+        retries += int(out.split()[-1])
+    assert retries > 0  # the processes really contended: stale copies were refused, then retried
+    first, second = run(read(url, "s1")), run(read(url, "s2"))
+    half = PROCESSES // 2 * EACH
+    assert (first.state["count"], second.state["count"]) == (half, half)  # every increment, none twice
+    assert first.state["user:visits"] == second.state["user:visits"] == PROCESSES * EACH
+    assert first.state["app:total"] == PROCESSES * EACH
+    for stored, workers_of_it in ((first, range(1, PROCESSES, 2)), (second, range(0, PROCESSES, 2))):
+        expected = {f"{kind}-{w}-{step}" for kind in ("bump", "own") for w in workers_of_it for step in range(EACH)}
+        ids = [e.id for e in stored.events]
+        assert len(ids) == len(set(ids)) == len(expected)
+        assert set(ids) == expected
+        # The disjoint keys written from copies gone stale at once all merged.
+        assert {key for key in stored.state if key.startswith("k")} == {
+            f"k{w}-{step}" for w in workers_of_it for step in range(EACH)
+        }
+
+
+def test_two_services_on_one_database_keep_the_staleness_rule(url: str) -> None:
+    async def scenario() -> None:
+        async with service_on(url) as one, service_on(url) as two:
+            await one.create_session(app_name=APP, user_id=USER, session_id="s1", state={"a": 0, "user:v": 0})
+            await one.create_session(app_name=APP, user_id=USER, session_id="s2")
+            mine = await one.get_session(app_name=APP, user_id=USER, session_id="s1")
+            theirs = await two.get_session(app_name=APP, user_id=USER, session_id="s1")
+            other = await two.get_session(app_name=APP, user_id=USER, session_id="s2")
+            assert mine is not None
+            assert theirs is not None
+            assert other is not None
+            await two.append_event(theirs, event({"a": 1}))
+            with pytest.raises(StaleSessionError, match="'a'") as info:
+                await one.append_event(mine, event({"a": 2, "b": 1}))
+            assert info.value.keys == ("a",)
+            await one.append_event(mine, event({"b": 1}))  # a disjoint delta merges
+            await two.append_event(other, event({"user:v": other.state["user:v"] + 1}))
+            with pytest.raises(StaleSessionError, match="'user:v'"):  # s2 changed user:v after mine was read
+                await one.append_event(mine, event({"user:v": mine.state["user:v"] + 1}))
+            fresh = await one.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert fresh is not None
+            await one.append_event(fresh, event({"user:v": fresh.state["user:v"] + 1}))
+            stored = await two.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert stored is not None
+            assert stored.state == {"a": 1, "b": 1, "user:v": 2}
+            assert len(stored.events) == 3
+
+    run(scenario())
+
+
+# --- durability -----------------------------------------------------------------------------
+
+
+def test_a_writer_killed_mid_stream_leaves_every_session_as_of_its_last_completed_append(url: str) -> None:
+    run(seed(url, {"stream": {"n": 0}, "other": {"keep": [1, 2]}}))
+    (writer,) = start_workers(url, ["stream"])
+    assert writer.stdout is not None
+    completed = 0
+    try:
+        while completed < 20:
+            line = writer.stdout.readline()
+            assert line, writer.stderr.read() if writer.stderr else "the writer stopped"
+            completed = int(line)
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=60)
+        for stream in (writer.stdin, writer.stdout, writer.stderr):
+            if stream is not None:
+                stream.close()
+    stored = run(read(url, "stream"))
+    number = stored.state["n"]
+    assert completed <= number <= completed + 1  # the batch in flight is all there, or not at all
+    assert stored.state["user:n"] == number
+    assert [e.id for e in stored.events] == [f"e{n}-{part}" for n in range(1, number + 1) for part in range(3)]
+    assert {key for key in stored.state if key.startswith("k")} == {
+        f"k{n}-{part}" for n in range(1, number + 1) for part in range(3)
+    }
+    assert run(read(url, "other")).state == {"keep": [1, 2], "user:n": number}
+
+    # The database takes writes again, from a fresh read.
+    async def append_once() -> None:
+        async with service_on(url) as service:
+            session = await service.get_session(app_name=APP, user_id=USER, session_id="stream")
+            await service.append_event(session, event({"n": number + 1}))
+
+    run(append_once())
+    assert run(read(url, "stream")).state["n"] == number + 1
+
+
+# --- bad URLs, unreachable databases --------------------------------------------------------
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("given", "shown", "message"),
+    [
+        ("mysql+aiomysql://ada:s3cret@db/x", "mysql+aiomysql://ada:***@db/x", "unsupported database URL"),
+        ("postgresql://ada:s3cret@db/x", "postgresql://ada:***@db/x", "not postgresql"),
+        ("sqlite:///sessions.db", "sqlite:///sessions.db", "not sqlite"),
+        ("not a url s3cret", "***", "is not a database URL"),
+    ],
+    ids=["other-database", "sync-postgres-driver", "sync-sqlite-driver", "not-a-url"],
+)
+def test_an_unsupported_url_is_refused_with_its_password_masked(given: str, shown: str, message: str) -> None:
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+    with pytest.raises(SessionStoreError, match=message) as info:
+        service_on(given)
+    assert isinstance(info.value, TemplatingError)
+    assert info.value.url == shown
+    assert shown in str(info.value)
+    assert "s3cret" not in str(info.value)
+    assert info.value.help
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert (type(copy), str(copy), copy.url) == (SessionStoreError, str(info.value), shown)
+
+
+@pytest.mark.parametrize("kind", ["postgresql-closed-port", "sqlite-missing-directory"])
+def test_an_unreachable_database_is_a_clear_error_naming_the_url(kind: str, tmp_path: Path) -> None:
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+    if kind.startswith("postgresql"):
+        port = closed_port()
+        given = f"postgresql+asyncpg://ada:s3cret@127.0.0.1:{port}/sessions"
+        shown = f"postgresql+asyncpg://ada:***@127.0.0.1:{port}/sessions"
+    else:
+        given = shown = f"sqlite+aiosqlite:///{tmp_path / 'no-such-dir' / 'sessions.db'}"
+
+    async def attempt() -> None:
+        async with service_on(given) as service:
+            with pytest.raises(SessionStoreError, match="failed") as info:
+                await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+            assert shown in str(info.value)
+            assert "s3cret" not in str(info.value)
+            assert info.value.url == shown
+
+    run(attempt())
+    assert not (tmp_path / "no-such-dir").exists()  # nothing was created
+
+
+def test_a_wrong_password_is_a_clear_error_with_the_password_masked(postgres: Any) -> None:
+    given = postgres.url("postgres").replace(":pg-secret-7@", ":wrong-s3cret@")
+
+    async def attempt() -> None:
+        async with service_on(given) as service:
+            with pytest.raises(SessionStoreError, match="password") as info:
+                await service.list_sessions(app_name=APP)
+            assert "wrong-s3cret" not in str(info.value)
+            assert ":***@" in str(info.value)
+
+    run(attempt())
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+
+async def execute(url: str, statement: str) -> list[Any]:
+    """Run one SQL statement on the database directly, as another program would."""
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            result = await conn.execute(sa.text(statement))
+            return list(result.all()) if result.returns_rows else []
+    finally:
+        await engine.dispose()
+
+
+def test_tables_are_created_on_first_use_with_a_schema_version_row(url: str) -> None:
+    from templating.sql_sessions import SCHEMA_VERSION
+
+    async def scenario() -> None:
+        service = service_on(url)  # making the service does not touch the database
+        try:
+            if url.startswith("sqlite"):
+                assert not Path(url.split(":///", 1)[1]).exists()
+            await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"a": 1})
+        finally:
+            await service.close()
+
+    run(scenario())
+    assert run(execute(url, "SELECT name, version FROM templating_schema")) == [("sessions", SCHEMA_VERSION)]
+    assert run(read(url, "s1")).state == {"a": 1}
+
+
+def test_another_schema_version_is_refused_and_nothing_changes(url: str) -> None:
+    run(seed(url, {"s1": {"a": 1}}))
+    run(execute(url, "UPDATE templating_schema SET version = 99"))
+
+    async def attempt() -> None:
+        async with service_on(url) as service:
+            with pytest.raises(SessionStoreError, match="schema version 99") as info:
+                await service.create_session(app_name=APP, user_id=USER, session_id="s2")
+            assert "reads version 1" in str(info.value)
+            with pytest.raises(SessionStoreError, match="schema version 99"):
+                await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+
+    run(attempt())
+    assert run(execute(url, "SELECT version FROM templating_schema")) == [(99,)]
+    assert run(execute(url, "SELECT session_id FROM templating_sessions")) == [("s1",)]
+
+
+def test_a_closed_service_refuses_calls(url: str) -> None:
+    async def scenario() -> None:
+        service = service_on(url)
+        await service.close()
+        await service.close()  # twice is fine
+        with pytest.raises(SessionStoreError, match="is closed"):
+            await service.list_sessions(app_name=APP)
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"url": 7}, TypeError, "url must be a str, not int"),
+        ({"url": "sqlite+aiosqlite://", "timeout": 0}, ValueError, "timeout must be a positive number"),
+        ({"url": "sqlite+aiosqlite://", "timeout": True}, ValueError, "timeout must be a positive number"),
+    ],
+    ids=["url-int", "timeout-zero", "timeout-bool"],
+)
+def test_constructor_arguments_are_checked(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+    from templating import DatabaseSessionService
+
+    with pytest.raises(error, match=message):
+        DatabaseSessionService(**kwargs)
+
+
+def test_an_in_memory_sqlite_database_is_private_to_its_service() -> None:
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+
+    async def scenario() -> None:
+        async with service_on("sqlite+aiosqlite://") as one, service_on("sqlite+aiosqlite://") as two:
+            session = await one.create_session(app_name=APP, user_id=USER, session_id="s1", state={"user:v": 1})
+            await one.append_event(session, event({"a": 1}))
+            stored = await one.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert stored is not None
+            assert (stored.state, len(stored.events)) == ({"a": 1, "user:v": 1}, 1)
+            assert await two.get_session(app_name=APP, user_id=USER, session_id="s1") is None
+
+    run(scenario())
