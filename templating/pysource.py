@@ -649,6 +649,8 @@ _TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
 _AGENT_KWARGS = ("instruction", "global_instruction")
 _ADK_AGENTS = {"Agent", "LlmAgent"}
 _PROVIDER_CALLS = {"instruction", "Template", "parse", "jinja", "concat", "when", "static"}
+# google-adk's State class names its scope prefixes: State.USER_PREFIX + "name" is "user:name".
+_STATE_PREFIXES = {"APP_PREFIX": "app:", "USER_PREFIX": "user:", "TEMP_PREFIX": "temp:"}
 # The calls whose state= starts a session with those keys (a service's, or a Session made in a test).
 _SESSION_MAKERS = {"create_session", "Session"}
 # Constants that Python code fills in itself hold its fields, not state keys: they are no instructions.
@@ -1242,7 +1244,12 @@ class _Visitor:
         text = _str_value(node)
         if text is not None:
             return text
-        if not isinstance(node, ast.Name | ast.Attribute | ast.BinOp):
+        if isinstance(node, ast.Attribute) and node.attr in _STATE_PREFIXES and _chain(node.value) == ["State"]:
+            return _STATE_PREFIXES[node.attr]  # google-adk's State.USER_PREFIX
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.key_of(node.left, scope), self.key_of(node.right, scope)
+            return None if left is None or right is None else left + right
+        if not isinstance(node, ast.Name | ast.Attribute):
             return None
         value = self.project.resolve(self.module, node, scope)
         return None if isinstance(value, str) else value.text

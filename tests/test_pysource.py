@@ -736,6 +736,13 @@ NAMED_WRITES = [
         "    s = Session(id='1', app_name='a', user_id='u', state={'plan': 1, 'user:lang': 'en'})\n",
         {"plan", "user:lang"},
     ),
+    (
+        "adk-state-prefixes",
+        "from google.adk.sessions.state import State\nfrom .constants import OUT\n"
+        "def f(tool_context):\n    tool_context.state[State.USER_PREFIX + 'lang'] = 1\n"
+        "    tool_context.state[State.APP_PREFIX + OUT] = 2\n",
+        {"user:lang", "app:summary"},
+    ),
     ("helper-named-state", "def put(state, v):\n    state['plan'] = v\n", {"plan"}),
     (
         "helper-annotated-state",
