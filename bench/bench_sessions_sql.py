@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib.util
 import logging
 import statistics
 import sys
@@ -244,7 +245,17 @@ def report(kind: str, results: dict[str, Result]) -> None:
         print(f"  get_session, {size:>5,} events{values}{ratios}")
 
 
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package (google) is missing
+        return False
+
+
 def main() -> None:
+    missing = [name for name in ("sqlalchemy", "aiosqlite", "asyncpg", "google.adk") if not _importable(name)]
+    if missing:
+        sys.exit(f"bench_sessions_sql needs {', '.join(missing)}: pip install -e '.[dev,adk,sql]'")
     warnings.simplefilter("ignore")  # ADK's experimental-feature warnings are not what is measured
     logging.disable(logging.WARNING)
     folder = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
