@@ -295,14 +295,16 @@ def test_our_instruction_renders_from_state_adk_persisted_across_a_restart(make_
         _require_sqlalchemy()
     path = tmp_path / "adk-sessions.db"
 
-    async def scenario() -> list[str]:
+    async def before_restart() -> str:
         first = make_store(path)
         state = {"app:brand": "Acme", "user:name": "Ada", "user:turns": 0, "order_id": "A-1"}
         session = await first.create_session(app_name="shop", user_id="u1", session_id="s1", state=state)
         sent_first = await _turn(first, session.id, "Shipped on Monday.")
         await _close(first)
+        return sent_first
 
-        restarted = make_store(path)  # a new process would do just this
+    async def after_restart() -> tuple[str, str]:
+        restarted = make_store(path)  # a new service object on the same file, in a new event loop
         sent_again = await _turn(restarted, "s1", "It arrives Friday.")
         other = await restarted.create_session(
             app_name="shop", user_id="u1", session_id="s2", state={"order_id": "B-2"}
@@ -312,9 +314,10 @@ def test_our_instruction_renders_from_state_adk_persisted_across_a_restart(make_
         await _close(restarted)
         assert stored is not None
         assert (stored.state["last_answer"], stored.state["user:turns"]) == ("It arrives Friday.", 3)
-        return [sent_first, sent_again, sent_other]
+        return sent_again, sent_other
 
-    sent_first, sent_again, sent_other = asyncio.run(scenario())
+    sent_first = asyncio.run(before_restart())
+    sent_again, sent_other = asyncio.run(after_restart())
     checks = [
         (sent_first, _expected(turns=0, order_id="A-1", last_answer="")),
         # After the restart: output_key's answer and the counter the callback wrote were read back from the file.
