@@ -557,8 +557,12 @@ class DatabaseSessionService(SessionService):
         t = self._tables
         app_name, user_id, session_id = key
         candidates = [stored for stored, _ in prepared if not stored.partial]
-        # The scopes the events may write: their rows are locked, app before user before session.
-        touched = {scope_index(name) for stored in candidates for name in stored.actions.state_delta}
+        # The scopes the events may write: on PostgreSQL their rows are locked, app before user before
+        # session (SQLite's BEGIN IMMEDIATE has already taken the one write lock of the whole database).
+        touched: set[int | None] = set()
+        if self.backend == "postgresql":
+            touched = {scope_index(name) for stored in candidates for name in stored.actions.state_delta}
+        ids = {stored.id for stored in candidates}
         async with self._transaction(write=True) as conn:
             if APP in touched:
                 await conn.execute(sa.select(t.apps.c.revision).where(t.apps.c.app_name == app_name).with_for_update())
@@ -575,6 +579,9 @@ class DatabaseSessionService(SessionService):
                 t.users.c.written.label("user_written"),
                 t.apps.c.written.label("app_written"),
             ]
+            if ids:  # whether any of the ids is stored already, in the same statement (one round trip less)
+                stored_ids = sa.exists().where(t.events.c.session_pk == t.sessions.c.pk, t.events.c.event_id.in_(ids))
+                columns.append(stored_ids.label("has_known"))
             query = self._joined(*columns).where(
                 t.sessions.c.app_name == app_name,
                 t.sessions.c.user_id == user_id,
@@ -584,8 +591,7 @@ class DatabaseSessionService(SessionService):
             if row is None:
                 raise SessionNotFoundError(app_name=app_name, user_id=user_id, session_id=session_id)
             known: dict[str, Any] = {}
-            if candidates:
-                ids = {stored.id for stored in candidates}
+            if ids and row.has_known:
                 found = await conn.execute(
                     sa.select(t.events.c.event_id, t.events.c.data).where(
                         t.events.c.session_pk == row.pk, t.events.c.event_id.in_(ids)

@@ -1,9 +1,11 @@
 """Our providers as a real Google ADK ``LlmAgent(instruction=...)``: the system instruction ADK builds for the model.
 
-Runs ADK's own ``InMemoryRunner`` (in-memory sessions, no network) with a fake model that records
-each ``LlmRequest`` it receives. Needs the ``adk`` extra (``pip install 'templating[adk]'``);
-without it the module is skipped, unless ``TEMPLATING_REQUIRE_ADK=1`` (set by CI, ``.ci/run``),
-which turns the skip into a failure so the proof can never be skipped silently.
+Runs ADK's own ``InMemoryRunner`` (in-memory sessions, no network), and a ``Runner`` over ADK's
+SQLite-backed session services across a restart, with a fake model that records each ``LlmRequest``
+it receives. Needs the ``adk`` extra (``pip install 'templating[adk]'``; ADK's DatabaseSessionService
+also needs SQLAlchemy, from the ``sql`` extra); without it the module is skipped, unless
+``TEMPLATING_REQUIRE_ADK=1`` (set by CI, ``.ci/run``), which turns the skip into a failure so the proof
+can never be skipped silently.
 """
 
 from __future__ import annotations
@@ -318,3 +320,136 @@ def test_adk_rules_find_every_place_where_adk_renders_otherwise(source: str) -> 
     for diag in diags:
         if diag.code == "T019" and diag.span:
             assert source[diag.span.start : diag.span.end] in adk
+
+
+# --- persistence: ADK's own session services on a SQLite file, across a restart ---------------------
+
+RESTART_TEMPLATE = (
+    "# Support for <app:brand>\n\n"
+    "<<customer>>\n  name: <user:name>\n  turns so far: <user:turns>\n</customer>\n\n"
+    "Order <order_id>. Your last answer: <last_answer?>\n"
+    'Answer as JSON: {"status": "..."}'
+)
+
+
+def _expected(*, turns: int, order_id: str, last_answer: str) -> str:
+    return (
+        "# Support for Acme\n\n"
+        f"<customer>\n  name: Ada\n  turns so far: {turns}\n</customer>\n\n"
+        f"Order {order_id}. Your last answer: {last_answer}\n"
+        'Answer as JSON: {"status": "..."}'
+    )
+
+
+class ReplyingLlm(RecordingLlm):
+    """A recording model whose answer is ``reply`` (so ``output_key`` stores something recognisable)."""
+
+    reply: str = "ok"
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        RecordingLlm.requests.append(llm_request)
+        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=self.reply)]))
+
+
+def _count_turn(callback_context: Any) -> None:
+    """An after-agent callback: a ``user:`` write made by the turn itself, stored through ADK's event."""
+    callback_context.state["user:turns"] = callback_context.state["user:turns"] + 1
+
+
+def _adk_database_service(path: Any) -> Any:
+    from google.adk.sessions import DatabaseSessionService
+
+    return DatabaseSessionService(f"sqlite+aiosqlite:///{path}")
+
+
+def _adk_sqlite_service(path: Any) -> Any:
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    return SqliteSessionService(str(path))
+
+
+# ADK's DatabaseSessionService (SQLAlchemy, as our sql extra installs it) and the SqliteSessionService
+# that `adk web` and `adk run` use for their local sessions (aiosqlite only, always installed with ADK).
+ADK_STORES = [("DatabaseSessionService", _adk_database_service), ("SqliteSessionService", _adk_sqlite_service)]
+
+
+def _require_sqlalchemy() -> None:
+    if importlib.util.find_spec("sqlalchemy") is None or importlib.util.find_spec("aiosqlite") is None:
+        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
+            pytest.fail(
+                "TEMPLATING_REQUIRE_ADK=1 but ADK's DatabaseSessionService needs SQLAlchemy (pip install '.[sql]')",
+                pytrace=False,
+            )
+        pytest.skip("ADK's DatabaseSessionService needs SQLAlchemy (pip install '.[sql]')")
+
+
+async def _turn(service: Any, session_id: str, reply: str) -> str:
+    """One turn of a fresh agent and Runner over ``service``; the system instruction the model received."""
+    from google.adk.runners import Runner
+
+    RecordingLlm.requests.clear()
+    agent = LlmAgent(
+        name="support",
+        model=ReplyingLlm(reply=reply),
+        instruction=instruction(RESTART_TEMPLATE),
+        output_key="last_answer",
+        after_agent_callback=_count_turn,
+    )
+    runner = Runner(agent=agent, app_name="shop", session_service=service)
+    message = types.Content(role="user", parts=[types.Part(text="Where is my order?")])
+    async for _ in runner.run_async(user_id="u1", session_id=session_id, new_message=message):
+        pass
+    assert len(RecordingLlm.requests) == 1, "the model was called exactly once"
+    return sent(RecordingLlm.requests[0])
+
+
+async def _close(service: Any) -> None:
+    close = getattr(service, "close", None)
+    if close is not None:
+        await close()
+
+
+@pytest.mark.parametrize("make_store", [c[1] for c in ADK_STORES], ids=[c[0] for c in ADK_STORES])
+def test_our_instruction_renders_from_state_adk_persisted_across_a_restart(make_store: Any, tmp_path: Any) -> None:
+    """A turn over ADK's own SQLite-backed session service; then a new service object on the same file
+    (a restarted process) renders the next instruction from what the first turn stored: the session's
+    own keys, ``app:`` and ``user:`` state, and the keys the turn wrote (``output_key`` and a ``user:``
+    counter written by a callback)."""
+    if make_store is _adk_database_service:
+        _require_sqlalchemy()
+    path = tmp_path / "adk-sessions.db"
+
+    async def before_restart() -> str:
+        first = make_store(path)
+        state = {"app:brand": "Acme", "user:name": "Ada", "user:turns": 0, "order_id": "A-1"}
+        session = await first.create_session(app_name="shop", user_id="u1", session_id="s1", state=state)
+        sent_first = await _turn(first, session.id, "Shipped on Monday.")
+        await _close(first)
+        return sent_first
+
+    async def after_restart() -> tuple[str, str]:
+        restarted = make_store(path)  # a new service object on the same file, in a new event loop
+        sent_again = await _turn(restarted, "s1", "It arrives Friday.")
+        other = await restarted.create_session(
+            app_name="shop", user_id="u1", session_id="s2", state={"order_id": "B-2"}
+        )
+        sent_other = await _turn(restarted, other.id, "ok")
+        stored = await restarted.get_session(app_name="shop", user_id="u1", session_id="s1")
+        await _close(restarted)
+        assert stored is not None
+        assert (stored.state["last_answer"], stored.state["user:turns"]) == ("It arrives Friday.", 3)
+        return sent_again, sent_other
+
+    sent_first = asyncio.run(before_restart())
+    sent_again, sent_other = asyncio.run(after_restart())
+    checks = [
+        (sent_first, _expected(turns=0, order_id="A-1", last_answer="")),
+        # After the restart: output_key's answer and the counter the callback wrote were read back from the file.
+        (sent_again, _expected(turns=1, order_id="A-1", last_answer="Shipped on Monday.")),
+        # Another session of the same user: user: and app: state carry over, the session's own keys do not.
+        (sent_other, _expected(turns=2, order_id="B-2", last_answer="")),
+    ]
+    for value, ours in checks:
+        assert value == ours or value.startswith(ours + "\n\n"), f"expected {ours!r} first, ADK sent {value!r}"

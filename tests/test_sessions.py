@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -634,13 +635,20 @@ def fast_switching() -> Iterator[None]:
         sys.setswitchinterval(before)
 
 
-async def read_modify_write(service: SessionService, session_id: str, change: Any) -> int:
-    """Append ``change(state)`` as a delta computed from a fresh read, again on a stale copy; return the retries."""
+async def read_modify_write(
+    service: SessionService, session_id: str, change: Any, *, after_first_read: Any = None
+) -> int:
+    """Append ``change(state)`` as a delta computed from a fresh read, again on a stale copy; return the retries.
+
+    ``after_first_read()`` is called once, between the first read and its append."""
     retries = 0
     while True:
         config = GetSessionConfig(num_recent_events=0)
         session = await service.get_session(app_name=APP, user_id=USER, session_id=session_id, config=config)
         assert session is not None
+        if after_first_read is not None:
+            after_first_read()
+            after_first_read = None
         await asyncio.sleep(0)  # let other tasks append in between
         try:
             await service.append_event(session, event(change(session.state)))
@@ -664,12 +672,17 @@ def test_threads_incrementing_one_counter_lose_no_update(service: SessionService
     create(service, session_id="s1", state={"count": 0, "user:visits": 0})
     create(service, session_id="s2", state={"count": 0})  # user:visits is shared with s1
 
+    # Every thread reads before any appends, so their first appends surely contend: each writes
+    # user:visits, which all of them read at the same value.
+    everyone_read = threading.Barrier(WORKERS, timeout=120)
+
     async def increments(worker: int) -> int:
         session_id = "s1" if worker % 2 else "s2"
-        return sum([await read_modify_write(service, session_id, bump) for _ in range(EACH)])
+        first = await read_modify_write(service, session_id, bump, after_first_read=everyone_read.wait)
+        return first + sum([await read_modify_write(service, session_id, bump) for _ in range(EACH - 1)])
 
     retries = in_threads(lambda worker: run(increments(worker)))
-    assert sum(retries) > 0  # the threads really contended, and stale copies were refused
+    assert sum(retries) >= WORKERS - 1  # all but the first append of the first round were refused as stale
     first, second = fetch(service, "s1"), fetch(service, "s2")
     half = WORKERS * EACH // 2
     assert (first.state["count"], second.state["count"]) == (half, half)
