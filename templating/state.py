@@ -76,7 +76,7 @@ def _copy(value: Any, key: str, path: str, active: set[int]) -> Any:
         return value
     if kind is float:
         if not math.isfinite(value):
-            raise _bad_value(key, path, f"{value!r} has no JSON form")
+            raise _bad_value(key, path, f"is {value!r}, which JSON cannot hold (it has no NaN or infinity)")
         return value
     if kind is list or kind is dict:
         if id(value) in active:

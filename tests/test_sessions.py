@@ -206,6 +206,25 @@ def test_an_initial_state_that_is_not_a_mapping_is_refused(state: Any, service: 
 
 
 @pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"k": float("nan")}, "state value 'k' is not plain JSON: it is nan, which JSON cannot hold"),
+        ({"user:k": float("inf")}, "state value 'user:k' is not plain JSON: it is inf, which JSON cannot hold"),
+        ({"k": [1, float("-inf")]}, "state value 'k[1]' is not plain JSON: it is -inf, which JSON cannot hold"),
+    ],
+    ids=["nan", "infinity", "minus-infinity-in-list"],
+)
+def test_an_initial_state_with_nan_or_infinity_is_refused_in_words(
+    state: dict[str, Any], message: str, service: SessionService
+) -> None:
+    with pytest.raises(InvalidStateError) as info:
+        create(service, session_id="s1", state=state)
+    assert str(info.value).splitlines()[0] == f"{message} (it has no NaN or infinity)"
+    assert run(service.list_sessions(app_name=APP)) == []
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {}
+
+
+@pytest.mark.parametrize(
     ("field", "value", "error"),
     [("app_name", " ", ValueError), ("user_id", "", ValueError), ("user_id", 7, TypeError)],
     ids=["blank-app", "blank-user", "int-user"],
@@ -476,7 +495,8 @@ BAD_DELTAS = [
     ("set-value", {"ok": 1, "v": {1}}, "not plain JSON"),
     ("object-in-list", {"user:ok": 1, "v": [object()]}, "not plain JSON"),
     ("int-key", {"app:ok": 1, 3: "x"}, "not a string"),
-    ("nan", {"ok": 1, "v": float("nan")}, "no JSON form"),
+    ("nan", {"ok": 1, "v": float("nan")}, "'v' is not plain JSON: it is nan, which JSON cannot hold"),
+    ("infinity", {"user:ok": 1, "v": float("inf")}, "'v' is not plain JSON: it is inf, which JSON cannot hold"),
 ]
 
 
