@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import threading
 import time
 import uuid
@@ -33,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -223,11 +225,12 @@ def _shut_down(runner: _LoopThread, engine: AsyncEngine) -> None:
 class DatabaseSessionService(SessionService):
     """Sessions in SQLite or PostgreSQL, through SQLAlchemy 2's asyncio API (needs ``templating[sql]``).
 
-    ``url`` is ``sqlite+aiosqlite:///path/to/sessions.db`` (a file, created if missing; four
-    slashes for an absolute path; ``sqlite+aiosqlite://`` for a private in-memory database) or
-    ``postgresql+asyncpg://user:password@host:port/database``. Tables are created on first use; a
-    database whose tables have another schema version is refused with :class:`SessionStoreError`,
-    as is an unsupported URL or a database that cannot be reached (the URL is named, its password
+    ``url`` is ``sqlite+aiosqlite:///path/to/sessions.db`` (a file, created if missing; its folder
+    must exist; four slashes for an absolute path; ``sqlite+aiosqlite://`` for a private in-memory
+    database) or ``postgresql+asyncpg://user:password@host:port/database``. Tables are created on
+    first use; a database whose tables have another schema version, or ``templating_*`` tables
+    without one, is refused with :class:`SessionStoreError`, as is an unsupported URL, a URL option
+    or port the driver refuses, or a database that cannot be reached (the URL is named, its password
     masked), and nothing is changed. ``timeout`` (seconds) bounds connecting, and for SQLite how
     long to wait for another process's write. Call ``await service.close()`` (or use ``async
     with``) to release the connections; a service left open is closed at exit.
@@ -256,6 +259,10 @@ class DatabaseSessionService(SessionService):
                 help=_URL_HELP,
             )
         self._memory = self.backend == "sqlite" and parsed.database in (None, "", ":memory:")
+        self._file = (
+            Path(parsed.database) if self.backend == "sqlite" and not self._memory and parsed.database else None
+        )
+        self._timeout = timeout
         options: dict[str, Any] = {"json_serializer": _dumps, "json_deserializer": json.loads}
         if self.backend == "sqlite":
             options["connect_args"] = {"timeout": float(timeout)}  # how long to wait for the write lock
@@ -298,7 +305,7 @@ class DatabaseSessionService(SessionService):
     async def _call(self, work: Callable[[], Awaitable[T]]) -> T:
         if not self._finalizer.alive:
             raise SessionStoreError(
-                f"this DatabaseSessionService ({self.url}) is closed", url=self.url, help="make a new one"
+                f"this DatabaseSessionService ({self.url!r}) is closed", url=self.url, help="make a new one"
             )
         return await self._runner.run(self._guarded(work))
 
@@ -310,12 +317,46 @@ class DatabaseSessionService(SessionService):
         except TemplatingError:
             raise
         except (sa.exc.SQLAlchemyError, OSError, TimeoutError) as error:
-            raise SessionStoreError(
-                f"the session database {self.url} failed: {_reason(error)}",
-                url=self.url,
-                help="check that the database is reachable and the URL (user, password, host, port, database) is "
-                "right; nothing was changed",
-            ) from error
+            # from None: the driver's and SQLAlchemy's traceback stays reachable as __context__, unprinted.
+            raise self._failure(error) from None
+
+    def _failure(self, error: BaseException) -> SessionStoreError:
+        """The error for a failed connection or transaction, with the help that fits its cause."""
+        reason = _reason(error)
+        if isinstance(error, TimeoutError) and reason == "TimeoutError":
+            reason = f"no answer within timeout={self._timeout} seconds"
+        help = (
+            "check that the database is reachable and the URL (user, password, host, port, database) is right; "
+            "nothing was changed"
+        )
+        if self._file is not None and not self._file.parent.is_dir():
+            reason = f"{reason} (its folder {str(self._file.parent)!r} does not exist)"
+            help = (
+                f"make the folder {str(self._file.parent)!r} first: the folder must exist; the file is created, "
+                "not its folder; nothing was changed"
+            )
+        elif self.backend == "sqlite" and "database is locked" in reason:
+            help = (
+                f"another process held the write lock longer than timeout={self._timeout} seconds; raise timeout "
+                "(DatabaseSessionService(url, timeout=...)) or make that process's writes shorter; nothing was changed"
+            )
+        return SessionStoreError(f"the session database {self.url!r} failed: {reason}", url=self.url, help=help)
+
+    def _bad_connect(self, error: Exception) -> SessionStoreError:
+        """A URL option or port that the driver refuses when connecting (TypeError, ValueError, OverflowError)."""
+        reason = _reason(error)
+        help = "check the URL's port (0-65535) and its ?options, which are passed to the driver; nothing was changed"
+        unexpected = re.search(r"unexpected keyword argument '(\w+)'", reason)
+        if unexpected:
+            reason = f"the driver takes no URL option {unexpected.group(1)!r}"
+            help = "remove that option from the URL; nothing was changed"
+            if unexpected.group(1) == "sslmode":
+                help = "asyncpg spells it ssl=: use ?ssl=require (or another mode) instead of ?sslmode=...; " + (
+                    "nothing was changed"
+                )
+        return SessionStoreError(
+            f"cannot connect to the session database {self.url!r}: {reason}", url=self.url, help=help
+        )
 
     async def _open(self) -> None:
         """Create the tables if there are none, and check the schema version (once per service)."""
@@ -329,19 +370,30 @@ class DatabaseSessionService(SessionService):
             async with self._transaction(write=True) as conn:
                 if self.backend == "postgresql":  # DDL is transactional: one creator at a time
                     await conn.execute(sa.text("SELECT pg_advisory_xact_lock(7240118)"))
-                await conn.run_sync(t.metadata.create_all)
-                version = (
-                    await conn.execute(sa.select(t.schema.c.version).where(t.schema.c.name == "sessions"))
-                ).scalar()
-                if version is None:
-                    await conn.execute(t.schema.insert().values(name="sessions", version=SCHEMA_VERSION))
-                elif version != SCHEMA_VERSION:
+                existing = set(await conn.run_sync(lambda sync: sa.inspect(sync).get_table_names()))
+                version = None
+                if t.schema.name in existing:
+                    version = (
+                        await conn.execute(sa.select(t.schema.c.version).where(t.schema.c.name == "sessions"))
+                    ).scalar()
+                foreign = sorted(existing & {table.name for table in (t.apps, t.users, t.sessions, t.events)})
+                if version is None and foreign:  # checked before anything is created: nothing changes
                     raise SessionStoreError(
-                        f"the session tables in {self.url} have schema version {version}, and this version of "
+                        f"tables named templating_* exist in {self.url!r} without a schema version: written by "
+                        f"something else ({', '.join(foreign)})",
+                        url=self.url,
+                        help="use another database, or drop those tables if nothing needs them; nothing was changed",
+                    )
+                if version is not None and version != SCHEMA_VERSION:
+                    raise SessionStoreError(
+                        f"the session tables in {self.url!r} have schema version {version}, and this version of "
                         f"templating reads version {SCHEMA_VERSION}",
                         url=self.url,
                         help="use the templating version that wrote them, or another database; nothing was changed",
                     )
+                await conn.run_sync(t.metadata.create_all)
+                if version is None:
+                    await conn.execute(t.schema.insert().values(name="sessions", version=SCHEMA_VERSION))
             self._opened = True
 
     @asynccontextmanager
@@ -354,7 +406,11 @@ class DatabaseSessionService(SessionService):
         if serial:
             await self._write_lock.acquire()
         try:
-            async with self._engine.connect() as conn:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    conn = await stack.enter_async_context(self._engine.connect())
+                except (TypeError, ValueError, OverflowError) as error:  # the driver refuses a URL option or port
+                    raise self._bad_connect(error) from None
                 if self.backend == "sqlite":
                     conn = await conn.execution_options(templating_write=write)
                 elif not write:

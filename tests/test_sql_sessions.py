@@ -9,8 +9,10 @@ import asyncio
 import pickle
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import traceback
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -244,6 +246,79 @@ def test_an_unreachable_database_is_a_clear_error_naming_the_url(kind: str, tmp_
     assert not (tmp_path / "no-such-dir").exists()  # nothing was created
 
 
+CONNECT_FAILURES = [
+    # kind, first line of the message (after the quoted URL), a piece of the help
+    (
+        "sqlite-missing-folder",
+        "failed: unable to open database file (its folder '{tmp}/no-such-dir' does not exist)",
+        "the folder must exist; the file is created, not its folder",
+    ),
+    (
+        "sqlite-locked",
+        "failed: database is locked",
+        "another process held the write lock longer than timeout=0.2 seconds; raise timeout",
+    ),
+    ("postgresql-closed-port", "failed: ", "check that the database is reachable"),
+    (
+        "postgresql-sslmode",
+        "cannot connect to the session database {shown!r}: the driver takes no URL option 'sslmode'",
+        "asyncpg spells it ssl=: use ?ssl=require",
+    ),
+    ("postgresql-port-out-of-range", "port must be 0-65535", "check the URL's port (0-65535)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "message", "help"), CONNECT_FAILURES, ids=[c[0] for c in CONNECT_FAILURES])
+def test_a_failure_to_connect_says_why_in_one_message_with_help_for_its_cause(
+    kind: str, message: str, help: str, tmp_path: Path
+) -> None:
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+    queries = {"postgresql-sslmode": "?sslmode=require"}
+    port = {"postgresql-closed-port": closed_port(), "postgresql-port-out-of-range": 99999}.get(kind, 5432)
+    given = f"postgresql+asyncpg://ada:s3cret@127.0.0.1:{port}/sessions{queries.get(kind, '')}"
+    shown = given.replace(":s3cret@", ":***@")
+    folder = tmp_path / ("no-such-dir" if kind == "sqlite-missing-folder" else "")
+    if kind.startswith("sqlite"):
+        given = shown = f"sqlite+aiosqlite:///{folder / 'sessions.db'}"
+    holder = None
+    if kind == "sqlite-locked":
+        run(seed(given, {"s0": {}}))
+        holder = sqlite3.connect(folder / "sessions.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+
+    async def attempt() -> SessionStoreError:
+        from templating import DatabaseSessionService
+
+        async with DatabaseSessionService(given, timeout=0.2) as service:
+            with pytest.raises(SessionStoreError) as info:
+                await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+            return info.value
+
+    try:
+        error = run(attempt())
+    finally:
+        if holder is not None:
+            holder.close()
+    first, *rest = str(error).splitlines()
+    assert first.startswith(f"the session database {shown!r} ") or first.startswith(
+        f"cannot connect to the session database {shown!r}: "
+    )
+    assert message.format(tmp=tmp_path, shown=shown) in first
+    assert help in rest[-1]
+    assert "s3cret" not in str(error)
+    assert error.url == shown
+    # Raised from None: the driver's traceback is not printed before ours, but stays reachable.
+    assert error.__cause__ is None
+    assert error.__suppress_context__
+    assert error.__context__ is not None
+    printed = "".join(traceback.format_exception(error))
+    assert "During handling" not in printed
+    assert "direct cause" not in printed
+    assert not (tmp_path / "no-such-dir").exists()  # nothing was created
+
+
 def test_a_wrong_password_is_a_clear_error_with_the_password_masked(postgres: Any) -> None:
     given = postgres.url("postgres").replace(":pg-secret-7@", ":wrong-s3cret@")
 
@@ -300,6 +375,7 @@ def test_another_schema_version_is_refused_and_nothing_changes(url: str) -> None
             with pytest.raises(SessionStoreError, match="schema version 99") as info:
                 await service.create_session(app_name=APP, user_id=USER, session_id="s2")
             assert "reads version 1" in str(info.value)
+            assert f"tables in {service.url!r} have" in str(info.value)
             with pytest.raises(SessionStoreError, match="schema version 99"):
                 await service.get_session(app_name=APP, user_id=USER, session_id="s1")
 
@@ -313,10 +389,60 @@ def test_a_closed_service_refuses_calls(url: str) -> None:
         service = service_on(url)
         await service.close()
         await service.close()  # twice is fine
-        with pytest.raises(SessionStoreError, match="is closed"):
+        with pytest.raises(SessionStoreError, match="is closed") as info:
             await service.list_sessions(app_name=APP)
+        assert str(info.value).startswith(f"this DatabaseSessionService ({service.url!r}) is closed")
 
     run(scenario())
+
+
+FOREIGN_TABLES = [
+    ("sessions-only", ["CREATE TABLE templating_sessions (x INTEGER)"], "templating_sessions"),
+    (
+        "events-and-an-empty-schema-table",
+        [
+            "CREATE TABLE templating_schema (name TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+            "CREATE TABLE templating_events (x INTEGER)",
+        ],
+        "templating_events",
+    ),
+]
+
+
+def table_names(url: str) -> set[str]:
+    if url.startswith("sqlite"):
+        rows = run(execute(url, "SELECT name FROM sqlite_master WHERE type = 'table'"))
+    else:
+        rows = run(execute(url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"))
+    return {row[0] for row in rows}
+
+
+@pytest.mark.parametrize(("statements", "named"), [c[1:] for c in FOREIGN_TABLES], ids=[c[0] for c in FOREIGN_TABLES])
+def test_tables_with_our_names_but_no_schema_version_are_refused_and_nothing_changes(
+    statements: list[str], named: str, url: str
+) -> None:
+    for statement in statements:
+        run(execute(url, statement))
+    before = table_names(url)
+
+    async def attempt() -> None:
+        async with service_on(url) as service:
+            for call in (
+                service.create_session(app_name=APP, user_id=USER, session_id="s1"),
+                service.list_sessions(app_name=APP),
+            ):
+                with pytest.raises(SessionStoreError) as info:
+                    await call
+                assert str(info.value).splitlines()[0] == (
+                    f"tables named templating_* exist in {service.url!r} without a schema version: "
+                    f"written by something else ({named})"
+                )
+                assert "nothing was changed" in str(info.value)
+
+    run(attempt())
+    assert table_names(url) == before
+    if "templating_schema" in before:
+        assert run(execute(url, "SELECT * FROM templating_schema")) == []
 
 
 @pytest.mark.parametrize(
