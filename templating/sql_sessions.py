@@ -351,9 +351,7 @@ class DatabaseSessionService(SessionService):
             reason = f"the driver takes no URL option {unexpected.group(1)!r}"
             help = "remove that option from the URL; nothing was changed"
             if unexpected.group(1) == "sslmode":
-                help = "asyncpg spells it ssl=: use ?ssl=require (or another mode) instead of ?sslmode=...; " + (
-                    "nothing was changed"
-                )
+                help = "asyncpg spells it ssl=: use ?ssl=require (or another mode); nothing was changed"
         return SessionStoreError(
             f"cannot connect to the session database {self.url!r}: {reason}", url=self.url, help=help
         )
