@@ -135,7 +135,12 @@ def _python_target(file: str) -> tuple[str, str | None] | None:
     if file.endswith(".py"):
         return file, None
     path, sep, name = file.rpartition(":")
-    if sep and path.endswith(".py") and name:
+    if sep and path.endswith(".py"):
+        if not name:
+            raise UsageError(
+                f"{file} names no instruction: write {path}:NAME (a module constant or an agent's name=), "
+                f"or {path} alone if it holds one instruction"
+            )
         return path, name
     return None
 
@@ -164,6 +169,11 @@ def _pick_instruction(path: str, name: str | None) -> Any:
             return found[0]
         if not found:
             raise UsageError(f"no instruction found in {path} (string literals, module constants, agents)")
+        if not names:
+            raise UsageError(
+                f"{path} holds {len(found)} instructions and none has a name to pick it by: assign one to a "
+                f"module constant (NAME = instruction(...)) or give it to an agent with name=, then use {path}:NAME"
+            )
         raise UsageError(f"{path} holds {len(found)} instructions: name one as {path}:NAME ({', '.join(names)})")
     matches = [item for item in found if name in item.names]
     if len(matches) > 1:  # an agent's name: its instruction, rather than its global_instruction

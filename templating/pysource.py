@@ -1087,6 +1087,9 @@ class _Visitor:
     def __init__(self, project: _Project, module: _Module) -> None:
         self.project, self.module = project, module
         self.given_state = project.given_state
+        # names for templating's own instruction(...)/jinja(...) calls: the module constant they are
+        # assigned to, or the agent they are given to (set when the walk meets the parent, before the call)
+        self.names_for: dict[int, list[str]] = {}
 
     def run(self) -> None:
         self.walk(self.module.tree, None)
@@ -1161,6 +1164,13 @@ class _Visitor:
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 for target in targets:
                     self.assignment(target, item.value, here)
+                    if (
+                        here is None
+                        and isinstance(target, ast.Name)
+                        and isinstance(item.value, ast.Call)
+                        and self.module.bindings.get(target.id) is item.value
+                    ):  # B = instruction("..."): a module constant, named B
+                        self.names_for.setdefault(id(item.value), []).append(target.id)
             stack.extend((child, here) for child in reversed(list(ast.iter_child_nodes(item))))
 
     # -- instructions
@@ -1211,7 +1221,8 @@ class _Visitor:
                         )
                         return
                     dialect = "adk" if text == "adk" else "angle"
-            project.add(module, arg, scope, dialect=dialect, site=f"{callee}(...)")
+            names = self.names_for.get(id(call), []) if last != "render" else []  # render(): a result, no template
+            project.add(module, arg, scope, dialect=dialect, site=f"{callee}(...)", names=names)
         elif (head == "templating" and last == "Agent") or (head == "google" and last in _ADK_AGENTS):
             dialect = "angle" if head == "templating" else "adk"
             name = _str_value(_keyword(call, "name"))
@@ -1219,9 +1230,12 @@ class _Visitor:
             shown = shown.replace("'", '"')
             for kwarg in _AGENT_KWARGS:
                 value = _keyword(call, kwarg)
-                if value is None or self.is_provider(value):
+                if value is None:
                     continue
                 names = [name, f"{name}.{kwarg}"] if name is not None else []
+                if self.is_provider(value):  # instruction("..."): linted at its own call site, named here
+                    self.names_for.setdefault(id(value), []).extend(names)
+                    continue
                 project.add(module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names)
 
     def is_provider(self, expr: ast.expr) -> bool:

@@ -1201,3 +1201,74 @@ def test_render_an_agent_whose_instruction_is_a_function_says_why(
         'templating: error: Agent(name="dyn").instruction at agents/two.py:4:35 cannot be rendered from the code: '
         "'provider' is a function (an instruction provider)"
     ), err
+
+
+OWN_PROVIDERS = (
+    "from templating import Agent, instruction, jinja\n"
+    "\n"
+    'GREETING = instruction("## Greeting\\nHi <name>, welcome.")\n'
+    'support = Agent(name="sup", instruction=instruction("**Support** for <who>"))\n'
+    'REPORT: object = jinja("{% for t in tickets %}- {{ t }}\\n{% endfor %}")\n'
+    'loose = [instruction("A <a>"), instruction("B <b>")]\n'
+)
+OWN_PROVIDERS_RENDER = [
+    ("constant", "GREETING", 0, "## Greeting\nHi Ada, welcome.", ""),
+    ("agent-name", "sup", 0, "**Support** for Bo", ""),
+    ("agent-field", "sup.instruction", 0, "**Support** for Bo", ""),
+    ("annotated-jinja-constant", "REPORT", 0, "- 1\n- 2\n", ""),
+    ("unnamed-is-not-a-name", "loose", 2, "", "no instruction named 'loose' in agents/own.py; known names: GREETING"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "out", "err"), [c[1:] for c in OWN_PROVIDERS_RENDER], ids=[c[0] for c in OWN_PROVIDERS_RENDER]
+)
+def test_render_templatings_own_instruction_by_its_constant_or_agent(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], name: str, code: int, out: str, err: str
+) -> None:
+    (py_tree / "agents" / "own.py").write_text(OWN_PROVIDERS, encoding="utf-8")
+    state = write(py_tree, "s.json", '{"name": "Ada", "who": "Bo", "tickets": [1, 2]}')
+    got = run(["render", f"agents/own.py:{name}", "--state", state], capsys)
+    assert got[:2] == (code, out), got
+    assert err in got[2]
+
+
+PICK_ERRORS = [
+    (
+        "several-with-names",
+        OWN_PROVIDERS,
+        ["render", "agents/own.py"],
+        "templating: error: agents/own.py holds 5 instructions: name one as agents/own.py:NAME "
+        "(GREETING, REPORT, sup, sup.instruction)\n",
+    ),
+    (
+        "several-without-names",
+        'from templating import instruction\nloose = [instruction("A <a>"), instruction("B <b>")]\n',
+        ["render", "agents/own.py"],
+        "templating: error: agents/own.py holds 2 instructions and none has a name to pick it by: assign one to a "
+        "module constant (NAME = instruction(...)) or give it to an agent with name=, then use agents/own.py:NAME\n",
+    ),
+    (
+        "render-empty-name",
+        OWN_PROVIDERS,
+        ["render", "agents/own.py:", "--state", "s.json"],
+        "templating: error: agents/own.py: names no instruction: write agents/own.py:NAME (a module constant or "
+        "an agent's name=), or agents/own.py alone if it holds one instruction\n",
+    ),
+    (
+        "keys-empty-name",
+        OWN_PROVIDERS,
+        ["keys", "agents/own.py:"],
+        "templating: error: agents/own.py: names no instruction: write agents/own.py:NAME (a module constant or "
+        "an agent's name=), or agents/own.py alone if it holds one instruction\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "args", "err"), [c[1:] for c in PICK_ERRORS], ids=[c[0] for c in PICK_ERRORS])
+def test_picking_an_instruction_of_a_python_file_says_how(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], source: str, args: list[str], err: str
+) -> None:
+    (py_tree / "agents" / "own.py").write_text(source, encoding="utf-8")
+    write(py_tree, "s.json", "{}")
+    assert run(args, capsys) == (2, "", err)

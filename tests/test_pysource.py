@@ -255,7 +255,7 @@ EXTRACT_CASES = [
             )
         },
         None,
-        [('Planner(name="a").instruction', "adk", ("a", "a.instruction")), ("T(...)", "angle", ())],
+        [('Planner(name="a").instruction', "adk", ("a", "a.instruction")), ("T(...)", "angle", ("b",))],
     ),
     (
         "static-str-parts-of-concat-and-when-are-not-templates",
@@ -349,9 +349,9 @@ EXTRACT_CASES = [
         },
         None,
         [
-            ("t.instruction(...)", "angle", ()),
-            ("Template(...)", "adk", ()),
-            ("jinja(...)", "jinja", ()),
+            ("t.instruction(...)", "angle", ("a",)),
+            ("Template(...)", "adk", ("b",)),
+            ("jinja(...)", "jinja", ("c",)),
             ("render(...)", "angle", ()),
             ('Agent(name="helper").instruction', "angle", ("helper", "helper.instruction")),
         ],
@@ -365,7 +365,7 @@ EXTRACT_CASES = [
             )
         },
         None,
-        [("instruction(...)", "angle", ())],
+        [("instruction(...)", "angle", ("x", "x.instruction"))],
     ),
     (
         "concatenation-plus-dedent-strip-and-local-names",
