@@ -212,10 +212,31 @@ def _cmd_render(args: argparse.Namespace) -> int:
     try:
         text = template.render(state, missing=args.missing)
     except MissingKeyError as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
+        print(f"{name}: {exc if target is None else _missing_in_python(exc, item)}", file=sys.stderr)
         return EXIT_FINDINGS
     print(text, end="")
     return EXIT_OK
+
+
+def _missing_in_python(exc: MissingKeyError, item: Any) -> str:
+    """``exc`` (about the text of ``item``, an instruction in Python code) with every position mapped
+    into the ``.py`` file the placeholder is written in: ``path:line:column``, that file's line and a caret."""
+    from .errors import excerpt
+
+    lines = [exc.message]
+    for missing in exc.missing:
+        path, span = item.locate(missing.span.start, missing.span.end)
+        hint = f"; did you mean {missing.suggestion!r}?" if missing.suggestion else ""
+        also = ""
+        if missing.also:
+            places = (item.locate(other.start, other.end) for other in missing.also)
+            also = " (also at " + ", ".join(f"{p}:{s.line}:{s.column}" for p, s in places) + ")"
+        lines.append(f"  at {path}:{span.line}:{span.column}: {missing.key!r} is missing{also}{hint}")
+        source = item.file_text(path)
+        if source is not None:
+            lines.append(excerpt(source, span))
+    lines.append(f"help: {exc.help}")
+    return "\n".join(lines)
 
 
 def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:

@@ -600,6 +600,13 @@ class Instruction:
         file_start, file_end = m.starts[start], max(m.ends[last], m.starts[start] + 1)
         return module.path, module.span(file_start, file_end)
 
+    def file_text(self, path: str) -> str | None:
+        """The text of the ``.py`` file ``path`` that part of this instruction was written in (as read)."""
+        for module in self._mapped.mods:
+            if module.path == path:
+                return module.text
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class Skipped:

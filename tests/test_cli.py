@@ -1272,3 +1272,61 @@ def test_picking_an_instruction_of_a_python_file_says_how(
     (py_tree / "agents" / "own.py").write_text(source, encoding="utf-8")
     write(py_tree, "s.json", "{}")
     assert run(args, capsys) == (2, "", err)
+
+
+MISSING_IN_PY = [
+    (
+        "triple-quoted-own-instruction",
+        "from templating import instruction\n\n"
+        'P = instruction("""## Task\nHello <name>, order <order>.\nAgain <name>.""")\n',
+        "agents/own.py:P",
+        [
+            "agents/own.py:3:20 (instruction(...)): 2 required keys are missing from state: 'name', 'order'",
+            "  at agents/own.py:4:7: 'name' is missing (also at agents/own.py:5:7)",
+            "    Hello <name>, order <order>.",
+            "          ^^^^^^",
+            "  at agents/own.py:4:21: 'order' is missing",
+            "    Hello <name>, order <order>.",
+            "                        ^^^^^^^",
+        ],
+    ),
+    (
+        "escapes-and-concatenation",
+        'from google.adk.agents import Agent\na = Agent(name="a", instruction="<b>Hi</b>\\t" "{user:name}")\n',
+        "agents/own.py:a",
+        [
+            "agents/own.py:2:34 (Agent(name=\"a\").instruction): 1 required key is missing from state: 'user:name'",
+            "  at agents/own.py:2:48: 'user:name' is missing",
+            '    a = Agent(name="a", instruction="<b>Hi</b>\\t" "{user:name}")',
+            "    " + " " * 47 + "^" * 11,
+        ],
+    ),
+    (
+        "constant-imported-from-another-file",
+        None,
+        "agents/agent.py:planner",
+        [
+            "agents/prompt.py:3:18 (ROOT_PROMPT): 2 required keys are missing from state: 'user:name', 'itinerary'",
+            "  at agents/prompt.py:4:20: 'user:name' is missing",
+            "    You plan trips for {user:name}.",
+            "                       ^^^^^^^^^^^",
+            "  at agents/prompt.py:5:5: 'itinerary' is missing",
+            "    Use {itinerary}.",
+            "        ^^^^^^^^^^^",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"), [c[1:] for c in MISSING_IN_PY], ids=[c[0] for c in MISSING_IN_PY]
+)
+def test_render_python_missing_keys_point_into_the_py_file(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], source: str | None, target: str, expected: list[str]
+) -> None:
+    if source is not None:
+        (py_tree / "agents" / "own.py").write_text(source, encoding="utf-8")
+    code, out, err = run(["render", target], capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines()[: len(expected)] == expected
+    assert err.splitlines()[-1].startswith("help: ")
