@@ -660,6 +660,13 @@ the same. Exit 0 on success, 1 if the text cannot be said exactly in the angle s
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    path = args.file.rpartition(":")[0] if ".py:" in args.file else args.file
+    if path != "-" and path.endswith(".py"):
+        raise UsageError(
+            f"{args.file} is Python code: convert rewrites all of its input, code included; convert one "
+            "instruction's text instead: put it in a file of its own, or pipe it in (templating convert - --from adk); "
+            f"templating keys {path} lists where each instruction starts"
+        )
     source = read_text(args.file)
     name = "<stdin>" if args.file == "-" else args.file
     try:
@@ -680,7 +687,9 @@ def _add_convert(commands: Any) -> None:
         description=_CONVERT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    convert.add_argument("file", metavar="FILE", help="the instruction to convert ('-' reads stdin)")
+    convert.add_argument(
+        "file", metavar="FILE", help="the instruction's text to convert ('-' reads stdin); not a .py file"
+    )
     convert.add_argument(
         "--from", dest="source_dialect", required=True, choices=("adk",), help="the syntax FILE is written in"
     )

@@ -1330,3 +1330,21 @@ def test_render_python_missing_keys_point_into_the_py_file(
     assert (code, out) == (1, "")
     assert err.splitlines()[: len(expected)] == expected
     assert err.splitlines()[-1].startswith("help: ")
+
+
+@pytest.mark.parametrize(
+    "target", ["agents/agent.py", "agents/agent.py:helper", "agents/nope.py"], ids=["file", "file-name", "missing"]
+)
+def test_convert_refuses_python_code_and_changes_nothing(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    before = (py_tree / "agents" / "agent.py").read_text(encoding="utf-8")
+    code, out, err = run(["convert", target, "--from", "adk"], capsys)
+    assert (code, out) == (2, "")
+    path = target.partition(":")[0]
+    assert err == (
+        f"templating: error: {target} is Python code: convert rewrites all of its input, code included; convert "
+        "one instruction's text instead: put it in a file of its own, or pipe it in (templating convert - --from "
+        f"adk); templating keys {path} lists where each instruction starts\n"
+    )
+    assert (py_tree / "agents" / "agent.py").read_text(encoding="utf-8") == before
