@@ -45,9 +45,10 @@ def _python_text(data: bytes) -> str:
     return data.decode(encoding)
 
 
-def read_text(path: str, *, what: str = "template") -> str:
+def read_text(path: str, *, what: str = "template", decode_errors: bool = False) -> str:
     """The text of ``path`` (``-`` is stdin), exactly as written (line endings kept, a leading byte
-    order mark dropped), or a UsageError saying why it cannot be read."""
+    order mark dropped), or a UsageError saying why it cannot be read. ``decode_errors``: let a
+    UnicodeDecodeError through (linting reports an undecodable ``.py`` file as a finding)."""
     try:
         if path == "-":
             if sys.stdin is None:
@@ -65,7 +66,16 @@ def read_text(path: str, *, what: str = "template") -> str:
     except PermissionError:
         raise UsageError(f"cannot read {what} file (permission denied): {path}") from None
     except UnicodeDecodeError as exc:
+        if decode_errors:
+            raise
         where = "stdin" if path == "-" else f"{what} file"
+        if path != "-" and path.endswith(".py"):
+            declared = exc.encoding.replace("_", "-").lower() not in ("utf-8", "utf8")
+            encoding = f"valid {exc.encoding}, as its coding line declares" if declared else "valid UTF-8"
+            also = "" if declared else " and declares no other encoding (PEP 263)"
+            raise UsageError(
+                f"Python file is not {encoding}{also}: {path} (byte {exc.start}); Python itself would refuse it"
+            ) from None
         raise UsageError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
     except OSError as exc:
         raise UsageError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
@@ -148,7 +158,7 @@ def _python_target(file: str) -> tuple[str, str | None] | None:
 def _scan_file(path: str) -> Any:
     from .pysource import PythonSourceError, scan
 
-    read_text(path)  # a missing or unreadable file: the usual one-line error
+    read_text(path, what="Python")  # a missing or unreadable file: the usual one-line error
     try:
         return scan([path], read=read_text)
     except PythonSourceError as exc:
@@ -519,7 +529,10 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
     from .pysource import PYTHON_SYNTAX, lint_instruction, never_written, scan, skipped_findings
 
     # A file that is not valid Python is a finding (E002), and the other files are still linted.
-    found = scan(files, suffixes=config.constant_suffixes, read=read_text, keep_going=True)
+    def read(path: str) -> str:  # a file that is not in its encoding is an E002 finding too
+        return read_text(path, what="Python", decode_errors=True)
+
+    found = scan(files, suffixes=config.constant_suffixes, read=read, keep_going=True)
     written = found.written if "T014" in codes else None
     findings: list[Any] = [
         Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help) for error in found.errors

@@ -77,6 +77,25 @@ def _span_at(text: str, line: int | None, column: int | None) -> Span:
     return Span(start, min(start + 1, start + len(row) - column + 1), line, column)
 
 
+def _undecodable(path: str, exc: UnicodeDecodeError) -> PythonSourceError:
+    """The error for a ``.py`` file whose bytes are not in its encoding (UTF-8 unless a coding line says
+    otherwise), placed at the first bad byte of its text read with that byte replaced."""
+    data = bytes(exc.object)
+    encoding = exc.encoding
+    text = data.decode(encoding, "replace").removeprefix("\ufeff")
+    line_start = data.rfind(b"\n", 0, exc.start) + 1
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = len(data[line_start : exc.start].decode(encoding, "replace").removeprefix("\ufeff")) + 1
+    byte = data[exc.start : exc.start + 1].hex()
+    if encoding.replace("_", "-").lower() in ("utf-8", "utf8"):
+        reason = f"not valid Python: byte 0x{byte} is not UTF-8, and no other encoding is declared"
+        help = "save the file as UTF-8, or declare its encoding on line 1 or 2 (# -*- coding: latin-1 -*-, PEP 263)"
+    else:
+        reason = f"not valid Python: byte 0x{byte} is not valid {encoding}, the encoding its coding line declares"
+        help = "save the file in the encoding its coding line declares, or correct that line (PEP 263)"
+    return PythonSourceError(reason, path=path, source=text, span=_span_at(text, line, column), help=help)
+
+
 # --------------------------------------------------------------------------------------------
 # Parsing, newer Python syntax included
 
@@ -691,7 +710,10 @@ class _Project:
         if module is not None:
             module.linted = module.linted or linted
             return module
-        text = self.read(path)
+        try:
+            text = self.read(path)
+        except UnicodeDecodeError as exc:  # Python itself refuses such a file (a SyntaxError)
+            raise _undecodable(path, exc) from None
         try:
             tree = _parse(text, path)
         except SyntaxError as exc:

@@ -982,9 +982,23 @@ def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             0,
             "agents/old.py:2:40: T014",
         ),
-        (b'A = "Gr\xfc\xdfe"\n', 2, "templating: error: template file is not valid UTF-8: agents/old.py (byte 7)"),
+        (
+            b'A = "Gr\xfc\xdfe"\n',
+            1,
+            "agents/old.py:1:8: E002 not valid Python: byte 0xfc is not UTF-8, and no other encoding is declared\n"
+            '    A = "Gr\ufffd\ufffde"\n'
+            "           ^\n"
+            "    help: save the file as UTF-8, or declare its encoding on line 1 or 2 (# -*- coding: latin-1 -*-, "
+            "PEP 263)\n",
+        ),
+        (
+            b"# coding: ascii\nA = 1\nB = '\xc3\xbc'\n",
+            1,
+            "agents/old.py:3:6: E002 not valid Python: byte 0xc3 is not valid ascii, the encoding its coding line "
+            "declares\n",
+        ),
     ],
-    ids=["coding-line", "utf8-bom", "not-utf8-without-a-coding-line"],
+    ids=["coding-line", "utf8-bom", "not-utf8-without-a-coding-line", "not-in-the-declared-encoding"],
 )
 def test_lint_python_reads_the_declared_encoding(
     py_tree: Path, capsys: pytest.CaptureFixture[str], data: bytes, code: int, expected: str
@@ -993,6 +1007,34 @@ def test_lint_python_reads_the_declared_encoding(
     got, out, err = run(["lint", "agents/old.py"], capsys)
     assert got == code
     assert (out + err).startswith(expected), out + err
+    # with other files: the undecodable one is a finding, the others are still linted
+    got, out, err = run(["lint", "agents", "--format", "json"], capsys)
+    codes = sorted({(row["path"], row["code"]) for row in json.loads(out)})
+    assert got == code
+    assert ("agents/agent.py", "T002") in codes
+    assert ("agents/old.py", "E002") in codes or code == 0
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b'A = "Gr\xfc\xdfe {x}"\n',
+            "Python file is not valid UTF-8 and declares no other encoding (PEP 263): agents/old.py (byte 7)",
+        ),
+        (
+            b"# coding: ascii\nA = '\xc3\xbc {x}'\n",
+            "Python file is not valid ascii, as its coding line declares: agents/old.py (byte 21)",
+        ),
+    ],
+    ids=["not-utf8", "not-the-declared-encoding"],
+)
+@pytest.mark.parametrize("command", [["keys", "agents/old.py"], ["render", "agents/old.py:A"]], ids=["keys", "render"])
+def test_keys_and_render_of_an_undecodable_python_file_exit_2(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], data: bytes, message: str, command: list[str]
+) -> None:
+    (py_tree / "agents" / "old.py").write_bytes(data)
+    assert run(command, capsys) == (2, "", f"templating: error: {message}; Python itself would refuse it\n")
 
 
 def test_lint_python_text_output(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -1143,7 +1185,7 @@ RENDER_PY = [
     ("unknown-name", "agents/agent.py:nope", 2, "", "no instruction named 'nope' in agents/agent.py; known names: "),
     ("no-name-several", "agents/agent.py", 2, "", "agents/agent.py holds 3 instructions: name one as"),
     ("one-instruction", "agents/prompt.py", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
-    ("missing-file", "agents/nope.py:X", 2, "", "template file not found: agents/nope.py"),
+    ("missing-file", "agents/nope.py:X", 2, "", "Python file not found: agents/nope.py"),
 ]
 
 
