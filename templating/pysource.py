@@ -107,6 +107,30 @@ _NEWER_PYTHON = (
 )
 
 
+# Errors that no newer Python accepts either (an unclosed bracket or string, a null byte, bad
+# indentation): for them, the hint to run a newer Python would mislead.
+_NOT_A_VERSION_ERROR = (
+    "was never closed",
+    "unterminated",
+    "unmatched",
+    "does not match opening parenthesis",
+    "null bytes",
+    "unexpected eof",
+    "unexpected indent",
+    "expected an indented block",
+    "unindent does not match",
+    "inconsistent use of tabs",
+)
+
+
+def _newer_python_hint(exc: SyntaxError) -> str | None:
+    """The hint to run a newer Python, when ``exc`` may come from syntax newer than this Python's."""
+    if _NEWER_PYTHON is None or isinstance(exc, IndentationError):
+        return None
+    message = (exc.msg or "").lower()
+    return None if any(part in message for part in _NOT_A_VERSION_ERROR) else _NEWER_PYTHON
+
+
 def _parse(text: str, path: str) -> ast.Module:
     """``text`` parsed by ``ast``. Under Python 3.11, a file that uses 3.12's type parameter syntax
     (``type Alias = ...``, ``def f[T](...)``, ``class C[T]:``) is parsed with those parts written
@@ -719,7 +743,7 @@ class _Project:
         except SyntaxError as exc:
             span = _span_at(text, exc.lineno, exc.offset)
             raise PythonSourceError(
-                f"not valid Python: {exc.msg}", path=path, source=text, span=span, help=_NEWER_PYTHON
+                f"not valid Python: {exc.msg}", path=path, source=text, span=span, help=_newer_python_hint(exc)
             ) from None
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
             span = _span_at(text, None, None)

@@ -507,6 +507,22 @@ def test_an_f_string_only_312_reads_is_still_an_f_string() -> None:
     assert (skipped.span.line, skipped.span.column) == (2, 32)
 
 
+NO_NEWER_PYTHON_HINT = [
+    ("unclosed-bracket", "PROMPT = (\n    '<b>Plan</b> {trip}'\n"),
+    ("unterminated-string", "PROMPT = '## Plan {trip}\n"),
+    ("null-byte", "PROMPT = 'a'\x00\n"),
+    ("unmatched-bracket", "PROMPT = '{trip}')\n"),
+    ("unexpected-indent", "PROMPT = 'x'\n    OTHER = 'y'\n"),
+]
+
+
+@pytest.mark.parametrize("source", [c[1] for c in NO_NEWER_PYTHON_HINT], ids=[c[0] for c in NO_NEWER_PYTHON_HINT])
+def test_errors_no_python_accepts_get_no_newer_python_hint(source: str) -> None:
+    with pytest.raises(PythonSourceError) as info:
+        scan_texts({"bad.py": source})
+    assert info.value.help is None
+
+
 def test_a_file_not_valid_in_any_python_is_still_an_error() -> None:
     with pytest.raises(PythonSourceError) as info:
         scan_texts({"bad.py": "type X = int\nif x\n"})
