@@ -476,9 +476,11 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             (shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow, dialect=args.dialect))
         )
     checked = len(sources)
+    per_file: dict[str, int] = {}  # Python files: the instructions linted in each (Jinja2 ones included)
     if python_files:
         found, python_templates = _lint_python(python_files, config, codes, schema)
-        checked += len(python_templates)
+        per_file = found.instructions
+        checked += sum(per_file.values())
         templates += python_templates
         for path, text in found.sources.items():
             sources.setdefault(path, text)
@@ -493,7 +495,14 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
         page = render_html(
             [
-                FileReport(shown, sources[shown], tuple(found), args.dialect, python=shown.endswith(".py"))
+                FileReport(
+                    shown,
+                    sources[shown],
+                    tuple(found),
+                    args.dialect,
+                    python=shown in per_file,
+                    templates=per_file.get(shown, 1),
+                )
                 for shown, found in results
             ],
             run_findings=run_findings,
@@ -520,6 +529,7 @@ class _PythonResults:
     def __init__(self) -> None:
         self.results: list[tuple[str, list[Any]]] = []
         self.sources: dict[str, str] = {}
+        self.instructions: dict[str, int] = {}  # per file shown: how many instructions were linted in it
 
 
 def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: Any) -> tuple[_PythonResults, list[Any]]:
@@ -559,6 +569,11 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
         by_file.setdefault(diag.path, []).append(diag)
     out = _PythonResults()
     out.sources = found.sources
+    for item in found.instructions:  # a file that holds an instruction is shown, findings or not
+        by_file.setdefault(item.path, [])
+    out.instructions = {path: 0 for path in by_file}
+    for item in found.instructions:
+        out.instructions[item.path] += 1
     for path, diags in by_file.items():
         diags.sort(key=lambda d: (d.span.start, d.code))
         out.results.append((path, diags))

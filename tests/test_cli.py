@@ -1390,3 +1390,36 @@ def test_convert_refuses_python_code_and_changes_nothing(
         f"adk); templating keys {path} lists where each instruction starts\n"
     )
     assert (py_tree / "agents" / "agent.py").read_text(encoding="utf-8") == before
+
+
+TEMPLATE_COUNTS = [
+    ("jinja-only", {"agents/j.py": 'from templating import jinja\nJ = jinja("{% if x %}hi")\n'}, ["agents/j.py"], 1),
+    (
+        "code-without-instructions-counts-none",
+        {"agents/plain.py": "x = 1\n", "agents/j.py": 'from templating import jinja\nJ = jinja("{{ x }}")\n'},
+        ["agents/plain.py", "agents/j.py", "agents/__init__.py"],
+        1,
+    ),
+    # the fixture's tree: ROOT_PROMPT (prompt.py), two in agent.py; plus a Jinja2 one and a text file
+    (
+        "tree-with-text-file",
+        {"agents/j.py": 'from templating import jinja\nJ = jinja("{{ x }}")\n', "a.txt": "## Hi <name>\n"},
+        ["agents", "a.txt"],
+        5,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "paths", "count"), [c[1:] for c in TEMPLATE_COUNTS], ids=[c[0] for c in TEMPLATE_COUNTS]
+)
+def test_lint_counts_templates_the_same_in_text_and_html(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], paths: list[str], count: int
+) -> None:
+    for name, text in files.items():
+        (py_tree / name).write_text(text, encoding="utf-8")
+    _, out, err = run(["lint", *paths, "--html", "r.html"], capsys)
+    noun = "template" if count == 1 else "templates"
+    assert f"\n{count} {noun} checked: " in "\n" + (out + err).splitlines()[-1]
+    html = (py_tree / "r.html").read_text(encoding="utf-8")
+    assert f"<span>{count} {noun}</span>" in html
