@@ -1289,7 +1289,38 @@ class _Visitor:
                 if self.is_provider(value):  # instruction("..."): linted at its own call site, named here
                     self.names_for.setdefault(id(value), []).extend(names)
                     continue
+                if self.named_provider(value, scope, names):  # B = instruction("..."); Agent(instruction=B)
+                    continue
                 project.add(module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names)
+
+    def named_provider(self, value: ast.expr, scope: _Scope | None, names: list[str]) -> bool:
+        """If ``value`` names a module constant holding a call of templating's own ``instruction``,
+        ``Template``, ``parse`` or ``jinja`` with a literal dialect, give that instruction ``names``
+        (it is linted where the constant is) and say so."""
+        project = self.project
+        const = project.constant(self.module, value, scope)
+        if const is None:
+            return False
+        module, name = const
+        call = module.bindings.get(name)
+        if not isinstance(call, ast.Call):
+            return False
+        origin = project.qualify(module, call.func) or ""
+        last = origin.rsplit(".", 1)[-1]
+        arg = _source_arg(call)
+        if origin.lstrip(".").split(".")[0] != "templating" or last not in _TEMPLATING_SOURCES - {"render"}:
+            return False
+        if arg is None or self.is_provider(arg):
+            return False
+        dialect: Kind = "jinja" if last == "jinja" else "angle"
+        given = _keyword(call, "dialect")
+        if given is not None:
+            text = _str_value(given)
+            if last == "jinja" or text not in ("angle", "adk"):
+                return False
+            dialect = "adk" if text == "adk" else "angle"
+        project.add(module, arg, None, dialect=dialect, site=f"{_short(call.func)}(...)", names=[name, *names])
+        return True
 
     def is_provider(self, expr: ast.expr) -> bool:
         """A call to one of templating's own providers: linted at its own call site."""

@@ -1252,12 +1252,14 @@ OWN_PROVIDERS = (
     'support = Agent(name="sup", instruction=instruction("**Support** for <who>"))\n'
     'REPORT: object = jinja("{% for t in tickets %}- {{ t }}\\n{% endfor %}")\n'
     'loose = [instruction("A <a>"), instruction("B <b>")]\n'
+    'greeter = Agent(name="greeter", instruction=GREETING)\n'
 )
 OWN_PROVIDERS_RENDER = [
     ("constant", "GREETING", 0, "## Greeting\nHi Ada, welcome.", ""),
     ("agent-name", "sup", 0, "**Support** for Bo", ""),
     ("agent-field", "sup.instruction", 0, "**Support** for Bo", ""),
     ("annotated-jinja-constant", "REPORT", 0, "- 1\n- 2\n", ""),
+    ("agent-given-the-constant", "greeter", 0, "## Greeting\nHi Ada, welcome.", ""),
     ("unnamed-is-not-a-name", "loose", 2, "", "no instruction named 'loose' in agents/own.py; known names: GREETING"),
 ]
 
@@ -1281,7 +1283,7 @@ PICK_ERRORS = [
         OWN_PROVIDERS,
         ["render", "agents/own.py"],
         "templating: error: agents/own.py holds 5 instructions: name one as agents/own.py:NAME "
-        "(GREETING, REPORT, sup, sup.instruction)\n",
+        "(GREETING, REPORT, greeter, greeter.instruction, sup, sup.instruction)\n",
     ),
     (
         "several-without-names",

@@ -357,6 +357,23 @@ EXTRACT_CASES = [
         ],
     ),
     (
+        "agent-given-a-constant-holding-templatings-own-provider-is-linted-once",
+        {
+            "m.py": (
+                "from templating import Agent, instruction, jinja\n"
+                'def build():\n    return Agent(name="early", instruction=J)\n'
+                'P = instruction("Hi <name>")\n'
+                'J = jinja("{{ x }}")\n'
+                'a = Agent(name="x", instruction=P)\n'
+            )
+        },
+        None,
+        [
+            ("jinja(...)", "jinja", ("J", "early", "early.instruction")),
+            ("instruction(...)", "angle", ("P", "x", "x.instruction")),
+        ],
+    ),
+    (
         "provider-inside-an-adk-agent-is-linted-once-as-angle",
         {
             "m.py": (
