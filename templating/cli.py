@@ -45,9 +45,10 @@ def _python_text(data: bytes) -> str:
     return data.decode(encoding)
 
 
-def read_text(path: str, *, what: str = "template") -> str:
+def read_text(path: str, *, what: str = "template", decode_errors: bool = False) -> str:
     """The text of ``path`` (``-`` is stdin), exactly as written (line endings kept, a leading byte
-    order mark dropped), or a UsageError saying why it cannot be read."""
+    order mark dropped), or a UsageError saying why it cannot be read. ``decode_errors``: let a
+    UnicodeDecodeError through (linting reports an undecodable ``.py`` file as a finding)."""
     try:
         if path == "-":
             if sys.stdin is None:
@@ -65,7 +66,16 @@ def read_text(path: str, *, what: str = "template") -> str:
     except PermissionError:
         raise UsageError(f"cannot read {what} file (permission denied): {path}") from None
     except UnicodeDecodeError as exc:
+        if decode_errors:
+            raise
         where = "stdin" if path == "-" else f"{what} file"
+        if path != "-" and path.endswith(".py"):
+            declared = exc.encoding.replace("_", "-").lower() not in ("utf-8", "utf8")
+            encoding = f"valid {exc.encoding}, as its coding line declares" if declared else "valid UTF-8"
+            also = "" if declared else " and declares no other encoding (PEP 263)"
+            raise UsageError(
+                f"Python file is not {encoding}{also}: {path} (byte {exc.start}); Python itself would refuse it"
+            ) from None
         raise UsageError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
     except OSError as exc:
         raise UsageError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
@@ -135,7 +145,12 @@ def _python_target(file: str) -> tuple[str, str | None] | None:
     if file.endswith(".py"):
         return file, None
     path, sep, name = file.rpartition(":")
-    if sep and path.endswith(".py") and name:
+    if sep and path.endswith(".py"):
+        if not name:
+            raise UsageError(
+                f"{file} names no instruction: write {path}:NAME (a module constant or an agent's name=), "
+                f"or {path} alone if it holds one instruction"
+            )
         return path, name
     return None
 
@@ -143,7 +158,7 @@ def _python_target(file: str) -> tuple[str, str | None] | None:
 def _scan_file(path: str) -> Any:
     from .pysource import PythonSourceError, scan
 
-    read_text(path)  # a missing or unreadable file: the usual one-line error
+    read_text(path, what="Python")  # a missing or unreadable file: the usual one-line error
     try:
         return scan([path], read=read_text)
     except PythonSourceError as exc:
@@ -164,6 +179,11 @@ def _pick_instruction(path: str, name: str | None) -> Any:
             return found[0]
         if not found:
             raise UsageError(f"no instruction found in {path} (string literals, module constants, agents)")
+        if not names:
+            raise UsageError(
+                f"{path} holds {len(found)} instructions and none has a name to pick it by: assign one to a "
+                f"module constant (NAME = instruction(...)) or give it to an agent with name=, then use {path}:NAME"
+            )
         raise UsageError(f"{path} holds {len(found)} instructions: name one as {path}:NAME ({', '.join(names)})")
     matches = [item for item in found if name in item.names]
     if len(matches) > 1:  # an agent's name: its instruction, rather than its global_instruction
@@ -202,10 +222,31 @@ def _cmd_render(args: argparse.Namespace) -> int:
     try:
         text = template.render(state, missing=args.missing)
     except MissingKeyError as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
+        print(f"{name}: {exc if target is None else _missing_in_python(exc, item)}", file=sys.stderr)
         return EXIT_FINDINGS
     print(text, end="")
     return EXIT_OK
+
+
+def _missing_in_python(exc: MissingKeyError, item: Any) -> str:
+    """``exc`` (about the text of ``item``, an instruction in Python code) with every position mapped
+    into the ``.py`` file the placeholder is written in: ``path:line:column``, that file's line and a caret."""
+    from .errors import excerpt
+
+    lines = [exc.message]
+    for missing in exc.missing:
+        path, span = item.locate(missing.span.start, missing.span.end)
+        hint = f"; did you mean {missing.suggestion!r}?" if missing.suggestion else ""
+        also = ""
+        if missing.also:
+            places = (item.locate(other.start, other.end) for other in missing.also)
+            also = " (also at " + ", ".join(f"{p}:{s.line}:{s.column}" for p, s in places) + ")"
+        lines.append(f"  at {path}:{span.line}:{span.column}: {missing.key!r} is missing{also}{hint}")
+        source = item.file_text(path)
+        if source is not None:
+            lines.append(excerpt(source, span))
+    lines.append(f"help: {exc.help}")
+    return "\n".join(lines)
 
 
 def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:
@@ -435,9 +476,11 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             (shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow, dialect=args.dialect))
         )
     checked = len(sources)
+    per_file: dict[str, int] = {}  # Python files: the instructions linted in each (Jinja2 ones included)
     if python_files:
         found, python_templates = _lint_python(python_files, config, codes, schema)
-        checked += len(python_templates)
+        per_file = found.instructions
+        checked += sum(per_file.values())
         templates += python_templates
         for path, text in found.sources.items():
             sources.setdefault(path, text)
@@ -452,7 +495,14 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
         page = render_html(
             [
-                FileReport(shown, sources[shown], tuple(found), args.dialect, python=shown.endswith(".py"))
+                FileReport(
+                    shown,
+                    sources[shown],
+                    tuple(found),
+                    args.dialect,
+                    python=shown in per_file,
+                    templates=per_file.get(shown, 1),
+                )
                 for shown, found in results
             ],
             run_findings=run_findings,
@@ -479,6 +529,7 @@ class _PythonResults:
     def __init__(self) -> None:
         self.results: list[tuple[str, list[Any]]] = []
         self.sources: dict[str, str] = {}
+        self.instructions: dict[str, int] = {}  # per file shown: how many instructions were linted in it
 
 
 def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: Any) -> tuple[_PythonResults, list[Any]]:
@@ -488,7 +539,10 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
     from .pysource import PYTHON_SYNTAX, lint_instruction, never_written, scan, skipped_findings
 
     # A file that is not valid Python is a finding (E002), and the other files are still linted.
-    found = scan(files, suffixes=config.constant_suffixes, read=read_text, keep_going=True)
+    def read(path: str) -> str:  # a file that is not in its encoding is an E002 finding too
+        return read_text(path, what="Python", decode_errors=True)
+
+    found = scan(files, suffixes=config.constant_suffixes, read=read, keep_going=True)
     written = found.written if "T014" in codes else None
     findings: list[Any] = [
         Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help) for error in found.errors
@@ -515,6 +569,11 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
         by_file.setdefault(diag.path, []).append(diag)
     out = _PythonResults()
     out.sources = found.sources
+    for item in found.instructions:  # a file that holds an instruction is shown, findings or not
+        by_file.setdefault(item.path, [])
+    out.instructions = {path: 0 for path in by_file}
+    for item in found.instructions:
+        out.instructions[item.path] += 1
     for path, diags in by_file.items():
         diags.sort(key=lambda d: (d.span.start, d.code))
         out.results.append((path, diags))
@@ -629,6 +688,13 @@ the same. Exit 0 on success, 1 if the text cannot be said exactly in the angle s
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    path = args.file.rpartition(":")[0] if ".py:" in args.file else args.file
+    if path != "-" and path.endswith(".py"):
+        raise UsageError(
+            f"{args.file} is Python code: convert rewrites all of its input, code included; convert one "
+            "instruction's text instead: put it in a file of its own, or pipe it in (templating convert - --from adk); "
+            f"templating keys {path} lists where each instruction starts"
+        )
     source = read_text(args.file)
     name = "<stdin>" if args.file == "-" else args.file
     try:
@@ -649,7 +715,9 @@ def _add_convert(commands: Any) -> None:
         description=_CONVERT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    convert.add_argument("file", metavar="FILE", help="the instruction to convert ('-' reads stdin)")
+    convert.add_argument(
+        "file", metavar="FILE", help="the instruction's text to convert ('-' reads stdin); not a .py file"
+    )
     convert.add_argument(
         "--from", dest="source_dialect", required=True, choices=("adk",), help="the syntax FILE is written in"
     )

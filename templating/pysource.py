@@ -77,6 +77,25 @@ def _span_at(text: str, line: int | None, column: int | None) -> Span:
     return Span(start, min(start + 1, start + len(row) - column + 1), line, column)
 
 
+def _undecodable(path: str, exc: UnicodeDecodeError) -> PythonSourceError:
+    """The error for a ``.py`` file whose bytes are not in its encoding (UTF-8 unless a coding line says
+    otherwise), placed at the first bad byte of its text read with that byte replaced."""
+    data = bytes(exc.object)
+    encoding = exc.encoding
+    text = data.decode(encoding, "replace").removeprefix("\ufeff")
+    line_start = data.rfind(b"\n", 0, exc.start) + 1
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = len(data[line_start : exc.start].decode(encoding, "replace").removeprefix("\ufeff")) + 1
+    byte = data[exc.start : exc.start + 1].hex()
+    if encoding.replace("_", "-").lower() in ("utf-8", "utf8"):
+        reason = f"not valid Python: byte 0x{byte} is not UTF-8, and no other encoding is declared"
+        help = "save the file as UTF-8, or declare its encoding on line 1 or 2 (# -*- coding: latin-1 -*-, PEP 263)"
+    else:
+        reason = f"not valid Python: byte 0x{byte} is not valid {encoding}, the encoding its coding line declares"
+        help = "save the file in the encoding its coding line declares, or correct that line (PEP 263)"
+    return PythonSourceError(reason, path=path, source=text, span=_span_at(text, line, column), help=help)
+
+
 # --------------------------------------------------------------------------------------------
 # Parsing, newer Python syntax included
 
@@ -86,6 +105,30 @@ _NEWER_PYTHON = (
     else f"read by Python {sys.version_info[0]}.{sys.version_info[1]}: if the file is written for a newer "
     "Python, run templating under that version"
 )
+
+
+# Errors that no newer Python accepts either (an unclosed bracket or string, a null byte, bad
+# indentation): for them, the hint to run a newer Python would mislead.
+_NOT_A_VERSION_ERROR = (
+    "was never closed",
+    "unterminated",
+    "unmatched",
+    "does not match opening parenthesis",
+    "null bytes",
+    "unexpected eof",
+    "unexpected indent",
+    "expected an indented block",
+    "unindent does not match",
+    "inconsistent use of tabs",
+)
+
+
+def _newer_python_hint(exc: SyntaxError) -> str | None:
+    """The hint to run a newer Python, when ``exc`` may come from syntax newer than this Python's."""
+    if _NEWER_PYTHON is None or isinstance(exc, IndentationError):
+        return None
+    message = (exc.msg or "").lower()
+    return None if any(part in message for part in _NOT_A_VERSION_ERROR) else _NEWER_PYTHON
 
 
 def _parse(text: str, path: str) -> ast.Module:
@@ -600,6 +643,13 @@ class Instruction:
         file_start, file_end = m.starts[start], max(m.ends[last], m.starts[start] + 1)
         return module.path, module.span(file_start, file_end)
 
+    def file_text(self, path: str) -> str | None:
+        """The text of the ``.py`` file ``path`` that part of this instruction was written in (as read)."""
+        for module in self._mapped.mods:
+            if module.path == path:
+                return module.text
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
@@ -684,13 +734,16 @@ class _Project:
         if module is not None:
             module.linted = module.linted or linted
             return module
-        text = self.read(path)
+        try:
+            text = self.read(path)
+        except UnicodeDecodeError as exc:  # Python itself refuses such a file (a SyntaxError)
+            raise _undecodable(path, exc) from None
         try:
             tree = _parse(text, path)
         except SyntaxError as exc:
             span = _span_at(text, exc.lineno, exc.offset)
             raise PythonSourceError(
-                f"not valid Python: {exc.msg}", path=path, source=text, span=span, help=_NEWER_PYTHON
+                f"not valid Python: {exc.msg}", path=path, source=text, span=span, help=_newer_python_hint(exc)
             ) from None
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
             span = _span_at(text, None, None)
@@ -1087,6 +1140,9 @@ class _Visitor:
     def __init__(self, project: _Project, module: _Module) -> None:
         self.project, self.module = project, module
         self.given_state = project.given_state
+        # names for templating's own instruction(...)/jinja(...) calls: the module constant they are
+        # assigned to, or the agent they are given to (set when the walk meets the parent, before the call)
+        self.names_for: dict[int, list[str]] = {}
 
     def run(self) -> None:
         self.walk(self.module.tree, None)
@@ -1161,6 +1217,13 @@ class _Visitor:
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 for target in targets:
                     self.assignment(target, item.value, here)
+                    if (
+                        here is None
+                        and isinstance(target, ast.Name)
+                        and isinstance(item.value, ast.Call)
+                        and self.module.bindings.get(target.id) is item.value
+                    ):  # B = instruction("..."): a module constant, named B
+                        self.names_for.setdefault(id(item.value), []).append(target.id)
             stack.extend((child, here) for child in reversed(list(ast.iter_child_nodes(item))))
 
     # -- instructions
@@ -1211,7 +1274,8 @@ class _Visitor:
                         )
                         return
                     dialect = "adk" if text == "adk" else "angle"
-            project.add(module, arg, scope, dialect=dialect, site=f"{callee}(...)")
+            names = self.names_for.get(id(call), []) if last != "render" else []  # render(): a result, no template
+            project.add(module, arg, scope, dialect=dialect, site=f"{callee}(...)", names=names)
         elif (head == "templating" and last == "Agent") or (head == "google" and last in _ADK_AGENTS):
             dialect = "angle" if head == "templating" else "adk"
             name = _str_value(_keyword(call, "name"))
@@ -1219,10 +1283,44 @@ class _Visitor:
             shown = shown.replace("'", '"')
             for kwarg in _AGENT_KWARGS:
                 value = _keyword(call, kwarg)
-                if value is None or self.is_provider(value):
+                if value is None:
                     continue
                 names = [name, f"{name}.{kwarg}"] if name is not None else []
+                if self.is_provider(value):  # instruction("..."): linted at its own call site, named here
+                    self.names_for.setdefault(id(value), []).extend(names)
+                    continue
+                if self.named_provider(value, scope, names):  # B = instruction("..."); Agent(instruction=B)
+                    continue
                 project.add(module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names)
+
+    def named_provider(self, value: ast.expr, scope: _Scope | None, names: list[str]) -> bool:
+        """If ``value`` names a module constant holding a call of templating's own ``instruction``,
+        ``Template``, ``parse`` or ``jinja`` with a literal dialect, give that instruction ``names``
+        (it is linted where the constant is) and say so."""
+        project = self.project
+        const = project.constant(self.module, value, scope)
+        if const is None:
+            return False
+        module, name = const
+        call = module.bindings.get(name)
+        if not isinstance(call, ast.Call):
+            return False
+        origin = project.qualify(module, call.func) or ""
+        last = origin.rsplit(".", 1)[-1]
+        arg = _source_arg(call)
+        if origin.lstrip(".").split(".")[0] != "templating" or last not in _TEMPLATING_SOURCES - {"render"}:
+            return False
+        if arg is None or self.is_provider(arg):
+            return False
+        dialect: Kind = "jinja" if last == "jinja" else "angle"
+        given = _keyword(call, "dialect")
+        if given is not None:
+            text = _str_value(given)
+            if last == "jinja" or text not in ("angle", "adk"):
+                return False
+            dialect = "adk" if text == "adk" else "angle"
+        project.add(module, arg, None, dialect=dialect, site=f"{_short(call.func)}(...)", names=[name, *names])
+        return True
 
     def is_provider(self, expr: ast.expr) -> bool:
         """A call to one of templating's own providers: linted at its own call site."""

@@ -23,13 +23,16 @@ class FileReport:
     """One linted template: where it came from, its text, its findings, and its syntax (``dialect``).
 
     ``python``: the text is a Python file whose instructions were linted, shown as plain text with
-    the findings marked (its code is not a template, so no placeholders are highlighted)."""
+    the findings marked (its code is not a template, so no placeholders are highlighted).
+    ``templates``: how many templates were checked in it (a Python file: its instructions, maybe
+    none), for the page's count."""
 
     path: str
     source: str
     diagnostics: tuple[Diagnostic, ...]
     dialect: Dialect = "angle"
     python: bool = False
+    templates: int = 1
 
 
 def _kind(node: object, codes: set[str]) -> str:
@@ -121,4 +124,5 @@ def render_html(reports: Sequence[FileReport], *, run_findings: Sequence[Diagnos
         files=files,
         run_findings=[d.as_dict() for d in run_findings],
         counts=counts,
+        templates=sum(report.templates for report in reports),
     )

@@ -982,9 +982,23 @@ def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             0,
             "agents/old.py:2:40: T014",
         ),
-        (b'A = "Gr\xfc\xdfe"\n', 2, "templating: error: template file is not valid UTF-8: agents/old.py (byte 7)"),
+        (
+            b'A = "Gr\xfc\xdfe"\n',
+            1,
+            "agents/old.py:1:8: E002 not valid Python: byte 0xfc is not UTF-8, and no other encoding is declared\n"
+            '    A = "Gr\ufffd\ufffde"\n'
+            "           ^\n"
+            "    help: save the file as UTF-8, or declare its encoding on line 1 or 2 (# -*- coding: latin-1 -*-, "
+            "PEP 263)\n",
+        ),
+        (
+            b"# coding: ascii\nA = 1\nB = '\xc3\xbc'\n",
+            1,
+            "agents/old.py:3:6: E002 not valid Python: byte 0xc3 is not valid ascii, the encoding its coding line "
+            "declares\n",
+        ),
     ],
-    ids=["coding-line", "utf8-bom", "not-utf8-without-a-coding-line"],
+    ids=["coding-line", "utf8-bom", "not-utf8-without-a-coding-line", "not-in-the-declared-encoding"],
 )
 def test_lint_python_reads_the_declared_encoding(
     py_tree: Path, capsys: pytest.CaptureFixture[str], data: bytes, code: int, expected: str
@@ -993,6 +1007,34 @@ def test_lint_python_reads_the_declared_encoding(
     got, out, err = run(["lint", "agents/old.py"], capsys)
     assert got == code
     assert (out + err).startswith(expected), out + err
+    # with other files: the undecodable one is a finding, the others are still linted
+    got, out, err = run(["lint", "agents", "--format", "json"], capsys)
+    codes = sorted({(row["path"], row["code"]) for row in json.loads(out)})
+    assert got == code
+    assert ("agents/agent.py", "T002") in codes
+    assert ("agents/old.py", "E002") in codes or code == 0
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b'A = "Gr\xfc\xdfe {x}"\n',
+            "Python file is not valid UTF-8 and declares no other encoding (PEP 263): agents/old.py (byte 7)",
+        ),
+        (
+            b"# coding: ascii\nA = '\xc3\xbc {x}'\n",
+            "Python file is not valid ascii, as its coding line declares: agents/old.py (byte 21)",
+        ),
+    ],
+    ids=["not-utf8", "not-the-declared-encoding"],
+)
+@pytest.mark.parametrize("command", [["keys", "agents/old.py"], ["render", "agents/old.py:A"]], ids=["keys", "render"])
+def test_keys_and_render_of_an_undecodable_python_file_exit_2(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], data: bytes, message: str, command: list[str]
+) -> None:
+    (py_tree / "agents" / "old.py").write_bytes(data)
+    assert run(command, capsys) == (2, "", f"templating: error: {message}; Python itself would refuse it\n")
 
 
 def test_lint_python_text_output(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -1143,7 +1185,7 @@ RENDER_PY = [
     ("unknown-name", "agents/agent.py:nope", 2, "", "no instruction named 'nope' in agents/agent.py; known names: "),
     ("no-name-several", "agents/agent.py", 2, "", "agents/agent.py holds 3 instructions: name one as"),
     ("one-instruction", "agents/prompt.py", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
-    ("missing-file", "agents/nope.py:X", 2, "", "template file not found: agents/nope.py"),
+    ("missing-file", "agents/nope.py:X", 2, "", "Python file not found: agents/nope.py"),
 ]
 
 
@@ -1201,3 +1243,185 @@ def test_render_an_agent_whose_instruction_is_a_function_says_why(
         'templating: error: Agent(name="dyn").instruction at agents/two.py:4:35 cannot be rendered from the code: '
         "'provider' is a function (an instruction provider)"
     ), err
+
+
+OWN_PROVIDERS = (
+    "from templating import Agent, instruction, jinja\n"
+    "\n"
+    'GREETING = instruction("## Greeting\\nHi <name>, welcome.")\n'
+    'support = Agent(name="sup", instruction=instruction("**Support** for <who>"))\n'
+    'REPORT: object = jinja("{% for t in tickets %}- {{ t }}\\n{% endfor %}")\n'
+    'loose = [instruction("A <a>"), instruction("B <b>")]\n'
+    'greeter = Agent(name="greeter", instruction=GREETING)\n'
+)
+OWN_PROVIDERS_RENDER = [
+    ("constant", "GREETING", 0, "## Greeting\nHi Ada, welcome.", ""),
+    ("agent-name", "sup", 0, "**Support** for Bo", ""),
+    ("agent-field", "sup.instruction", 0, "**Support** for Bo", ""),
+    ("annotated-jinja-constant", "REPORT", 0, "- 1\n- 2\n", ""),
+    ("agent-given-the-constant", "greeter", 0, "## Greeting\nHi Ada, welcome.", ""),
+    ("unnamed-is-not-a-name", "loose", 2, "", "no instruction named 'loose' in agents/own.py; known names: GREETING"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "out", "err"), [c[1:] for c in OWN_PROVIDERS_RENDER], ids=[c[0] for c in OWN_PROVIDERS_RENDER]
+)
+def test_render_templatings_own_instruction_by_its_constant_or_agent(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], name: str, code: int, out: str, err: str
+) -> None:
+    (py_tree / "agents" / "own.py").write_text(OWN_PROVIDERS, encoding="utf-8")
+    state = write(py_tree, "s.json", '{"name": "Ada", "who": "Bo", "tickets": [1, 2]}')
+    got = run(["render", f"agents/own.py:{name}", "--state", state], capsys)
+    assert got[:2] == (code, out), got
+    assert err in got[2]
+
+
+PICK_ERRORS = [
+    (
+        "several-with-names",
+        OWN_PROVIDERS,
+        ["render", "agents/own.py"],
+        "templating: error: agents/own.py holds 5 instructions: name one as agents/own.py:NAME "
+        "(GREETING, REPORT, greeter, greeter.instruction, sup, sup.instruction)\n",
+    ),
+    (
+        "several-without-names",
+        'from templating import instruction\nloose = [instruction("A <a>"), instruction("B <b>")]\n',
+        ["render", "agents/own.py"],
+        "templating: error: agents/own.py holds 2 instructions and none has a name to pick it by: assign one to a "
+        "module constant (NAME = instruction(...)) or give it to an agent with name=, then use agents/own.py:NAME\n",
+    ),
+    (
+        "render-empty-name",
+        OWN_PROVIDERS,
+        ["render", "agents/own.py:", "--state", "s.json"],
+        "templating: error: agents/own.py: names no instruction: write agents/own.py:NAME (a module constant or "
+        "an agent's name=), or agents/own.py alone if it holds one instruction\n",
+    ),
+    (
+        "keys-empty-name",
+        OWN_PROVIDERS,
+        ["keys", "agents/own.py:"],
+        "templating: error: agents/own.py: names no instruction: write agents/own.py:NAME (a module constant or "
+        "an agent's name=), or agents/own.py alone if it holds one instruction\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "args", "err"), [c[1:] for c in PICK_ERRORS], ids=[c[0] for c in PICK_ERRORS])
+def test_picking_an_instruction_of_a_python_file_says_how(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], source: str, args: list[str], err: str
+) -> None:
+    (py_tree / "agents" / "own.py").write_text(source, encoding="utf-8")
+    write(py_tree, "s.json", "{}")
+    assert run(args, capsys) == (2, "", err)
+
+
+MISSING_IN_PY = [
+    (
+        "triple-quoted-own-instruction",
+        "from templating import instruction\n\n"
+        'P = instruction("""## Task\nHello <name>, order <order>.\nAgain <name>.""")\n',
+        "agents/own.py:P",
+        [
+            "agents/own.py:3:20 (instruction(...)): 2 required keys are missing from state: 'name', 'order'",
+            "  at agents/own.py:4:7: 'name' is missing (also at agents/own.py:5:7)",
+            "    Hello <name>, order <order>.",
+            "          ^^^^^^",
+            "  at agents/own.py:4:21: 'order' is missing",
+            "    Hello <name>, order <order>.",
+            "                        ^^^^^^^",
+        ],
+    ),
+    (
+        "escapes-and-concatenation",
+        'from google.adk.agents import Agent\na = Agent(name="a", instruction="<b>Hi</b>\\t" "{user:name}")\n',
+        "agents/own.py:a",
+        [
+            "agents/own.py:2:34 (Agent(name=\"a\").instruction): 1 required key is missing from state: 'user:name'",
+            "  at agents/own.py:2:48: 'user:name' is missing",
+            '    a = Agent(name="a", instruction="<b>Hi</b>\\t" "{user:name}")',
+            "    " + " " * 47 + "^" * 11,
+        ],
+    ),
+    (
+        "constant-imported-from-another-file",
+        None,
+        "agents/agent.py:planner",
+        [
+            "agents/prompt.py:3:18 (ROOT_PROMPT): 2 required keys are missing from state: 'user:name', 'itinerary'",
+            "  at agents/prompt.py:4:20: 'user:name' is missing",
+            "    You plan trips for {user:name}.",
+            "                       ^^^^^^^^^^^",
+            "  at agents/prompt.py:5:5: 'itinerary' is missing",
+            "    Use {itinerary}.",
+            "        ^^^^^^^^^^^",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"), [c[1:] for c in MISSING_IN_PY], ids=[c[0] for c in MISSING_IN_PY]
+)
+def test_render_python_missing_keys_point_into_the_py_file(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], source: str | None, target: str, expected: list[str]
+) -> None:
+    if source is not None:
+        (py_tree / "agents" / "own.py").write_text(source, encoding="utf-8")
+    code, out, err = run(["render", target], capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines()[: len(expected)] == expected
+    assert err.splitlines()[-1].startswith("help: ")
+
+
+@pytest.mark.parametrize(
+    "target", ["agents/agent.py", "agents/agent.py:helper", "agents/nope.py"], ids=["file", "file-name", "missing"]
+)
+def test_convert_refuses_python_code_and_changes_nothing(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    before = (py_tree / "agents" / "agent.py").read_text(encoding="utf-8")
+    code, out, err = run(["convert", target, "--from", "adk"], capsys)
+    assert (code, out) == (2, "")
+    path = target.partition(":")[0]
+    assert err == (
+        f"templating: error: {target} is Python code: convert rewrites all of its input, code included; convert "
+        "one instruction's text instead: put it in a file of its own, or pipe it in (templating convert - --from "
+        f"adk); templating keys {path} lists where each instruction starts\n"
+    )
+    assert (py_tree / "agents" / "agent.py").read_text(encoding="utf-8") == before
+
+
+TEMPLATE_COUNTS = [
+    ("jinja-only", {"agents/j.py": 'from templating import jinja\nJ = jinja("{% if x %}hi")\n'}, ["agents/j.py"], 1),
+    (
+        "code-without-instructions-counts-none",
+        {"agents/plain.py": "x = 1\n", "agents/j.py": 'from templating import jinja\nJ = jinja("{{ x }}")\n'},
+        ["agents/plain.py", "agents/j.py", "agents/__init__.py"],
+        1,
+    ),
+    # the fixture's tree: ROOT_PROMPT (prompt.py), two in agent.py; plus a Jinja2 one and a text file
+    (
+        "tree-with-text-file",
+        {"agents/j.py": 'from templating import jinja\nJ = jinja("{{ x }}")\n', "a.txt": "## Hi <name>\n"},
+        ["agents", "a.txt"],
+        5,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "paths", "count"), [c[1:] for c in TEMPLATE_COUNTS], ids=[c[0] for c in TEMPLATE_COUNTS]
+)
+def test_lint_counts_templates_the_same_in_text_and_html(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], paths: list[str], count: int
+) -> None:
+    for name, text in files.items():
+        (py_tree / name).write_text(text, encoding="utf-8")
+    _, out, err = run(["lint", *paths, "--html", "r.html"], capsys)
+    noun = "template" if count == 1 else "templates"
+    assert f"\n{count} {noun} checked: " in "\n" + (out + err).splitlines()[-1]
+    html = (py_tree / "r.html").read_text(encoding="utf-8")
+    assert f"<span>{count} {noun}</span>" in html

@@ -255,7 +255,7 @@ EXTRACT_CASES = [
             )
         },
         None,
-        [('Planner(name="a").instruction', "adk", ("a", "a.instruction")), ("T(...)", "angle", ())],
+        [('Planner(name="a").instruction', "adk", ("a", "a.instruction")), ("T(...)", "angle", ("b",))],
     ),
     (
         "static-str-parts-of-concat-and-when-are-not-templates",
@@ -349,11 +349,28 @@ EXTRACT_CASES = [
         },
         None,
         [
-            ("t.instruction(...)", "angle", ()),
-            ("Template(...)", "adk", ()),
-            ("jinja(...)", "jinja", ()),
+            ("t.instruction(...)", "angle", ("a",)),
+            ("Template(...)", "adk", ("b",)),
+            ("jinja(...)", "jinja", ("c",)),
             ("render(...)", "angle", ()),
             ('Agent(name="helper").instruction', "angle", ("helper", "helper.instruction")),
+        ],
+    ),
+    (
+        "agent-given-a-constant-holding-templatings-own-provider-is-linted-once",
+        {
+            "m.py": (
+                "from templating import Agent, instruction, jinja\n"
+                'def build():\n    return Agent(name="early", instruction=J)\n'
+                'P = instruction("Hi <name>")\n'
+                'J = jinja("{{ x }}")\n'
+                'a = Agent(name="x", instruction=P)\n'
+            )
+        },
+        None,
+        [
+            ("jinja(...)", "jinja", ("J", "early", "early.instruction")),
+            ("instruction(...)", "angle", ("P", "x", "x.instruction")),
         ],
     ),
     (
@@ -365,7 +382,7 @@ EXTRACT_CASES = [
             )
         },
         None,
-        [("instruction(...)", "angle", ())],
+        [("instruction(...)", "angle", ("x", "x.instruction"))],
     ),
     (
         "concatenation-plus-dedent-strip-and-local-names",
@@ -505,6 +522,22 @@ def test_an_f_string_only_312_reads_is_still_an_f_string() -> None:
     (skipped,) = result.skipped
     assert skipped.reason.startswith("an f-string")
     assert (skipped.span.line, skipped.span.column) == (2, 32)
+
+
+NO_NEWER_PYTHON_HINT = [
+    ("unclosed-bracket", "PROMPT = (\n    '<b>Plan</b> {trip}'\n"),
+    ("unterminated-string", "PROMPT = '## Plan {trip}\n"),
+    ("null-byte", "PROMPT = 'a'\x00\n"),
+    ("unmatched-bracket", "PROMPT = '{trip}')\n"),
+    ("unexpected-indent", "PROMPT = 'x'\n    OTHER = 'y'\n"),
+]
+
+
+@pytest.mark.parametrize("source", [c[1] for c in NO_NEWER_PYTHON_HINT], ids=[c[0] for c in NO_NEWER_PYTHON_HINT])
+def test_errors_no_python_accepts_get_no_newer_python_hint(source: str) -> None:
+    with pytest.raises(PythonSourceError) as info:
+        scan_texts({"bad.py": source})
+    assert info.value.help is None
 
 
 def test_a_file_not_valid_in_any_python_is_still_an_error() -> None:
