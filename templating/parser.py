@@ -5,16 +5,18 @@ ADK's ``{key}``) by ``grammar/adk.lark`` alone, each compiled by Lark for its LA
 Parsing is total: every string is a template, and text that is not a node is literal.
 
 Each grammar's one rule is a flat sequence of tokens, so the tokens are the parse. We take the
-terminals' patterns from the grammar as Lark compiles it, join them into one regular expression
-(one named group per terminal), split the source with it and build nodes straight from the
-pieces: no match or Lark token objects, no tree, which would only cost time. The test suite
-checks that Lark's full LALR parse agrees, token for token and node for node (``lalr_nodes``).
+terminals' patterns from the grammar as Lark compiles it and join them into one regular
+expression, which hands over the tokens as plain strings (``findall``); a second one, of the
+node terminals alone, tells once per distinct token which terminal it is. Nodes are built
+straight from the strings: no match or Lark token objects per token, no tree, which would only
+cost time. The test suite checks that Lark's full LALR parse agrees, token for token and node
+for node (``lalr_nodes``).
 
 So that a process does not pay for importing Lark and compiling the grammar (tens of
-milliseconds) to parse one template, that expression is also shipped, with a hash of the grammar
-it came from, in ``terminals.json`` beside this module (written by ``write_terminals()``). It is
-used only while the hash matches the grammar being read; when the grammar changes, the
-expression is taken from Lark again (the same result, just slower to start), and a test fails
+milliseconds) to parse one template, the terminals' patterns are also shipped, with a hash of the
+grammar they came from, in ``terminals.json`` beside this module (written by ``write_terminals()``).
+They are used only while the hash matches the grammar being read; when the grammar changes, the
+patterns are taken from Lark again (the same result, just slower to start), and a test fails
 until the file is rewritten. Nothing is written at run time, so a read-only install and
 concurrent processes are no concern.
 """
@@ -25,6 +27,7 @@ import gc
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from hashlib import sha256
 from pathlib import Path
@@ -72,18 +75,15 @@ def lark_terminals(name: str) -> dict[str, str]:
     return {terminal.name: terminal.pattern.to_regexp() for terminal in _lark(name).terminals}
 
 
-def lark_expression(name: str) -> str:
-    """One regular expression for the terminals Lark compiles from ``grammar/<name>.lark``.
+def scanner_terminals(name: str) -> dict[str, str]:
+    """The terminals Lark compiles from ``grammar/<name>.lark``, in the order the scanner tries them.
 
-    One capturing group per terminal, named after it and holding its pattern as Lark compiled
-    it. The grammars' terminals are disjoint (at no offset do two of them match: TEXT stops
-    wherever a node could start), so the order they are tried in cannot change a token; the
-    ones that start with a fixed character come first and TEXT last, as that is the fastest
-    order for the regular expression engine. The tests check the disjointness, and that the
-    tokens agree with Lark's.
+    The grammars' terminals are disjoint (at no offset do two of them match: TEXT stops wherever
+    a node could start), so the order cannot change a token; the ones that start with a fixed
+    character come first and TEXT last, as that is the fastest order for the regular expression
+    engine. The tests check the disjointness, and that the tokens agree with Lark's.
     """
-    terminals = sorted(lark_terminals(name).items(), key=lambda item: (item[0] == "TEXT", item[0]))
-    return "|".join(f"(?P<{terminal}>{pattern})" for terminal, pattern in terminals)
+    return dict(sorted(lark_terminals(name).items(), key=lambda item: (item[0] == "TEXT", item[0])))
 
 
 def _shipped() -> dict[str, Any]:
@@ -94,17 +94,40 @@ def _shipped() -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True, slots=True)
+class _Scanner:
+    """The two expressions a grammar's terminals make.
+
+    ``tokens``: every terminal's pattern, one after another in one expression with no groups, so
+    that ``findall`` hands over the tokens as plain strings (no match objects, no slots for the
+    terminals that did not match). Last comes any one character: the grammars leave no text
+    unmatched (TEXT takes the rest), and were one to, that text would still be text, where
+    ``findall`` alone would skip it. ``nodes``: the terminals other than TEXT, one named group
+    each; matched where a token starts, it names the token's terminal (no match: TEXT).
+    """
+
+    tokens: re.Pattern[str]
+    nodes: re.Pattern[str]
+
+
 @cache
-def _scanner(name: str) -> re.Pattern[str]:
-    """The compiled expression for ``grammar/<name>.lark``: the shipped one while it matches the grammar."""
+def _scanner(name: str) -> _Scanner:
+    """The scanner for ``grammar/<name>.lark``: from the shipped terminals while they match the grammar."""
     entry = _shipped().get(name)
-    if isinstance(entry, dict) and entry.get("grammar_sha256") == grammar_hash(grammar_text(name)):
-        scanner = re.compile(entry["pattern"])
-    else:
-        scanner = re.compile(lark_expression(name))
-    if scanner.groups != len(scanner.groupindex):  # split() would hand back the inner groups too
+    terminals = entry.get("terminals") if isinstance(entry, dict) else None
+    if not (
+        isinstance(terminals, dict)
+        and "TEXT" in terminals
+        and all(isinstance(pattern, str) for pattern in terminals.values())
+        and entry.get("grammar_sha256") == grammar_hash(grammar_text(name))  # type: ignore[union-attr]
+    ):
+        terminals = scanner_terminals(name)
+    tokens = re.compile("|".join(f"(?:{pattern})" for pattern in terminals.values()) + r"|(?s:.)")
+    others = [f"(?P<{terminal}>{pattern})" for terminal, pattern in terminals.items() if terminal != "TEXT"]
+    nodes = re.compile("|".join(others))
+    if tokens.groups:  # findall() would hand back the groups instead of the tokens
         raise RuntimeError(f"grammar/{name}.lark: a terminal's pattern has a capturing group; use (?:...)")
-    return scanner
+    return _Scanner(tokens, nodes)
 
 
 def terminals_data() -> dict[str, Any]:
@@ -113,7 +136,7 @@ def terminals_data() -> dict[str, Any]:
         "comment": f"Generated from grammar/*.lark by {WRITE_COMMAND}; do not edit.",
     }
     for name in sorted(_GRAMMARS.values()):
-        data[name] = {"grammar_sha256": grammar_hash(grammar_text(name)), "pattern": lark_expression(name)}
+        data[name] = {"grammar_sha256": grammar_hash(grammar_text(name)), "terminals": scanner_terminals(name)}
     return data
 
 
@@ -171,30 +194,15 @@ def lalr_nodes(source: str, *, dialect: Dialect = "angle") -> tuple[Node, ...]:
 
 
 def lexer_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, str]]:
-    """The tokens the fast path builds nodes from, as ``(type, text)`` pairs."""
-    names, parts = _split(source, check_dialect(dialect))
-    step = len(names) + 1
+    """The tokens the fast path builds nodes from, as ``(type, text)`` pairs, each typed where it stands."""
+    scanner = _scanner(_GRAMMARS[check_dialect(dialect)])
     tokens: list[tuple[str, str]] = []
-    for index in range(0, len(parts), step):
-        gap = parts[index]
-        if gap:  # text no terminal matched (the grammars leave none): text all the same
-            tokens.append(("TEXT", gap))
-        tokens.extend((name, text) for name, text in zip(names, parts[index + 1 : index + step], strict=False) if text)
+    position = 0
+    for token in scanner.tokens.findall(source):
+        match = scanner.nodes.match(source, position)
+        tokens.append((match.lastgroup or "TEXT" if match else "TEXT", token))
+        position += len(token)
     return tokens
-
-
-def _split(source: str, dialect: Dialect) -> tuple[tuple[str, ...], list[str | None]]:
-    """The terminals' names in group order, and ``source`` split by the scanner: text no terminal
-    matched, then one slot per terminal (the token in its terminal's slot, None in the others),
-    repeated, and the text after the last token."""
-    scanner, names = _scanner_and_names(_GRAMMARS[dialect])
-    return names, scanner.split(source)
-
-
-@cache
-def _scanner_and_names(name: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
-    scanner = _scanner(name)
-    return scanner, tuple(sorted(scanner.groupindex, key=scanner.groupindex.__getitem__))
 
 
 def _valid_key(key: str) -> bool:
@@ -288,20 +296,26 @@ def _parts(cls: type) -> type:
 _SpanParts, _LiteralParts, _PlaceholderParts, _EscapedParts = map(_parts, (Span, Literal, Placeholder, Escaped))
 
 
-def _token_facts(kind: str, token: str, dialect: Dialect) -> tuple[Any, ...]:
-    """What _build needs to know about a distinct token, worked out once per parse.
+def _token_facts(token: str, source: str, position: int, dialect: Dialect, nodes: re.Pattern[str]) -> tuple[Any, ...]:
+    """What _build needs to know about a distinct token, worked out once per parse where it first stands.
 
-    ``(parts class or None when the token is text after all, node class, key or text, optional,
-    length, newlines in it, offset after its last newline)``.
+    ``(parts class, key or text, optional (None for an escape), length, newlines in it, offset
+    after its last newline)``; for text (TEXT, or a token whose key Python's rules reject) the
+    first three are None. The same string is the same token wherever it stands: the terminals are
+    disjoint and the node terminals read nothing past their closing character (the tests check both).
     """
-    meaning = _MEANING[dialect](kind, token)
-    newlines = token.count("\n")
-    after_newline = token.rfind("\n") + 1
-    if meaning is None:
-        return (None, None, "", False, len(token), newlines, after_newline)
-    cls, value, optional = meaning
-    parts = _PlaceholderParts if cls is Placeholder else _EscapedParts
-    return (parts, cls, value, optional, len(token), newlines, after_newline)
+    newlines = after_newline = 0
+    if "\n" in token:
+        newlines, after_newline = token.count("\n"), token.rfind("\n") + 1
+    match = nodes.match(source, position)
+    if match is not None and match.lastgroup is not None:
+        meaning = _MEANING[dialect](match.lastgroup, token)
+        if meaning is not None:
+            cls, value, optional = meaning
+            if cls is Placeholder:
+                return (_PlaceholderParts, value, optional, len(token), newlines, after_newline)
+            return (_EscapedParts, value, None, len(token), newlines, after_newline)
+    return (None, None, None, len(token), newlines, after_newline)
 
 
 def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
@@ -309,16 +323,12 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
     reject) is text; adjacent text, from TEXT tokens or such tokens, merges into one Literal.
 
     The hot loop of every parse: node-dense input makes one pass per node, so it is written for
-    speed. ``split`` hands over the tokens as plain strings in their terminals' slots, with no
-    match objects; each distinct node token is looked at once; offsets, lines and columns are
-    counted from the lengths.
+    speed. ``findall`` hands over the tokens as plain strings; each distinct token is looked at
+    once; offsets, lines and columns are counted from the lengths.
     """
-    names, parts = _split(source, dialect)
-    step = len(names) + 1
-    text_slot = names.index("TEXT")
-    unmatched = parts[::step]  # text no terminal matched: empty strings, as TEXT covers the rest
-    tokens = zip(*(parts[group::step] for group in range(1, step)), strict=True)
-    facts: dict[tuple[str | None, ...], tuple[Any, ...]] = {}
+    scanner = _scanner(_GRAMMARS[dialect])
+    nodes_expression = scanner.nodes
+    facts: dict[str, tuple[Any, ...]] = {}
     nodes: list[Node] = []
     append = nodes.append
     span: Any
@@ -327,60 +337,55 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
     line, line_start = 1, 0  # the current line, and the offset it starts at
     text_start = -1  # where pending text starts, if any (and its line and column)
     text_line = text_column = 0
+    text: str | None = None
 
-    for gap, token in zip(unmatched, tokens, strict=False):
-        lexed_text = token[text_slot]
-        text = gap if lexed_text is None else gap + lexed_text if gap else lexed_text
-        if text:
-            if text_start < 0:
-                text_start, text_line, text_column = position, line, position - line_start + 1
-            if "\n" in text:
-                line += text.count("\n")
-                line_start = position + text.rfind("\n") + 1
-            position += len(text)
-            if lexed_text is not None:
-                continue
+    for token in scanner.tokens.findall(source):
         known = facts.get(token)
         if known is None:
-            index = next(i for i, group in enumerate(token) if group is not None)
-            known = facts[token] = _token_facts(names[index], token[index], dialect)
-        parts_cls, cls, value, optional, length, newlines, after_newline = known
-        if parts_cls is None:  # text after all
+            known = facts[token] = _token_facts(token, source, position, dialect, nodes_expression)
+        parts_cls, value, optional, length, newlines, after_newline = known
+        if parts_cls is None:  # text
             if text_start < 0:
                 text_start, text_line, text_column = position, line, position - line_start + 1
-        else:
-            if text_start >= 0:
-                span = _SpanParts()
-                span.start, span.end, span.line, span.column = text_start, position, text_line, text_column
-                span.__class__ = Span
-                node = _LiteralParts()
-                node.text, node.span = source[text_start:position], span
-                node.__class__ = Literal
-                append(node)
-                text_start = -1
-            span = _SpanParts()
-            span.start, span.end, span.line, span.column = position, position + length, line, position - line_start + 1
-            span.__class__ = Span
-            node = parts_cls()
-            if cls is Placeholder:
-                node.key, node.optional, node.span = value, optional, span
+                text = token  # the Literal's text while no other text joins it (no copy to make)
             else:
-                node.text, node.span = value, span
-            node.__class__ = cls
+                text = None
+            if newlines:
+                line += newlines
+                line_start = position + after_newline
+            position += length
+            continue
+        if text_start >= 0:
+            span = _SpanParts()
+            span.start, span.end, span.line, span.column = text_start, position, text_line, text_column
+            span.__class__ = Span
+            node = _LiteralParts()
+            node.text, node.span = source[text_start:position] if text is None else text, span
+            node.__class__ = Literal
             append(node)
-        if newlines:
+            text_start = -1
+        span = _SpanParts()
+        span.start, span.end, span.line, span.column = position, position + length, line, position - line_start + 1
+        span.__class__ = Span
+        node = parts_cls()
+        if optional is None:
+            node.text, node.span = value, span
+            node.__class__ = Escaped
+        else:
+            node.key, node.optional, node.span = value, optional, span
+            node.__class__ = Placeholder
+        append(node)
+        if newlines:  # a node spread over lines (the ADK dialect allows white space inside the braces)
             line += newlines
             line_start = position + after_newline
         position += length
 
-    if unmatched[-1] and text_start < 0:
-        text_start, text_line, text_column = position, line, position - line_start + 1
     if text_start >= 0:
         span = _SpanParts()
         span.start, span.end, span.line, span.column = text_start, len(source), text_line, text_column
         span.__class__ = Span
         node = _LiteralParts()
-        node.text, node.span = source[text_start:], span
+        node.text, node.span = source[text_start:] if text is None else text, span
         node.__class__ = Literal
         append(node)
     return tuple(nodes)

@@ -7,6 +7,8 @@ import gc
 import itertools
 import json
 import re
+import re._constants as re_constants  # type: ignore[import-not-found]
+import re._parser as re_parser  # type: ignore[import-not-found]  # the re module's own parser: to look inside terminals
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,10 +27,10 @@ from templating.parser import (
     WRITE_COMMAND,
     lalr_nodes,
     lalr_tokens,
-    lark_expression,
     lark_terminals,
     lexer_tokens,
     parse_nodes,
+    scanner_terminals,
     terminals_data,
     write_terminals,
 )
@@ -532,44 +534,110 @@ def test_write_terminals_writes_what_lark_compiles(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize("name", ["instruction", "adk"])
-def test_the_expression_holds_every_terminal_lark_compiles(name: str) -> None:
+def test_the_scanner_holds_every_terminal_lark_compiles(name: str) -> None:
     terminals = lark_terminals(name)
     assert "TEXT" in terminals
-    expression = lark_expression(name)
-    assert sorted(re.compile(expression).groupindex) == sorted(terminals)
+    assert list(scanner_terminals(name))[-1] == "TEXT"  # tried last; the node terminals before it
+    scanner = parser_module._scanner(name)
+    assert sorted(scanner.nodes.groupindex) == sorted(set(terminals) - {"TEXT"})
     for terminal, pattern in terminals.items():
-        assert f"(?P<{terminal}>{pattern})" in expression
+        assert f"(?:{pattern})" in scanner.tokens.pattern
+        if terminal != "TEXT":
+            assert f"(?P<{terminal}>{pattern})" in scanner.nodes.pattern
+
+
+def regex_operations(pattern: object) -> Iterator[str]:
+    """The names of every operation in a pattern parsed by the re module's own parser, nested ones included."""
+    for item in pattern if isinstance(pattern, (list, tuple, re_parser.SubPattern)) else ():
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], re_constants._NamedIntConstant):
+            yield str(item[0])
+            yield from regex_operations(item[1])
+        else:
+            yield from regex_operations(item)
+
+
+@pytest.mark.parametrize("name", ["instruction", "adk"])
+def test_node_terminals_read_nothing_past_their_closing_character(name: str) -> None:
+    # _build works out what a token is once per distinct string, where it first stands. That is
+    # right wherever else the string stands because the terminals are disjoint (tested below) and
+    # a node terminal looks at nothing but its own characters: no lookaround, no anchors, and a
+    # fixed last character, so no repetition stops on what comes after it.
+    for terminal, pattern in lark_terminals(name).items():
+        parsed = re_parser.parse(pattern)
+        operations = set(regex_operations(parsed))
+        assert {"BRANCH", "IN"} <= operations  # the walk sees inside groups
+        if terminal == "TEXT":
+            assert "ASSERT_NOT" in operations  # and it would see a lookahead
+            continue
+        assert not operations & {"ASSERT", "ASSERT_NOT", "AT", "GROUPREF", "GROUPREF_EXISTS"}, (terminal, operations)
+        assert str(parsed[-1][0]) == "LITERAL", (terminal, parsed[-1])
+
+
+@pytest.mark.parametrize(
+    ("source", "tokens"),
+    [
+        ("<a> <a>", [("PLACEHOLDER", "<a>"), ("TEXT", " "), ("PLACEHOLDER", "<a>")]),
+        ("<<a>> <a>", [("ESCAPE", "<<a>>"), ("TEXT", " "), ("PLACEHOLDER", "<a>")]),
+        ("<<<a>", [("TEXT", "<<"), ("PLACEHOLDER", "<a>")]),
+    ],
+    ids=["placeholder-twice", "escape-then-placeholder", "run-of-angles"],
+)
+def test_lexer_tokens_are_typed_where_they_stand(source: str, tokens: list[tuple[str, str]]) -> None:
+    assert lexer_tokens(source) == tokens == lalr_tokens(source)
 
 
 @pytest.fixture
 def fresh_scanner() -> Iterator[None]:
     parser_module._scanner.cache_clear()
-    parser_module._scanner_and_names.cache_clear()
     parser_module._cached.cache_clear()
     yield
     parser_module._scanner.cache_clear()
-    parser_module._scanner_and_names.cache_clear()
     parser_module._cached.cache_clear()
 
 
-def test_the_shipped_expression_is_used_while_the_grammar_is_unchanged(
+def test_the_shipped_terminals_are_used_while_the_grammar_is_unchanged(
     fresh_scanner: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = terminals_data()
-    data["instruction"]["pattern"] = (
-        "(?P<PLACEHOLDER>#\\w+#)|(?P<TEXT>[^#]+|#)"  # a different syntax, to tell them apart
-    )
+    data["instruction"]["terminals"] = {"PLACEHOLDER": "#\\w+#", "TEXT": "[^#]+|#"}  # another syntax, to tell apart
     monkeypatch.setattr(parser_module, "_shipped", lambda: data)
     assert [type(node) for node in parse_nodes("a #b# <c>")] == [Literal, Placeholder, Literal]
 
 
 def test_a_changed_grammar_is_compiled_by_lark_again(fresh_scanner: None, monkeypatch: pytest.MonkeyPatch) -> None:
     data = terminals_data()
-    data["instruction"]["pattern"] = "(?P<PLACEHOLDER>#\\w+#)|(?P<TEXT>[^#]+|#)"
+    data["instruction"]["terminals"] = {"PLACEHOLDER": "#\\w+#", "TEXT": "[^#]+|#"}
     data["instruction"]["grammar_sha256"] = "0" * 64  # shipped for some other grammar: not used
     monkeypatch.setattr(parser_module, "_shipped", lambda: data)
-    assert parser_module._scanner("instruction").pattern == lark_expression("instruction")
+    assert parser_module._scanner("instruction").nodes.groupindex.keys() == {"ESCAPE", "PLACEHOLDER"}
     assert shape("a #b# <c>") == [("L", "a #b# "), ("P", "c", False)]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"pattern": "(?P<PLACEHOLDER>#\\w+#)|(?P<TEXT>[^#]+|#)"},  # an earlier format: one expression
+        {"terminals": ["#\\w+#"]},
+        {"terminals": {"PLACEHOLDER": "#\\w+#"}},  # no TEXT
+        {"terminals": {"PLACEHOLDER": 1, "TEXT": "[^#]+|#"}},
+    ],
+    ids=["old-format", "not-a-mapping", "no-text", "not-a-pattern"],
+)
+def test_a_shipped_entry_of_another_shape_is_not_used(
+    entry: dict[str, object], fresh_scanner: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = terminals_data()
+    data["instruction"] = {"grammar_sha256": data["instruction"]["grammar_sha256"], **entry}
+    monkeypatch.setattr(parser_module, "_shipped", lambda: data)
+    assert shape("a #b# <c>") == [("L", "a #b# "), ("P", "c", False)]
+
+
+def test_a_terminal_with_a_capturing_group_is_refused(fresh_scanner: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = terminals_data()
+    data["instruction"]["terminals"] = {"PLACEHOLDER": "#(\\w+)#", "TEXT": "[^#]+|#"}
+    monkeypatch.setattr(parser_module, "_shipped", lambda: data)
+    with pytest.raises(RuntimeError, match=r"capturing group; use \(\?:\.\.\.\)"):
+        parse_nodes("a #b#")
 
 
 def test_a_missing_or_broken_terminals_file_falls_back_to_lark(
@@ -578,7 +646,7 @@ def test_a_missing_or_broken_terminals_file_falls_back_to_lark(
     broken = tmp_path / "terminals.json"
     broken.write_text("{not json", encoding="utf-8")
     monkeypatch.setattr(parser_module, "TERMINALS_FILE", broken)
-    assert parser_module._scanner("adk").pattern == lark_expression("adk")
+    assert parser_module._scanner("adk").nodes.groupindex.keys() == {"PLACEHOLDER"}
     assert adk_shape("{a}") == [("P", "a", False)]
 
 
