@@ -442,6 +442,31 @@ def test_adk_placeholders_match_a_plain_scan_of_the_rules(source: str) -> None:
     assert [(n.span.start, n.span.end, n.key, n.optional) for n in nodes] == adk_reference(source)
 
 
+@pytest.mark.parametrize(
+    "unit",
+    ["{a", "{ ", "{a:b}", "{{a", "{{{{a", "${a}", "\\{a}", "{{ {a} }}", "{a }", "{user:a?}", "{ {a}"],
+    ids=[
+        "open",
+        "open-space",
+        "unknown-scope",
+        "double-open",
+        "open-run",
+        "dollar",
+        "backslash",
+        "verbatim",
+        "space-close",
+        "scoped-optional",
+        "open-then-placeholder",
+    ],
+)
+def test_adk_repeated_shapes_match_a_plain_scan_of_the_rules(unit: str) -> None:
+    # The shapes the benchmark repeats a megabyte of, repeated, then a placeholder, then again.
+    source = unit * 7 + "{key}" + unit * 3 + "\n{ user:name? }"
+    nodes = [node for node in parse_nodes(source, "adk") if isinstance(node, Placeholder)]
+    assert [(n.span.start, n.span.end, n.key, n.optional) for n in nodes] == adk_reference(source)
+    assert parse_nodes(source, "adk") == lalr_nodes(source, dialect="adk")
+
+
 # The fast path against Lark's full LALR parse: node for node, span for span.
 
 
