@@ -334,7 +334,7 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
     span: Any
     node: Any
     position = 0
-    line, line_start = 1, 0  # the current line, and the offset it starts at
+    line, before_line = 1, -1  # the current line, and the offset before its first character
     text_start = -1  # where pending text starts, if any (and its line and column)
     text_line = text_column = 0
     text: str | None = None
@@ -346,13 +346,13 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
         parts_cls, value, optional, length, newlines, after_newline = known
         if parts_cls is None:  # text
             if text_start < 0:
-                text_start, text_line, text_column = position, line, position - line_start + 1
+                text_start, text_line, text_column = position, line, position - before_line
                 text = token  # the Literal's text while no other text joins it (no copy to make)
             else:
                 text = None
             if newlines:
                 line += newlines
-                line_start = position + after_newline
+                before_line = position + after_newline - 1
             position += length
             continue
         if text_start >= 0:
@@ -364,8 +364,10 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
             node.__class__ = Literal
             append(node)
             text_start = -1
+        # One new int per offset: a node's end is the next token's start (the same object).
+        end = position + length
         span = _SpanParts()
-        span.start, span.end, span.line, span.column = position, position + length, line, position - line_start + 1
+        span.start, span.end, span.line, span.column = position, end, line, position - before_line
         span.__class__ = Span
         node = parts_cls()
         if optional is None:
@@ -377,8 +379,8 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
         append(node)
         if newlines:  # a node spread over lines (the ADK dialect allows white space inside the braces)
             line += newlines
-            line_start = position + after_newline
-        position += length
+            before_line = position + after_newline - 1
+        position = end
 
     if text_start >= 0:
         span = _SpanParts()
