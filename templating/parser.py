@@ -59,7 +59,7 @@ def grammar_text(name: str) -> str:
 
 
 def grammar_hash(text: str) -> str:
-    """The hash that ties a shipped expression to the grammar text it was compiled from."""
+    """The hash that ties the shipped terminals to the grammar text Lark compiled them from."""
     return sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -88,10 +88,10 @@ def scanner_terminals(name: str) -> dict[str, str]:
 
 def _shipped() -> dict[str, Any]:
     try:
-        data: dict[str, Any] = json.loads(TERMINALS_FILE.read_text(encoding="utf-8"))
+        data = json.loads(TERMINALS_FILE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data
+    return data if isinstance(data, dict) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,22 +112,37 @@ class _Scanner:
 
 @cache
 def _scanner(name: str) -> _Scanner:
-    """The scanner for ``grammar/<name>.lark``: from the shipped terminals while they match the grammar."""
+    """The scanner for ``grammar/<name>.lark``: from the shipped terminals while they match the grammar.
+
+    A shipped entry that is not what ``write_terminals()`` writes (another format, no node
+    terminal, a pattern that does not compile) is passed over for Lark's: slower to start, never wrong.
+    """
     entry = _shipped().get(name)
     terminals = entry.get("terminals") if isinstance(entry, dict) else None
-    if not (
-        isinstance(terminals, dict)
+    scanner = None
+    if (
+        isinstance(entry, dict)
+        and isinstance(terminals, dict)
         and "TEXT" in terminals
+        and len(terminals) > 1
         and all(isinstance(pattern, str) for pattern in terminals.values())
-        and entry.get("grammar_sha256") == grammar_hash(grammar_text(name))  # type: ignore[union-attr]
+        and entry.get("grammar_sha256") == grammar_hash(grammar_text(name))
     ):
-        terminals = scanner_terminals(name)
+        try:
+            scanner = _compile(terminals)
+        except re.error:
+            scanner = None
+    if scanner is None:
+        scanner = _compile(scanner_terminals(name))
+    if scanner.tokens.groups:  # findall() would hand back the groups instead of the tokens
+        raise RuntimeError(f"grammar/{name}.lark: a terminal's pattern has a capturing group; use (?:...)")
+    return scanner
+
+
+def _compile(terminals: dict[str, str]) -> _Scanner:
     tokens = re.compile("|".join(f"(?:{pattern})" for pattern in terminals.values()) + r"|(?s:.)")
     others = [f"(?P<{terminal}>{pattern})" for terminal, pattern in terminals.items() if terminal != "TEXT"]
-    nodes = re.compile("|".join(others))
-    if tokens.groups:  # findall() would hand back the groups instead of the tokens
-        raise RuntimeError(f"grammar/{name}.lark: a terminal's pattern has a capturing group; use (?:...)")
-    return _Scanner(tokens, nodes)
+    return _Scanner(tokens, re.compile("|".join(others)))
 
 
 def terminals_data() -> dict[str, Any]:
@@ -301,8 +316,9 @@ def _token_facts(token: str, source: str, position: int, dialect: Dialect, nodes
 
     ``(parts class, key or text, optional (None for an escape), length, newlines in it, offset
     after its last newline)``; for text (TEXT, or a token whose key Python's rules reject) the
-    first three are None. The same string is the same token wherever it stands: the terminals are
-    disjoint and the node terminals read nothing past their closing character (the tests check both).
+    first three are None. The same string is the same token wherever it stands, because the
+    terminals are disjoint and a node terminal decides its match from its own characters alone
+    (see the contributing page; the tests check both, and the property itself).
     """
     newlines = after_newline = 0
     if "\n" in token:

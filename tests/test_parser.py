@@ -585,8 +585,9 @@ def regex_operations(pattern: object) -> Iterator[str]:
 def test_node_terminals_read_nothing_past_their_closing_character(name: str) -> None:
     # _build works out what a token is once per distinct string, where it first stands. That is
     # right wherever else the string stands because the terminals are disjoint (tested below) and
-    # a node terminal looks at nothing but its own characters: no lookaround, no anchors, and a
-    # fixed last character, so no repetition stops on what comes after it.
+    # a node terminal decides its match from its own characters: no lookaround, no anchors, and a
+    # fixed last character. (Nor may a possessive run stop on a character after the token; that
+    # is left to the property test below, test_a_token_is_of_one_terminal_wherever_it_stands.)
     for terminal, pattern in lark_terminals(name).items():
         parsed = re_parser.parse(pattern)
         operations = set(regex_operations(parsed))
@@ -645,8 +646,10 @@ def test_a_changed_grammar_is_compiled_by_lark_again(fresh_scanner: None, monkey
         {"terminals": ["#\\w+#"]},
         {"terminals": {"PLACEHOLDER": "#\\w+#"}},  # no TEXT
         {"terminals": {"PLACEHOLDER": 1, "TEXT": "[^#]+|#"}},
+        {"terminals": {"TEXT": "[^#]+|#"}},  # no node terminal: everything would be text
+        {"terminals": {"PLACEHOLDER": "#(?:\\w+#", "TEXT": "[^#]+|#"}},  # does not compile
     ],
-    ids=["old-format", "not-a-mapping", "no-text", "not-a-pattern"],
+    ids=["old-format", "not-a-mapping", "no-text", "not-a-pattern", "text-alone", "not-compiling"],
 )
 def test_a_shipped_entry_of_another_shape_is_not_used(
     entry: dict[str, object], fresh_scanner: None, monkeypatch: pytest.MonkeyPatch
@@ -665,11 +668,12 @@ def test_a_terminal_with_a_capturing_group_is_refused(fresh_scanner: None, monke
         parse_nodes("a #b#")
 
 
+@pytest.mark.parametrize("content", ["{not json", "[]", "null", '"terminals"', ""], ids=repr)
 def test_a_missing_or_broken_terminals_file_falls_back_to_lark(
-    fresh_scanner: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    content: str, fresh_scanner: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     broken = tmp_path / "terminals.json"
-    broken.write_text("{not json", encoding="utf-8")
+    broken.write_text(content, encoding="utf-8")
     monkeypatch.setattr(parser_module, "TERMINALS_FILE", broken)
     assert parser_module._scanner("adk").nodes.groupindex.keys() == {"PLACEHOLDER"}
     assert adk_shape("{a}") == [("P", "a", False)]
@@ -706,6 +710,26 @@ def test_angle_terminals_are_disjoint(source: str) -> None:
 def test_adk_terminals_are_disjoint(source: str) -> None:
     for offset, matching in terminal_matches("adk", source):
         assert len(matching) <= 1, (offset, matching)
+
+
+def kinds_by_string(source: str, dialect: str) -> dict[str, set[str]]:
+    kinds: dict[str, set[str]] = {}
+    for kind, text in lexer_tokens(source, dialect=dialect):  # type: ignore[arg-type]
+        kinds.setdefault(text, set()).add(kind)
+    return kinds
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(templates, min_size=1, max_size=4), st.lists(adk_templates, min_size=1, max_size=4))
+def test_a_token_is_of_one_terminal_wherever_it_stands(angle: list[str], adk: list[str]) -> None:
+    # What _build assumes when it works out a distinct token once (see _token_facts): typed
+    # where each one stands, the same string is always of the same terminal. The pieces are
+    # joined in both orders, so that the same strings stand in other company.
+    for dialect, pieces in (("instruction", angle), ("adk", adk)):
+        name = "angle" if dialect == "instruction" else "adk"
+        for source in ("".join(pieces), "".join(reversed(pieces)) + "".join(pieces)):
+            for text, kinds in kinds_by_string(source, name).items():
+                assert len(kinds) == 1, (text, kinds, source)
 
 
 # Nodes built by the fast path are ordinary, frozen, slotted instances.
