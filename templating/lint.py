@@ -26,8 +26,8 @@ from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
 from .errors import TemplatingError
-from .nodes import SCOPE_PREFIXES, SCOPES, TEMP_PREFIX, Dialect, Escaped, Literal, Placeholder, Span, check_dialect
-from .template import Template
+from .nodes import SCOPE_PREFIXES, SCOPES, TEMP_PREFIX, Dialect, Escaped, Literal, Placeholder, Span
+from .template import Template, as_template
 
 __all__ = [
     "DEFAULT_RULES",
@@ -1295,12 +1295,7 @@ def lint(
     gets the rules of its dialect (T016..T019: what google-adk would do wrong at run time) and
     the placeholder rules (T001, T009, T010, T012); the angle syntax's near-miss rules do not apply.
     """
-    if isinstance(template, Template):
-        if dialect is not None and check_dialect(dialect) != template.dialect:
-            raise ValueError(f"dialect={dialect!r} was given for a Template whose dialect is {template.dialect!r}")
-        tpl = template
-    else:
-        tpl = Template(template, dialect="angle" if dialect is None else dialect)
+    tpl = as_template(template, dialect=dialect)
     angle = tpl.dialect == "angle"
     on = select_rules(select=select, ignore=ignore) - (ADK_ONLY if angle else ANGLE_ONLY)
     loaded = load_schema(schema) if schema is not None else None

@@ -106,13 +106,17 @@ def render(
     ``dialect`` is the syntax of a string ``source`` (default ``"angle"``); a :class:`Template`
     already has one, and a different ``dialect`` for it is a ValueError.
     """
+    return as_template(source, dialect=dialect).render(state, missing=missing, formatter=formatter)
+
+
+def as_template(source: str | Template, *, dialect: Dialect | None) -> Template:
+    """``source`` itself if it is a Template (a different ``dialect`` for it is a ValueError); else
+    ``source`` parsed (cached) in ``dialect``, ``"angle"`` when None. For render() and lint()."""
     if isinstance(source, Template):
         if dialect is not None and check_dialect(dialect) != source.dialect:
             raise ValueError(f"dialect={dialect!r} was given for a Template whose dialect is {source.dialect!r}")
-        template = source
-    else:
-        template = parse(source, dialect="angle" if dialect is None else dialect)
-    return template.render(state, missing=missing, formatter=formatter)
+        return source
+    return parse(source, dialect="angle" if dialect is None else dialect)
 
 
 def escape(text: str) -> str:
