@@ -67,14 +67,26 @@ class PythonSourceError(TemplatingError):
         self.reason = reason
 
 
+def _line_starts(text: str) -> list[int]:
+    """The offset each line of ``text`` starts at; lines end at "\n" only, as spans count them."""
+    starts = [0]
+    find = text.find
+    at = find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find("\n", at + 1)
+    return starts
+
+
 def _span_at(text: str, line: int | None, column: int | None) -> Span:
     """The one-character span at 1-based ``line``/``column`` of ``text`` (clamped into it)."""
-    lines = text.splitlines(keepends=True) or [""]
-    line = min(max(line or 1, 1), len(lines))
-    row = lines[line - 1].rstrip("\r\n")
+    starts = _line_starts(text)
+    line = min(max(line or 1, 1), len(starts))
+    begin = starts[line - 1]
+    row = text[begin : starts[line] - 1 if line < len(starts) else len(text)].rstrip("\r")
     column = min(max(column or 1, 1), len(row) + 1)
-    start = sum(len(x) for x in lines[: line - 1]) + column - 1
-    return Span(start, min(start + 1, start + len(row) - column + 1), line, column)
+    start = begin + column - 1
+    return Span(start, min(start + 1, begin + len(row)), line, column)
 
 
 def _undecodable(path: str, exc: UnicodeDecodeError) -> PythonSourceError:
@@ -351,13 +363,7 @@ class _Module:
     @property
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            find = self.text.find
-            at = find("\n")
-            while at >= 0:
-                starts.append(at + 1)
-                at = find("\n", at + 1)
-            self._line_starts = starts
+            self._line_starts = _line_starts(self.text)
         return self._line_starts
 
     def offset(self, lineno: int, col: int) -> int:

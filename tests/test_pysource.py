@@ -466,8 +466,10 @@ def test_a_file_that_is_not_python_is_an_error_naming_the_place() -> None:
         ("def f(:\n    pass\n", 1, 7, ":"),
         ('café = "é" +\n', 1, 13, "\n"),  # columns count characters, not UTF-8 bytes
         ("x = (\n", 1, 5, "("),
+        ("x = 1  # a page break: \f\nif x\n", 2, 5, "\n"),  # \f and \u2028 end no line, for Python
+        ('s = "\u2028"\nif x\n', 2, 5, "\n"),
     ],
-    ids=["end-of-line", "crlf", "mid-line", "non-ascii", "unclosed-bracket"],
+    ids=["end-of-line", "crlf", "mid-line", "non-ascii", "unclosed-bracket", "form-feed", "line-separator"],
 )
 def test_a_syntax_error_is_placed_in_the_file(text: str, line: int, column: int, marked: str) -> None:
     with pytest.raises(PythonSourceError) as info:
