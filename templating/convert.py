@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import TemplatingError
-from .nodes import SCOPE_PREFIXES, Escaped, Literal, Node, Placeholder, Span
+from .nodes import Escaped, Literal, Node, Placeholder, Span, is_adk_state_name
 from .parser import parse_nodes
 from .template import escape
 
@@ -22,8 +22,9 @@ __all__ = ["AdkDifference", "ConversionError", "convert_adk"]
 # How ADK's code finds a placeholder (google.adk's instruction utilities): a run of "{", text
 # without braces, a run of "}", not starting right after "$", "{" or "\". The whole match is
 # replaced when the text between, stripped of white space and of one trailing "?", is a state
-# name or starts with "artifact.". Used here only to say where ADK's code differs from its docs.
-_ADK_CODE_MATCH = re.compile(r"(?<![{$\\])(\{+)([^{}]*)(\}+)")
+# name or starts with "artifact.". Used to say where ADK's code differs from its docs, here and
+# in the ADK lint rules.
+ADK_CODE_MATCH = re.compile(r"(?<![{$\\])(\{+)([^{}]*)(\}+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +44,6 @@ class ConversionError(TemplatingError):
     """An ADK instruction that the angle syntax cannot say exactly; nothing is converted."""
 
 
-def _state_name(name: str) -> bool:
-    for scope in SCOPE_PREFIXES:
-        if name.startswith(scope):
-            return name[len(scope) :].isidentifier()
-    return name.isidentifier()
-
-
 def _span_at(source: str, start: int, end: int) -> Span:
     line = source.count("\n", 0, start) + 1
     column = start - (source.rfind("\n", 0, start) + 1) + 1
@@ -60,7 +54,7 @@ def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
     """Where ADK's code would render ``source`` otherwise than its documentation says (and we do)."""
     found: list[AdkDifference] = []
     ours = {(node.span.start, node.span.end) for node in parse_nodes(source, "adk") if isinstance(node, Placeholder)}
-    for match in _ADK_CODE_MATCH.finditer(source):
+    for match in ADK_CODE_MATCH.finditer(source):
         opening, inner, closing = match.groups()
         name = inner.strip()
         if name.endswith("?"):
@@ -71,7 +65,7 @@ def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
                 f"ADK loads the artifact {name.removeprefix('artifact.')!r} here; "
                 "the ADK dialect has no artifacts, so the converted template keeps the text"
             )
-        elif not _state_name(name) or (match.start(), match.end()) in ours:
+        elif not is_adk_state_name(name) or (match.start(), match.end()) in ours:
             continue  # text in both, or the same placeholder in both
         elif len(opening) > 1:
             message = (

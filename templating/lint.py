@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
+from .convert import ADK_CODE_MATCH
 from .errors import TemplatingError
-from .nodes import SCOPE_PREFIXES, SCOPES, TEMP_PREFIX, Dialect, Escaped, Literal, Placeholder, Span
+from .nodes import SCOPE_PREFIXES, SCOPES, TEMP_PREFIX, Dialect, Escaped, Literal, Placeholder, Span, is_adk_state_name
 from .template import Template, as_template
 
 __all__ = [
@@ -1058,21 +1059,14 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
 
 
 # --- The ADK dialect (T016..T019): what google-adk 2.x itself does with a string instruction
-# (``inject_session_state`` in its instruction utilities). Its pattern: a run of "{", text without
-# braces, a run of "}", not right after "$", "{" or "\". It replaces the whole match with an
-# artifact when the text inside (stripped of white space, then of one trailing "?") starts with
-# "artifact.", with the value of a state key when that text is an identifier (or app:, user: or
-# temp: and an identifier), and leaves it as written otherwise.
-_ADK_MATCH = re.compile(r"(?<![$\{\\])(\{+)([^{}]*)(\}+)")
+# (``inject_session_state`` in its instruction utilities). Its pattern (convert.ADK_CODE_MATCH):
+# a run of "{", text without braces, a run of "}", not right after "$", "{" or "\". It replaces
+# the whole match with an artifact when the text inside (stripped of white space, then of one
+# trailing "?") starts with "artifact.", with the value of a state key when that text is a state
+# name (nodes.is_adk_state_name), and leaves it as written otherwise.
 _ADK_MARKS = re.compile(r"(.*?)([ \t]*)(\?*)", re.DOTALL)  # a name, white space, question marks
 _ADK_HYPHENATED = re.compile(rf"{_ID}(?:-{_ID})+")
 _ARTIFACT = "artifact."
-
-
-def _adk_state_name(name: str) -> bool:
-    """google-adk's test for a state name: an identifier, or a scope prefix and an identifier."""
-    head, sep, rest = name.partition(":")
-    return head in SCOPES and rest.isidentifier() if sep else name.isidentifier()
 
 
 # Words one typo away from a scope that are words of their own: {api:key} is no misspelt {app:key}.
@@ -1136,7 +1130,7 @@ def _adk_near_miss(inner: str) -> tuple[str, list[str]] | None:
     if not core or "\n" in core:
         return None
     reasons: list[str] = []
-    if _adk_state_name(core):
+    if is_adk_state_name(core):
         fixed = core
     else:
         near = _adk_fixed_name(core)
@@ -1160,7 +1154,7 @@ def _adk_rules(src: _Source, on: frozenset[str]) -> Iterator[tuple[str, int, int
     T016..T018 report what ADK's code substitutes, wherever it is (a code block included: ADK reads
     it too); T019 reports near misses, which ADK leaves as written, only outside code and math."""
     text = src.text
-    for m in _ADK_MATCH.finditer(text):
+    for m in ADK_CODE_MATCH.finditer(text):
         opening, inner, closing = m.groups()
         start, end, written = m.start(), m.end(), m.group()
         name = inner.strip()
@@ -1182,7 +1176,7 @@ def _adk_rules(src: _Source, on: frozenset[str]) -> Iterator[tuple[str, int, int
                     + "; the ADK dialect and `templating convert` keep this text as written",
                 )
             continue
-        if _adk_state_name(name):
+        if is_adk_state_name(name):
             placeholder = "{" + name + mark + "}"
             if len(opening) > 1 and "T017" in on:
                 yield (

@@ -21,6 +21,7 @@ __all__ = [
     "USER_PREFIX",
     "TEMP_PREFIX",
     "check_dialect",
+    "is_adk_state_name",
 ]
 
 Scope: TypeAlias = _Literal["app", "user", "temp"]
@@ -40,6 +41,14 @@ def check_dialect(dialect: object) -> Dialect:
     if isinstance(dialect, str) and dialect in DIALECTS:
         return dialect
     raise ValueError(f"dialect= must be 'angle' or 'adk', not {dialect!r}")
+
+
+def is_adk_state_name(name: str) -> bool:
+    """Google ADK's test for a state name: an identifier, or a known scope and an identifier (no paths).
+
+    The ADK dialect's parser, ``templating convert`` and the ADK lint rules all ask it."""
+    scope, colon, rest = name.partition(":")
+    return (rest if colon and scope in SCOPES else name).isidentifier()
 
 
 @dataclass(frozen=True, slots=True)

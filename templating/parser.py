@@ -33,7 +33,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .nodes import SCOPES, Dialect, Escaped, Literal, Node, Placeholder, Span, check_dialect
+from .nodes import SCOPES, Dialect, Escaped, Literal, Node, Placeholder, Span, check_dialect, is_adk_state_name
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -278,19 +278,13 @@ def _angle_meaning(kind: str, text: str) -> _Meaning:
     return (Escaped, text[1:-1], False) if kind == "ESCAPE" else (Placeholder, key, optional)
 
 
-def _valid_adk_key(key: str) -> bool:
-    """ADK's rule: an identifier, or a known scope and an identifier (nothing else: no paths)."""
-    scope, colon, rest = key.partition(":")
-    return (rest if colon and scope in SCOPES else key).isidentifier()
-
-
 def _adk_meaning(kind: str, text: str) -> _Meaning:
     """A PLACEHOLDER token of the ADK dialect."""
     key = text[1:-1].strip()
     optional = key.endswith("?")
     if optional:
         key = key[:-1]
-    return (Placeholder, key, optional) if _valid_adk_key(key) else None
+    return (Placeholder, key, optional) if is_adk_state_name(key) else None
 
 
 _MEANING: dict[Dialect, Callable[[str, str], _Meaning]] = {"angle": _angle_meaning, "adk": _adk_meaning}
