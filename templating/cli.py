@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from .convert import ConversionError, convert_adk
 from .errors import MissingKeyError
-from .template import Template
+from .template import Template, parse
 
 __all__ = ["main"]
 
@@ -469,7 +469,9 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         shown = "<stdin>" if name == "-" else name
         sources[shown] = read_text(name)
     results: list[tuple[str, list[Any]]] = []
-    templates: list[Any] = [Template(text, dialect=args.dialect) for text in sources.values()]
+    templates: list[Any] = [
+        parse(text, dialect=args.dialect) for text in sources.values()
+    ]  # cached: lint() reuses each
     for shown, text in sources.items():
         on = rules_for(None if shown == "<stdin>" else shown, config, codes)
         results.append(
@@ -577,7 +579,7 @@ def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: A
     for path, diags in by_file.items():
         diags.sort(key=lambda d: (d.span.start, d.code))
         out.results.append((path, diags))
-    templates = [Template(item.text, dialect=item.dialect) for item in found.instructions if item.dialect != "jinja"]
+    templates = [parse(item.text, dialect=item.dialect) for item in found.instructions if item.dialect != "jinja"]
     return out, templates
 
 

@@ -35,7 +35,7 @@ from typing import Literal as _Literal
 from .errors import TemplatingError
 from .lint import CONSTANT_SUFFIXES, RULES, Diagnostic, lint, load_schema
 from .nodes import Span
-from .template import Template
+from .template import Template, parse
 
 __all__ = [
     "JINJA_SYNTAX",
@@ -993,9 +993,9 @@ class _Project:
                 # The dialect is guessed: ADK's {key} when it has such placeholders; the angle syntax only
                 # in a module that uses templating (elsewhere <role>...</role> is plain text, not a key).
                 dialect: Kind
-                if Template(value.text, dialect="adk").placeholders:
+                if parse(value.text, dialect="adk").placeholders:
                     dialect = "adk"
-                elif _uses_templating(module) and Template(value.text).placeholders:
+                elif _uses_templating(module) and parse(value.text).placeholders:
                     dialect = "angle"
                 else:
                     continue
@@ -1546,7 +1546,7 @@ def _jinja_syntax(found: Instruction) -> list[Diagnostic]:
 def _text_of(found: Instruction) -> Template | None:
     if found.dialect == "jinja":
         return None
-    return Template(found.text, dialect=found.dialect)
+    return parse(found.text, dialect=found.dialect)
 
 
 def never_written(found: Instruction, written: frozenset[str], *, schema: Any = None) -> list[Diagnostic]:

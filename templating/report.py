@@ -13,7 +13,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from .lint import Diagnostic
 from .nodes import Dialect, Escaped, Literal, Placeholder, Span
-from .template import Template
+from .template import parse
 
 __all__ = ["FileReport", "render_html"]
 
@@ -57,7 +57,7 @@ def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
     if report.python:
         nodes: tuple[Any, ...] = (Literal(source, Span(0, len(source), 1, 1)),)
     else:
-        nodes = Template(source, dialect=report.dialect).nodes
+        nodes = parse(source, dialect=report.dialect).nodes
     located = sorted(((d, d.span) for d in report.diagnostics if d.span is not None), key=lambda item: item[1].start)
     cuts = {0, len(source)}
     for item in nodes:
