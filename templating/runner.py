@@ -13,12 +13,15 @@ from typing import Any, TypeAlias
 
 from .agents import Agent
 from .contexts import ReadonlyContext
-from .sessions import Event, EventActions, SessionNotFoundError, SessionService
+from .sessions import Event, EventActions, GetSessionConfig, SessionNotFoundError, SessionService
 from .state import check_state
 
 __all__ = ["Model", "Runner"]
 
 Model: TypeAlias = Callable[[str, str], str | Awaitable[str]]
+
+
+_NO_EVENTS = GetSessionConfig(num_recent_events=0)
 
 
 class Runner:
@@ -72,7 +75,10 @@ class Runner:
         if not isinstance(message, str):
             raise TypeError(f"message must be a str, not {type(message).__name__}")
         delta = check_state(state_delta if state_delta is not None else {}, what="state_delta")
-        session = await self.session_service.get_session(app_name=self.app_name, user_id=user_id, session_id=session_id)
+        # A turn reads the state, never the history: no copy of the stored events is made.
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id, config=_NO_EVENTS
+        )
         if session is None:
             raise SessionNotFoundError(app_name=self.app_name, user_id=user_id, session_id=session_id)
         invocation_id = f"inv-{uuid.uuid4().hex}"
