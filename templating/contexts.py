@@ -106,10 +106,7 @@ class CallbackContext(ReadonlyContext):
         return self._state
 
     def _state_reader(self) -> Callable[[str, Any], Any]:
-        if not self._actions.state_delta:  # nothing written yet: read the session's state where it is
-            get: Callable[[str, Any], Any] = self._session.state.get
-            return get
-        return self._state._state_reader()
+        return self._state._state_reader()  # with nothing written yet, the session's state's own get
 
     @property
     def actions(self) -> EventActions:

@@ -460,7 +460,7 @@ class DatabaseSessionService(SessionService):
             session_id=session_id,
             app_name=app_name,
             user_id=user_id,
-            state=json.loads(_dumps(merged)),  # the copy shares nothing with the caller's initial state
+            state=merged,  # its own: built from the checked copy of the initial state and rows just read
             events=[],
             last_update_time=now,
             token=token,
@@ -716,12 +716,12 @@ class DatabaseSessionService(SessionService):
                 )
         # Committed: now (never before) the caller's copy is brought up to date, event by event.
         seen: Seen = (revisions[SESSION], revisions[USER], revisions[APP])
-        merged = merge_scopes(states)
+        merged = json.loads(_dumps(merge_scopes(states)))  # the copy's own (once: every event sets the same)
         results: list[Event] = []
         by_id: dict[str, Event] = {}
         for (stored, delta), event, keep in zip(prepared, events, store, strict=True):
             if keep:
-                refresh_copy(session, stored, delta, json.loads(_dumps(merged)), seen)
+                refresh_copy(session, stored, delta, merged, seen)
                 by_id[stored.id] = stored
                 results.append(stored.model_copy(deep=True))
             elif stored.partial:
