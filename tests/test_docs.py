@@ -11,6 +11,8 @@ root, so every example is complete as written. Examples check themselves with ``
 fails the test by raising. A block that defines pytest tests (``def test_...``) is run by pytest
 instead, twice: once to write its snapshots, once to check against them.
 
+The README's performance table is the performance page's (the same figures, from one bench run).
+
 The site itself: every lint rule the linter knows has its page at ``docs/rules/<CODE>.md`` (the
 address ``rule_url`` gives), every page is in the navigation of ``mkdocs.yml``, and the site's
 address there is the one the code uses (``templating.lint.DOCS_URL``). ``mkdocs build --strict``
@@ -103,6 +105,19 @@ def nav_pages() -> list[str]:
     text = MKDOCS.read_text(encoding="utf-8")
     nav = text[text.index("\nnav:\n") :]
     return re.findall(r"^\s*- (?:[^\n]*?: )?([\w./-]+\.md)\s*$", nav, re.MULTILINE)
+
+
+def tables(text: str) -> list[str]:
+    """Every Markdown table in ``text``, each as its lines joined."""
+    return ["".join(found) for found in re.findall(r"(?:^\|[^\n]*\|\n)+", text, re.MULTILINE)]
+
+
+def test_the_readme_performance_table_is_the_performance_page_one() -> None:
+    readme = README.read_text(encoding="utf-8")
+    section = readme.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
+    (table,) = tables(section)
+    assert "| state keys | ADK `inject_session_state` |" in table
+    assert table in tables((DOCS / "performance.md").read_text(encoding="utf-8"))
 
 
 def site_url() -> str:
