@@ -31,7 +31,7 @@ from typing import Any, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, StrictInt, field_validator
 
 from .errors import TemplatingError
-from .state import check_state, scope_of
+from .state import check_state, copy_checked, scope_of
 
 __all__ = [
     "AlreadyExistsError",
@@ -289,20 +289,28 @@ def check_fresh(
         raise StaleSessionError(session_id=session_id, keys=changed)
 
 
-def refresh_copy(session: Session, stored: Event, delta: Mapping[str, Any], merged: dict[str, Any], seen: Seen) -> None:
-    """Bring the caller's copy up to date after ``stored`` was appended through it: the stored state
-    (``merged``, which becomes the copy's own), plus the ``temp:`` values of this invocation, and the event."""
-    temp: dict[str, Any] = {}
-    if session._invocation in (None, stored.invocation_id):
-        temp = temp_values(session.state)
-    temp.update(temp_values(delta))
+def refresh_copy(
+    session: Session, appended: Sequence[tuple[Event, Mapping[str, Any]]], merged: dict[str, Any], seen: Seen
+) -> None:
+    """Bring the caller's copy up to date after ``appended`` (stored events and their whole deltas, in
+    order, at least one) were appended through it: the stored state (``merged``, which becomes the
+    copy's own), plus the ``temp:`` values of the last event's invocation, and the events.
+
+    Once per append, however many events it stores: the state is replaced once, not per event."""
+    temp = temp_values(session.state)
+    invocation = session._invocation
+    for stored, delta in appended:
+        if invocation not in (None, stored.invocation_id):  # temp: values live for one invocation
+            temp = {}
+        temp.update(temp_values(delta))
+        invocation = stored.invocation_id
+        session.events.append(stored.model_copy(deep=True))
+        session.last_update_time = stored.timestamp
     session.state.clear()
     session.state.update(merged)
     session.state.update(temp)
-    session.events.append(stored.model_copy(deep=True))
-    session.last_update_time = stored.timestamp
     session._seen = seen
-    session._invocation = stored.invocation_id
+    session._invocation = invocation
 
 
 def stored_copy(
@@ -536,7 +544,7 @@ class InMemorySessionService(SessionService):
     async def _user_state(self, app_name: str, user_id: str) -> dict[str, Any]:
         with self._lock:
             scope = self._users.get((app_name, user_id))
-            return check_state(scope.values) if scope else {}
+            return copy_checked(scope.values) if scope else {}
 
     async def _append(
         self,
@@ -559,25 +567,28 @@ class InMemorySessionService(SessionService):
                     keys=writes,
                     written=lambda name: self._scope(record, scope_index(name) or SESSION).written.get(name, 0),
                 )
+            appended: list[tuple[Event, dict[str, Any]]] = []
             for (stored, delta), event, new in zip(prepared, events, store, strict=True):
                 if new:
-                    self._store(record, session, stored, delta)
+                    self._store(record, stored)
+                    appended.append((stored, delta))
                     results.append(stored.model_copy(deep=True))
                 elif stored.partial:
                     results.append(event.model_copy(deep=True))
                 else:
                     results.append(next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True))
+            if appended:
+                revision = self._revision
+                refresh_copy(session, appended, self._merged(record), (revision, revision, revision))
         return results
 
-    def _store(self, record: _Record, session: Session, stored: Event, delta: dict[str, Any]) -> None:
-        """Apply and store one checked, fresh event, and bring the caller's copy up to date (lock held)."""
+    def _store(self, record: _Record, stored: Event) -> None:
+        """Apply and store one checked, fresh event (lock held)."""
         self._revision += 1
         self._apply(record, split_scopes(stored.actions.state_delta))
         record.session.events.append(stored)
         record.event_ids.add(stored.id)
         record.session.last_update_time = stored.timestamp
-        revision = self._revision
-        refresh_copy(session, stored, delta, self._merged(record), (revision, revision, revision))
 
     def _scope(self, record: _Record, index: int) -> _Scope:
         session = record.session
@@ -598,7 +609,7 @@ class InMemorySessionService(SessionService):
         app = self._apps.get(session.app_name)
         user = self._users.get((session.app_name, session.user_id))
         merged = merge_scopes((record.scope.values, user.values if user else {}, app.values if app else {}))
-        return check_state(merged)  # a deep copy: nothing handed out shares anything with what is stored
+        return copy_checked(merged)  # a deep copy: nothing handed out shares anything with what is stored
 
     def _copy(self, record: _Record, *, events: list[Event]) -> Session:
         stored = record.session

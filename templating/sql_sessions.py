@@ -714,14 +714,14 @@ class DatabaseSessionService(SessionService):
                     .where(t.apps.c.app_name == app_name)
                     .values(state=states[APP], written=written[APP], revision=revisions[APP])
                 )
-        # Committed: now (never before) the caller's copy is brought up to date, event by event.
+        # Committed: now (never before) the caller's copy is brought up to date.
         seen: Seen = (revisions[SESSION], revisions[USER], revisions[APP])
-        merged = json.loads(_dumps(merge_scopes(states)))  # the copy's own (once: every event sets the same)
+        appended = [(stored, delta) for (stored, delta), keep in zip(prepared, store, strict=True) if keep]
+        refresh_copy(session, appended, json.loads(_dumps(merge_scopes(states))), seen)
         results: list[Event] = []
         by_id: dict[str, Event] = {}
-        for (stored, delta), event, keep in zip(prepared, events, store, strict=True):
+        for (stored, _), event, keep in zip(prepared, events, store, strict=True):
             if keep:
-                refresh_copy(session, stored, delta, merged, seen)
                 by_id[stored.id] = stored
                 results.append(stored.model_copy(deep=True))
             elif stored.partial:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, NoReturn, SupportsIndex, overload
 from .errors import TemplatingError
 from .nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX, Scope
 
-__all__ = ["InvalidStateError", "State", "check_state", "check_value", "scope_of"]
+__all__ = ["InvalidStateError", "State", "check_state", "check_value", "copy_checked", "scope_of"]
 
 _VALUE_HELP = (
     "state values are str, int, float, bool, None, or lists and dicts (with string keys) of these; "
@@ -68,6 +68,21 @@ def check_state(state: Mapping[Any, Any], *, what: str = "state") -> dict[str, A
             )
         checked[key] = check_value(key, value)
     return checked
+
+
+def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of state that was checked already (plain JSON, no cycles): what a service hands
+    out of what it stores. Nothing to check, so no paths to build for errors: a few times faster."""
+    return {key: _tree_copy(value) for key, value in state.items()}
+
+
+def _tree_copy(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {inner: _tree_copy(item) for inner, item in value.items()}
+    if kind is list:
+        return [_tree_copy(item) for item in value]
+    return value  # immutable: str, int, float, bool or None
 
 
 def _copy(value: Any, key: str, path: str, active: set[int]) -> Any:

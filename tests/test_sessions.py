@@ -332,6 +332,34 @@ def test_temp_values_expire_from_the_callers_copy_with_their_invocation(service:
     assert session.state == {"a": 1}
 
 
+BATCHES = [
+    # (name, the batch's (delta, invocation) pairs, the caller's state after it)
+    ("one-invocation", [({"temp:t": 1}, "inv-1"), ({"a": 1}, "inv-1")], {"temp:init": 0, "temp:t": 1, "a": 1}),
+    ("next-invocation-last", [({"temp:t": 1}, "inv-1"), ({"temp:u": 2, "a": 1}, "inv-2")], {"a": 1, "temp:u": 2}),
+    ("back-and-forth", [({"temp:t": 1}, "inv-2"), ({"temp:u": 2}, "inv-1")], {"temp:u": 2}),
+]
+
+
+@pytest.mark.parametrize(("batch", "expected"), [c[1:] for c in BATCHES], ids=[c[0] for c in BATCHES])
+def test_a_batch_leaves_the_callers_copy_as_the_same_events_one_by_one_would(
+    service: SessionService, batch: list[tuple[dict[str, Any], str]], expected: dict[str, Any]
+) -> None:
+    """``append_events`` refreshes the caller's copy once for the whole batch: the state it leaves
+    (stored values, plus the temp: values of the last event's invocation), and the events it adds,
+    are those of appending the events one at a time."""
+    session = create(service, session_id="s1", state={"temp:init": 0})
+    one_by_one = create(service, session_id="s2", state={"temp:init": 0})
+    appended = run(service.append_events(session, [event(delta, invocation_id=inv) for delta, inv in batch]))
+    for delta, inv in batch:
+        run(service.append_event(one_by_one, event(delta, invocation_id=inv)))
+    assert session.state == one_by_one.state == expected
+    assert [e.id for e in session.events] == [e.id for e in appended]
+    assert session.last_update_time == appended[-1].timestamp
+    # The copy is the caller's own: changing it changes nothing stored.
+    session.state["a"] = "changed locally"
+    assert fetch(service, "s1").state == {k: v for k, v in expected.items() if not k.startswith("temp:")}
+
+
 def test_a_reused_event_object_with_a_new_blank_id_is_a_new_event(service: SessionService) -> None:
     session = create(service, session_id="s1")
     reused = event({"n": 1})

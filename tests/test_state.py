@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from templating import InvalidStateError, State, TemplatingError, render
 from templating.nodes import SCOPE_PREFIXES, SCOPES
-from templating.state import check_state, check_value, scope_of
+from templating.state import check_state, check_value, copy_checked, scope_of
 
 
 def test_prefix_constants_come_from_the_one_definition() -> None:
@@ -223,6 +223,23 @@ def test_every_plain_json_value_is_accepted_and_survives_json(value: Any) -> Non
     copied = check_value("v", value)
     assert copied == value
     assert json.loads(json.dumps(copied, allow_nan=False)) == copied
+
+
+def containers(value: Any) -> list[int]:
+    """The ids of every list and dict in ``value``, itself included."""
+    if isinstance(value, dict):
+        return [id(value), *(found for item in value.values() for found in containers(item))]
+    if isinstance(value, list):
+        return [id(value), *(found for item in value for found in containers(item))]
+    return []
+
+
+@given(st.dictionaries(st.text(max_size=5), json_values, max_size=6))
+def test_copy_checked_is_a_deep_copy_that_shares_no_container(state: dict[str, Any]) -> None:
+    checked = check_state(state)
+    copied = copy_checked(checked)
+    assert copied == checked == state
+    assert not set(containers(copied)) & set(containers(checked))
 
 
 state_keys = st.builds(
