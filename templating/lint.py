@@ -945,7 +945,7 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
     if "T003" in on:
         for m in _SCOPED.finditer(text):
             prefix = m.group(1)
-            scope = prefix.lower() if prefix.lower() in SCOPES else _close(prefix.lower(), SCOPES)
+            scope = _scope_meant(prefix)
             name = f"{prefix}:{m.group(2)}"
             if scope is None or src.closed_anywhere(name) or src.in_code(base + m.start()):
                 continue
@@ -1087,6 +1087,18 @@ def _one_typo(word: str, scope: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
+def _scope_meant(prefix: str) -> str | None:
+    """The scope a prefix that is not exactly one was likely meant as: the same letters in other
+    case (``User``) or one typo away (``usr``, ``tmp``, ``ap``); None for any other word (``team``,
+    ``step``, ``api``: words of their own). T003 and T019 both ask it."""
+    lowered = prefix.lower()
+    if lowered in SCOPES:
+        return lowered
+    if lowered in _NOT_SCOPE_TYPOS:
+        return None
+    return next((scope for scope in SCOPES if _one_typo(lowered, scope)), None)
+
+
 def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
     """(the state name ``name`` was likely meant as, what is wrong with it) for a near miss; else None.
 
@@ -1097,19 +1109,14 @@ def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
     head, sep, rest = name.partition(":")
     scope = ""
     if sep:
-        prefix = head.lower()
-        if not head.isidentifier():
+        meant = _scope_meant(head) if head.isidentifier() else None
+        if meant is None:
             return None
-        if prefix in SCOPES:
-            if head != prefix:
-                reasons.append(f"scopes are lowercase: {prefix}:")
-        else:
-            close = [scope for scope in SCOPES if _one_typo(prefix, scope)]
-            if not close or prefix in _NOT_SCOPE_TYPOS:
-                return None
-            prefix = close[0]
+        if head.lower() != meant:
             reasons.append(f"unknown scope {head + ':'!r}")
-        scope = prefix + ":"
+        elif head != meant:
+            reasons.append(f"scopes are lowercase: {meant}:")
+        scope = meant + ":"
     else:
         rest = name
     if not rest.isidentifier():

@@ -74,6 +74,12 @@ RULE_CASES = [
     ("T003", "<xsl:template>x</xsl:template>", []),
     ("T003", "<session:id> <https://example.com>", []),
     ("T003", "<usr:x>body</usr:x>", []),
+    ("T003", "<team:lead> <step:name> <api:key> <term:definition> <temporary:note>", []),  # words of their own
+    (
+        "T003",
+        "<users:name> <USER:name> <uesr:name>",
+        [("T003", "<users:name>"), ("T003", "<USER:name>"), ("T003", "<uesr:name>")],
+    ),
     # T004 unclosed
     ("T004", "Hello <name, welcome", [("T004", "<name")]),
     ("T004", "Hi <user:name.\nBye <nick?", [("T004", "<user:name"), ("T004", "<nick?")]),
@@ -1020,6 +1026,19 @@ def test_every_help_that_says_write_has_a_claim() -> None:
         for diag in lint(source, schema=schema, select=[code]):
             if diag.help and "write " in diag.help:
                 assert diag.code in claimed, diag.help
+
+
+SCOPE_WORDS = ["usr", "User", "USER", "tmp", "tem", "temps", "ap", "apps", "apt", "uesr", "users", "userz"]
+NOT_SCOPE_WORDS = ["team", "step", "term", "temporary", "api", "use", "ape", "usa", "xsl", "session", "type"]
+
+
+@pytest.mark.parametrize("prefix", SCOPE_WORDS + NOT_SCOPE_WORDS)
+def test_scope_typos_are_the_same_in_both_dialects(prefix: str) -> None:
+    """T003 (``<usr:name>``) and T019 (``{usr:name}``) take the same prefixes for misspelt scopes."""
+    angle = [code for code, _ in found(f"Hi <{prefix}:name> there")]
+    adk = [code for code, _ in found(f"Hi {{{prefix}:name}} there", dialect="adk")]
+    assert angle == (["T003"] if prefix in SCOPE_WORDS else [])
+    assert adk == (["T019"] if prefix in SCOPE_WORDS else [])
 
 
 # --- the ADK dialect: what google-adk 2.x would do wrong at run time (T016..T019) ------------------
