@@ -33,18 +33,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _python_text(data: bytes) -> str:
-    """A ``.py`` file's text, in the encoding its ``# -*- coding: ... -*-`` line declares (UTF-8 by default)."""
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:  # an unknown encoding: read as UTF-8, which says where it fails
-        encoding = "utf-8"
-    return data.decode(encoding)
-
-
 def read_text(path: str, *, what: str = "template", decode_errors: bool = False) -> str:
     """The text of ``path`` (``-`` is stdin), exactly as written (line endings kept, a leading byte
     order mark dropped), or a UsageError saying why it cannot be read. ``decode_errors``: let a
@@ -58,7 +46,12 @@ def read_text(path: str, *, what: str = "template", decode_errors: bool = False)
         else:
             with open(path, "rb") as handle:
                 data = handle.read()
-            text = _python_text(data) if path.endswith(".py") else data.decode("utf-8")
+            if path.endswith(".py"):
+                from .pysource import python_text  # only for Python files: it imports ast and the linter
+
+                text = python_text(data)
+            else:
+                text = data.decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{what} file not found: {path}") from None
     except IsADirectoryError:

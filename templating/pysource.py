@@ -47,6 +47,7 @@ __all__ = [
     "Write",
     "lint_instruction",
     "never_written",
+    "python_text",
     "scan",
     "skipped_findings",
 ]
@@ -1452,16 +1453,29 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _read_utf8(path: str) -> str:
+def python_text(data: bytes) -> str:
+    """The text of a ``.py`` file's bytes, read as Python reads them: in the encoding its coding line
+    declares (PEP 263; UTF-8 when none does), a leading byte order mark dropped.
+
+    A coding line naming an encoding Python does not know is read as UTF-8, so that an error says
+    where the bytes fail. Raises ``UnicodeDecodeError`` when the bytes are not in the encoding."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    return data.decode(encoding).removeprefix("\ufeff")
+
+
+def _read_python(path: str) -> str:
     with open(path, "rb") as handle:
-        return handle.read().decode("utf-8").removeprefix("\ufeff")
+        return python_text(handle.read())
 
 
 def scan(
     paths: Sequence[str],
     *,
     suffixes: Sequence[str] = CONSTANT_SUFFIXES,
-    read: Callable[[str], str] = _read_utf8,
+    read: Callable[[str], str] = _read_python,
     keep_going: bool = False,
 ) -> Scan:
     """Find the instructions and state writes of the Python files ``paths`` (parsed, never run).
@@ -1469,7 +1483,8 @@ def scan(
     Names imported from other modules are followed into those files when they can be found (next to
     the importer for relative imports, in a folder above it for absolute ones), whether or not they
     are in ``paths``. ``suffixes``: module constants whose name ends in one of them are linted even
-    when no call site uses them, if they hold a placeholder. ``read`` reads a file's text. A file of
+    when no call site uses them, if they hold a placeholder. ``read`` reads a file's text (by
+default as Python does: :func:`python_text`, its coding line honoured). A file of
     ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
     recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
     not all known, so :attr:`Scan.written` is ``None``).

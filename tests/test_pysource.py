@@ -453,6 +453,54 @@ def test_dynamic_values_are_skipped_with_the_reason(code: str, reason: str) -> N
     )
 
 
+ENCODED = [
+    # (name, the file's bytes, the instruction's text or None when the file is refused, where it starts)
+    (
+        "coding-line",
+        b"# -*- coding: latin-1 -*-\nfrom google.adk.agents import Agent\n"
+        b'A = Agent(name="a", instruction="Gr\xfc\xdfe {name}")\n',
+        "Grüße {name}",
+        (3, 34),
+    ),
+    (
+        "utf8-bom",
+        b"\xef\xbb\xbffrom google.adk.agents import Agent\n"
+        b'A = Agent(name="a", instruction="Gr\xc3\xbc\xc3\x9fe {name}")\n',
+        "Grüße {name}",
+        (2, 34),
+    ),
+    (
+        "utf8",
+        'from google.adk.agents import Agent\nA = Agent(name="a", instruction="Grüße {name}")\n'.encode(),
+        "Grüße {name}",
+        (2, 34),
+    ),
+    (
+        "not-utf8-without-a-coding-line",
+        b'from google.adk.agents import Agent\nA = Agent(name="a", instruction="Gr\xfc\xdfe {name}")\n',
+        None,
+        (2, 36),
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "text", "where"), [c[1:] for c in ENCODED], ids=[c[0] for c in ENCODED])
+def test_scan_reads_files_as_python_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, text: str | None, where: tuple[int, int]
+) -> None:
+    """``scan()``'s own reader honours a PEP 263 coding line and a byte order mark, as the command line does."""
+    monkeypatch.chdir(tmp_path)
+    Path("agent.py").write_bytes(data)
+    if text is None:
+        with pytest.raises(PythonSourceError, match=r"byte 0xfc is not UTF-8") as info:
+            scan(["agent.py"])
+        assert (info.value.span.line, info.value.span.column) == where
+        return
+    (found,) = scan(["agent.py"]).instructions
+    assert found.text == text
+    assert (found.span.line, found.span.column) == where
+
+
 def test_a_file_that_is_not_python_is_an_error_naming_the_place() -> None:
     with pytest.raises(PythonSourceError, match=r"bad\.py:2:\d+: not valid Python"):
         scan_texts({"bad.py": "x = 1\nif x\n"})
