@@ -1457,13 +1457,15 @@ def python_text(data: bytes) -> str:
     """The text of a ``.py`` file's bytes, read as Python reads them: in the encoding its coding line
     declares (PEP 263; UTF-8 when none does), a leading byte order mark dropped.
 
-    A coding line naming an encoding Python does not know is read as UTF-8, so that an error says
-    where the bytes fail. Raises ``UnicodeDecodeError`` when the bytes are not in the encoding."""
+    A coding line Python would refuse (an encoding it does not know, a codec that is not a text
+    encoding such as rot13, one that contradicts a byte order mark) is passed over and the file read
+    as UTF-8, so that an error, if any, says where the bytes fail. Raises ``UnicodeDecodeError`` when
+    the bytes are not in the encoding."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        encoding = "utf-8"
-    return data.decode(encoding).removeprefix("\ufeff")
+        return data.decode(encoding).removeprefix("\ufeff")
+    except (SyntaxError, LookupError):  # LookupError: a codec that does not decode bytes to text
+        return data.decode("utf-8").removeprefix("\ufeff")
 
 
 def _read_python(path: str) -> str:
@@ -1480,14 +1482,14 @@ def scan(
 ) -> Scan:
     """Find the instructions and state writes of the Python files ``paths`` (parsed, never run).
 
-    Names imported from other modules are followed into those files when they can be found (next to
-    the importer for relative imports, in a folder above it for absolute ones), whether or not they
-    are in ``paths``. ``suffixes``: module constants whose name ends in one of them are linted even
-    when no call site uses them, if they hold a placeholder. ``read`` reads a file's text (by
-default as Python does: :func:`python_text`, its coding line honoured). A file of
-    ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
-    recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
-    not all known, so :attr:`Scan.written` is ``None``).
+        Names imported from other modules are followed into those files when they can be found (next to
+        the importer for relative imports, in a folder above it for absolute ones), whether or not they
+        are in ``paths``. ``suffixes``: module constants whose name ends in one of them are linted even
+        when no call site uses them, if they hold a placeholder. ``read`` reads a file's text (by
+    default as Python does: :func:`python_text`, its coding line honoured). A file of
+        ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
+        recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
+        not all known, so :attr:`Scan.written` is ``None``).
     """
     project = _Project(read, suffixes)
     modules: list[_Module] = []

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, NoReturn, SupportsIndex, overload
 from .errors import TemplatingError
 from .nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX, Scope
 
-__all__ = ["InvalidStateError", "State", "check_state", "check_value", "copy_checked", "scope_of"]
+__all__ = ["InvalidStateError", "State", "check_state", "check_value", "scope_of"]
 
 _VALUE_HELP = (
     "state values are str, int, float, bool, None, or lists and dicts (with string keys) of these; "
@@ -71,8 +71,9 @@ def check_state(state: Mapping[Any, Any], *, what: str = "state") -> dict[str, A
 
 
 def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of state that was checked already (plain JSON, no cycles): what a service hands
-    out of what it stores. Nothing to check, so no paths to build for errors: a few times faster."""
+    """A deep copy of state that ``check_state`` made (plain JSON, no cycles): what a service hands
+    out of what it stores. Nothing to check, so no paths to build for errors: a few times faster.
+    Only for such state: anything else (a tuple, a dict subclass, an object) is passed through as is."""
     return {key: _tree_copy(value) for key, value in state.items()}
 
 

@@ -109,15 +109,20 @@ def nav_pages() -> list[str]:
 
 def tables(text: str) -> list[str]:
     """Every Markdown table in ``text``, each as its lines joined."""
-    return ["".join(found) for found in re.findall(r"(?:^\|[^\n]*\|\n)+", text, re.MULTILINE)]
+    rows = re.findall(r"(?:^\|[^\n]*\|[ \t]*(?:\n|\Z))+", text, re.MULTILINE)
+    return ["\n".join(line.rstrip() for line in found.splitlines()) for found in rows]
 
 
 def test_the_readme_performance_table_is_the_performance_page_one() -> None:
     readme = README.read_text(encoding="utf-8")
+    assert "\n## Performance\n" in readme, "the README has a Performance section"
     section = readme.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
-    (table,) = tables(section)
-    assert "| state keys | ADK `inject_session_state` |" in table
-    assert table in tables((DOCS / "performance.md").read_text(encoding="utf-8"))
+    found = tables(section)
+    assert len(found) == 1, f"the README's Performance section has one table (rows are lines from | to |): {found}"
+    assert "| state keys | ADK `inject_session_state` |" in found[0]
+    assert found[0] in tables((DOCS / "performance.md").read_text(encoding="utf-8")), (
+        "the README's performance table differs from the one on docs/performance.md: copy it from there"
+    )
 
 
 def site_url() -> str:

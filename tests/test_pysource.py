@@ -475,6 +475,13 @@ ENCODED = [
         "Grüße {name}",
         (2, 34),
     ),
+    (  # Python refuses the file; read as UTF-8, it is linted all the same
+        "a-codec-that-is-no-text-encoding",
+        b"# coding: rot13\nfrom google.adk.agents import Agent\n"
+        b'A = Agent(name="a", instruction="Gr\xc3\xbc\xc3\x9fe {name}")\n',
+        "Grüße {name}",
+        (3, 34),
+    ),
     (
         "not-utf8-without-a-coding-line",
         b'from google.adk.agents import Agent\nA = Agent(name="a", instruction="Gr\xfc\xdfe {name}")\n',
