@@ -982,6 +982,12 @@ def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             0,
             "agents/old.py:2:40: T014",
         ),
+        (  # a codec that is no text encoding: Python refuses the file; read as UTF-8, it is linted
+            b"# coding: rot13\nfrom google.adk.agents import Agent\n"
+            b'A = Agent(name="a", instruction="Gr\xc3\xbc\xc3\x9fe {nmae}")\n',
+            0,
+            "agents/old.py:3:40: T014",
+        ),
         (
             b'A = "Gr\xfc\xdfe"\n',
             1,
@@ -998,7 +1004,13 @@ def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "declares\n",
         ),
     ],
-    ids=["coding-line", "utf8-bom", "not-utf8-without-a-coding-line", "not-in-the-declared-encoding"],
+    ids=[
+        "coding-line",
+        "utf8-bom",
+        "no-text-encoding",
+        "not-utf8-without-a-coding-line",
+        "not-in-the-declared-encoding",
+    ],
 )
 def test_lint_python_reads_the_declared_encoding(
     py_tree: Path, capsys: pytest.CaptureFixture[str], data: bytes, code: int, expected: str
