@@ -849,7 +849,59 @@ class _Project:
         if self.qualify(module, func) in ("textwrap.dedent", ".textwrap.dedent") and len(call.args) == 1:
             inner = self.resolve(module, call.args[0], scope, depth + 1)
             return inner if isinstance(inner, str) else _dedent(inner)
+        called = self.function_called(module, func, scope)
+        if called is not None and not call.args and not call.keywords:
+            return self.resolve_return(*called, depth)
         return f"{_describe(call)}: its text is known only at run time"
+
+    def function_called(
+        self, module: _Module, func: ast.expr, scope: _Scope | None
+    ) -> tuple[_Module, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The module-level function ``func`` names (``prompts.root`` or ``root``, imports followed), if any."""
+        if isinstance(func, ast.Attribute):
+            target = self.module_named(module, _chain(func.value), scope)
+            if target is None:
+                return None
+            module, name = target, func.attr
+        elif isinstance(func, ast.Name) and not (scope is not None and scope.binds(func.id)):
+            name = func.id
+        else:
+            return None
+        for _ in range(40):  # re-exports: from .prompts import root, in a package's __init__.py
+            binding = module.bindings.get(name)
+            if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef):
+                return module, binding
+            if not isinstance(binding, ast.ImportFrom):
+                return None
+            alias = next(a for a in binding.names if (a.asname or a.name) == name)
+            source = self.find_module(module, binding.module or "", binding.level)
+            if source is None:
+                return None
+            module, name = source, alias.name
+        return None
+
+    def resolve_return(
+        self, module: _Module, func: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
+    ) -> _Mapped | str:
+        """What a call without arguments of ``func`` returns, when its text is fixed: a function whose
+        body ends in its one ``return`` of a string (ADK's ``instruction=return_instructions_root()``)."""
+        why = None
+        if isinstance(func, ast.AsyncFunctionDef):
+            why = "an async function (its call gives a coroutine)"
+        elif func.decorator_list:
+            why = "a decorated function"
+        else:
+            returns, yields = _returns_and_yields(func)
+            if yields:
+                why = "a generator"
+            elif len(returns) != 1 or returns[0] is not func.body[-1] or returns[0].value is None:
+                why = "a function that does not end in its one return of a value"
+        if why is not None:
+            return f"{func.name}() is {why}: its text is known only when it runs"
+        value = returns[0].value
+        assert value is not None
+        returned = self.resolve(module, value, _function_scope(func), depth + 1)
+        return f"what {func.name}() returns: {returned}" if isinstance(returned, str) else returned
 
     def module_named(self, module: _Module, names: list[str] | None, scope: _Scope | None) -> _Module | None:
         """The module a name or a dotted chain of names stands for: ``prompt`` after ``from . import
@@ -1019,6 +1071,23 @@ class _Scope:
 
     def binds(self, name: str) -> bool:
         return name in self.params or name in self.assigned or name in self.others
+
+
+def _returns_and_yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[ast.Return], bool]:
+    """The return statements of ``func`` itself (not of functions or classes inside it), and whether it yields."""
+    returns: list[ast.Return] = []
+    yields = False
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif isinstance(node, ast.Yield | ast.YieldFrom):
+            yields = True
+        stack.extend(ast.iter_child_nodes(node))
+    return returns, yields
 
 
 def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _Scope:
@@ -1613,7 +1682,8 @@ def skipped_findings(result: Scan) -> list[Diagnostic]:
             f"this instruction is not checked: {item.reason}",
             item.span,
             item.path,
-            "lint sees only strings written in the code (literals, +, textwrap.dedent, module constants)",
+            "lint sees only strings written in the code (literals, +, textwrap.dedent, module constants, "
+            "a function without arguments that returns one)",
             item.label,
         )
         for item in result.skipped

@@ -202,7 +202,46 @@ UNUSED_PROMPT = "Hi {nmae}"
 NO_KEYS_PROMPT = "Nothing to fill in."
 '''
 
+# As ADK samples write them: the instruction returned by a function of a prompts module.
+PROMPT_FUNCTIONS = '''import textwrap
+
+
+def return_instructions_root() -> str:
+    """The root agent's instruction."""
+    instruction_prompt_root = """
+    You are a data scientist. Answer {user:name} about {dataset_id}.
+    Reply as JSON: {"answer": "..."}
+    """
+    return instruction_prompt_root
+
+
+def return_instructions_sql() -> str:
+    return textwrap.dedent("""\\
+        Write SQL for {question}.
+    """).strip()
+'''
+
 EXTRACT_CASES = [
+    (
+        "adk-agent-instruction-returned-by-a-function",
+        {
+            "ds/__init__.py": "from .prompts import return_instructions_sql\n",
+            "ds/prompts.py": PROMPT_FUNCTIONS,
+            "ds/agent.py": (
+                "from google.adk.agents import Agent\n\nfrom . import prompts\n"
+                "from .prompts import return_instructions_root\nfrom ds import return_instructions_sql\n\n"
+                'root = Agent(name="root", instruction=return_instructions_root())\n'
+                'sql = Agent(name="sql", instruction=prompts.return_instructions_sql())\n'
+                'again = Agent(name="again", instruction=return_instructions_sql())\n'  # re-exported by ds/__init__.py
+            ),
+        },
+        ["ds/agent.py"],
+        [
+            ('Agent(name="root").instruction', "adk", ("root", "root.instruction")),
+            ('Agent(name="sql").instruction', "adk", ("sql", "sql.instruction")),
+            ('Agent(name="again").instruction', "adk", ("again", "again.instruction")),
+        ],
+    ),
     (
         "adk-agent-constant-from-prompt-module",
         {
@@ -417,6 +456,16 @@ def test_what_is_found(
     assert [(f.label, f.dialect, f.names) for f in found] == expected
 
 
+def test_an_instruction_returned_by_a_function_is_read_at_its_place() -> None:
+    (files,) = [dict(case[1]) for case in EXTRACT_CASES if case[0] == "adk-agent-instruction-returned-by-a-function"]
+    root, sql, again = scan_texts(files, ["ds/agent.py"]).instructions
+    assert root.text.strip().startswith("You are a data scientist. Answer {user:name}")
+    assert sql.text == again.text == "Write SQL for {question}."
+    for found in (root, sql):
+        assert found.path == "ds/prompts.py"
+        check_every_character(files["ds/prompts.py"], found)
+
+
 def test_concatenated_instruction_text_and_places() -> None:
     (files,) = [dict(case[1]) for case in EXTRACT_CASES if case[0] == "concatenation-plus-dedent-strip-and-local-names"]
     found = scan_texts(files).instructions[0]
@@ -431,6 +480,28 @@ SKIP_CASES = [
     ("parameter", "def make(text):\n    return Agent(name='a', instruction=text)", "'text' is a parameter"),
     ("outside-module", 'Agent(name="a", instruction=OTHER)', "'OTHER' is imported from a module outside"),
     ("rebound-local", "def f():\n    t = 'a'\n    t += 'b'\n    return Agent(name='a', instruction=t)", "bound more"),
+    # a function called without arguments is followed to its one final return; what it returns decides
+    (
+        "returns-an-f-string",
+        "def p():\n    return f'Hi {x}'\nAgent(name='a', instruction=p())",
+        "p() returns: an f-string",
+    ),
+    ("returns-a-parameter", "def p(t='x'):\n    return t\nAgent(name='a', instruction=p())", "'t' is a parameter"),
+    ("called-with-arguments", "def p(t):\n    return t\nAgent(name='a', instruction=p('x'))", "a call (p(...))"),
+    ("async", "async def p():\n    return 'x'\nAgent(name='a', instruction=p())", "p() is an async function"),
+    ("decorated", "@cache\ndef p():\n    return 'x'\nAgent(name='a', instruction=p())", "p() is a decorated function"),
+    ("generator", "def p():\n    yield 'x'\n    return 'y'\nAgent(name='a', instruction=p())", "p() is a generator"),
+    (
+        "returns-in-two-places",
+        "def p(a=1):\n    if a:\n        return 'x'\n    return 'y'\nAgent(name='a', instruction=p())",
+        "p() is a function that does not end in its one return",
+    ),
+    ("returns-nothing", "def p():\n    print('x')\nAgent(name='a', instruction=p())", "does not end in its one return"),
+    (
+        "a-local-function",
+        "def f():\n    def p():\n        return 'x'\n    return Agent(name='a', instruction=p())",
+        "a call (p(...))",
+    ),
 ]
 
 
@@ -915,6 +986,8 @@ def test_the_fixture_tree_lints_clean(
     files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py"))
     found = scan(files, read=lambda p: (tree / p).read_text(encoding="utf-8"))
     assert sorted((f.label, f.dialect) for f in found.instructions) == [
+        ('Agent(name="data_science_root").instruction', "adk"),
+        ('Agent(name="db_agent").instruction', "adk"),
         ('Agent(name="triage").instruction', "angle"),
         ("BOOKING_AGENT_INSTR", "adk"),
         ("CHECKOUT_INSTRUCTION", "angle"),
@@ -939,6 +1012,8 @@ SHOP_CHECKOUT = "shop_assistant/sub_agents/checkout/prompt.py"
 SHOP_CONSTANTS = "shop_assistant/constants.py"
 SHOP_PROMPT = "shop_assistant/prompt.py"
 SHOP_RUN = "shop_assistant/run.py"
+DATA_PROMPTS = "data_science/prompts.py"
+DATA_TOOLS = "data_science/tools.py"
 # (id, file to edit, text there, replacement, code expected, file it is reported in, the flagged text)
 SEEDED = [
     ("adk-key-nothing-writes", "travel_concierge/prompt.py", "{_time}", "{_tme}", "T014", None, "{_tme}"),
@@ -961,6 +1036,18 @@ SEEDED = [
         "<user:name??>",
     ),
     ("jinja-syntax", "customer_service/agent.py", "{% endfor %}", "{% endfo %}", "E001", None, "endfo"),
+    # instructions returned by functions (ADK samples' return_instructions_root()), found in their function
+    ("function-hyphen", DATA_PROMPTS, "dataset {dataset_id}.", "dataset {dataset-id}.", "T019", None, "{dataset-id}"),
+    (
+        "function-key-unwritten",
+        DATA_TOOLS,
+        '["schema_summary"]',
+        '["schema"]',
+        "T014",
+        DATA_PROMPTS,
+        "{schema_summary}",
+    ),
+    ("function-doubled", DATA_PROMPTS, "{sql_result?}", "{{sql_result?}}", "T017", None, "{{sql_result?}}"),
     # ADK-dialect rules: what google-adk would do wrong at run time, found inside the .py files
     (
         "adk-eaten-brace",
