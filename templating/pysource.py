@@ -8,7 +8,9 @@ not Python format strings) is
 resolved from literals, implicit concatenation, ``+``, ``textwrap.dedent``, ``.strip()`` and
 module-level names (in the same module or imported from another one), and every character of it
 keeps the place in the ``.py`` file it was written at, so findings point into the Python source.
-Anything else (an f-string, a call, a parameter) is skipped, with the reason. The module also
+A call without arguments of a project function that ends in its one ``return`` of such a value
+(``instruction=return_instructions_root()``) stands for what it returns. Anything else (an
+f-string, another call, a parameter) is skipped, with the reason. The module also
 collects the state keys the code writes (``output_key``, ``ctx.state["k"] = ...``, ``state_delta``,
 ``create_session(state=...)``), for the rule that a key read is written somewhere (T014).
 """
@@ -732,6 +734,7 @@ class _Project:
         self.given_state: dict[ast.AST, set[str]] = {}
         # constants used as str.format / % templates (PROMPT.format(text=...)): Python's {}, not state keys
         self.formatted: set[tuple[str, str]] = set()
+        self.returning: set[ast.AST] = set()  # functions whose return is being resolved (recursion)
 
     # -- loading
 
@@ -850,7 +853,9 @@ class _Project:
             inner = self.resolve(module, call.args[0], scope, depth + 1)
             return inner if isinstance(inner, str) else _dedent(inner)
         called = self.function_called(module, func, scope)
-        if called is not None and not call.args and not call.keywords:
+        if called is not None:
+            if call.args or call.keywords:
+                return f"{called[1].name}() is called with arguments: its text is known only when it runs"
             return self.resolve_return(*called, depth)
         return f"{_describe(call)}: its text is known only at run time"
 
@@ -885,22 +890,16 @@ class _Project:
     ) -> _Mapped | str:
         """What a call without arguments of ``func`` returns, when its text is fixed: a function whose
         body ends in its one ``return`` of a string (ADK's ``instruction=return_instructions_root()``)."""
-        why = None
-        if isinstance(func, ast.AsyncFunctionDef):
-            why = "an async function (its call gives a coroutine)"
-        elif func.decorator_list:
-            why = "a decorated function"
-        else:
-            returns, yields = _returns_and_yields(func)
-            if yields:
-                why = "a generator"
-            elif len(returns) != 1 or returns[0] is not func.body[-1] or returns[0].value is None:
-                why = "a function that does not end in its one return of a value"
-        if why is not None:
-            return f"{func.name}() is {why}: its text is known only when it runs"
-        value = returns[0].value
-        assert value is not None
-        returned = self.resolve(module, value, _function_scope(func), depth + 1)
+        value = _final_return(func)
+        if isinstance(value, str):
+            return f"{func.name}() is {value}: its text is known only when it runs"
+        if func in self.returning:
+            return f"{func.name}() calls itself: its text is known only when it runs"
+        self.returning.add(func)
+        try:
+            returned = self.resolve(module, value, _function_scope(func), depth + 1)
+        finally:
+            self.returning.discard(func)
         return f"what {func.name}() returns: {returned}" if isinstance(returned, str) else returned
 
     def module_named(self, module: _Module, names: list[str] | None, scope: _Scope | None) -> _Module | None:
@@ -980,6 +979,13 @@ class _Project:
                     return None
                 module, expr, scope = target, ast.Name(expr.attr), None
                 continue
+            if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+                called = self.function_called(module, expr.func, scope)  # a function returning a constant
+                value = _final_return(called[1]) if called is not None else None
+                if called is None or not isinstance(value, ast.expr):
+                    return None
+                module, expr, scope = called[0], value, _function_scope(called[1])
+                continue
             return None
         return None
 
@@ -1007,6 +1013,9 @@ class _Project:
             self.used_constants.add((const[0].key, const[1]))
             all_names.insert(0, const[1])
             key: tuple[object, ...] = ("const", const[0].key, const[1], dialect)
+        elif isinstance(expr, ast.Call) and value.text:
+            # what a function returns: once however many agents call it, keyed by where it is written
+            key = ("text", value.text, value.mods[0].key, value.starts[0], value.mods[-1].key, value.ends[-1], dialect)
         else:
             key = ("site", module.key, where.start, dialect)
         index = self.found.get(key)
@@ -1071,6 +1080,20 @@ class _Scope:
 
     def binds(self, name: str) -> bool:
         return name in self.params or name in self.assigned or name in self.others
+
+
+def _final_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | str:
+    """The value ``func`` returns when its body ends in its one ``return`` of a value, or what it is instead."""
+    if isinstance(func, ast.AsyncFunctionDef):
+        return "an async function (its call gives a coroutine)"
+    if func.decorator_list:
+        return "a decorated function"
+    returns, yields = _returns_and_yields(func)
+    if yields:
+        return "a generator"
+    if len(returns) != 1 or returns[0] is not func.body[-1] or returns[0].value is None:
+        return "a function that does not end in its one return of a value"
+    return returns[0].value
 
 
 def _returns_and_yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[ast.Return], bool]:

@@ -236,11 +236,26 @@ EXTRACT_CASES = [
             ),
         },
         ["ds/agent.py"],
-        [
+        [  # what a function returns is one instruction, however many agents call the function
             ('Agent(name="root").instruction', "adk", ("root", "root.instruction")),
-            ('Agent(name="sql").instruction', "adk", ("sql", "sql.instruction")),
-            ('Agent(name="again").instruction', "adk", ("again", "again.instruction")),
+            ('Agent(name="sql").instruction', "adk", ("sql", "sql.instruction", "again", "again.instruction")),
         ],
+    ),
+    (
+        "function-returning-a-constant-aliases-and-module-aliases",
+        {
+            "pkg/__init__.py": "",
+            "pkg/prompt.py": PROMPT_MODULE
+            + "\n\ndef root():\n    def inner():\n        return 1\n    return ROOT_PROMPT\n",
+            "app.py": (
+                "from google.adk.agents import Agent\nfrom pkg.prompt import root as r\nimport pkg.prompt as p\n\n"
+                'a = Agent(name="a", instruction=r())\n'
+                'b = Agent(name="b", instruction=p.root())\n'
+                'c = Agent(name="c", instruction=p.ROOT_PROMPT)\n'
+            ),
+        },
+        ["app.py"],
+        [("ROOT_PROMPT", "adk", ("ROOT_PROMPT", "a", "a.instruction", "b", "b.instruction", "c", "c.instruction"))],
     ),
     (
         "adk-agent-constant-from-prompt-module",
@@ -458,9 +473,9 @@ def test_what_is_found(
 
 def test_an_instruction_returned_by_a_function_is_read_at_its_place() -> None:
     (files,) = [dict(case[1]) for case in EXTRACT_CASES if case[0] == "adk-agent-instruction-returned-by-a-function"]
-    root, sql, again = scan_texts(files, ["ds/agent.py"]).instructions
+    root, sql = scan_texts(files, ["ds/agent.py"]).instructions
     assert root.text.strip().startswith("You are a data scientist. Answer {user:name}")
-    assert sql.text == again.text == "Write SQL for {question}."
+    assert sql.text == "Write SQL for {question}."
     for found in (root, sql):
         assert found.path == "ds/prompts.py"
         check_every_character(files["ds/prompts.py"], found)
@@ -487,7 +502,28 @@ SKIP_CASES = [
         "p() returns: an f-string",
     ),
     ("returns-a-parameter", "def p(t='x'):\n    return t\nAgent(name='a', instruction=p())", "'t' is a parameter"),
-    ("called-with-arguments", "def p(t):\n    return t\nAgent(name='a', instruction=p('x'))", "a call (p(...))"),
+    ("called-with-arguments", "def p(t):\n    return t\nAgent(name='a', instruction=p('x'))", "p() is called with"),
+    (
+        "return-inside-if",
+        "def p(a=1):\n    if a:\n        return 'x'\nAgent(name='a', instruction=p())",
+        "does not end",
+    ),
+    (
+        "return-inside-try",
+        "def p():\n    try:\n        return 'x'\n    except OSError:\n        raise\nAgent(name='a', instruction=p())",
+        "does not end in its one return",
+    ),
+    (
+        "bare-return",
+        "def p():\n    print('x')\n    return\nAgent(name='a', instruction=p())",
+        "does not end in its one",
+    ),
+    ("recursive", "def p():\n    return p()\nAgent(name='a', instruction=p())", "p() calls itself"),
+    (
+        "mutually-recursive",
+        "def p():\n    return q()\ndef q():\n    return p()\nAgent(name='a', instruction=p())",
+        "p() calls itself",
+    ),
     ("async", "async def p():\n    return 'x'\nAgent(name='a', instruction=p())", "p() is an async function"),
     ("decorated", "@cache\ndef p():\n    return 'x'\nAgent(name='a', instruction=p())", "p() is a decorated function"),
     ("generator", "def p():\n    yield 'x'\n    return 'y'\nAgent(name='a', instruction=p())", "p() is a generator"),
@@ -987,10 +1023,10 @@ def test_the_fixture_tree_lints_clean(
     found = scan(files, read=lambda p: (tree / p).read_text(encoding="utf-8"))
     assert sorted((f.label, f.dialect) for f in found.instructions) == [
         ('Agent(name="data_science_root").instruction', "adk"),
-        ('Agent(name="db_agent").instruction', "adk"),
         ('Agent(name="triage").instruction', "angle"),
         ("BOOKING_AGENT_INSTR", "adk"),
         ("CHECKOUT_INSTRUCTION", "angle"),
+        ("DB_PROMPT", "adk"),  # returned by return_instructions_db(), which db_agent calls
         ("GLOBAL_INSTRUCTION", "adk"),
         ("ITINERARY_AGENT_INSTR", "adk"),
         ("PLANNING_AGENT_INSTR", "adk"),
@@ -1000,6 +1036,8 @@ def test_the_fixture_tree_lints_clean(
         ("jinja(...)", "jinja"),
     ]
     assert found.skipped == []
+    (db,) = [f for f in found.instructions if f.label == "DB_PROMPT"]
+    assert db.names == ("DB_PROMPT", "db_agent", "db_agent.instruction")  # followed through the function
 
 
 BOOKING = "travel_concierge/sub_agents/booking/prompt.py"
