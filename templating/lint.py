@@ -989,6 +989,8 @@ def _literal_rules(src: _Source, node: Literal, on: frozenset[str]) -> Iterator[
                 continue
             if src.closed_anywhere(key) or _TAG_WORD.match(text, m.end()):  # a custom element: <my-card>
                 continue
+            if _for_the_reader(key):  # <Ctrl-C>, <your-api-key>
+                continue
             plain = key.islower() and "-" in key and not any(ch in key for ch in ":._") and not m.group(2)
             if plain and src.tag_in_prose(base + m.start(), base + m.end()):  # "inside <scratch-pad>"
                 continue
@@ -1073,6 +1075,18 @@ _ARTIFACT = "artifact."
 _NOT_SCOPE_TYPOS = frozenset({"api", "ape", "use", "usa"})
 
 
+# Hyphenated names that are text for the reader, not keys: a key combination (<Ctrl-C>, {Shift-Tab})
+# or a blank for the reader to fill in (<your-api-key>). T005 and T019 both leave them alone.
+_KEY_MODIFIERS = frozenset({"ctrl", "shift", "alt", "cmd"})  # only words that are nothing else
+_BLANK_WORDS = frozenset({"your"})
+
+
+def _for_the_reader(name: str) -> bool:
+    """Whether a hyphenated name without a scope is a key combination or a blank to fill in."""
+    first, hyphen, _ = name.partition("-")
+    return bool(hyphen) and ":" not in name and first.lower() in _KEY_MODIFIERS | _BLANK_WORDS
+
+
 def _one_typo(word: str, scope: str) -> bool:
     """Whether ``word`` is ``scope`` with one letter left out, added, changed or swapped with the next
     (the first letter kept): usr, users, tmp, ap, uesr. Stricter than a similarity ratio, which would
@@ -1122,6 +1136,8 @@ def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
     if not rest.isidentifier():
         if not _ADK_HYPHENATED.fullmatch(rest) or all(len(word) == 1 for word in rest.split("-")):
             return None  # a-b, x-y: math or ranges, not a key
+        if not sep and _for_the_reader(rest):
+            return None  # {Ctrl-C}, {your-api-key}: for the reader
         if not any(ch.islower() for ch in rest):
             return None  # {YYYY-MM-DD}, {YOUR-API-KEY}: a format, or a blank for the reader to fill in
         rest = rest.replace("-", "_")

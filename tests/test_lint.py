@@ -91,6 +91,9 @@ RULE_CASES = [
     ("T005", "<user:last-name?> <1st>", [("T005", "<user:last-name?>"), ("T005", "<1st>")]),
     ("T005", "<my-card>x</my-card> <--> <!-- c --> <3 <-x> <x->", []),
     ("T005", "Rate it <1-10>, score <0-100>, dates as <YYYY-MM-DD> at <HH-MM>", []),
+    # key combinations and blanks for the reader to fill in are text, not keys
+    ("T005", "Press <Ctrl-C> or <Shift-Tab>; replace <your-api-key> with yours", []),
+    ("T005", "<user:your-name> <control-panel?>", [("T005", "<user:your-name>"), ("T005", "<control-panel?>")]),
     ("T005", "<FIRST-NAME?> <user:1st-name>", [("T005", "<FIRST-NAME?>"), ("T005", "<user:1st-name>")]),
     # URL and path templates (Flask, Express, REST docs): the name is for whoever calls the URL
     ("T005", "GET /users/<user-id>/orders/<order-id> or gs://<bucket-name> then <base-url>/health", []),
@@ -1079,6 +1082,7 @@ ADK_RULE_CASES = [
         "{nick??} {nick ?} {user:first-name}",
         [("T019", "{nick??}"), ("T019", "{nick ?}"), ("T019", "{user:first-name}")],
     ),
+    ("T019", "Press {Ctrl-C} or {cmd-k}; replace {your-api-key} with yours", []),
     ("T019", "{a-b} {x ?} x^{n-1} {ORD-1234} {user.name} {user: name} {user name} {session:id} {http://x}", []),
     ("T019", "`{first-name}` \\text{first-name} ${first-name} \\{first-name} {{first-name}} {first-name}}", []),
     ("T019", "```\nf'{first-name}'\n```\n$f({first-name})$ {{ {first-name} }} {type:string} {note:x}", []),
