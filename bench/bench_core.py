@@ -11,6 +11,7 @@ slower than str.format_map on the same text and values; cold parse time linear i
 
 from __future__ import annotations
 
+import gc
 import statistics
 import timeit
 from collections.abc import Callable
@@ -35,10 +36,15 @@ def best(fn: Callable[[], object], *, number: int, repeat: int = 7) -> float:
 
 
 def cold_parse(source: str, *, repeat: int = 5) -> float:
-    """Median seconds for an uncached parse of ``source``."""
+    """Median seconds for an uncached parse of ``source``.
+
+    The cache (and the previous parse's nodes) is cleared, and the collector run, before each
+    parse, outside its time: the garbage the sections before leave in the heap (hundreds of
+    thousands of objects) otherwise slows a node-dense parse by half again."""
     times = []
     for _ in range(repeat):
         _cached.cache_clear()
+        gc.collect()
         times.append(timeit.timeit(lambda: parse_nodes(source), number=1))
     return statistics.median(times)
 
