@@ -1077,14 +1077,14 @@ _NOT_SCOPE_TYPOS = frozenset({"api", "ape", "use", "usa"})
 
 # Hyphenated names that are text for the reader, not keys: a key combination (<Ctrl-C>, {Shift-Tab})
 # or a blank for the reader to fill in (<your-api-key>). T005 and T019 both leave them alone.
-_KEY_MODIFIERS = frozenset({"ctrl", "shift", "alt", "cmd"})  # only words that are nothing else
-_BLANK_WORDS = frozenset({"your"})
+# The first words that make one: key modifiers that are nothing else, and "your".
+_FOR_THE_READER = frozenset({"ctrl", "shift", "alt", "cmd", "your"})
 
 
 def _for_the_reader(name: str) -> bool:
     """Whether a hyphenated name without a scope is a key combination or a blank to fill in."""
     first, hyphen, _ = name.partition("-")
-    return bool(hyphen) and ":" not in name and first.lower() in _KEY_MODIFIERS | _BLANK_WORDS
+    return bool(hyphen) and ":" not in name and first.lower() in _FOR_THE_READER
 
 
 def _one_typo(word: str, scope: str) -> bool:

@@ -859,6 +859,15 @@ class _Project:
             return self.resolve_return(*called, depth)
         return f"{_describe(call)}: its text is known only at run time"
 
+    def imported(self, module: _Module, binding: ast.ImportFrom, name: str) -> tuple[_Module, str] | None:
+        """Where ``name``, bound in ``module`` by ``from ... import``, is defined: the module (if it is
+        a file we can read, holding such a name) and the name there."""
+        alias = next(a for a in binding.names if (a.asname or a.name) == name)
+        source = self.find_module(module, binding.module or "", binding.level)
+        if source is None or alias.name not in source.bindings:
+            return None
+        return source, alias.name
+
     def function_called(
         self, module: _Module, func: ast.expr, scope: _Scope | None
     ) -> tuple[_Module, ast.FunctionDef | ast.AsyncFunctionDef] | None:
@@ -876,13 +885,10 @@ class _Project:
             binding = module.bindings.get(name)
             if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef):
                 return module, binding
-            if not isinstance(binding, ast.ImportFrom):
+            found = self.imported(module, binding, name) if isinstance(binding, ast.ImportFrom) else None
+            if found is None:
                 return None
-            alias = next(a for a in binding.names if (a.asname or a.name) == name)
-            source = self.find_module(module, binding.module or "", binding.level)
-            if source is None:
-                return None
-            module, name = source, alias.name
+            module, name = found
         return None
 
     def resolve_return(
@@ -929,10 +935,10 @@ class _Project:
         if binding is None:
             return f"{name!r} is not bound at module level in {module.path}"
         if isinstance(binding, ast.ImportFrom):
+            found = self.imported(module, binding, name)
+            if found is not None:
+                return self.resolve_name(*found, None, depth + 1)
             alias = next(a for a in binding.names if (a.asname or a.name) == name)
-            source = self.find_module(module, binding.module or "", binding.level)
-            if source is not None and alias.name in source.bindings:
-                return self.resolve_name(source, alias.name, None, depth + 1)
             sub = self.find_module(module, ((binding.module or "") + "." + alias.name).strip("."), binding.level)
             if sub is not None:
                 return f"{name!r} is a module, not a string"
@@ -960,11 +966,10 @@ class _Project:
                     continue
                 binding = module.bindings.get(expr.id)
                 if isinstance(binding, ast.ImportFrom):
-                    alias = next(a for a in binding.names if (a.asname or a.name) == expr.id)
-                    source = self.find_module(module, binding.module or "", binding.level)
-                    if source is None or alias.name not in source.bindings:
+                    found = self.imported(module, binding, expr.id)
+                    if found is None:
                         return None
-                    module, expr = source, ast.Name(alias.name)
+                    module, expr = found[0], ast.Name(found[1])
                     continue
                 if isinstance(binding, ast.expr):
                     if isinstance(binding, ast.Name) and not binding.id.startswith("<"):
@@ -1013,8 +1018,8 @@ class _Project:
             self.used_constants.add((const[0].key, const[1]))
             all_names.insert(0, const[1])
             key: tuple[object, ...] = ("const", const[0].key, const[1], dialect)
-        elif isinstance(expr, ast.Call) and value.text:
-            # what a function returns: once however many agents call it, keyed by where it is written
+        elif value.text:
+            # keyed by where the text is written: once however many call sites give it (a function's return)
             key = ("text", value.text, value.mods[0].key, value.starts[0], value.mods[-1].key, value.ends[-1], dialect)
         else:
             key = ("site", module.key, where.start, dialect)

@@ -242,6 +242,21 @@ EXTRACT_CASES = [
         ],
     ),
     (
+        "the-same-text-from-the-same-places-is-one-instruction",
+        {
+            "m.py": (
+                "from google.adk.agents import Agent\nBASE = 'Plan {plan}.'\nTAIL = ' Be brief.'\n"
+                "a = Agent(name='a', instruction=BASE + TAIL)\nb = Agent(name='b', instruction=BASE + TAIL)\n"
+                "c = Agent(name='c', instruction=BASE + ' Be kind.')\n"
+            )
+        },
+        None,
+        [
+            ('Agent(name="a").instruction', "adk", ("a", "a.instruction", "b", "b.instruction")),
+            ('Agent(name="c").instruction', "adk", ("c", "c.instruction")),
+        ],
+    ),
+    (
         "function-returning-a-constant-aliases-and-module-aliases",
         {
             "pkg/__init__.py": "",
