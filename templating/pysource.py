@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import dataclasses
-import difflib
 import io
 import os
 import sys
@@ -31,13 +29,13 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
 from typing import Literal as _Literal
+from typing import TypeAlias
 
 from .errors import TemplatingError
-from .lint import CONSTANT_SUFFIXES, RULES, Diagnostic, lint, load_schema
+from .lint import CONSTANT_SUFFIXES
 from .nodes import Span
-from .template import Template, parse
+from .template import parse
 
 __all__ = [
     "JINJA_SYNTAX",
@@ -1608,111 +1606,13 @@ def scan(
 
 
 # --------------------------------------------------------------------------------------------
-# Linting what was found
+# Linting what was found: the rules live in templating.lint.rules.python (imported here for the names
+# this module has always offered).
 
-# A Jinja2 syntax error is not a rule to turn off: the code would fail when the provider is made.
-JINJA_SYNTAX = "E001"
-# A file to lint that is not valid Python: nothing of it can be checked, and what it writes is unknown.
-PYTHON_SYNTAX = "E002"
-# The rules over a whole tree of Python files, not over one instruction's text.
-_TREE_RULES = frozenset({"T014", "T015"})
-
-
-def lint_instruction(
-    found: Instruction,
-    *,
-    schema: Any = None,
-    select: frozenset[str],
-    allow: Iterable[str] = (),
-) -> list[Diagnostic]:
-    """Lint one instruction in its dialect; every finding is placed in the Python file it was written in.
-
-    Angle syntax: every selected rule of that syntax. ADK dialect: the rules of that dialect
-    (T016..T019, what google-adk would do wrong at run time) and the placeholder rules (T001,
-    T009, T010, T012), as :func:`templating.lint.lint` applies them. Jinja2: Jinja's own syntax check."""
-    if found.dialect == "jinja":
-        return _jinja_syntax(found)
-    on = select - _TREE_RULES
-    if not on:
-        return []
-    findings = lint(found.text, schema=schema, select=on, allow=allow, dialect=found.dialect)
-    return [_placed(found, d) for d in findings]
-
-
-def _placed(found: Instruction, diag: Diagnostic) -> Diagnostic:
-    assert diag.span is not None
-    path, span = found.locate(diag.span.start, diag.span.end)
-    return dataclasses.replace(diag, path=path, span=span, origin=found.label)
-
-
-def _jinja_syntax(found: Instruction) -> list[Diagnostic]:
-    from .jinja_mode import JinjaProvider, JinjaSyntaxError
-
-    try:
-        JinjaProvider(found.text)
-    except JinjaSyntaxError as exc:
-        span = exc.span or Span(0, len(found.text), 1, 1)
-        path, where = found.locate(span.start, span.end)
-        return [Diagnostic(JINJA_SYNTAX, "error", exc.message, where, path, exc.help, found.label)]
-    return []
-
-
-def _text_of(found: Instruction) -> Template | None:
-    if found.dialect == "jinja":
-        return None
-    return parse(found.text, dialect=found.dialect)
-
-
-def never_written(found: Instruction, written: frozenset[str], *, schema: Any = None) -> list[Diagnostic]:
-    """T014 for one instruction: required placeholders (not ``temp:``) whose key nothing writes.
-
-    ``written``: the keys the linted code writes; the schema's top-level keys count as written."""
-    template = _text_of(found)
-    if template is None:
-        return []
-    known = set(written)
-    if schema is not None:
-        known.update(load_schema(schema).fields)
-    out: list[Diagnostic] = []
-    reported: set[str] = set()
-    for node in template.placeholders:
-        if node.optional or node.scope == "temp" or node.name in known or node.name in reported:
-            continue
-        reported.add(node.name)
-        path, span = found.locate(node.span.start, node.span.end)
-        shown = found.text[node.span.start : node.span.end]
-        optional = f"{{{node.key}?}}" if found.dialect == "adk" else f"<{node.key}?>"
-        close = difflib.get_close_matches(node.name, sorted(known), n=1, cutoff=0.8)
-        hint = f"did you mean {close[0]!r}, which is written? Otherwise " if close else ""
-        out.append(
-            Diagnostic(
-                "T014",
-                RULES["T014"].severity,
-                f"{shown!r} reads state key {node.name!r}, which nothing in the linted files writes "
-                "(no output_key, state write, state_delta or create_session state sets it)",
-                span,
-                path,
-                f"{hint}set {node.name!r} before this agent runs (an earlier agent's output_key, a tool's "
-                f"tool_context.state[{node.name!r}] = ...), declare it in the schema, or write {optional} "
-                "if it may be missing",
-                found.label,
-            )
-        )
-    return out
-
-
-def skipped_findings(result: Scan) -> list[Diagnostic]:
-    """T015: the instructions skipped because their text is known only at run time."""
-    return [
-        Diagnostic(
-            "T015",
-            RULES["T015"].severity,
-            f"this instruction is not checked: {item.reason}",
-            item.span,
-            item.path,
-            "lint sees only strings written in the code (literals, +, textwrap.dedent, module constants, "
-            "a function without arguments that returns one)",
-            item.label,
-        )
-        for item in result.skipped
-    ]
+from .lint.rules.python import (  # noqa: E402
+    JINJA_SYNTAX,
+    PYTHON_SYNTAX,
+    lint_instruction,
+    never_written,
+    skipped_findings,
+)

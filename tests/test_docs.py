@@ -154,6 +154,31 @@ def test_every_rule_has_its_page(code: str) -> None:
     assert any(lang == "python" for _, lang, _, _ in blocks(page)), "its example runs in the tests"
 
 
+@pytest.mark.parametrize("code", sorted(DESCRIBED))
+def test_each_rule_page_header_agrees_with_the_registry(code: str) -> None:
+    rule = DESCRIBED[code]
+    header = (DOCS / "rules" / f"{code}.md").read_text(encoding="utf-8").splitlines()[4]
+    cells = [cell.strip() for cell in header.strip("|").split("|")]
+    assert cells[:3] == [f"`{code}`", f"`{rule.name}`", rule.severity]
+    default = cells[3]
+    if code in SYNTAX_CHECKS:
+        assert default.startswith("always on")
+    else:
+        assert default.startswith("on" if rule.default else "off"), f"{code}: registry default is {rule.default}"
+
+
+def test_the_rule_table_in_linting_md_agrees_with_the_registry() -> None:
+    rows = {}
+    for line in (DOCS / "linting.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("| [T") or line.startswith("| [E"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            code = cells[0][1:5]
+            rows[code] = (cells[1], cells[-1])
+    assert sorted(rows) == sorted(RULES), "the table lists every rule, once"
+    for code, (name, severity) in rows.items():
+        assert (name, severity) == (RULES[code].name, RULES[code].severity), code
+
+
 def test_rule_pages_are_only_for_known_rules() -> None:
     assert sorted(p.stem for p in (DOCS / "rules").glob("*.md")) == sorted(DESCRIBED)
 

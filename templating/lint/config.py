@@ -1,0 +1,245 @@
+"""Rule selection and `[tool.templating]` configuration, with the globs include/exclude use."""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import TemplatingError
+from .registry import DEFAULT_RULES, RULES, SYNTAX_CHECKS
+from .util import relative as _relative
+
+
+class LintConfigError(TemplatingError):
+    """A `[tool.templating]` table (or rule selection) that is not valid."""
+
+
+# --------------------------------------------------------------------------------------------
+# Rule selection and configuration
+
+
+def _codes(values: Iterable[str] | str, what: str) -> set[str]:
+    if isinstance(values, str):  # one code, or several separated by commas
+        values = values.split(",")
+    out: set[str] = set()
+    for value in values:
+        code = value.strip().upper()
+        if not code:
+            continue
+        if code == "ALL":
+            out.update(RULES)
+        elif code in RULES:
+            out.add(code)
+        elif code in SYNTAX_CHECKS or value.strip() in {check.name for check in SYNTAX_CHECKS.values()}:
+            raise LintConfigError(
+                f"{value.strip()!r} in {what} is a syntax check, not a rule: no option turns it off"
+                " (fix the file, or leave it out of the linted files with 'exclude')"
+            )
+        else:
+            by_name = [c for c, rule in RULES.items() if rule.name == value.strip()]
+            if not by_name:
+                raise LintConfigError(f"unknown rule {value!r} in {what} (known: {', '.join(RULES)})")
+            out.update(by_name)
+    return out
+
+
+def select_rules(
+    *,
+    select: Iterable[str] | str | None = None,
+    extend_select: Iterable[str] | str = (),
+    ignore: Iterable[str] | str = (),
+) -> frozenset[str]:
+    """The rule codes that are on: ``select`` (default: every rule but the opt-in T011), plus
+    ``extend_select``, minus ``ignore``. Codes, rule names or ``ALL``; a string is one code or a
+    comma-separated list."""
+    chosen = set(DEFAULT_RULES) if select is None else _codes(select, "select")
+    chosen |= _codes(extend_select, "extend-select")
+    chosen -= _codes(ignore, "ignore")
+    return frozenset(chosen)
+
+
+# Module constants of Python files linted even when no call site uses them: names ending in these.
+CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION")
+
+
+@dataclass(frozen=True, slots=True)
+class LintConfig:
+    """``[tool.templating]`` from ``pyproject.toml``; ``root`` is the folder that holds it."""
+
+    root: Path = field(default_factory=Path.cwd)
+    schema: Any = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    path: Path | None = None
+    allow: tuple[str, ...] = ()
+    constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
+
+
+_CONFIG_KEYS = {
+    "schema",
+    "include",
+    "exclude",
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "allow",
+    "constant-suffixes",
+}
+
+
+def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise LintConfigError(f"{where}: '{key}' must be a list of strings")
+    return tuple(value)
+
+
+def load_config(start: Path | None = None, *, path: Path | None = None) -> LintConfig:
+    """``[tool.templating]`` of ``path``, or of the nearest ``pyproject.toml`` at or above ``start``
+    (default: the current folder). No file or no table: the defaults, rooted at ``start``."""
+    here = (start or Path.cwd()).resolve()
+    if path is None:
+        for folder in (here, *here.parents):
+            if (folder / "pyproject.toml").is_file():
+                path = folder / "pyproject.toml"
+                break
+    if path is None:
+        return LintConfig(root=here)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise LintConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LintConfigError(f"cannot read config file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise LintConfigError(f"config file is not valid TOML: {path}: {exc}") from None
+    where = f"{path} [tool.templating]"
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise LintConfigError(f"{path}: 'tool' must be a table, not {type(tool).__name__}")
+    table = tool.get("templating", {})
+    if not isinstance(table, dict):
+        raise LintConfigError(f"{where} must be a table, not {type(table).__name__}")
+    unknown = sorted(set(table) - _CONFIG_KEYS)
+    if unknown:
+        raise LintConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_CONFIG_KEYS))})"
+        )
+    schema = table.get("schema")
+    if schema is not None and not isinstance(schema, str | list):
+        raise LintConfigError(f"{where}: 'schema' must be a path, 'module:Model', or a list of keys")
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise LintConfigError(f"{where}: 'per-file-ignores' must be a table of glob = [codes]")
+    ignores = {glob: _strings(per_file, glob, f"{where} per-file-ignores") for glob in per_file}
+    config = LintConfig(
+        root=path.parent.resolve(),
+        schema=schema,
+        include=_strings(table, "include", where),
+        exclude=_strings(table, "exclude", where),
+        select=_strings(table, "select", where) if "select" in table else None,
+        extend_select=_strings(table, "extend-select", where),
+        ignore=_strings(table, "ignore", where),
+        per_file_ignores=ignores,
+        path=path,
+        allow=_strings(table, "allow", where),
+        constant_suffixes=_strings(table, "constant-suffixes", where)
+        if "constant-suffixes" in table
+        else CONSTANT_SUFFIXES,
+    )
+    if any(not suffix for suffix in config.constant_suffixes):
+        raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
+    for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
+        _codes(codes, where)
+    if config.select is not None and not _codes(config.select, where):
+        raise LintConfigError(f"{where}: 'select' is empty, which would turn every rule off (use 'ignore')")
+    if any(not snippet for snippet in config.allow):
+        raise LintConfigError(f"{where}: 'allow' holds literal snippets of template text; an empty one allows nothing")
+    for glob in (*config.include, *config.exclude, *ignores):
+        try:
+            glob_regex(glob)
+        except LintConfigError as exc:
+            raise LintConfigError(f"{where}: {exc.message}") from None
+    return config
+
+
+def _clean(pattern: str) -> str:
+    """A glob or path written ``./a/b/`` or ``a\\b`` compares as ``a/b``."""
+    pattern = pattern.replace("\\", "/")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern.rstrip("/") or pattern
+
+
+@functools.lru_cache(maxsize=512)  # a walk matches every file against the same few globs
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob over ``/``-separated relative paths: ``*``, ``?`` and ``[ab]``/``[!ab]`` stay in one folder,
+    ``**`` spans folders. A leading ``./`` is ignored."""
+    pattern = _clean(pattern)
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) > 0:
+            body = pattern[i + 1 : close]
+            negate = body[:1] in "!^" and len(body) > 1
+            chars = body[1:] if negate else body
+            escaped = "".join("\\" + ch if ch in "\\^[]" else ch for ch in chars)
+            out.append(f"[^/{escaped}]" if negate else f"(?!/)[{escaped}]")
+            i = close + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    try:
+        return re.compile("".join(out) + r"\Z")
+    except re.error as exc:  # [z-a]: a reversed range
+        raise LintConfigError(f"bad glob {pattern!r}: {exc.msg}") from None
+
+
+def _matches(relative: str, patterns: Iterable[str]) -> bool:
+    """Whether the file ``relative`` or one of its folders matches a pattern, like .gitignore: a pattern
+    without ``/`` matches a file or folder name at any depth (``drafts``), one with ``/`` the path
+    from the root (``prompts/drafts``, ``prompts/*.txt``)."""
+    parts = relative.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    for pattern in patterns:
+        regex = glob_regex(pattern)
+        if "/" in _clean(pattern):
+            if any(regex.match(prefix) for prefix in prefixes):
+                return True
+        elif any(regex.match(part) for part in parts):
+            return True
+    return False
+
+
+def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> frozenset[str]:
+    """``codes`` minus the per-file ignores whose glob matches ``path`` (relative to the config root)."""
+    if path is None or not config.per_file_ignores:
+        return codes
+    relative = _relative(Path(path), config.root)
+    dropped: set[str] = set()
+    for glob, ignored in config.per_file_ignores.items():
+        if _matches(relative, [glob]):
+            dropped |= _codes(ignored, "per-file-ignores")
+    return codes - dropped
