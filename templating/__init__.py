@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .convert import AdkDifference, ConversionError, convert_adk
 from .errors import MissingKey, MissingKeyError, TemplateSyntaxError, TemplatingError
 from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
+from .lint.engine import LintResult, lint_project
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
 from .providers import (
     ConcatProvider,
@@ -171,6 +172,8 @@ __all__ = [
     "LintConfigError",
     "SchemaError",
     "lint",
+    "lint_project",
+    "LintResult",
     "load_schema",
     "unused_keys",
 ]

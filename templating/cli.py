@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .convert import ConversionError, convert_adk
-from .errors import MissingKeyError
-from .template import Template, parse
+from .errors import MissingKeyError, TemplatingError
+from .template import Template
 
 __all__ = ["main"]
 
@@ -148,13 +148,24 @@ def _python_target(file: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _scan_file(path: str) -> Any:
-    from .pysource import PythonSourceError, scan
+class _Found:
+    """The instructions written in one Python file and those skipped, read with its project's context."""
+
+    def __init__(self, instructions: list[Any], skipped: list[Any]) -> None:
+        self.instructions = instructions
+        self.skipped = skipped
+
+
+def _scan_file(path: str) -> _Found:
+    from .lint.engine import Project
+    from .pysource import PythonSourceError
 
     read_text(path, what="Python")  # a missing or unreadable file: the usual one-line error
     try:
-        return scan([path], read=read_text)
+        return _Found(*Project(paths=[path]).instructions(path, reached=True))
     except PythonSourceError as exc:
+        raise UsageError(exc.message) from None
+    except TemplatingError as exc:
         raise UsageError(exc.message) from None
 
 
@@ -312,268 +323,101 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
 # --- templating lint -------------------------------------------------------------------------
 
 
-def _split_codes(values: list[str] | None) -> list[str] | None:
-    if values is None:
-        return None
-    return [code for value in values for code in value.split(",") if code.strip()]
-
-
-def _github_escape(text: str, *, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if prop:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
-
-
-def _format_text(diagnostics: list[Any], sources: dict[str, str]) -> str:
-    from .errors import excerpt
-
-    lines: list[str] = []
-    for diag in diagnostics:
-        where = diag.path or "<template>"
-        if diag.span is None:
-            lines.append(f"{where}: {diag.code} {diag.message}")
-        else:
-            origin = f"in {diag.origin}: " if diag.origin else ""
-            lines.append(f"{where}:{diag.span.line}:{diag.span.column}: {diag.code} {origin}{diag.message}")
-            source = sources.get(diag.path or "")
-            if source is not None:
-                lines.append(excerpt(source, diag.span))
-        if diag.help:
-            lines.append(f"    help: {diag.help}")
-        if diag.url:
-            lines.append(f"    docs: {diag.url}")
-    return "\n".join(lines)
-
-
-def _end(source: str | None, start: int, end: int, line: int, column: int) -> tuple[int, int]:
-    """The 1-based line and (exclusive) column where a span ending at offset ``end`` stops."""
-    if source is None:
-        return line, column + (end - start)
-    inside = source[start:end]
-    if "\n" not in inside:
-        return line, column + len(inside)
-    return line + inside.count("\n"), len(inside) - inside.rfind("\n")
-
-
-def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None) -> str:
-    from pathlib import Path
-
-    level = {"error": "error", "warning": "warning", "info": "notice"}
-    lines = []
-    for diag in diagnostics:
-        props = []
-        if diag.span is not None:
-            if diag.path and diag.path != "<stdin>":  # stdin is no file in the repository: no file= property
-                props.append(f"file={_github_escape(diag.path, prop=True)}")
-            span = diag.span
-            end_line, end_column = _end(
-                (sources or {}).get(diag.path or ""), span.start, span.end, span.line, span.column
-            )
-            props += [f"line={span.line}", f"endLine={end_line}", f"col={span.column}", f"endColumn={end_column}"]
-        elif diag.path and Path(diag.path).is_file():  # a whole-run finding (T011) about a schema file
-            props.append(f"file={_github_escape(diag.path, prop=True)}")
-        title = f"{diag.code} ({diag.origin})" if diag.origin else diag.code
-        props.append(f"title={_github_escape(title, prop=True)}")
-        message = f"{diag.message}\n{diag.url}" if diag.url else diag.message  # the rule's page, on its own line
-        lines.append(f"::{level[diag.severity]} {','.join(props)}::{_github_escape(message)}")
-    return "\n".join(lines)
-
-
-def _relative_to_cwd(diag: Any) -> Any:
-    """``diag`` with an absolute path under the current folder made relative (a schema file from the config)."""
-    import dataclasses
-    from pathlib import Path
-
-    if diag.path and Path(diag.path).is_absolute():
-        path = Path(diag.path)
-        cwd = Path.cwd().resolve()
-        if path.resolve().is_relative_to(cwd):
-            return dataclasses.replace(diag, path=path.resolve().relative_to(cwd).as_posix())
-    return diag
-
-
-def _summary(diagnostics: list[Any], files: int) -> str:
-    counts = {severity: sum(d.severity == severity for d in diagnostics) for severity in ("error", "warning", "info")}
-    noun = "template" if files == 1 else "templates"
-    if not diagnostics:
-        return f"{files} {noun} checked: no findings"
-    parts = ", ".join(f"{n} {severity}{'' if n == 1 else 's'}" for severity, n in counts.items() if n)
-    return f"{files} {noun} checked: {parts}"
-
-
 def _cmd_lint(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    """Lint with the engine (templating.lint.engine) and print the result in the format asked for."""
+    from .lint.engine import Project
+    from .lint.outputs import format_github, format_json, format_sarif, format_text, summary
+    from .lint.project import LintInputError
 
-    from .errors import TemplatingError
-    from .lint import (
-        DEFAULT_INCLUDE,
-        collect_files,
-        lint,
-        load_config,
-        load_schema,
-        rules_for,
-        select_rules,
-        unused_keys,
-    )
-
+    if args.paths.count("-") > 1:
+        raise UsageError("stdin ('-') can be linted only once")
+    if args.select is not None and not [c for v in args.select for c in v.split(",") if c.strip()]:
+        raise UsageError("--select needs at least one rule code (to turn rules off, use --ignore)")
     try:
-        config = load_config(path=Path(args.config) if args.config else None)
-        select = _split_codes(args.select)
-        if select == []:
-            raise UsageError("--select needs at least one rule code (to turn rules off, use --ignore)")
-        codes = select_rules(
-            select=select if select is not None else config.select,
-            extend_select=[*config.extend_select, *(_split_codes(args.extend_select) or [])],
-            ignore=[*config.ignore, *(_split_codes(args.ignore) or [])],
+        project = Project(
+            paths=args.paths,
+            config_path=args.config,
+            schema=args.schema,
+            select=args.select,
+            extend_select=args.extend_select,
+            ignore=args.ignore,
+            dialect=args.dialect,
+            force_exclude=args.force_exclude,
         )
-        spec = args.schema if args.schema is not None else config.schema
-        base = None if args.schema is not None else config.root
-        schema = load_schema(spec, base=base) if spec is not None else None
-        if args.paths.count("-") > 1:
-            raise UsageError("stdin ('-') can be linted only once")
-        files = collect_files(args.paths, config, force_exclude=args.force_exclude)
+        files, _ = project.files(args.paths)
+        if not files:
+            if args.force_exclude and args.paths and not any(os.path.isdir(p) for p in args.paths):
+                return EXIT_OK  # pre-commit passed only excluded files: nothing to do
+            from .lint.discovery import DEFAULT_INCLUDE
+
+            config = project.config
+            patterns = ", ".join(dict.fromkeys((*config.include, *DEFAULT_INCLUDE)) if args.paths else config.include)
+            where = f" in {', '.join(args.paths)}" if args.paths else ""
+            if not args.paths:
+                source = "'include' in [tool.templating]"
+            elif config.include:
+                source = "'include' in [tool.templating] and the default patterns"
+            else:
+                source = "the default patterns"
+            raise UsageError(f"no template files found to lint{where} (files matching {patterns}, from {source})")
+        result = project.lint(args.paths)
+    except LintInputError as exc:
+        raise UsageError(exc.message) from None
     except TemplatingError as exc:
         raise UsageError(exc.message) from None
     except OSError as exc:  # a name too long, a folder that cannot be read
         where = f": {exc.filename}" if exc.filename else ""
         raise UsageError(f"cannot read the paths to lint{where}: {exc.strerror or exc}") from None
-    if not files:
-        if args.force_exclude and args.paths and not any(Path(p).is_dir() for p in args.paths):
-            return EXIT_OK  # pre-commit passed only excluded files: nothing to do
-        patterns = ", ".join(config.include or DEFAULT_INCLUDE)
-        where = f" in {', '.join(args.paths)}" if args.paths else ""
-        source = "'include' in [tool.templating]" if config.include else "the default patterns"
-        raise UsageError(f"no template files found to lint{where} (files matching {patterns}, from {source})")
-    if "T011" in codes and schema is None:
-        named = [*(select if select is not None else config.select or ()), *config.extend_select]
-        named += _split_codes(args.extend_select) or []
-        if any(code.strip().upper() == "T011" or code.strip() == "unused-schema-key" for code in named):
-            raise UsageError(
-                "rule T011 (unused schema keys) needs a schema: pass --schema or set it in [tool.templating]"
-            )
-        codes = codes - {"T011"}  # "ALL" means every rule that applies: without a schema, T011 does not
-
-    sources: dict[str, str] = {}
-    python_files = [name for name in files if name != "-" and name.endswith(".py")]
-    for name in files:
-        if name in python_files:
-            continue
-        shown = "<stdin>" if name == "-" else name
-        sources[shown] = read_text(name)
-    results: list[tuple[str, list[Any]]] = []
-    templates: list[Any] = [
-        parse(text, dialect=args.dialect) for text in sources.values()
-    ]  # cached: lint() reuses each
-    for shown, text in sources.items():
-        on = rules_for(None if shown == "<stdin>" else shown, config, codes)
-        results.append(
-            (shown, lint(text, schema=schema, select=on, path=shown, allow=config.allow, dialect=args.dialect))
-        )
-    checked = len(sources)
-    per_file: dict[str, int] = {}  # Python files: the instructions linted in each (Jinja2 ones included)
-    if python_files:
-        found, python_templates = _lint_python(python_files, config, codes, schema)
-        per_file = found.instructions
-        checked += sum(per_file.values())
-        templates += python_templates
-        for path, text in found.sources.items():
-            sources.setdefault(path, text)
-        results += found.results
-    run_findings: list[Any] = []
-    if "T011" in codes and schema is not None:
-        run_findings = [_relative_to_cwd(d) for d in unused_keys(schema, templates)]
-    everything = [d for _, found_here in results for d in found_here] + run_findings
-
+    if not result.files:
+        raise UsageError("nothing could be linted: " + "; ".join(d.message for d in result.diagnostics[:3]))
+    everything = result.diagnostics
     if args.html:
-        from .report import FileReport, render_html
-
-        page = render_html(
-            [
-                FileReport(
-                    shown,
-                    sources[shown],
-                    tuple(found),
-                    args.dialect,
-                    python=shown in per_file,
-                    templates=per_file.get(shown, 1),
-                )
-                for shown, found in results
-            ],
-            run_findings=run_findings,
-        )
-        try:
-            Path(args.html).write_text(page, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write HTML report {args.html}: {exc.strerror or exc}") from None
+        _write_html(args, result)
     if args.format == "json":
-        print(json.dumps([d.as_dict() for d in everything], ensure_ascii=False, indent=2))
+        print(format_json(everything))
+    elif args.format == "sarif":
+        print(format_sarif(everything, result.sources))
     elif args.format == "github":
         if everything:
-            print(_format_github(everything, sources))
+            print(format_github(everything, result.sources))
     else:
         if everything:
-            print(_format_text(everything, sources))
-        print(_summary(everything, checked), file=sys.stderr if everything else sys.stdout)
-    return EXIT_FINDINGS if any(d.severity == "error" for d in everything) else EXIT_OK
+            print(format_text(everything, result.sources))
+        print(summary(everything, len(result.templates)), file=sys.stderr if everything else sys.stdout)
+    return EXIT_FINDINGS if result.errors else EXIT_OK
 
 
-class _PythonResults:
-    """The findings of the Python files of a run, per file, and the text of every Python file read."""
+def _write_html(args: argparse.Namespace, result: Any) -> None:
+    from pathlib import Path
 
-    def __init__(self) -> None:
-        self.results: list[tuple[str, list[Any]]] = []
-        self.sources: dict[str, str] = {}
-        self.instructions: dict[str, int] = {}  # per file shown: how many instructions were linted in it
+    from .report import FileReport, render_html
+
+    by_file = result.by_file()
+    page = render_html(
+        [
+            FileReport(
+                path,
+                result.sources[path],
+                tuple(d for d in by_file.get(path, []) if d.span is not None),
+                args.dialect,
+                python=path in result.python,
+                templates=result.python.get(path, 1),
+            )
+            for path in result.files
+            if path in result.sources
+        ],
+        run_findings=result.run_findings,
+    )
+    try:
+        Path(args.html).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write HTML report {args.html}: {exc.strerror or exc}") from None
 
 
-def _lint_python(files: list[str], config: Any, codes: frozenset[str], schema: Any) -> tuple[_PythonResults, list[Any]]:
-    """Lint the instructions inside Python files: each in its dialect, at its place in the file, with
-    the tree-wide rules T014 (keys nothing writes) and T015 (instructions that are not strings)."""
-    from .lint import SYNTAX_CHECKS, Diagnostic, rules_for
-    from .pysource import PYTHON_SYNTAX, lint_instruction, never_written, scan, skipped_findings
+def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None) -> str:
+    from .lint.outputs import format_github
 
-    # A file that is not valid Python is a finding (E002), and the other files are still linted.
-    def read(path: str) -> str:  # a file that is not in its encoding is an E002 finding too
-        return read_text(path, what="Python", decode_errors=True)
-
-    found = scan(files, suffixes=config.constant_suffixes, read=read, keep_going=True)
-    written = found.written if "T014" in codes else None
-    findings: list[Any] = [
-        Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help) for error in found.errors
-    ]
-    for item in found.instructions:
-        here: list[Any] = lint_instruction(item, schema=schema, select=codes, allow=config.allow)
-        tags = {(d.path, d.span.start) for d in here if d.code == "T007"}  # a markup tag is no key read
-        if written is not None:
-            unset: list[Any] = never_written(item, written, schema=schema)
-            here += [d for d in unset if (d.path, d.span.start) not in tags]
-        findings += here
-    if "T015" in codes:
-        findings += skipped_findings(found)
-    seen: set[tuple[Any, ...]] = set()
-    by_file: dict[str, list[Any]] = {path: [] for path in files}
-    allowed = frozenset(config.allow)
-    for diag in findings:
-        key = (diag.path, diag.span.start, diag.span.end, diag.code)
-        if key in seen or (diag.code not in SYNTAX_CHECKS and diag.code not in rules_for(diag.path, config, codes)):
-            continue
-        if found.sources.get(diag.path, "")[diag.span.start : diag.span.end] in allowed:
-            continue  # an allowed snippet, as written in the .py file ({summary}, <br>)
-        seen.add(key)
-        by_file.setdefault(diag.path, []).append(diag)
-    out = _PythonResults()
-    out.sources = found.sources
-    for item in found.instructions:  # a file that holds an instruction is shown, findings or not
-        by_file.setdefault(item.path, [])
-    out.instructions = {path: 0 for path in by_file}
-    for item in found.instructions:
-        out.instructions[item.path] += 1
-    for path, diags in by_file.items():
-        diags.sort(key=lambda d: (d.span.start, d.code))
-        out.results.append((path, diags))
-    templates = [parse(item.text, dialect=item.dialect) for item in found.instructions if item.dialect != "jinja"]
-    return out, templates
+    return format_github(diagnostics, sources)
 
 
 def _add_lint_command(commands: Any) -> None:
@@ -588,7 +432,7 @@ def _add_lint_command(commands: Any) -> None:
         metavar="PATH",
         help="template files or folders ('-' reads stdin); none: the project's [tool.templating] include globs",
     )
-    lint.add_argument("--format", choices=("text", "json", "github"), default="text", help="output format")
+    lint.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help="output format")
     lint.add_argument(
         "--dialect",
         choices=("angle", "adk"),

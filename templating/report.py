@@ -47,6 +47,22 @@ def _kind(node: object, codes: set[str]) -> str:
     return "text"
 
 
+# A Python file's findings, classed by rule as a template's are by the node they cover.
+_NEAR_MISS = frozenset({"T002", "T003", "T004", "T005", "T006", "T008", "T013", "T016", "T019", "T020"})
+
+
+def _python_kind(codes: set[str]) -> str:
+    if not codes:
+        return "text"
+    if codes & {"T001", "T014"}:
+        return "missing"
+    if "T007" in codes:
+        return "markup"
+    if codes & _NEAR_MISS:
+        return "near-miss"
+    return "flagged"
+
+
 def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
     """The source cut at every node and finding boundary; each piece knows its kind and findings.
 
@@ -81,7 +97,7 @@ def _segments(report: FileReport, ids: dict[int, str]) -> list[dict[str, Any]]:
             active = [entry for entry in active if entry[1] > start]
         covering = [diag for _, _, diag in active]
         codes = {d.code for d in covering}
-        kind = _kind(node, codes)
+        kind = _python_kind(codes) if report.python else _kind(node, codes)
         if kind == "text" and covering:
             kind = "near-miss"
         out.append(

@@ -1085,6 +1085,8 @@ def test_lint_python_json_github_and_html(py_tree: Path, capsys: pytest.CaptureF
     assert "ROOT_PROMPT" in page
     code, out, _ = run(["lint", "agents/agent.py", "--format", "github"], capsys)
     assert "::warning file=agents/agent.py,line=9,endLine=9,col=27,endColumn=35,title=T002 (instruction(...))::" in out
+    assert "ROOT_PROMPT" not in out  # written in agents/prompt.py, which was not named: its findings are its own
+    code, out, _ = run(["lint", "agents/prompt.py", "--format", "github"], capsys)
     assert "title=T014 (ROOT_PROMPT)::" in out
 
 

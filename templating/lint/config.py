@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import tomllib
@@ -82,6 +83,7 @@ class LintConfig:
     path: Path | None = None
     allow: tuple[str, ...] = ()
     constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
+    max_file_size: int = 2_000_000
 
 
 _CONFIG_KEYS = {
@@ -94,6 +96,7 @@ _CONFIG_KEYS = {
     "per-file-ignores",
     "allow",
     "constant-suffixes",
+    "max-file-size",
 }
 
 
@@ -157,6 +160,10 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         if "constant-suffixes" in table
         else CONSTANT_SUFFIXES,
     )
+    size = table.get("max-file-size", config.max_file_size)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise LintConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, not {size!r}")
+    config = dataclasses.replace(config, max_file_size=size)
     if any(not suffix for suffix in config.constant_suffixes):
         raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):

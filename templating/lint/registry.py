@@ -185,6 +185,7 @@ TREE_RULES: frozenset[str] = frozenset(code for code, rule in RULES.items() if r
 # ignores them (the code would fail when run); each has its documentation page, as a rule does.
 JINJA_SYNTAX = "E001"
 PYTHON_SYNTAX = "E002"
+SKIPPED_FILE = "E003"
 SYNTAX_CHECKS: dict[str, Rule] = {
     check.code: check
     for check in (
@@ -205,6 +206,15 @@ SYNTAX_CHECKS: dict[str, Rule] = {
             "if x",
             dialects=frozenset(),
             scope="python",
+        ),
+        Rule(
+            SKIPPED_FILE,
+            "skipped-file",
+            "info",
+            "a file left unread: not a regular file, too large, or a link out of the project",
+            "a FIFO",
+            dialects=frozenset(),
+            scope="project",
         ),
     )
 }

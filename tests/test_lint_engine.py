@@ -1,0 +1,144 @@
+"""The lint engine: a project's files linted with the whole project's context, from Python."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import templating
+from templating.lint.engine import Project, lint_project
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "adk_project"
+FILES = sorted(p.relative_to(FIXTURE).as_posix() for p in FIXTURE.rglob("*.py"))
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURE, root)
+    # seed mistakes so the comparison has findings to compare
+    booking = root / "travel_concierge/sub_agents/booking/prompt.py"
+    booking.write_text(booking.read_text(encoding="utf-8").replace("{plan}", "{plans}"), encoding="utf-8")
+    support = root / "customer_service/prompts.py"
+    support.write_text(support.read_text(encoding="utf-8").replace("<ticket_id>", "< ticket_id >"), encoding="utf-8")
+    monkeypatch.chdir(root)
+    return root
+
+
+def rows(result: templating.LintResult, path: str) -> list[tuple[str, int, int, str]]:
+    return [(d.code, d.span.start, d.span.end, d.message) for d in result.diagnostics if d.path == path and d.span]
+
+
+def test_a_file_named_alone_gets_the_findings_of_the_whole_tree_run(tree: Path) -> None:
+    whole = lint_project(["."], root=tree)
+    assert {d.code for d in whole.diagnostics} == {"T014", "T002"}
+    for path in FILES:
+        alone = lint_project([path], root=tree)
+        assert rows(alone, path) == rows(whole, path), path
+        assert {d.path for d in alone.diagnostics} <= {path}
+
+
+def test_the_result_lists_templates_with_their_keys(tree: Path) -> None:
+    result = lint_project(["travel_concierge/sub_agents/booking/prompt.py"], root=tree)
+    assert result.files == ["travel_concierge/sub_agents/booking/prompt.py"]
+    (booking,) = [t for t in result.templates if t.name == "BOOKING_AGENT_INSTR"]
+    assert booking.dialect == "adk"
+    assert "plans" in booking.keys
+    assert "reservations" in booking.optional_keys
+    (finding,) = result.diagnostics
+    assert (finding.code, finding.path) == ("T014", "travel_concierge/sub_agents/booking/prompt.py")
+
+
+def test_no_false_key_never_written_for_a_prompt_module_named_alone(tree: Path) -> None:
+    planning = "travel_concierge/sub_agents/planning/prompt.py"
+    result = lint_project([planning], root=tree)
+    assert result.diagnostics == []
+    assert len([t for t in result.templates if t.path == planning]) >= 2
+
+
+def test_overrides_and_update_give_the_findings_of_a_fresh_run(tree: Path) -> None:
+    project = Project(tree)
+    project.lint(["."])
+    for path in FILES:
+        text = (tree / path).read_text(encoding="utf-8")
+        assert rows(project.update(path, text), path) == rows(lint_project([path], root=tree), path), path
+    path = "travel_concierge/prompt.py"
+    edited = (tree / path).read_text(encoding="utf-8").replace("{_time}", "{_tme}")
+    fresh = lint_project([path], root=tree, overrides={path: edited})
+    assert [d.code for d in fresh.diagnostics] == ["T014"]
+    assert rows(project.update(path, edited), path) == rows(fresh, path)
+
+
+def test_select_ignore_and_schema_options(tree: Path) -> None:
+    assert lint_project(["."], root=tree, ignore=["T014"]).diagnostics[0].code == "T002"
+    assert {d.code for d in lint_project(["."], root=tree, select="T014").diagnostics} == {"T014"}
+    with_schema = lint_project(["customer_service/agent.py"], root=tree, schema=["user:name?", "ticket_id"])
+    assert with_schema.diagnostics == []
+
+
+def test_the_root_is_found_from_the_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.templating]\nexclude = ['drafts']\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "sub")
+    result = lint_project(["a.prompt"])
+    assert result.root == tmp_path.resolve()
+    assert [d.code for d in result.diagnostics] == ["T002"]
+
+
+def test_gitignore_and_exclude_leave_files_out_but_a_named_file_is_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("build/\n*.tmp.prompt\n!keep.tmp.prompt\n/top.prompt\n", encoding="utf-8")
+    for name in ("build/x.prompt", "a.tmp.prompt", "keep.tmp.prompt", "top.prompt", "sub/top.prompt", "ok.prompt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("Hi <name>", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert lint_project(["."]).files == ["keep.tmp.prompt", "ok.prompt", "sub/top.prompt"]
+    assert lint_project(["build/x.prompt"]).files == ["build/x.prompt"]
+
+
+def test_an_explicit_folder_is_linted_whatever_the_include(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.templating]\ninclude = ["examples/*.txt"]\n', encoding="utf-8")
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert [d.code for d in lint_project(["agents"]).diagnostics] == ["T002"]
+
+
+def test_lint_project_is_public() -> None:
+    assert "lint_project" in templating.__all__
+    assert templating.lint_project is lint_project
+
+
+KEYS_CASES = [
+    ("module", "travel_concierge/sub_agents/planning/prompt.py", "PLANNING_AGENT_INSTR (", "origin?"),
+    ("by-name", "travel_concierge/sub_agents/planning/prompt.py:PLANNING_AGENT_INSTR", "PLANNING_AGENT_INSTR", None),
+]
+
+
+@pytest.mark.parametrize(("target", "shown", "optional"), [c[1:] for c in KEYS_CASES], ids=[c[0] for c in KEYS_CASES])
+def test_keys_of_a_prompt_module_used_elsewhere(tree: Path, target: str, shown: str, optional: str | None) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "keys", target], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert shown in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "keys", target, "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    found = json.loads(done.stdout)
+    assert found
+    assert all(row["dialect"] == "adk" for row in found)
