@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,119 @@ def test_keys_of_a_prompt_module_used_elsewhere(tree: Path, target: str, shown: 
     found = json.loads(done.stdout)
     assert found
     assert all(row["dialect"] == "adk" for row in found)
+
+
+# --- hostile trees: each built in tmp_path, linted by the CLI in a subprocess with a timeout
+
+
+def _loop(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    os.symlink(root / "loop", root / "loop")
+    (root / "d").mkdir()
+    os.symlink(root, root / "d" / "up")
+
+
+def _fifo(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    os.mkfifo(root / "b.prompt")
+
+
+def _dev_zero(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    os.symlink("/dev/zero", root / "z.prompt")
+
+
+def _outside(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    secret = root.parent / "secret.prompt"
+    secret.write_text("TOP-SECRET <x", encoding="utf-8")
+    os.symlink(secret, root / "s.prompt")
+
+
+def _large(root: Path) -> None:
+    (root / "pyproject.toml").write_text("[tool.templating]\nmax-file-size = 100\n", encoding="utf-8")
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    (root / "big.prompt").write_text("x" * 1000, encoding="utf-8")
+
+
+def _newline_name(root: Path) -> None:
+    (root / "x\n::error file=evil::pwned.prompt").write_text("Hi < name >\x1b[31m", encoding="utf-8")
+
+
+def _deep_schema(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    (root / "s.json").write_text('{"properties": {"a": ' * 100_000 + "{}" + "}}" * 100_000, encoding="utf-8")
+
+
+def _only_fifo(root: Path) -> None:
+    os.mkfifo(root / "b.prompt")
+
+
+HOSTILE = [
+    # (id, build, extra args, exit code, text that must appear in stdout+stderr, text that must not)
+    ("symlink-loop", _loop, [], 0, "1 template checked", "Traceback"),
+    ("fifo", _fifo, [], 0, "E003", "Traceback"),
+    ("dev-zero", _dev_zero, [], 0, "/dev/zero): not read", "Traceback"),
+    ("link-out-of-root", _outside, [], 0, "out of the project root", "TOP-SECRET"),
+    ("too-large", _large, [], 0, "max-file-size", "Traceback"),
+    ("newline-in-name", _newline_name, ["--format", "github"], 0, "x%0A%3A%3Aerror file=evil%3A%3Apwned", "\n::error"),
+    ("escape-in-text", _newline_name, [], 0, "\\x1b[31m", "\x1b"),
+    ("deep-schema", _deep_schema, ["--schema", "s.json"], 2, "schema", "Traceback"),
+    ("nothing-readable", _only_fifo, ["b.prompt"], 2, "nothing could be linted", "Traceback"),
+]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symlinks as on POSIX")
+@pytest.mark.parametrize(
+    ("build", "extra", "code", "present", "absent"), [c[1:] for c in HOSTILE], ids=[c[0] for c in HOSTILE]
+)
+def test_hostile_trees(tmp_path: Path, build: Any, extra: list[str], code: int, present: str, absent: str) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    build(root)
+    env = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    paths = [] if extra[:1] == ["b.prompt"] else ["."]
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "lint", *paths, *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=60,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == code, output
+    assert present in output
+    assert absent not in output
+
+
+def test_a_deep_schema_from_python_is_a_clear_error() -> None:
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(100_000):
+        node["properties"] = {"a": {}}
+        node = node["properties"]["a"]
+    found = templating.lint("Hi <a.a.b>", schema=deep)
+    assert [d.code for d in found] == ["T001"]
+
+
+def test_sarif_output_is_structurally_sarif_2_1_0(tree: Path) -> None:
+    from templating.lint.outputs import format_sarif
+    from templating.lint.registry import RULES
+
+    result = lint_project(["."], root=tree)
+    log = json.loads(format_sarif(result.diagnostics, result.sources))
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert {rule["id"] for rule in rules} >= set(RULES)
+    assert all(rule["helpUri"].startswith("https://") for rule in rules)
+    assert len(run["results"]) == len(result.diagnostics)
+    for item, diag in zip(run["results"], result.diagnostics, strict=True):
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"] == diag.code
+        assert item["level"] in {"error", "warning", "note"}
+        region = item["locations"][0]["physicalLocation"]["region"]
+        assert diag.span is not None
+        assert (region["startLine"], region["startColumn"]) == (diag.span.line, diag.span.column)
+        assert region["endLine"] >= region["startLine"]

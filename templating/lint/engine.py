@@ -256,7 +256,8 @@ class Project:
             try:
                 text = self.overrides.get(name) if name in self.overrides else None
                 if text is None:
-                    text = read_text(name, limit=self.config.max_file_size)
+                    guard = None if name in paths else self.root  # a file found by walking stays inside
+                    text = read_text(name, limit=self.config.max_file_size, root=guard)
             except FileSkipped as exc:
                 notes.append(Diagnostic(SKIPPED_FILE, "info", exc.reason, None, path_shown))
                 continue

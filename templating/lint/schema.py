@@ -277,6 +277,8 @@ def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
             raise SchemaError(f"schema file not found: {path}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise SchemaError(f"cannot read schema file {path}: {exc}") from None
+        except RecursionError:
+            raise SchemaError(f"schema file is nested too deeply to read: {path}") from None
         except json.JSONDecodeError as exc:
             raise SchemaError(f"schema file is not valid JSON: {path}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
         if isinstance(data, list):
