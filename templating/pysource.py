@@ -456,6 +456,15 @@ class _Mapped:
     def pick(self, keep: Sequence[int], text: str) -> _Mapped:
         return _Mapped(text, [self.mods[i] for i in keep], [self.starts[i] for i in keep], [self.ends[i] for i in keep])
 
+    @staticmethod
+    def join(parts: Sequence[_Mapped]) -> _Mapped:
+        return _Mapped(
+            "".join(p.text for p in parts),
+            [m for p in parts for m in p.mods],
+            [i for p in parts for i in p.starts],
+            [i for p in parts for i in p.ends],
+        )
+
     def slice(self, start: int, end: int) -> _Mapped:
         return _Mapped(self.text[start:end], self.mods[start:end], self.starts[start:end], self.ends[start:end])
 
@@ -704,6 +713,8 @@ class Scan:
 # The scan
 
 
+# How far a chain of names, imports or nested expressions is followed (input cannot reach the recursion limit).
+_MAX_HOPS = 40
 _TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
 _AGENT_KWARGS = ("instruction", "global_instruction")
 _ADK_AGENTS = {"Agent", "LlmAgent"}
@@ -815,7 +826,7 @@ class _Project:
 
     def resolve(self, module: _Module, expr: ast.AST, scope: _Scope | None, depth: int = 0) -> _Mapped | str:
         """The string ``expr`` stands for, with places, or why it cannot be known (a str)."""
-        if depth > 40:
+        if depth > _MAX_HOPS:
             return "a chain of names too long to follow"
         if isinstance(expr, ast.Constant):
             if isinstance(expr.value, str):
@@ -824,11 +835,13 @@ class _Project:
         if isinstance(expr, ast.JoinedStr):
             return "an f-string: its text is known only at run time"
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-            left = self.resolve(module, expr.left, scope, depth + 1)
-            if isinstance(left, str):
-                return left
-            right = self.resolve(module, expr.right, scope, depth + 1)
-            return right if isinstance(right, str) else left + right
+            parts: list[_Mapped] = []
+            for operand in _added(expr):  # a + b + c + ...: one level, however long
+                value = self.resolve(module, operand, scope, depth + 1)
+                if isinstance(value, str):
+                    return value
+                parts.append(value)
+            return _Mapped.join(parts)
         if isinstance(expr, ast.Call):
             return self.resolve_call(module, expr, scope, depth)
         if isinstance(expr, ast.Name):
@@ -868,6 +881,25 @@ class _Project:
             return None
         return source, alias.name
 
+    def follow(self, module: _Module, name: str) -> tuple[_Module, str] | str:
+        """Where the module-level ``name`` of ``module`` is bound, ``from x import name`` followed (re-exports
+        too) as far as the project's files go; a cycle of such imports is a reason (a str) instead."""
+        seen: set[tuple[str, str]] = set()
+        chain: list[str] = []
+        while isinstance(binding := module.bindings.get(name), ast.ImportFrom):
+            chain.append(module.path)
+            if (module.key, name) in seen:
+                cycle = " -> ".join(chain[chain.index(module.path) :])
+                return f"{name!r} is imported in a cycle ({cycle}): it is bound nowhere"
+            if len(seen) >= _MAX_HOPS:
+                return f"{name!r} is imported through more than {_MAX_HOPS} modules: not followed"
+            seen.add((module.key, name))
+            found = self.imported(module, binding, name)
+            if found is None:
+                break
+            module, name = found
+        return module, name
+
     def function_called(
         self, module: _Module, func: ast.expr, scope: _Scope | None
     ) -> tuple[_Module, ast.FunctionDef | ast.AsyncFunctionDef] | None:
@@ -881,15 +913,12 @@ class _Project:
             name = func.id
         else:
             return None
-        for _ in range(40):  # re-exports: from .prompts import root, in a package's __init__.py
-            binding = module.bindings.get(name)
-            if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef):
-                return module, binding
-            found = self.imported(module, binding, name) if isinstance(binding, ast.ImportFrom) else None
-            if found is None:
-                return None
-            module, name = found
-        return None
+        followed = self.follow(module, name)  # re-exports: from .prompts import root, in a package's __init__.py
+        if isinstance(followed, str):
+            return None
+        module, name = followed
+        binding = module.bindings.get(name)
+        return (module, binding) if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
     def resolve_return(
         self, module: _Module, func: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
@@ -931,13 +960,14 @@ class _Project:
                 why = "a parameter" if name in scope.params else "bound more than once"
                 return f"{name!r} is {why} in the function: its text is known only at run time"
             return self.resolve(module, values[0], scope, depth + 1)
+        followed = self.follow(module, name)
+        if isinstance(followed, str):
+            return followed
+        module, name = followed
         binding = module.bindings.get(name)
         if binding is None:
             return f"{name!r} is not bound at module level in {module.path}"
         if isinstance(binding, ast.ImportFrom):
-            found = self.imported(module, binding, name)
-            if found is not None:
-                return self.resolve_name(*found, None, depth + 1)
             alias = next(a for a in binding.names if (a.asname or a.name) == name)
             sub = self.find_module(module, ((binding.module or "") + "." + alias.name).strip("."), binding.level)
             if sub is not None:
@@ -956,43 +986,39 @@ class _Project:
 
     def constant(self, module: _Module, expr: ast.AST, scope: _Scope | None) -> tuple[_Module, str] | None:
         """The module constant ``expr`` names (following imports), if it is a plain name of one."""
-        for _ in range(40):
+        alias: tuple[_Module, str] | None = None  # ALIAS = ROOT_PROMPT: ALIAS, should ROOT_PROMPT lead nowhere
+        for _ in range(_MAX_HOPS):
             if isinstance(expr, ast.Name):
                 if scope is not None and scope.binds(expr.id):
                     values = scope.assigned.get(expr.id, [])
                     if len(values) != 1 or expr.id in scope.params:
-                        return None
+                        return alias
                     expr = values[0]  # text = ROOT_PROMPT in the function
                     continue
-                binding = module.bindings.get(expr.id)
-                if isinstance(binding, ast.ImportFrom):
-                    found = self.imported(module, binding, expr.id)
-                    if found is None:
-                        return None
-                    module, expr = found[0], ast.Name(found[1])
+                followed = self.follow(module, expr.id)
+                if isinstance(followed, str):
+                    return alias
+                module, name = followed
+                binding = module.bindings.get(name)
+                if isinstance(binding, ast.Name) and not binding.id.startswith("<"):
+                    alias, expr, scope = (module, name), binding, None  # ALIAS = ROOT_PROMPT
                     continue
-                if isinstance(binding, ast.expr):
-                    if isinstance(binding, ast.Name) and not binding.id.startswith("<"):
-                        module, expr = module, binding  # ALIAS = ROOT_PROMPT
-                        inner = self.constant(module, binding, None)
-                        return inner or (module, expr.id)
-                    return module, expr.id
-                return None
+                return (module, name) if isinstance(binding, ast.expr) else alias
             if isinstance(expr, ast.Attribute):
                 target = self.module_named(module, _chain(expr.value), scope)
                 if target is None:
-                    return None
+                    return alias
                 module, expr, scope = target, ast.Name(expr.attr), None
                 continue
             if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
                 called = self.function_called(module, expr.func, scope)  # a function returning a constant
                 value = _final_return(called[1]) if called is not None else None
                 if called is None or not isinstance(value, ast.expr):
-                    return None
+                    return alias
                 module, expr, scope = called[0], value, _function_scope(called[1])
                 continue
-            return None
-        return None
+            return alias
+        return alias
 
     # -- recording
 
@@ -1187,6 +1213,17 @@ def _uses_templating(module: _Module) -> bool:
         if isinstance(binding, ast.Import) and any(a.name.split(".")[0] == "templating" for a in binding.names):
             return True
     return False
+
+
+def _added(expr: ast.BinOp) -> list[ast.expr]:
+    """The operands of ``a + b + c`` (a left-leaning chain of ``+``), in order, read without recursion."""
+    operands: list[ast.expr] = []
+    node: ast.expr = expr
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        operands.append(node.right)
+        node = node.left
+    operands.append(node)
+    return operands[::-1]
 
 
 def _chain(expr: ast.AST) -> list[str] | None:
@@ -1438,7 +1475,7 @@ class _Visitor:
     def write(self, key: str | None, node: ast.AST, how: str) -> None:
         self.project.result.writes.append(Write(key, self.module.path, self.module.node_span(node), how))
 
-    def key_of(self, node: ast.AST | None, scope: _Scope | None) -> str | None:
+    def key_of(self, node: ast.AST | None, scope: _Scope | None, depth: int = 0) -> str | None:
         """The state key ``node`` names: a string literal, or a name bound to one (``KEY``,
         ``constants.ITINERARY_KEY``, imported or not); None when it is known only at run time."""
         if node is None:
@@ -1449,8 +1486,10 @@ class _Visitor:
         if isinstance(node, ast.Attribute) and node.attr in _STATE_PREFIXES and _chain(node.value) == ["State"]:
             return _STATE_PREFIXES[node.attr]  # google-adk's State.USER_PREFIX
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.key_of(node.left, scope), self.key_of(node.right, scope)
-            return None if left is None or right is None else left + right
+            if depth >= _MAX_HOPS:
+                return None
+            keys = [self.key_of(operand, scope, depth + 1) for operand in _added(node)]
+            return None if None in keys else "".join(k for k in keys if k is not None)
         if not isinstance(node, ast.Name | ast.Attribute):
             return None
         value = self.project.resolve(self.module, node, scope)

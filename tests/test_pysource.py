@@ -1237,3 +1237,86 @@ def test_converted_adk_instructions_lint_clean(
     assert Template(converted).keys == Template(item.text, dialect="adk").keys
     assert lint(converted) == []  # the XML-tag idiom, <<itinerary>> <itinerary> </itinerary>, included
     assert lint(item.text, dialect="adk") == []
+
+
+# --- input cannot reach the recursion limit: cycles of imports and names, long and deep expressions
+
+CYCLES = [
+    # (name, files, the reason the instruction of m.py is skipped)
+    (
+        "a-module-importing-a-name-from-itself",
+        {"pkg/__init__.py": "", "pkg/m.py": "from .m import X\nAgent(name='a', instruction=X)\n"},
+        "'X' is imported in a cycle (pkg/m.py -> pkg/m.py)",
+    ),
+    (
+        "two-modules-importing-from-each-other",
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": "from .other import X\nAgent(name='a', instruction=X)\n",
+            "pkg/other.py": "from .m import X\n",
+        },
+        "'X' is imported in a cycle (pkg/m.py -> pkg/other.py -> pkg/m.py)",
+    ),
+    (
+        "a-package-importing-from-itself-absolutely",
+        {"pkg/__init__.py": "from pkg import X\n", "pkg/m.py": "from pkg import X\nAgent(name='a', instruction=X)\n"},
+        "'X' is imported in a cycle",
+    ),
+    ("names-bound-to-each-other", {"pkg/m.py": "A = B\nB = A\nAgent(name='a', instruction=A)\n"}, "too long to follow"),
+    (
+        "a-function-imported-from-itself",
+        {"pkg/__init__.py": "", "pkg/m.py": "from .m import p\nAgent(name='a', instruction=p())\n"},
+        "a call (p(...))",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "reason"), [c[1:] for c in CYCLES], ids=[c[0] for c in CYCLES])
+def test_a_cycle_of_imports_or_names_is_skipped_with_the_reason(files: dict[str, str], reason: str) -> None:
+    header = "from google.adk.agents import Agent\n"
+    files = {path: (header + code if path == "pkg/m.py" else code) for path, code in files.items()}
+    result = scan_texts(files, ["pkg/m.py"])
+    assert result.instructions == []
+    (skipped,) = result.skipped
+    assert reason in skipped.reason
+    assert files["pkg/m.py"][skipped.span.start : skipped.span.end] in ("X", "A", "p()")
+
+
+def test_an_unused_constant_imported_from_itself_is_not_an_instruction() -> None:
+    result = scan_texts({"pkg/__init__.py": "", "pkg/m.py": "from .m import ROOT_PROMPT\n"}, ["pkg/m.py"])
+    assert (result.instructions, result.skipped) == ([], [])
+
+
+def test_a_long_concatenation_is_read_in_one_piece() -> None:
+    parts = [f'"{{k{i}}} "' for i in range(800)]
+    source = (
+        "from google.adk.agents import Agent\n"
+        f"Agent(name='a', instruction={' + '.join(parts)})\n"
+        f"def f(ctx):\n    ctx.state[{' + '.join(['STEM'] * 800)}] = 1\nSTEM = 'a'\n"
+    )
+    result = scan_texts({"m.py": source})
+    (found,) = result.instructions
+    assert found.text == "".join(f"{{k{i}}} " for i in range(800))
+    check_every_character(source, found)
+    assert result.written == frozenset({"a" * 800})
+
+
+@pytest.mark.parametrize("depth", [100, 900, 5000], ids=["100", "900", "5000"])
+def test_deeply_nested_expressions_never_raise_recursion_error(depth: int) -> None:
+    chain, calls, subscripts = "x" + ".a" * depth, "f" + "()" * depth, "s" + "[0]" * depth
+    source = (
+        "from google.adk.agents import Agent\n"
+        f"def f(ctx):\n    ctx.state[{chain}] = 1\n    ctx.state[{subscripts}] = 2\n    {calls}\n"
+        f"Agent(name='a', instruction={chain})\nAgent(name='b', instruction={calls})\n"
+        f"Agent(name='c', instruction={'-' * depth}x)\nX_PROMPT = {subscripts}\n"
+    )
+    try:
+        ast.parse(source)
+    except (RecursionError, MemoryError, SyntaxError):  # too deep for Python's own parser: an error naming the file
+        with pytest.raises(PythonSourceError, match=r"m\.py"):
+            scan_texts({"m.py": source})
+        return
+    result = scan_texts({"m.py": source})
+    assert result.instructions == []
+    assert [s.label for s in result.skipped] == [f'Agent(name="{n}").instruction' for n in "abc"]
+    assert result.written is None
