@@ -12,7 +12,8 @@ A call without arguments of a project function that ends in its one ``return`` o
 (``instruction=return_instructions_root()``) stands for what it returns. Anything else (an
 f-string, another call, a parameter) is skipped, with the reason. The module also
 collects the state keys the code writes (``output_key``, ``ctx.state["k"] = ...``, ``state_delta``,
-``create_session(state=...)``), for the rule that a key read is written somewhere (T014).
+``create_session(state=...)``, a workflow node's ``Event(state=...)``), for the rule that a key read is
+written somewhere (T014).
 """
 
 from __future__ import annotations
@@ -723,6 +724,8 @@ _PROVIDER_CALLS = {"instruction", "Template", "parse", "jinja", "concat", "when"
 _STATE_PREFIXES = {"APP_PREFIX": "app:", "USER_PREFIX": "user:", "TEMP_PREFIX": "temp:"}
 # The calls whose state= starts a session with those keys (a service's, or a Session made in a test).
 _SESSION_MAKERS = {"create_session", "Session"}
+# The events whose state= writes those keys: a google-adk 2.x workflow node's `yield Event(state={...})`.
+_STATE_EVENTS = {"Event"}
 # Constants that Python code fills in itself hold its fields, not state keys: they are no instructions.
 # The methods that fill in a str (PROMPT.format(...), PROMPT.replace("{x}", ...)), and the template
 # engines that take one (LangChain, Jinja2, string.Template), called by their last name.
@@ -1525,6 +1528,15 @@ class _Visitor:
                 value = assigned[0]
         if isinstance(value, ast.Constant) and value.value is None:
             return
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+            for arg in value.args:  # dict({...}, k=v)
+                if isinstance(arg, ast.Dict):
+                    self.dict_keys(arg, how, scope)
+                else:
+                    self.write(None, arg, how)
+            for kw in value.keywords:  # None for dict(**other): its keys are known only at run time
+                self.write(kw.arg, kw.value, how)
+            return
         if not isinstance(value, ast.Dict):
             self.write(None, value, how)
             return
@@ -1540,7 +1552,7 @@ class _Visitor:
                 self.dict_keys(kw.value, "state_delta", scope)
         func = call.func
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if called in _SESSION_MAKERS:
+        if called in _SESSION_MAKERS or called in _STATE_EVENTS:
             state = _keyword(call, "state")
             if state is not None:
                 self.dict_keys(state, f"{called}(state=...)", scope)

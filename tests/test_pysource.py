@@ -1320,3 +1320,49 @@ def test_deeply_nested_expressions_never_raise_recursion_error(depth: int) -> No
     assert result.instructions == []
     assert [s.label for s in result.skipped] == [f'Agent(name="{n}").instruction' for n in "abc"]
     assert result.written is None
+
+
+# --- google-adk 2.x: workflow nodes write state with Event(state=...)
+
+ADK2 = Path(__file__).resolve().parent / "fixtures" / "adk2_project"
+
+
+def scan_adk2(*files: str) -> Scan:
+    return scan(list(files), read=lambda p: (ADK2 / p).read_text(encoding="utf-8"))
+
+
+def test_workflow_nodes_write_state_with_events() -> None:
+    result = scan_adk2("weekend_planner/agent.py")
+    assert result.written == {"request", "weekend_budget", "plan_kind", "spent", "currency", "plan"}
+    assert {w.how for w in result.writes} >= {"Event(state=...)", "state_delta"}
+    flagged = {
+        found.label: [
+            result.sources[d.path][d.span.start : d.span.end]
+            for d in never_written(found, result.written)
+            if d.span and d.path
+        ]
+        for found in result.instructions
+    }
+    assert flagged == {
+        'Agent(name="planner").instruction': [],
+        'Agent(name="reviewer").instruction': ["{traveller_count}"],  # the seeded key nothing writes
+    }
+
+
+EVENT_WRITES = [
+    ("yield-event-state", "def n(node_input):\n    yield Event(state={'a': node_input, 'b': 1})\n", {"a", "b"}),
+    ("return-event-state", "def n(x):\n    return Event(output=x, route='r', state={'a': x})\n", {"a"}),
+    ("event-state-through-a-name", "def n(x):\n    clear = {'a': None}\n    return Event(state=clear)\n", {"a"}),
+    ("event-state-none", "def n(x):\n    return Event(state=None)\n", set()),
+    ("event-state-from-a-call", "def n(x):\n    return Event(state=load(x))\n", None),
+    ("state-delta-dict-call", "def n(x):\n    return EventActions(state_delta=dict(a=1, b=x))\n", {"a", "b"}),
+    ("state-delta-dict-of-a-dict", "def n(x):\n    return EventActions(state_delta=dict({'a': 1}, b=2))\n", {"a", "b"}),
+    ("state-delta-dict-unpacked", "def n(x):\n    return EventActions(state_delta=dict(**x))\n", None),
+    ("state-delta-dict-of-a-name", "def n(x):\n    return EventActions(state_delta=dict(x))\n", None),
+]
+
+
+@pytest.mark.parametrize(("code", "written"), [c[1:] for c in EVENT_WRITES], ids=[c[0] for c in EVENT_WRITES])
+def test_events_write_state(code: str, written: set[str] | None) -> None:
+    source = "from google.adk import Event\nfrom google.adk.events import EventActions\n" + code
+    assert scan_texts({"m.py": source}).written == written
