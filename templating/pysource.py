@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
+from .adk_schema import ModelReader, StateSchema
 from .errors import TemplatingError
 from .lint import CONSTANT_SUFFIXES, RULES, Diagnostic, lint, load_schema
 from .nodes import Span
@@ -639,6 +640,7 @@ class Instruction:
     ``LlmAgent(name="planner").instruction``); ``names`` are what ``templating render FILE.py:NAME``
     accepts for it; ``dialect`` is ``"angle"``, ``"adk"`` or ``"jinja"``; ``text`` the string's
     value; ``path``/``span`` where it starts. :meth:`locate` maps a span of ``text`` into the file.
+    ``state_schemas``: the ``state_schema=`` models of the ADK agents given it, read from the code.
     """
 
     label: str
@@ -648,6 +650,8 @@ class Instruction:
     path: str
     span: Span
     _mapped: _Mapped = field(repr=False, compare=False)
+    # the state_schema= of each google-adk agent given this instruction (see templating.adk_schema)
+    state_schemas: tuple[StateSchema, ...] = ()
 
     def locate(self, start: int, end: int) -> tuple[str, Span]:
         """The file and the span in it of ``text[start:end]`` (clipped to the file of its first character)."""
@@ -700,6 +704,8 @@ class Scan:
     writes: list[Write] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     errors: list[PythonSourceError] = field(default_factory=list)
+    # every google-adk agent's state_schema= met, readable or not (the unreadable ones say why)
+    state_schemas: list[StateSchema] = field(default_factory=list)
 
     @property
     def written(self) -> frozenset[str] | None:
@@ -749,6 +755,7 @@ class _Project:
         # constants used as str.format / % templates (PROMPT.format(text=...)): Python's {}, not state keys
         self.formatted: set[tuple[str, str]] = set()
         self.returning: set[ast.AST] = set()  # functions whose return is being resolved (recursion)
+        self.models = ModelReader(self.class_named)
 
     # -- loading
 
@@ -903,6 +910,42 @@ class _Project:
             module, name = found
         return module, name
 
+    def class_named(self, module: _Module, expr: ast.expr) -> tuple[_Module, ast.ClassDef] | str:
+        """The module-level class ``expr`` names (``TripState``, ``state.TripState``, imports followed), or why not."""
+        if isinstance(expr, ast.Attribute):
+            target = self.module_named(module, _chain(expr.value), None)
+            if target is None:
+                return f"{_short(expr)!r} is not a module of the project's"
+            module, name = target, expr.attr
+        elif isinstance(expr, ast.Name):
+            name = expr.id
+        else:
+            return f"{_describe(expr)} is not a class name"
+        followed = self.follow(module, name)
+        if isinstance(followed, str):
+            return followed
+        module, name = followed
+        binding = module.bindings.get(name)
+        if isinstance(binding, ast.ClassDef):
+            return module, binding
+        if isinstance(binding, ast.ImportFrom | ast.Import):
+            return f"{name!r} is imported from a module outside the linted files"
+        return f"{name!r} is not a class defined at module level in {module.path}"
+
+    def state_schema(self, module: _Module, expr: ast.expr, agent: str) -> StateSchema:
+        """The ``state_schema=`` model ``expr`` of the ADK agent ``agent``, read from the code."""
+        found = self.models.schema(module, expr)
+        if isinstance(found, str):
+            state = StateSchema(agent, _short(expr), module.path, module.node_span(expr), None, found)
+        else:
+            where, cls, schema = found
+            at = where.node_span(cls).start
+            named = where.text.find(cls.name, at)  # class TripState(BaseModel): the place of its name
+            span = where.span(named, named + len(cls.name)) if named >= 0 else where.span(at, at)
+            state = StateSchema(agent, cls.name, where.path, span, schema)
+        self.result.state_schemas.append(state)
+        return state
+
     def function_called(
         self, module: _Module, func: ast.expr, scope: _Scope | None
     ) -> tuple[_Module, ast.FunctionDef | ast.AsyncFunctionDef] | None:
@@ -1034,6 +1077,7 @@ class _Project:
         dialect: Kind,
         site: str,
         names: Iterable[str] = (),
+        state_schemas: tuple[StateSchema, ...] = (),
     ) -> None:
         value = self.resolve(module, expr, scope)
         where = module.node_span(expr)
@@ -1056,8 +1100,9 @@ class _Project:
         if index is not None:
             old = self.result.instructions[index]
             merged = tuple(dict.fromkeys([*old.names, *all_names]))
+            schemas = old.state_schemas + tuple(s for s in state_schemas if s not in old.state_schemas)
             self.result.instructions[index] = Instruction(
-                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped
+                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas
             )
             return
         if value.text:
@@ -1066,7 +1111,7 @@ class _Project:
             path, span = module.path, where
         self.found[key] = len(self.result.instructions)
         self.result.instructions.append(
-            Instruction(label, tuple(dict.fromkeys(all_names)), dialect, value.text, path, span, value)
+            Instruction(label, tuple(dict.fromkeys(all_names)), dialect, value.text, path, span, value, state_schemas)
         )
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:
@@ -1287,6 +1332,8 @@ class _Visitor:
         # names for templating's own instruction(...)/jinja(...) calls: the module constant they are
         # assigned to, or the agent they are given to (set when the walk meets the parent, before the call)
         self.names_for: dict[int, list[str]] = {}
+        # the state_schema= of the ADK agents such a call is given to
+        self.schemas_for: dict[int, tuple[StateSchema, ...]] = {}
 
     def run(self) -> None:
         self.walk(self.module.tree, None)
@@ -1419,12 +1466,18 @@ class _Visitor:
                         return
                     dialect = "adk" if text == "adk" else "angle"
             names = self.names_for.get(id(call), []) if last != "render" else []  # render(): a result, no template
-            project.add(module, arg, scope, dialect=dialect, site=f"{callee}(...)", names=names)
+            agents_schemas = self.schemas_for.get(id(call), ())
+            site = f"{callee}(...)"
+            project.add(module, arg, scope, dialect=dialect, site=site, names=names, state_schemas=agents_schemas)
         elif (head == "templating" and last == "Agent") or (head == "google" and last in _ADK_AGENTS):
             dialect = "angle" if head == "templating" else "adk"
             name = _str_value(_keyword(call, "name"))
             shown = f"{callee}(name={name!r})" if name is not None else f"{callee}(...)"
             shown = shown.replace("'", '"')
+            given_schema = _keyword(call, "state_schema") if head == "google" else None
+            schemas: tuple[StateSchema, ...] = ()
+            if given_schema is not None and not (isinstance(given_schema, ast.Constant) and given_schema.value is None):
+                schemas = (project.state_schema(module, given_schema, shown),)
             for kwarg in _AGENT_KWARGS:
                 value = _keyword(call, kwarg)
                 if value is None:
@@ -1432,12 +1485,17 @@ class _Visitor:
                 names = [name, f"{name}.{kwarg}"] if name is not None else []
                 if self.is_provider(value):  # instruction("..."): linted at its own call site, named here
                     self.names_for.setdefault(id(value), []).extend(names)
+                    self.schemas_for[id(value)] = self.schemas_for.get(id(value), ()) + schemas
                     continue
-                if self.named_provider(value, scope, names):  # B = instruction("..."); Agent(instruction=B)
+                if self.named_provider(value, scope, names, schemas):  # B = instruction("..."); Agent(instruction=B)
                     continue
-                project.add(module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names)
+                project.add(
+                    module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names, state_schemas=schemas
+                )
 
-    def named_provider(self, value: ast.expr, scope: _Scope | None, names: list[str]) -> bool:
+    def named_provider(
+        self, value: ast.expr, scope: _Scope | None, names: list[str], schemas: tuple[StateSchema, ...] = ()
+    ) -> bool:
         """If ``value`` names a module constant holding a call of templating's own ``instruction``,
         ``Template``, ``parse`` or ``jinja`` with a literal dialect, give that instruction ``names``
         (it is linted where the constant is) and say so."""
@@ -1463,7 +1521,8 @@ class _Visitor:
             if last == "jinja" or text not in ("angle", "adk"):
                 return False
             dialect = "adk" if text == "adk" else "angle"
-        project.add(module, arg, None, dialect=dialect, site=f"{_short(call.func)}(...)", names=[name, *names])
+        site = f"{_short(call.func)}(...)"
+        project.add(module, arg, None, dialect=dialect, site=site, names=[name, *names], state_schemas=schemas)
         return True
 
     def is_provider(self, expr: ast.expr) -> bool:

@@ -1366,3 +1366,250 @@ EVENT_WRITES = [
 def test_events_write_state(code: str, written: set[str] | None) -> None:
     source = "from google.adk import Event\nfrom google.adk.events import EventActions\n" + code
     assert scan_texts({"m.py": source}).written == written
+
+
+# --- google-adk's state_schema=: a pydantic model of the project, read from its source
+
+
+def test_state_schemas_are_read_from_the_project() -> None:
+    result = scan_adk2("trip_desk/agent.py")
+    read = [
+        (s.agent, s.model, s.path, s.span.line, s.reason, list(s.schema.fields) if s.schema else None)
+        for s in result.state_schemas
+    ]
+    trip = ["destination", "budget", "traveller", "legs", "notes", "preferences", "itinerary"]  # bases' fields first
+    assert read == [
+        ('Agent(name="trip_planner")', "TripState", "trip_desk/state.py", 23, None, trip),
+        ('Agent(name="booker")', "TripState", "trip_desk/state.py", 23, None, trip),
+        ('Agent(name="researcher")', "ScratchState", "trip_desk/state.py", 31, None, ["topic"]),
+    ]
+    assert [s.schema.open for s in result.state_schemas if s.schema] == [False, False, True]
+    labels = {f.label: [s.agent for s in f.state_schemas] for f in result.instructions}
+    assert labels == {
+        'Agent(name="trip_planner").instruction': ['Agent(name="trip_planner")'],
+        "instruction(...)": ['Agent(name="booker")'],  # a provider given to the agent: linted at its call
+        'Agent(name="researcher").instruction': ['Agent(name="researcher")'],
+    }
+
+
+def test_instructions_are_checked_against_their_agents_state_schema() -> None:
+    from templating.adk_schema import check_against_schema, schema_keys
+
+    result = scan_adk2("trip_desk/agent.py")
+    found = {
+        f.label: [
+            (d.code, result.sources[d.path][d.span.start : d.span.end])
+            for d in check_against_schema(f)
+            if d.span and d.path
+        ]
+        for f in result.instructions
+    }
+    assert found == {
+        'Agent(name="trip_planner").instruction': [
+            ("T001", "{destinaton}"),
+            ("T009", "{budget}"),
+            ("T010", "{itinerary?}"),
+        ],
+        "instruction(...)": [("T009", "<legs.0.origin>"), ("T001", "<traveller.nmae>")],
+        'Agent(name="researcher").instruction': [],  # extra="allow": any other key goes
+    }
+    (planner, *_) = result.instructions
+    (typo, *_) = check_against_schema(planner)
+    assert typo.message == (
+        "'destinaton' is not in TripState, the state_schema of Agent(name=\"trip_planner\") (trip_desk/state.py:23); "
+        "did you mean 'destination'?"
+    )
+    assert typo.origin == planner.label
+    assert check_against_schema(planner, select={"T010", "T014"}) == [
+        d for d in check_against_schema(planner) if d.code == "T010"
+    ]
+    # the keys a schema declares are the app's contract: not "never written"
+    flagged = [
+        result.sources[d.path][d.span.start : d.span.end]
+        for d in never_written(planner, schema_keys(planner))
+        if d.span and d.path
+    ]
+    assert flagged == ["{destinaton}", "{user:lang}"]
+
+
+def describe(fields: Any, depth: int = 3) -> dict[str, Any]:
+    """A schema's fields as plain data, ``depth`` levels deep: required (``?`` when not), lists, open objects."""
+    out: dict[str, Any] = {}
+    for name in fields:
+        f = fields[name]
+        key = name + ("" if f.required else "?")
+        inner: Any = None
+        if f.is_list:
+            item = f.items
+            inner = ["list", describe(item.fields, depth - 1) if item and item.fields and depth else None]
+        elif f.fields is not None and depth:
+            inner = describe(f.fields, depth - 1)
+            if f.open:
+                inner["..."] = None
+        out[key] = inner
+    return out
+
+
+MODEL_HEADER = (
+    "from typing import Annotated, Any, ClassVar, List, Optional, Union\n"
+    "from pydantic import BaseModel, ConfigDict, Field\nfrom google.adk import Agent\n"
+)
+MODELS = [
+    # (name, the model S (and what it uses), its fields as `describe` shows them, open)
+    (
+        "defaults",
+        "class S(BaseModel):\n    a: str\n    b: int = 1\n    c: str = Field(...)\n    d: str = Field('x')\n"
+        "    e: list[str] = Field(default_factory=list)\n    f: str = Field(default=None)\n    g: int = ...\n"
+        "    h: str = Field(description='no default')\n",
+        {"a": None, "b?": None, "c": None, "d?": None, "e?": ["list", None], "f?": None, "g": None, "h": None},
+        False,
+    ),
+    (
+        "types",
+        "class In(BaseModel):\n    x: int\nclass S(BaseModel):\n    a: Optional[In]\n    b: In | None = None\n"
+        "    c: Annotated[In, 'meta']\n    d: dict[str, In]\n    e: List[In]\n    f: 'In'\n    g: Union[In, None]\n"
+        "    h: Union[In, str]\n    i: Any\n    j: 'list[In] | None' = None\n",
+        {
+            "a": {"x": None},
+            "b?": {"x": None},
+            "c": {"x": None},
+            "d": None,
+            "e": ["list", {"x": None}],
+            "f": {"x": None},
+            "g": {"x": None},
+            "h": None,
+            "i": None,
+            "j?": ["list", {"x": None}],
+        },
+        False,
+    ),
+    (
+        "not-fields",
+        "class S(BaseModel):\n    a: str\n    _cache: dict = {}\n    LIMIT: ClassVar[int] = 3\n"
+        "    def m(self) -> str:\n        return self.a\n",
+        {"a": None},
+        False,
+    ),
+    (
+        "alias",
+        "class S(BaseModel):\n    lang: str = Field(alias='user:lang')\n    b: str\n",
+        {"user:lang": None, "b": None},
+        False,
+    ),
+    (
+        "extra-allow",
+        "class S(BaseModel):\n    model_config = ConfigDict(extra='allow')\n    a: str\n",
+        {"a": None},
+        True,
+    ),
+    ("extra-as-dict", "class S(BaseModel):\n    model_config = {'extra': 'allow'}\n    a: str\n", {"a": None}, True),
+    ("extra-class-keyword", "class S(BaseModel, extra='allow'):\n    a: str\n", {"a": None}, True),
+    (
+        "extra-forbid",
+        "class S(BaseModel):\n    model_config = ConfigDict(extra='forbid')\n    a: str\n",
+        {"a": None},
+        False,
+    ),
+    (
+        "inherited-and-overridden",
+        "class B(BaseModel):\n    model_config = ConfigDict(extra='allow')\n    a: str\n    b: str\n"
+        "class S(B):\n    model_config = ConfigDict(extra='ignore')\n    b: str = ''\n    c: int\n",
+        {"a": None, "b?": None, "c": None},
+        False,
+    ),
+    (
+        "open-base-inherited",
+        "class B(BaseModel, extra='allow'):\n    a: str\nclass S(B):\n    c: int\n",
+        {"a": None, "c": None},
+        True,
+    ),
+    ("library-base", "from lib import Base\nclass S(Base):\n    a: str\n", {"a": None}, True),
+    (
+        "nested-in-another-module",
+        "from .models import Inner\nclass S(BaseModel):\n    i: Inner\n",
+        {"i": {"x": None}},
+        False,
+    ),
+    ("bases-in-a-cycle", "class S(T):\n    a: str\nclass T(S):\n    b: str\n", None, False),
+]
+
+
+@pytest.mark.parametrize(("code", "fields", "is_open"), [c[1:] for c in MODELS], ids=[c[0] for c in MODELS])
+def test_a_state_schema_model_is_read_statically(code: str, fields: dict[str, Any] | None, is_open: bool) -> None:
+    files = {
+        "app/__init__.py": "",
+        "app/models.py": "from pydantic import BaseModel\nclass Inner(BaseModel):\n    x: int\n",
+        "app/m.py": MODEL_HEADER + code + "a = Agent(name='a', state_schema=S, instruction='{a}')\n",
+    }
+    (state,) = scan_texts(files, ["app/m.py"]).state_schemas
+    if fields is None:
+        assert state.schema is None
+        assert state.reason == "S is not a pydantic model (no BaseModel among its bases)"
+        return
+    assert state.schema is not None, state.reason
+    assert describe(state.schema.fields) == fields
+    assert state.schema.open is is_open
+    assert state.schema.origin == "pydantic"
+
+
+UNREADABLE_SCHEMAS = [
+    ("from-a-library", "from lib.models import S\n", "'S' is imported from a module outside the linted files"),
+    ("not-a-model", "class S:\n    a: str\n", "S is not a pydantic model"),
+    ("not-a-class", "S = make_model()\n", "'S' is not a class defined at module level"),
+    ("not-bound", "", "'S' is not a class defined at module level"),
+    ("a-call", "", "a call (make(...)) is not a class name"),
+    ("imported-from-itself", "from .m import S\n", "'S' is imported in a cycle (app/m.py -> app/m.py)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"), [c[1:] for c in UNREADABLE_SCHEMAS], ids=[c[0] for c in UNREADABLE_SCHEMAS]
+)
+def test_a_state_schema_that_cannot_be_read_says_why(code: str, reason: str) -> None:
+    given = "make()" if "a call" in reason else "S"
+    source = f"{MODEL_HEADER}{code}a = Agent(name='a', state_schema={given}, instruction='{{a}}')\n"
+    result = scan_texts({"app/__init__.py": "", "app/m.py": source}, ["app/m.py"])
+    (state,) = result.state_schemas
+    assert (state.schema, state.agent, state.path) == (None, 'Agent(name="a")', "app/m.py")
+    assert state.reason is not None
+    assert state.reason.startswith(reason)
+    assert source[state.span.start : state.span.end] == given
+    from templating.adk_schema import check_against_schema, schema_keys
+
+    (found,) = result.instructions
+    assert (check_against_schema(found), schema_keys(found)) == ([], frozenset())
+
+
+def test_a_model_that_contains_itself_is_read_as_deep_as_a_key_goes() -> None:
+    from templating.adk_schema import check_against_schema
+
+    code = "class S(BaseModel):\n    name: str\n    children: list['S'] = []\n    parent: 'S | None' = None\n"
+    keys = "<parent.parent.parent.name> <children.0.parent.nmae> <parent.children.0.children?>"
+    agent = f"Agent(name='a', state_schema=S, instruction=instruction('{keys}'))\n"
+    source = f"{MODEL_HEADER}from templating import instruction\n{code}{agent}"
+    result = scan_texts({"m.py": source})
+    (state,) = result.state_schemas
+    assert state.schema is not None
+    fields = state.schema.fields
+    assert fields["parent"].fields is fields  # the same fields, not a copy: nothing is built twice
+    assert fields["children"].items is not None
+    assert fields["children"].items.fields is fields
+    (found,) = result.instructions
+    assert [(d.code, source[d.span.start : d.span.end]) for d in check_against_schema(found) if d.span] == [
+        ("T009", "<parent.parent.parent.name>"),  # parent has a default: it may be missing
+        ("T001", "<children.0.parent.nmae>"),
+    ]
+
+
+def test_a_chain_of_a_thousand_models_is_read_only_as_deep_as_a_key_goes() -> None:
+    from templating.adk_schema import check_against_schema
+
+    models = "".join(f"class M{i}(BaseModel):\n    next: 'M{i + 1}'\n    v: int = 0\n" for i in range(1000))
+    deep = ".".join(["next"] * 1000)
+    source = (
+        f"{MODEL_HEADER}from templating import instruction\n{models}class M1000(BaseModel):\n    v: int\n"
+        f"a = Agent(name='a', state_schema=M0, instruction=instruction('<{deep}.v> <{deep}.w> <next.v?>'))\n"
+    )
+    (found,) = scan_texts({"m.py": source}).instructions
+    findings = [(d.code, source[d.span.start : d.span.end]) for d in check_against_schema(found) if d.span]
+    assert findings == [("T001", f"<{deep}.w>")]
