@@ -510,7 +510,18 @@ def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     return _Mapped(value, [module] * len(value), starts, ends)
 
 
-def _read_literals(text: str, i: int, end: int, chars: list[str], starts: list[int], ends: list[int]) -> None:
+def _read_literals(
+    text: str,
+    i: int,
+    end: int,
+    chars: list[str],
+    starts: list[int],
+    ends: list[int],
+    fields: list[int] | None = None,
+) -> None:
+    """Read the string literals between ``i`` and ``end``, each character with its place. With ``fields``,
+    f-strings are read too: ``{{``/``}}`` are one brace, and each replacement field is skipped, the
+    number of characters read before it appended to ``fields``."""
     emit_c, emit_s, emit_e = chars.append, starts.append, ends.append
     while i < end:
         ch = text[i]
@@ -527,7 +538,8 @@ def _read_literals(text: str, i: int, end: int, chars: list[str], starts: list[i
         while text[j].isalpha():
             j += 1
         prefix = text[i:j].lower()
-        if "b" in prefix or "f" in prefix or "t" in prefix:
+        is_f = "f" in prefix and fields is not None
+        if "b" in prefix or "t" in prefix or ("f" in prefix and not is_f):
             raise ValueError("not a str literal")
         raw = "r" in prefix
         quote = text[j : j + 3] if text[j : j + 3] in ('"""', "'''") else text[j]
@@ -536,6 +548,17 @@ def _read_literals(text: str, i: int, end: int, chars: list[str], starts: list[i
         j += len(quote)
         while not text.startswith(quote, j):
             c = text[j]
+            if is_f and c in "{}" and fields is not None:
+                if text.startswith(c + c, j):  # {{ or }}: one brace of text
+                    emit_c(c), emit_s(j), emit_e(j + 2)
+                    j += 2
+                    continue
+                field = _field_end(text, j + 1, quote) if c == "{" else None
+                if field is None:
+                    raise ValueError("a lone } or an unclosed field")
+                fields.append(len(chars))
+                j = field[0]
+                continue
             if c == "\\":
                 nxt = text[j + 1]
                 if raw:  # the backslash stays, and so does what follows it
@@ -843,7 +866,7 @@ class _Project:
                 return _literal(module, expr)
             return f"not a string ({type(expr.value).__name__})"
         if isinstance(expr, ast.JoinedStr):
-            return "an f-string: its text is known only at run time"
+            return self.fstring(module, expr, scope, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             parts: list[_Mapped] = []
             for operand in _added(expr):  # a + b + c + ...: one level, however long
@@ -861,6 +884,47 @@ class _Project:
             if target is not None:
                 return self.resolve_name(target, expr.attr, None, depth + 1)
         return f"{_describe(expr)}: its text is known only at run time"
+
+    def fstring(self, module: _Module, expr: ast.JoinedStr, scope: _Scope | None, depth: int) -> _Mapped | str:
+        """An f-string whose every field is a name of a string known here (a module constant) or a literal:
+        its text, each character placed where it is written (a field's text where the constant is)."""
+        values: list[_Mapped] = []
+        for part in expr.values:
+            if not isinstance(part, ast.FormattedValue):
+                continue
+            shown = _short(part.value)
+            if part.conversion != -1 or part.format_spec is not None:
+                return f"an f-string with a conversion or format spec in {{{shown}}}: known only at run time"
+            field = self.resolve(module, part.value, scope, depth + 1)
+            if isinstance(field, str):
+                return f"an f-string whose field {{{shown}}} is known only at run time ({field})"
+            values.append(field)
+        unread = "an f-string that could not be read where it is written: its text is known only at run time"
+        start = module.offset(expr.lineno, expr.col_offset)
+        end = module.offset(expr.end_lineno or expr.lineno, expr.end_col_offset or 0)
+        chars: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        fields: list[int] = []
+        try:
+            _read_literals(module.text, start, end, chars, starts, ends, fields)
+        except (IndexError, ValueError, KeyError):
+            return unread
+        if len(fields) != len(values):
+            return unread
+        pieces: list[_Mapped] = []
+        at = 0
+        for cut, inserted in zip([*fields, len(chars)], [*values, None], strict=True):
+            pieces.append(_Mapped("".join(chars[at:cut]), [module] * (cut - at), starts[at:cut], ends[at:cut]))
+            if inserted is not None:
+                pieces.append(inserted)
+            at = cut
+        result = _Mapped.join(pieces)
+        known = iter(values)
+        python = "".join(str(p.value) if isinstance(p, ast.Constant) else next(known).text for p in expr.values)
+        if result.text != python:  # the source read otherwise than Python did: never a wrong place
+            return unread
+        return result
 
     def resolve_call(self, module: _Module, call: ast.Call, scope: _Scope | None, depth: int) -> _Mapped | str:
         func = call.func

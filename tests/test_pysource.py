@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from templating import Template
+from templating import Template, parse
 from templating.lint import select_rules
 from templating.pysource import (
     Instruction,
@@ -1168,10 +1168,10 @@ SEEDED = [
         "dynamic-instruction",
         "travel_concierge/sub_agents/booking/agent.py",
         "instruction=BOOKING_AGENT_INSTR",
-        'instruction=f"{BOOKING_AGENT_INSTR}"',
+        'instruction=f"{BOOKING_AGENT_INSTR} {booked_today}"',  # a field known only at run time
         "T015",
         None,
-        'f"{BOOKING_AGENT_INSTR}"',
+        'f"{BOOKING_AGENT_INSTR} {booked_today}"',
     ),
 ]
 
@@ -1613,3 +1613,85 @@ def test_a_chain_of_a_thousand_models_is_read_only_as_deep_as_a_key_goes() -> No
     (found,) = scan_texts({"m.py": source}).instructions
     findings = [(d.code, source[d.span.start : d.span.end]) for d in check_against_schema(found) if d.span]
     assert findings == [("T001", f"<{deep}.w>")]
+
+
+# --- f-strings whose fields are strings known in the code: read as their text, every place exact
+
+FSTRINGS = [
+    # (name, m.py after the header, the instruction's text, what each placeholder's place in the file shows)
+    (
+        "module-constant-and-doubled-braces",
+        'DONE = "TASK COMPLETE"\nAgent(name="a", instruction=f"Say {DONE} when {{current_document}} is final.")\n',
+        "Say TASK COMPLETE when {current_document} is final.",
+        ["{{current_document}}"],
+    ),
+    (
+        "imported-constant-with-a-placeholder",
+        'from .phrases import SIGN_OFF\nAgent(name="a", instruction=f"Reply to {{user:name}}. {SIGN_OFF}")\n',
+        "Reply to {user:name}. Thanks, {agent_name}.",
+        ["{{user:name}}", "{agent_name}"],
+    ),
+    (
+        "implicit-concatenation-triple-quotes-and-dedent",
+        'import textwrap\nDONE = "END"\nAgent(name="a", instruction=textwrap.dedent(f"""\n'
+        '    Write {{topic}}.\n    Then say {DONE}.\n""") + "Plain {tail}" f" and {{more}}")\n',
+        "\nWrite {topic}.\nThen say END.\nPlain {tail} and {more}",
+        ["{{topic}}", "{tail}", "{{more}}"],
+    ),
+    (
+        "literal-field-and-concatenated-constants",
+        'A = "{left} "\nB = "{right}"\nAgent(name="a", instruction=f"{A + B}|{\'{lit}\'}|\\N{EM DASH}{{x}}")\n',
+        "{left} {right}|{lit}|\u2014{x}",
+        ["{left}", "{right}", "{lit}", "{{x}}"],
+    ),
+    (
+        "a-constant-named-as-a-prompt",
+        'STOP = "STOP"\nWRITER_PROMPT = f"Draft {{draft}} until {STOP}."\n',
+        "Draft {draft} until STOP.",
+        ["{{draft}}"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "text", "shown"), [c[1:] for c in FSTRINGS], ids=[c[0] for c in FSTRINGS])
+def test_an_f_string_of_known_strings_is_read_at_its_places(code: str, text: str, shown: list[str]) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/phrases.py": 'SIGN_OFF = "Thanks, {agent_name}."\n',
+        "pkg/m.py": "from google.adk.agents import Agent\n" + code,
+    }
+    result = scan_texts(files, ["pkg/m.py"])
+    assert result.skipped == []
+    (found,) = result.instructions
+    assert found.text == text
+    placed = []
+    for node in parse(found.text, dialect="adk").placeholders:
+        path, span = found.locate(node.span.start, node.span.end)
+        placed.append(files[path][span.start : span.end])
+    assert placed == shown
+
+
+FSTRING_SKIPS = [
+    (
+        "a-local-value",
+        'def f(name):\n    return Agent(name="a", instruction=f"Hi {name}")\n',
+        "field {name} is known only",
+    ),
+    ("a-call", 'Agent(name="a", instruction=f"Today is {today()}")\n', "field {today()} is known only at run time"),
+    ("a-conversion", 'X = "x"\nAgent(name="a", instruction=f"{X!r}")\n', "a conversion or format spec in {X}"),
+    ("a-format-spec", 'X = "x"\nAgent(name="a", instruction=f"{X:>10}")\n', "a conversion or format spec in {X}"),
+    (
+        "a-number",
+        'N = 3\nAgent(name="a", instruction=f"Use {N} tools")\n',
+        "field {N} is known only at run time (not a",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "reason"), [c[1:] for c in FSTRING_SKIPS], ids=[c[0] for c in FSTRING_SKIPS])
+def test_an_f_string_with_other_fields_is_skipped_with_the_reason(code: str, reason: str) -> None:
+    result = scan_texts({"m.py": "from google.adk.agents import Agent\n" + code})
+    assert result.instructions == []
+    (skipped,) = result.skipped
+    assert skipped.reason.startswith("an f-string")
+    assert reason in skipped.reason
