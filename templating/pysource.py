@@ -24,6 +24,7 @@ import dataclasses
 import difflib
 import io
 import os
+import stat
 import sys
 import textwrap
 import tokenize
@@ -743,6 +744,8 @@ class Scan:
 # The scan
 
 
+# The largest text file an instruction is read from (load_instruction_from_file("writer.txt")).
+_MAX_TEXT_BYTES = 1_000_000
 # How far a chain of names, imports or nested expressions is followed (input cannot reach the recursion limit).
 _MAX_HOPS = 40
 _TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
@@ -765,8 +768,9 @@ _TEMPLATE_ENGINES = {"from_template", "PromptTemplate", "ChatPromptTemplate", "T
 class _Project:
     """The modules of a scan, parsed once each, and name resolution across them."""
 
-    def __init__(self, read: Callable[[str], str], suffixes: Sequence[str]) -> None:
+    def __init__(self, read: Callable[[str], str], suffixes: Sequence[str], root: str | None = None) -> None:
         self.read = read
+        self.root = os.path.realpath(root if root is not None else os.getcwd())
         self.suffixes = tuple(s.upper() for s in suffixes)
         self.modules: dict[str, _Module] = {}
         self.result = Scan()
@@ -942,9 +946,67 @@ class _Project:
         called = self.function_called(module, func, scope)
         if called is not None:
             if call.args or call.keywords:
+                read = self.file_read(module, call, *called, scope, depth)
+                if read is not None:
+                    return read
                 return f"{called[1].name}() is called with arguments: its text is known only when it runs"
             return self.resolve_return(*called, depth)
         return f"{_describe(call)}: its text is known only at run time"
+
+    def file_read(
+        self,
+        module: _Module,
+        call: ast.Call,
+        where: _Module,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        scope: _Scope | None,
+        depth: int,
+    ) -> _Mapped | str | None:
+        """What ``load_instruction_from_file("writer.txt")`` returns when the function reads the file its
+        argument names next to its own module (``open(os.path.join(os.path.dirname(__file__), name))``,
+        ``(Path(__file__).parent / name).read_text()``): that file's text, each character at its place
+        there. None when the function is no such reader; a reason (a str) when the file cannot be read."""
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if isinstance(func, ast.AsyncFunctionDef) or not params or len(call.args) > 1:
+            return None
+        given = call.args[0] if call.args else _keyword(call, params[0])
+        if given is None or len(call.args) + len(call.keywords) != 1:
+            return None
+        segments = _file_read_by(func, params[0])
+        if segments is None:
+            return None
+        name = self.resolve(module, given, scope, depth + 1)
+        if isinstance(name, str):
+            return f"{func.name}() reads a file whose name is known only at run time ({name})"
+        parts = [name.text if part is None else part for part in segments]
+        path = os.path.normpath(os.path.join(os.path.dirname(where.path), *parts))
+        return self.text_file(path, f"{func.name}({name.text!r})")
+
+    def text_file(self, path: str, what: str) -> _Mapped | str:
+        """The text of the file ``path`` an instruction is read from, each character placed in it: only a
+        regular file inside the scan's root, of at most ``_MAX_TEXT_BYTES``; else why not (a str)."""
+        real = os.path.realpath(path)
+        if real != self.root and not real.startswith(self.root.rstrip(os.sep) + os.sep):
+            return f"{what} reads {path}, which is outside the project: not followed"
+        try:
+            info = os.stat(real)
+            if not stat.S_ISREG(info.st_mode):
+                return f"{what} reads {path}, which is not a regular file"
+            if info.st_size > _MAX_TEXT_BYTES:
+                return f"{what} reads {path}, which is larger than {_MAX_TEXT_BYTES} bytes: not read"
+            module = self.modules.get(real)
+            if module is None:
+                with open(real, "rb") as handle:
+                    data = handle.read(_MAX_TEXT_BYTES + 1)
+                raw = data.decode("utf-8").removeprefix("\ufeff")
+                module = _Module(path, real, raw, ast.Module(body=[], type_ignores=[]), linted=False)
+                self.modules[real] = module
+                self.result.sources[path] = raw
+        except OSError as exc:
+            return f"{what} reads {path}, which cannot be read ({exc.strerror or exc})"
+        except UnicodeDecodeError:
+            return f"{what} reads {path}, which is not UTF-8 text"
+        return _text_mapped(module)
 
     def imported(self, module: _Module, binding: ast.ImportFrom, name: str) -> tuple[_Module, str] | None:
         """Where ``name``, bound in ``module`` by ``from ... import``, is defined: the module (if it is
@@ -1325,6 +1387,117 @@ def _uses_templating(module: _Module) -> bool:
         if isinstance(binding, ast.Import) and any(a.name.split(".")[0] == "templating" for a in binding.names):
             return True
     return False
+
+
+def _text_mapped(module: _Module) -> _Mapped:
+    """A text file's text as Python's ``open()`` reads it (``\r\n`` and ``\r`` become ``\n``), each character placed."""
+    text = module.text
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch, size = text[i], 1
+        if ch == "\r":
+            ch, size = "\n", 2 if text.startswith("\r\n", i) else 1
+        chars.append(ch)
+        starts.append(i)
+        ends.append(i + size)
+        i += size
+    return _Mapped("".join(chars), [module] * len(chars), starts, ends)
+
+
+def _is_module_file(expr: ast.AST) -> bool:
+    """``__file__``, or it made absolute (``os.path.abspath(__file__)``, ``Path(__file__).resolve()``)."""
+    while isinstance(expr, ast.Call) and (expr.args or isinstance(expr.func, ast.Attribute)):
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("resolve", "absolute") and not expr.args:
+            expr = expr.func.value
+        elif _last_of(expr.func) in ("abspath", "realpath", "Path", "PurePath") and len(expr.args) == 1:
+            expr = expr.args[0]
+        else:
+            return False
+    return isinstance(expr, ast.Name) and expr.id == "__file__"
+
+
+def _last_of(expr: ast.AST) -> str:
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ""
+
+
+def _path_parts(expr: ast.AST, param: str, scope: _Scope, *, top: bool = True) -> list[str | None] | None:
+    """The parts, after the module's folder, of a path built from ``__file__`` (``None`` stands for the
+    parameter ``param``): ``os.path.join(os.path.dirname(__file__), "prompts", name)`` is
+    ``["prompts", None]``. None for any other expression."""
+    for _ in range(_MAX_HOPS):
+        if isinstance(expr, ast.Name) and expr.id != param and len(scope.assigned.get(expr.id, [])) == 1:
+            expr = scope.assigned[expr.id][0]  # path = os.path.join(...); open(path)
+        elif isinstance(expr, ast.Call) and _last_of(expr.func) in ("Path", "PurePath") and len(expr.args) == 1:
+            expr = expr.args[0]  # Path(os.path.join(...))
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "resolve":
+            expr = expr.func.value
+        else:
+            break
+    if top and isinstance(expr, ast.Name | ast.Constant):  # open(name): relative to the current folder
+        return None
+    if isinstance(expr, ast.Name) and expr.id == param:
+        return [None]
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return [expr.value]
+    if isinstance(expr, ast.Call) and _last_of(expr.func) == "dirname" and len(expr.args) == 1:
+        return [] if _is_module_file(expr.args[0]) else None
+    if isinstance(expr, ast.Attribute) and expr.attr == "parent":
+        return [] if _is_module_file(expr.value) else None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "with_name":
+        if _is_module_file(expr.func.value) and len(expr.args) == 1:
+            return _path_parts(expr.args[0], param, scope, top=False)
+        return None
+    if isinstance(expr, ast.Call) and _last_of(expr.func) == "join" and expr.args and not expr.keywords:
+        pieces = [_path_parts(arg, param, scope, top=False) for arg in expr.args[:_MAX_HOPS]]
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
+        operands: list[ast.expr] = []
+        node: ast.expr = expr
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and len(operands) < _MAX_HOPS:
+            operands.append(node.right)
+            node = node.left
+        base = _path_parts(node, param, scope) if isinstance(node, ast.Attribute | ast.Call) else None
+        pieces = [base, *(_leaf(o, param) for o in reversed(operands))]
+    else:
+        return None
+    if pieces[0] != [] or any(p is None for p in pieces):
+        return None
+    return [part for piece in pieces[1:] if piece is not None for part in piece]
+
+
+def _leaf(expr: ast.expr, param: str) -> list[str | None] | None:
+    if isinstance(expr, ast.Name) and expr.id == param:
+        return [None]
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return [expr.value]
+    return None
+
+
+def _file_read_by(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[str | None] | None:
+    """The path parts (see `_path_parts`) of the one file ``func`` reads: ``open(path)`` then ``.read()``,
+    or ``path.read_text()``/``path.open()``, the path made of ``__file__``'s folder and ``param``."""
+    scope = _function_scope(func)
+    if param in scope.assigned or param in scope.others:
+        return None
+    found: list[list[str | None]] = []
+    reads = False
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Call):
+            continue
+        target: ast.AST | None = None
+        if isinstance(node.func, ast.Name) and node.func.id == "open" and node.args:
+            target = node.args[0]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("read_text", "open") and not node.args:
+            target, reads = node.func.value, reads or node.func.attr == "read_text"
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "read":
+            reads = True
+        if target is not None:
+            parts = _path_parts(target, param, scope)
+            if parts is not None and None in parts:
+                found.append(parts)
+    return found[0] if reads and len(found) == 1 else None
 
 
 def _added(expr: ast.BinOp) -> list[ast.expr]:
@@ -1750,6 +1923,7 @@ def scan(
     suffixes: Sequence[str] = CONSTANT_SUFFIXES,
     read: Callable[[str], str] = _read_python,
     keep_going: bool = False,
+    root: str | None = None,
 ) -> Scan:
     """Find the instructions and state writes of the Python files ``paths`` (parsed, never run).
 
@@ -1760,9 +1934,11 @@ def scan(
     default as Python does: :func:`python_text`, its coding line honoured). A file of
         ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
         recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
-        not all known, so :attr:`Scan.written` is ``None``).
+        not all known, so :attr:`Scan.written` is ``None``). ``root`` (default: the current folder) bounds
+        the text files an instruction is read from (``load_instruction_from_file("writer.txt")``): only
+        regular files inside it are read.
     """
-    project = _Project(read, suffixes)
+    project = _Project(read, suffixes, root)
     modules: list[_Module] = []
     for path in paths:
         try:

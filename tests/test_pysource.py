@@ -1695,3 +1695,171 @@ def test_an_f_string_with_other_fields_is_skipped_with_the_reason(code: str, rea
     (skipped,) = result.skipped
     assert skipped.reason.startswith("an f-string")
     assert reason in skipped.reason
+
+
+# --- an instruction a project function reads from a file next to its module
+
+
+def test_instructions_read_from_files_are_linted_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ADK2)
+    result = scan(["story_studio/agent.py"])
+    assert result.skipped == []
+    where = {f.label: (f.path, f.span.line, f.dialect) for f in result.instructions}
+    assert where == {
+        'Agent(name="scriptwriter").instruction': ("story_studio/scriptwriter_instruction.txt", 1, "adk"),
+        'Agent(name="critic").instruction': ("story_studio/prompts/critic.md", 1, "adk"),
+        'Agent(name="editor").instruction': ("story_studio/agent.py", 47, "adk"),
+    }
+    written = result.written
+    assert written is not None
+    findings = [
+        (d.code, d.path, d.span.line, result.sources[d.path][d.span.start : d.span.end])
+        for found in result.instructions
+        for d in [*lint_instruction(found, select=select_rules()), *never_written(found, written)]
+        if d.span and d.path
+    ]
+    assert findings == [
+        ("T019", "story_studio/scriptwriter_instruction.txt", 3, "{visual-style}"),
+        ("T014", "story_studio/agent.py", 50, "{{current_document}}"),
+    ]
+    (script,) = [f for f in result.instructions if f.label.startswith('Agent(name="scriptwriter")')]
+    assert script.text == Path("story_studio/scriptwriter_instruction.txt").read_text(encoding="utf-8")  # \r\n read
+
+
+READERS = [
+    # (name, the reader function of m.py, the call, the file it reads or the reason it is skipped)
+    (
+        "os-path-join",
+        "def load(name):\n    with open(os.path.join(os.path.dirname(__file__), name)) as f:\n"
+        "        return f.read()\n",
+        'load("p.txt")',
+        "pkg/p.txt",
+    ),
+    (
+        "absolute-dirname-a-subfolder-and-a-keyword",
+        "def load(name, default=''):\n    here = os.path.dirname(os.path.abspath(__file__))\n"
+        "    path = os.path.join(here, 'prompts', name)\n    with open(path, 'r', encoding='utf-8') as f:\n"
+        "        return f.read()\n",
+        'load(name="q.txt")',
+        "pkg/prompts/q.txt",
+    ),
+    (
+        "pathlib-read-text",
+        "def load(name):\n    return (Path(__file__).resolve().parent / name).read_text()\n",
+        "load(FILE)",
+        "pkg/p.txt",
+    ),
+    (
+        "pathlib-with-name-and-open",
+        "def load(name):\n    with Path(__file__).with_name(name).open() as f:\n        return f.read()\n",
+        'load("p.txt")',
+        "pkg/p.txt",
+    ),
+    (
+        "a-folder-above",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("../up.txt")',
+        "up.txt",
+    ),
+    (
+        "outside-the-project",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("../../../../../../../../../../etc/hostname")',
+        "which is outside the project: not followed",
+    ),
+    (
+        "not-a-regular-file",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("prompts")',
+        "which is not a regular file",
+    ),
+    (
+        "missing",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("nope.txt")',
+        "which cannot be read (No such file or directory)",
+    ),
+    (
+        "not-utf-8",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("latin.txt")',
+        "which is not UTF-8 text",
+    ),
+    (
+        "too-large",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("big.txt")',
+        "which is larger than 1000000 bytes",
+    ),
+    (
+        "a-name-known-at-run-time",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        "load(os.environ['P'])",
+        "load() reads a file whose name is known only at run time",
+    ),
+    (
+        "not-beside-the-module",
+        "def load(name):\n    with open(name) as f:\n        return f.read()\n",
+        'load("p.txt")',
+        "load() is called with arguments",
+    ),
+    (
+        "reads-nothing",
+        "def load(name):\n    return os.path.join(os.path.dirname(__file__), name)\n",
+        'load("p.txt")',
+        "load() is called with arguments",
+    ),
+]
+
+
+@pytest.mark.parametrize(("reader", "call", "expected"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+def test_a_file_a_project_function_reads_is_followed_inside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, call: str, expected: str
+) -> None:
+    (tmp_path / "pkg" / "prompts").mkdir(parents=True)
+    (tmp_path / "pkg" / "p.txt").write_text("Plan {plan}.\n", encoding="utf-8")
+    (tmp_path / "pkg" / "prompts" / "q.txt").write_text("Quote {quote}.", encoding="utf-8")
+    (tmp_path / "up.txt").write_text("Up {up}.", encoding="utf-8")
+    (tmp_path / "pkg" / "latin.txt").write_bytes("caf\xe9 {x}".encode("latin-1"))
+    (tmp_path / "pkg" / "big.txt").write_text("{big} " * 200_000, encoding="utf-8")
+    source = (
+        "import os\nfrom pathlib import Path\nfrom google.adk.agents import Agent\nFILE = 'p.txt'\n"
+        f"{reader}Agent(name='a', instruction={call})\n"
+    )
+    (tmp_path / "pkg" / "m.py").write_text(source, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = scan(["pkg/m.py"])
+    if expected.endswith(".txt"):
+        assert result.skipped == []
+        (found,) = result.instructions
+        assert (found.path, found.text) == (expected, Path(expected).read_text(encoding="utf-8"))
+        node = parse(found.text, dialect="adk").placeholders[0]
+        path, span = found.locate(node.span.start, node.span.end)
+        assert (
+            Path(path).read_text(encoding="utf-8")[span.start : span.end] == found.text[node.span.start : node.span.end]
+        )
+    else:
+        assert result.instructions == []
+        (skipped,) = result.skipped
+        assert expected in skipped.reason
+
+
+def test_a_file_read_through_a_symlink_out_of_the_root_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "secret.txt").write_text("secret {key}", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "p.txt").symlink_to(tmp_path / "secret.txt")
+    (project / "m.py").write_text(
+        "from pathlib import Path\nfrom google.adk.agents import Agent\n"
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n"
+        "Agent(name='a', instruction=load('p.txt'))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    result = scan(["m.py"])
+    assert result.instructions == []
+    assert "outside the project" in result.skipped[0].reason
+    assert "secret" not in "".join(result.sources.values())
+    assert scan(["m.py"], root=str(tmp_path)).instructions[0].text == "secret {key}"  # a root that holds it
