@@ -12,7 +12,8 @@ A call without arguments of a project function that ends in its one ``return`` o
 (``instruction=return_instructions_root()``) stands for what it returns. Anything else (an
 f-string, another call, a parameter) is skipped, with the reason. The module also
 collects the state keys the code writes (``output_key``, ``ctx.state["k"] = ...``, ``state_delta``,
-``create_session(state=...)``), for the rule that a key read is written somewhere (T014).
+``create_session(state=...)``, a workflow node's ``Event(state=...)``), for the rule that a key read is
+written somewhere (T014).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import ast
 import bisect
 import io
 import os
+import stat
 import sys
 import textwrap
 import tokenize
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Literal as _Literal
 from typing import TypeAlias
 
+from .adk_schema import ModelReader, StateSchema
 from .errors import TemplatingError
 from .lint import CONSTANT_SUFFIXES
 from .nodes import Span
@@ -454,6 +457,15 @@ class _Mapped:
     def pick(self, keep: Sequence[int], text: str) -> _Mapped:
         return _Mapped(text, [self.mods[i] for i in keep], [self.starts[i] for i in keep], [self.ends[i] for i in keep])
 
+    @staticmethod
+    def join(parts: Sequence[_Mapped]) -> _Mapped:
+        return _Mapped(
+            "".join(p.text for p in parts),
+            [m for p in parts for m in p.mods],
+            [i for p in parts for i in p.starts],
+            [i for p in parts for i in p.ends],
+        )
+
     def slice(self, start: int, end: int) -> _Mapped:
         return _Mapped(self.text[start:end], self.mods[start:end], self.starts[start:end], self.ends[start:end])
 
@@ -497,7 +509,18 @@ def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     return _Mapped(value, [module] * len(value), starts, ends)
 
 
-def _read_literals(text: str, i: int, end: int, chars: list[str], starts: list[int], ends: list[int]) -> None:
+def _read_literals(
+    text: str,
+    i: int,
+    end: int,
+    chars: list[str],
+    starts: list[int],
+    ends: list[int],
+    fields: list[int] | None = None,
+) -> None:
+    """Read the string literals between ``i`` and ``end``, each character with its place. With ``fields``,
+    f-strings are read too: ``{{``/``}}`` are one brace, and each replacement field is skipped, the
+    number of characters read before it appended to ``fields``."""
     emit_c, emit_s, emit_e = chars.append, starts.append, ends.append
     while i < end:
         ch = text[i]
@@ -514,7 +537,8 @@ def _read_literals(text: str, i: int, end: int, chars: list[str], starts: list[i
         while text[j].isalpha():
             j += 1
         prefix = text[i:j].lower()
-        if "b" in prefix or "f" in prefix or "t" in prefix:
+        is_f = "f" in prefix and fields is not None
+        if "b" in prefix or "t" in prefix or ("f" in prefix and not is_f):
             raise ValueError("not a str literal")
         raw = "r" in prefix
         quote = text[j : j + 3] if text[j : j + 3] in ('"""', "'''") else text[j]
@@ -523,6 +547,17 @@ def _read_literals(text: str, i: int, end: int, chars: list[str], starts: list[i
         j += len(quote)
         while not text.startswith(quote, j):
             c = text[j]
+            if is_f and c in "{}" and fields is not None:
+                if text.startswith(c + c, j):  # {{ or }}: one brace of text
+                    emit_c(c), emit_s(j), emit_e(j + 2)
+                    j += 2
+                    continue
+                field = _field_end(text, j + 1, quote) if c == "{" else None
+                if field is None:
+                    raise ValueError("a lone } or an unclosed field")
+                fields.append(len(chars))
+                j = field[0]
+                continue
             if c == "\\":
                 nxt = text[j + 1]
                 if raw:  # the backslash stays, and so does what follows it
@@ -627,6 +662,7 @@ class Instruction:
     ``LlmAgent(name="planner").instruction``); ``names`` are what ``templating render FILE.py:NAME``
     accepts for it; ``dialect`` is ``"angle"``, ``"adk"`` or ``"jinja"``; ``text`` the string's
     value; ``path``/``span`` where it starts. :meth:`locate` maps a span of ``text`` into the file.
+    ``state_schemas``: the ``state_schema=`` models of the ADK agents given it, read from the code.
     """
 
     label: str
@@ -636,6 +672,8 @@ class Instruction:
     path: str
     span: Span
     _mapped: _Mapped = field(repr=False, compare=False)
+    # the state_schema= of each google-adk agent given this instruction (see templating.adk_schema)
+    state_schemas: tuple[StateSchema, ...] = ()
 
     def locate(self, start: int, end: int) -> tuple[str, Span]:
         """The file and the span in it of ``text[start:end]`` (clipped to the file of its first character)."""
@@ -688,6 +726,8 @@ class Scan:
     writes: list[Write] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     errors: list[PythonSourceError] = field(default_factory=list)
+    # every google-adk agent's state_schema= met, readable or not (the unreadable ones say why)
+    state_schemas: list[StateSchema] = field(default_factory=list)
 
     @property
     def written(self) -> frozenset[str] | None:
@@ -702,6 +742,10 @@ class Scan:
 # The scan
 
 
+# The largest text file an instruction is read from (load_instruction_from_file("writer.txt")).
+_MAX_TEXT_BYTES = 1_000_000
+# How far a chain of names, imports or nested expressions is followed (input cannot reach the recursion limit).
+_MAX_HOPS = 40
 _TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
 _AGENT_KWARGS = ("instruction", "global_instruction")
 _ADK_AGENTS = {"Agent", "LlmAgent"}
@@ -710,6 +754,8 @@ _PROVIDER_CALLS = {"instruction", "Template", "parse", "jinja", "concat", "when"
 _STATE_PREFIXES = {"APP_PREFIX": "app:", "USER_PREFIX": "user:", "TEMP_PREFIX": "temp:"}
 # The calls whose state= starts a session with those keys (a service's, or a Session made in a test).
 _SESSION_MAKERS = {"create_session", "Session"}
+# The events whose state= writes those keys: a google-adk 2.x workflow node's `yield Event(state={...})`.
+_STATE_EVENTS = {"Event"}
 # Constants that Python code fills in itself hold its fields, not state keys: they are no instructions.
 # The methods that fill in a str (PROMPT.format(...), PROMPT.replace("{x}", ...)), and the template
 # engines that take one (LangChain, Jinja2, string.Template), called by their last name.
@@ -720,8 +766,9 @@ _TEMPLATE_ENGINES = {"from_template", "PromptTemplate", "ChatPromptTemplate", "T
 class _Project:
     """The modules of a scan, parsed once each, and name resolution across them."""
 
-    def __init__(self, read: Callable[[str], str], suffixes: Sequence[str]) -> None:
+    def __init__(self, read: Callable[[str], str], suffixes: Sequence[str], root: str | None = None) -> None:
         self.read = read
+        self.root = os.path.realpath(root if root is not None else os.getcwd())
         self.suffixes = tuple(s.upper() for s in suffixes)
         self.modules: dict[str, _Module] = {}
         self.result = Scan()
@@ -733,6 +780,7 @@ class _Project:
         # constants used as str.format / % templates (PROMPT.format(text=...)): Python's {}, not state keys
         self.formatted: set[tuple[str, str]] = set()
         self.returning: set[ast.AST] = set()  # functions whose return is being resolved (recursion)
+        self.models = ModelReader(self.class_named)
 
     # -- loading
 
@@ -813,20 +861,22 @@ class _Project:
 
     def resolve(self, module: _Module, expr: ast.AST, scope: _Scope | None, depth: int = 0) -> _Mapped | str:
         """The string ``expr`` stands for, with places, or why it cannot be known (a str)."""
-        if depth > 40:
+        if depth > _MAX_HOPS:
             return "a chain of names too long to follow"
         if isinstance(expr, ast.Constant):
             if isinstance(expr.value, str):
                 return _literal(module, expr)
             return f"not a string ({type(expr.value).__name__})"
         if isinstance(expr, ast.JoinedStr):
-            return "an f-string: its text is known only at run time"
+            return self.fstring(module, expr, scope, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-            left = self.resolve(module, expr.left, scope, depth + 1)
-            if isinstance(left, str):
-                return left
-            right = self.resolve(module, expr.right, scope, depth + 1)
-            return right if isinstance(right, str) else left + right
+            parts: list[_Mapped] = []
+            for operand in _added(expr):  # a + b + c + ...: one level, however long
+                value = self.resolve(module, operand, scope, depth + 1)
+                if isinstance(value, str):
+                    return value
+                parts.append(value)
+            return _Mapped.join(parts)
         if isinstance(expr, ast.Call):
             return self.resolve_call(module, expr, scope, depth)
         if isinstance(expr, ast.Name):
@@ -836,6 +886,47 @@ class _Project:
             if target is not None:
                 return self.resolve_name(target, expr.attr, None, depth + 1)
         return f"{_describe(expr)}: its text is known only at run time"
+
+    def fstring(self, module: _Module, expr: ast.JoinedStr, scope: _Scope | None, depth: int) -> _Mapped | str:
+        """An f-string whose every field is a name of a string known here (a module constant) or a literal:
+        its text, each character placed where it is written (a field's text where the constant is)."""
+        values: list[_Mapped] = []
+        for part in expr.values:
+            if not isinstance(part, ast.FormattedValue):
+                continue
+            shown = _short(part.value)
+            if part.conversion != -1 or part.format_spec is not None:
+                return f"an f-string with a conversion or format spec in {{{shown}}}: known only at run time"
+            field = self.resolve(module, part.value, scope, depth + 1)
+            if isinstance(field, str):
+                return f"an f-string whose field {{{shown}}} is known only at run time ({field})"
+            values.append(field)
+        unread = "an f-string that could not be read where it is written: its text is known only at run time"
+        start = module.offset(expr.lineno, expr.col_offset)
+        end = module.offset(expr.end_lineno or expr.lineno, expr.end_col_offset or 0)
+        chars: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        fields: list[int] = []
+        try:
+            _read_literals(module.text, start, end, chars, starts, ends, fields)
+        except (IndexError, ValueError, KeyError):
+            return unread
+        if len(fields) != len(values):
+            return unread
+        pieces: list[_Mapped] = []
+        at = 0
+        for cut, inserted in zip([*fields, len(chars)], [*values, None], strict=True):
+            pieces.append(_Mapped("".join(chars[at:cut]), [module] * (cut - at), starts[at:cut], ends[at:cut]))
+            if inserted is not None:
+                pieces.append(inserted)
+            at = cut
+        result = _Mapped.join(pieces)
+        known = iter(values)
+        python = "".join(str(p.value) if isinstance(p, ast.Constant) else next(known).text for p in expr.values)
+        if result.text != python:  # the source read otherwise than Python did: never a wrong place
+            return unread
+        return result
 
     def resolve_call(self, module: _Module, call: ast.Call, scope: _Scope | None, depth: int) -> _Mapped | str:
         func = call.func
@@ -853,9 +944,67 @@ class _Project:
         called = self.function_called(module, func, scope)
         if called is not None:
             if call.args or call.keywords:
+                read = self.file_read(module, call, *called, scope, depth)
+                if read is not None:
+                    return read
                 return f"{called[1].name}() is called with arguments: its text is known only when it runs"
             return self.resolve_return(*called, depth)
         return f"{_describe(call)}: its text is known only at run time"
+
+    def file_read(
+        self,
+        module: _Module,
+        call: ast.Call,
+        where: _Module,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        scope: _Scope | None,
+        depth: int,
+    ) -> _Mapped | str | None:
+        """What ``load_instruction_from_file("writer.txt")`` returns when the function reads the file its
+        argument names next to its own module (``open(os.path.join(os.path.dirname(__file__), name))``,
+        ``(Path(__file__).parent / name).read_text()``): that file's text, each character at its place
+        there. None when the function is no such reader; a reason (a str) when the file cannot be read."""
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if isinstance(func, ast.AsyncFunctionDef) or not params or len(call.args) > 1:
+            return None
+        given = call.args[0] if call.args else _keyword(call, params[0])
+        if given is None or len(call.args) + len(call.keywords) != 1:
+            return None
+        segments = _file_read_by(func, params[0])
+        if segments is None:
+            return None
+        name = self.resolve(module, given, scope, depth + 1)
+        if isinstance(name, str):
+            return f"{func.name}() reads a file whose name is known only at run time ({name})"
+        parts = [name.text if part is None else part for part in segments]
+        path = os.path.normpath(os.path.join(os.path.dirname(where.path), *parts))
+        return self.text_file(path, f"{func.name}({name.text!r})")
+
+    def text_file(self, path: str, what: str) -> _Mapped | str:
+        """The text of the file ``path`` an instruction is read from, each character placed in it: only a
+        regular file inside the scan's root, of at most ``_MAX_TEXT_BYTES``; else why not (a str)."""
+        real = os.path.realpath(path)
+        if real != self.root and not real.startswith(self.root.rstrip(os.sep) + os.sep):
+            return f"{what} reads {path}, which is outside the project: not followed"
+        try:
+            info = os.stat(real)
+            if not stat.S_ISREG(info.st_mode):
+                return f"{what} reads {path}, which is not a regular file"
+            if info.st_size > _MAX_TEXT_BYTES:
+                return f"{what} reads {path}, which is larger than {_MAX_TEXT_BYTES} bytes: not read"
+            module = self.modules.get(real)
+            if module is None:
+                with open(real, "rb") as handle:
+                    data = handle.read(_MAX_TEXT_BYTES + 1)
+                raw = data.decode("utf-8").removeprefix("\ufeff")
+                module = _Module(path, real, raw, ast.Module(body=[], type_ignores=[]), linted=False)
+                self.modules[real] = module
+                self.result.sources[path] = raw
+        except OSError as exc:
+            return f"{what} reads {path}, which cannot be read ({exc.strerror or exc})"
+        except UnicodeDecodeError:
+            return f"{what} reads {path}, which is not UTF-8 text"
+        return _text_mapped(module)
 
     def imported(self, module: _Module, binding: ast.ImportFrom, name: str) -> tuple[_Module, str] | None:
         """Where ``name``, bound in ``module`` by ``from ... import``, is defined: the module (if it is
@@ -865,6 +1014,61 @@ class _Project:
         if source is None or alias.name not in source.bindings:
             return None
         return source, alias.name
+
+    def follow(self, module: _Module, name: str) -> tuple[_Module, str] | str:
+        """Where the module-level ``name`` of ``module`` is bound, ``from x import name`` followed (re-exports
+        too) as far as the project's files go; a cycle of such imports is a reason (a str) instead."""
+        seen: set[tuple[str, str]] = set()
+        chain: list[str] = []
+        while isinstance(binding := module.bindings.get(name), ast.ImportFrom):
+            chain.append(module.path)
+            if (module.key, name) in seen:
+                cycle = " -> ".join(chain[chain.index(module.path) :])
+                return f"{name!r} is imported in a cycle ({cycle}): it is bound nowhere"
+            if len(seen) >= _MAX_HOPS:
+                return f"{name!r} is imported through more than {_MAX_HOPS} modules: not followed"
+            seen.add((module.key, name))
+            found = self.imported(module, binding, name)
+            if found is None:
+                break
+            module, name = found
+        return module, name
+
+    def class_named(self, module: _Module, expr: ast.expr) -> tuple[_Module, ast.ClassDef] | str:
+        """The module-level class ``expr`` names (``TripState``, ``state.TripState``, imports followed), or why not."""
+        if isinstance(expr, ast.Attribute):
+            target = self.module_named(module, _chain(expr.value), None)
+            if target is None:
+                return f"{_short(expr)!r} is not a module of the project's"
+            module, name = target, expr.attr
+        elif isinstance(expr, ast.Name):
+            name = expr.id
+        else:
+            return f"{_describe(expr)} is not a class name"
+        followed = self.follow(module, name)
+        if isinstance(followed, str):
+            return followed
+        module, name = followed
+        binding = module.bindings.get(name)
+        if isinstance(binding, ast.ClassDef):
+            return module, binding
+        if isinstance(binding, ast.ImportFrom | ast.Import):
+            return f"{name!r} is imported from a module outside the linted files"
+        return f"{name!r} is not a class defined at module level in {module.path}"
+
+    def state_schema(self, module: _Module, expr: ast.expr, agent: str) -> StateSchema:
+        """The ``state_schema=`` model ``expr`` of the ADK agent ``agent``, read from the code."""
+        found = self.models.schema(module, expr)
+        if isinstance(found, str):
+            state = StateSchema(agent, _short(expr), module.path, module.node_span(expr), None, found)
+        else:
+            where, cls, schema = found
+            at = where.node_span(cls).start
+            named = where.text.find(cls.name, at)  # class TripState(BaseModel): the place of its name
+            span = where.span(named, named + len(cls.name)) if named >= 0 else where.span(at, at)
+            state = StateSchema(agent, cls.name, where.path, span, schema)
+        self.result.state_schemas.append(state)
+        return state
 
     def function_called(
         self, module: _Module, func: ast.expr, scope: _Scope | None
@@ -879,15 +1083,12 @@ class _Project:
             name = func.id
         else:
             return None
-        for _ in range(40):  # re-exports: from .prompts import root, in a package's __init__.py
-            binding = module.bindings.get(name)
-            if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef):
-                return module, binding
-            found = self.imported(module, binding, name) if isinstance(binding, ast.ImportFrom) else None
-            if found is None:
-                return None
-            module, name = found
-        return None
+        followed = self.follow(module, name)  # re-exports: from .prompts import root, in a package's __init__.py
+        if isinstance(followed, str):
+            return None
+        module, name = followed
+        binding = module.bindings.get(name)
+        return (module, binding) if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
     def resolve_return(
         self, module: _Module, func: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
@@ -929,13 +1130,14 @@ class _Project:
                 why = "a parameter" if name in scope.params else "bound more than once"
                 return f"{name!r} is {why} in the function: its text is known only at run time"
             return self.resolve(module, values[0], scope, depth + 1)
+        followed = self.follow(module, name)
+        if isinstance(followed, str):
+            return followed
+        module, name = followed
         binding = module.bindings.get(name)
         if binding is None:
             return f"{name!r} is not bound at module level in {module.path}"
         if isinstance(binding, ast.ImportFrom):
-            found = self.imported(module, binding, name)
-            if found is not None:
-                return self.resolve_name(*found, None, depth + 1)
             alias = next(a for a in binding.names if (a.asname or a.name) == name)
             sub = self.find_module(module, ((binding.module or "") + "." + alias.name).strip("."), binding.level)
             if sub is not None:
@@ -954,43 +1156,39 @@ class _Project:
 
     def constant(self, module: _Module, expr: ast.AST, scope: _Scope | None) -> tuple[_Module, str] | None:
         """The module constant ``expr`` names (following imports), if it is a plain name of one."""
-        for _ in range(40):
+        alias: tuple[_Module, str] | None = None  # ALIAS = ROOT_PROMPT: ALIAS, should ROOT_PROMPT lead nowhere
+        for _ in range(_MAX_HOPS):
             if isinstance(expr, ast.Name):
                 if scope is not None and scope.binds(expr.id):
                     values = scope.assigned.get(expr.id, [])
                     if len(values) != 1 or expr.id in scope.params:
-                        return None
+                        return alias
                     expr = values[0]  # text = ROOT_PROMPT in the function
                     continue
-                binding = module.bindings.get(expr.id)
-                if isinstance(binding, ast.ImportFrom):
-                    found = self.imported(module, binding, expr.id)
-                    if found is None:
-                        return None
-                    module, expr = found[0], ast.Name(found[1])
+                followed = self.follow(module, expr.id)
+                if isinstance(followed, str):
+                    return alias
+                module, name = followed
+                binding = module.bindings.get(name)
+                if isinstance(binding, ast.Name) and not binding.id.startswith("<"):
+                    alias, expr, scope = (module, name), binding, None  # ALIAS = ROOT_PROMPT
                     continue
-                if isinstance(binding, ast.expr):
-                    if isinstance(binding, ast.Name) and not binding.id.startswith("<"):
-                        module, expr = module, binding  # ALIAS = ROOT_PROMPT
-                        inner = self.constant(module, binding, None)
-                        return inner or (module, expr.id)
-                    return module, expr.id
-                return None
+                return (module, name) if isinstance(binding, ast.expr) else alias
             if isinstance(expr, ast.Attribute):
                 target = self.module_named(module, _chain(expr.value), scope)
                 if target is None:
-                    return None
+                    return alias
                 module, expr, scope = target, ast.Name(expr.attr), None
                 continue
             if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
                 called = self.function_called(module, expr.func, scope)  # a function returning a constant
                 value = _final_return(called[1]) if called is not None else None
                 if called is None or not isinstance(value, ast.expr):
-                    return None
+                    return alias
                 module, expr, scope = called[0], value, _function_scope(called[1])
                 continue
-            return None
-        return None
+            return alias
+        return alias
 
     # -- recording
 
@@ -1003,6 +1201,7 @@ class _Project:
         dialect: Kind,
         site: str,
         names: Iterable[str] = (),
+        state_schemas: tuple[StateSchema, ...] = (),
     ) -> None:
         value = self.resolve(module, expr, scope)
         where = module.node_span(expr)
@@ -1025,8 +1224,9 @@ class _Project:
         if index is not None:
             old = self.result.instructions[index]
             merged = tuple(dict.fromkeys([*old.names, *all_names]))
+            schemas = old.state_schemas + tuple(s for s in state_schemas if s not in old.state_schemas)
             self.result.instructions[index] = Instruction(
-                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped
+                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas
             )
             return
         if value.text:
@@ -1035,7 +1235,7 @@ class _Project:
             path, span = module.path, where
         self.found[key] = len(self.result.instructions)
         self.result.instructions.append(
-            Instruction(label, tuple(dict.fromkeys(all_names)), dialect, value.text, path, span, value)
+            Instruction(label, tuple(dict.fromkeys(all_names)), dialect, value.text, path, span, value, state_schemas)
         )
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:
@@ -1187,6 +1387,128 @@ def _uses_templating(module: _Module) -> bool:
     return False
 
 
+def _text_mapped(module: _Module) -> _Mapped:
+    """A text file's text as Python's ``open()`` reads it (``\r\n`` and ``\r`` become ``\n``), each character placed."""
+    text = module.text
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch, size = text[i], 1
+        if ch == "\r":
+            ch, size = "\n", 2 if text.startswith("\r\n", i) else 1
+        chars.append(ch)
+        starts.append(i)
+        ends.append(i + size)
+        i += size
+    return _Mapped("".join(chars), [module] * len(chars), starts, ends)
+
+
+def _is_module_file(expr: ast.AST) -> bool:
+    """``__file__``, or it made absolute (``os.path.abspath(__file__)``, ``Path(__file__).resolve()``)."""
+    while isinstance(expr, ast.Call) and (expr.args or isinstance(expr.func, ast.Attribute)):
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("resolve", "absolute") and not expr.args:
+            expr = expr.func.value
+        elif _last_of(expr.func) in ("abspath", "realpath", "Path", "PurePath") and len(expr.args) == 1:
+            expr = expr.args[0]
+        else:
+            return False
+    return isinstance(expr, ast.Name) and expr.id == "__file__"
+
+
+def _last_of(expr: ast.AST) -> str:
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ""
+
+
+def _path_parts(expr: ast.AST, param: str, scope: _Scope, *, top: bool = True) -> list[str | None] | None:
+    """The parts, after the module's folder, of a path built from ``__file__`` (``None`` stands for the
+    parameter ``param``): ``os.path.join(os.path.dirname(__file__), "prompts", name)`` is
+    ``["prompts", None]``. None for any other expression."""
+    for _ in range(_MAX_HOPS):
+        if isinstance(expr, ast.Name) and expr.id != param and len(scope.assigned.get(expr.id, [])) == 1:
+            expr = scope.assigned[expr.id][0]  # path = os.path.join(...); open(path)
+        elif isinstance(expr, ast.Call) and _last_of(expr.func) in ("Path", "PurePath") and len(expr.args) == 1:
+            expr = expr.args[0]  # Path(os.path.join(...))
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "resolve":
+            expr = expr.func.value
+        else:
+            break
+    if top and isinstance(expr, ast.Name | ast.Constant):  # open(name): relative to the current folder
+        return None
+    if isinstance(expr, ast.Name) and expr.id == param:
+        return [None]
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return [expr.value]
+    if isinstance(expr, ast.Call) and _last_of(expr.func) == "dirname" and len(expr.args) == 1:
+        return [] if _is_module_file(expr.args[0]) else None
+    if isinstance(expr, ast.Attribute) and expr.attr == "parent":
+        return [] if _is_module_file(expr.value) else None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "with_name":
+        if _is_module_file(expr.func.value) and len(expr.args) == 1:
+            return _path_parts(expr.args[0], param, scope, top=False)
+        return None
+    if isinstance(expr, ast.Call) and _last_of(expr.func) == "join" and expr.args and not expr.keywords:
+        pieces = [_path_parts(arg, param, scope, top=False) for arg in expr.args[:_MAX_HOPS]]
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
+        operands: list[ast.expr] = []
+        node: ast.expr = expr
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and len(operands) < _MAX_HOPS:
+            operands.append(node.right)
+            node = node.left
+        base = _path_parts(node, param, scope) if isinstance(node, ast.Attribute | ast.Call) else None
+        pieces = [base, *(_leaf(o, param) for o in reversed(operands))]
+    else:
+        return None
+    if pieces[0] != [] or any(p is None for p in pieces):
+        return None
+    return [part for piece in pieces[1:] if piece is not None for part in piece]
+
+
+def _leaf(expr: ast.expr, param: str) -> list[str | None] | None:
+    if isinstance(expr, ast.Name) and expr.id == param:
+        return [None]
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return [expr.value]
+    return None
+
+
+def _file_read_by(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[str | None] | None:
+    """The path parts (see `_path_parts`) of the one file ``func`` reads: ``open(path)`` then ``.read()``,
+    or ``path.read_text()``/``path.open()``, the path made of ``__file__``'s folder and ``param``."""
+    scope = _function_scope(func)
+    if param in scope.assigned or param in scope.others:
+        return None
+    found: list[list[str | None]] = []
+    reads = False
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Call):
+            continue
+        target: ast.AST | None = None
+        if isinstance(node.func, ast.Name) and node.func.id == "open" and node.args:
+            target = node.args[0]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("read_text", "open") and not node.args:
+            target, reads = node.func.value, reads or node.func.attr == "read_text"
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "read":
+            reads = True
+        if target is not None:
+            parts = _path_parts(target, param, scope)
+            if parts is not None and None in parts:
+                found.append(parts)
+    return found[0] if reads and len(found) == 1 else None
+
+
+def _added(expr: ast.BinOp) -> list[ast.expr]:
+    """The operands of ``a + b + c`` (a left-leaning chain of ``+``), in order, read without recursion."""
+    operands: list[ast.expr] = []
+    node: ast.expr = expr
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        operands.append(node.right)
+        node = node.left
+    operands.append(node)
+    return operands[::-1]
+
+
 def _chain(expr: ast.AST) -> list[str] | None:
     """The names of a dotted chain (``pkg.prompt`` -> ``["pkg", "prompt"]``), or None for anything else."""
     names: list[str] = []
@@ -1245,6 +1567,8 @@ class _Visitor:
         # names for templating's own instruction(...)/jinja(...) calls: the module constant they are
         # assigned to, or the agent they are given to (set when the walk meets the parent, before the call)
         self.names_for: dict[int, list[str]] = {}
+        # the state_schema= of the ADK agents such a call is given to
+        self.schemas_for: dict[int, tuple[StateSchema, ...]] = {}
 
     def run(self) -> None:
         self.walk(self.module.tree, None)
@@ -1377,12 +1701,18 @@ class _Visitor:
                         return
                     dialect = "adk" if text == "adk" else "angle"
             names = self.names_for.get(id(call), []) if last != "render" else []  # render(): a result, no template
-            project.add(module, arg, scope, dialect=dialect, site=f"{callee}(...)", names=names)
+            agents_schemas = self.schemas_for.get(id(call), ())
+            site = f"{callee}(...)"
+            project.add(module, arg, scope, dialect=dialect, site=site, names=names, state_schemas=agents_schemas)
         elif (head == "templating" and last == "Agent") or (head == "google" and last in _ADK_AGENTS):
             dialect = "angle" if head == "templating" else "adk"
             name = _str_value(_keyword(call, "name"))
             shown = f"{callee}(name={name!r})" if name is not None else f"{callee}(...)"
             shown = shown.replace("'", '"')
+            given_schema = _keyword(call, "state_schema") if head == "google" else None
+            schemas: tuple[StateSchema, ...] = ()
+            if given_schema is not None and not (isinstance(given_schema, ast.Constant) and given_schema.value is None):
+                schemas = (project.state_schema(module, given_schema, shown),)
             for kwarg in _AGENT_KWARGS:
                 value = _keyword(call, kwarg)
                 if value is None:
@@ -1390,12 +1720,17 @@ class _Visitor:
                 names = [name, f"{name}.{kwarg}"] if name is not None else []
                 if self.is_provider(value):  # instruction("..."): linted at its own call site, named here
                     self.names_for.setdefault(id(value), []).extend(names)
+                    self.schemas_for[id(value)] = self.schemas_for.get(id(value), ()) + schemas
                     continue
-                if self.named_provider(value, scope, names):  # B = instruction("..."); Agent(instruction=B)
+                if self.named_provider(value, scope, names, schemas):  # B = instruction("..."); Agent(instruction=B)
                     continue
-                project.add(module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names)
+                project.add(
+                    module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names, state_schemas=schemas
+                )
 
-    def named_provider(self, value: ast.expr, scope: _Scope | None, names: list[str]) -> bool:
+    def named_provider(
+        self, value: ast.expr, scope: _Scope | None, names: list[str], schemas: tuple[StateSchema, ...] = ()
+    ) -> bool:
         """If ``value`` names a module constant holding a call of templating's own ``instruction``,
         ``Template``, ``parse`` or ``jinja`` with a literal dialect, give that instruction ``names``
         (it is linted where the constant is) and say so."""
@@ -1421,7 +1756,8 @@ class _Visitor:
             if last == "jinja" or text not in ("angle", "adk"):
                 return False
             dialect = "adk" if text == "adk" else "angle"
-        project.add(module, arg, None, dialect=dialect, site=f"{_short(call.func)}(...)", names=[name, *names])
+        site = f"{_short(call.func)}(...)"
+        project.add(module, arg, None, dialect=dialect, site=site, names=[name, *names], state_schemas=schemas)
         return True
 
     def is_provider(self, expr: ast.expr) -> bool:
@@ -1436,7 +1772,7 @@ class _Visitor:
     def write(self, key: str | None, node: ast.AST, how: str) -> None:
         self.project.result.writes.append(Write(key, self.module.path, self.module.node_span(node), how))
 
-    def key_of(self, node: ast.AST | None, scope: _Scope | None) -> str | None:
+    def key_of(self, node: ast.AST | None, scope: _Scope | None, depth: int = 0) -> str | None:
         """The state key ``node`` names: a string literal, or a name bound to one (``KEY``,
         ``constants.ITINERARY_KEY``, imported or not); None when it is known only at run time."""
         if node is None:
@@ -1447,8 +1783,10 @@ class _Visitor:
         if isinstance(node, ast.Attribute) and node.attr in _STATE_PREFIXES and _chain(node.value) == ["State"]:
             return _STATE_PREFIXES[node.attr]  # google-adk's State.USER_PREFIX
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.key_of(node.left, scope), self.key_of(node.right, scope)
-            return None if left is None or right is None else left + right
+            if depth >= _MAX_HOPS:
+                return None
+            keys = [self.key_of(operand, scope, depth + 1) for operand in _added(node)]
+            return None if None in keys else "".join(k for k in keys if k is not None)
         if not isinstance(node, ast.Name | ast.Attribute):
             return None
         value = self.project.resolve(self.module, node, scope)
@@ -1484,6 +1822,15 @@ class _Visitor:
                 value = assigned[0]
         if isinstance(value, ast.Constant) and value.value is None:
             return
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+            for arg in value.args:  # dict({...}, k=v)
+                if isinstance(arg, ast.Dict):
+                    self.dict_keys(arg, how, scope)
+                else:
+                    self.write(None, arg, how)
+            for kw in value.keywords:  # None for dict(**other): its keys are known only at run time
+                self.write(kw.arg, kw.value, how)
+            return
         if not isinstance(value, ast.Dict):
             self.write(None, value, how)
             return
@@ -1499,7 +1846,7 @@ class _Visitor:
                 self.dict_keys(kw.value, "state_delta", scope)
         func = call.func
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if called in _SESSION_MAKERS:
+        if called in _SESSION_MAKERS or called in _STATE_EVENTS:
             state = _keyword(call, "state")
             if state is not None:
                 self.dict_keys(state, f"{called}(state=...)", scope)
@@ -1574,6 +1921,7 @@ def scan(
     suffixes: Sequence[str] = CONSTANT_SUFFIXES,
     read: Callable[[str], str] = _read_python,
     keep_going: bool = False,
+    root: str | None = None,
 ) -> Scan:
     """Find the instructions and state writes of the Python files ``paths`` (parsed, never run).
 
@@ -1584,9 +1932,11 @@ def scan(
     default as Python does: :func:`python_text`, its coding line honoured). A file of
         ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
         recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
-        not all known, so :attr:`Scan.written` is ``None``).
+        not all known, so :attr:`Scan.written` is ``None``). ``root`` (default: the current folder) bounds
+        the text files an instruction is read from (``load_instruction_from_file("writer.txt")``): only
+        regular files inside it are read.
     """
-    project = _Project(read, suffixes)
+    project = _Project(read, suffixes, root)
     modules: list[_Module] = []
     for path in paths:
         try:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from templating import Template
+from templating import Template, parse
 from templating.lint import select_rules
 from templating.pysource import (
     Instruction,
@@ -1168,10 +1168,10 @@ SEEDED = [
         "dynamic-instruction",
         "travel_concierge/sub_agents/booking/agent.py",
         "instruction=BOOKING_AGENT_INSTR",
-        'instruction=f"{BOOKING_AGENT_INSTR}"',
+        'instruction=f"{BOOKING_AGENT_INSTR} {booked_today}"',  # a field known only at run time
         "T015",
         None,
-        'f"{BOOKING_AGENT_INSTR}"',
+        'f"{BOOKING_AGENT_INSTR} {booked_today}"',
     ),
 ]
 
@@ -1237,3 +1237,629 @@ def test_converted_adk_instructions_lint_clean(
     assert Template(converted).keys == Template(item.text, dialect="adk").keys
     assert lint(converted) == []  # the XML-tag idiom, <<itinerary>> <itinerary> </itinerary>, included
     assert lint(item.text, dialect="adk") == []
+
+
+# --- input cannot reach the recursion limit: cycles of imports and names, long and deep expressions
+
+CYCLES = [
+    # (name, files, the reason the instruction of m.py is skipped)
+    (
+        "a-module-importing-a-name-from-itself",
+        {"pkg/__init__.py": "", "pkg/m.py": "from .m import X\nAgent(name='a', instruction=X)\n"},
+        "'X' is imported in a cycle (pkg/m.py -> pkg/m.py)",
+    ),
+    (
+        "two-modules-importing-from-each-other",
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": "from .other import X\nAgent(name='a', instruction=X)\n",
+            "pkg/other.py": "from .m import X\n",
+        },
+        "'X' is imported in a cycle (pkg/m.py -> pkg/other.py -> pkg/m.py)",
+    ),
+    (
+        "a-package-importing-from-itself-absolutely",
+        {"pkg/__init__.py": "from pkg import X\n", "pkg/m.py": "from pkg import X\nAgent(name='a', instruction=X)\n"},
+        "'X' is imported in a cycle",
+    ),
+    ("names-bound-to-each-other", {"pkg/m.py": "A = B\nB = A\nAgent(name='a', instruction=A)\n"}, "too long to follow"),
+    (
+        "a-function-imported-from-itself",
+        {"pkg/__init__.py": "", "pkg/m.py": "from .m import p\nAgent(name='a', instruction=p())\n"},
+        "a call (p(...))",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "reason"), [c[1:] for c in CYCLES], ids=[c[0] for c in CYCLES])
+def test_a_cycle_of_imports_or_names_is_skipped_with_the_reason(files: dict[str, str], reason: str) -> None:
+    header = "from google.adk.agents import Agent\n"
+    files = {path: (header + code if path == "pkg/m.py" else code) for path, code in files.items()}
+    result = scan_texts(files, ["pkg/m.py"])
+    assert result.instructions == []
+    (skipped,) = result.skipped
+    assert reason in skipped.reason
+    assert files["pkg/m.py"][skipped.span.start : skipped.span.end] in ("X", "A", "p()")
+
+
+def test_an_unused_constant_imported_from_itself_is_not_an_instruction() -> None:
+    result = scan_texts({"pkg/__init__.py": "", "pkg/m.py": "from .m import ROOT_PROMPT\n"}, ["pkg/m.py"])
+    assert (result.instructions, result.skipped) == ([], [])
+
+
+def test_a_long_concatenation_is_read_in_one_piece() -> None:
+    parts = [f'"{{k{i}}} "' for i in range(800)]
+    source = (
+        "from google.adk.agents import Agent\n"
+        f"Agent(name='a', instruction={' + '.join(parts)})\n"
+        f"def f(ctx):\n    ctx.state[{' + '.join(['STEM'] * 800)}] = 1\nSTEM = 'a'\n"
+    )
+    result = scan_texts({"m.py": source})
+    (found,) = result.instructions
+    assert found.text == "".join(f"{{k{i}}} " for i in range(800))
+    check_every_character(source, found)
+    assert result.written == frozenset({"a" * 800})
+
+
+@pytest.mark.parametrize("depth", [100, 900, 5000], ids=["100", "900", "5000"])
+def test_deeply_nested_expressions_never_raise_recursion_error(depth: int) -> None:
+    chain, calls, subscripts = "x" + ".a" * depth, "f" + "()" * depth, "s" + "[0]" * depth
+    source = (
+        "from google.adk.agents import Agent\n"
+        f"def f(ctx):\n    ctx.state[{chain}] = 1\n    ctx.state[{subscripts}] = 2\n    {calls}\n"
+        f"Agent(name='a', instruction={chain})\nAgent(name='b', instruction={calls})\n"
+        f"Agent(name='c', instruction={'-' * depth}x)\nX_PROMPT = {subscripts}\n"
+    )
+    try:
+        ast.parse(source)
+    except (RecursionError, MemoryError, SyntaxError):  # too deep for Python's own parser: an error naming the file
+        with pytest.raises(PythonSourceError, match=r"m\.py"):
+            scan_texts({"m.py": source})
+        return
+    result = scan_texts({"m.py": source})
+    assert result.instructions == []
+    assert [s.label for s in result.skipped] == [f'Agent(name="{n}").instruction' for n in "abc"]
+    assert result.written is None
+
+
+# --- google-adk 2.x: workflow nodes write state with Event(state=...)
+
+ADK2 = Path(__file__).resolve().parent / "fixtures" / "adk2_project"
+
+
+def scan_adk2(*files: str) -> Scan:
+    return scan(list(files), read=lambda p: (ADK2 / p).read_text(encoding="utf-8"))
+
+
+def test_workflow_nodes_write_state_with_events() -> None:
+    result = scan_adk2("weekend_planner/agent.py")
+    assert result.written == {"request", "weekend_budget", "plan_kind", "spent", "currency", "plan"}
+    assert {w.how for w in result.writes} >= {"Event(state=...)", "state_delta"}
+    flagged = {
+        found.label: [
+            result.sources[d.path][d.span.start : d.span.end]
+            for d in never_written(found, result.written)
+            if d.span and d.path
+        ]
+        for found in result.instructions
+    }
+    assert flagged == {
+        'Agent(name="planner").instruction': [],
+        'Agent(name="reviewer").instruction': ["{traveller_count}"],  # the seeded key nothing writes
+    }
+
+
+EVENT_WRITES = [
+    ("yield-event-state", "def n(node_input):\n    yield Event(state={'a': node_input, 'b': 1})\n", {"a", "b"}),
+    ("return-event-state", "def n(x):\n    return Event(output=x, route='r', state={'a': x})\n", {"a"}),
+    ("event-state-through-a-name", "def n(x):\n    clear = {'a': None}\n    return Event(state=clear)\n", {"a"}),
+    ("event-state-none", "def n(x):\n    return Event(state=None)\n", set()),
+    ("event-state-from-a-call", "def n(x):\n    return Event(state=load(x))\n", None),
+    ("state-delta-dict-call", "def n(x):\n    return EventActions(state_delta=dict(a=1, b=x))\n", {"a", "b"}),
+    ("state-delta-dict-of-a-dict", "def n(x):\n    return EventActions(state_delta=dict({'a': 1}, b=2))\n", {"a", "b"}),
+    ("state-delta-dict-unpacked", "def n(x):\n    return EventActions(state_delta=dict(**x))\n", None),
+    ("state-delta-dict-of-a-name", "def n(x):\n    return EventActions(state_delta=dict(x))\n", None),
+]
+
+
+@pytest.mark.parametrize(("code", "written"), [c[1:] for c in EVENT_WRITES], ids=[c[0] for c in EVENT_WRITES])
+def test_events_write_state(code: str, written: set[str] | None) -> None:
+    source = "from google.adk import Event\nfrom google.adk.events import EventActions\n" + code
+    assert scan_texts({"m.py": source}).written == written
+
+
+# --- google-adk's state_schema=: a pydantic model of the project, read from its source
+
+
+def test_state_schemas_are_read_from_the_project() -> None:
+    result = scan_adk2("trip_desk/agent.py")
+    read = [
+        (s.agent, s.model, s.path, s.span.line, s.reason, list(s.schema.fields) if s.schema else None)
+        for s in result.state_schemas
+    ]
+    trip = ["destination", "budget", "traveller", "legs", "notes", "preferences", "itinerary"]  # bases' fields first
+    assert read == [
+        ('Agent(name="trip_planner")', "TripState", "trip_desk/state.py", 23, None, trip),
+        ('Agent(name="booker")', "TripState", "trip_desk/state.py", 23, None, trip),
+        ('Agent(name="researcher")', "ScratchState", "trip_desk/state.py", 31, None, ["topic"]),
+    ]
+    assert [s.schema.open for s in result.state_schemas if s.schema] == [False, False, True]
+    labels = {f.label: [s.agent for s in f.state_schemas] for f in result.instructions}
+    assert labels == {
+        'Agent(name="trip_planner").instruction': ['Agent(name="trip_planner")'],
+        "instruction(...)": ['Agent(name="booker")'],  # a provider given to the agent: linted at its call
+        'Agent(name="researcher").instruction': ['Agent(name="researcher")'],
+    }
+
+
+def test_instructions_are_checked_against_their_agents_state_schema() -> None:
+    from templating.adk_schema import check_against_schema, schema_keys
+
+    result = scan_adk2("trip_desk/agent.py")
+    found = {
+        f.label: [
+            (d.code, result.sources[d.path][d.span.start : d.span.end])
+            for d in check_against_schema(f)
+            if d.span and d.path
+        ]
+        for f in result.instructions
+    }
+    assert found == {
+        'Agent(name="trip_planner").instruction': [
+            ("T001", "{destinaton}"),
+            ("T009", "{budget}"),
+            ("T010", "{itinerary?}"),
+        ],
+        "instruction(...)": [("T009", "<legs.0.origin>"), ("T001", "<traveller.nmae>")],
+        'Agent(name="researcher").instruction': [],  # extra="allow": any other key goes
+    }
+    (planner, *_) = result.instructions
+    (typo, *_) = check_against_schema(planner)
+    assert typo.message == (
+        "'destinaton' is not in TripState, the state_schema of Agent(name=\"trip_planner\") (trip_desk/state.py:23); "
+        "did you mean 'destination'?"
+    )
+    assert typo.origin == planner.label
+    assert check_against_schema(planner, select={"T010", "T014"}) == [
+        d for d in check_against_schema(planner) if d.code == "T010"
+    ]
+    # the keys a schema declares are the app's contract: not "never written"
+    flagged = [
+        result.sources[d.path][d.span.start : d.span.end]
+        for d in never_written(planner, schema_keys(planner))
+        if d.span and d.path
+    ]
+    assert flagged == ["{destinaton}", "{user:lang}"]
+
+
+def describe(fields: Any, depth: int = 3) -> dict[str, Any]:
+    """A schema's fields as plain data, ``depth`` levels deep: required (``?`` when not), lists, open objects."""
+    out: dict[str, Any] = {}
+    for name in fields:
+        f = fields[name]
+        key = name + ("" if f.required else "?")
+        inner: Any = None
+        if f.is_list:
+            item = f.items
+            inner = ["list", describe(item.fields, depth - 1) if item and item.fields and depth else None]
+        elif f.fields is not None and depth:
+            inner = describe(f.fields, depth - 1)
+            if f.open:
+                inner["..."] = None
+        out[key] = inner
+    return out
+
+
+MODEL_HEADER = (
+    "from typing import Annotated, Any, ClassVar, List, Optional, Union\n"
+    "from pydantic import BaseModel, ConfigDict, Field\nfrom google.adk import Agent\n"
+)
+MODELS = [
+    # (name, the model S (and what it uses), its fields as `describe` shows them, open)
+    (
+        "defaults",
+        "class S(BaseModel):\n    a: str\n    b: int = 1\n    c: str = Field(...)\n    d: str = Field('x')\n"
+        "    e: list[str] = Field(default_factory=list)\n    f: str = Field(default=None)\n    g: int = ...\n"
+        "    h: str = Field(description='no default')\n",
+        {"a": None, "b?": None, "c": None, "d?": None, "e?": ["list", None], "f?": None, "g": None, "h": None},
+        False,
+    ),
+    (
+        "types",
+        "class In(BaseModel):\n    x: int\nclass S(BaseModel):\n    a: Optional[In]\n    b: In | None = None\n"
+        "    c: Annotated[In, 'meta']\n    d: dict[str, In]\n    e: List[In]\n    f: 'In'\n    g: Union[In, None]\n"
+        "    h: Union[In, str]\n    i: Any\n    j: 'list[In] | None' = None\n",
+        {
+            "a": {"x": None},
+            "b?": {"x": None},
+            "c": {"x": None},
+            "d": None,
+            "e": ["list", {"x": None}],
+            "f": {"x": None},
+            "g": {"x": None},
+            "h": None,
+            "i": None,
+            "j?": ["list", {"x": None}],
+        },
+        False,
+    ),
+    (
+        "not-fields",
+        "class S(BaseModel):\n    a: str\n    _cache: dict = {}\n    LIMIT: ClassVar[int] = 3\n"
+        "    def m(self) -> str:\n        return self.a\n",
+        {"a": None},
+        False,
+    ),
+    (
+        "alias",
+        "class S(BaseModel):\n    lang: str = Field(alias='user:lang')\n    b: str\n",
+        {"user:lang": None, "b": None},
+        False,
+    ),
+    (
+        "extra-allow",
+        "class S(BaseModel):\n    model_config = ConfigDict(extra='allow')\n    a: str\n",
+        {"a": None},
+        True,
+    ),
+    ("extra-as-dict", "class S(BaseModel):\n    model_config = {'extra': 'allow'}\n    a: str\n", {"a": None}, True),
+    ("extra-class-keyword", "class S(BaseModel, extra='allow'):\n    a: str\n", {"a": None}, True),
+    (
+        "extra-forbid",
+        "class S(BaseModel):\n    model_config = ConfigDict(extra='forbid')\n    a: str\n",
+        {"a": None},
+        False,
+    ),
+    (
+        "inherited-and-overridden",
+        "class B(BaseModel):\n    model_config = ConfigDict(extra='allow')\n    a: str\n    b: str\n"
+        "class S(B):\n    model_config = ConfigDict(extra='ignore')\n    b: str = ''\n    c: int\n",
+        {"a": None, "b?": None, "c": None},
+        False,
+    ),
+    (
+        "open-base-inherited",
+        "class B(BaseModel, extra='allow'):\n    a: str\nclass S(B):\n    c: int\n",
+        {"a": None, "c": None},
+        True,
+    ),
+    ("library-base", "from lib import Base\nclass S(Base):\n    a: str\n", {"a": None}, True),
+    (
+        "nested-in-another-module",
+        "from .models import Inner\nclass S(BaseModel):\n    i: Inner\n",
+        {"i": {"x": None}},
+        False,
+    ),
+    ("bases-in-a-cycle", "class S(T):\n    a: str\nclass T(S):\n    b: str\n", None, False),
+]
+
+
+@pytest.mark.parametrize(("code", "fields", "is_open"), [c[1:] for c in MODELS], ids=[c[0] for c in MODELS])
+def test_a_state_schema_model_is_read_statically(code: str, fields: dict[str, Any] | None, is_open: bool) -> None:
+    files = {
+        "app/__init__.py": "",
+        "app/models.py": "from pydantic import BaseModel\nclass Inner(BaseModel):\n    x: int\n",
+        "app/m.py": MODEL_HEADER + code + "a = Agent(name='a', state_schema=S, instruction='{a}')\n",
+    }
+    (state,) = scan_texts(files, ["app/m.py"]).state_schemas
+    if fields is None:
+        assert state.schema is None
+        assert state.reason == "S is not a pydantic model (no BaseModel among its bases)"
+        return
+    assert state.schema is not None, state.reason
+    assert describe(state.schema.fields) == fields
+    assert state.schema.open is is_open
+    assert state.schema.origin == "pydantic"
+
+
+UNREADABLE_SCHEMAS = [
+    ("from-a-library", "from lib.models import S\n", "'S' is imported from a module outside the linted files"),
+    ("not-a-model", "class S:\n    a: str\n", "S is not a pydantic model"),
+    ("not-a-class", "S = make_model()\n", "'S' is not a class defined at module level"),
+    ("not-bound", "", "'S' is not a class defined at module level"),
+    ("a-call", "", "a call (make(...)) is not a class name"),
+    ("imported-from-itself", "from .m import S\n", "'S' is imported in a cycle (app/m.py -> app/m.py)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"), [c[1:] for c in UNREADABLE_SCHEMAS], ids=[c[0] for c in UNREADABLE_SCHEMAS]
+)
+def test_a_state_schema_that_cannot_be_read_says_why(code: str, reason: str) -> None:
+    given = "make()" if "a call" in reason else "S"
+    source = f"{MODEL_HEADER}{code}a = Agent(name='a', state_schema={given}, instruction='{{a}}')\n"
+    result = scan_texts({"app/__init__.py": "", "app/m.py": source}, ["app/m.py"])
+    (state,) = result.state_schemas
+    assert (state.schema, state.agent, state.path) == (None, 'Agent(name="a")', "app/m.py")
+    assert state.reason is not None
+    assert state.reason.startswith(reason)
+    assert source[state.span.start : state.span.end] == given
+    from templating.adk_schema import check_against_schema, schema_keys
+
+    (found,) = result.instructions
+    assert (check_against_schema(found), schema_keys(found)) == ([], frozenset())
+
+
+def test_a_model_that_contains_itself_is_read_as_deep_as_a_key_goes() -> None:
+    from templating.adk_schema import check_against_schema
+
+    code = "class S(BaseModel):\n    name: str\n    children: list['S'] = []\n    parent: 'S | None' = None\n"
+    keys = "<parent.parent.parent.name> <children.0.parent.nmae> <parent.children.0.children?>"
+    agent = f"Agent(name='a', state_schema=S, instruction=instruction('{keys}'))\n"
+    source = f"{MODEL_HEADER}from templating import instruction\n{code}{agent}"
+    result = scan_texts({"m.py": source})
+    (state,) = result.state_schemas
+    assert state.schema is not None
+    fields = state.schema.fields
+    assert fields["parent"].fields is fields  # the same fields, not a copy: nothing is built twice
+    assert fields["children"].items is not None
+    assert fields["children"].items.fields is fields
+    (found,) = result.instructions
+    assert [(d.code, source[d.span.start : d.span.end]) for d in check_against_schema(found) if d.span] == [
+        ("T009", "<parent.parent.parent.name>"),  # parent has a default: it may be missing
+        ("T001", "<children.0.parent.nmae>"),
+    ]
+
+
+def test_a_chain_of_a_thousand_models_is_read_only_as_deep_as_a_key_goes() -> None:
+    from templating.adk_schema import check_against_schema
+
+    models = "".join(f"class M{i}(BaseModel):\n    next: 'M{i + 1}'\n    v: int = 0\n" for i in range(1000))
+    deep = ".".join(["next"] * 1000)
+    source = (
+        f"{MODEL_HEADER}from templating import instruction\n{models}class M1000(BaseModel):\n    v: int\n"
+        f"a = Agent(name='a', state_schema=M0, instruction=instruction('<{deep}.v> <{deep}.w> <next.v?>'))\n"
+    )
+    (found,) = scan_texts({"m.py": source}).instructions
+    findings = [(d.code, source[d.span.start : d.span.end]) for d in check_against_schema(found) if d.span]
+    assert findings == [("T001", f"<{deep}.w>")]
+
+
+# --- f-strings whose fields are strings known in the code: read as their text, every place exact
+
+FSTRINGS = [
+    # (name, m.py after the header, the instruction's text, what each placeholder's place in the file shows)
+    (
+        "module-constant-and-doubled-braces",
+        'DONE = "TASK COMPLETE"\nAgent(name="a", instruction=f"Say {DONE} when {{current_document}} is final.")\n',
+        "Say TASK COMPLETE when {current_document} is final.",
+        ["{{current_document}}"],
+    ),
+    (
+        "imported-constant-with-a-placeholder",
+        'from .phrases import SIGN_OFF\nAgent(name="a", instruction=f"Reply to {{user:name}}. {SIGN_OFF}")\n',
+        "Reply to {user:name}. Thanks, {agent_name}.",
+        ["{{user:name}}", "{agent_name}"],
+    ),
+    (
+        "implicit-concatenation-triple-quotes-and-dedent",
+        'import textwrap\nDONE = "END"\nAgent(name="a", instruction=textwrap.dedent(f"""\n'
+        '    Write {{topic}}.\n    Then say {DONE}.\n""") + "Plain {tail}" f" and {{more}}")\n',
+        "\nWrite {topic}.\nThen say END.\nPlain {tail} and {more}",
+        ["{{topic}}", "{tail}", "{{more}}"],
+    ),
+    (
+        "literal-field-and-concatenated-constants",
+        'A = "{left} "\nB = "{right}"\nAgent(name="a", instruction=f"{A + B}|{\'{lit}\'}|\\N{EM DASH}{{x}}")\n',
+        "{left} {right}|{lit}|\u2014{x}",
+        ["{left}", "{right}", "{lit}", "{{x}}"],
+    ),
+    (
+        "a-constant-named-as-a-prompt",
+        'STOP = "STOP"\nWRITER_PROMPT = f"Draft {{draft}} until {STOP}."\n',
+        "Draft {draft} until STOP.",
+        ["{{draft}}"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "text", "shown"), [c[1:] for c in FSTRINGS], ids=[c[0] for c in FSTRINGS])
+def test_an_f_string_of_known_strings_is_read_at_its_places(code: str, text: str, shown: list[str]) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/phrases.py": 'SIGN_OFF = "Thanks, {agent_name}."\n',
+        "pkg/m.py": "from google.adk.agents import Agent\n" + code,
+    }
+    result = scan_texts(files, ["pkg/m.py"])
+    assert result.skipped == []
+    (found,) = result.instructions
+    assert found.text == text
+    placed = []
+    for node in parse(found.text, dialect="adk").placeholders:
+        path, span = found.locate(node.span.start, node.span.end)
+        placed.append(files[path][span.start : span.end])
+    assert placed == shown
+
+
+FSTRING_SKIPS = [
+    (
+        "a-local-value",
+        'def f(name):\n    return Agent(name="a", instruction=f"Hi {name}")\n',
+        "field {name} is known only",
+    ),
+    ("a-call", 'Agent(name="a", instruction=f"Today is {today()}")\n', "field {today()} is known only at run time"),
+    ("a-conversion", 'X = "x"\nAgent(name="a", instruction=f"{X!r}")\n', "a conversion or format spec in {X}"),
+    ("a-format-spec", 'X = "x"\nAgent(name="a", instruction=f"{X:>10}")\n', "a conversion or format spec in {X}"),
+    (
+        "a-number",
+        'N = 3\nAgent(name="a", instruction=f"Use {N} tools")\n',
+        "field {N} is known only at run time (not a",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "reason"), [c[1:] for c in FSTRING_SKIPS], ids=[c[0] for c in FSTRING_SKIPS])
+def test_an_f_string_with_other_fields_is_skipped_with_the_reason(code: str, reason: str) -> None:
+    result = scan_texts({"m.py": "from google.adk.agents import Agent\n" + code})
+    assert result.instructions == []
+    (skipped,) = result.skipped
+    assert skipped.reason.startswith("an f-string")
+    assert reason in skipped.reason
+
+
+# --- an instruction a project function reads from a file next to its module
+
+
+def test_instructions_read_from_files_are_linted_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ADK2)
+    result = scan(["story_studio/agent.py"])
+    assert result.skipped == []
+    where = {f.label: (f.path, f.span.line, f.dialect) for f in result.instructions}
+    assert where == {
+        'Agent(name="scriptwriter").instruction': ("story_studio/scriptwriter_instruction.txt", 1, "adk"),
+        'Agent(name="critic").instruction': ("story_studio/prompts/critic.md", 1, "adk"),
+        'Agent(name="editor").instruction': ("story_studio/agent.py", 47, "adk"),
+    }
+    written = result.written
+    assert written is not None
+    findings = [
+        (d.code, d.path, d.span.line, result.sources[d.path][d.span.start : d.span.end])
+        for found in result.instructions
+        for d in [*lint_instruction(found, select=select_rules()), *never_written(found, written)]
+        if d.span and d.path
+    ]
+    assert findings == [
+        ("T019", "story_studio/scriptwriter_instruction.txt", 3, "{visual-style}"),
+        ("T014", "story_studio/agent.py", 50, "{{current_document}}"),
+    ]
+    (script,) = [f for f in result.instructions if f.label.startswith('Agent(name="scriptwriter")')]
+    assert script.text == Path("story_studio/scriptwriter_instruction.txt").read_text(encoding="utf-8")  # \r\n read
+
+
+READERS = [
+    # (name, the reader function of m.py, the call, the file it reads or the reason it is skipped)
+    (
+        "os-path-join",
+        "def load(name):\n    with open(os.path.join(os.path.dirname(__file__), name)) as f:\n"
+        "        return f.read()\n",
+        'load("p.txt")',
+        "pkg/p.txt",
+    ),
+    (
+        "absolute-dirname-a-subfolder-and-a-keyword",
+        "def load(name, default=''):\n    here = os.path.dirname(os.path.abspath(__file__))\n"
+        "    path = os.path.join(here, 'prompts', name)\n    with open(path, 'r', encoding='utf-8') as f:\n"
+        "        return f.read()\n",
+        'load(name="q.txt")',
+        "pkg/prompts/q.txt",
+    ),
+    (
+        "pathlib-read-text",
+        "def load(name):\n    return (Path(__file__).resolve().parent / name).read_text()\n",
+        "load(FILE)",
+        "pkg/p.txt",
+    ),
+    (
+        "pathlib-with-name-and-open",
+        "def load(name):\n    with Path(__file__).with_name(name).open() as f:\n        return f.read()\n",
+        'load("p.txt")',
+        "pkg/p.txt",
+    ),
+    (
+        "a-folder-above",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("../up.txt")',
+        "up.txt",
+    ),
+    (
+        "outside-the-project",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("../../../../../../../../../../etc/hostname")',
+        "which is outside the project: not followed",
+    ),
+    (
+        "not-a-regular-file",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("prompts")',
+        "which is not a regular file",
+    ),
+    (
+        "missing",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("nope.txt")',
+        "which cannot be read (No such file or directory)",
+    ),
+    (
+        "not-utf-8",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("latin.txt")',
+        "which is not UTF-8 text",
+    ),
+    (
+        "too-large",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        'load("big.txt")',
+        "which is larger than 1000000 bytes",
+    ),
+    (
+        "a-name-known-at-run-time",
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n",
+        "load(os.environ['P'])",
+        "load() reads a file whose name is known only at run time",
+    ),
+    (
+        "not-beside-the-module",
+        "def load(name):\n    with open(name) as f:\n        return f.read()\n",
+        'load("p.txt")',
+        "load() is called with arguments",
+    ),
+    (
+        "reads-nothing",
+        "def load(name):\n    return os.path.join(os.path.dirname(__file__), name)\n",
+        'load("p.txt")',
+        "load() is called with arguments",
+    ),
+]
+
+
+@pytest.mark.parametrize(("reader", "call", "expected"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+def test_a_file_a_project_function_reads_is_followed_inside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, call: str, expected: str
+) -> None:
+    (tmp_path / "pkg" / "prompts").mkdir(parents=True)
+    (tmp_path / "pkg" / "p.txt").write_text("Plan {plan}.\n", encoding="utf-8")
+    (tmp_path / "pkg" / "prompts" / "q.txt").write_text("Quote {quote}.", encoding="utf-8")
+    (tmp_path / "up.txt").write_text("Up {up}.", encoding="utf-8")
+    (tmp_path / "pkg" / "latin.txt").write_bytes("caf\xe9 {x}".encode("latin-1"))
+    (tmp_path / "pkg" / "big.txt").write_text("{big} " * 200_000, encoding="utf-8")
+    source = (
+        "import os\nfrom pathlib import Path\nfrom google.adk.agents import Agent\nFILE = 'p.txt'\n"
+        f"{reader}Agent(name='a', instruction={call})\n"
+    )
+    (tmp_path / "pkg" / "m.py").write_text(source, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = scan(["pkg/m.py"])
+    if expected.endswith(".txt"):
+        assert result.skipped == []
+        (found,) = result.instructions
+        assert (found.path, found.text) == (expected, Path(expected).read_text(encoding="utf-8"))
+        node = parse(found.text, dialect="adk").placeholders[0]
+        path, span = found.locate(node.span.start, node.span.end)
+        assert (
+            Path(path).read_text(encoding="utf-8")[span.start : span.end] == found.text[node.span.start : node.span.end]
+        )
+    else:
+        assert result.instructions == []
+        (skipped,) = result.skipped
+        assert expected in skipped.reason
+
+
+def test_a_file_read_through_a_symlink_out_of_the_root_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "secret.txt").write_text("secret {key}", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "p.txt").symlink_to(tmp_path / "secret.txt")
+    (project / "m.py").write_text(
+        "from pathlib import Path\nfrom google.adk.agents import Agent\n"
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n"
+        "Agent(name='a', instruction=load('p.txt'))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    result = scan(["m.py"])
+    assert result.instructions == []
+    assert "outside the project" in result.skipped[0].reason
+    assert "secret" not in "".join(result.sources.values())
+    assert scan(["m.py"], root=str(tmp_path)).instructions[0].text == "secret {key}"  # a root that holds it
