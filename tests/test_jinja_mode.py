@@ -421,11 +421,11 @@ def test_string_building_within_the_limits_works(source: str, expected: str) -> 
 
 
 UNPRINTABLE = [
-    ("global-function", "{{ range }}", "cannot print a function value"),
-    ("bound-methods", "{{ ['s']|map(attribute='upper')|list }}", "cannot print a list value"),
-    ("method", "{{ 'a'.upper }}", "cannot print a builtin_function_or_method value"),
-    ("generator", "{{ [1, 2]|map('string') }}", "cannot print a generator value"),
-    ("macro", "{% macro m() %}{% endmacro %}{{ m }}", "cannot print a Macro value"),
+    ("global-function", "{{ range }}", "{{ range }} is a function (safe_range)"),
+    ("bound-methods", "{{ ['s']|map(attribute='upper')|list }}", "holds a builtin_function_or_method (upper)"),
+    ("method", "{{ 'a'.upper }}", "{{ 'a'.upper }} is a builtin_function_or_method (upper)"),
+    ("generator", "{{ [1, 2]|map('string') }}", "{{ [1, 2]|map('string') }} is a generator"),
+    ("macro", "{% macro m() %}{% endmacro %}{{ m }}", "{{ m }} is a Macro"),
 ]
 
 
@@ -468,7 +468,7 @@ def test_other_objects_with_their_own_text_still_print() -> None:
         pass
 
     assert jinja("{{ when }}")({"when": datetime.date(2024, 5, 1)}) == "2024-05-01"
-    with pytest.raises(JinjaSecurityError, match="cannot print a Opaque value"):
+    with pytest.raises(JinjaSecurityError, match=re.escape("{{ thing }} is a Opaque")):
         jinja("{{ thing }}")({"thing": Opaque()})
 
 
