@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .convert import AdkDifference, ConversionError, convert_adk
-from .errors import MissingKey, MissingKeyError, TemplateSyntaxError, TemplatingError
+from .errors import CyclicValueError, MissingKey, MissingKeyError, TemplateSyntaxError, TemplatingError
 from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
 from .lint.engine import LintResult, lint_project
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
@@ -38,7 +38,18 @@ from .template import Template, escape, parse, render
 if TYPE_CHECKING:
     from .agents import Agent
     from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
-    from .jinja_mode import JinjaError, JinjaProvider, JinjaSecurityError, JinjaSyntaxError, JinjaUndefinedError, jinja
+    from .jinja_budget import JinjaBudget
+    from .jinja_mode import (
+        JinjaBudgetError,
+        JinjaCyclicValueError,
+        JinjaError,
+        JinjaProvider,
+        JinjaSecurityError,
+        JinjaSyntaxError,
+        JinjaUndefinedError,
+        JinjaUnprintableError,
+        jinja,
+    )
     from .runner import Model, Runner
     from .sessions import (
         AlreadyExistsError,
@@ -61,11 +72,15 @@ _LAZY = {
     "ReadonlyContext": "contexts",
     "ToolContext": "contexts",
     "inject_session_state": "contexts",
+    "JinjaBudget": "jinja_budget",
+    "JinjaBudgetError": "jinja_mode",
+    "JinjaCyclicValueError": "jinja_mode",
     "JinjaError": "jinja_mode",
     "JinjaProvider": "jinja_mode",
     "JinjaSecurityError": "jinja_mode",
     "JinjaSyntaxError": "jinja_mode",
     "JinjaUndefinedError": "jinja_mode",
+    "JinjaUnprintableError": "jinja_mode",
     "jinja": "jinja_mode",
     "Model": "runner",
     "Runner": "runner",
@@ -105,6 +120,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     # core: parse and render
+    "CyclicValueError",
     "DIALECTS",
     "Dialect",
     "Escaped",
@@ -151,11 +167,15 @@ __all__ = [
     "ConcatProvider",
     "InstructionLike",
     "InstructionProvider",
+    "JinjaBudget",
+    "JinjaBudgetError",
+    "JinjaCyclicValueError",
     "JinjaError",
     "JinjaProvider",
     "JinjaSecurityError",
     "JinjaSyntaxError",
     "JinjaUndefinedError",
+    "JinjaUnprintableError",
     "Model",
     "Provider",
     "Runner",

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 
 from .nodes import Dialect, Span
 
-__all__ = ["MissingKey", "MissingKeyError", "NearMiss", "TemplateSyntaxError", "TemplatingError", "excerpt"]
+__all__ = [
+    "CyclicValueError",
+    "MissingKey",
+    "MissingKeyError",
+    "NearMiss",
+    "TemplateSyntaxError",
+    "TemplatingError",
+    "excerpt",
+]
 
 
 _WINDOW = 60  # characters of context kept on each side of a span in an excerpt
@@ -90,6 +98,24 @@ def _rebuild(cls: type[TemplatingError], state: dict[str, object], args: tuple[o
     Exception.__init__(error, *args)
     error.__dict__.update(state)
     return error
+
+
+class CyclicValueError(TemplatingError, ValueError):
+    """A value to print contains itself (a list or dict that holds itself): an error at once, in
+    every syntax, instead of a render that never ends or prints `[[...]]`. `key` is the state key
+    whose value it is, when known. Also a `ValueError`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str | None = None,
+        source: str | None = None,
+        span: Span | None = None,
+        help: str | None = None,
+    ) -> None:
+        super().__init__(message, source=source, span=span, help=help)
+        self.key = key
 
 
 @dataclass(frozen=True, slots=True)

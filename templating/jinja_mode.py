@@ -17,28 +17,51 @@ import difflib
 import inspect
 import keyword
 import re
-import string
+import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping
-from types import FunctionType
+from types import BuiltinMethodType, FunctionType, MethodType
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, meta, nodes, pass_eval_context
+from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, meta, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.filters import do_batch, do_indent, do_tojson, sync_do_slice
-from jinja2.nodes import EvalContext
 from jinja2.runtime import BlockReference, Context, LoopContext, Macro, TemplateReference
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Namespace
 from markupsafe import Markup
 
-from .errors import TemplatingError
+from .errors import CyclicValueError, TemplatingError
+from .jinja_budget import (
+    BUDGET_ENVIRONMENT,
+    CURRENT,
+    UNITS,
+    BudgetExceeded,
+    CyclicValue,
+    JinjaBudget,
+    NotData,
+    Spend,
+    counted,
+    measure,
+    spend,
+)
+from .jinja_filters import MAX_POWER_BITS, check_bits, check_format_string, check_percent, check_size, install, text_of
 from .nodes import SCOPE_PREFIXES, SCOPES, Span
 from .render import format_value, state_reader
 from .state import ReadonlyDict, ReadonlyList, ReadonlyState
 
-__all__ = ["JinjaError", "JinjaProvider", "JinjaSecurityError", "JinjaSyntaxError", "JinjaUndefinedError", "jinja"]
+__all__ = [
+    "JinjaBudget",
+    "JinjaBudgetError",
+    "JinjaCyclicValueError",
+    "JinjaError",
+    "JinjaProvider",
+    "JinjaSecurityError",
+    "JinjaSyntaxError",
+    "JinjaUndefinedError",
+    "JinjaUnprintableError",
+    "jinja",
+]
 
 _ABSENT: Any = object()
 _NAMES = ("state", *SCOPES)
@@ -60,6 +83,28 @@ class JinjaUndefinedError(JinjaError):
 
 class JinjaSecurityError(JinjaError):
     """The template tried something the sandbox forbids (internal attributes, mutating state)."""
+
+
+class JinjaBudgetError(JinjaSecurityError):
+    """A render went over one of its [`JinjaBudget`][templating.JinjaBudget] limits.
+
+    `budget` names the limit (`"max_loop_steps"`, ...) and `limit` is its value; `span` is the
+    template line where the render stopped.
+    """
+
+    def __init__(self, message: str, *, budget: str, limit: float, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.budget = budget
+        self.limit = limit
+
+
+class JinjaUnprintableError(JinjaSecurityError):
+    """The template would print, or turn into text, something that is not data: a function, a
+    method, a class, a module, an iterator, an object with no data representation."""
+
+
+class JinjaCyclicValueError(JinjaUnprintableError, CyclicValueError):
+    """The template would print a list or dict that contains itself."""
 
 
 class ReadOnlyState(Mapping[str, Any]):
@@ -142,16 +187,21 @@ def _allowed(kind: type, attr: str) -> bool | None:
 
 # Jinja's own machinery a template needs: loops, namespace(), macros and caller(), blocks and self.
 _MACHINERY = (LoopContext, Namespace, Macro, BlockReference, TemplateReference)
-# The largest string, list or tuple an operator may build, and the largest int ``**`` may build (bits).
-MAX_SIZE = 100_000
-MAX_POWER_BITS = 100_000
+_COUNTED = "budget_loop"  # the environment attribute every `for` loop iterates through
 
 
 class _Environment(ImmutableSandboxedEnvironment):
     """The sandbox, with state views that answer ``x.name`` and ``x["name"]`` from state keys only,
-    an allowlist of attributes and callables, and size limits on ``*``, ``**`` and ``+``."""
+    an allowlist of attributes and callables, size limits on what operators build, every loop step
+    charged to the render's budget, and only data printed."""
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        tree = super()._parse(source, name, filename)
+        for loop in tree.find_all(nodes.For):  # iterate through `counted`: each step is charged
+            loop.iter = nodes.Call(nodes.EnvironmentAttribute(_COUNTED), [loop.iter], [], None, None)
+        return tree
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if not super().is_safe_attribute(obj, attr, value):
@@ -178,16 +228,22 @@ class _Environment(ImmutableSandboxedEnvironment):
         return isinstance(owner, LoopContext) and name in {"cycle", "changed"}
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if __obj is counted:  # a `for` loop starting
+            return counted(args[0])
+        current = spend()
+        current.check_time()
+        if isinstance(__obj, LoopContext) and len(args) == 1:  # a recursive loop's next level
+            args = (counted(args[0]),)
         owner = getattr(__obj, "__self__", None)
         if isinstance(owner, str) and getattr(__obj, "__name__", None) == "replace" and len(args) >= 2:
             old, new = args[0], args[1]
             if isinstance(old, str) and isinstance(new, str):
                 count = (len(owner) + 1) if old == "" else owner.count(old)
-                _check_size(len(owner) + count * max(0, len(new) - len(old)), "str.replace()")
+                check_size(len(owner) + count * max(0, len(new) - len(old)), "str.replace()")
         if isinstance(owner, str) and getattr(__obj, "__name__", None) == "join" and len(args) == 1 and not kwargs:
             items = list(args[0])  # the separator repeats once per item: check before joining
             size = sum(len(item) for item in items if isinstance(item, str)) + len(owner) * max(len(items) - 1, 0)
-            _check_size(size, "str.join()")
+            check_size(size, "str.join()")
             args = (items,)
         return super().call(__context, __obj, *args, **kwargs)
 
@@ -195,15 +251,15 @@ class _Environment(ImmutableSandboxedEnvironment):
         if operator == "*":
             for sequence, times in ((left, right), (right, left)):
                 if isinstance(sequence, (str, list, tuple)) and isinstance(times, int):
-                    _check_size(len(sequence) * max(times, 0), "'*'")
+                    check_size(len(sequence) * max(times, 0), "'*'")
             if isinstance(left, int) and isinstance(right, int):
-                _check_bits(abs(left).bit_length() + abs(right).bit_length(), "'*'")
+                check_bits(abs(left).bit_length() + abs(right).bit_length(), "'*'")
         elif operator == "%":
             if isinstance(left, str):
-                _check_percent(left, right, "'%'")
+                check_percent(left, right, "'%'")
         elif operator == "+":
             if isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
-                _check_size(len(left) + len(right), "'+'")
+                check_size(len(left) + len(right), "'+'")
         elif (
             operator == "**"
             and isinstance(left, int)
@@ -215,16 +271,43 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        wrapper = super().wrap_str_format(value)
-        if wrapper is not None:
-            _check_format_string(value.__self__, "str.format()")  # the widths a format string asks for
-        return wrapper
+        """A str's ``format`` or ``format_map`` through a formatter that checks attributes (as the
+        sandbox does), prints only data, and checks the widths the format string asks for."""
+        if not isinstance(value, (MethodType, BuiltinMethodType)) or value.__name__ not in ("format", "format_map"):
+            return None
+        template = value.__self__
+        if not isinstance(template, str):
+            return None
+        check_format_string(template, "str.format()")
+        formatter = _DataFormatter(self)
+        return _format_wrapper(formatter, type(template), template, value.__name__ == "format_map")
 
     def checked_concat(self, parts: tuple[Any, ...]) -> str:
-        """``a ~ b``: the strings joined, if the result stays within the size limit."""
-        texts = [str(part) for part in parts]
-        _check_size(sum(len(text) for text in texts), "'~'")
-        return "".join(texts)
+        """``a ~ b``: the strings joined, if each is data and the result stays within the value budget."""
+        size = 0
+        for part in parts:
+            size += text_of(part, "a value joined with '~'")
+        check_size(size, "'~'")
+        return "".join([part if type(part) is str else str(part) for part in parts])
+
+    def charge_text(self, size: int) -> None:
+        """Template text (and constants) written: charged to the output budget."""
+        spend().write(size)
+
+    def print_value(self, value: Any, expression: str) -> str:
+        """``{{ expression }}``: the value's text, if it is data and fits in the output budget."""
+        current = spend()
+        if type(value) is str:
+            current.write(len(value))
+            return value
+        if isinstance(value, Undefined):
+            return str(value)  # StrictUndefined: raises, naming what is undefined
+        size = measure(value, current.max_output - current.output, f"{{{{ {expression} }}}}")
+        if current.output + size > current.max_output:
+            current.write(size)  # raises: over the output budget, before the text is made
+        text = format_value(value)
+        current.write(len(text))
+        return text
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, ReadOnlyState):
@@ -265,6 +348,30 @@ class _Environment(ImmutableSandboxedEnvironment):
         return value if self.is_safe_attribute(obj, attribute, value) else self.unsafe_undefined(obj, attribute)
 
 
+class _DataFormatter(SandboxedFormatter):
+    """``str.format``'s fields: attributes through the sandbox, and only data turned into text."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        text_of(value, "a value given to str.format()")
+        return super().format_field(value, format_spec)
+
+
+def _format_wrapper(formatter: _DataFormatter, kind: type[str], template: str, is_map: bool) -> Callable[..., str]:
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        if is_map:
+            if kwargs:
+                raise TypeError("format_map() takes no keyword arguments")
+            if len(args) != 1:
+                raise TypeError(f"format_map() takes exactly one argument ({len(args)} given)")
+            kwargs = args[0]
+            args = ()
+        text = kind(formatter.vformat(template, args, kwargs))
+        check_size(len(text), "str.format()")
+        return text
+
+    return wrapper
+
+
 _NO_ITEMS: dict[Any, Any] = {}
 
 
@@ -275,139 +382,13 @@ def _get(mapping: Mapping[Any, Any], key: Any) -> Any:
         return _ABSENT
 
 
-def _check_size(size: int, what: str) -> None:
-    if size > MAX_SIZE:
-        raise SecurityError(f"{what} would build a value of {size} items, more than the limit of {MAX_SIZE}")
-
-
-def _check_bits(bits: int, what: str) -> None:
-    if bits > MAX_POWER_BITS:
-        raise SecurityError(f"{what} would build a number of more than {MAX_POWER_BITS} bits")
-
-
-# A printf-style conversion: its width and precision, either of which may be '*' (taken from the arguments).
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)", re.DOTALL)
-
-
-def _check_percent(template: str, args: Any, what: str) -> None:
-    """``template % args`` stays within the size limit: its widths and precisions, plus the text given."""
-    size = len(template)
-    for match in _PERCENT.finditer(template):
-        for number in match.group(1, 2):
-            if number == "*":
-                raise SecurityError(f"{what} with a '*' width or precision is not allowed in a template")
-            size += int(number or 0)
-    values = args if isinstance(args, tuple) else (args.values() if isinstance(args, Mapping) else (args,))
-    size += sum(len(value) for value in values if isinstance(value, str))
-    _check_size(size, what)
-
-
-def _check_format_string(template: str, what: str) -> None:
-    """A ``str.format`` template asks for no more than the size limit in widths and precisions."""
-    size = len(template)
-    try:
-        fields = list(string.Formatter().parse(template))
-    except ValueError:
-        return  # malformed: str.format itself raises
-    for _, _, spec, _ in fields:
-        if spec and "{" in spec:
-            raise SecurityError(f"{what} with a width or precision taken from an argument is not allowed in a template")
-        size += sum(int(number) for number in re.findall(r"\d+", spec or ""))
-    _check_size(size, what)
-
-
-_PRINTABLE = (str, int, float, type(None))
-
-
-def _printable(value: Any) -> bool:
-    """Whether ``value`` is data that may be printed: not a function, class, iterator, or an object that
-    would print as ``<... at 0x...>`` (its address), nor a container holding one."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, _PRINTABLE):
-            continue
-        if isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif callable(item) or isinstance(item, Iterator) or _default_repr(type(item)):
-            return False
-    return True
-
-
-def _default_repr(kind: type) -> bool:
-    methods: tuple[object, object] = (kind.__str__, kind.__repr__)
-    return methods == (object.__str__, object.__repr__)
-
-
 def _finalize(value: Any) -> str:
+    """Constants printed by a template, finalized when it is compiled (what a render prints goes
+    through `print_value`)."""
     if isinstance(value, Undefined):
-        return str(value)  # StrictUndefined: raises, naming what is undefined
-    if not _printable(value):
-        # A function, a class, an iterator... would print as "<... at 0x7f...>": an address, never an instruction.
-        raise SecurityError(
-            f"cannot print a {type(value).__name__} value: a template prints state values (text, numbers, "
-            "lists and dicts); call the function, or turn an iterator into a list with |list"
-        )
+        return str(value)
+    measure(value, 1 << 62, "a constant")
     return format_value(value)
-
-
-def _replace_filter(value: Any, old: Any, new: Any, count: int | None = None) -> str:
-    text, old, new = str(value), str(old), str(new)
-    times = ((len(text) + 1) if old == "" else text.count(old)) if count is None or count < 0 else count
-    _check_size(len(text) + times * max(0, len(new) - len(old)), "the replace filter")
-    return text.replace(old, new, -1 if count is None else count)
-
-
-def _join_filter(value: Any, separator: Any = "", attribute: Any = None) -> str:
-    items = list(value)
-    if attribute is not None:
-        items = [_ENVIRONMENT.getitem(item, attribute) for item in items]
-    texts = [str(item) for item in items]
-    sep: str = str(separator)
-    _check_size(sum(len(text) for text in texts) + len(sep) * max(len(texts) - 1, 0), "the join filter")
-    return sep.join(texts)
-
-
-def _center_filter(value: Any, width: int = 80) -> str:
-    _check_size(width, "the center filter")
-    return str(value).center(width)
-
-
-def _indent_filter(value: Any, width: Any = 4, first: bool = False, blank: bool = False) -> str:
-    text = str(value)
-    if isinstance(width, int):
-        _check_size(len(text) + width * (text.count("\n") + 1), "the indent filter")
-    else:
-        width = str(width)
-        _check_size(len(text) + len(width) * (text.count("\n") + 1), "the indent filter")
-    return do_indent(value, width, first, blank)
-
-
-def _format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
-    if args and kwargs:
-        raise TypeError("can't handle positional and keyword arguments at the same time")
-    _check_percent(str(value), kwargs or args, "the format filter")
-    return str(value) % (kwargs or args)
-
-
-def _batch_filter(value: Any, linecount: int, fill_with: Any = None) -> Any:
-    _check_size(linecount, "the batch filter")
-    return do_batch(value, linecount, fill_with)
-
-
-def _slice_filter(value: Any, slices: int, fill_with: Any = None) -> Any:
-    _check_size(slices, "the slice filter")
-    return sync_do_slice(value, slices, fill_with)
-
-
-@pass_eval_context
-def _tojson_filter(eval_ctx: EvalContext, value: Any, indent: int | None = None) -> Markup:
-    if indent is not None:
-        _check_size(indent, "the tojson filter's indent")
-    return do_tojson(eval_ctx, value, indent)
 
 
 def _json_default(value: Any) -> Any:
@@ -417,7 +398,8 @@ def _json_default(value: Any) -> Any:
 
 
 class _CodeGenerator(CodeGenerator):
-    """Compiles ``a ~ b`` to a size-checked join (Jinja2 joins without a limit)."""
+    """Compiles ``a ~ b`` to a size-checked join, ``{{ x }}`` to a data-only print charged to the
+    output budget, and charges the template's own text to that budget where it is written."""
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.checked_concat((")
@@ -426,30 +408,80 @@ class _CodeGenerator(CodeGenerator):
             self.write(", ")
         self.write("))")
 
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        # The text Jinja2 writes as it is (template text and constants), worked out as it does: charged at once.
+        fixed = 0
+        finalize = self._make_finalize()
+        for child in node.nodes:
+            try:
+                if not (finalize.const or isinstance(child, nodes.TemplateData)):
+                    continue
+                fixed += len(self._output_child_to_const(child, frame, finalize))
+            except Exception:  # evaluated at runtime instead, through print_value
+                continue
+        if fixed:
+            self.writeline(f"environment.charge_text({fixed})")
+        super().visit_Output(node, frame)
 
-_format_wrapper = _Environment().wrap_str_format("".format)
-assert _format_wrapper is not None
-_FORMAT_WRAPPER_CODE = _format_wrapper.__code__
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        self.write("environment.print_value(")
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        self.write(f", {_expression_text(node)!r})")
+
+
+_FORMAT_WRAPPER_CODE = _format_wrapper(_DataFormatter(ImmutableSandboxedEnvironment()), str, "", False).__code__
 _Environment.code_generator_class = _CodeGenerator
 _ENVIRONMENT = _Environment(undefined=StrictUndefined, autoescape=False, finalize=_finalize, keep_trailing_newline=True)
+setattr(_ENVIRONMENT, _COUNTED, counted)
 # tojson: mappings that are not dicts (``state``, ``user``, a MappingProxyType) are written as objects.
 _ENVIRONMENT.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
-# Filters that build strings or lists from a number or a repeat count, replaced by size-checked ones.
-_ENVIRONMENT.filters.update(
-    {
-        "replace": _replace_filter,
-        "join": _join_filter,
-        "center": _center_filter,
-        "indent": _indent_filter,
-        "format": _format_filter,
-        "batch": _batch_filter,
-        "slice": _slice_filter,
-        "tojson": _tojson_filter,
-    }
-)
+install(_ENVIRONMENT)
 # Only ``range`` (size-limited by the sandbox) and ``namespace`` (for loop counters) stay global.
 _ENVIRONMENT.globals = {name: _ENVIRONMENT.globals[name] for name in ("range", "namespace")}
 _GLOBALS = frozenset(_ENVIRONMENT.globals)
+
+
+def _expression_text(node: nodes.Node) -> str:
+    """The Jinja2 source of an expression, near enough to name it in an error message."""
+    match node:
+        case nodes.Name(name=name):
+            return name
+        case nodes.Const(value=value):
+            return repr(value)
+        case nodes.Getattr(node=inner, attr=attr):
+            return f"{_expression_text(inner)}.{attr}"
+        case nodes.Getitem(node=inner, arg=arg):
+            return f"{_expression_text(inner)}[{_expression_text(arg)}]"
+        case nodes.Filter(node=inner, name=name) | nodes.Test(node=inner, name=name):
+            arguments = _arguments_text(node)
+            joint = "|" if isinstance(node, nodes.Filter) else " is "
+            return f"{_expression_text(inner) if inner is not None else ''}{joint}{name}{arguments}"
+        case nodes.Call(node=inner):
+            return f"{_expression_text(inner)}{_arguments_text(node) or '()'}"
+        case nodes.Concat(nodes=parts):
+            return " ~ ".join(_expression_text(part) for part in parts)
+        case nodes.BinExpr(left=left, right=right, operator=operator):
+            return f"{_expression_text(left)} {operator} {_expression_text(right)}"
+        case nodes.List(items=items):
+            return "[" + ", ".join(_expression_text(item) for item in items) + "]"
+        case nodes.Tuple(items=items):
+            return "(" + ", ".join(_expression_text(item) for item in items) + ")"
+        case nodes.Keyword(key=key, value=value):
+            return f"{key}={_expression_text(value)}"
+        case nodes.Dict(items=pairs):
+            return "{" + ", ".join(f"{_expression_text(p.key)}: {_expression_text(p.value)}" for p in pairs) + "}"
+        case nodes.UnaryExpr(node=inner, operator=operator):
+            return f"{operator}{' ' if operator == 'not' else ''}{_expression_text(inner)}"
+        case nodes.CondExpr(test=test, expr1=then, expr2=otherwise):
+            tail = f" else {_expression_text(otherwise)}" if otherwise is not None else ""
+            return f"{_expression_text(then)} if {_expression_text(test)}{tail}"
+    return "…"
+
+
+def _arguments_text(node: nodes.Call | nodes.Filter | nodes.Test) -> str:
+    parts = [_expression_text(arg) for arg in [*node.args, *node.kwargs]]
+    return f"({', '.join(parts)})" if parts else ""
 
 
 def _bindable(key: str) -> bool:
@@ -461,12 +493,15 @@ def _bindable(key: str) -> bool:
 class JinjaProvider:
     """An instruction provider rendered by Jinja2 in a sandbox; compiled once, when it is made."""
 
-    __slots__ = ("_names", "_scopes", "_template", "source")
+    __slots__ = ("_names", "_scopes", "_template", "budget", "source")
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, budget: JinjaBudget | None = None) -> None:
         if not isinstance(source, str):
             raise TypeError(f"jinja() takes a template source (str), not {type(source).__name__}")
+        if budget is not None and not isinstance(budget, JinjaBudget):
+            raise TypeError(f"budget= takes a JinjaBudget, not {type(budget).__name__}")
         self.source = source
+        self.budget = JinjaBudget() if budget is None else budget
         try:
             self._template = _ENVIRONMENT.from_string(source)
             # The names the template reads from its context: only these are looked up in state.
@@ -493,12 +528,15 @@ class JinjaProvider:
                 context[name] = value
         for name, prefix in self._scopes:
             context[name] = ReadOnlyState(get, keys, prefix, name)
+        token = CURRENT.set(Spend(self.budget))
         try:
             return self._template.render(context)
         except TemplatingError:
             raise
         except Exception as error:
             raise self._error(error, keys) from error
+        finally:
+            CURRENT.reset(token)
 
     def _error(self, error: Exception, keys: Callable[[], list[str]]) -> JinjaError:
         line = _template_line(error)
@@ -507,6 +545,34 @@ class JinjaProvider:
         if undefined_name:
             names = [*(key for key in keys() if _bindable(key)), *_NAMES, *_ENVIRONMENT.globals]
             message += _did_you_mean(undefined_name[1], names)
+        where: dict[str, Any] = {"source": self.source, "span": _line_span(self.source, line, message)}
+        if isinstance(error, BudgetExceeded):
+            limit = f"{error.limit} {UNITS[error.budget]}"
+            return JinjaBudgetError(
+                f"the Jinja2 template went over its budget: {message} ({error.budget}={error.limit})",
+                budget=error.budget,
+                limit=error.limit,
+                help=f"the {error.budget} budget is {limit}: simplify the template, or raise the limit with "
+                f"jinja(..., budget=JinjaBudget({error.budget}=...)) or {BUDGET_ENVIRONMENT[error.budget]}",
+                **where,
+            )
+        if isinstance(error, NotData):
+            kind = JinjaCyclicValueError if isinstance(error, CyclicValue) else JinjaUnprintableError
+            return kind(
+                f"the Jinja2 sandbox refused to print: {message}",
+                help="only data prints (text, numbers, true/false, none, lists and dicts of them): call a "
+                "function, turn an iterator into a list with |list, and put objects in state as dicts",
+                **where,
+            )
+        if isinstance(error, RecursionError):
+            return JinjaBudgetError(
+                "the Jinja2 template nests too deeply: a macro or recursive loop that does not stop, "
+                "or a value nested too deeply",
+                budget="recursion",
+                limit=sys.getrecursionlimit(),
+                help="make the recursion stop (a macro calling itself needs a condition that ends it)",
+                **where,
+            )
         if isinstance(error, SecurityError):
             return JinjaSecurityError(
                 f"the Jinja2 sandbox refused: {message}",
@@ -531,18 +597,22 @@ class JinjaProvider:
         )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, JinjaProvider) and other.source == self.source
+        return isinstance(other, JinjaProvider) and (other.source, other.budget) == (self.source, self.budget)
 
     def __hash__(self) -> int:
-        return hash((JinjaProvider, self.source))
+        return hash((JinjaProvider, self.source, self.budget))
 
     def __repr__(self) -> str:
         return f"jinja({self.source!r})"
 
 
-def jinja(source: str) -> JinjaProvider:
-    """A provider rendering ``source`` with Jinja2 in a sandbox against the context's state (read-only)."""
-    return JinjaProvider(source)
+def jinja(source: str, *, budget: JinjaBudget | None = None) -> JinjaProvider:
+    """A provider rendering `source` with Jinja2 in a sandbox against the context's state (read-only).
+
+    Each render stays within `budget` (by default [`JinjaBudget()`][templating.JinjaBudget]: the
+    built-in limits, or those the `TEMPLATING_JINJA_MAX_*` environment variables set).
+    """
+    return JinjaProvider(source, budget=budget)
 
 
 def _key_lister(ctx: Any) -> Callable[[], list[str]]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
-from .errors import MissingKey, MissingKeyError
+from .errors import CyclicValueError, MissingKey, MissingKeyError
 from .nodes import Dialect, Escaped, Literal, Node, Placeholder
 
 __all__ = [
@@ -39,16 +39,52 @@ def format_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, (Mapping, list, tuple)):
-        return json.dumps(_plain(value), ensure_ascii=False, default=_json_default)
+        try:
+            return json.dumps(_plain(value), ensure_ascii=False, default=_json_default)
+        except (ValueError, RecursionError):
+            if _contains_itself(value):
+                raise CyclicValueError(_CYCLIC) from None
+            raise
     return str(value)
 
 
 def format_adk_value(value: Any) -> str:
     """The ADK dialect's default formatting, as Google ADK does it: ``None`` is empty, anything else ``str()``.
 
-    So a dict renders as Python writes it (``{'a': 1}``), not as JSON.
+    So a dict renders as Python writes it (``{'a': 1}``), not as JSON. A list or dict that contains
+    itself is an error (Python would write `[[...]]`).
     """
-    return "" if value is None else str(value)
+    if value is None:
+        return ""
+    text = str(value)
+    if "..." in text and isinstance(value, (Mapping, list, tuple)) and _contains_itself(value):
+        raise CyclicValueError(_CYCLIC)
+    return text
+
+
+_CYCLIC = "a value contains itself (a list or dict that holds itself), so it cannot be printed"
+
+
+_DEEPEST = 100_000
+
+
+def _contains_itself(value: Any) -> bool:
+    """Whether a list, tuple or mapping holds itself at some depth (walked without recursion)."""
+    stack: list[tuple[Any, bool]] = [(value, True)]
+    path: set[int] = set()
+    while stack:
+        item, entering = stack.pop()
+        if not entering:
+            path.discard(id(item))
+            continue
+        if not isinstance(item, (Mapping, list, tuple)):
+            continue
+        if id(item) in path or len(path) > _DEEPEST:  # (views made afresh at each step never repeat an id)
+            return True
+        path.add(id(item))
+        stack.append((item, False))
+        stack.extend((inner, True) for inner in (item.values() if isinstance(item, Mapping) else item))
+    return False
 
 
 def _plain(value: Any) -> Any:
@@ -237,7 +273,10 @@ class Plan:
                     slots = slots[reads.index((index, name, steps)) :]
                     break
                 else:
-                    parts[index] = default(value)
+                    try:
+                        parts[index] = default(value)
+                    except CyclicValueError:
+                        raise self.cyclic_error(name) from None
             else:
                 return "".join(parts)
         absent: list[Placeholder] | None = None
@@ -260,10 +299,24 @@ class Plan:
             elif type(value) is str:
                 parts[index] = value
             else:
-                parts[index] = self.default(value)
+                try:
+                    parts[index] = self.default(value)
+                except CyclicValueError:
+                    raise self.cyclic_error(name) from None
         if absent is not None:
             raise self._missing_error(get, state, absent)
         return "".join(parts)
+
+    def cyclic_error(self, name: str) -> CyclicValueError:
+        """The error for a value that contains itself, naming the state key it was read from."""
+        node = next(slot[3] for slot in self.slots if slot[1] == name)
+        return CyclicValueError(
+            f"the value of {name!r} contains itself (a list or dict that holds itself), so it cannot be printed",
+            key=name,
+            source=self.source,
+            span=node.span,
+            help=f"store a value without a cycle in {name!r}",
+        )
 
     def _missing_error(self, get: Getter, state: Any, absent: list[Placeholder]) -> MissingKeyError:
         uses: dict[str, list[Placeholder]] = {}

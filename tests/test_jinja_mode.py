@@ -13,12 +13,17 @@ import pytest
 
 from templating import (
     CallbackContext,
+    CyclicValueError,
     InMemorySessionService,
+    JinjaBudget,
+    JinjaBudgetError,
+    JinjaCyclicValueError,
     JinjaError,
     JinjaProvider,
     JinjaSecurityError,
     JinjaSyntaxError,
     JinjaUndefinedError,
+    JinjaUnprintableError,
     ReadonlyContext,
     TemplatingError,
     ToolContext,
@@ -421,11 +426,11 @@ def test_string_building_within_the_limits_works(source: str, expected: str) -> 
 
 
 UNPRINTABLE = [
-    ("global-function", "{{ range }}", "cannot print a function value"),
-    ("bound-methods", "{{ ['s']|map(attribute='upper')|list }}", "cannot print a list value"),
-    ("method", "{{ 'a'.upper }}", "cannot print a builtin_function_or_method value"),
-    ("generator", "{{ [1, 2]|map('string') }}", "cannot print a generator value"),
-    ("macro", "{% macro m() %}{% endmacro %}{{ m }}", "cannot print a Macro value"),
+    ("global-function", "{{ range }}", "{{ range }} is a function (safe_range)"),
+    ("bound-methods", "{{ ['s']|map(attribute='upper')|list }}", "holds a builtin_function_or_method (upper)"),
+    ("method", "{{ 'a'.upper }}", "{{ 'a'.upper }} is a builtin_function_or_method (upper)"),
+    ("generator", "{{ [1, 2]|map('string') }}", "{{ [1, 2]|map('string') }} is a generator"),
+    ("macro", "{% macro m() %}{% endmacro %}{{ m }}", "{{ m }} is a Macro"),
 ]
 
 
@@ -468,7 +473,7 @@ def test_other_objects_with_their_own_text_still_print() -> None:
         pass
 
     assert jinja("{{ when }}")({"when": datetime.date(2024, 5, 1)}) == "2024-05-01"
-    with pytest.raises(JinjaSecurityError, match="cannot print a Opaque value"):
+    with pytest.raises(JinjaSecurityError, match=re.escape("{{ thing }} is a Opaque")):
         jinja("{{ thing }}")({"thing": Opaque()})
 
 
@@ -556,3 +561,238 @@ def test_values_read_through_our_contexts_cannot_be_changed_by_a_template(
     assert session.state == before
     actions = getattr(ctx, "actions", None)
     assert actions is None or actions.state_delta == {}
+
+
+# --- budgets: each render stays within its JinjaBudget ------------------------------------------------
+SMALL = JinjaBudget(max_time=0.2, max_output=1_000, max_value=500, max_loop_steps=100)
+OVER_BUDGET = [
+    ("loop-steps", "a\n{% for i in range(50) %}{% for j in range(50) %}{% endfor %}{% endfor %}", "max_loop_steps", 2),
+    ("recursive-loop", "{% for x in [1, 2] recursive %}{{ loop(range(200)) }}{% endfor %}", "max_loop_steps", 1),
+    ("output-text", "{% for i in range(90) %}twelve chars{% endfor %}", "max_output", 1),
+    ("output-values", "{% for i in range(20) %}{{ 'x' * 400 }}{% endfor %}", "max_output", 1),
+    (
+        "output-in-a-macro",
+        "{% macro m() %}{% for i in range(90) %}twelve chars{% endfor %}{% endmacro %}{{ m() }}",
+        "max_output",
+        1,
+    ),
+    ("output-of-one-container", "{{ ['y' * 400] * 10 }}", "max_output", 1),
+    ("value-repeat", "{{ 'a' * 501 }}", "max_value", 1),
+    ("value-join", "{{ ['a' * 300, 'b' * 300]|join }}", "max_value", 1),
+    (
+        "value-tilde-in-a-loop",
+        "{% set ns = namespace(s='') %}{% for i in range(60) %}{% set ns.s = ns.s ~ 'abcdefghij' %}{% endfor %}",
+        "max_value",
+        1,
+    ),
+    ("value-wordwrap", "{{ ('a ' * 100)|wordwrap(1, wrapstring='x' * 10) }}", "max_value", 1),
+    ("value-map", "{{ (['a' * 100] * 10)|map('upper')|list }}", "max_value", 1),
+    ("value-sum", "{{ ([[1] * 100] * 10)|sum(start=[]) }}", "max_value", 1),
+    ("value-string", "{{ (['a' * 100] * 10)|string }}", "max_value", 1),
+    ("value-tojson", "{{ (['a' * 100] * 10)|tojson }}", "max_value", 1),
+    ("time", "{% for i in range(90) %}{{ (range(100000)|list|sort|length) }}{% endfor %}", "max_time", 1),
+]
+
+
+@pytest.mark.parametrize(("source", "budget", "line"), [c[1:] for c in OVER_BUDGET], ids=[c[0] for c in OVER_BUDGET])
+def test_going_over_a_budget_names_it_its_limit_and_the_line(source: str, budget: str, line: int) -> None:
+    big = JinjaBudget(
+        max_time=0.2, max_output=1_000, max_value=100_000 if budget == "max_time" else 500, max_loop_steps=100
+    )
+    with pytest.raises(JinjaBudgetError) as caught:
+        jinja(source, budget=big if budget == "max_time" else SMALL)({})
+    error = caught.value
+    assert isinstance(error, JinjaSecurityError)
+    assert error.budget == budget
+    assert error.limit == getattr(SMALL, budget)
+    assert f"({budget}={error.limit})" in error.message
+    assert error.span is not None
+    assert error.span.line == line
+    assert f"JinjaBudget({budget}=...)" in str(error)
+
+
+def test_a_budget_of_none_is_no_limit() -> None:
+    source = "{% for i in range(300) %}{{ 'ab' * 300 }}{% endfor %}"
+    with pytest.raises(JinjaBudgetError):
+        jinja(source, budget=SMALL)({})
+    assert len(jinja(source, budget=JinjaBudget.unlimited())({})) == 300 * 600
+
+
+def test_generous_defaults_render_a_100_kb_prompt_over_10_000_loop_steps() -> None:
+    rows = [{"id": f"A-{n:05}", "note": "x" * 3} for n in range(10_000)]
+    source = "Orders:\n{% for row in rows %}- {{ row.id }}: {{ row.note }}\n{% endfor %}"
+    text = jinja(source)({"rows": rows})
+    assert len(text) > 100_000
+    assert text.count("\n") == 10_001
+
+
+def test_defaults_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEMPLATING_JINJA_MAX_LOOP_STEPS", "5")
+    monkeypatch.setenv("TEMPLATING_JINJA_MAX_OUTPUT", "off")
+    monkeypatch.setenv("TEMPLATING_JINJA_MAX_TIME", "2.5")
+    assert JinjaBudget() == JinjaBudget(max_time=2.5, max_output=None, max_value=100_000, max_loop_steps=5)
+    with pytest.raises(JinjaBudgetError, match="more than 5 loop steps"):
+        jinja("{% for i in range(6) %}{% endfor %}")({})
+    assert jinja("{% for i in range(6) %}{% endfor %}", budget=JinjaBudget(max_loop_steps=6))({}) == ""
+
+
+BAD_ENVIRONMENT = [
+    ("TEMPLATING_JINJA_MAX_TIME", "soon"),
+    ("TEMPLATING_JINJA_MAX_TIME", "-1"),
+    ("TEMPLATING_JINJA_MAX_TIME", "inf"),
+    ("TEMPLATING_JINJA_MAX_OUTPUT", "1.5"),
+    ("TEMPLATING_JINJA_MAX_VALUE", "0"),
+]
+
+
+@pytest.mark.parametrize(("variable", "value"), BAD_ENVIRONMENT, ids=[f"{v}={x}" for v, x in BAD_ENVIRONMENT])
+def test_a_bad_environment_variable_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=f"{variable}={value!r}: expected a positive"):
+        jinja("x")
+
+
+BAD_BUDGETS: list[tuple[str, dict[str, Any], type[Exception]]] = [
+    ("negative", {"max_output": -1}, ValueError),
+    ("zero-time", {"max_time": 0}, ValueError),
+    ("float-size", {"max_value": 1.5}, TypeError),
+    ("bool", {"max_loop_steps": True}, TypeError),
+]
+
+
+@pytest.mark.parametrize(("options", "kind"), [c[1:] for c in BAD_BUDGETS], ids=[c[0] for c in BAD_BUDGETS])
+def test_a_bad_budget_is_refused_when_made(options: dict[str, Any], kind: type[Exception]) -> None:
+    with pytest.raises(kind, match="JinjaBudget"):
+        JinjaBudget(**options)
+
+
+def test_budget_is_keyword_only_and_part_of_the_provider() -> None:
+    with pytest.raises(TypeError):
+        JinjaBudget(1.0)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="budget= takes a JinjaBudget"):
+        jinja("x", budget={"max_time": 1})  # type: ignore[arg-type]
+    assert jinja("x", budget=SMALL) == jinja("x", budget=SMALL) != jinja("x")
+    assert jinja("x", budget=SMALL).budget is SMALL
+
+
+def test_each_render_has_its_own_budget() -> None:
+    provider = jinja("{% for i in range(60) %}.{% endfor %}", budget=SMALL)
+    assert [provider({}) for _ in range(5)] == ["." * 60] * 5
+
+
+# --- only data prints ----------------------------------------------------------------------------------
+def a_function() -> None:
+    """A function in state: printing it would show its address."""
+
+
+class Opaque:
+    pass
+
+
+def hostile_state() -> dict[str, Any]:
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    return {"f": a_function, "o": Opaque(), "cls": Opaque, "mod": re, "gen": iter([1]), "cyc": cyclic, "s": "text"}
+
+
+# Every way a value can become text; none may print an address.
+PROBES = [
+    ("print-global", "{{ range }}", JinjaUnprintableError),
+    ("string-filter-global", "{{ range|string }}", JinjaUnprintableError),
+    ("print-function", "{{ f }}", JinjaUnprintableError),
+    ("print-class", "{{ cls }}", JinjaUnprintableError),
+    ("print-module", "{{ mod }}", JinjaUnprintableError),
+    ("print-generator", "{{ gen }}", JinjaUnprintableError),
+    ("print-object", "{{ o }}", JinjaUnprintableError),
+    ("tilde", "{{ o ~ '' }}", JinjaUnprintableError),
+    ("percent", "{{ '%s' % o }}", JinjaUnprintableError),
+    ("percent-repr", "{{ '%r' % (f,) }}", JinjaUnprintableError),
+    ("format-filter", "{{ '%s'|format(f) }}", JinjaUnprintableError),
+    ("format-filter-on-object", "{{ o|format }}", JinjaUnprintableError),
+    ("str-format", "{{ '{}'.format(o) }}", JinjaUnprintableError),
+    ("str-format-map", "{{ '{a}'.format_map({'a': f}) }}", JinjaUnprintableError),
+    ("join", "{{ [o]|join }}", JinjaUnprintableError),
+    ("pprint", "{{ f|pprint }}", JinjaUnprintableError),
+    ("tojson", "{{ [o]|tojson }}", JinjaUnprintableError),
+    ("list-of-methods", "{{ ['s']|map(attribute='upper')|list }}", JinjaUnprintableError),
+    ("map-string", "{{ [o]|map('string')|list }}", JinjaUnprintableError),
+    ("attribute-chain", "{{ s.upper }}", JinjaUnprintableError),
+    ("method-to-string", "{{ s.upper|string }}", JinjaUnprintableError),
+    ("range-object", "{{ range(3) }}", JinjaUnprintableError),
+    ("loop-object", "{% for i in [1] %}{{ loop }}{% endfor %}", JinjaUnprintableError),
+    ("loop-to-string", "{% for i in [1] %}{{ loop|string }}{% endfor %}", JinjaUnprintableError),
+    ("loop-method", "{% for i in [1] %}{{ loop.cycle }}{% endfor %}", JinjaUnprintableError),
+    ("namespace-class", "{{ namespace }}", JinjaUnprintableError),
+    ("namespace-object", "{{ namespace(a=f)|string }}", JinjaUnprintableError),
+    ("self", "{{ self }}", JinjaUnprintableError),
+    ("macro", "{% macro m() %}{% endmacro %}{{ m|string }}", JinjaUnprintableError),
+    ("escape-filter", "{{ f|e }}", JinjaUnprintableError),
+    ("upper-filter", "{{ o|upper }}", JinjaUnprintableError),
+    ("in-a-dict", "{{ {'a': o} }}", JinjaUnprintableError),
+    ("dict-key", "{{ {cls: 1}|dictsort }}", JinjaUnprintableError),
+    ("first", "{{ [f]|first|string }}", JinjaUnprintableError),
+    ("cyclic-print", "{{ cyc }}", JinjaCyclicValueError),
+    ("cyclic-string", "{{ cyc|string }}", JinjaCyclicValueError),
+    ("cyclic-tojson", "{{ cyc|tojson }}", JinjaCyclicValueError),
+    ("lipsum-removed", "{{ lipsum }}", JinjaUndefinedError),
+    ("cycler-removed", "{{ cycler|string }}", JinjaUndefinedError),
+    ("joiner-removed", "{{ joiner() }}", JinjaUndefinedError),
+]
+ADDRESS = re.compile(r"0x[0-9a-f]+|<function|<bound method|<built-in|<class|<module|<generator")
+
+
+@pytest.mark.parametrize(("source", "kind"), [c[1:] for c in PROBES], ids=[c[0] for c in PROBES])
+def test_only_data_prints(source: str, kind: type[JinjaError]) -> None:
+    with pytest.raises(kind) as caught:
+        jinja(source)(hostile_state())
+    assert not ADDRESS.search(str(caught.value))
+    if kind is not JinjaUndefinedError:
+        assert caught.value.message.startswith("the Jinja2 sandbox refused to print: ")
+        assert isinstance(caught.value, JinjaSecurityError)
+    if kind is JinjaCyclicValueError:
+        assert isinstance(caught.value, CyclicValueError)
+        assert "contains itself" in caught.value.message
+
+
+NAMED = [
+    ("name", "{{ f }}", "{{ f }} is a function (a_function)"),
+    ("attribute", "{{ s.upper }}", "{{ s.upper }} is a builtin_function_or_method (upper)"),
+    ("filter", "{{ ['a']|map('upper') }}", "{{ ['a']|map('upper') }} is a generator"),
+    ("inside", "{{ [1, o] }}", "{{ [1, o] }} holds a Opaque"),
+    ("filter-input", "{{ o|string }}", "the value given to the string filter is a Opaque"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), [c[1:] for c in NAMED], ids=[c[0] for c in NAMED])
+def test_a_refused_print_names_the_expression(source: str, message: str) -> None:
+    with pytest.raises(JinjaUnprintableError) as caught:
+        jinja(source)(hostile_state())
+    assert caught.value.message == "the Jinja2 sandbox refused to print: " + message
+
+
+DATA = [
+    ("text-numbers-bools-none", "{{ s }} {{ 1 }} {{ 1.5 }} {{ true }} [{{ none }}]", "text 1 1.5 True []"),
+    ("containers", "{{ {'a': [1, none, true]} }} {{ (1, 'b') }}", '{"a": [1, null, true]} [1, "b"]'),
+    ("string-filter-on-data", "{{ 3|string }} {{ [1]|string }}", "3 [1]"),
+    ("loop-index", "{% for i in 'ab' %}{{ loop.index|string }}{{ loop.index ~ '' }}{% endfor %}", "1122"),
+    ("dates-and-decimals", "{{ when }} {{ price }} {{ when ~ '' }}", "2024-05-01 1.50 2024-05-01"),
+    ("pprint-data", "{{ {'b': 1}|pprint }}", "{'b': 1}"),
+    ("namespace-attribute", "{% set ns = namespace(a=2) %}{{ ns.a }}", "2"),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in DATA], ids=[c[0] for c in DATA])
+def test_data_still_prints(source: str, expected: str) -> None:
+    import datetime
+    from decimal import Decimal
+
+    state = {**hostile_state(), "when": datetime.date(2024, 5, 1), "price": Decimal("1.50")}
+    assert jinja(source)(state) == expected
+
+
+def test_a_macro_or_loop_without_end_is_a_clear_error() -> None:
+    with pytest.raises(JinjaBudgetError, match="nests too deeply") as caught:
+        jinja("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}")({})
+    assert caught.value.budget == "recursion"

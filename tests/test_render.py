@@ -13,7 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from templating import MissingKeyError, Template, format_adk_value, render
+from templating import (
+    CyclicValueError,
+    MissingKeyError,
+    Template,
+    TemplatingError,
+    format_adk_value,
+    format_value,
+    render,
+)
 
 PROFILE = {"user:profile": {"name": "Grace"}, "items": ["x", "y"]}
 
@@ -408,3 +416,50 @@ def test_render_agrees_with_a_plain_reference(source: str, state: dict[str, Any]
             template.render(state, missing=missing)  # type: ignore[arg-type]
     else:
         assert template.render(state, missing=missing) == expected  # type: ignore[arg-type]
+
+
+def cyclic_list() -> list[Any]:
+    value: list[Any] = [1]
+    value.append(value)
+    return value
+
+
+def cyclic_dict() -> dict[str, Any]:
+    value: dict[str, Any] = {"a": 1}
+    value["inner"] = {"back": value}
+    return value
+
+
+CYCLIC = [
+    ("angle-list", "Hi\n<x>", "angle", {"x": cyclic_list()}, 2),
+    ("angle-dict", "<x>", "angle", {"x": cyclic_dict()}, 1),
+    ("angle-nested-path", "<x.inner>", "angle", {"x": cyclic_dict()}, 1),
+    ("angle-after-a-string", "<s> <x>", "angle", {"s": "ok", "x": [cyclic_list()]}, 1),
+    ("adk-list", "Hi {x}", "adk", {"x": cyclic_list()}, 1),
+    ("adk-dict", "a\n\n{x}", "adk", {"x": cyclic_dict()}, 3),
+]
+
+
+@pytest.mark.parametrize(("source", "dialect", "state", "line"), [c[1:] for c in CYCLIC], ids=[c[0] for c in CYCLIC])
+@pytest.mark.parametrize("missing", ["error", "keep"])
+def test_a_cyclic_value_is_an_error_naming_its_key(
+    source: str, dialect: Any, state: dict[str, Any], line: int, missing: Any
+) -> None:
+    with pytest.raises(CyclicValueError) as caught:
+        Template(source, dialect=dialect).render(state, missing=missing)
+    error = caught.value
+    assert isinstance(error, TemplatingError)
+    assert isinstance(error, ValueError)
+    assert error.key == "x"
+    assert error.message.startswith("the value of 'x' contains itself")
+    assert error.span is not None
+    assert error.span.line == line
+
+
+def test_format_functions_refuse_a_cyclic_value_and_keep_shared_ones() -> None:
+    for format_function in (format_value, format_adk_value):
+        with pytest.raises(CyclicValueError, match="contains itself"):
+            format_function(cyclic_list())
+    shared = [1]
+    assert format_value([shared, shared]) == "[[1], [1]]"
+    assert format_adk_value({"a": shared, "b": shared, "c": "..."}) == "{'a': [1], 'b': [1], 'c': '...'}"
