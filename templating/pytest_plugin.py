@@ -14,6 +14,7 @@ serializer store it in an ``.ambr`` file, so that fails with a TypeError instead
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Generator, Iterator
 from functools import cache
 from pathlib import Path
@@ -48,10 +49,8 @@ class PromptTextExtension(SingleFileSnapshotExtension):
         return data.encode("utf-8")
 
     def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
-        def text(data: Any) -> str:
-            return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
-
-        return super().diff_lines(text(serialized_data), text(snapshot_data))
+        """The text diff of [`marked_diff`][templating.pytest_plugin.marked_diff]: invisible changes shown."""
+        return iter(marked_diff(_text(snapshot_data), _text(serialized_data)))
 
 
 @cache
@@ -154,17 +153,144 @@ def _text_diff(op: str, left: SnapshotText, right: SnapshotAssertion) -> list[st
     if result.exception is not None:
         return [*lines, f"{type(result.exception).__name__}: {result.exception}"]
 
-    def text(data: Any) -> str:
-        return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
-
     if result.recalled_data is None:
         lines.append(f"Snapshot '{result.snapshot_name}' does not exist!")
-    old, new = text(result.recalled_data), text(result.asserted_data)
-    diff = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), "snapshot", "received", n=2
-    )
-    lines.extend(line.rstrip("\n") if line.endswith("\n") else f"{line}  (no newline at end)" for line in diff)
+    lines.extend(marked_diff(_text(result.recalled_data), _text(result.asserted_data)))
     return lines
+
+
+def _text(data: Any) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+
+
+# --- diffs that show what cannot be seen ----------------------------------------------------
+
+_LEGEND = "· a space at the start or end of a line, → a tab, \\r a carriage return, <U+XXXX> any other"
+_NAMED = {"\t": "→", "\r": "\\r"}
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+# Letters and marks that draw nothing: variation selectors, the grapheme joiner, Hangul fillers, braille blank.
+_HIDDEN_OTHERS = frozenset("\u034f\u115f\u1160\u3164\uffa0\u2800" + "".join(map(chr, range(0xFE00, 0xFE10))))
+
+
+def _hidden(ch: str) -> bool:
+    """A character a terminal shows as nothing, or as a plain space though it is not one: controls,
+    format characters (zero-width ones, bidi marks, a BOM), every space but the ASCII one."""
+    if ch.isascii():
+        return not ch.isprintable()
+    return unicodedata.category(ch) in _HIDDEN_CATEGORIES or ch in _HIDDEN_OTHERS
+
+
+def _shown(text: str) -> str:
+    return "".join(_NAMED.get(ch) or (f"<U+{ord(ch):04X}>" if _hidden(ch) else ch) for ch in text)
+
+
+def _marked(line: str) -> str:
+    """A changed line with its invisible characters written out, and the spaces at its start and end as `·`."""
+    core = line.lstrip(" ")
+    stripped = core.rstrip(" ")
+    return "·" * (len(line) - len(core)) + _shown(stripped) + "·" * (len(core) - len(stripped))
+
+
+def _looks(line: str) -> str:
+    """Roughly what `line` looks like on screen: hidden characters gone, blanks as single spaces, none at
+    either end. Two different lines that look alike differ only in what cannot be seen."""
+    kept = "".join(" " if ch == "\t" or unicodedata.category(ch) == "Zs" else "" if _hidden(ch) else ch for ch in line)
+    return " ".join(kept.split())
+
+
+def _lines(text: str) -> list[str]:
+    """`text` cut at each `\n` only (a `\r`, a form feed or U+2028 stays inside its line, to be shown)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def marked_diff(old: str, new: str) -> list[str]:
+    """A unified diff of snapshot text `old` against received text `new` that shows what a terminal
+    does not: changed lines have their invisible characters written out (the legend says how), and a
+    line above the diff says how many lines differ only in such characters (whitespace, control,
+    zero-width, no-break, line endings)."""
+    old_lines, new_lines = _lines(old), _lines(new)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    unseen = 0
+    marked = False
+    body: list[str] = []
+    for group in matcher.get_grouped_opcodes(2):
+        first, last = group[0], group[-1]
+        body.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                body.extend(" " + _shown(line.removesuffix("\n")) + _end(line) for line in old_lines[i1:i2])
+                continue
+            removed, added = old_lines[i1:i2], new_lines[j1:j2]
+            unseen += sum(_looks(a) == _looks(b) for a, b in zip(removed, added, strict=False))
+            for sign, lines in (("-", removed), ("+", added)):
+                for line in lines:
+                    text = line.removesuffix("\n")
+                    shown = _marked(text)
+                    marked = marked or shown != text
+                    body.append(sign + shown + _end(line))
+    if not body:
+        return []
+    header = ["--- snapshot", "+++ received"]
+    if unseen:
+        noun = "line differs" if unseen == 1 else "lines differ"
+        header[:0] = [
+            f"{unseen} {noun} only in characters you cannot see (whitespace, control, zero-width, no-break, "
+            "line endings); below they are marked:",
+            f"    {_LEGEND}",
+        ]
+    elif marked:
+        header[:0] = ["invisible characters in changed lines are marked:", f"    {_LEGEND}"]
+    return [*header, *body]
+
+
+def _end(line: str) -> str:
+    return "" if line.endswith("\n") else "  (no newline at end)"
+
+
+def _range(start: int, stop: int) -> str:
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
+# --- snapshot names that would share a file -------------------------------------------------
+
+_SHARED_NAME = pytest.StashKey[str]()
+_FIXTURES = frozenset({"prompt_snapshot", "lint_snapshot"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k or -m deselect anything: a test not run still owns its file
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests whose snapshot files would be one file (ids that differ only in characters a file name
+    drops, or past the length it is cut at) fail at setup, naming each other, before anything is written."""
+    extension = _extension(config)
+    owners: dict[tuple[str, str], list[pytest.Item]] = {}
+    for item in items:
+        if not isinstance(item, pytest.Function) or not _FIXTURES.intersection(item.fixturenames):
+            continue
+        location = PyTestLocation(item)
+        where = (extension.dirname(test_location=location), extension.get_snapshot_name(test_location=location))
+        owners.setdefault(where, []).append(item)
+    for (_, name), group in owners.items():
+        if len(group) < 2:
+            continue
+        tests = ", ".join(item.nodeid for item in group)
+        message = (
+            f"snapshot name collision: {tests} would share one snapshot file, {name}.{extension.file_extension}: "
+            'a snapshot file name drops \\ / ? * : | " < > and control characters, and is cut at '
+            f"{extension._max_stem_length()} characters. Give these tests ids that still differ after that "
+            "(pytest.param(..., id=...) or ids=[...]); nothing was written for them"
+        )
+        for item in group:
+            item.stash[_SHARED_NAME] = message
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    message = item.stash.get(_SHARED_NAME, None)
+    if message is not None:
+        pytest.fail(message, pytrace=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

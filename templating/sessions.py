@@ -31,7 +31,7 @@ from typing import Any, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, StrictInt, field_validator
 
 from .errors import TemplatingError
-from .state import check_state, copy_checked, scope_of
+from .state import check_state, copy_checked, scope_of, text_problem
 
 __all__ = [
     "AlreadyExistsError",
@@ -86,6 +86,14 @@ class Event(BaseModel):
     @classmethod
     def _id_or_new(cls, value: str) -> str:
         return value.strip() or _new_id()
+
+    @field_validator("id", "invocation_id", "author", "content")
+    @classmethod
+    def _storable(cls, value: str | None) -> str | None:
+        problem = None if value is None else text_problem(value)
+        if problem:  # every service stores the same text: a database cannot store this
+            raise ValueError(f"the text {problem}")
+        return value
 
 
 class Session(BaseModel):
@@ -208,9 +216,15 @@ def temp_values(state: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def clean_id(value: str, what: str) -> str:
-    """An id stripped of surrounding whitespace; ``TypeError`` if it is not a str."""
+    """An id stripped of surrounding whitespace; `TypeError` if it is not a str, `ValueError` if no
+    database could store it (a NUL character, a lone surrogate), so every service takes the same ids."""
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if "\x00" in value:
+        raise ValueError(f"{what} {value!r} holds a NUL character ('\\x00'), which PostgreSQL cannot store")
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(f"{what} {value!r} {problem}")
     return value.strip()
 
 
@@ -432,7 +446,7 @@ class SessionService(ABC):
         if not isinstance(session, Session) or not all(isinstance(event, Event) for event in events):
             raise TypeError("append_events(session, events) takes a Session and a sequence of Events")
         prepared = [prepare_event(event) for event in events]
-        key = (session.app_name.strip(), session.user_id.strip(), session.id.strip())
+        key = (clean_id(session.app_name, "app_name"), clean_id(session.user_id, "user_id"), clean_id(session.id, "id"))
         return await self._append(key, session, prepared, list(events))
 
     # What a service implements: ids are clean, state checked and split, events prepared.

@@ -9,19 +9,30 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, ClassVar, NoReturn, SupportsIndex, overload
 
 from .errors import TemplatingError
 from .nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX, Scope
 
-__all__ = ["InvalidStateError", "State", "check_state", "check_value", "scope_of"]
+__all__ = ["MAX_DEPTH", "MAX_INT", "MIN_INT", "InvalidStateError", "State", "check_state", "check_value", "scope_of"]
+
+MAX_DEPTH = 100
+"""How many lists and dicts may nest inside one state value: `{"k": [[1]]}` nests 2."""
+
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+"""The ints state may hold: a signed 64-bit integer, what SQLite and PostgreSQL store as one exactly."""
 
 _VALUE_HELP = (
     "state values are str, int, float, bool, None, or lists and dicts (with string keys) of these; "
     "keep other objects outside state and store an id or a plain copy instead"
 )
 _KEY_HELP = "state keys are strings: 'name', 'user:name', 'app:tier' or 'temp:step'"
+_TEXT_HELP = "state text must be valid Unicode: decode bytes with errors='replace', or drop the lone surrogate"
+_INT_HELP = f"state ints are 64-bit ({MIN_INT} to {MAX_INT}): store a larger number as a string"
+_DEPTH_HELP = f"state values nest at most {MAX_DEPTH} lists and dicts deep: flatten the value, or store it as a string"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class InvalidStateError(TemplatingError, ValueError):
@@ -49,8 +60,19 @@ def scope_of(key: str) -> Scope | None:
 
 
 def check_value(key: str, value: Any) -> Any:
-    """A private deep copy of ``value`` if it is plain JSON; else :class:`InvalidStateError` naming where it is not."""
-    return _copy(value, key, key, set())
+    """A private deep copy of `value` if it is plain JSON; else [`InvalidStateError`][templating.InvalidStateError]
+    naming where it is not.
+
+    The one value contract of every session service and [`State`][templating.State]: str (valid
+    Unicode), int from `MIN_INT` to `MAX_INT` (64-bit), finite float, bool, None, and lists and
+    dicts with str keys of these, nested at most `MAX_DEPTH` deep, without cycles (docs/sessions.md).
+    """
+    try:
+        return _fast_copy(value, 0)
+    except _Refused:
+        # Something to explain (or a str subclass as a dict key, which the fast path leaves to this one):
+        # walk again, building the path to what is wrong.
+        return _copy(value, key, key, set(), 0)
 
 
 def check_state(state: Mapping[Any, Any], *, what: str = "state") -> dict[str, Any]:
@@ -65,6 +87,13 @@ def check_state(state: Mapping[Any, Any], *, what: str = "state") -> dict[str, A
                 key=key,
                 path=repr(key),
                 help=_KEY_HELP,
+            )
+        if not key.isascii() and _SURROGATE.search(key):
+            raise InvalidStateError(
+                f"{what} key {key!r} is not valid Unicode: it {_surrogate_problem(key)}",
+                key=key,
+                path=repr(key),
+                help=_TEXT_HELP,
             )
         checked[key] = check_value(key, value)
     return checked
@@ -86,9 +115,51 @@ def _tree_copy(value: Any) -> Any:
     return value  # immutable: str, int, float, bool or None
 
 
-def _copy(value: Any, key: str, path: str, active: set[int]) -> Any:
+class _Refused(Exception):
+    """Raised by the fast path at anything it does not accept as is; the checker then says why."""
+
+
+def _fast_copy(value: Any, depth: int) -> Any:
+    """A deep copy of a value the contract accepts; `_Refused` at anything else (it builds no paths)."""
     kind = type(value)
-    if value is None or kind is str or kind is bool or kind is int:
+    if kind is str:
+        if value.isascii() or not _SURROGATE.search(value):
+            return value
+    elif kind is dict:
+        if depth < MAX_DEPTH:
+            depth += 1
+            copied: dict[str, Any] = {}
+            for inner, item in value.items():
+                if type(inner) is not str or (not inner.isascii() and _SURROGATE.search(inner)):
+                    raise _Refused
+                copied[inner] = _fast_copy(item, depth)
+            return copied
+    elif kind is list:
+        if depth < MAX_DEPTH:
+            depth += 1
+            return [_fast_copy(item, depth) for item in value]
+    elif kind is int:
+        if MIN_INT <= value <= MAX_INT:
+            return value
+    elif kind is float:
+        if math.isfinite(value):
+            return value
+    elif value is None or kind is bool:
+        return value
+    raise _Refused
+
+
+def _copy(value: Any, key: str, path: str, active: set[int], depth: int) -> Any:
+    kind = type(value)
+    if value is None or kind is bool:
+        return value
+    if kind is str:
+        if not value.isascii() and _SURROGATE.search(value):
+            raise _bad_value(key, path, _surrogate_problem(value), help=_TEXT_HELP)
+        return value
+    if kind is int:
+        if not MIN_INT <= value <= MAX_INT:
+            raise _bad_value(key, path, f"{_int_words(value)}, outside the 64-bit range state holds", help=_INT_HELP)
         return value
     if kind is float:
         if not math.isfinite(value):
@@ -97,28 +168,50 @@ def _copy(value: Any, key: str, path: str, active: set[int]) -> Any:
     if kind is list or kind is dict:
         if id(value) in active:
             raise _bad_value(key, path, "contains itself")
+        if depth >= MAX_DEPTH:
+            raise _bad_value(key, path, f"nests lists and dicts more than {MAX_DEPTH} deep", help=_DEPTH_HELP)
+        depth += 1
         active.add(id(value))
         try:
             if kind is list:
-                return [_copy(item, key, f"{path}[{index}]", active) for index, item in enumerate(value)]
+                return [_copy(item, key, f"{path}[{index}]", active, depth) for index, item in enumerate(value)]
             copied: dict[str, Any] = {}
             for inner, item in value.items():
                 if not isinstance(inner, str):
                     raise _bad_value(key, f"{path}[{inner!r}]", f"has a key of type {type(inner).__name__}")
-                copied[inner] = _copy(item, key, f"{path}[{inner!r}]", active)
+                if not inner.isascii() and _SURROGATE.search(inner):
+                    raise _bad_value(
+                        key, f"{path}[{inner!r}]", f"has a key that {_surrogate_problem(inner)}", help=_TEXT_HELP
+                    )
+                copied[inner] = _copy(item, key, f"{path}[{inner!r}]", active, depth)
             return copied
         finally:
             active.discard(id(value))
     raise _bad_value(key, path, f"is of type {kind.__name__}")
 
 
-def _bad_value(key: str, path: str, problem: str) -> InvalidStateError:
-    return InvalidStateError(
-        f"state value {path!r} is not plain JSON: it {problem}",
-        key=key,
-        path=path,
-        help=_VALUE_HELP,
+def _int_words(value: int) -> str:
+    if value.bit_length() <= 256:
+        return f"is the int {value}"
+    return f"is an int of about {int(value.bit_length() * math.log10(2)) + 1} digits"  # str() of it may fail
+
+
+def text_problem(text: str) -> str | None:
+    """Why `text` cannot be stored by every session service (a lone surrogate), or `None`."""
+    return None if text.isascii() or not _SURROGATE.search(text) else _surrogate_problem(text)
+
+
+def _surrogate_problem(text: str) -> str:
+    found = _SURROGATE.search(text)
+    assert found is not None
+    return (
+        f"holds the lone surrogate {found.group()!r} at index {found.start()}, "
+        "which is not valid Unicode (no database can store it as text)"
     )
+
+
+def _bad_value(key: str, path: str, problem: str, *, help: str = _VALUE_HELP) -> InvalidStateError:
+    return InvalidStateError(f"state value {path!r} is not plain JSON: it {problem}", key=key, path=path, help=help)
 
 
 class _Fixed:
@@ -157,6 +250,8 @@ class State(Mapping[str, Any]):
 
     def __init__(self, value: dict[str, Any], *, delta: dict[str, Any] | None = None) -> None:
         delta = {} if delta is None else delta
+        check_state(value)  # both are kept as given (writes go to them): checked, the copies dropped
+        check_state(delta, what="state delta")
         self._value_of: Callable[[], dict[str, Any]] = _Fixed(value)
         self._delta_of: Callable[[], dict[str, Any]] = _Fixed(delta)
         self._written: set[str] = set()  # keys written through this view: ``value`` has their own copy
@@ -191,7 +286,7 @@ class State(Mapping[str, Any]):
         if key in delta:
             if key in self._written_keys(value, delta) and key in value:
                 return value[key]
-            return copy.deepcopy(delta[key])  # a delta given from outside: never hand out its objects
+            return check_value(key, delta[key])  # a delta given from outside: never hand out its objects
         return value[key]
 
     def __contains__(self, key: object) -> bool:
@@ -240,8 +335,8 @@ class State(Mapping[str, Any]):
         return bool(self._delta)
 
     def to_dict(self) -> dict[str, Any]:
-        """The combined state as a new dict, deep-copied: the stored values with the delta on top."""
-        return copy.deepcopy({key: self[key] for key in self})
+        """The combined state as a new dict, deep-copied (and checked): the stored values with the delta on top."""
+        return check_state({key: self[key] for key in self})
 
     def __repr__(self) -> str:
         return f"State({self.to_dict()!r}, delta={self._delta!r})"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from templating.pytest_plugin import PromptTextExtension, SnapshotText, extension_for, lint_report
+from templating.pytest_plugin import PromptTextExtension, SnapshotText, extension_for, lint_report, marked_diff
 
 TEST_FILE = """
 def test_greeting(prompt_snapshot, snapshot):
@@ -148,3 +148,127 @@ def test_this_projects_prompt_snapshots_live_under_their_test_path() -> None:
 
 def test_lint_report_clean() -> None:
     assert lint_report("Hello <name>") == "no findings\n"
+
+
+# --- invisible changes are shown --------------------------------------------------------------
+
+ONLY_UNSEEN = "1 line differs only in characters you cannot see"
+OLD = "Line 1\nLine 2\nLine 3 stays.\nLine 4\n"
+
+# id, received text (OLD changed on one line), the changed line as the diff shows it
+INVISIBLE = [
+    ("trailing-space", OLD.replace("stays.", "stays. "), "+Line 3 stays.·"),
+    ("trailing-spaces", OLD.replace("stays.", "stays.   "), "+Line 3 stays.···"),
+    ("leading-space", OLD.replace("Line 3", " Line 3"), "+·Line 3 stays."),
+    ("tab-for-space", OLD.replace("3 stays", "3\tstays"), "+Line 3→stays."),
+    ("tab-indent-for-spaces", OLD.replace("Line 3", "\tLine 3"), "+→Line 3 stays."),
+    ("carriage-return", OLD.replace("stays.", "stays.\r"), "+Line 3 stays.\\r"),
+    ("crlf-line-endings", OLD.replace("\n", "\r\n"), "+Line 3 stays.\\r"),
+    ("no-break-space", OLD.replace("3 stays", "3\u00a0stays"), "+Line 3<U+00A0>stays."),
+    ("zero-width-space", OLD.replace("stays", "st\u200bays"), "+Line 3 st<U+200B>ays."),
+    ("zero-width-joiner", OLD.replace("stays", "stays\u200d"), "+Line 3 stays<U+200D>."),
+    ("byte-order-mark", OLD.replace("Line 3", "\ufeffLine 3"), "+<U+FEFF>Line 3 stays."),
+    ("right-to-left-mark", OLD.replace("stays", "\u200fstays"), "+Line 3 <U+200F>stays."),
+    ("escape-control", OLD.replace("stays", "\x1bstays"), "+Line 3 <U+001B>stays."),
+    ("nul", OLD.replace("stays.", "stays.\x00"), "+Line 3 stays.<U+0000>"),
+    ("em-space", OLD.replace("3 stays", "3\u2003stays"), "+Line 3<U+2003>stays."),
+    ("line-separator", OLD.replace("stays.", "stays.\u2028"), "+Line 3 stays.<U+2028>"),
+    ("variation-selector", OLD.replace("stays", "s\ufe0ftays"), "+Line 3 s<U+FE0F>tays."),
+]
+
+
+@pytest.mark.parametrize(("new", "shown"), [c[1:] for c in INVISIBLE], ids=[c[0] for c in INVISIBLE])
+def test_a_change_you_cannot_see_is_marked_and_said(new: str, shown: str) -> None:
+    diff = marked_diff(OLD, new)
+    assert diff[0].startswith(("1 line differs", "4 lines differ"))  # CRLF changes every line
+    assert "only in characters you cannot see (whitespace, control, zero-width, no-break, line endings)" in diff[0]
+    assert "· a space at the start or end of a line, → a tab" in diff[1]
+    assert shown in diff
+    assert "-Line 3 stays." in diff
+
+
+def test_a_visible_change_gets_no_note() -> None:
+    diff = marked_diff(OLD, OLD.replace("stays", "goes"))
+    assert diff[:2] == ["--- snapshot", "+++ received"]
+    assert "-Line 3 stays." in diff
+    assert "+Line 3 goes." in diff
+    assert marked_diff(OLD, OLD) == []
+
+
+def test_invisible_characters_in_a_visible_change_are_still_marked() -> None:
+    diff = marked_diff(OLD, OLD.replace("stays.", "goes.\u200b "))
+    assert diff[0] == "invisible characters in changed lines are marked:"
+    assert "+Line 3 goes.<U+200B>·" in diff
+
+
+def test_spaces_inside_a_line_stay_spaces() -> None:
+    diff = marked_diff("a b\n", "a  b\n")
+    assert diff[-2:] == ["-a b", "+a  b"]
+    assert diff[0].startswith("1 line differs only")
+
+
+@pytest.mark.parametrize(
+    ("change", "shown"),
+    [("stays. ", "*+Line 3 stays.·"), ("st\\u200bays.", "*+Line 3 st<U+200B>ays.")],
+    ids=["trailing-space", "zero-width-space"],
+)
+def test_a_failing_snapshot_shows_the_invisible_change(pytester: pytest.Pytester, change: str, shown: str) -> None:
+    source = (
+        "def test_p(prompt_snapshot, snapshot):\n"
+        '    assert prompt_snapshot("Line 3 <w>\\nLine 4", {"w": W}) == snapshot\n'
+    )
+    pytester.makepyfile(test_p='W = "stays."\n' + source)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    pytester.makepyfile(test_p=f'W = "{change}"\n' + source)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*{ONLY_UNSEEN}*", "*--- snapshot", "*+++ received", "*-Line 3 stays.", shown])
+
+
+# --- snapshot names that would share a file -----------------------------------------------------
+
+COLLIDING = """
+import pytest
+
+@pytest.mark.parametrize("name", ["a/b", "ab", "a<b", "other"])
+def test_x(prompt_snapshot, snapshot, name):
+    assert prompt_snapshot("Hi <n>", {"n": name}) == snapshot
+
+def test_alone(prompt_snapshot, snapshot):
+    assert prompt_snapshot("Hi", {}) == snapshot
+"""
+
+
+@pytest.mark.parametrize(
+    "options", [["--snapshot-update"], [], ["--snapshot-update", "-k", "a/b"]], ids=["update", "check", "update-one"]
+)
+def test_ids_that_would_share_a_snapshot_file_fail_naming_each_other(
+    pytester: pytest.Pytester, options: list[str]
+) -> None:
+    pytester.makepyfile(test_names=COLLIDING)
+    result = pytester.runpytest(*options)
+    folder = pytester.path / "__snapshots__" / "test_names"
+    if options == ["--snapshot-update"]:
+        result.assert_outcomes(passed=2, errors=3)  # the others are written
+    elif options:
+        result.assert_outcomes(errors=1)  # -k keeps one of them: it still may not take the shared file
+    else:
+        result.assert_outcomes(failed=2, errors=3)  # no snapshots yet
+    assert (
+        "snapshot name collision: test_names.py::test_x[a/b], test_names.py::test_x[ab], "
+        "test_names.py::test_x[a<b] would share one snapshot file, test_x[ab].txt"
+    ) in result.stdout.str()
+    assert "Give these tests ids that still differ after that" in result.stdout.str()
+    written = sorted(path.name for path in folder.iterdir()) if folder.exists() else []
+    assert written == (["test_alone.txt", "test_x[other].txt"] if options == ["--snapshot-update"] else [])
+
+
+def test_long_ids_cut_to_the_same_file_name_collide(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_long='import pytest\n\n@pytest.mark.parametrize("n", ["a", "b"], ids=["x" * 300 + "1", "x" * 300 + "2"])\n'
+        "def test_x(lint_snapshot, snapshot, n):\n    assert lint_snapshot(n) == snapshot\n"
+    )
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*snapshot name collision*is cut at 251 characters*"])
+    assert not (pytester.path / "__snapshots__").exists()

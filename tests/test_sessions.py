@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import pickle
+import re
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator
@@ -30,6 +31,7 @@ from templating import (
     StaleSessionError,
     TemplatingError,
 )
+from templating.state import MAX_DEPTH
 
 T = TypeVar("T")
 APP, USER = "shop", "ada"
@@ -553,6 +555,149 @@ def test_a_bad_initial_state_creates_nothing(state: dict[Any, Any], message: str
     assert run(service.list_sessions(app_name=APP)) == []
     assert run(service.get_user_state(app_name=APP, user_id=USER)) == {}
     assert create(service, session_id="s2").state == {}  # no app: value leaked either
+
+
+# --- the value contract: every service accepts and refuses the same values -------------------
+
+
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def cycle() -> Any:
+    value: list[Any] = []
+    value.append(value)
+    return value
+
+
+# id, value, the error's words (None: accepted, and read back equal and of the same types)
+VALUE_CONTRACT: list[tuple[str, Callable[[], Any], str | None]] = [
+    ("text", lambda: "héllo 😀 \u200b", None),
+    ("nul-and-control-characters", lambda: "a\x00b\x1f\x7f", None),
+    ("nul-in-a-key", lambda: {"a\x00b": 1}, None),
+    ("int-64-bit-max", lambda: 2**63 - 1, None),
+    ("int-64-bit-min", lambda: -(2**63), None),
+    ("float-not-int", lambda: [1.0, -0.0, 5e-324, 1.7976931348623157e308], None),
+    ("bool-not-int", lambda: [True, False, 0, 1], None),
+    ("nested-at-the-limit", lambda: nested(MAX_DEPTH), None),
+    ("empty-containers", lambda: {"a": [], "b": {}, "c": [[], {}]}, None),
+    ("lone-surrogate", lambda: "a\ud800", "holds the lone surrogate '\\ud800' at index 1"),
+    ("lone-surrogate-in-a-key", lambda: {"\udfff": 1}, "has a key that holds the lone surrogate"),
+    ("int-2-to-63", lambda: 2**63, "is the int 9223372036854775808, outside the 64-bit range"),
+    ("int-10-to-5000", lambda: 10**5000, "is an int of about 5001 digits, outside the 64-bit range"),
+    ("nan", lambda: float("nan"), "is nan, which JSON cannot hold"),
+    ("infinity-in-a-dict", lambda: {"x": float("inf")}, "is inf, which JSON cannot hold"),
+    ("nested-one-too-deep", lambda: nested(MAX_DEPTH + 1), f"nests lists and dicts more than {MAX_DEPTH} deep"),
+    ("nested-500", lambda: nested(500), f"nests lists and dicts more than {MAX_DEPTH} deep"),
+    ("nested-100000", lambda: nested(100_000), f"nests lists and dicts more than {MAX_DEPTH} deep"),
+    ("cyclic-list", cycle, "contains itself"),
+    ("tuple", lambda: (1, 2), "is of type tuple"),
+    ("bytes", lambda: b"x", "is of type bytes"),
+]
+
+
+# Each value under a key of each stored scope in turn (they are stored alike, in one kind of column).
+CONTRACT_CASES = [(("k", "user:k", "app:k")[n % 3], *case[1:]) for n, case in enumerate(VALUE_CONTRACT)]
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """Equal, with the same types all the way down (``1 == 1.0 == True`` in Python; not in state)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(same_json(left[key], right[key]) for key in left)
+    if isinstance(left, list):
+        return len(left) == len(right) and all(same_json(a, b) for a, b in zip(left, right, strict=True))
+    if isinstance(left, float):
+        return repr(left) == repr(right)  # -0.0 stays -0.0
+    return bool(left == right)
+
+
+@pytest.mark.parametrize(("key", "make", "words"), CONTRACT_CASES, ids=[c[0] for c in VALUE_CONTRACT])
+def test_the_value_contract_on_create(
+    make: Callable[[], Any], words: str | None, key: str, service: SessionService
+) -> None:
+    value = make()
+    if words is None:
+        create(service, session_id="s1", state={key: value})
+        assert same_json(fetch(service, "s1").state[key], value)
+        return
+    with pytest.raises(InvalidStateError) as info:
+        create(service, session_id="s1", state={"ok": 1, key: value})
+    assert words in str(info.value)
+    assert info.value.key == key
+    assert str(info.value).startswith(f"state value {info.value.path!r} is not plain JSON")
+    assert run(service.list_sessions(app_name=APP)) == []
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {}
+    assert create(service, session_id="s2").state == {}
+
+
+@pytest.mark.parametrize(("key", "make", "words"), CONTRACT_CASES, ids=[c[0] for c in VALUE_CONTRACT])
+def test_the_value_contract_on_append(
+    make: Callable[[], Any], words: str | None, key: str, service: SessionService
+) -> None:
+    value = make()
+    session = create(service, session_id="s1", state={"keep": 1})
+    appended = event()
+    appended.actions.state_delta.update({"ok": 2, key: value})  # models check on construction; services again
+    if words is None:
+        run(service.append_event(session, appended))
+        stored = fetch(service, "s1")
+        assert same_json(stored.state[key], value)
+        assert same_json(stored.events[0].actions.state_delta[key], value)
+        return
+    with pytest.raises(InvalidStateError) as info:
+        run(service.append_event(session, appended))
+    assert words in str(info.value)
+    assert info.value.key == key
+    assert session.state == {"keep": 1}
+    assert session.events == []
+    stored = fetch(service, "s1")
+    assert stored.state == {"keep": 1}
+    assert stored.events == []
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {}
+    assert create(service, session_id="s2").state == {}  # no user: or app: value landed either
+
+
+# Ids and event text no database can store are refused by every service, before anything is stored.
+
+BAD_IDS = [
+    ("app-nul", {"app_name": "sh\x00op"}, "app_name 'sh\\x00op' holds a NUL character"),
+    ("user-surrogate", {"user_id": "a\ud800"}, "user_id 'a\\ud800' holds the lone surrogate '\\ud800' at index 1"),
+    ("session-nul", {"session_id": "s\x00"}, "session_id 's\\x00' holds a NUL character"),
+    ("session-surrogate", {"session_id": "\udfff"}, "session_id '\\udfff' holds the lone surrogate"),
+]
+
+
+@pytest.mark.parametrize(("ids", "words"), [c[1:] for c in BAD_IDS], ids=[c[0] for c in BAD_IDS])
+def test_ids_no_database_can_store_are_refused(ids: dict[str, str], words: str, service: SessionService) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        create(service, **ids)
+    assert run(service.list_sessions(app_name=APP)) == []
+    key = {"app_name": APP, "user_id": USER, "session_id": "s1", **ids}
+    with pytest.raises(ValueError, match=re.escape(words)):
+        run(service.get_session(**key))
+    with pytest.raises(ValueError, match=re.escape(words)):
+        run(service.delete_session(**key))
+
+
+@pytest.mark.parametrize("field", ["author", "content", "invocation_id", "id"])
+def test_event_text_no_database_can_store_is_refused(field: str, service: SessionService) -> None:
+    with pytest.raises(pydantic.ValidationError, match="holds the lone surrogate"):
+        Event(**{"author": "a", field: "x\ud800"})
+    session = create(service, session_id="s1")
+    bad = event({"k": 1})
+    bad.__dict__[field] = "x\ud800"  # as if built without validation: the service validates it again
+    with pytest.raises(pydantic.ValidationError, match="holds the lone surrogate '\\\\ud800' at index 1"):
+        run(service.append_event(session, bad))
+    assert fetch(service, "s1").events == []
+    assert fetch(service, "s1").state == {}
+    run(service.append_event(session, event({"k": 1}, author="a\x00", content="b\x00")))  # NUL is text all store
+    stored = fetch(service, "s1").events[0]
+    assert (stored.author, stored.content) == ("a\x00", "b\x00")
 
 
 # --- stale sessions -------------------------------------------------------------------------

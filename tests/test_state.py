@@ -13,7 +13,18 @@ from hypothesis import strategies as st
 
 from templating import InvalidStateError, State, TemplatingError, render
 from templating.nodes import SCOPE_PREFIXES, SCOPES
-from templating.state import check_state, check_value, copy_checked, scope_of
+from templating.state import (
+    MAX_DEPTH,
+    MAX_INT,
+    MIN_INT,
+    _copy,
+    _fast_copy,
+    _Refused,
+    check_state,
+    check_value,
+    copy_checked,
+    scope_of,
+)
 
 
 def test_prefix_constants_come_from_the_one_definition() -> None:
@@ -212,7 +223,11 @@ def test_invalid_state_error_is_a_value_error_and_pickles() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers(MIN_INT, MAX_INT)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
     max_leaves=20,
 )
@@ -261,3 +276,149 @@ def test_a_state_renders_exactly_what_it_reads(
     keys = sorted({*value, *delta, *(key for write in writes for key in write)})
     source = " | ".join(f"<{key}>" for key in keys)
     assert render(source, state) == render(source, {key: state[key] for key in keys})
+
+
+# --- the value contract's limits: 64-bit ints, valid Unicode, nesting depth -------------------
+
+
+def nested(depth: int, *, kind: str = "list") -> Any:
+    """A value of ``depth`` lists (or dicts) nested in one another, built without recursion."""
+    value: Any = 0
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"a": value}
+    return value
+
+
+LIMITS = [
+    # id, value, accepted?, words in the error
+    ("int-max", MAX_INT, True, None),
+    ("int-min", MIN_INT, True, None),
+    ("int-max-plus-one", MAX_INT + 1, False, "is the int 9223372036854775808, outside the 64-bit range"),
+    ("int-min-minus-one", MIN_INT - 1, False, "is the int -9223372036854775809, outside the 64-bit range"),
+    ("int-10-to-5000", 10**5000, False, "is an int of about 5001 digits"),
+    ("float-huge-is-fine", 1e308, True, None),
+    ("surrogate", "ok \ud800", False, "holds the lone surrogate '\\ud800' at index 3, which is not valid Unicode"),
+    ("surrogate-low", ["\udfff"], False, "'v[0]' is not plain JSON: it holds the lone surrogate '\\udfff'"),
+    ("surrogate-pair-is-not-an-emoji", "\ud83d\ude00", False, "lone surrogate '\\ud83d' at index 0"),
+    ("emoji", "\U0001f600", True, None),
+    ("nul-and-controls", "a\x00b\x1b\u200b", True, None),
+    ("surrogate-inner-key", {"\udc80": 1}, False, "has a key that holds the lone surrogate '\\udc80'"),
+    ("list-at-the-limit", nested(MAX_DEPTH), True, None),
+    ("dict-at-the-limit", nested(MAX_DEPTH, kind="dict"), True, None),
+    ("list-one-too-deep", nested(MAX_DEPTH + 1), False, f"nests lists and dicts more than {MAX_DEPTH} deep"),
+    ("dict-one-too-deep", nested(MAX_DEPTH + 1, kind="dict"), False, "v['a']['a']"),
+    ("list-500-deep", nested(500), False, f"more than {MAX_DEPTH} deep"),
+    ("list-100000-deep", nested(100_000), False, f"more than {MAX_DEPTH} deep"),
+    ("dict-100000-deep", nested(100_000, kind="dict"), False, f"more than {MAX_DEPTH} deep"),
+]
+
+
+@pytest.mark.parametrize(("value", "accepted", "words"), [c[1:] for c in LIMITS], ids=[c[0] for c in LIMITS])
+def test_the_value_contracts_limits(value: Any, accepted: bool, words: str | None) -> None:
+    state = State({"keep": 1})
+    if accepted:
+        state["v"] = value
+        assert state["v"] == value
+        assert json.loads(json.dumps(state["v"], allow_nan=False)) == value
+        return
+    with pytest.raises(InvalidStateError) as info:
+        state.update({"ok": 2, "v": value})
+    assert words is not None
+    assert words in str(info.value)
+    assert info.value.key == "v"
+    assert f"state value {info.value.path!r} is not plain JSON" in str(info.value)
+    assert state.to_dict() == {"keep": 1}
+    assert not state.has_delta()
+
+
+def test_too_deep_names_the_path_to_the_level_past_the_limit() -> None:
+    with pytest.raises(InvalidStateError) as info:
+        check_state({"k": {"a": [nested(MAX_DEPTH)]}})
+    assert info.value.path == "k['a'][0]" + "[0]" * (MAX_DEPTH - 2)
+    assert f"help: state values nest at most {MAX_DEPTH} lists and dicts deep" in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["\ud800", "user:\udbff", "a\udfffb"], ids=["alone", "scoped", "inside"])
+def test_a_key_with_a_lone_surrogate_is_refused(key: str) -> None:
+    with pytest.raises(InvalidStateError, match=r"key .* is not valid Unicode: it holds the lone surrogate") as info:
+        check_state({"fine": 1, key: 2})
+    assert info.value.key == key
+    assert "help: state text must be valid Unicode" in str(info.value)
+    str(info.value).encode("utf-8")  # the message itself is printable: the surrogate is escaped
+
+
+@given(st.integers(min_value=MAX_INT + 1) | st.integers(max_value=MIN_INT - 1))
+def test_every_int_outside_64_bits_is_refused(number: int) -> None:
+    with pytest.raises(InvalidStateError, match="outside the 64-bit range"):
+        check_value("v", [number])
+
+
+@given(st.text(max_size=5), st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), st.text(max_size=5))
+def test_every_text_with_a_surrogate_is_refused(before: str, surrogate: str, after: str) -> None:
+    text = before + surrogate + after
+    with pytest.raises(InvalidStateError, match="lone surrogate"):
+        check_value("v", {"a": text})
+    with pytest.raises(InvalidStateError, match="has a key that holds the lone surrogate"):
+        check_value("v", {text: 1})
+
+
+# Anything, the contract's values among others: the fast path (no paths built) must accept exactly what
+# the checker that explains accepts, and copy it the same.
+any_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=3)
+    | st.binary(max_size=2)
+    | st.tuples(st.integers()),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(max_size=2) | st.integers(0, 3), children, max_size=3)
+        | st.frozensets(st.integers(), max_size=2)
+    ),
+    max_leaves=12,
+)
+
+
+@given(any_values)
+def test_the_fast_path_and_the_checker_accept_the_same_values(value: Any) -> None:
+    try:
+        fast: Any = _fast_copy(value, 0)
+    except _Refused:
+        fast = _Refused
+    try:
+        slow: Any = _copy(value, "v", "v", set(), 0)
+    except InvalidStateError:
+        slow = _Refused
+    assert (fast is _Refused) == (slow is _Refused)
+    if fast is not _Refused:  # copied alike, sharing no container with the value given
+        assert slow == fast
+        assert not set(containers(fast)) & set(containers(value))
+
+
+def test_a_dict_key_of_a_str_subclass_is_left_to_the_checker_which_accepts_it() -> None:
+    key = type("Name", (str,), {})("k")
+    with pytest.raises(_Refused):
+        _fast_copy({key: 1}, 0)
+    assert check_value("v", {key: [1]}) == {"k": [1]}
+
+
+@pytest.mark.parametrize(
+    ("value", "delta", "words"),
+    [
+        ({"k": nested(100_000)}, None, "state value 'k[0][0]"),
+        ({}, {"k": nested(100_000)}, "state value 'k[0][0]"),
+        ({"k": cyclic}, None, "state value 'k[0]' is not plain JSON: it contains itself"),
+        ({"k": 10**5000}, None, "is an int of about 5001 digits"),
+        ({}, {"k": "\ud800"}, "lone surrogate"),
+    ],
+    ids=["deep-value", "deep-delta", "cyclic-value", "huge-int", "surrogate-in-delta"],
+)
+def test_a_state_made_from_values_outside_the_contract_is_refused(
+    value: dict[str, Any], delta: dict[str, Any] | None, words: str
+) -> None:
+    with pytest.raises(InvalidStateError) as info:
+        State(value, delta=delta)
+    assert words in str(info.value)
+    assert info.value.key == "k"
