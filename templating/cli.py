@@ -613,7 +613,7 @@ def _version() -> str:
     from importlib import metadata  # slow to import: only for --version
 
     try:
-        return metadata.version("templating")
+        return metadata.version("agent-prompt-templating")
     except metadata.PackageNotFoundError:  # running from a checkout that is not installed
         return "unknown"
 

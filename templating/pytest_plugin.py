@@ -20,9 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-from syrupy.location import PyTestLocation
+
+from .pytest_entry import EXTRA_MISSING
+
+try:
+    from syrupy.assertion import SnapshotAssertion
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+    from syrupy.location import PyTestLocation
+except ModuleNotFoundError as exc:  # the `pytest` extra is not installed
+    raise ModuleNotFoundError(EXTRA_MISSING, name=exc.name) from exc
 
 from .errors import excerpt
 from .lint import lint

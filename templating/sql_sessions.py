@@ -3,7 +3,7 @@
 :class:`DatabaseSessionService` stores what :class:`~templating.InMemorySessionService` keeps in
 memory, with the same interface, semantics and errors: both are a
 :class:`~templating.SessionService`, which does every check and applies every rule; this module
-only reads and writes rows, on SQLAlchemy 2's asyncio API (``templating[sql]``).
+only reads and writes rows, on SQLAlchemy 2's asyncio API (`agent-prompt-templating[sql]`).
 
 Tables (all prefixed ``templating_``): one row per app (``app:`` state), per app and user
 (``user:`` state), per session (its own state) and per stored event, plus a schema-version row.
@@ -78,7 +78,7 @@ __all__ = ["SCHEMA_VERSION", "DatabaseSessionService", "SessionStoreError"]
 SCHEMA_VERSION = 1
 """The layout of the tables this module writes. A database holding another version is refused."""
 
-_INSTALL = "install the sql extra: pip install 'templating[sql]' (SQLAlchemy 2 with aiosqlite and asyncpg)"
+_INSTALL = "install the sql extra: pip install 'agent-prompt-templating[sql]' (SQLAlchemy 2 with aiosqlite and asyncpg)"
 _DRIVERS = {"sqlite+aiosqlite": "sqlite", "postgresql+asyncpg": "postgresql"}
 _URL_HELP = (
     "use sqlite+aiosqlite:///path/to/sessions.db (embedded; sqlite+aiosqlite:// for memory) or "
@@ -223,7 +223,7 @@ def _shut_down(runner: _LoopThread, engine: AsyncEngine) -> None:
 
 
 class DatabaseSessionService(SessionService):
-    """Sessions in SQLite or PostgreSQL, through SQLAlchemy 2's asyncio API (needs ``templating[sql]``).
+    """Sessions in SQLite or PostgreSQL, through SQLAlchemy 2's asyncio API (needs `agent-prompt-templating[sql]`).
 
     ``url`` is ``sqlite+aiosqlite:///path/to/sessions.db`` (a file, created if missing; its folder
     must exist; four slashes for an absolute path; ``sqlite+aiosqlite://`` for a private in-memory
