@@ -80,7 +80,12 @@ class InstructionProvider:
 
     def __call__(self, ctx: Any) -> str:
         # Template.render without its extra call: this runs on every agent turn.
-        return self.template._plan.render(ctx, missing=self.missing)
+        template = self.template
+        try:
+            plan = template._plan
+        except AttributeError:  # the template's first render
+            plan = template._planned()
+        return plan.render(ctx, missing=self.missing)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and (

@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
 from .errors import MissingKey, MissingKeyError
-from .nodes import Dialect, Escaped, Literal, Node, Placeholder
+from .nodes import Dialect, Node, Placeholder
 
 __all__ = [
     "Formatter",
@@ -191,18 +191,27 @@ class Plan:
     __slots__ = ("default", "dialect", "parts", "reads", "slots", "source")
 
     def __init__(self, nodes: tuple[Node, ...], source: str, *, dialect: Dialect = "angle") -> None:
+        # One pass with a type test per node (a `match` on the node classes cost twice as much), and
+        # the steps below the state key worked out only for a dotted key: most keys have none.
         parts: list[str] = []
         slots: list[tuple[int, str, tuple[tuple[str, int], ...], Placeholder, str]] = []
+        add_part = parts.append
+        add_slot = slots.append
         for node in nodes:
-            match node:
-                case Literal(text=text) | Escaped(text=text):
-                    parts.append(text)
-                case Placeholder(span=span):
-                    # The steps below the state key, each with its list index (-1 if not all digits), and
-                    # for missing="keep" the placeholder exactly as the source has it.
+            if type(node) is Placeholder:
+                key = node.key
+                span = node.span
+                if "." in key:
+                    # Each step with its list index (-1 if not all digits).
+                    name = key.partition(".")[0]
                     steps = tuple((segment, int(segment) if segment.isdecimal() else -1) for segment in node.path[1:])
-                    slots.append((len(parts), node.name, steps, node, source[span.start : span.end]))
-                    parts.append("")
+                else:
+                    name, steps = key, ()
+                # For missing="keep": the placeholder exactly as the source has it.
+                add_slot((len(parts), name, steps, node, source[span.start : span.end]))
+                add_part("")
+            else:
+                add_part(node.text)  # type: ignore[union-attr]  # a Literal or an Escaped
         self.parts = parts
         self.slots = tuple(slots)
         self.reads = tuple((index, name, steps) for index, name, steps, _, _ in slots)

@@ -35,14 +35,15 @@ class Template:
     def __init__(self, source: str, *, dialect: Dialect = "angle") -> None:
         dialect = check_dialect(dialect)
         nodes = parse_nodes(source, dialect)
-        placeholders = tuple(node for node in nodes if isinstance(node, Placeholder))
+        placeholders = tuple([node for node in nodes if type(node) is Placeholder])
         set_ = object.__setattr__
         set_(self, "source", source)
         set_(self, "dialect", dialect)
         set_(self, "nodes", nodes)
         set_(self, "placeholders", placeholders)
-        set_(self, "keys", tuple(dict.fromkeys(node.key for node in placeholders)))
-        set_(self, "_plan", Plan(nodes, source, dialect=dialect))
+        set_(self, "keys", tuple(dict.fromkeys([node.key for node in placeholders])))
+        # The render plan (`_plan`) is built by the first render, not here: parsing is what `parse()`,
+        # `lint()` and `keys` need, and the plan costs about as much as the parse itself.
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Template is immutable; cannot set {name!r}")
@@ -58,8 +59,17 @@ class Template:
         leaves it as written. ``formatter`` replaces the formatting of every value found (by default
         the dialect's: JSON for containers, or ``str()`` for ``"adk"``). State is only read.
         """
-        plan: Plan = self._plan
+        try:
+            plan = self._plan
+        except AttributeError:  # the first render
+            plan = self._planned()
         return plan.render(state, missing=missing, formatter=formatter)
+
+    def _planned(self) -> Plan:
+        """The render plan, built and kept on first use. Two threads may both build it: the plans are equal."""
+        plan = Plan(self.nodes, self.source, dialect=self.dialect)
+        object.__setattr__(self, "_plan", plan)
+        return plan
 
     def __repr__(self) -> str:
         shown = self.source if len(self.source) <= 60 else self.source[:57] + "..."
