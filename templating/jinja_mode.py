@@ -1,10 +1,10 @@
 """Jinja2 mode: instruction providers for templates that need loops and conditions.
 
-Rendering happens in Jinja2's ``ImmutableSandboxedEnvironment`` with ``StrictUndefined`` and no
-autoescaping. State is exposed read-only, as ``state`` (any key: ``state["user:name"]``), as the
-namespaces ``app``, ``user`` and ``temp`` (``user.name`` reads ``user:name``), and, for session
+Rendering happens in Jinja2's `ImmutableSandboxedEnvironment` with `StrictUndefined` and no
+autoescaping. State is exposed read-only, as `state` (any key: `state["user:name"]`), as the
+namespaces `app`, `user` and `temp` (`user.name` reads `user:name`), and, for session
 keys that are identifiers, by their own name. Values print as in the angle-bracket syntax
-(``None`` empty, containers as JSON). Every error is a :class:`JinjaError` with the template line.
+(`None` empty, containers as JSON). Every error is a [`JinjaError`][templating.JinjaError] with the template line.
 
 A render reads only the names the template uses (found once, when it is compiled), so its cost does
 not grow with the size of state. Values are read where they are stored: the sandbox, not a wrapper,
@@ -47,7 +47,7 @@ _CODE = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)")
 
 
 class JinjaError(TemplatingError):
-    """A Jinja2 instruction failed to compile or render; ``span`` points at the template line."""
+    """A Jinja2 instruction failed to compile or render; `span` points at the template line."""
 
 
 class JinjaSyntaxError(JinjaError):
@@ -63,7 +63,7 @@ class JinjaSecurityError(JinjaError):
 
 
 class ReadOnlyState(Mapping[str, Any]):
-    """A read-only view of state, or of one scope of it (``user`` reads the ``user:`` keys)."""
+    """A read-only view of state, or of one scope of it (`user` reads the `user:` keys)."""
 
     __slots__ = ("_get", "_keys", "_label", "_prefix")
 
@@ -128,8 +128,8 @@ _SAFE_ATTRIBUTES[ReadonlyList] = _SAFE_ATTRIBUTES[list]
 
 
 def _allowed(kind: type, attr: str) -> bool | None:
-    """Whether ``attr`` of a ``kind`` may be used: allowlisted for the type, or for a base type when the
-    subclass did not redefine it (a ``defaultdict``'s ``get``); ``None`` for a type outside the allowlist."""
+    """Whether `attr` of a `kind` may be used: allowlisted for the type, or for a base type when the
+    subclass did not redefine it (a `defaultdict`'s `get`); `None` for a type outside the allowlist."""
     allowed = _SAFE_ATTRIBUTES.get(kind)
     if allowed is not None:
         return attr in allowed
@@ -148,8 +148,8 @@ MAX_POWER_BITS = 100_000
 
 
 class _Environment(ImmutableSandboxedEnvironment):
-    """The sandbox, with state views that answer ``x.name`` and ``x["name"]`` from state keys only,
-    an allowlist of attributes and callables, and size limits on ``*``, ``**`` and ``+``."""
+    """The sandbox, with state views that answer `x.name` and `x["name"]` from state keys only,
+    an allowlist of attributes and callables, and size limits on `*`, `**` and `+`."""
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})
 
@@ -221,7 +221,7 @@ class _Environment(ImmutableSandboxedEnvironment):
         return wrapper
 
     def checked_concat(self, parts: tuple[Any, ...]) -> str:
-        """``a ~ b``: the strings joined, if the result stays within the size limit."""
+        """`a ~ b`: the strings joined, if the result stays within the size limit."""
         texts = [str(part) for part in parts]
         _check_size(sum(len(text) for text in texts), "'~'")
         return "".join(texts)
@@ -254,7 +254,7 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def _attribute(self, obj: Any, attribute: str) -> Any:
-        """``obj.attribute`` if the sandbox allows it, else an undefined that says why."""
+        """`obj.attribute` if the sandbox allows it, else an undefined that says why."""
         try:
             value = getattr(obj, attribute)
         except AttributeError:
@@ -290,7 +290,7 @@ _PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)
 
 
 def _check_percent(template: str, args: Any, what: str) -> None:
-    """``template % args`` stays within the size limit: its widths and precisions, plus the text given."""
+    """`template % args` stays within the size limit: its widths and precisions, plus the text given."""
     size = len(template)
     for match in _PERCENT.finditer(template):
         for number in match.group(1, 2):
@@ -303,7 +303,7 @@ def _check_percent(template: str, args: Any, what: str) -> None:
 
 
 def _check_format_string(template: str, what: str) -> None:
-    """A ``str.format`` template asks for no more than the size limit in widths and precisions."""
+    """A `str.format` template asks for no more than the size limit in widths and precisions."""
     size = len(template)
     try:
         fields = list(string.Formatter().parse(template))
@@ -320,8 +320,8 @@ _PRINTABLE = (str, int, float, type(None))
 
 
 def _printable(value: Any) -> bool:
-    """Whether ``value`` is data that may be printed: not a function, class, iterator, or an object that
-    would print as ``<... at 0x...>`` (its address), nor a container holding one."""
+    """Whether `value` is data that may be printed: not a function, class, iterator, or an object that
+    would print as `<... at 0x...>` (its address), nor a container holding one."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -417,7 +417,7 @@ def _json_default(value: Any) -> Any:
 
 
 class _CodeGenerator(CodeGenerator):
-    """Compiles ``a ~ b`` to a size-checked join (Jinja2 joins without a limit)."""
+    """Compiles `a ~ b` to a size-checked join (Jinja2 joins without a limit)."""
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.checked_concat((")
@@ -541,12 +541,12 @@ class JinjaProvider:
 
 
 def jinja(source: str) -> JinjaProvider:
-    """A provider rendering ``source`` with Jinja2 in a sandbox against the context's state (read-only)."""
+    """A provider rendering `source` with Jinja2 in a sandbox against the context's state (read-only)."""
     return JinjaProvider(source)
 
 
 def _key_lister(ctx: Any) -> Callable[[], list[str]]:
-    """The keys of whatever holds state, read when needed (a mapping, ``ctx.state``, or an ADK ``State``)."""
+    """The keys of whatever holds state, read when needed (a mapping, `ctx.state`, or an ADK `State`)."""
     holder = ctx if isinstance(ctx, Mapping) else getattr(ctx, "state", ctx)
 
     def keys() -> list[str]:
@@ -567,7 +567,7 @@ def _did_you_mean(name: str, options: list[str]) -> str:
 
 
 def _did_you_mean_key(key: str, keys: list[str]) -> str:
-    """A close state key, compared within the key's scope so that a shared ``user:`` does not count as likeness."""
+    """A close state key, compared within the key's scope so that a shared `user:` does not count as likeness."""
     scope, colon, name = key.partition(":")
     if colon and scope in SCOPES:
         names = [k[len(scope) + 1 :] for k in keys if k.startswith(scope + ":")]
@@ -586,7 +586,7 @@ def _template_line(error: BaseException) -> int | None:
 
 
 def _line_span(source: str, line: int | None, message: str) -> Span | None:
-    """A span on ``line``: what ``message`` quotes, found in the line's Jinja2 code if possible, else the line."""
+    """A span on `line`: what `message` quotes, found in the line's Jinja2 code if possible, else the line."""
     if line is None or line < 1:
         return None
     lines = source.split("\n")
