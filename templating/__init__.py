@@ -1,12 +1,12 @@
 """templating: a real grammar for the instructions (system prompts) of LLM agents.
 
-``Hello <user:name>, your order <order_id> is <status?>.`` parses into literal, placeholder and
+`Hello <user:name>, your order <order_id> is <status?>.` parses into literal, placeholder and
 escape nodes and renders against a read-only view of the agent's state.
 
 The core (parsing, rendering, linting, converting) is imported at once. The parts built on
 pydantic, Jinja2 or SQLAlchemy (sessions, the database session service, contexts, agents, the
 runner, Jinja2 mode) are imported the first time one of their names is used, so the command line
-and the pytest plugin start quickly, and SQLAlchemy is needed only by ``DatabaseSessionService``.
+and the pytest plugin start quickly, and SQLAlchemy is needed only by `DatabaseSessionService`.
 """
 
 from __future__ import annotations

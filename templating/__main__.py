@@ -1,4 +1,4 @@
-"""``python -m templating``: the same as the ``templating`` command."""
+"""`python -m templating`: the same as the `templating` command."""
 
 import sys
 

@@ -1,7 +1,7 @@
 """Agent definitions: a small pydantic model of an agent tree and the instruction each agent's model receives.
 
-The shape follows Google ADK's ``LlmAgent`` (``name``, ``instruction``, ``global_instruction``,
-``static_instruction``, ``output_key``, ``sub_agents``), so a definition written here reads like
+The shape follows Google ADK's `LlmAgent` (`name`, `instruction`, `global_instruction`,
+`static_instruction`, `output_key`, `sub_agents`), so a definition written here reads like
 one written there; the instructions use this package's templates and providers.
 """
 
@@ -25,22 +25,22 @@ _INSTRUCTION_SEPARATOR = "\n\n"
 class Agent(BaseModel):
     """One agent in a tree of agents.
 
-    - ``instruction`` / ``global_instruction``: a template source (``str``), a ``Template`` or a
-      provider. Strings are parsed and checked when the agent is defined, as ``instruction(s)``
-      does (strict: a near miss such as ``< name >`` fails; pass ``instruction(s, strict=False)``
-      or a ``Template`` to keep such text). Only the *root* agent's ``global_instruction`` is
+    - `instruction` / `global_instruction`: a template source (`str`), a `Template` or a
+      provider. Strings are parsed and checked when the agent is defined, as `instruction(s)`
+      does (strict: a near miss such as `< name >` fails; pass `instruction(s, strict=False)`
+      or a `Template` to keep such text). Only the *root* agent's `global_instruction` is
       used, for every agent in the tree (as in ADK).
-    - ``static_instruction``: text sent exactly as written (never rendered), for content that never
+    - `static_instruction`: text sent exactly as written (never rendered), for content that never
       changes; placed between the global instruction and the instruction, as ADK does.
-    - ``output_key``: the state key the agent's reply is saved under: a key a template can read
-      (an identifier, optionally scoped: ``summary``, ``user:summary``).
-    - ``sub_agents``: child agents, kept as a tuple (assign a new sequence to change them); each
-      gets this agent as its ``parent_agent``, and children that leave lose it. An agent has at
+    - `output_key`: the state key the agent's reply is saved under: a key a template can read
+      (an identifier, optionally scoped: `summary`, `user:summary`).
+    - `sub_agents`: child agents, kept as a tuple (assign a new sequence to change them); each
+      gets this agent as its `parent_agent`, and children that leave lose it. An agent has at
       most one parent, names are unique within the whole tree (checked from the root, whichever
       agent changes), and the tree has no cycles.
 
-    ``model_copy(update=...)`` validates the copy as a new definition; copying an agent that has
-    ``sub_agents`` raises ``TypeError`` (a sub-agent has one parent).
+    `model_copy(update=...)` validates the copy as a new definition; copying an agent that has
+    `sub_agents` raises `TypeError` (a sub-agent has one parent).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", validate_assignment=True)
@@ -140,10 +140,10 @@ class Agent(BaseModel):
             raise
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Agent:
-        """A new agent with the same fields (``update`` replacing some), validated as a new definition is.
+        """A new agent with the same fields (`update` replacing some), validated as a new definition is.
 
-        The copy has no parent. Copying an agent that has ``sub_agents`` is not supported (a sub-agent
-        has one parent): it raises ``TypeError``; build the new tree from new agents instead.
+        The copy has no parent. Copying an agent that has `sub_agents` is not supported (a sub-agent
+        has one parent): it raises `TypeError`; build the new tree from new agents instead.
         """
         if self.sub_agents:
             raise TypeError(
@@ -182,8 +182,8 @@ class Agent(BaseModel):
     def keys(self) -> tuple[str, ...]:
         """The state keys this agent's instruction uses, where they can be known before it runs.
 
-        From the root's ``global_instruction`` and this agent's ``instruction``: template strings,
-        ``Template``s and providers with ``.keys`` (``instruction``, ``concat``, ``when``). Other
+        From the root's `global_instruction` and this agent's `instruction`: template strings,
+        `Template`s and providers with `.keys` (`instruction`, `concat`, `when`). Other
         callables and Jinja2 providers add none.
         """
         found: dict[str, None] = {}
@@ -192,7 +192,7 @@ class Agent(BaseModel):
         return tuple(found)
 
     def find_agent(self, name: str) -> Agent | None:
-        """This agent or a descendant with ``name``."""
+        """This agent or a descendant with `name`."""
         return next((agent for agent in self._walk() if agent.name == name), None)
 
     def _walk(self) -> list[Agent]:
@@ -211,7 +211,7 @@ class Agent(BaseModel):
 
     def _parsed(self, field: str) -> InstructionLike:
         """The field's value, a string as its parsed template: the one kept at definition if it is still
-        the field's source, else parsed now (and cached by ``parse``)."""
+        the field's source, else parsed now (and cached by `parse`)."""
         value: InstructionLike = getattr(self, field)
         if not isinstance(value, str):
             return value
@@ -219,10 +219,10 @@ class Agent(BaseModel):
         return kept if kept is not None and kept.source == value else parse(value)
 
     async def canonical_instruction(self, ctx: Any) -> str:
-        """The system instruction this agent's model receives for ``ctx`` (a mapping or an object with ``.state``).
+        """The system instruction this agent's model receives for `ctx` (a mapping or an object with `.state`).
 
-        The root agent's ``global_instruction``, then ``static_instruction`` verbatim, then this
-        agent's ``instruction``, each rendered against ``ctx`` and separated by a blank line; empty
+        The root agent's `global_instruction`, then `static_instruction` verbatim, then this
+        agent's `instruction`, each rendered against `ctx` and separated by a blank line; empty
         parts are left out.
         """
         root = self.root_agent
@@ -235,14 +235,14 @@ class Agent(BaseModel):
 
 
 def _private(agent: Agent, name: str) -> Any:
-    """A private attribute read from pydantic's store directly: ``agent._name`` first fails the normal
-    lookup and then goes through ``BaseModel.__getattr__``, which costs more than rendering a template
+    """A private attribute read from pydantic's store directly: `agent._name` first fails the normal
+    lookup and then goes through `BaseModel.__getattr__`, which costs more than rendering a template
     does, on the path every turn takes."""
     return cast(dict[str, Any], agent.__pydantic_private__)[name]
 
 
 async def _resolve_field(agent: Agent, field: str, ctx: Any) -> str:
-    """An instruction field resolved for ``ctx``; an empty string (the default) is empty, with no render."""
+    """An instruction field resolved for `ctx`; an empty string (the default) is empty, with no render."""
     value = getattr(agent, field)
     if isinstance(value, str) and not value:
         return ""

@@ -1,4 +1,4 @@
-"""The ``templating`` command: render an instruction, list its keys, lint instructions, convert an ADK
+"""The `templating` command: render an instruction, list its keys, lint instructions, convert an ADK
 instruction.
 
 Exit codes: 0 success, 1 missing keys (or other findings), 2 bad usage or unreadable input.
@@ -34,9 +34,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def read_text(path: str, *, what: str = "template", decode_errors: bool = False) -> str:
-    """The text of ``path`` (``-`` is stdin), exactly as written (line endings kept, a leading byte
-    order mark dropped), or a UsageError saying why it cannot be read. ``decode_errors``: let a
-    UnicodeDecodeError through (linting reports an undecodable ``.py`` file as a finding)."""
+    """The text of `path` (`-` is stdin), exactly as written (line endings kept, a leading byte
+    order mark dropped), or a UsageError saying why it cannot be read. `decode_errors`: let a
+    UnicodeDecodeError through (linting reports an undecodable `.py` file as a finding)."""
     try:
         if path == "-":
             if sys.stdin is None:
@@ -132,7 +132,7 @@ def read_state(path: str | None) -> dict[str, Any]:
 
 
 def _python_target(file: str) -> tuple[str, str | None] | None:
-    """``FILE.py`` or ``FILE.py:NAME`` as (path, name); None for any other file."""
+    """`FILE.py` or `FILE.py:NAME` as (path, name); None for any other file."""
     if file == "-":
         return None
     if file.endswith(".py"):
@@ -174,7 +174,7 @@ def _where(item: Any) -> str:
 
 
 def _pick_instruction(path: str, name: str | None) -> Any:
-    """The one instruction of ``path`` that ``name`` names (a constant, or an agent's ``name=``)."""
+    """The one instruction of `path` that `name` names (a constant, or an agent's `name=`)."""
     result = _scan_file(path)
     found = result.instructions
     names = sorted({n for item in found for n in item.names})
@@ -233,8 +233,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _missing_in_python(exc: MissingKeyError, item: Any) -> str:
-    """``exc`` (about the text of ``item``, an instruction in Python code) with every position mapped
-    into the ``.py`` file the placeholder is written in: ``path:line:column``, that file's line and a caret."""
+    """`exc` (about the text of `item`, an instruction in Python code) with every position mapped
+    into the `.py` file the placeholder is written in: `path:line:column`, that file's line and a caret."""
     from .errors import excerpt
 
     lines = [exc.message]
@@ -283,7 +283,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
 
 
 def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
-    """The keys of each instruction in a Python file (or of the one ``name`` names)."""
+    """The keys of each instruction in a Python file (or of the one `name` names)."""
     result = _scan_file(path)
     found = [_pick_instruction(path, name)] if name is not None else result.instructions
     rows = []
@@ -457,13 +457,13 @@ def _version() -> str:
     from importlib import metadata  # slow to import: only for --version
 
     try:
-        return metadata.version("templating")
+        return metadata.version("agent-prompt-templating")
     except metadata.PackageNotFoundError:  # running from a checkout that is not installed
         return "unknown"
 
 
 class _VersionAction(argparse.Action):
-    """``--version``, looking the version up only when asked (every other command starts faster)."""
+    """`--version`, looking the version up only when asked (every other command starts faster)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
         super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help)

@@ -1,11 +1,11 @@
 """Agent contexts over a session: what instruction providers, callbacks and tools are handed.
 
-``ReadonlyContext.state`` is a live read-only view of the session's combined state (a ``dict``;
+`ReadonlyContext.state` is a live read-only view of the session's combined state (a `dict`;
 nested dicts and lists come as read-only views, made when read, never deep copies).
-``CallbackContext`` and ``ToolContext`` make it writable: each write is visible at once and is
-recorded in ``actions.state_delta``, the delta of the event being produced, so appending that
+`CallbackContext` and `ToolContext` make it writable: each write is visible at once and is
+recorded in `actions.state_delta`, the delta of the event being produced, so appending that
 event persists it. Assign the whole key: mutating a nested value in place is not tracked (see
-:class:`~templating.State`). A template renders directly from any of them: ``template.render(ctx)``.
+[`State`][templating.State]). A template renders directly from any of them: `template.render(ctx)`.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ class ReadonlyContext:
 
     @property
     def state(self) -> Mapping[str, Any]:
-        """The session's combined state, read-only (writes raise ``TypeError``, nested ones too) and live.
+        """The session's combined state, read-only (writes raise `TypeError`, nested ones too) and live.
 
         Making the view costs nothing whatever the size of state; a value is wrapped when it is read.
         """
         return ReadonlyState(self._session.state)
 
     def _state_reader(self) -> Callable[[str, Any], Any]:
-        """For the renderer (see ``templating.render.state_reader``): the session's state read where it is."""
+        """For the renderer (see `templating.render.state_reader`): the session's state read where it is."""
         get: Callable[[str, Any], Any] = self._session.state.get
         return get
 
@@ -79,9 +79,9 @@ class ReadonlyContext:
 
 
 class CallbackContext(ReadonlyContext):
-    """A context whose ``state`` is writable: writes show at once and land in ``actions.state_delta``.
+    """A context whose `state` is writable: writes show at once and land in `actions.state_delta`.
 
-    Build the event being produced with ``actions=ctx.actions`` and append it to persist the writes.
+    Build the event being produced with `actions=ctx.actions` and append it to persist the writes.
     """
 
     def __init__(
@@ -99,7 +99,7 @@ class CallbackContext(ReadonlyContext):
 
     @property
     def state(self) -> State:
-        """The session's combined state; writes are checked, visible at once, and recorded in ``actions``.
+        """The session's combined state; writes are checked, visible at once, and recorded in `actions`.
 
         Assign the whole key: mutating a nested value in place is not recorded, so not persisted.
         """
@@ -110,12 +110,13 @@ class CallbackContext(ReadonlyContext):
 
     @property
     def actions(self) -> EventActions:
-        """The actions of the event being produced; ``state_delta`` holds every write made through ``state``."""
+        """The actions of the event being produced; `state_delta` holds every write made through `state`."""
         return self._actions
 
 
 class ToolContext(CallbackContext):
-    """The context a tool function gets: a :class:`CallbackContext` plus the id of the call that ran it."""
+    """The context a tool function gets: a [`CallbackContext`][templating.CallbackContext] plus the id of the call
+    that ran it."""
 
     def __init__(
         self,
@@ -135,8 +136,8 @@ class ToolContext(CallbackContext):
 
 
 async def inject_session_state(template: str | Template, ctx: ReadonlyContext, *, missing: Missing = "error") -> str:
-    """Render ``template`` against the context's state, for use inside an (async) instruction provider.
+    """Render `template` against the context's state, for use inside an (async) instruction provider.
 
-    Strict by default: a missing required key raises :class:`~templating.MissingKeyError`.
+    Strict by default: a missing required key raises [`MissingKeyError`][templating.MissingKeyError].
     """
     return render(template, ctx, missing=missing)

@@ -1,9 +1,9 @@
-"""Migrating from Google ADK: rewrite an instruction in ADK's ``{key}`` syntax into the angle syntax.
+"""Migrating from Google ADK: rewrite an instruction in ADK's `{key}` syntax into the angle syntax.
 
-``convert_adk(source)`` gives the angle-bracket template that renders exactly as
-``Template(source, dialect="adk")`` does (for string values; see below), and the spans where
+`convert_adk(source)` gives the angle-bracket template that renders exactly as
+`Template(source, dialect="adk")` does (for string values; see below), and the spans where
 ADK's own code renders something other than what its documentation, and so the converted
-template, says. Values: the ADK dialect renders them with ``str()``, as ADK does; the angle syntax
+template, says. Values: the ADK dialect renders them with `str()`, as ADK does; the angle syntax
 renders dicts, lists and tuples as JSON, so only their formatting can differ after converting.
 """
 
@@ -31,8 +31,8 @@ ADK_CODE_MATCH = re.compile(r"(?<![{$\\])(\{+)([^{}]*)(\}+)")
 class AdkDifference:
     """A span of an ADK instruction that Google ADK's code renders differently from the converted template.
 
-    ``text`` is the span as written; ``message`` says what ADK's code does there and what the
-    converted template (like ``Template(source, dialect="adk")`` and ADK's documentation) does.
+    `text` is the span as written; `message` says what ADK's code does there and what the
+    converted template (like `Template(source, dialect="adk")` and ADK's documentation) does.
     """
 
     span: Span
@@ -51,7 +51,7 @@ def _span_at(source: str, start: int, end: int) -> Span:
 
 
 def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
-    """Where ADK's code would render ``source`` otherwise than its documentation says (and we do)."""
+    """Where ADK's code would render `source` otherwise than its documentation says (and we do)."""
     found: list[AdkDifference] = []
     ours = {(node.span.start, node.span.end) for node in parse_nodes(source, "adk") if isinstance(node, Placeholder)}
     for match in ADK_CODE_MATCH.finditer(source):
@@ -100,16 +100,16 @@ def _rendered_shape(nodes: tuple[Node, ...]) -> list[str | tuple[str, bool]]:
 
 
 def convert_adk(source: str) -> tuple[str, tuple[AdkDifference, ...]]:
-    """Rewrite ``source``, an instruction in Google ADK's ``{key}`` syntax, into the angle syntax.
+    """Rewrite `source`, an instruction in Google ADK's `{key}` syntax, into the angle syntax.
 
-    Returns ``(text, differences)``: ``text`` renders as ``Template(source, dialect="adk")`` does
-    (placeholders become ``<key>`` / ``<key?>``; literal text that would read as a placeholder or
-    an escape is escaped); ``differences`` lists the spans that ADK's code, unlike its
-    documentation, would substitute or change (``{{name}}``, a ``{key}`` inside ``{{ ... }}``,
-    ``{name}}``, ``{artifact.x}``). Line endings are kept as written (``\r\n`` stays ``\r\n``).
-    Raises :class:`ConversionError` for the one thing the angle syntax cannot say: a placeholder
-    with ``<`` right before it and ``>`` right after it (``<{key}>``, which would read as the
-    escape ``<<key>>``).
+    Returns `(text, differences)`: `text` renders as `Template(source, dialect="adk")` does
+    (placeholders become `<key>` / `<key?>`; literal text that would read as a placeholder or
+    an escape is escaped); `differences` lists the spans that ADK's code, unlike its
+    documentation, would substitute or change (`{{name}}`, a `{key}` inside `{{ ... }}`,
+    `{name}}`, `{artifact.x}`). Line endings are kept as written (`\\r\\n` stays `\\r\\n`).
+    Raises [`ConversionError`][templating.ConversionError] for the one thing the angle syntax cannot say: a placeholder
+    with `<` right before it and `>` right after it (`<{key}>`, which would read as the
+    escape `<<key>>`).
     """
     nodes = parse_nodes(source, "adk")
     out: list[str] = []

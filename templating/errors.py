@@ -24,7 +24,7 @@ _WINDOW = 60  # characters of context kept on each side of a span in an excerpt
 
 
 def _cells(text: str) -> int:
-    """Terminal columns ``text`` takes: East Asian wide and fullwidth characters take two,
+    """Terminal columns `text` takes: East Asian wide and fullwidth characters take two,
     combining marks and format characters (such as a zero-width joiner) none."""
     return sum(_width(ch) for ch in text)
 
@@ -36,9 +36,9 @@ def _width(ch: str) -> int:
 
 
 def excerpt(source: str, span: Span, *, indent: str = "    ") -> str:
-    """The source line ``span`` starts on, and a caret line under the span (clipped to that line).
+    """The source line `span` starts on, and a caret line under the span (clipped to that line).
 
-    A long line is cut to a window around the span, marked with ``…``, so an error about a huge
+    A long line is cut to a window around the span, marked with `…`, so an error about a huge
     one-line template stays readable.
     """
     line_start = source.rfind("\n", 0, span.start) + 1
@@ -61,7 +61,7 @@ def excerpt(source: str, span: Span, *, indent: str = "    ") -> str:
 class TemplatingError(Exception):
     """Base of every error this package raises about a template or its state.
 
-    ``message`` says what was wrong; ``source`` and ``span``, when known, say where; ``help``
+    `message` says what was wrong; `source` and `span`, when known, say where; `help`
     says what to do about it.
     """
 
@@ -121,7 +121,7 @@ class CyclicValueError(TemplatingError, ValueError):
 @dataclass(frozen=True, slots=True)
 class MissingKey:
     """One required key that state did not have: where it was first used, a close match if any,
-    and the spans of its other uses (``also``)."""
+    and the spans of its other uses (`also`)."""
 
     key: str
     span: Span
@@ -145,9 +145,9 @@ def _missing_help(keys: Sequence[str], dialect: Dialect) -> str:
 class MissingKeyError(TemplatingError, KeyError):
     """Required placeholders whose keys are not in state: all of them at once, not just the first.
 
-    Also a ``KeyError``, so code that already catches a missing key keeps working. ``missing``
-    holds each key with its span and suggestion; ``keys`` just the key names. ``dialect`` is the
-    syntax of ``source``, so that the help spells placeholders the way the source does.
+    Also a `KeyError`, so code that already catches a missing key keeps working. `missing`
+    holds each key with its span and suggestion; `keys` just the key names. `dialect` is the
+    syntax of `source`, so that the help spells placeholders the way the source does.
     """
 
     def __init__(self, missing: Sequence[MissingKey], *, source: str, dialect: Dialect = "angle") -> None:
@@ -189,10 +189,10 @@ class NearMiss:
 
 
 class TemplateSyntaxError(TemplatingError, ValueError):
-    """A template whose text has near misses (``< name >``, ``<usr:name>``, ...): every one of them at once.
+    """A template whose text has near misses (`< name >`, `<usr:name>`, ...): every one of them at once.
 
-    Raised when a provider or an agent is defined (``strict=True``), so a typo fails before anything
-    runs. Also a ``ValueError``. ``near_misses`` holds each finding with its lint code and span.
+    Raised when a provider or an agent is defined (`strict=True`), so a typo fails before anything
+    runs. Also a `ValueError`. `near_misses` holds each finding with its lint code and span.
     """
 
     def __init__(self, near_misses: Sequence[NearMiss], *, source: str) -> None:

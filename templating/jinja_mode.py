@@ -1,10 +1,10 @@
 """Jinja2 mode: instruction providers for templates that need loops and conditions.
 
-Rendering happens in Jinja2's ``ImmutableSandboxedEnvironment`` with ``StrictUndefined`` and no
-autoescaping. State is exposed read-only, as ``state`` (any key: ``state["user:name"]``), as the
-namespaces ``app``, ``user`` and ``temp`` (``user.name`` reads ``user:name``), and, for session
+Rendering happens in Jinja2's `ImmutableSandboxedEnvironment` with `StrictUndefined` and no
+autoescaping. State is exposed read-only, as `state` (any key: `state["user:name"]`), as the
+namespaces `app`, `user` and `temp` (`user.name` reads `user:name`), and, for session
 keys that are identifiers, by their own name. Values print as in the angle-bracket syntax
-(``None`` empty, containers as JSON). Every error is a :class:`JinjaError` with the template line.
+(`None` empty, containers as JSON). Every error is a [`JinjaError`][templating.JinjaError] with the template line.
 
 A render reads only the names the template uses (found once, when it is compiled), so its cost does
 not grow with the size of state. Values are read where they are stored: the sandbox, not a wrapper,
@@ -70,7 +70,7 @@ _CODE = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)")
 
 
 class JinjaError(TemplatingError):
-    """A Jinja2 instruction failed to compile or render; ``span`` points at the template line."""
+    """A Jinja2 instruction failed to compile or render; `span` points at the template line."""
 
 
 class JinjaSyntaxError(JinjaError):
@@ -108,7 +108,7 @@ class JinjaCyclicValueError(JinjaUnprintableError, CyclicValueError):
 
 
 class ReadOnlyState(Mapping[str, Any]):
-    """A read-only view of state, or of one scope of it (``user`` reads the ``user:`` keys)."""
+    """A read-only view of state, or of one scope of it (`user` reads the `user:` keys)."""
 
     __slots__ = ("_get", "_keys", "_label", "_prefix")
 
@@ -173,8 +173,8 @@ _SAFE_ATTRIBUTES[ReadonlyList] = _SAFE_ATTRIBUTES[list]
 
 
 def _allowed(kind: type, attr: str) -> bool | None:
-    """Whether ``attr`` of a ``kind`` may be used: allowlisted for the type, or for a base type when the
-    subclass did not redefine it (a ``defaultdict``'s ``get``); ``None`` for a type outside the allowlist."""
+    """Whether `attr` of a `kind` may be used: allowlisted for the type, or for a base type when the
+    subclass did not redefine it (a `defaultdict`'s `get`); `None` for a type outside the allowlist."""
     allowed = _SAFE_ATTRIBUTES.get(kind)
     if allowed is not None:
         return attr in allowed
@@ -191,7 +191,7 @@ _COUNTED = "budget_loop"  # the environment attribute every `for` loop iterates 
 
 
 class _Environment(ImmutableSandboxedEnvironment):
-    """The sandbox, with state views that answer ``x.name`` and ``x["name"]`` from state keys only,
+    """The sandbox, with state views that answer `x.name` and `x["name"]` from state keys only,
     an allowlist of attributes and callables, size limits on what operators build, every loop step
     charged to the render's budget, and only data printed."""
 
@@ -283,7 +283,7 @@ class _Environment(ImmutableSandboxedEnvironment):
         return _format_wrapper(formatter, type(template), template, value.__name__ == "format_map")
 
     def checked_concat(self, parts: tuple[Any, ...]) -> str:
-        """``a ~ b``: the strings joined, if each is data and the result stays within the value budget."""
+        """`a ~ b`: the strings joined, if each is data and the result stays within the value budget."""
         size = 0
         for part in parts:
             size += text_of(part, "a value joined with '~'")
@@ -295,7 +295,7 @@ class _Environment(ImmutableSandboxedEnvironment):
         spend().write(size)
 
     def print_value(self, value: Any, expression: str) -> str:
-        """``{{ expression }}``: the value's text, if it is data and fits in the output budget."""
+        """`{{ expression }}`: the value's text, if it is data and fits in the output budget."""
         current = spend()
         if type(value) is str:
             current.write(len(value))
@@ -337,7 +337,7 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def _attribute(self, obj: Any, attribute: str) -> Any:
-        """``obj.attribute`` if the sandbox allows it, else an undefined that says why."""
+        """`obj.attribute` if the sandbox allows it, else an undefined that says why."""
         try:
             value = getattr(obj, attribute)
         except AttributeError:
@@ -398,7 +398,7 @@ def _json_default(value: Any) -> Any:
 
 
 class _CodeGenerator(CodeGenerator):
-    """Compiles ``a ~ b`` to a size-checked join, ``{{ x }}`` to a data-only print charged to the
+    """Compiles `a ~ b` to a size-checked join, `{{ x }}` to a data-only print charged to the
     output budget, and charges the template's own text to that budget where it is written."""
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
@@ -616,7 +616,7 @@ def jinja(source: str, *, budget: JinjaBudget | None = None) -> JinjaProvider:
 
 
 def _key_lister(ctx: Any) -> Callable[[], list[str]]:
-    """The keys of whatever holds state, read when needed (a mapping, ``ctx.state``, or an ADK ``State``)."""
+    """The keys of whatever holds state, read when needed (a mapping, `ctx.state`, or an ADK `State`)."""
     holder = ctx if isinstance(ctx, Mapping) else getattr(ctx, "state", ctx)
 
     def keys() -> list[str]:
@@ -637,7 +637,7 @@ def _did_you_mean(name: str, options: list[str]) -> str:
 
 
 def _did_you_mean_key(key: str, keys: list[str]) -> str:
-    """A close state key, compared within the key's scope so that a shared ``user:`` does not count as likeness."""
+    """A close state key, compared within the key's scope so that a shared `user:` does not count as likeness."""
     scope, colon, name = key.partition(":")
     if colon and scope in SCOPES:
         names = [k[len(scope) + 1 :] for k in keys if k.startswith(scope + ":")]
@@ -656,7 +656,7 @@ def _template_line(error: BaseException) -> int | None:
 
 
 def _line_span(source: str, line: int | None, message: str) -> Span | None:
-    """A span on ``line``: what ``message`` quotes, found in the line's Jinja2 code if possible, else the line."""
+    """A span on `line`: what `message` quotes, found in the line's Jinja2 code if possible, else the line."""
     if line is None or line < 1:
         return None
     lines = source.split("\n")

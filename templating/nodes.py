@@ -25,19 +25,19 @@ __all__ = [
 ]
 
 Scope: TypeAlias = _Literal["app", "user", "temp"]
-"""A key's scope, named by its prefix: ``app:`` (the app), ``user:`` (one user), ``temp:`` (one invocation)."""
+"""A key's scope, named by its prefix: `app:` (the app), `user:` (one user), `temp:` (one invocation)."""
 SCOPES: tuple[Scope, ...] = ("app", "user", "temp")
 # The prefixes, defined here once for every stage (parser, lint, convert, state, sessions).
 SCOPE_PREFIXES: tuple[str, ...] = tuple(f"{scope}:" for scope in SCOPES)
 APP_PREFIX, USER_PREFIX, TEMP_PREFIX = SCOPE_PREFIXES
 
 Dialect: TypeAlias = _Literal["angle", "adk"]
-"""The syntax a source is written in: ``"angle"`` (``<key>``, ours) or ``"adk"`` (Google ADK's ``{key}``)."""
+"""The syntax a source is written in: `"angle"` (`<key>`, ours) or `"adk"` (Google ADK's `{key}`)."""
 DIALECTS: tuple[Dialect, ...] = ("angle", "adk")
 
 
 def check_dialect(dialect: object) -> Dialect:
-    """``dialect`` itself if it names a dialect; a ValueError saying which exist otherwise."""
+    """`dialect` itself if it names a dialect; a ValueError saying which exist otherwise."""
     if isinstance(dialect, str) and dialect in DIALECTS:
         return dialect
     raise ValueError(f"dialect= must be 'angle' or 'adk', not {dialect!r}")
@@ -46,14 +46,14 @@ def check_dialect(dialect: object) -> Dialect:
 def is_adk_state_name(name: str) -> bool:
     """Google ADK's test for a state name: an identifier, or a known scope and an identifier (no paths).
 
-    The ADK dialect's parser, ``templating convert`` and the ADK lint rules all ask it."""
+    The ADK dialect's parser, `templating convert` and the ADK lint rules all ask it."""
     scope, colon, rest = name.partition(":")
     return (rest if colon and scope in SCOPES else name).isidentifier()
 
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """Where a node stands in its source: character offsets ``[start, end)``, 1-based line and column."""
+    """Where a node stands in its source: character offsets `[start, end)`, 1-based line and column."""
 
     start: int
     end: int
@@ -71,7 +71,7 @@ class Literal:
 
 @dataclass(frozen=True, slots=True)
 class Escaped:
-    """An escape such as ``<<name>>``; ``text`` is what it renders as (``<name>``). Never looked up."""
+    """An escape such as `<<name>>`; `text` is what it renders as (`<name>`). Never looked up."""
 
     text: str
     span: Span
@@ -79,11 +79,11 @@ class Escaped:
 
 @dataclass(frozen=True, slots=True)
 class Placeholder:
-    """A lookup in state: ``<key>`` (required) or ``<key?>`` (optional).
+    """A lookup in state: `<key>` (required) or `<key?>` (optional).
 
-    ``key`` is the key as written (``"user:profile.name"``); ``scope`` its prefix, if any;
-    ``path`` its segments (``("profile", "name")``); ``name`` the state key looked up first
-    (``"user:profile"``), the rest of ``path`` indexing into that value.
+    `key` is the key as written (`"user:profile.name"`); `scope` its prefix, if any;
+    `path` its segments (`("profile", "name")`); `name` the state key looked up first
+    (`"user:profile"`), the rest of `path` indexing into that value.
     """
 
     key: str
@@ -108,7 +108,7 @@ class Placeholder:
 
     @property
     def source(self) -> str:
-        """The placeholder in the angle syntax, ``<key>`` or ``<key?>``: as written, in an angle-syntax source."""
+        """The placeholder in the angle syntax, `<key>` or `<key?>`: as written, in an angle-syntax source."""
         return f"<{self.key}?>" if self.optional else f"<{self.key}>"
 
 

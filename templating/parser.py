@@ -1,20 +1,20 @@
 """Source text to nodes. The only module that imports Lark; Lark's tokens and trees never leave it.
 
-The angle syntax is defined by ``grammar/instruction.lark`` alone, and the ADK dialect (Google
-ADK's ``{key}``) by ``grammar/adk.lark`` alone, each compiled by Lark for its LALR parser.
+The angle syntax is defined by `grammar/instruction.lark` alone, and the ADK dialect (Google
+ADK's `{key}`) by `grammar/adk.lark` alone, each compiled by Lark for its LALR parser.
 Parsing is total: every string is a template, and text that is not a node is literal.
 
 Each grammar's one rule is a flat sequence of tokens, so the tokens are the parse. We take the
 terminals' patterns from the grammar as Lark compiles it and join them into one regular
-expression, which hands over the tokens as plain strings (``findall``); a second one, of the
+expression, which hands over the tokens as plain strings (`findall`); a second one, of the
 node terminals alone, tells once per distinct token which terminal it is. Nodes are built
 straight from the strings: no match or Lark token objects per token, no tree, which would only
 cost time. The test suite checks that Lark's full LALR parse agrees, token for token and node
-for node (``lalr_nodes``).
+for node (`lalr_nodes`).
 
 So that a process does not pay for importing Lark and compiling the grammar (tens of
 milliseconds) to parse one template, the terminals' patterns are also shipped, with a hash of the
-grammar they came from, in ``terminals.json`` beside this module (written by ``write_terminals()``).
+grammar they came from, in `terminals.json` beside this module (written by `write_terminals()`).
 They are used only while the hash matches the grammar being read; when the grammar changes, the
 patterns are taken from Lark again (the same result, just slower to start), and a test fails
 until the file is rewritten. Nothing is written at run time, so a read-only install and
@@ -46,7 +46,7 @@ WRITE_COMMAND = '`python -c "from templating.parser import write_terminals; writ
 
 
 def grammar_text(name: str) -> str:
-    """The text of ``grammar/<name>.lark``: shipped inside the package, or beside it in a checkout."""
+    """The text of `grammar/<name>.lark`: shipped inside the package, or beside it in a checkout."""
     filename = f"{name}.lark"
     here = Path(__file__).parent
     for path in (here / "grammar" / filename, here.parent / "grammar" / filename):
@@ -71,12 +71,12 @@ def _lark(name: str) -> Lark:
 
 
 def lark_terminals(name: str) -> dict[str, str]:
-    """The terminals Lark compiles from ``grammar/<name>.lark`` (those its parser uses): name -> pattern."""
+    """The terminals Lark compiles from `grammar/<name>.lark` (those its parser uses): name -> pattern."""
     return {terminal.name: terminal.pattern.to_regexp() for terminal in _lark(name).terminals}
 
 
 def scanner_terminals(name: str) -> dict[str, str]:
-    """The terminals Lark compiles from ``grammar/<name>.lark``, in the order the scanner tries them.
+    """The terminals Lark compiles from `grammar/<name>.lark`, in the order the scanner tries them.
 
     The grammars' terminals are disjoint (at no offset do two of them match: TEXT stops wherever
     a node could start), so the order cannot change a token; the ones that start with a fixed
@@ -98,11 +98,11 @@ def _shipped() -> dict[str, Any]:
 class _Scanner:
     """The two expressions a grammar's terminals make.
 
-    ``tokens``: every terminal's pattern, one after another in one expression with no groups, so
-    that ``findall`` hands over the tokens as plain strings (no match objects, no slots for the
+    `tokens`: every terminal's pattern, one after another in one expression with no groups, so
+    that `findall` hands over the tokens as plain strings (no match objects, no slots for the
     terminals that did not match). Last comes any one character: the grammars leave no text
     unmatched (TEXT takes the rest), and were one to, that text would still be text, where
-    ``findall`` alone would skip it. ``nodes``: the terminals other than TEXT, one named group
+    `findall` alone would skip it. `nodes`: the terminals other than TEXT, one named group
     each; matched where a token starts, it names the token's terminal (no match: TEXT).
     """
 
@@ -112,9 +112,9 @@ class _Scanner:
 
 @cache
 def _scanner(name: str) -> _Scanner:
-    """The scanner for ``grammar/<name>.lark``: from the shipped terminals while they match the grammar.
+    """The scanner for `grammar/<name>.lark`: from the shipped terminals while they match the grammar.
 
-    A shipped entry that is not what ``write_terminals()`` writes (another format, no node
+    A shipped entry that is not what `write_terminals()` writes (another format, no node
     terminal, a pattern that does not compile) is passed over for Lark's: slower to start, never wrong.
     """
     entry = _shipped().get(name)
@@ -146,7 +146,7 @@ def _compile(terminals: dict[str, str]) -> _Scanner:
 
 
 def terminals_data() -> dict[str, Any]:
-    """What ``terminals.json`` should hold for the grammars as they are now (compiled by Lark)."""
+    """What `terminals.json` should hold for the grammars as they are now (compiled by Lark)."""
     data: dict[str, Any] = {
         "comment": f"Generated from grammar/*.lark by {WRITE_COMMAND}; do not edit.",
     }
@@ -156,17 +156,17 @@ def terminals_data() -> dict[str, Any]:
 
 
 def write_terminals() -> None:
-    """Rewrite ``terminals.json`` from the grammars (after changing one): see the module docstring."""
+    """Rewrite `terminals.json` from the grammars (after changing one): see the module docstring."""
     TERMINALS_FILE.write_text(json.dumps(terminals_data(), indent=2) + "\n", encoding="utf-8")
 
 
 def lalr_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, str]]:
-    """The tokens of Lark's full LALR parse as ``(type, text)`` pairs; for tests of the fast path."""
+    """The tokens of Lark's full LALR parse as `(type, text)` pairs; for tests of the fast path."""
     return [(kind, text) for kind, text, _, _, _ in _lalr_positioned(source, check_dialect(dialect))]
 
 
 def _lalr_positioned(source: str, dialect: Dialect) -> list[tuple[str, str, int, int, int]]:
-    """Lark's full LALR parse as ``(type, text, offset, line, column)``: plain values, no Lark objects."""
+    """Lark's full LALR parse as `(type, text, offset, line, column)`: plain values, no Lark objects."""
     from lark import Token
 
     tree = _lark(_GRAMMARS[dialect]).parse(source)
@@ -209,7 +209,7 @@ def lalr_nodes(source: str, *, dialect: Dialect = "angle") -> tuple[Node, ...]:
 
 
 def lexer_tokens(source: str, *, dialect: Dialect = "angle") -> list[tuple[str, str]]:
-    """The tokens the fast path builds nodes from, as ``(type, text)`` pairs, each typed where it stands."""
+    """The tokens the fast path builds nodes from, as `(type, text)` pairs, each typed where it stands."""
     scanner = _scanner(_GRAMMARS[check_dialect(dialect)])
     tokens: list[tuple[str, str]] = []
     position = 0
@@ -234,9 +234,9 @@ def _valid_key(key: str) -> bool:
 
 
 def parse_nodes(source: str, dialect: Dialect = "angle") -> tuple[Node, ...]:
-    """Parse ``source``, written in ``dialect``, into nodes.
+    """Parse `source`, written in `dialect`, into nodes.
 
-    Never raises on a string; results are cached per ``(source, dialect)``.
+    Never raises on a string; results are cached per `(source, dialect)`.
     """
     if not isinstance(source, str):  # checked before the cache, which would only say "unhashable"
         raise TypeError(f"a template source must be a str, not {type(source).__name__}")
@@ -291,7 +291,7 @@ _MEANING: dict[Dialect, Callable[[str, str], _Meaning]] = {"angle": _angle_meani
 
 
 def _parts(cls: type) -> type:
-    """A plain class with the same slots as the node class ``cls``: see ``_build``."""
+    """A plain class with the same slots as the node class `cls`: see `_build`."""
     return type(f"_{cls.__name__}Parts", (), {"__slots__": vars(cls)["__slots__"], "__module__": __name__})
 
 
@@ -308,8 +308,8 @@ _SpanParts, _LiteralParts, _PlaceholderParts, _EscapedParts = map(_parts, (Span,
 def _token_facts(token: str, source: str, position: int, dialect: Dialect, nodes: re.Pattern[str]) -> tuple[Any, ...]:
     """What _build needs to know about a distinct token, worked out once per parse where it first stands.
 
-    ``(parts class, key or text, optional (None for an escape), length, newlines in it, offset
-    after its last newline)``; for text (TEXT, or a token whose key Python's rules reject) the
+    `(parts class, key or text, optional (None for an escape), length, newlines in it, offset
+    after its last newline)`; for text (TEXT, or a token whose key Python's rules reject) the
     first three are None. The same string is the same token wherever it stands, because the
     terminals are disjoint and a node terminal decides its match from its own characters alone
     (see the contributing page; the tests check both, and the property itself).
@@ -333,7 +333,7 @@ def _build(source: str, dialect: Dialect) -> tuple[Node, ...]:
     reject) is text; adjacent text, from TEXT tokens or such tokens, merges into one Literal.
 
     The hot loop of every parse: node-dense input makes one pass per node, so it is written for
-    speed. ``findall`` hands over the tokens as plain strings; each distinct token is looked at
+    speed. `findall` hands over the tokens as plain strings; each distinct token is looked at
     once; offsets, lines and columns are counted from the lengths. Fields are stored one
     statement each (a tuple assignment of four builds and unpacks a tuple: 7% of a dense parse).
     """

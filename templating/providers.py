@@ -1,8 +1,8 @@
 """Instruction providers: callables that take a read-only context and return the instruction.
 
 A provider is what an agent framework calls each turn to get its instruction (Google ADK's
-``LlmAgent(instruction=...)`` takes one as it is). The context is anything ``Template.render``
-accepts: a mapping, or an object with a ``.state`` mapping. Providers built here stay synchronous
+`LlmAgent(instruction=...)` takes one as it is). The context is anything `Template.render`
+accepts: a mapping, or an object with a `.state` mapping. Providers built here stay synchronous
 when everything in them is, and return an awaitable as soon as one part is asynchronous.
 """
 
@@ -42,7 +42,7 @@ Provider: TypeAlias = Callable[[Any], str | Awaitable[str]]
 """A callable taking a read-only context and returning the instruction, or an awaitable of it."""
 
 InstructionLike: TypeAlias = str | Template | Provider
-"""What an instruction may be: a template source, a parsed ``Template``, or a provider."""
+"""What an instruction may be: a template source, a parsed `Template`, or a provider."""
 
 Predicate: TypeAlias = Callable[[Any], bool | Awaitable[bool]]
 
@@ -50,9 +50,9 @@ _MODES = ("error", "empty", "keep")
 
 
 class InstructionProvider:
-    """Renders one template against ``ctx.state`` (or a plain mapping) each time it is called.
+    """Renders one template against `ctx.state` (or a plain mapping) each time it is called.
 
-    The template is parsed when the provider is made; ``keys`` lists the keys it uses so a
+    The template is parsed when the provider is made; `keys` lists the keys it uses so a
     definition can be checked before anything runs.
     """
 
@@ -80,7 +80,12 @@ class InstructionProvider:
 
     def __call__(self, ctx: Any) -> str:
         # Template.render without its extra call: this runs on every agent turn.
-        return self.template._plan.render(ctx, missing=self.missing)
+        template = self.template
+        try:
+            plan = template._plan
+        except AttributeError:  # the template's first render
+            plan = template._planned()
+        return plan.render(ctx, missing=self.missing)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and (
@@ -125,7 +130,7 @@ class StaticProvider:
 
 
 class ConcatProvider:
-    """The non-empty results of its parts, in order, joined by ``sep``."""
+    """The non-empty results of its parts, in order, joined by `sep`."""
 
     __slots__ = ("parts", "sep")
 
@@ -176,7 +181,7 @@ class ConcatProvider:
 
 
 class WhenProvider:
-    """The provider's result when ``predicate(ctx)`` is true, otherwise the empty string."""
+    """The provider's result when `predicate(ctx)` is true, otherwise the empty string."""
 
     __slots__ = ("predicate", "provider")
 
@@ -217,17 +222,19 @@ class WhenProvider:
 
 
 def instruction(source: str | Template, *, missing: Missing = "error", strict: bool = True) -> InstructionProvider:
-    """A provider rendering ``source`` against the context's state; parsed now, so mistakes show at definition.
+    """A provider rendering `source` against the context's state; parsed now, so mistakes show at definition.
 
-    With ``strict`` (the default), text that looks like a mistyped placeholder (``< name >``,
-    ``<usr:name>``, ``<first-name>``, ``<name??>``: lint rules T002, T003, T005, T006) raises
-    :class:`TemplateSyntaxError` listing every one; ``strict=False`` keeps such text as literal.
+    With `strict` (the default), text that looks like a mistyped placeholder (`< name >`,
+    `<usr:name>`, `<first-name>`, `<name??>`: lint rules T002, T003, T005, T006) raises
+    [`TemplateSyntaxError`][templating.TemplateSyntaxError] listing every one; `strict=False` keeps such text as
+    literal.
     """
     return InstructionProvider(source, missing=missing, strict=strict)
 
 
 def check_near_misses(template: str | Template) -> None:
-    """Raise :class:`TemplateSyntaxError` if ``template`` (angle syntax) has near misses; ADK-dialect ones pass."""
+    """Raise [`TemplateSyntaxError`][templating.TemplateSyntaxError] if `template` (angle syntax) has near misses;
+    ADK-dialect ones pass."""
     tpl = template if isinstance(template, Template) else parse(template)
     if tpl.dialect != "angle":
         return
@@ -239,14 +246,14 @@ def check_near_misses(template: str | Template) -> None:
 
 
 def static(text: str) -> StaticProvider:
-    """A provider returning ``text`` exactly, with no injection (for text full of ``<...>``)."""
+    """A provider returning `text` exactly, with no injection (for text full of `<...>`)."""
     return StaticProvider(text)
 
 
 def concat(*parts: str | Template | Provider, sep: str = "\n\n") -> ConcatProvider:
-    """A provider joining its parts' results with ``sep``; empty results are left out.
+    """A provider joining its parts' results with `sep`; empty results are left out.
 
-    A ``str`` part is static text (not a template); a ``Template`` part is rendered strictly.
+    A `str` part is static text (not a template); a `Template` part is rendered strictly.
     """
     if not isinstance(sep, str):
         raise TypeError(f"sep= must be a str, not {type(sep).__name__}")
@@ -254,11 +261,11 @@ def concat(*parts: str | Template | Provider, sep: str = "\n\n") -> ConcatProvid
 
 
 def when(predicate: Predicate, provider: str | Template | Provider) -> WhenProvider:
-    """A provider that gives ``provider``'s result only when ``predicate(ctx)`` is true (else ``""``).
+    """A provider that gives `provider`'s result only when `predicate(ctx)` is true (else `""`).
 
-    ``predicate`` receives the context exactly as the provider does (an agent context: read state
-    as ``ctx.state``; a plain mapping when rendered against one) and may be sync or async. A
-    ``str`` is static text.
+    `predicate` receives the context exactly as the provider does (an agent context: read state
+    as `ctx.state`; a plain mapping when rendered against one) and may be sync or async. A
+    `str` is static text.
     """
     if not callable(predicate):
         raise TypeError(f"when() takes a callable predicate, not {type(predicate).__name__}")
@@ -266,9 +273,9 @@ def when(predicate: Predicate, provider: str | Template | Provider) -> WhenProvi
 
 
 async def resolve(instruction: InstructionLike, ctx: Any) -> str:
-    """The final instruction text for ``ctx``.
+    """The final instruction text for `ctx`.
 
-    A ``str`` is rendered as a template (parsed once, cached), a ``Template`` is rendered, and a
+    A `str` is rendered as a template (parsed once, cached), a `Template` is rendered, and a
     provider (sync or async) is called; a provider's result is used as it is, never rendered again.
     """
     if isinstance(instruction, str):

@@ -1,14 +1,14 @@
-"""A pytest plugin (entry point ``pytest11``): snapshot tests of prompts, built on syrupy.
+"""A pytest plugin (entry point `pytest11`): snapshot tests of prompts, built on syrupy.
 
-``assert prompt_snapshot(template, state) == snapshot`` stores the rendered prompt, byte for byte
-as the model sees it, in one plain-text file per test; ``assert lint_snapshot(template) == snapshot``
+`assert prompt_snapshot(template, state) == snapshot` stores the rendered prompt, byte for byte
+as the model sees it, in one plain-text file per test; `assert lint_snapshot(template) == snapshot`
 does the same for a lint report. Files go where syrupy's single-file convention puts them
-(``__snapshots__/<test module>/<test name>.txt``) unless the ini option ``templating_snapshot_dir``
-names a folder (relative to the rootdir): then ``<folder>/<test file's path from the rootdir, without
-.py>/<test name>.txt``, so ``tests/a/test_m.py`` and ``tests/b/test_m.py`` keep apart.
+(`__snapshots__/<test module>/<test name>.txt`) unless the ini option `templating_snapshot_dir`
+names a folder (relative to the rootdir): then `<folder>/<test file's path from the rootdir, without
+.py>/<test name>.txt`, so `tests/a/test_m.py` and `tests/b/test_m.py` keep apart.
 
-The value goes on the left: ``snapshot == prompt_snapshot(...)`` would let syrupy's default (amber)
-serializer store it in an ``.ambr`` file, so that fails with a TypeError instead.
+The value goes on the left: `snapshot == prompt_snapshot(...)` would let syrupy's default (amber)
+serializer store it in an `.ambr` file, so that fails with a TypeError instead.
 """
 
 from __future__ import annotations
@@ -21,9 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-from syrupy.location import PyTestLocation
+
+from .pytest_entry import EXTRA_MISSING
+
+try:
+    from syrupy.assertion import SnapshotAssertion
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+    from syrupy.location import PyTestLocation
+except ModuleNotFoundError as exc:  # the `pytest` extra is not installed
+    raise ModuleNotFoundError(EXTRA_MISSING, name=exc.name) from exc
 
 from .errors import excerpt
 from .lint import lint
@@ -36,7 +42,7 @@ _INI = "templating_snapshot_dir"
 
 
 class PromptTextExtension(SingleFileSnapshotExtension):
-    """One UTF-8 ``.txt`` file per snapshot, written and compared byte for byte (no newline translation)."""
+    """One UTF-8 `.txt` file per snapshot, written and compared byte for byte (no newline translation)."""
 
     _write_mode = WriteMode.BINARY
     file_extension = "txt"
@@ -55,9 +61,9 @@ class PromptTextExtension(SingleFileSnapshotExtension):
 
 @cache
 def extension_for(directory: str, rootdir: str = "") -> type[PromptTextExtension]:
-    """The extension class that stores snapshots under ``directory/<test file>/`` (``""``: syrupy's default),
-    where ``<test file>`` is the test module's path relative to ``rootdir``, without its suffix
-    (``tests/a/test_m``); a test file outside ``rootdir`` uses its name alone."""
+    """The extension class that stores snapshots under `directory/<test file>/` (`""`: syrupy's default),
+    where `<test file>` is the test module's path relative to `rootdir`, without its suffix
+    (`tests/a/test_m`); a test file outside `rootdir` uses its name alone."""
     if not directory:
         return PromptTextExtension
     root = Path(directory)
@@ -82,7 +88,7 @@ _WRONG_SIDE = (
 
 
 class SnapshotText:
-    """Text to compare with syrupy's ``snapshot`` fixture: ``== snapshot`` stores it as a plain-text file."""
+    """Text to compare with syrupy's `snapshot` fixture: `== snapshot` stores it as a plain-text file."""
 
     __slots__ = ("_extension", "_registered", "text")
 
@@ -118,13 +124,13 @@ class SnapshotText:
     # otherwise reads their public attributes, which reaches this one and fails the comparison.
     @property
     def wrong_side(self) -> str:
-        """Always raises TypeError: what ``snapshot == prompt_snapshot(...)`` hits when syrupy's default
+        """Always raises TypeError: what `snapshot == prompt_snapshot(...)` hits when syrupy's default
         serializer reads this object, so that reversed comparison fails instead of writing an .ambr file."""
         raise TypeError(_WRONG_SIDE)
 
 
 def lint_report(template: str | Template, *, schema: Any = None, **options: Any) -> str:
-    """A lint report as plain text: one block per finding (``line:col: CODE message``, source, caret)."""
+    """A lint report as plain text: one block per finding (`line:col: CODE message`, source, caret)."""
     tpl = template if isinstance(template, Template) else Template(template)
     lines: list[str] = []
     for diag in lint(tpl, schema=schema, **options):
@@ -139,7 +145,7 @@ def lint_report(template: str | Template, *, schema: Any = None, **options: Any)
 def pytest_assertrepr_compare(
     config: pytest.Config, op: str, left: Any, right: Any
 ) -> Generator[None, list[list[str] | None], list[list[str] | None]]:
-    """A failed ``prompt_snapshot(...) == snapshot`` shows a line diff of the text, ahead of syrupy's
+    """A failed `prompt_snapshot(...) == snapshot` shows a line diff of the text, ahead of syrupy's
     own explanation (which would show bytes)."""
     explanations = yield
     if isinstance(left, SnapshotText) and isinstance(right, SnapshotAssertion) and right.num_executions:
@@ -310,8 +316,8 @@ def _extension(config: pytest.Config) -> type[PromptTextExtension]:
 
 @pytest.fixture
 def prompt_snapshot(request: pytest.FixtureRequest) -> Any:
-    """``prompt_snapshot(template, state, missing=..., formatter=...)``: the rendered prompt, to compare
-    ``== snapshot``. Rendering is strict by default: a missing key fails the test."""
+    """`prompt_snapshot(template, state, missing=..., formatter=...)`: the rendered prompt, to compare
+    `== snapshot`. Rendering is strict by default: a missing key fails the test."""
     extension = _extension(request.config)
     registered: set[int] = set()
 
@@ -326,7 +332,7 @@ def prompt_snapshot(request: pytest.FixtureRequest) -> Any:
 
 @pytest.fixture
 def lint_snapshot(request: pytest.FixtureRequest) -> Any:
-    """``lint_snapshot(template, schema=..., select=..., ignore=...)``: the lint report, to compare ``== snapshot``."""
+    """`lint_snapshot(template, schema=..., select=..., ignore=...)`: the lint report, to compare `== snapshot`."""
     extension = _extension(request.config)
     registered: set[int] = set()
 

@@ -1,7 +1,7 @@
 """Nodes plus a read-only view of state to text.
 
 The renderer knows nodes and mappings, nothing else: state comes from whoever calls it (a plain
-mapping, a session, an agent context with a ``.state`` mapping) and is only ever read.
+mapping, a session, an agent context with a `.state` mapping) and is only ever read.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
 from .errors import CyclicValueError, MissingKey, MissingKeyError
-from .nodes import Dialect, Escaped, Literal, Node, Placeholder
+from .nodes import Dialect, Node, Placeholder
 
 __all__ = [
     "Formatter",
@@ -33,7 +33,7 @@ _ABSENT: Any = object()
 
 
 def format_value(value: Any) -> str:
-    """The default formatting of a state value: ``None`` is empty, containers are JSON, the rest ``str()``."""
+    """The default formatting of a state value: `None` is empty, containers are JSON, the rest `str()`."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -49,9 +49,9 @@ def format_value(value: Any) -> str:
 
 
 def format_adk_value(value: Any) -> str:
-    """The ADK dialect's default formatting, as Google ADK does it: ``None`` is empty, anything else ``str()``.
+    """The ADK dialect's default formatting, as Google ADK does it: `None` is empty, anything else `str()`.
 
-    So a dict renders as Python writes it (``{'a': 1}``), not as JSON. A list or dict that contains
+    So a dict renders as Python writes it (`{'a': 1}`), not as JSON. A list or dict that contains
     itself is an error (Python would write `[[...]]`).
     """
     if value is None:
@@ -101,9 +101,9 @@ Getter: TypeAlias = Callable[[str, Any], Any]
 
 
 def state_getter(state: Any) -> Getter:
-    """The ``get`` of whatever holds state: a mapping, or an object (an agent context) with a ``.state``.
+    """The `get` of whatever holds state: a mapping, or an object (an agent context) with a `.state`.
 
-    Only ``get`` is used, never ``[]``, so a ``defaultdict`` is not written to by a lookup.
+    Only `get` is used, never `[]`, so a `defaultdict` is not written to by a lookup.
     """
     if isinstance(state, Mapping):
         return state.get
@@ -122,13 +122,13 @@ def state_getter(state: Any) -> Getter:
 
 
 def state_reader(state: Any) -> Getter:
-    """The ``get`` to read state with when every value read is only formatted, never handed to other code.
+    """The `get` to read state with when every value read is only formatted, never handed to other code.
 
-    A holder of state whose type has a ``_state_reader()`` method (the package's read-only views,
-    ``State`` and the agent contexts) gives a ``get`` over the stored values themselves: a read
+    A holder of state whose type has a `_state_reader()` method (the package's read-only views,
+    `State` and the agent contexts) gives a `get` over the stored values themselves: a read
     costs one lookup, with no view of state and no read-only wrapper made per value. Anything else
-    is read through :func:`state_getter`. Values that reach a caller's code (a ``formatter``) are
-    read through ``state_getter`` instead, as read-only as the holder makes them.
+    is read through `state_getter`. Values that reach a caller's code (a `formatter`) are
+    read through `state_getter` instead, as read-only as the holder makes them.
     """
     reader = getattr(type(state), "_state_reader", None)
     if reader is not None:
@@ -149,7 +149,7 @@ def lookup(get: Getter, placeholder: Placeholder) -> Any:
 
 
 def _walk(value: Any, steps: tuple[tuple[str, int], ...]) -> Any:
-    """``lookup`` below the state key, with each step's list index worked out in advance."""
+    """`lookup` below the state key, with each step's list index worked out in advance."""
     for segment, index in steps:
         kind = type(value)
         if kind is dict:
@@ -221,24 +221,34 @@ class Plan:
     """What rendering needs from a parsed template, worked out once: the fixed text of every node,
     and for each placeholder the slot its value goes in. Rendering copies the text and fills the slots.
 
-    ``dialect`` is the syntax the nodes were parsed from: it picks the default formatting of values
-    (:func:`format_value`, or :func:`format_adk_value` for ``"adk"``) and the help of a missing key."""
+    `dialect` is the syntax the nodes were parsed from: it picks the default formatting of values
+    ([`format_value`][templating.format_value], or [`format_adk_value`][templating.format_adk_value] for `"adk"`) and
+    the help of a missing key."""
 
     __slots__ = ("default", "dialect", "parts", "reads", "slots", "source")
 
     def __init__(self, nodes: tuple[Node, ...], source: str, *, dialect: Dialect = "angle") -> None:
+        # One pass with a type test per node (a `match` on the node classes cost twice as much), and
+        # the steps below the state key worked out only for a dotted key: most keys have none.
         parts: list[str] = []
         slots: list[tuple[int, str, tuple[tuple[str, int], ...], Placeholder, str]] = []
+        add_part = parts.append
+        add_slot = slots.append
         for node in nodes:
-            match node:
-                case Literal(text=text) | Escaped(text=text):
-                    parts.append(text)
-                case Placeholder(span=span):
-                    # The steps below the state key, each with its list index (-1 if not all digits), and
-                    # for missing="keep" the placeholder exactly as the source has it.
+            if type(node) is Placeholder:
+                key = node.key
+                span = node.span
+                if "." in key:
+                    # Each step with its list index (-1 if not all digits).
+                    name = key.partition(".")[0]
                     steps = tuple((segment, int(segment) if segment.isdecimal() else -1) for segment in node.path[1:])
-                    slots.append((len(parts), node.name, steps, node, source[span.start : span.end]))
-                    parts.append("")
+                else:
+                    name, steps = key, ()
+                # For missing="keep": the placeholder exactly as the source has it.
+                add_slot((len(parts), name, steps, node, source[span.start : span.end]))
+                add_part("")
+            else:
+                add_part(node.text)  # type: ignore[union-attr]  # a Literal or an Escaped
         self.parts = parts
         self.slots = tuple(slots)
         self.reads = tuple((index, name, steps) for index, name, steps, _, _ in slots)

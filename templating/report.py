@@ -20,11 +20,11 @@ __all__ = ["FileReport", "render_html"]
 
 @dataclass(frozen=True, slots=True)
 class FileReport:
-    """One linted template: where it came from, its text, its findings, and its syntax (``dialect``).
+    """One linted template: where it came from, its text, its findings, and its syntax (`dialect`).
 
-    ``python``: the text is a Python file whose instructions were linted, shown as plain text with
+    `python`: the text is a Python file whose instructions were linted, shown as plain text with
     the findings marked (its code is not a template, so no placeholders are highlighted).
-    ``templates``: how many templates were checked in it (a Python file: its instructions, maybe
+    `templates`: how many templates were checked in it (a Python file: its instructions, maybe
     none), for the page's count."""
 
     path: str

@@ -1,7 +1,7 @@
 """One turn of an agent, end to end: session state -> instruction -> model -> events.
 
 A deliberately small runner, so the whole pipeline can be exercised (and tested) without an LLM
-library: the model is any sync or async callable ``model(instruction, message) -> str``.
+library: the model is any sync or async callable `model(instruction, message) -> str`.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ _NO_EVENTS = GetSessionConfig(num_recent_events=0)
 
 
 class Runner:
-    """Runs one turn of ``agent`` against sessions of ``app_name`` kept by ``session_service`` (any
-    :class:`SessionService`: in memory, or in a database).
+    """Runs one turn of `agent` against sessions of `app_name` kept by `session_service` (any
+    [`SessionService`][templating.SessionService]: in memory, or in a database).
 
     A turn renders the agent's instruction from the session's state (plus the turn's own
-    ``state_delta``), calls ``model(instruction, message)``, and appends two events: the user's
-    message (carrying ``state_delta``) and the model's reply (saving the reply under the agent's
-    ``output_key`` through its state delta). Nothing is appended unless the instruction rendered
+    `state_delta`), calls `model(instruction, message)`, and appends two events: the user's
+    message (carrying `state_delta`) and the model's reply (saving the reply under the agent's
+    `output_key` through its state delta). Nothing is appended unless the instruction rendered
     and the model answered with text, so a failed turn leaves the session as it was.
     """
 
@@ -62,13 +62,13 @@ class Runner:
     ) -> list[Event]:
         """Run one turn and return its events as stored: the user's message, then the model's reply.
 
-        ``state_delta`` is written with the user's message, like ADK's ``run_async(state_delta=...)``;
-        its ``temp:`` keys are visible to this turn's instruction and gone in the next turn.
-        Raises :class:`InvalidStateError` (a ``ValueError`` naming the key) when ``state_delta``
-        has a key that is not a str or a value that is not plain JSON, ``TypeError`` when it is
-        not a mapping, :class:`SessionNotFoundError` for an unknown session,
-        :class:`MissingKeyError` when the instruction needs a key that state lacks, and
-        ``TypeError`` when the model returns anything but ``str``, and :class:`StaleSessionError`
+        `state_delta` is written with the user's message, like ADK's `run_async(state_delta=...)`;
+        its `temp:` keys are visible to this turn's instruction and gone in the next turn.
+        Raises [`InvalidStateError`][templating.InvalidStateError] (a `ValueError` naming the key) when `state_delta`
+        has a key that is not a str or a value that is not plain JSON, `TypeError` when it is
+        not a mapping, [`SessionNotFoundError`][templating.SessionNotFoundError] for an unknown session,
+        [`MissingKeyError`][templating.MissingKeyError] when the instruction needs a key that state lacks, and
+        `TypeError` when the model returns anything but `str`, and [`StaleSessionError`][templating.StaleSessionError]
         when another writer changed a key this turn writes while the model was answering; in every
         such case nothing is appended (the two events are appended atomically).
         """

@@ -1,18 +1,20 @@
 """Sessions, events, and the session services that store them: the supplier of the state templates render from.
 
-A session holds ``state`` and ``events``; state changes only arrive as an event's
-``actions.state_delta`` through :meth:`SessionService.append_event`. ``app:`` and ``user:``
-values are stored once, in their scope, and merged into every session returned; ``temp:`` values
+A session holds `state` and `events`; state changes only arrive as an event's `actions.state_delta`
+through [`SessionService.append_event`][templating.sessions.SessionService.append_event]. `app:` and `user:`
+values are stored once, in their scope, and merged into every session returned; `temp:` values
 are never stored. Every session a service returns is a copy.
 
-:class:`SessionService` holds everything the services share: checking arguments, splitting state
+[`SessionService`][templating.SessionService] holds everything the services share: checking arguments, splitting state
 into scopes, preparing events, the staleness rule, bringing the caller's copy up to date, and
-choosing events with :class:`GetSessionConfig`. A service only stores and reads:
-:class:`InMemorySessionService` here, ``DatabaseSessionService`` (``sql_sessions``) in a database.
+choosing events with [`GetSessionConfig`][templating.GetSessionConfig]. A service only stores and reads:
+[`InMemorySessionService`][templating.InMemorySessionService] here, `DatabaseSessionService` (`sql_sessions`) in a
+database.
 
 Stale sessions: every copy remembers which stored session it was read from and, for each scope it
-merges (session, ``user:``, ``app:``), the revision of that scope it reflects (when it was read, or
-when it last appended). Appending from a copy fails with :class:`StaleSessionError`, and changes
+merges (session, `user:`, `app:`), the revision of that scope it reflects (when it was read, or
+when it last appended). Appending from a copy fails with [`StaleSessionError`][templating.StaleSessionError], and
+changes
 nothing, if it was read from another stored session (another store, or a session since deleted and
 created again), or if its delta writes a key that another append or session creation wrote after
 that revision; a delta that touches none of those keys goes through. See docs/sessions.md.
@@ -60,7 +62,7 @@ def _checked(value: dict[str, Any]) -> dict[str, Any]:
 
 
 class EventActions(BaseModel):
-    """What an event does besides saying something: ``state_delta``, the state it writes."""
+    """What an event does besides saying something: `state_delta`, the state it writes."""
 
     model_config = _CONFIG
 
@@ -70,7 +72,7 @@ class EventActions(BaseModel):
 
 
 class Event(BaseModel):
-    """One entry in a session's history. ``partial`` events (streamed fragments) are never stored."""
+    """One entry in a session's history. `partial` events (streamed fragments) are never stored."""
 
     model_config = _CONFIG
 
@@ -97,10 +99,10 @@ class Event(BaseModel):
 
 
 class Session(BaseModel):
-    """One conversation: who and where (``app_name``, ``user_id``, ``id``), its ``state`` and ``events``.
+    """One conversation: who and where (`app_name`, `user_id`, `id`), its `state` and `events`.
 
-    ``state`` is the combined view (session, ``user:`` and ``app:`` keys). Change it through events,
-    or through a :class:`~templating.CallbackContext`, never by writing to this dict: the service
+    `state` is the combined view (session, `user:` and `app:` keys). Change it through events,
+    or through a [`CallbackContext`][templating.CallbackContext], never by writing to this dict: the service
     would not see the change.
     """
 
@@ -124,8 +126,8 @@ class Session(BaseModel):
 
 
 class GetSessionConfig(BaseModel):
-    """Which events ``get_session`` returns: the ``num_recent_events`` most recent (0 means none) of
-    those at or after ``after_timestamp`` (inclusive). ``None`` means no limit."""
+    """Which events `get_session` returns: the `num_recent_events` most recent (0 means none) of
+    those at or after `after_timestamp` (inclusive). `None` means no limit."""
 
     model_config = _CONFIG
 
@@ -134,7 +136,7 @@ class GetSessionConfig(BaseModel):
 
 
 class AlreadyExistsError(TemplatingError):
-    """``create_session`` with an id that this app and user already have."""
+    """`create_session` with an id that this app and user already have."""
 
     def __init__(self, *, app_name: str, user_id: str, session_id: str) -> None:
         super().__init__(
@@ -145,7 +147,7 @@ class AlreadyExistsError(TemplatingError):
 
 
 class SessionNotFoundError(TemplatingError):
-    """``append_event`` to a session that the service does not have (never created, or deleted)."""
+    """`append_event` to a session that the service does not have (never created, or deleted)."""
 
     def __init__(self, *, app_name: str, user_id: str, session_id: str) -> None:
         super().__init__(
@@ -158,7 +160,7 @@ class SessionNotFoundError(TemplatingError):
 class StaleSessionError(TemplatingError):
     """An append from a session copy whose delta writes keys another append changed since it was read.
 
-    ``keys`` are those keys. Nothing was stored: read the session again and rebuild the delta.
+    `keys` are those keys. Nothing was stored: read the session again and rebuild the delta.
     """
 
     def __init__(self, *, session_id: str, keys: tuple[str, ...], reason: str | None = None) -> None:
@@ -175,16 +177,16 @@ class StaleSessionError(TemplatingError):
 # --- the logic every service shares: pure functions over checked values ----------------------
 
 Scopes: TypeAlias = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
-"""Stored state split by scope: (the session's own keys, ``user:`` keys, ``app:`` keys)."""
+"""Stored state split by scope: (the session's own keys, `user:` keys, `app:` keys)."""
 
 Seen: TypeAlias = tuple[int, int, int]
-"""The revision of each scope (session, ``user:``, ``app:``) that a session copy reflects."""
+"""The revision of each scope (session, `user:`, `app:`) that a session copy reflects."""
 
 SESSION, USER, APP = 0, 1, 2  # the index of each stored scope in Scopes and Seen
 
 
 def scope_index(key: str) -> int | None:
-    """Where ``key`` is stored: :data:`SESSION`, :data:`USER` or :data:`APP`; ``None`` for ``temp:`` (never)."""
+    """Where `key` is stored: `SESSION`, `USER` or `APP`; `None` for `temp:` (never)."""
     match scope_of(key):
         case "temp":
             return None
@@ -197,7 +199,7 @@ def scope_index(key: str) -> int | None:
 
 
 def split_scopes(checked: Mapping[str, Any]) -> Scopes:
-    """The stored part of checked state (an initial state, a delta), by scope; ``temp:`` keys are dropped."""
+    """The stored part of checked state (an initial state, a delta), by scope; `temp:` keys are dropped."""
     scopes: Scopes = ({}, {}, {})
     for key, value in checked.items():
         index = scope_index(key)
@@ -229,7 +231,7 @@ def clean_id(value: str, what: str) -> str:
 
 
 def required_id(value: str, what: str) -> str:
-    """:func:`clean_id`, and ``ValueError`` if it is blank."""
+    """`clean_id`, and `ValueError` if it is blank."""
     cleaned = clean_id(value, what)
     if not cleaned:
         raise ValueError(f"{what} must not be blank")
@@ -237,7 +239,7 @@ def required_id(value: str, what: str) -> str:
 
 
 def coerce_config(config: GetSessionConfig | Mapping[str, Any] | None) -> GetSessionConfig | None:
-    """``get_session``'s config: a :class:`GetSessionConfig`, or a mapping validated into one."""
+    """`get_session`'s config: a [`GetSessionConfig`][templating.GetSessionConfig], or a mapping validated into one."""
     if config is None or isinstance(config, GetSessionConfig):
         return config
     if not isinstance(config, Mapping):
@@ -246,8 +248,8 @@ def coerce_config(config: GetSessionConfig | Mapping[str, Any] | None) -> GetSes
 
 
 def select_events(events: Sequence[Event], config: GetSessionConfig | None) -> list[Event]:
-    """The events ``config`` asks for, in stored order: those at or after ``after_timestamp``, then the
-    ``num_recent_events`` most recent of them. A database service asks its query for the same."""
+    """The events `config` asks for, in stored order: those at or after `after_timestamp`, then the
+    `num_recent_events` most recent of them. A database service asks its query for the same."""
     chosen = list(events)
     if config is not None:
         if config.after_timestamp is not None:
@@ -258,7 +260,7 @@ def select_events(events: Sequence[Event], config: GetSessionConfig | None) -> l
 
 
 def prepare_event(event: Event) -> tuple[Event, dict[str, Any]]:
-    """The event to store (a validated private copy without ``temp:`` keys) and its whole checked delta."""
+    """The event to store (a validated private copy without `temp:` keys) and its whole checked delta."""
     delta = check_state(event.actions.state_delta, what="state delta")
     persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
     # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
@@ -286,8 +288,9 @@ def plan_append(
 def check_fresh(
     session: Session, *, token: str, session_id: str, keys: Sequence[str], written: Callable[[str], int]
 ) -> None:
-    """The staleness rule: raise :class:`StaleSessionError` if ``session`` was not read from the stored
-    session ``token`` names, or if any of ``keys`` was written (``written(key)``, the revision of its
+    """The staleness rule: raise [`StaleSessionError`][templating.StaleSessionError] if `session` was not read from
+    the stored
+    session `token` names, or if any of `keys` was written (`written(key)`, the revision of its
     scope that last wrote it) after the revision of that scope the copy reflects."""
     if session._origin != token:
         raise StaleSessionError(
@@ -306,9 +309,9 @@ def check_fresh(
 def refresh_copy(
     session: Session, appended: Sequence[tuple[Event, Mapping[str, Any]]], merged: dict[str, Any], seen: Seen
 ) -> None:
-    """Bring the caller's copy up to date after ``appended`` (stored events and their whole deltas, in
-    order, at least one) were appended through it: the stored state (``merged``, which becomes the
-    copy's own), plus the ``temp:`` values of the last event's invocation, and the events.
+    """Bring the caller's copy up to date after `appended` (stored events and their whole deltas, in
+    order, at least one) were appended through it: the stored state (`merged`, which becomes the
+    copy's own), plus the `temp:` values of the last event's invocation, and the events.
 
     Once per append, however many events it stores: the state is replaced once, not per event."""
     temp = temp_values(session.state)
@@ -358,8 +361,9 @@ def stored_copy(
 class SessionService(ABC):
     """What every session service does, and the checks and rules they share; subclasses only store.
 
-    All methods are ``async``, and their arguments keyword-only except ``append_event(session,
-    event)``. :class:`InMemorySessionService` and ``DatabaseSessionService`` behave the same (the
+    All methods are `async`, and their arguments keyword-only except `append_event(session,
+    event)`. [`InMemorySessionService`][templating.InMemorySessionService] and `DatabaseSessionService` behave the
+    same (the
     tests run one contract suite against both).
     """
 
@@ -371,12 +375,13 @@ class SessionService(ABC):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> Session:
-        """Create a session with an initial ``state`` (checked before anything is stored).
+        """Create a session with an initial `state` (checked before anything is stored).
 
-        A blank or missing ``session_id`` gets a generated one; ids are stripped of surrounding
-        whitespace. ``app:`` and ``user:`` keys go to their scope, ``temp:`` keys only to the
+        A blank or missing `session_id` gets a generated one; ids are stripped of surrounding
+        whitespace. `app:` and `user:` keys go to their scope, `temp:` keys only to the
         returned copy (the session as stored, and every later read of it, never has them). Raises
-        :class:`AlreadyExistsError` if the id is taken, ``TypeError`` if ``state`` is not a mapping.
+        [`AlreadyExistsError`][templating.AlreadyExistsError] if the id is taken, `TypeError` if `state` is not a
+        mapping.
         """
         app_name, user_id = required_id(app_name, "app_name"), required_id(user_id, "user_id")
         checked = check_state({} if state is None else state, what="initial state")
@@ -393,9 +398,10 @@ class SessionService(ABC):
         session_id: str,
         config: GetSessionConfig | Mapping[str, Any] | None = None,
     ) -> Session | None:
-        """A copy of the session with its combined state, or ``None`` if there is no such session.
+        """A copy of the session with its combined state, or `None` if there is no such session.
 
-        ``config`` is a :class:`GetSessionConfig`, or a mapping of its fields (validated into one).
+        `config` is a [`GetSessionConfig`][templating.GetSessionConfig], or a mapping of its fields (validated into
+        one).
         """
         key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
         return await self._get(key, coerce_config(config))
@@ -408,27 +414,28 @@ class SessionService(ABC):
         return sorted(found, key=lambda session: session.last_update_time)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Forget a session (its ``user:`` and ``app:`` state stay). Deleting an unknown session does nothing."""
+        """Forget a session (its `user:` and `app:` state stay). Deleting an unknown session does nothing."""
         key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
         await self._delete(key)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
-        """A copy of the ``user:`` state of one user of one app (empty if there is none)."""
+        """A copy of the `user:` state of one user of one app (empty if there is none)."""
         return await self._user_state(clean_id(app_name, "app_name"), clean_id(user_id, "user_id"))
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        """Store ``event`` in ``session`` and apply its state delta; return the stored event (a copy).
+        """Store `event` in `session` and apply its state delta; return the stored event (a copy).
 
-        ``temp:`` keys are dropped from what is stored, but ``session`` (the caller's copy) keeps
-        them for the rest of the invocation: after the append ``session`` holds the stored state,
-        its ``temp:`` values and the event. The ``temp:`` values it carries are dropped when an
-        event of another invocation (another ``invocation_id``) is appended through it; events
-        left with the default blank ``invocation_id`` all count as one invocation, so give each
-        invocation its own id for ``temp:`` values to expire. The session must exist and the delta
+        `temp:` keys are dropped from what is stored, but `session` (the caller's copy) keeps
+        them for the rest of the invocation: after the append `session` holds the stored state,
+        its `temp:` values and the event. The `temp:` values it carries are dropped when an
+        event of another invocation (another `invocation_id`) is appended through it; events
+        left with the default blank `invocation_id` all count as one invocation, so give each
+        invocation its own id for `temp:` values to expire. The session must exist and the delta
         be valid even for a partial event, which is then not stored (a copy of it is returned); an
         event id the session already has is stored once.
-        Raises :class:`SessionNotFoundError`, :class:`StaleSessionError`, or
-        :class:`~templating.InvalidStateError` for a bad delta; on any error nothing changes.
+        Raises [`SessionNotFoundError`][templating.SessionNotFoundError],
+        [`StaleSessionError`][templating.StaleSessionError], or
+        [`InvalidStateError`][templating.InvalidStateError] for a bad delta; on any error nothing changes.
         """
         if not isinstance(session, Session) or not isinstance(event, Event):
             raise TypeError("append_event(session, event) takes a Session and an Event")
@@ -440,8 +447,8 @@ class SessionService(ABC):
         Every event is checked first, and the freshness of every delta is checked in the same
         critical section (a lock, a database transaction) that stores them, so another writer
         landing in between can never leave half of them stored: either all are appended (as
-        :meth:`append_event` would, one after the other) or, on any error
-        (:class:`StaleSessionError` included), none is and nothing changes.
+        `append_event` would, one after the other) or, on any error
+        ([`StaleSessionError`][templating.StaleSessionError] included), none is and nothing changes.
         """
         if not isinstance(session, Session) or not all(isinstance(event, Event) for event in events):
             raise TypeError("append_events(session, events) takes a Session and a sequence of Events")
@@ -453,11 +460,12 @@ class SessionService(ABC):
 
     @abstractmethod
     async def _create(self, app_name: str, user_id: str, session_id: str, scopes: Scopes) -> Session:
-        """Store a new session (or raise :class:`AlreadyExistsError`); return its copy, without events."""
+        """Store a new session (or raise [`AlreadyExistsError`][templating.AlreadyExistsError]); return its copy,
+        without events."""
 
     @abstractmethod
     async def _get(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
-        """A copy of a stored session with the events :func:`select_events` would choose."""
+        """A copy of a stored session with the events `select_events` would choose."""
 
     @abstractmethod
     async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
@@ -469,7 +477,7 @@ class SessionService(ABC):
 
     @abstractmethod
     async def _user_state(self, app_name: str, user_id: str) -> dict[str, Any]:
-        """The stored ``user:`` state of one user of one app, as a copy."""
+        """The stored `user:` state of one user of one app, as a copy."""
 
     @abstractmethod
     async def _append(
@@ -479,8 +487,8 @@ class SessionService(ABC):
         prepared: list[tuple[Event, dict[str, Any]]],
         events: list[Event],
     ) -> list[Event]:
-        """Append prepared events all or nothing, following :func:`plan_append`, :func:`check_fresh`
-        and :func:`refresh_copy`; return copies: the stored event, the one already stored under its id,
+        """Append prepared events all or nothing, following `plan_append`, `check_fresh`
+        and `refresh_copy`; return copies: the stored event, the one already stored under its id,
         or (partial) a copy of the event given."""
 
 
@@ -499,7 +507,7 @@ class _Scope:
 
 @dataclass
 class _Record:
-    """A stored session: its own (unprefixed) state and its events. ``token`` is unique to this record,
+    """A stored session: its own (unprefixed) state and its events. `token` is unique to this record,
     so a copy read from another service, or from an earlier session with the same id, is told apart."""
 
     session: Session
@@ -511,7 +519,7 @@ class _Record:
 class InMemorySessionService(SessionService):
     """Sessions kept in memory (lost when the process ends). Safe to share between threads and tasks.
 
-    One lock guards every read and write; nothing inside it awaits, so the ``async`` methods can
+    One lock guards every read and write; nothing inside it awaits, so the `async` methods can
     be called from any event loop or thread. One revision counter serves every scope.
     """
 

@@ -1,22 +1,23 @@
 """Sessions in a database: SQLite embedded (one file, no server) or PostgreSQL (many workers, many machines).
 
-:class:`DatabaseSessionService` stores what :class:`~templating.InMemorySessionService` keeps in
+[`DatabaseSessionService`][templating.DatabaseSessionService] stores what
+[`InMemorySessionService`][templating.InMemorySessionService] keeps in
 memory, with the same interface, semantics and errors: both are a
-:class:`~templating.SessionService`, which does every check and applies every rule; this module
-only reads and writes rows, on SQLAlchemy 2's asyncio API (``templating[sql]``).
+[`SessionService`][templating.SessionService], which does every check and applies every rule; this module
+only reads and writes rows, on SQLAlchemy 2's asyncio API (`agent-prompt-templating[sql]`).
 
-Tables (all prefixed ``templating_``): one row per app (``app:`` state), per app and user
-(``user:`` state), per session (its own state) and per stored event, plus a schema-version row.
+Tables (all prefixed `templating_`): one row per app (`app:` state), per app and user
+(`user:` state), per session (its own state) and per stored event, plus a schema-version row.
 State is a JSON column, with a JSON map of the scope revision that last wrote each key; times are
 epoch seconds in a double column, so both are the same on SQLite and PostgreSQL.
 
 Concurrency is optimistic and enforced by the database: an append reads and locks the rows it
-writes (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: ``SELECT ... FOR UPDATE``, always app, then user,
+writes (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: `SELECT ... FOR UPDATE`, always app, then user,
 then session, so two appends never deadlock), applies the staleness rule to what it read, and
 writes every row and event in that one transaction. So an append is all or nothing, across
 threads, processes and machines.
 
-The engine lives on a private event loop in a daemon thread: the ``async`` methods can be awaited
+The engine lives on a private event loop in a daemon thread: the `async` methods can be awaited
 from any event loop or thread, as the in-memory service's can, and one connection pool serves them.
 """
 
@@ -78,7 +79,7 @@ __all__ = ["SCHEMA_VERSION", "DatabaseSessionService", "SessionStoreError"]
 SCHEMA_VERSION = 1
 """The layout of the tables this module writes. A database holding another version is refused."""
 
-_INSTALL = "install the sql extra: pip install 'templating[sql]' (SQLAlchemy 2 with aiosqlite and asyncpg)"
+_INSTALL = "install the sql extra: pip install 'agent-prompt-templating[sql]' (SQLAlchemy 2 with aiosqlite and asyncpg)"
 _DRIVERS = {"sqlite+aiosqlite": "sqlite", "postgresql+asyncpg": "postgresql"}
 _URL_HELP = (
     "use sqlite+aiosqlite:///path/to/sessions.db (embedded; sqlite+aiosqlite:// for memory) or "
@@ -90,7 +91,7 @@ T = TypeVar("T")
 
 class SessionStoreError(TemplatingError):
     """The session database cannot be used: an unsupported URL, a server that cannot be reached, a
-    failed transaction, or tables of another schema version. Nothing was changed. ``url`` is the URL
+    failed transaction, or tables of another schema version. Nothing was changed. `url` is the URL
     with its password masked."""
 
     def __init__(self, message: str, *, url: str, help: str) -> None:
@@ -121,7 +122,7 @@ class _Tables:
 
 
 def _tables() -> _Tables:
-    """The schema, version :data:`SCHEMA_VERSION`. Every JSON column holds a dict."""
+    """The schema, version `SCHEMA_VERSION`. Every JSON column holds a dict."""
     metadata = sa.MetaData()
     big = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite numbers its rowid only for INTEGER
     schema = sa.Table(
@@ -176,7 +177,7 @@ def _tables() -> _Tables:
 
 
 def _masked(url: str) -> str:
-    """The URL as it may be shown: its password replaced by ``***``."""
+    """The URL as it may be shown: its password replaced by `***`."""
     if _MISSING is None:
         try:
             return make_url(url).render_as_string(hide_password=True)
@@ -223,17 +224,18 @@ def _shut_down(runner: _LoopThread, engine: AsyncEngine) -> None:
 
 
 class DatabaseSessionService(SessionService):
-    """Sessions in SQLite or PostgreSQL, through SQLAlchemy 2's asyncio API (needs ``templating[sql]``).
+    """Sessions in SQLite or PostgreSQL, through SQLAlchemy 2's asyncio API (needs `agent-prompt-templating[sql]`).
 
-    ``url`` is ``sqlite+aiosqlite:///path/to/sessions.db`` (a file, created if missing; its folder
-    must exist; four slashes for an absolute path; ``sqlite+aiosqlite://`` for a private in-memory
-    database) or ``postgresql+asyncpg://user:password@host:port/database``. Tables are created on
-    first use; a database whose tables have another schema version, or ``templating_*`` tables
-    without one, is refused with :class:`SessionStoreError`, as is an unsupported URL, a URL option
+    `url` is `sqlite+aiosqlite:///path/to/sessions.db` (a file, created if missing; its folder
+    must exist; four slashes for an absolute path; `sqlite+aiosqlite://` for a private in-memory
+    database) or `postgresql+asyncpg://user:password@host:port/database`. Tables are created on
+    first use; a database whose tables have another schema version, or `templating_*` tables
+    without one, is refused with [`SessionStoreError`][templating.SessionStoreError], as is an unsupported URL, a URL
+    option
     or port the driver refuses, or a database that cannot be reached (the URL is named, its password
-    masked), and nothing is changed. ``timeout`` (seconds) bounds connecting, and for SQLite how
-    long to wait for another process's write. Call ``await service.close()`` (or use ``async
-    with``) to release the connections; a service left open is closed at exit.
+    masked), and nothing is changed. `timeout` (seconds) bounds connecting, and for SQLite how
+    long to wait for another process's write. Call `await service.close()` (or use `async
+    with`) to release the connections; a service left open is closed at exit.
     """
 
     def __init__(self, url: str, *, timeout: float = 10.0) -> None:
@@ -470,7 +472,7 @@ class DatabaseSessionService(SessionService):
     async def _scope_row(
         self, conn: AsyncConnection, table: sa.Table, key: dict[str, str], values: dict[str, Any]
     ) -> tuple[dict[str, Any], int]:
-        """Make sure a user or app row exists, write ``values`` to it (if any) at its next revision, and
+        """Make sure a user or app row exists, write `values` to it (if any) at its next revision, and
         return its state and revision."""
         insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(table)
         await conn.execute(
@@ -735,7 +737,7 @@ class DatabaseSessionService(SessionService):
 
 def _sqlite_connect(dbapi_connection: Any, record: Any, *, memory: bool) -> None:
     """Every new SQLite connection: transactions are begun by us (below), and a file uses WAL, so
-    readers never wait for the writer (``synchronous=NORMAL``: a crashed process loses nothing
+    readers never wait for the writer (`synchronous=NORMAL`: a crashed process loses nothing
     committed; a power cut may lose the last commits, never consistency)."""
     dbapi_connection.isolation_level = None
     if not memory:

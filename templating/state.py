@@ -1,7 +1,7 @@
 """Agent state: string keys, plain JSON values, scoped by a key prefix, changed only through a delta.
 
-``State`` is the view an agent context hands out: reads see the combined state with the pending
-delta on top, writes go to both, so the delta can travel in an event's ``actions.state_delta``.
+`State` is the view an agent context hands out: reads see the combined state with the pending
+delta on top, writes go to both, so the delta can travel in an event's `actions.state_delta`.
 The renderer never imports this module; it only ever reads a mapping.
 """
 
@@ -38,8 +38,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 class InvalidStateError(TemplatingError, ValueError):
     """A key that is not a string, or a value that is not plain JSON, offered as state.
 
-    Also a ``ValueError``. Raised before anything is changed: a rejected write or delta leaves
-    state exactly as it was. ``key`` is the top-level key, ``path`` where inside its value.
+    Also a `ValueError`. Raised before anything is changed: a rejected write or delta leaves
+    state exactly as it was. `key` is the top-level key, `path` where inside its value.
     """
 
     def __init__(self, message: str, *, key: object, path: str, help: str) -> None:
@@ -49,7 +49,7 @@ class InvalidStateError(TemplatingError, ValueError):
 
 
 def scope_of(key: str) -> Scope | None:
-    """The scope a key's prefix names: ``"app"``, ``"user"``, ``"temp"``, or ``None`` for the session."""
+    """The scope a key's prefix names: `"app"`, `"user"`, `"temp"`, or `None` for the session."""
     if key.startswith(APP_PREFIX):
         return "app"
     if key.startswith(USER_PREFIX):
@@ -100,7 +100,7 @@ def check_state(state: Mapping[Any, Any], *, what: str = "state") -> dict[str, A
 
 
 def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of state that ``check_state`` made (plain JSON, no cycles): what a service hands
+    """A deep copy of state that `check_state` made (plain JSON, no cycles): what a service hands
     out of what it stores. Nothing to check, so no paths to build for errors: a few times faster.
     Only for such state: anything else (a tuple, a dict subclass, an object) is passed through as is."""
     return {key: _tree_copy(value) for key, value in state.items()}
@@ -215,7 +215,7 @@ def _bad_value(key: str, path: str, problem: str, *, help: str = _VALUE_HELP) ->
 
 
 class _Fixed:
-    """A picklable ``lambda: value``."""
+    """A picklable `lambda: value`."""
 
     __slots__ = ("value",)
 
@@ -229,15 +229,15 @@ class _Fixed:
 class State(Mapping[str, Any]):
     """The combined state an agent sees, with the writes of the event being produced kept as a delta.
 
-    ``value`` is the current state (a session's ``state``); ``delta`` collects writes. Reading a
+    `value` is the current state (a session's `state`); `delta` collects writes. Reading a
     key gives the delta's value if there is one, else the stored one; writing sets both, so the
     writer sees its change at once and the delta can be appended in an event. Keys are strings and
     values plain JSON (checked on every write; a rejected write changes nothing). The prefixes
-    ``app:``, ``user:`` and ``temp:`` scope a key to the app, the user or the current invocation;
+    `app:`, `user:` and `temp:` scope a key to the app, the user or the current invocation;
     a key without one belongs to the session.
 
-    Assign the whole key: ``state["profile"] = {**state["profile"], "a": 1}``. Mutating a nested
-    value in place (``state["profile"]["a"] = 1``) is not tracked, whether or not the key was
+    Assign the whole key: `state["profile"] = {**state["profile"], "a": 1}`. Mutating a nested
+    value in place (`state["profile"]["a"] = 1`) is not tracked, whether or not the key was
     written before: the delta holds its own copy of every value written, never an object that
     reads hand out, so an in-place change never reaches the delta and is not persisted.
     """
@@ -260,7 +260,7 @@ class State(Mapping[str, Any]):
     @classmethod
     def _bound(cls, value: Callable[[], dict[str, Any]], delta: Callable[[], dict[str, Any]]) -> State:
         """A view reading its value and delta through their owners on every access, so a dict assigned
-        in their place (``ctx.actions.state_delta = {...}``, ``session.state = {...}``) is the one used."""
+        in their place (`ctx.actions.state_delta = {...}`, `session.state = {...}`) is the one used."""
         state = cls({})
         state._value_of, state._delta_of = value, delta
         state._written_in = (id(value()), id(delta()))
@@ -304,7 +304,7 @@ class State(Mapping[str, Any]):
         self.update({key: value})
 
     def update(self, delta: Mapping[str, Any], /) -> None:
-        """Write every key of ``delta`` (checked first: one bad key or value and nothing is written).
+        """Write every key of `delta` (checked first: one bad key or value and nothing is written).
 
         The view and the delta each get their own deep copy of every value.
         """
@@ -316,8 +316,8 @@ class State(Mapping[str, Any]):
         written.update(checked)
 
     def _state_reader(self) -> Callable[[str, Any], Any]:
-        """A ``get(key, default)`` reading what ``self[key]`` reads, without copying: for the renderer,
-        which only formats values, never changes or hands them out (see ``templating.render``)."""
+        """A `get(key, default)` reading what `self[key]` reads, without copying: for the renderer,
+        which only formats values, never changes or hands them out (see `templating.render`)."""
         value, delta = self._value_of(), self._delta_of()
         if not delta:
             return value.get
@@ -331,7 +331,7 @@ class State(Mapping[str, Any]):
         return get
 
     def has_delta(self) -> bool:
-        """Whether the delta holds any key: written through this view, or given in ``delta`` when it was made."""
+        """Whether the delta holds any key: written through this view, or given in `delta` when it was made."""
         return bool(self._delta)
 
     def to_dict(self) -> dict[str, Any]:
@@ -355,7 +355,7 @@ def _read_only(*args: object, **kwargs: object) -> NoReturn:
 
 
 def read_only(value: Any) -> Any:
-    """``value`` as a reader may see it: a dict or list as a read-only view, anything else as is.
+    """`value` as a reader may see it: a dict or list as a read-only view, anything else as is.
 
     A view wraps only the object itself; its children are wrapped when they are read, so a read
     costs the size of one level, never a copy of everything below it.
@@ -370,11 +370,11 @@ def read_only(value: Any) -> Any:
 
 
 class ReadonlyDict(dict[str, Any]):
-    """A read-only view of a dict from state: still a ``dict`` (so it indexes, compares, ``json.dumps``
-    and formats as one), reading through to the dict it wraps, with every write raising ``TypeError``.
+    """A read-only view of a dict from state: still a `dict` (so it indexes, compares, `json.dumps`
+    and formats as one), reading through to the dict it wraps, with every write raising `TypeError`.
 
-    Values come out as read-only views too, made when read. ``copy.copy`` gives a plain dict (of
-    read-only values); ``copy.deepcopy`` and pickling give a plain, writable deep copy.
+    Values come out as read-only views too, made when read. `copy.copy` gives a plain dict (of
+    read-only values); `copy.deepcopy` and pickling give a plain, writable deep copy.
     """
 
     __slots__ = ("_source",)
@@ -387,7 +387,7 @@ class ReadonlyDict(dict[str, Any]):
         return read_only(self._source[key])
 
     def _state_reader(self) -> Callable[[str, Any], Any]:
-        """The wrapped dict's own ``get``, for the renderer, which only formats what it reads."""
+        """The wrapped dict's own `get`, for the renderer, which only formats what it reads."""
         get: Callable[[str, Any], Any] = self._source.get
         return get
 
@@ -448,8 +448,8 @@ class ReadonlyDict(dict[str, Any]):
 
 
 class ReadonlyList(list[Any]):
-    """A read-only view of a list from state: still a ``list`` (a shallow copy of its items, made when
-    the list is read), whose items come out as read-only views when read; every write raises ``TypeError``.
+    """A read-only view of a list from state: still a `list` (a shallow copy of its items, made when
+    the list is read), whose items come out as read-only views when read; every write raises `TypeError`.
     """
 
     __slots__ = ()
@@ -504,12 +504,12 @@ _STORAGE: dict[Any, Any] = {object(): None}
 
 
 class ReadonlyState(ReadonlyDict):
-    """``ReadonlyContext.state``: a read-only view of a session's combined state, live (it reads the
-    session's state dict on every access) and a ``dict``, so ``json.dumps(ctx.state)`` works.
+    """`ReadonlyContext.state`: a read-only view of a session's combined state, live (it reads the
+    session's state dict on every access) and a `dict`, so `json.dumps(ctx.state)` works.
 
     Making one costs the same whatever the size of state: nothing is copied, and a value is wrapped
-    only when it is read. Unlike a nested view, its own ``dict`` storage holds none of state, so
-    ``dict.get(view, key)`` and other calls that bypass the view's methods find nothing.
+    only when it is read. Unlike a nested view, its own `dict` storage holds none of state, so
+    `dict.get(view, key)` and other calls that bypass the view's methods find nothing.
     """
 
     __slots__ = ()

@@ -2,7 +2,7 @@
 
 Runs ADK's own ``InMemoryRunner`` (in-memory sessions, no network), and a ``Runner`` over ADK's
 SQLite-backed session services across a restart, with a fake model that records each ``LlmRequest``
-it receives. Needs the ``adk`` extra (``pip install 'templating[adk]'``; ADK's DatabaseSessionService
+it receives. Needs the ``adk`` extra (``pip install 'agent-prompt-templating[adk]'``; ADK's DatabaseSessionService
 also needs SQLAlchemy, from the ``sql`` extra); without it the module is skipped, unless
 ``TEMPLATING_REQUIRE_ADK=1`` (set by CI, ``.ci/run``), which turns the skip into a failure so the proof
 can never be skipped silently.

@@ -63,6 +63,8 @@ IMPORTERS = {
     "jinja2": {"jinja_filters", "jinja_mode", "report"},
     "pydantic": {"agents", "sessions"},
     "sqlalchemy": {"sql_sessions"},
+    # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
+    "syrupy": {"pytest_plugin"},
 }
 
 

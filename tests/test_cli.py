@@ -262,7 +262,11 @@ def test_broken_pipe_exits_quietly(tmp_path: Path) -> None:
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["--version"], capsys)
-    assert (code, out) == (0, f"templating {metadata.version('templating')}\n")
+    try:  # the distribution's version, or "unknown" when the code runs from a checkout that is not installed
+        installed = metadata.version("agent-prompt-templating")
+    except metadata.PackageNotFoundError:
+        installed = "unknown"
+    assert (code, out) == (0, f"templating {installed}\n")
 
 
 def test_console_script_and_module_entry_points() -> None:

@@ -17,6 +17,12 @@ The site itself: every lint rule the linter knows has its page at ``docs/rules/<
 address ``rule_url`` gives), every page is in the navigation of ``mkdocs.yml``, and the site's
 address there is the one the code uses (``templating.lint.DOCS_URL``). ``mkdocs build --strict``
 (run by ``.ci/run``) checks the links.
+
+The API reference: the site is built (``mkdocs build --strict``, so a cross-reference that resolves
+nowhere fails it), and each module's section of the built API page is checked for what a docstring
+not written in Markdown leaves: a raw reST role (``:class:``, ``:meth:``, ``:param`` ...), a code
+block made by accident (indentation, a real line break in a string) and a ``<key>``-like tag the
+browser reads as HTML. A failure names the object whose docstring it is in.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -192,3 +199,149 @@ def test_every_page_is_in_the_nav_once() -> None:
     named = nav_pages()
     assert len(named) == len(set(named)), "a page is named twice in the nav"
     assert sorted(named) == sorted(p.relative_to(DOCS).as_posix() for p in PAGES)
+
+
+# The API page: built once for the tests below (needs the docs extra).
+API = DOCS / "api.md"
+API_MODULES = re.findall(r"^::: (templating\.\w+)$", API.read_text(encoding="utf-8"), re.MULTILINE)
+# Modules whose docstrings are still being converted to Markdown in other branches: their sections fail these
+# checks (strict xfail, so that the mark goes once they pass).
+NOT_YET_MARKDOWN = {
+    "role": {"templating.lint", "templating.pysource"},
+    "code block": {"templating.pysource"},
+    "tag": set(),
+}
+ROLE = re.compile(r":(?:class|meth|func|attr|mod|data|exc|obj):|:param\b|:returns?:|:raises?\b|:rtype:|:type\b")
+# Every element mkdocs-material and mkdocstrings write in an API section; any other tag came from a docstring.
+HTML_TAGS = set(
+    [
+        "a",
+        "abbr",
+        "b",
+        "blockquote",
+        "br",
+        "code",
+        "dd",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "i",
+        "img",
+        "kbd",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "small",
+        "span",
+        "strong",
+        "sub",
+        "summary",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def api_page(tmp_path_factory: pytest.TempPathFactory) -> str:
+    if not _has("mkdocstrings_handlers.python"):
+        pytest.skip("building the site needs the docs extra (pip install '.[docs]')")
+    site = tmp_path_factory.mktemp("site")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # A cross-reference that resolves nowhere is a warning: `--strict` fails on it, naming the docstring.
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return (site / "api" / "index.html").read_text(encoding="utf-8")
+
+
+def module_section(page: str, module: str) -> str:
+    """The HTML of one module's part of the API page: from its heading to the next module's (or the page's end)."""
+    starts = [page.index(f'id="{name}"') for name in API_MODULES]
+    index = API_MODULES.index(module)
+    end = starts[index + 1] if index + 1 < len(starts) else page.index("</article>", starts[index])
+    return page[starts[index] : end]
+
+
+def where(section: str, offset: int) -> str:
+    """The documented object whose docstring holds ``offset``: the nearest heading id before it."""
+    found = re.findall(r'id="(templating\.[\w.]+)"', section[:offset])
+    return found[-1] if found else "?"
+
+
+def text_at(section: str, offset: int) -> str:
+    return re.sub(r"<[^>]+>", "", section[offset : offset + 120]).split("\n")[0]
+
+
+def api_module_params(check: str) -> list[Any]:
+    return [
+        pytest.param(
+            module,
+            marks=[pytest.mark.xfail(reason=f"{module}'s docstrings are converted to Markdown in another branch")]
+            if module in NOT_YET_MARKDOWN[check]
+            else [],
+            id=module,
+        )
+        for module in API_MODULES
+    ]
+
+
+def test_the_api_page_documents_every_module_it_names(api_page: str) -> None:
+    assert API_MODULES, "docs/api.md has ::: blocks"
+    for module in API_MODULES:
+        assert f'id="{module}"' in api_page, f"{module} is not on the built API page"
+    assert "autorefs-internal" in api_page, "the API page has cross-references"
+
+
+@pytest.mark.parametrize("module", api_module_params("role"))
+def test_the_api_page_shows_no_raw_role(api_page: str, module: str) -> None:
+    section = module_section(api_page, module)
+    found = [f"{where(section, m.start())}: {text_at(section, m.start())!r}" for m in ROLE.finditer(section)]
+    assert not found, "reST roles shown as text (write Markdown: `code`, [`Name`][templating.Name]):\n" + "\n".join(
+        found
+    )
+
+
+@pytest.mark.parametrize("module", api_module_params("code block"))
+def test_the_api_page_has_no_accidental_code_block(api_page: str, module: str) -> None:
+    # A signature is a code block of its own (class "doc-signature"); a fenced example has a language class.
+    section = module_section(api_page, module)
+    found = [
+        f"{where(section, m.start())}: {text_at(section, m.end())!r}"
+        for m in re.finditer(r'<div class="highlight"><pre>', section)
+    ]
+    assert not found, "code blocks without a language (an indented line, or a real line break in a string):\n" + (
+        "\n".join(found)
+    )
+
+
+@pytest.mark.parametrize("module", api_module_params("tag"))
+def test_the_api_page_has_no_stray_tag(api_page: str, module: str) -> None:
+    section = module_section(api_page, module)
+    found = [
+        f"{where(section, m.start())}: <{m[1]}>"
+        for m in re.finditer(r"<([A-Za-z][\w:.?-]*)", section)
+        if m[1].lower() not in HTML_TAGS
+    ]
+    assert not found, "tags the browser reads as HTML (put placeholders in backticks):\n" + "\n".join(found)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import templating
-from templating import Placeholder, Template, escape, parse, render
+from templating import Placeholder, Template, escape, instruction, parse, render
 
 text = st.lists(st.sampled_from([*list("<>?.:_ab1 \n{}é-"), "user:", "<<", ">>"]), max_size=30).map("".join) | st.text(
     max_size=40
@@ -166,3 +166,17 @@ def test_render_with_dialect() -> None:
     assert render(adk, {"a": {"k": "v"}}, dialect="adk") == "{'k': 'v'}"
     with pytest.raises(ValueError, match="dialect='angle' was given for a Template whose dialect is 'adk'"):
         render(adk, {"a": 1}, dialect="angle")
+
+
+@pytest.mark.parametrize("first", ["render", "provider"], ids=["Template.render", "instruction-provider"])
+def test_the_render_plan_is_built_by_the_first_render_and_kept(first: str) -> None:
+    # Parsing does not build it (parse(), keys and lint() never need it); the first render does, once.
+    template = Template("Hi <a.b>, <c> <d.0?>.")
+    assert not hasattr(template, "_plan")
+    assert template.keys == ("a.b", "c", "d.0")
+    state = {"a": {"b": 1}, "c": "x", "d": [7]}
+    render = template.render if first == "render" else instruction(template)
+    assert render(state) == "Hi 1, x 7."
+    plan = template._plan
+    assert template.render(state) == instruction(template)(state) == "Hi 1, x 7."
+    assert template._plan is plan
