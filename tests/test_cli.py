@@ -388,12 +388,12 @@ LINT_SOURCE = "Hi < name >, order <order_id>.\n<example>x</example>\n"
                 "    Hi < name >, order <order_id>.",
                 "       ^^^^^^^^",
                 "    help: write <name> (no spaces) for a placeholder; as written, < name > already renders unchanged",
-                "    docs: https://templating.readthedocs.io/en/latest/rules/T002/",
+                "    docs: https://agent-prompt-templating.github.io/agent-prompt-templating/rules/T002/",
                 "{path}:2:1: T007 '<example>' looks like an XML-style tag (</example> follows) but is a placeholder",
                 "    <example>x</example>",
                 "    ^^^^^^^^^",
                 "    help:",
-                "    docs: https://templating.readthedocs.io/en/latest/rules/T007/",
+                "    docs: https://agent-prompt-templating.github.io/agent-prompt-templating/rules/T007/",
             ],
         ),
         ("Hi < name >\n", [], 0, ["{path}:1:4: T002 '< name >' has whitespace inside"]),
@@ -431,7 +431,7 @@ def test_lint_json_and_github(
     code, out, _ = run(["lint", path, "--format", "json"], capsys)
     assert code == 1
     rows = json.loads(out)
-    docs = "https://templating.readthedocs.io/en/latest/rules/"
+    docs = "https://agent-prompt-templating.github.io/agent-prompt-templating/rules/"
     assert [(r["code"], r["severity"], r["line"], r["column"], r["path"], r["url"]) for r in rows] == [
         ("T002", "warning", 1, 4, path, f"{docs}T002/"),
         ("T007", "error", 2, 1, path, f"{docs}T007/"),
@@ -610,7 +610,7 @@ def test_github_format_escapes_names_and_messages(
     assert code == 0
     assert out.splitlines() == [
         "::notice file=100%25%2Ca%3Ab.prompt,line=1,endLine=1,col=10,endColumn=17,title=T010::'<name?>' is optional, "
-        "but 'name' is required in the schema%0Ahttps://templating.readthedocs.io/en/latest/rules/T010/"
+        "but 'name' is required in the schema%0Ahttps://agent-prompt-templating.github.io/agent-prompt-templating/rules/T010/"
     ]
     from templating.cli import _format_github
     from templating.lint import Diagnostic
@@ -618,7 +618,7 @@ def test_github_format_escapes_names_and_messages(
 
     diag = Diagnostic("T001", "error", "50% sure\nsecond line\r", Span(0, 5, 1, 1), "a,b:c%.txt")
     assert _format_github([diag], {"a,b:c%.txt": "ab\ncd"}) == (
-        "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D%0Ahttps://templating.readthedocs.io/en/latest/rules/T001/"
+        "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D%0Ahttps://agent-prompt-templating.github.io/agent-prompt-templating/rules/T001/"
     )
 
 
@@ -637,7 +637,7 @@ def test_t011_in_json_and_github(
         ["lint", "a.prompt", "--schema", schema, "--extend-select", "T011", "--format", "github"], capsys
     )
     assert out.splitlines() == [
-        "::warning file=keys.json,title=T011::schema key 'spare' is not used by any linted template%0Ahttps://templating.readthedocs.io/en/latest/rules/T011/"
+        "::warning file=keys.json,title=T011::schema key 'spare' is not used by any linted template%0Ahttps://agent-prompt-templating.github.io/agent-prompt-templating/rules/T011/"
     ]
     # A schema that is no file (a model): the annotation names no file.
     (tmp_path / "cli_models_t011.py").write_text("from pydantic import BaseModel\nclass S(BaseModel):\n    zz: int\n")
@@ -646,7 +646,7 @@ def test_t011_in_json_and_github(
     )
     sys.modules.pop("cli_models_t011", None)
     assert out.splitlines() == [
-        "::warning title=T011::schema key 'zz' is not used by any linted template%0Ahttps://templating.readthedocs.io/en/latest/rules/T011/"
+        "::warning title=T011::schema key 'zz' is not used by any linted template%0Ahttps://agent-prompt-templating.github.io/agent-prompt-templating/rules/T011/"
     ]
 
 
@@ -1148,7 +1148,7 @@ def test_lint_python_that_does_not_parse_is_a_finding(
         ("agents/broken.py", line, column, "python-syntax")
     ]
     assert errors[0]["message"].startswith("not valid Python: ")
-    assert errors[0]["url"] == "https://templating.readthedocs.io/en/latest/rules/E002/"
+    assert errors[0]["url"] == "https://agent-prompt-templating.github.io/agent-prompt-templating/rules/E002/"
     # the other files are still linted; what the broken file writes is unknown, so T014 stays silent
     assert [r["code"] for r in rows if r["code"] != "E002"] == ["T002"]
     code, out, _ = run(["lint", "agents"], capsys)

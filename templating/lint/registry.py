@@ -227,7 +227,7 @@ def described(code: str) -> Rule | None:
 
 # Where the documentation lives: the one place the address is written in code. It equals `site_url` in
 # mkdocs.yml (tests/test_docs.py checks), and every rule has its page at rule_url(code).
-DOCS_URL = "https://templating.readthedocs.io/en/latest/"
+DOCS_URL = "https://agent-prompt-templating.github.io/agent-prompt-templating/"
 
 
 def rule_url(code: str) -> str:
