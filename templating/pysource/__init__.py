@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Literal as _Literal
 from typing import TypeAlias
 
-from .adk_schema import ModelReader, StateSchema
-from .errors import TemplatingError
-from .lint import CONSTANT_SUFFIXES
-from .nodes import Span
-from .template import parse
+from ..adk_schema import ModelReader, StateSchema
+from ..errors import TemplatingError
+from ..lint import CONSTANT_SUFFIXES
+from ..nodes import Span
+from ..template import parse
 
 __all__ = [
     "JINJA_SYNTAX",
@@ -1959,7 +1959,7 @@ def scan(
 # Linting what was found: the rules live in templating.lint.rules.python (imported here for the names
 # this module has always offered).
 
-from .lint.rules.python import (  # noqa: E402
+from ..lint.rules.python import (  # noqa: E402
     JINJA_SYNTAX,
     PYTHON_SYNTAX,
     lint_instruction,
