@@ -54,7 +54,7 @@ def imports_of(module: str) -> tuple[set[str], set[str]]:
 
 # The Python-source scanner (templating/pysource/), its modules in order: each imports only those before it.
 PYSOURCE = PACKAGE / "pysource"
-PYSOURCE_LAYERS = ["reading", "positions", "found", "__init__"]
+PYSOURCE_LAYERS = ["reading", "positions", "found", "syntax", "imports", "resolve", "visitor", "__init__"]
 
 
 def pysource_imports(layer: str) -> tuple[set[str], set[str], set[str]]:
