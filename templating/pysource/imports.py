@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ..lint import util
 from .found import Scan
 from .positions import _Module
 from .reading import PythonSourceError, _newer_python_hint, _parse, _span_at, _undecodable
@@ -65,7 +66,7 @@ class _Modules:
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
                 if candidate is None:
                     continue
-                shown = str(candidate) if level else _shown(candidate)
+                shown = str(candidate) if level else util.shown(candidate)
                 key = os.path.realpath(shown)
                 if key in self.modules:
                     return self.modules[key]
@@ -185,11 +186,3 @@ class _Modules:
         module, name = followed
         binding = module.bindings.get(name)
         return (module, binding) if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef) else None
-
-
-def _shown(path: Path) -> str:
-    """A path as shown in findings: relative to the current folder when under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
