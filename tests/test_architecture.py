@@ -52,6 +52,31 @@ def imports_of(module: str) -> tuple[set[str], set[str]]:
     return local, external
 
 
+# The Python-source scanner (templating/pysource/), its modules in order: each imports only those before it.
+PYSOURCE = PACKAGE / "pysource"
+PYSOURCE_LAYERS = ["reading", "positions", "found", "syntax", "imports", "resolve", "visitor", "__init__"]
+
+
+def pysource_imports(layer: str) -> tuple[set[str], set[str], set[str]]:
+    """(modules of the scanner imported, other package modules imported, third-party/stdlib modules imported)."""
+    tree = ast.parse((PYSOURCE / f"{layer}.py").read_text(encoding="utf-8"))
+    siblings: set[str] = set()
+    local: set[str] = set()
+    external: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module] if node.module else [alias.name for alias in node.names]
+            if node.level == 1:
+                siblings.update(name.split(".")[0] for name in names)
+            elif node.level:
+                local.update(name.split(".")[0] for name in names)
+            elif node.module:
+                external.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            external.update(alias.name.split(".")[0] for alias in node.names)
+    return siblings, local, external
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_only_the_parser_imports_lark(module: str) -> None:
     _, external = imports_of(module)
@@ -86,11 +111,27 @@ def test_renderer_never_imports_sessions() -> None:
 
 
 def test_python_sources_sit_on_the_linter() -> None:
-    """``pysource`` (instructions inside .py files) reads templates and lints them; only the CLI uses it."""
-    local, external = imports_of("pysource")
+    """`pysource` (instructions inside .py files) reads templates and lints them; only the CLI uses it."""
+    local: set[str] = set()
+    external: set[str] = set()
+    for layer in PYSOURCE_LAYERS:
+        _, imported, libraries = pysource_imports(layer)
+        local |= imported
+        external |= libraries
     assert local <= {"adk_schema", "errors", "jinja_mode", "lint", "nodes", "template"}
     assert {module for module in MODULES if "pysource" in imports_of(module)[0]} == {"cli"}
-    assert "pydantic" not in external
+    assert not external & {"pydantic", "lark", "jinja2"}
+
+
+def test_every_module_of_the_python_source_scanner_has_its_layer() -> None:
+    assert sorted(p.stem for p in PYSOURCE.glob("*.py")) == sorted(PYSOURCE_LAYERS)
+
+
+@pytest.mark.parametrize("layer", PYSOURCE_LAYERS)
+def test_the_python_source_scanner_imports_only_its_earlier_layers(layer: str) -> None:
+    siblings, _, _ = pysource_imports(layer)
+    earlier = set(PYSOURCE_LAYERS[: PYSOURCE_LAYERS.index(layer)])
+    assert siblings <= earlier, f"pysource/{layer} imports {sorted(siblings - earlier)}"
 
 
 @pytest.mark.parametrize("module", CORE)

@@ -757,6 +757,24 @@ def test_an_unreadable_import_is_not_followed() -> None:
     assert "outside the linted files" in result.skipped[0].reason
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+@pytest.mark.parametrize("importer", ["from loop import P", "from pkg.loop import P"], ids=["module", "in-package"])
+def test_an_import_of_a_symlink_loop_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, importer: str
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    for folder in (tmp_path, tmp_path / "pkg"):
+        (folder / "loop.py").symlink_to(folder / "loop.py")  # resolving it loops
+    (tmp_path / "agent.py").write_text(
+        f"from google.adk.agents import Agent\n{importer}\nAgent(name='a', instruction=P)\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = scan(["agent.py"])
+    assert result.instructions == []
+    assert "outside the linted files" in result.skipped[0].reason
+    assert list(result.sources) == ["agent.py"]
+
+
 # --- linting in each dialect, at the place in the .py file
 
 LINT_CASES = [

@@ -1,0 +1,50 @@
+"""Instructions where they live: the instruction strings inside Python agent code, found with `ast`.
+
+A `.py` file is parsed, never imported or run. Each instruction string (the template given to
+`templating.instruction`/`Template`/`parse`/`render`/`jinja`, an `Agent`'s
+`instruction=`/`global_instruction=`, a Google ADK `Agent`/`LlmAgent`'s in ADK's `{key}`
+dialect, and module constants named `*PROMPT`/`*INSTRUCTION` that hold a placeholder and are
+not Python format strings) is
+resolved from literals, implicit concatenation, `+`, `textwrap.dedent`, `.strip()` and
+module-level names (in the same module or imported from another one), and every character of it
+keeps the place in the `.py` file it was written at, so findings point into the Python source.
+A call without arguments of a project function that ends in its one `return` of such a value
+(`instruction=return_instructions_root()`) stands for what it returns. Anything else (an
+f-string, another call, a parameter) is skipped, with the reason. The module also
+collects the state keys the code writes (`output_key`, `ctx.state["k"] = ...`, `state_delta`,
+`create_session(state=...)`, a workflow node's `Event(state=...)`), for the rule that a key read is
+written somewhere (T014).
+
+Import the names from here. The package's modules, each importing only those before it: `reading`
+(bytes to text, parsing), `positions` (modules and strings with each character's place), `found`
+(the data types), `syntax` (what the tree alone says), `imports` (modules loaded, imports and names
+followed), `resolve` (what an expression stands for, what was found), `visitor` (the walk, and
+`scan`). The rules over what is found live in `templating.lint.rules.python`.
+"""
+
+from __future__ import annotations
+
+from ..lint import CONSTANT_SUFFIXES as CONSTANT_SUFFIXES
+
+# Linting what was found: the rules live in templating.lint.rules.python (here too, as this module has always
+# offered them).
+from ..lint.rules.python import JINJA_SYNTAX, PYTHON_SYNTAX, lint_instruction, never_written, skipped_findings
+from .found import Instruction, Scan, Skipped, Write
+from .found import Kind as Kind
+from .reading import PythonSourceError, python_text
+from .visitor import scan
+
+__all__ = [
+    "JINJA_SYNTAX",
+    "PYTHON_SYNTAX",
+    "Instruction",
+    "PythonSourceError",
+    "Scan",
+    "Skipped",
+    "Write",
+    "lint_instruction",
+    "never_written",
+    "python_text",
+    "scan",
+    "skipped_findings",
+]

@@ -1,0 +1,188 @@
+"""Import and name resolution: the modules of a scan, each read and parsed once, imports followed to the
+project's files (relative and absolute), and module-level names followed to where they are bound."""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ..lint import util
+from .found import Scan
+from .positions import _Module
+from .reading import PythonSourceError, _newer_python_hint, _parse, _span_at, _undecodable
+from .syntax import _MAX_HOPS, _chain, _describe, _Scope, _short
+
+
+class _Modules:
+    """The modules of a scan, parsed once each, and name resolution across them."""
+
+    def __init__(self, read: Callable[[str], str]) -> None:
+        self.read = read
+        self.modules: dict[str, _Module] = {}
+        self.result = Scan()
+        self.unreadable: set[str] = set()
+
+    # -- loading
+
+    def load(self, path: str, *, linted: bool) -> _Module:
+        key = os.path.realpath(path)
+        module = self.modules.get(key)
+        if module is not None:
+            module.linted = module.linted or linted
+            return module
+        try:
+            text = self.read(path)
+        except UnicodeDecodeError as exc:  # Python itself refuses such a file (a SyntaxError)
+            raise _undecodable(path, exc) from None
+        try:
+            tree = _parse(text, path)
+        except SyntaxError as exc:
+            span = _span_at(text, exc.lineno, exc.offset)
+            raise PythonSourceError(
+                f"not valid Python: {exc.msg}", path=path, source=text, span=span, help=_newer_python_hint(exc)
+            ) from None
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+            span = _span_at(text, None, None)
+            raise PythonSourceError(f"cannot be parsed as Python: {exc}", path=path, source=text, span=span) from None
+        module = _Module(path, key, text, tree, linted=linted)
+        self.modules[key] = module
+        self.result.sources[path] = text
+        return module
+
+    def find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
+        """The module ``name`` imported from ``importer`` (``level`` dots), if it is a file we can read."""
+        parts = [p for p in name.split(".") if p]
+        if level:
+            base = Path(importer.path).parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = list(Path(importer.path).resolve().parents)[:12]
+        for base in bases:
+            target = base.joinpath(*parts)
+            for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+                if candidate is None:
+                    continue
+                shown = str(candidate) if level else util.shown(candidate)
+                key = os.path.realpath(shown)
+                if key in self.modules:
+                    return self.modules[key]
+                if key in self.unreadable:
+                    continue
+                try:
+                    return self.load(shown, linted=False)
+                except Exception:  # a module that cannot be read or parsed is not followed
+                    self.unreadable.add(key)
+        return None
+
+    # -- qualified names of callees
+
+    def qualify(self, module: _Module, expr: ast.expr) -> str | None:
+        """The dotted origin of a name as imported (``google.adk.agents.LlmAgent``), or None."""
+        parts: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        binding = module.bindings.get(expr.id)
+        if isinstance(binding, ast.ImportFrom):
+            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == expr.id)
+            base = "." * binding.level + (binding.module or "") + "." + alias.name
+        elif isinstance(binding, ast.Import):
+            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == expr.id)
+            base = alias.name if alias.asname else alias.name.split(".")[0]
+        else:
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    # -- following names
+
+    def imported(self, module: _Module, binding: ast.ImportFrom, name: str) -> tuple[_Module, str] | None:
+        """Where ``name``, bound in ``module`` by ``from ... import``, is defined: the module (if it is
+        a file we can read, holding such a name) and the name there."""
+        alias = next(a for a in binding.names if (a.asname or a.name) == name)
+        source = self.find_module(module, binding.module or "", binding.level)
+        if source is None or alias.name not in source.bindings:
+            return None
+        return source, alias.name
+
+    def follow(self, module: _Module, name: str) -> tuple[_Module, str] | str:
+        """Where the module-level ``name`` of ``module`` is bound, ``from x import name`` followed (re-exports
+        too) as far as the project's files go; a cycle of such imports is a reason (a str) instead."""
+        seen: set[tuple[str, str]] = set()
+        chain: list[str] = []
+        while isinstance(binding := module.bindings.get(name), ast.ImportFrom):
+            chain.append(module.path)
+            if (module.key, name) in seen:
+                cycle = " -> ".join(chain[chain.index(module.path) :])
+                return f"{name!r} is imported in a cycle ({cycle}): it is bound nowhere"
+            if len(seen) >= _MAX_HOPS:
+                return f"{name!r} is imported through more than {_MAX_HOPS} modules: not followed"
+            seen.add((module.key, name))
+            found = self.imported(module, binding, name)
+            if found is None:
+                break
+            module, name = found
+        return module, name
+
+    def module_named(self, module: _Module, names: list[str] | None, scope: _Scope | None) -> _Module | None:
+        """The module a name or a dotted chain of names stands for: ``prompt`` after ``from . import
+        prompt``, ``p`` after ``import pkg.prompt as p``, ``pkg.prompt`` after ``import pkg.prompt``."""
+        if not names or (scope is not None and scope.binds(names[0])):
+            return None
+        name, rest = names[0], names[1:]
+        binding = module.bindings.get(name)
+        if isinstance(binding, ast.ImportFrom):
+            alias = next(a for a in binding.names if (a.asname or a.name) == name)
+            dotted = ".".join([binding.module or "", alias.name, *rest]).strip(".")
+            return self.find_module(module, dotted, binding.level)
+        if isinstance(binding, ast.Import):
+            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == name)
+            return self.find_module(module, ".".join([alias.name if alias.asname else name, *rest]), 0)
+        return None
+
+    def class_named(self, module: _Module, expr: ast.expr) -> tuple[_Module, ast.ClassDef] | str:
+        """The module-level class ``expr`` names (``TripState``, ``state.TripState``, imports followed), or why not."""
+        if isinstance(expr, ast.Attribute):
+            target = self.module_named(module, _chain(expr.value), None)
+            if target is None:
+                return f"{_short(expr)!r} is not a module of the project's"
+            module, name = target, expr.attr
+        elif isinstance(expr, ast.Name):
+            name = expr.id
+        else:
+            return f"{_describe(expr)} is not a class name"
+        followed = self.follow(module, name)
+        if isinstance(followed, str):
+            return followed
+        module, name = followed
+        binding = module.bindings.get(name)
+        if isinstance(binding, ast.ClassDef):
+            return module, binding
+        if isinstance(binding, ast.ImportFrom | ast.Import):
+            return f"{name!r} is imported from a module outside the linted files"
+        return f"{name!r} is not a class defined at module level in {module.path}"
+
+    def function_called(
+        self, module: _Module, func: ast.expr, scope: _Scope | None
+    ) -> tuple[_Module, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The module-level function ``func`` names (``prompts.root`` or ``root``, imports followed), if any."""
+        if isinstance(func, ast.Attribute):
+            target = self.module_named(module, _chain(func.value), scope)
+            if target is None:
+                return None
+            module, name = target, func.attr
+        elif isinstance(func, ast.Name) and not (scope is not None and scope.binds(func.id)):
+            name = func.id
+        else:
+            return None
+        followed = self.follow(module, name)  # re-exports: from .prompts import root, in a package's __init__.py
+        if isinstance(followed, str):
+            return None
+        module, name = followed
+        binding = module.bindings.get(name)
+        return (module, binding) if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef) else None
