@@ -207,8 +207,8 @@ API_MODULES = re.findall(r"^::: (templating\.\w+)$", API.read_text(encoding="utf
 # Modules whose docstrings are still being converted to Markdown in other branches: their sections fail these
 # checks (strict xfail, so that the mark goes once they pass).
 NOT_YET_MARKDOWN = {
-    "role": {"templating.lint", "templating.pysource"},
-    "code block": {"templating.pysource"},
+    "role": {"templating.lint", "templating.pysource"},  # lint_instruction, re-exported from templating.lint
+    "code block": set(),
     "tag": set(),
 }
 ROLE = re.compile(r":(?:class|meth|func|attr|mod|data|exc|obj):|:param\b|:returns?:|:raises?\b|:rtype:|:type\b")

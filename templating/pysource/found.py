@@ -22,11 +22,11 @@ Kind: TypeAlias = _Literal["angle", "adk", "jinja"]
 class Instruction:
     """One instruction string found in Python code.
 
-    ``label`` names it in findings (the constant ``ROOT_PROMPT``, or the call site
-    ``LlmAgent(name="planner").instruction``); ``names`` are what ``templating render FILE.py:NAME``
-    accepts for it; ``dialect`` is ``"angle"``, ``"adk"`` or ``"jinja"``; ``text`` the string's
-    value; ``path``/``span`` where it starts. :meth:`locate` maps a span of ``text`` into the file.
-    ``state_schemas``: the ``state_schema=`` models of the ADK agents given it, read from the code.
+    `label` names it in findings (the constant `ROOT_PROMPT`, or the call site
+    `LlmAgent(name="planner").instruction`); `names` are what `templating render FILE.py:NAME`
+    accepts for it; `dialect` is `"angle"`, `"adk"` or `"jinja"`; `text` the string's
+    value; `path`/`span` where it starts. `locate` maps a span of `text` into the file.
+    `state_schemas`: the `state_schema=` models of the ADK agents given it, read from the code.
     """
 
     label: str
@@ -40,7 +40,7 @@ class Instruction:
     state_schemas: tuple[StateSchema, ...] = ()
 
     def locate(self, start: int, end: int) -> tuple[str, Span]:
-        """The file and the span in it of ``text[start:end]`` (clipped to the file of its first character)."""
+        """The file and the span in it of `text[start:end]` (clipped to the file of its first character)."""
         m = self._mapped
         if not m.text:
             return self.path, self.span
@@ -53,7 +53,7 @@ class Instruction:
         return module.path, module.span(file_start, file_end)
 
     def file_text(self, path: str) -> str | None:
-        """The text of the ``.py`` file ``path`` that part of this instruction was written in (as read)."""
+        """The text of the `.py` file `path` that part of this instruction was written in (as read)."""
         for module in self._mapped.mods:
             if module.path == path:
                 return module.text
@@ -62,7 +62,7 @@ class Instruction:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """An instruction whose text is not known without running the code (``reason`` says why)."""
+    """An instruction whose text is not known without running the code (`reason` says why)."""
 
     label: str
     path: str
@@ -72,7 +72,7 @@ class Skipped:
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """A state key the code writes (``key``), or a write whose key is not a literal (``key`` is None)."""
+    """A state key the code writes (`key`), or a write whose key is not a literal (`key` is None)."""
 
     key: str | None
     path: str
@@ -82,7 +82,7 @@ class Write:
 
 @dataclass(slots=True)
 class Scan:
-    """What :func:`scan` found: the instructions, the skipped ones, the state writes, and the text of
+    """What `scan` found: the instructions, the skipped ones, the state writes, and the text of
     every Python file read (imported modules outside the given files included)."""
 
     instructions: list[Instruction] = field(default_factory=list)

@@ -52,7 +52,7 @@ class _Modules:
         return module
 
     def find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
-        """The module ``name`` imported from ``importer`` (``level`` dots), if it is a file we can read."""
+        """The module `name` imported from `importer` (`level` dots), if it is a file we can read."""
         parts = [p for p in name.split(".") if p]
         if level:
             base = Path(importer.path).parent
@@ -81,7 +81,7 @@ class _Modules:
     # -- qualified names of callees
 
     def qualify(self, module: _Module, expr: ast.expr) -> str | None:
-        """The dotted origin of a name as imported (``google.adk.agents.LlmAgent``), or None."""
+        """The dotted origin of a name as imported (`google.adk.agents.LlmAgent`), or None."""
         parts: list[str] = []
         while isinstance(expr, ast.Attribute):
             parts.append(expr.attr)
@@ -102,7 +102,7 @@ class _Modules:
     # -- following names
 
     def imported(self, module: _Module, binding: ast.ImportFrom, name: str) -> tuple[_Module, str] | None:
-        """Where ``name``, bound in ``module`` by ``from ... import``, is defined: the module (if it is
+        """Where `name`, bound in `module` by `from ... import`, is defined: the module (if it is
         a file we can read, holding such a name) and the name there."""
         alias = next(a for a in binding.names if (a.asname or a.name) == name)
         source = self.find_module(module, binding.module or "", binding.level)
@@ -111,7 +111,7 @@ class _Modules:
         return source, alias.name
 
     def follow(self, module: _Module, name: str) -> tuple[_Module, str] | str:
-        """Where the module-level ``name`` of ``module`` is bound, ``from x import name`` followed (re-exports
+        """Where the module-level `name` of `module` is bound, `from x import name` followed (re-exports
         too) as far as the project's files go; a cycle of such imports is a reason (a str) instead."""
         seen: set[tuple[str, str]] = set()
         chain: list[str] = []
@@ -130,8 +130,9 @@ class _Modules:
         return module, name
 
     def module_named(self, module: _Module, names: list[str] | None, scope: _Scope | None) -> _Module | None:
-        """The module a name or a dotted chain of names stands for: ``prompt`` after ``from . import
-        prompt``, ``p`` after ``import pkg.prompt as p``, ``pkg.prompt`` after ``import pkg.prompt``."""
+        """The module a name or a dotted chain of names stands for: `prompt` after
+        `from . import prompt`, `p` after `import pkg.prompt as p`, `pkg.prompt` after
+        `import pkg.prompt`."""
         if not names or (scope is not None and scope.binds(names[0])):
             return None
         name, rest = names[0], names[1:]
@@ -146,7 +147,7 @@ class _Modules:
         return None
 
     def class_named(self, module: _Module, expr: ast.expr) -> tuple[_Module, ast.ClassDef] | str:
-        """The module-level class ``expr`` names (``TripState``, ``state.TripState``, imports followed), or why not."""
+        """The module-level class `expr` names (`TripState`, `state.TripState`, imports followed), or why not."""
         if isinstance(expr, ast.Attribute):
             target = self.module_named(module, _chain(expr.value), None)
             if target is None:
@@ -170,7 +171,7 @@ class _Modules:
     def function_called(
         self, module: _Module, func: ast.expr, scope: _Scope | None
     ) -> tuple[_Module, ast.FunctionDef | ast.AsyncFunctionDef] | None:
-        """The module-level function ``func`` names (``prompts.root`` or ``root``, imports followed), if any."""
+        """The module-level function `func` names (`prompts.root` or `root`, imports followed), if any."""
         if isinstance(func, ast.Attribute):
             target = self.module_named(module, _chain(func.value), scope)
             if target is None:

@@ -14,7 +14,7 @@ from .reading import _field_end
 
 
 class _Module:
-    """One parsed ``.py`` file: its text, its tree, and its module-level names."""
+    """One parsed `.py` file: its text, its tree, and its module-level names."""
 
     __slots__ = ("_line_starts", "_lines", "bindings", "key", "linted", "path", "text", "tree")
 
@@ -34,7 +34,7 @@ class _Module:
         return self._line_starts
 
     def offset(self, lineno: int, col: int) -> int:
-        """The character offset of ``ast``'s (1-based line, UTF-8 byte column) position."""
+        """The character offset of `ast`'s (1-based line, UTF-8 byte column) position."""
         start = self.line_starts[lineno - 1]
         if self._lines is None:
             self._lines = self.text.split("\n")
@@ -58,7 +58,7 @@ class _Module:
 
 
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Module-level statements, those inside module-level ``if``/``try``/``with`` blocks included."""
+    """Module-level statements, those inside module-level `if`/`try`/`with` blocks included."""
     for stmt in body:
         yield stmt
         if isinstance(stmt, ast.If | ast.With):
@@ -144,8 +144,8 @@ _HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
 def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     """A string constant (implicit concatenation included) with each character's place in the file.
 
-    Reads the literals' source: prefixes, quotes, escapes (``\\n`` is two characters of source),
-    line continuations, ``\\r\\n`` line ends. Should the reading ever disagree with Python's
+    Reads the literals' source: prefixes, quotes, escapes (`\\n` is two characters of source),
+    line continuations, `\\r\\n` line ends. Should the reading ever disagree with Python's
     value, every character is placed on the whole literal instead (never a wrong column)."""
     value = node.value
     assert isinstance(value, str)
@@ -173,9 +173,9 @@ def _read_literals(
     ends: list[int],
     fields: list[int] | None = None,
 ) -> None:
-    """Read the string literals between ``i`` and ``end``, each character with its place. With ``fields``,
-    f-strings are read too: ``{{``/``}}`` are one brace, and each replacement field is skipped, the
-    number of characters read before it appended to ``fields``."""
+    """Read the string literals between `i` and `end`, each character with its place. With `fields`,
+    f-strings are read too: `{{`/`}}` are one brace, and each replacement field is skipped, the
+    number of characters read before it appended to `fields`."""
     emit_c, emit_s, emit_e = chars.append, starts.append, ends.append
     while i < end:
         ch = text[i]
@@ -260,7 +260,7 @@ def _read_literals(
 
 
 def _dedent(value: _Mapped) -> _Mapped:
-    """``textwrap.dedent`` that keeps each character's place: whitespace-only lines are emptied, then
+    """`textwrap.dedent` that keeps each character's place: whitespace-only lines are emptied, then
     the margin common to the other lines is removed."""
     text = value.text
     expected = textwrap.dedent(text)
@@ -294,7 +294,7 @@ def _dedent(value: _Mapped) -> _Mapped:
 
 
 def _align(value: _Mapped, result: str) -> _Mapped:
-    """``result`` (a subsequence of ``value``'s text) placed by greedy matching."""
+    """`result` (a subsequence of `value`'s text) placed by greedy matching."""
     keep: list[int] = []
     i = 0
     for ch in result:
@@ -306,7 +306,7 @@ def _align(value: _Mapped, result: str) -> _Mapped:
 
 
 def _text_mapped(module: _Module) -> _Mapped:
-    """A text file's text as Python's ``open()`` reads it (``\r\n`` and ``\r`` become ``\n``), each character placed."""
+    """A text file's text as Python's `open()` reads it (`\r\n` and `\r` become `\n`), each character placed."""
     text = module.text
     chars: list[str] = []
     starts: list[int] = []

@@ -16,9 +16,9 @@ from ..nodes import Span
 
 
 class PythonSourceError(TemplatingError):
-    """A ``.py`` file to lint that is not valid Python (nothing of it can be checked).
+    """A `.py` file to lint that is not valid Python (nothing of it can be checked).
 
-    ``path`` names the file; ``source`` and ``span`` place the error in it (its first character when
+    `path` names the file; `source` and `span` place the error in it (its first character when
     Python gives no position).
     """
 
@@ -29,7 +29,7 @@ class PythonSourceError(TemplatingError):
 
 
 def _span_at(text: str, line: int | None, column: int | None) -> Span:
-    """The one-character span at 1-based ``line``/``column`` of ``text`` (clamped into it)."""
+    """The one-character span at 1-based `line`/`column` of `text` (clamped into it)."""
     starts = line_starts(text)
     line = min(max(line or 1, 1), len(starts))
     begin = starts[line - 1]
@@ -40,7 +40,7 @@ def _span_at(text: str, line: int | None, column: int | None) -> Span:
 
 
 def _undecodable(path: str, exc: UnicodeDecodeError) -> PythonSourceError:
-    """The error for a ``.py`` file whose bytes are not in its encoding (UTF-8 unless a coding line says
+    """The error for a `.py` file whose bytes are not in its encoding (UTF-8 unless a coding line says
     otherwise), placed at the first bad byte of its text read with that byte replaced."""
     data = bytes(exc.object)
     encoding = exc.encoding
@@ -86,7 +86,7 @@ _NOT_A_VERSION_ERROR = (
 
 
 def _newer_python_hint(exc: SyntaxError) -> str | None:
-    """The hint to run a newer Python, when ``exc`` may come from syntax newer than this Python's."""
+    """The hint to run a newer Python, when `exc` may come from syntax newer than this Python's."""
     if _NEWER_PYTHON is None or isinstance(exc, IndentationError):
         return None
     message = (exc.msg or "").lower()
@@ -94,8 +94,8 @@ def _newer_python_hint(exc: SyntaxError) -> str | None:
 
 
 def _parse(text: str, path: str) -> ast.Module:
-    """``text`` parsed by ``ast``. Under Python 3.11, a file that uses 3.12's type parameter syntax
-    (``type Alias = ...``, ``def f[T](...)``, ``class C[T]:``) is parsed with those parts written
+    """`text` parsed by `ast`. Under Python 3.11, a file that uses 3.12's type parameter syntax
+    (`type Alias = ...`, `def f[T](...)`, `class C[T]:`) is parsed with those parts written
     over by blanks of the same size, so every other position stays as written (nothing in them is
     an instruction or a state write)."""
     with warnings.catch_warnings():  # an invalid escape such as "\d" warns; it is still a string
@@ -121,9 +121,9 @@ def _parse(text: str, path: str) -> ast.Module:
 
 
 def _fstrings_for_311(text: str) -> str | None:
-    """``text`` with each f-string that only Python 3.12 reads (its quote reused inside a replacement
-    field, ``f"{d["k"]}"``; a backslash or a comment in one) written over by an f-string of the same
-    size in UTF-8 (``f"      "``), so it stays an f-string and ast's columns (bytes) stay those of
+    """`text` with each f-string that only Python 3.12 reads (its quote reused inside a replacement
+    field, `f"{d["k"]}"`; a backslash or a comment in one) written over by an f-string of the same
+    size in UTF-8 (`f"      "`), so it stays an f-string and ast's columns (bytes) stay those of
     the file. None if there is none, or a string in it is not closed."""
     pieces: list[str] = []
     done = 0  # text[:done] is in pieces
@@ -156,7 +156,7 @@ def _fstrings_for_311(text: str) -> str | None:
 
 
 def _string_prefix(text: str, quote_at: int) -> tuple[int, str]:
-    """Where the string whose quote is at ``quote_at`` starts, and its prefix in lowercase (``rf``)."""
+    """Where the string whose quote is at `quote_at` starts, and its prefix in lowercase (`rf`)."""
     k = quote_at
     while k > 0 and quote_at - k < 2 and text[k - 1] in "rRbBuUfF":
         k -= 1
@@ -166,7 +166,7 @@ def _string_prefix(text: str, quote_at: int) -> tuple[int, str]:
 
 
 def _string_end(text: str, i: int, is_f: bool) -> tuple[int, bool] | None:
-    """(the index after the string opening at ``i``, whether it is an f-string only 3.12 reads)."""
+    """(the index after the string opening at `i`, whether it is an f-string only 3.12 reads)."""
     quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else text[i]
     j, n, newer = i + len(quote), len(text), False
     while j < n:
@@ -193,8 +193,8 @@ def _string_end(text: str, i: int, is_f: bool) -> tuple[int, bool] | None:
 
 
 def _field_end(text: str, j: int, quote: str) -> tuple[int, bool] | None:
-    """(the index after the replacement field whose expression starts at ``j``, whether it holds
-    what only 3.12 reads: ``quote`` again, a backslash, a comment, a line end in a one-line string)."""
+    """(the index after the replacement field whose expression starts at `j`, whether it holds
+    what only 3.12 reads: `quote` again, a backslash, a comment, a line end in a one-line string)."""
     depth, n, newer = 0, len(text), False
     while j < n:
         ch = text[j]
@@ -240,9 +240,9 @@ def _field_end(text: str, j: int, quote: str) -> tuple[int, bool] | None:
 
 
 def _without_type_parameters(text: str) -> str | None:
-    """``text`` with PEP 695 syntax made valid for Python 3.11 at the same positions: the soft keyword
-    of ``type X = ...`` becomes an annotation (``_:  X = ...``), the ``[T]`` of ``def f[T]`` or
-    ``class C[T]`` becomes blanks (a backslash at each of its line ends). None if there is none."""
+    """`text` with PEP 695 syntax made valid for Python 3.11 at the same positions: the soft keyword
+    of `type X = ...` becomes an annotation (`_:  X = ...`), the `[T]` of `def f[T]` or
+    `class C[T]` becomes blanks (a backslash at each of its line ends). None if there is none."""
     tokens: list[tokenize.TokenInfo] = []
     try:  # the tokens up to an error (an unclosed bracket): the file's real error then shows as in 3.12
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -293,12 +293,12 @@ def _without_type_parameters(text: str) -> str | None:
 
 
 def python_text(data: bytes) -> str:
-    """The text of a ``.py`` file's bytes, read as Python reads them: in the encoding its coding line
+    """The text of a `.py` file's bytes, read as Python reads them: in the encoding its coding line
     declares (PEP 263; UTF-8 when none does), a leading byte order mark dropped.
 
     A coding line Python would refuse (an encoding it does not know, a codec that is not a text
     encoding such as rot13, one that contradicts a byte order mark) is passed over and the file read
-    as UTF-8, so that an error, if any, says where the bytes fail. Raises ``UnicodeDecodeError`` when
+    as UTF-8, so that an error, if any, says where the bytes fail. Raises `UnicodeDecodeError` when
     the bytes are not in the encoding."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)

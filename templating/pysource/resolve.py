@@ -50,7 +50,7 @@ class _Project(_Modules):
     # -- resolving expressions to strings
 
     def resolve(self, module: _Module, expr: ast.AST, scope: _Scope | None, depth: int = 0) -> _Mapped | str:
-        """The string ``expr`` stands for, with places, or why it cannot be known (a str)."""
+        """The string `expr` stands for, with places, or why it cannot be known (a str)."""
         if depth > _MAX_HOPS:
             return "a chain of names too long to follow"
         if isinstance(expr, ast.Constant):
@@ -150,9 +150,9 @@ class _Project(_Modules):
         scope: _Scope | None,
         depth: int,
     ) -> _Mapped | str | None:
-        """What ``load_instruction_from_file("writer.txt")`` returns when the function reads the file its
-        argument names next to its own module (``open(os.path.join(os.path.dirname(__file__), name))``,
-        ``(Path(__file__).parent / name).read_text()``): that file's text, each character at its place
+        """What `load_instruction_from_file("writer.txt")` returns when the function reads the file its
+        argument names next to its own module (`open(os.path.join(os.path.dirname(__file__), name))`,
+        `(Path(__file__).parent / name).read_text()`): that file's text, each character at its place
         there. None when the function is no such reader; a reason (a str) when the file cannot be read."""
         params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
         if isinstance(func, ast.AsyncFunctionDef) or not params or len(call.args) > 1:
@@ -171,8 +171,8 @@ class _Project(_Modules):
         return self.text_file(path, f"{func.name}({name.text!r})")
 
     def text_file(self, path: str, what: str) -> _Mapped | str:
-        """The text of the file ``path`` an instruction is read from, each character placed in it: only a
-        regular file inside the scan's root, of at most ``_MAX_TEXT_BYTES``; else why not (a str)."""
+        """The text of the file `path` an instruction is read from, each character placed in it: only a
+        regular file inside the scan's root, of at most `_MAX_TEXT_BYTES`; else why not (a str)."""
         real = os.path.realpath(path)
         if real != self.root and not real.startswith(self.root.rstrip(os.sep) + os.sep):
             return f"{what} reads {path}, which is outside the project: not followed"
@@ -199,8 +199,8 @@ class _Project(_Modules):
     def resolve_return(
         self, module: _Module, func: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
     ) -> _Mapped | str:
-        """What a call without arguments of ``func`` returns, when its text is fixed: a function whose
-        body ends in its one ``return`` of a string (ADK's ``instruction=return_instructions_root()``)."""
+        """What a call without arguments of `func` returns, when its text is fixed: a function whose
+        body ends in its one `return` of a string (ADK's `instruction=return_instructions_root()`)."""
         value = _final_return(func)
         if isinstance(value, str):
             return f"{func.name}() is {value}: its text is known only when it runs"
@@ -245,7 +245,7 @@ class _Project(_Modules):
         return self.resolve(module, binding, None, depth + 1)
 
     def constant(self, module: _Module, expr: ast.AST, scope: _Scope | None) -> tuple[_Module, str] | None:
-        """The module constant ``expr`` names (following imports), if it is a plain name of one."""
+        """The module constant `expr` names (following imports), if it is a plain name of one."""
         alias: tuple[_Module, str] | None = None  # ALIAS = ROOT_PROMPT: ALIAS, should ROOT_PROMPT lead nowhere
         for _ in range(_MAX_HOPS):
             if isinstance(expr, ast.Name):
@@ -283,7 +283,7 @@ class _Project(_Modules):
     # -- recording
 
     def state_schema(self, module: _Module, expr: ast.expr, agent: str) -> StateSchema:
-        """The ``state_schema=`` model ``expr`` of the ADK agent ``agent``, read from the code."""
+        """The `state_schema=` model `expr` of the ADK agent `agent`, read from the code."""
         found = self.models.schema(module, expr)
         if isinstance(found, str):
             state = StateSchema(agent, _short(expr), module.path, module.node_span(expr), None, found)
@@ -343,7 +343,7 @@ class _Project(_Modules):
         )
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:
-        """Module constants named ``*PROMPT``/``*INSTRUCTION`` that no call site used, holding a placeholder
+        """Module constants named `*PROMPT`/`*INSTRUCTION` that no call site used, holding a placeholder
         (a constant that is part of another such constant is linted as part of it, not twice)."""
         candidates: list[tuple[_Module, str, Kind]] = []
         used_by_call_sites = set(self.used_constants)

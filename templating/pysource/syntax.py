@@ -27,7 +27,7 @@ class _Scope:
 
 
 def _final_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | str:
-    """The value ``func`` returns when its body ends in its one ``return`` of a value, or what it is instead."""
+    """The value `func` returns when its body ends in its one `return` of a value, or what it is instead."""
     if isinstance(func, ast.AsyncFunctionDef):
         return "an async function (its call gives a coroutine)"
     if func.decorator_list:
@@ -41,7 +41,7 @@ def _final_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | st
 
 
 def _returns_and_yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[ast.Return], bool]:
-    """The return statements of ``func`` itself (not of functions or classes inside it), and whether it yields."""
+    """The return statements of `func` itself (not of functions or classes inside it), and whether it yields."""
     returns: list[ast.Return] = []
     yields = False
     stack: list[ast.AST] = list(func.body)
@@ -101,7 +101,7 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
 
 
 def _mentions_state(annotation: ast.expr | None) -> bool:
-    """Whether a parameter's annotation names ADK's ``State`` (``State``, ``State | dict``, ``"State"``)."""
+    """Whether a parameter's annotation names ADK's `State` (`State`, `State | dict`, `"State"`)."""
     if annotation is None:
         return False
     for node in ast.walk(annotation):
@@ -115,7 +115,7 @@ def _mentions_state(annotation: ast.expr | None) -> bool:
 
 
 def _uses_templating(module: _Module) -> bool:
-    """Whether the module imports anything from ``templating`` (at module level)."""
+    """Whether the module imports anything from `templating` (at module level)."""
     for binding in module.bindings.values():
         if (
             isinstance(binding, ast.ImportFrom)
@@ -129,7 +129,7 @@ def _uses_templating(module: _Module) -> bool:
 
 
 def _is_module_file(expr: ast.AST) -> bool:
-    """``__file__``, or it made absolute (``os.path.abspath(__file__)``, ``Path(__file__).resolve()``)."""
+    """`__file__`, or it made absolute (`os.path.abspath(__file__)`, `Path(__file__).resolve()`)."""
     while isinstance(expr, ast.Call) and (expr.args or isinstance(expr.func, ast.Attribute)):
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("resolve", "absolute") and not expr.args:
             expr = expr.func.value
@@ -145,9 +145,9 @@ def _last_of(expr: ast.AST) -> str:
 
 
 def _path_parts(expr: ast.AST, param: str, scope: _Scope, *, top: bool = True) -> list[str | None] | None:
-    """The parts, after the module's folder, of a path built from ``__file__`` (``None`` stands for the
-    parameter ``param``): ``os.path.join(os.path.dirname(__file__), "prompts", name)`` is
-    ``["prompts", None]``. None for any other expression."""
+    """The parts, after the module's folder, of a path built from `__file__` (`None` stands for the
+    parameter `param`): `os.path.join(os.path.dirname(__file__), "prompts", name)` is
+    `["prompts", None]`. None for any other expression."""
     for _ in range(_MAX_HOPS):
         if isinstance(expr, ast.Name) and expr.id != param and len(scope.assigned.get(expr.id, [])) == 1:
             expr = scope.assigned[expr.id][0]  # path = os.path.join(...); open(path)
@@ -197,8 +197,8 @@ def _leaf(expr: ast.expr, param: str) -> list[str | None] | None:
 
 
 def _file_read_by(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[str | None] | None:
-    """The path parts (see `_path_parts`) of the one file ``func`` reads: ``open(path)`` then ``.read()``,
-    or ``path.read_text()``/``path.open()``, the path made of ``__file__``'s folder and ``param``."""
+    """The path parts (see `_path_parts`) of the one file `func` reads: `open(path)` then `.read()`,
+    or `path.read_text()`/`path.open()`, the path made of `__file__`'s folder and `param`."""
     scope = _function_scope(func)
     if param in scope.assigned or param in scope.others:
         return None
@@ -222,7 +222,7 @@ def _file_read_by(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> l
 
 
 def _added(expr: ast.BinOp) -> list[ast.expr]:
-    """The operands of ``a + b + c`` (a left-leaning chain of ``+``), in order, read without recursion."""
+    """The operands of `a + b + c` (a left-leaning chain of `+`), in order, read without recursion."""
     operands: list[ast.expr] = []
     node: ast.expr = expr
     while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -233,7 +233,7 @@ def _added(expr: ast.BinOp) -> list[ast.expr]:
 
 
 def _chain(expr: ast.AST) -> list[str] | None:
-    """The names of a dotted chain (``pkg.prompt`` -> ``["pkg", "prompt"]``), or None for anything else."""
+    """The names of a dotted chain (`pkg.prompt` -> `["pkg", "prompt"]`), or None for anything else."""
     names: list[str] = []
     while isinstance(expr, ast.Attribute):
         names.append(expr.attr)
@@ -282,16 +282,16 @@ def _source_arg(call: ast.Call, name: str = "source") -> ast.expr | None:
 
 
 def _names(expr: ast.AST, name: str) -> bool:
-    """Whether ``expr`` is the name ``name``, or a subscript of it (``name["k"]``)."""
+    """Whether `expr` is the name `name`, or a subscript of it (`name["k"]`)."""
     if isinstance(expr, ast.Subscript):
         expr = expr.value
     return isinstance(expr, ast.Name) and expr.id == name
 
 
 def _is_state(expr: ast.AST, scope: _Scope | None = None) -> bool:
-    """``x.state`` or ``x.state_delta`` (a context's, a session's, an event's actions'), a name of
-    the enclosing function bound to one (``mem = tool_context.state``), or a parameter that holds
-    state (``def set_state(state, ...)``, ``target: State``, or one a caller gives ``ctx.state``)."""
+    """`x.state` or `x.state_delta` (a context's, a session's, an event's actions'), a name of
+    the enclosing function bound to one (`mem = tool_context.state`), or a parameter that holds
+    state (`def set_state(state, ...)`, `target: State`, or one a caller gives `ctx.state`)."""
     if isinstance(expr, ast.Name) and scope is not None:
         if expr.id in scope.state_params:
             return True

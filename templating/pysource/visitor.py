@@ -59,8 +59,8 @@ class _Visitor:
 
     def find_state_arguments(self) -> None:
         """The parameters of this module's functions that a call here gives a context's state:
-        ``_set_initial_states(data, callback_context.state)`` makes ``target`` state in
-        ``def _set_initial_states(source, target)``."""
+        `_set_initial_states(data, callback_context.state)` makes `target` state in
+        `def _set_initial_states(source, target)`."""
         functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         calls: list[ast.Call] = []
         for node in ast.walk(self.module.tree):
@@ -86,8 +86,9 @@ class _Visitor:
                     self.given_state.setdefault(target, set()).add(param)
 
     def imported_function(self, func: ast.expr) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The function of another linted module that ``func`` names (``set_state`` after ``from .utils
-        import set_state``, ``utils.set_state`` after ``from . import utils``), if it can be found."""
+        """The function of another linted module that `func` names (`set_state` after
+        `from .utils import set_state`, `utils.set_state` after `from . import utils`), if it can be
+        found."""
         project, module = self.project, self.module
         if isinstance(func, ast.Name):
             binding = module.bindings.get(func.id)
@@ -139,7 +140,7 @@ class _Visitor:
     # -- instructions
 
     def formatted(self, expr: ast.expr, scope: _Scope | None) -> None:
-        """``expr`` is a Python format string (``PROMPT.format(...)``, ``PROMPT % ...``): if it names a
+        """`expr` is a Python format string (`PROMPT.format(...)`, `PROMPT % ...`): if it names a
         module constant, that constant's braces are Python's, so it is no instruction of its own."""
         const = self.project.constant(self.module, expr, scope)
         if const is not None:
@@ -215,8 +216,8 @@ class _Visitor:
     def named_provider(
         self, value: ast.expr, scope: _Scope | None, names: list[str], schemas: tuple[StateSchema, ...] = ()
     ) -> bool:
-        """If ``value`` names a module constant holding a call of templating's own ``instruction``,
-        ``Template``, ``parse`` or ``jinja`` with a literal dialect, give that instruction ``names``
+        """If `value` names a module constant holding a call of templating's own `instruction`,
+        `Template`, `parse` or `jinja` with a literal dialect, give that instruction `names`
         (it is linted where the constant is) and say so."""
         project = self.project
         const = project.constant(self.module, value, scope)
@@ -257,8 +258,8 @@ class _Visitor:
         self.project.result.writes.append(Write(key, self.module.path, self.module.node_span(node), how))
 
     def key_of(self, node: ast.AST | None, scope: _Scope | None, depth: int = 0) -> str | None:
-        """The state key ``node`` names: a string literal, or a name bound to one (``KEY``,
-        ``constants.ITINERARY_KEY``, imported or not); None when it is known only at run time."""
+        """The state key `node` names: a string literal, or a name bound to one (`KEY`,
+        `constants.ITINERARY_KEY`, imported or not); None when it is known only at run time."""
         if node is None:
             return None
         text = _str_value(node)
@@ -361,18 +362,25 @@ def scan(
     keep_going: bool = False,
     root: str | None = None,
 ) -> Scan:
-    """Find the instructions and state writes of the Python files ``paths`` (parsed, never run).
+    """Find the instructions and state writes of the Python files `paths` (parsed, never run).
 
-        Names imported from other modules are followed into those files when they can be found (next to
-        the importer for relative imports, in a folder above it for absolute ones), whether or not they
-        are in ``paths``. ``suffixes``: module constants whose name ends in one of them are linted even
-        when no call site uses them, if they hold a placeholder. ``read`` reads a file's text (by
-    default as Python does: :func:`python_text`, its coding line honoured). A file of
-        ``paths`` that is not valid Python is a :class:`PythonSourceError`; with ``keep_going``, it is
-        recorded in :attr:`Scan.errors` instead and the other files are scanned (their state writes are then
-        not all known, so :attr:`Scan.written` is ``None``). ``root`` (default: the current folder) bounds
-        the text files an instruction is read from (``load_instruction_from_file("writer.txt")``): only
-        regular files inside it are read.
+    Names imported from other modules are followed into those files when they can be found (next to
+    the importer for relative imports, in a folder above it for absolute ones), whether or not they
+    are in `paths`.
+
+    Args:
+        paths: The Python files to scan.
+        suffixes: Module constants whose name ends in one of them are linted even when no call site
+            uses them, if they hold a placeholder.
+        read: Reads a file's text; by default as Python does
+            ([`python_text`][templating.pysource.python_text], its coding line honoured).
+        keep_going: A file of `paths` that is not valid Python is a
+            [`PythonSourceError`][templating.pysource.PythonSourceError]; with `keep_going`, it is
+            recorded in `Scan.errors` instead and the other files are scanned (their state writes
+            are then not all known, so `Scan.written` is `None`).
+        root: Bounds the text files an instruction is read from
+            (`load_instruction_from_file("writer.txt")`): only regular files inside it are read.
+            Default: the current folder.
     """
     project = _Project(read, suffixes, root)
     modules: list[_Module] = []
