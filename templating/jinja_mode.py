@@ -31,7 +31,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Namespace
 from markupsafe import Markup
 
-from .errors import CyclicValueError, TemplatingError
+from .errors import CyclicValueError, TemplatingError, UnprintableValueError
 from .jinja_budget import (
     BUDGET_ENVIRONMENT,
     CURRENT,
@@ -47,7 +47,7 @@ from .jinja_budget import (
 )
 from .jinja_filters import MAX_POWER_BITS, check_bits, check_format_string, check_percent, check_size, install, text_of
 from .nodes import SCOPE_PREFIXES, SCOPES, Span
-from .render import format_value, state_reader
+from .render import format_value, state_reader, unprintable
 from .state import ReadonlyDict, ReadonlyList, ReadonlyState
 
 __all__ = [
@@ -531,7 +531,9 @@ class JinjaProvider:
         token = CURRENT.set(Spend(self.budget))
         try:
             return self._template.render(context)
-        except TemplatingError:
+        except TemplatingError as error:
+            if isinstance(error, UnprintableValueError) and not isinstance(error, JinjaError):
+                raise self._error(error, keys) from None  # from format_value: give it the template line
             raise
         except Exception as error:
             raise self._error(error, keys) from error
@@ -562,6 +564,16 @@ class JinjaProvider:
                 f"the Jinja2 sandbox refused to print: {message}",
                 help="only data prints (text, numbers, true/false, none, lists and dicts of them): call a "
                 "function, turn an iterator into a list with |list, and put objects in state as dicts",
+                **where,
+            )
+        if isinstance(error, UnprintableValueError) or (
+            isinstance(error, ValueError) and "integer string conversion" in message
+        ):
+            unprinted = error if isinstance(error, UnprintableValueError) else unprintable(None, error)
+            kind = JinjaCyclicValueError if isinstance(error, CyclicValueError) else JinjaUnprintableError
+            return kind(
+                f"the Jinja2 template cannot print a value: {unprinted.message}",
+                help="store the value in state as text (a string), or without a cycle",
                 **where,
             )
         if isinstance(error, RecursionError):
