@@ -22,6 +22,7 @@ from templating import (
     Event,
     EventActions,
     InvalidStateError,
+    JinjaBudget,
     JinjaBudgetError,
     JinjaCyclicValueError,
     JinjaSecurityError,
@@ -212,6 +213,36 @@ def test_jinja_row(
     assert elapsed < seconds, f"stopped after {elapsed:.2f} s"
     assert peak < memory, f"allocated {peak / MB:.0f} MB"
     assert "0x" not in str(raised)
+
+
+# Fresh values, each under max_value, kept in a namespace: 100,000 steps of 100 KB ask for 10 GB. With the
+# time budget off, only max_total stops them. (id, template, at most seconds, at most bytes allocated)
+TOTAL_ROWS = [
+    (
+        "namespace-of-fresh-strings",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
+        "{% set ns.l = ns.l + [('a' * 99990) ~ i] %}{% endfor %}{{ ns.l|length }}",
+        2.0,
+        100 * MB,
+    ),
+    (
+        "namespace-of-fresh-lists",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
+        "{% set ns.l = ns.l + [[i] * 99999] %}{% endfor %}{{ ns.l|length }}",
+        5.0,
+        400 * MB,
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "seconds", "memory"), [r[1:] for r in TOTAL_ROWS], ids=[r[0] for r in TOTAL_ROWS])
+def test_jinja_total_budget_row(source: str, seconds: float, memory: int) -> None:
+    provider = jinja(source, budget=JinjaBudget(max_time=None))
+    raised, elapsed, peak = measured(lambda: provider({}))
+    assert type(raised) is JinjaBudgetError, f"raised {raised!r}"
+    assert raised.budget == "max_total"
+    assert elapsed < seconds, f"stopped after {elapsed:.2f} s"
+    assert peak < memory, f"allocated {peak / MB:.0f} MB"
 
 
 CYCLIC_TEMPLATE_ROWS = [
