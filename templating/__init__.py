@@ -15,7 +15,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .convert import AdkDifference, ConversionError, convert_adk
-from .errors import CyclicValueError, MissingKey, MissingKeyError, TemplateSyntaxError, TemplatingError
+from .errors import (
+    CyclicValueError,
+    MissingKey,
+    MissingKeyError,
+    TemplateSyntaxError,
+    TemplatingError,
+    UnprintableValueError,
+)
 from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
 from .lint.engine import LintResult, lint_project
 from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
@@ -135,6 +142,7 @@ __all__ = [
     "Template",
     "TemplateSyntaxError",
     "TemplatingError",
+    "UnprintableValueError",
     "escape",
     "format_adk_value",
     "format_value",

@@ -16,6 +16,7 @@ __all__ = [
     "NearMiss",
     "TemplateSyntaxError",
     "TemplatingError",
+    "UnprintableValueError",
     "excerpt",
 ]
 
@@ -100,10 +101,11 @@ def _rebuild(cls: type[TemplatingError], state: dict[str, object], args: tuple[o
     return error
 
 
-class CyclicValueError(TemplatingError, ValueError):
-    """A value to print contains itself (a list or dict that holds itself): an error at once, in
-    every syntax, instead of a render that never ends or prints `[[...]]`. `key` is the state key
-    whose value it is, when known. Also a `ValueError`."""
+class UnprintableValueError(TemplatingError, ValueError):
+    """A state value that cannot be turned into text: it contains itself, it nests deeper than
+    Python can walk, or it is an integer with more digits than Python writes out. Raised at once,
+    in every syntax, instead of a raw `RecursionError` or `ValueError`. `key` is the state key
+    whose value it is, when known; `span` the placeholder that printed it. Also a `ValueError`."""
 
     def __init__(
         self,
@@ -116,6 +118,12 @@ class CyclicValueError(TemplatingError, ValueError):
     ) -> None:
         super().__init__(message, source=source, span=span, help=help)
         self.key = key
+
+
+class CyclicValueError(UnprintableValueError):
+    """A value to print contains itself (a list or dict that holds itself): an error at once, in
+    every syntax, instead of a render that never ends or prints `[[...]]`. `key` is the state key
+    whose value it is, when known. Also a `ValueError`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,11 @@
 """Budgets for Jinja2 mode, and what counts as data that a template may print.
 
 A render gets a [`JinjaBudget`][templating.JinjaBudget]: wall-clock time, total output, the size of
-any one value the template builds, and loop steps. Its running totals live in a `Spend` made per
-render and reached through a context variable, so filters and operators (which get no render
-context) charge the render that runs them. This module does not import Jinja2: the sandbox in
-`jinja_mode` calls it, and turns the exceptions raised here into its `JinjaError`s.
+any one value the template builds, the size of all of them together, and loop steps. Its running
+totals live in a `Spend` made per render and reached through a context variable, so filters and
+operators (which get no render context) charge the render that runs them. This module does not
+import Jinja2: the sandbox in `jinja_mode` calls it, and turns the exceptions raised here into its
+`JinjaError`s.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ BUDGET_ENVIRONMENT = {
     "max_output": "TEMPLATING_JINJA_MAX_OUTPUT",
     "max_value": "TEMPLATING_JINJA_MAX_VALUE",
     "max_loop_steps": "TEMPLATING_JINJA_MAX_LOOP_STEPS",
+    "max_total": "TEMPLATING_JINJA_MAX_TOTAL",
 }
 _DEFAULTS: dict[str, float | int] = {
     "max_time": 1.0,
     "max_output": 1_000_000,
     "max_value": 100_000,
     "max_loop_steps": 100_000,
+    "max_total": 20_000_000,
 }
 # What each budget counts, for messages.
 UNITS = {
@@ -43,6 +46,7 @@ UNITS = {
     "max_output": "characters of output",
     "max_value": "items in one value",
     "max_loop_steps": "loop steps",
+    "max_total": "items built in all",
 }
 
 
@@ -74,8 +78,9 @@ class JinjaBudget:
     """The limits of one Jinja2 render; `None` turns a limit off.
 
     A field left out takes its default from its environment variable (`TEMPLATING_JINJA_MAX_TIME`,
-    `TEMPLATING_JINJA_MAX_OUTPUT`, `TEMPLATING_JINJA_MAX_VALUE`, `TEMPLATING_JINJA_MAX_LOOP_STEPS`:
-    a positive number, or `off`), read when the budget is made, else from the built-in default.
+    `TEMPLATING_JINJA_MAX_OUTPUT`, `TEMPLATING_JINJA_MAX_VALUE`, `TEMPLATING_JINJA_MAX_LOOP_STEPS`,
+    `TEMPLATING_JINJA_MAX_TOTAL`: a positive number, or `off`), read when the budget is made, else
+    from the built-in default.
     """
 
     max_time: float | None = field(default_factory=_from_environment("max_time"))
@@ -86,6 +91,9 @@ class JinjaBudget:
     """Items (characters of a string, elements of a list) in any one value the template builds."""
     max_loop_steps: int | None = field(default_factory=_from_environment("max_loop_steps"))
     """Iterations of all `for` loops of a render together (recursive loops included)."""
+    max_total: int | None = field(default_factory=_from_environment("max_total"))
+    """Items of all the values a render builds together (each counted as `max_value` counts it):
+    bounds the memory a loop can fill with fresh values, each under `max_value`."""
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -102,7 +110,7 @@ class JinjaBudget:
     @classmethod
     def unlimited(cls) -> JinjaBudget:
         """No limit at all: for trusted templates only (each operation is still size-checked)."""
-        return cls(max_time=None, max_output=None, max_value=None, max_loop_steps=None)
+        return cls(max_time=None, max_output=None, max_value=None, max_loop_steps=None, max_total=None)
 
 
 class BudgetExceeded(Exception):
@@ -128,7 +136,17 @@ _NO_LIMIT = 1 << 62
 class Spend:
     """What one render has used so far, against its budget."""
 
-    __slots__ = ("budget", "deadline", "max_loop_steps", "max_output", "max_value", "output", "steps")
+    __slots__ = (
+        "budget",
+        "built",
+        "deadline",
+        "max_loop_steps",
+        "max_output",
+        "max_total",
+        "max_value",
+        "output",
+        "steps",
+    )
 
     def __init__(self, budget: JinjaBudget) -> None:
         self.budget = budget
@@ -136,6 +154,8 @@ class Spend:
         self.max_output = _NO_LIMIT if budget.max_output is None else budget.max_output
         self.max_value = _NO_LIMIT if budget.max_value is None else budget.max_value
         self.max_loop_steps = _NO_LIMIT if budget.max_loop_steps is None else budget.max_loop_steps
+        self.max_total = _NO_LIMIT if budget.max_total is None else budget.max_total
+        self.built = 0
         self.output = 0
         self.steps = 0
 
@@ -166,18 +186,29 @@ class Spend:
         self.check_time()
 
     def check_size(self, size: int, what: str) -> None:
+        """Charge a value of `size` items about to be built: to `max_value`, and to `max_total`."""
         if size > self.max_value:
             raise BudgetExceeded(
                 "max_value",
                 self.max_value,
                 f"{what} would build a value of {size} items, more than the limit of {self.max_value}",
             )
+        self.built += size
+        if self.built > self.max_total:
+            raise BudgetExceeded(
+                "max_total",
+                self.max_total,
+                f"{what} would bring the values this render built to {self.built} items in all, "
+                f"more than the limit of {self.max_total}",
+            )
 
 
 # The budget of the render running in this context. Outside a render (compiling constants), the defaults.
 CURRENT: ContextVar[Spend] = ContextVar("templating_jinja_spend")
 _OUTSIDE = Spend(
-    JinjaBudget(max_time=None, max_output=None, max_value=int(_DEFAULTS["max_value"]), max_loop_steps=None)
+    JinjaBudget(
+        max_time=None, max_output=None, max_value=int(_DEFAULTS["max_value"]), max_loop_steps=None, max_total=None
+    )
 )
 
 

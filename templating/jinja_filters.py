@@ -24,7 +24,7 @@ from .jinja_budget import measure, spend
 
 __all__ = ["MAX_POWER_BITS", "check_bits", "check_format_string", "check_percent", "check_size", "install", "text_of"]
 
-# The largest int ``**`` or ``*`` may build, in bits (its decimal text would be longer than Python prints).
+# The largest int `**` or `*` may build, in bits (its decimal text would be longer than Python prints).
 MAX_POWER_BITS = 100_000
 
 
@@ -54,7 +54,7 @@ _PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)
 
 
 def check_percent(template: str, args: Any, what: str) -> None:
-    """``template % args`` stays within the size limit (its widths and precisions, plus the values
+    """`template % args` stays within the size limit (its widths and precisions, plus the values
     given) and prints only data."""
     size = len(template)
     for match in _PERCENT.finditer(template):
@@ -69,7 +69,7 @@ def check_percent(template: str, args: Any, what: str) -> None:
 
 
 def check_format_string(template: str, what: str) -> None:
-    """A ``str.format`` template asks for no more than the size limit in widths and precisions."""
+    """A `str.format` template asks for no more than the size limit in widths and precisions."""
     size = len(template)
     try:
         fields = list(string.Formatter().parse(template))
@@ -217,7 +217,7 @@ def _map_filter(original: Callable[..., Any]) -> Callable[..., Any]:
     return map_filter
 
 
-# Filters that turn their value into text (``str()`` of a function prints its address): they get data only.
+# Filters that turn their value into text (`str()` of a function prints its address): they get data only.
 _TEXT_FILTERS = (
     "capitalize",
     "e",

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
-from .errors import CyclicValueError, MissingKey, MissingKeyError
+from .errors import CyclicValueError, MissingKey, MissingKeyError, UnprintableValueError
 from .nodes import Dialect, Node, Placeholder
 
 __all__ = [
@@ -33,43 +34,65 @@ _ABSENT: Any = object()
 
 
 def format_value(value: Any) -> str:
-    """The default formatting of a state value: `None` is empty, containers are JSON, the rest `str()`."""
+    """The default formatting of a state value: `None` is empty, containers are JSON, the rest `str()`.
+
+    A value that cannot be written out (it contains itself, nests deeper than Python can walk, or
+    is an integer of more digits than Python writes) raises [`UnprintableValueError`][templating.UnprintableValueError].
+    """
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, (Mapping, list, tuple)):
-        try:
+    try:
+        if isinstance(value, (Mapping, list, tuple)):
             return json.dumps(_plain(value), ensure_ascii=False, default=_json_default)
-        except (ValueError, RecursionError):
-            if _contains_itself(value):
-                raise CyclicValueError(_CYCLIC) from None
-            raise
-    return str(value)
+        return str(value)
+    except (ValueError, RecursionError) as error:
+        raise unprintable(value, error) from None
 
 
 def format_adk_value(value: Any) -> str:
     """The ADK dialect's default formatting, as Google ADK does it: `None` is empty, anything else `str()`.
 
     So a dict renders as Python writes it (`{'a': 1}`), not as JSON. A list or dict that contains
-    itself is an error (Python would write `[[...]]`).
+    itself is an error (Python would write `[[...]]`), as is any value [`format_value`][templating.format_value]
+    cannot write out.
     """
     if value is None:
         return ""
-    text = str(value)
-    if "..." in text and isinstance(value, (Mapping, list, tuple)) and _contains_itself(value):
+    try:
+        text = str(value)
+    except (ValueError, RecursionError) as error:
+        raise unprintable(value, error) from None
+    if "..." in text and isinstance(value, (Mapping, list, tuple)) and _shape(value) == "cyclic":
         raise CyclicValueError(_CYCLIC)
     return text
 
 
 _CYCLIC = "a value contains itself (a list or dict that holds itself), so it cannot be printed"
+_DEEP = "a value nests too deeply to print (lists or dicts deeper than Python can walk, about {limit} levels)"
+_DIGITS = "a value is an integer of more than {limit} digits, more than Python writes out as text"
+_OTHER = "a value cannot be printed: {error}"
+
+
+def unprintable(value: Any, error: ValueError | RecursionError) -> UnprintableValueError:
+    """The error for `value`, whose formatting raised `error`: says why it cannot be printed."""
+    shape = _shape(value) if isinstance(value, (Mapping, list, tuple)) else None
+    if shape == "cyclic":
+        return CyclicValueError(_CYCLIC)
+    if shape == "deep" or isinstance(error, RecursionError):
+        return UnprintableValueError(_DEEP.format(limit=sys.getrecursionlimit()))
+    if "integer string conversion" in str(error):
+        return UnprintableValueError(_DIGITS.format(limit=sys.get_int_max_str_digits()))
+    return UnprintableValueError(_OTHER.format(error=error))
 
 
 _DEEPEST = 100_000
 
 
-def _contains_itself(value: Any) -> bool:
-    """Whether a list, tuple or mapping holds itself at some depth (walked without recursion)."""
+def _shape(value: Any) -> _Literal["cyclic", "deep"] | None:
+    """Whether a list, tuple or mapping holds itself at some depth, or nests more than `_DEEPEST`
+    levels (walked without recursion); `None` if neither."""
     stack: list[tuple[Any, bool]] = [(value, True)]
     path: set[int] = set()
     while stack:
@@ -79,12 +102,14 @@ def _contains_itself(value: Any) -> bool:
             continue
         if not isinstance(item, (Mapping, list, tuple)):
             continue
-        if id(item) in path or len(path) > _DEEPEST:  # (views made afresh at each step never repeat an id)
-            return True
+        if id(item) in path:
+            return "cyclic"
+        if len(path) > _DEEPEST:  # (also views made afresh at each step, which never repeat an id)
+            return "deep"
         path.add(id(item))
         stack.append((item, False))
         stack.extend((inner, True) for inner in (item.values() if isinstance(item, Mapping) else item))
-    return False
+    return None
 
 
 def _plain(value: Any) -> Any:
@@ -111,7 +136,7 @@ def state_getter(state: Any) -> Getter:
     if isinstance(inner, Mapping):
         return inner.get
     # Mapping-like state objects that are not registered as Mappings (an agent framework's
-    # State with a delta) expose ``get`` and ``__contains__``.
+    # State with a delta) expose `get` and `__contains__`.
     for candidate in (inner, state):
         if candidate is not None and callable(getattr(candidate, "get", None)) and hasattr(candidate, "__contains__"):
             get: Getter = candidate.get
@@ -285,8 +310,8 @@ class Plan:
                 else:
                     try:
                         parts[index] = default(value)
-                    except CyclicValueError:
-                        raise self.cyclic_error(name) from None
+                    except UnprintableValueError as error:
+                        raise self.value_error(index, error) from None
             else:
                 return "".join(parts)
         absent: list[Placeholder] | None = None
@@ -311,8 +336,8 @@ class Plan:
             else:
                 try:
                     parts[index] = self.default(value)
-                except CyclicValueError:
-                    raise self.cyclic_error(name) from None
+                except UnprintableValueError as error:
+                    raise self.value_error(index, error) from None
         if absent is not None:
             raise self._missing_error(get, state, absent)
         return "".join(parts)
@@ -326,6 +351,19 @@ class Plan:
             source=self.source,
             span=node.span,
             help=f"store a value without a cycle in {name!r}",
+        )
+
+    def value_error(self, index: int, error: UnprintableValueError) -> UnprintableValueError:
+        """`error` (from formatting a value) again, naming the state key and placeholder of slot `index`."""
+        node = next(slot[3] for slot in self.slots if slot[0] == index)
+        if isinstance(error, CyclicValueError):
+            return self.cyclic_error(node.name)
+        name = node.name
+        message = error.message.replace("a value", f"the value of {name!r}", 1)
+        deep = error.message.startswith(_DEEP[:20])
+        advice = "store it flatter, or as a string" if deep else "store it as a string"
+        return UnprintableValueError(
+            message, key=name, source=self.source, span=node.span, help=f"{advice} in {name!r}"
         )
 
     def _missing_error(self, get: Getter, state: Any, absent: list[Placeholder]) -> MissingKeyError:

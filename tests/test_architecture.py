@@ -85,7 +85,7 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 
 # Heavier libraries stay behind the few modules that need them.
 IMPORTERS = {
-    "jinja2": {"jinja_filters", "jinja_mode", "report"},
+    "jinja2": {"jinja_filters", "jinja_mode", "jinja_sandbox", "report"},
     "pydantic": {"agents", "sessions"},
     "sqlalchemy": {"sql_sessions"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.

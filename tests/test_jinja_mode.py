@@ -564,7 +564,7 @@ def test_values_read_through_our_contexts_cannot_be_changed_by_a_template(
 
 
 # --- budgets: each render stays within its JinjaBudget ------------------------------------------------
-SMALL = JinjaBudget(max_time=0.2, max_output=1_000, max_value=500, max_loop_steps=100)
+SMALL = JinjaBudget(max_time=0.2, max_output=1_000, max_value=500, max_loop_steps=100, max_total=20_000)
 OVER_BUDGET = [
     ("loop-steps", "a\n{% for i in range(50) %}{% for j in range(50) %}{% endfor %}{% endfor %}", "max_loop_steps", 2),
     ("recursive-loop", "{% for x in [1, 2] recursive %}{{ loop(range(200)) }}{% endfor %}", "max_loop_steps", 1),
@@ -591,6 +591,12 @@ OVER_BUDGET = [
     ("value-string", "{{ (['a' * 100] * 10)|string }}", "max_value", 1),
     ("value-tojson", "{{ (['a' * 100] * 10)|tojson }}", "max_value", 1),
     ("time", "{% for i in range(90) %}{{ (range(100000)|list|sort|length) }}{% endfor %}", "max_time", 1),
+    (
+        "total-of-fresh-values",
+        "{% set ns = namespace(l=[]) %}\n{% for i in range(100) %}{% set ns.l = ns.l + ['x' * 400] %}{% endfor %}",
+        "max_total",
+        2,
+    ),
 ]
 
 
@@ -630,7 +636,12 @@ def test_defaults_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("TEMPLATING_JINJA_MAX_LOOP_STEPS", "5")
     monkeypatch.setenv("TEMPLATING_JINJA_MAX_OUTPUT", "off")
     monkeypatch.setenv("TEMPLATING_JINJA_MAX_TIME", "2.5")
-    assert JinjaBudget() == JinjaBudget(max_time=2.5, max_output=None, max_value=100_000, max_loop_steps=5)
+    monkeypatch.setenv("TEMPLATING_JINJA_MAX_TOTAL", "1_000")
+    assert JinjaBudget() == JinjaBudget(
+        max_time=2.5, max_output=None, max_value=100_000, max_loop_steps=5, max_total=1_000
+    )
+    with pytest.raises(JinjaBudgetError, match="1001 items in all"):
+        jinja("{{ 'a' * 1001 }}")({})
     with pytest.raises(JinjaBudgetError, match="more than 5 loop steps"):
         jinja("{% for i in range(6) %}{% endfor %}")({})
     assert jinja("{% for i in range(6) %}{% endfor %}", budget=JinjaBudget(max_loop_steps=6))({}) == ""
@@ -642,6 +653,7 @@ BAD_ENVIRONMENT = [
     ("TEMPLATING_JINJA_MAX_TIME", "inf"),
     ("TEMPLATING_JINJA_MAX_OUTPUT", "1.5"),
     ("TEMPLATING_JINJA_MAX_VALUE", "0"),
+    ("TEMPLATING_JINJA_MAX_TOTAL", "lots"),
 ]
 
 
@@ -659,6 +671,7 @@ BAD_BUDGETS: list[tuple[str, dict[str, Any], type[Exception]]] = [
     ("zero-time", {"max_time": 0}, ValueError),
     ("float-size", {"max_value": 1.5}, TypeError),
     ("bool", {"max_loop_steps": True}, TypeError),
+    ("float-total", {"max_total": 1e9}, TypeError),
 ]
 
 

@@ -3,7 +3,7 @@
 Each row says which error it must end in, and the time (and, for Jinja2, memory) it may take before it
 does: ceilings far below what the input asks for (gigabytes, minutes) and far above what a row takes, so
 they catch a hang or a runaway, never a slowdown (bench/ measures speed). Sections: Jinja2 templates,
-state values on every session service, snapshot ids.
+state values on every session service, snapshot ids, the Python API.
 """
 
 from __future__ import annotations
@@ -22,15 +22,23 @@ from templating import (
     Event,
     EventActions,
     InvalidStateError,
+    JinjaBudget,
     JinjaBudgetError,
     JinjaCyclicValueError,
     JinjaSecurityError,
     JinjaUnprintableError,
+    SchemaError,
     SessionService,
     State,
     Template,
     TemplatingError,
+    UnprintableValueError,
+    convert_adk,
+    escape,
+    instruction,
     jinja,
+    lint,
+    render,
 )
 
 
@@ -207,6 +215,36 @@ def test_jinja_row(
     assert "0x" not in str(raised)
 
 
+# Fresh values, each under max_value, kept in a namespace: 100,000 steps of 100 KB ask for 10 GB. With the
+# time budget off, only max_total stops them. (id, template, at most seconds, at most bytes allocated)
+TOTAL_ROWS = [
+    (
+        "namespace-of-fresh-strings",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
+        "{% set ns.l = ns.l + [('a' * 99990) ~ i] %}{% endfor %}{{ ns.l|length }}",
+        2.0,
+        100 * MB,
+    ),
+    (
+        "namespace-of-fresh-lists",
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
+        "{% set ns.l = ns.l + [[i] * 99999] %}{% endfor %}{{ ns.l|length }}",
+        5.0,
+        400 * MB,
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "seconds", "memory"), [r[1:] for r in TOTAL_ROWS], ids=[r[0] for r in TOTAL_ROWS])
+def test_jinja_total_budget_row(source: str, seconds: float, memory: int) -> None:
+    provider = jinja(source, budget=JinjaBudget(max_time=None))
+    raised, elapsed, peak = measured(lambda: provider({}))
+    assert type(raised) is JinjaBudgetError, f"raised {raised!r}"
+    assert raised.budget == "max_total"
+    assert elapsed < seconds, f"stopped after {elapsed:.2f} s"
+    assert peak < memory, f"allocated {peak / MB:.0f} MB"
+
+
 CYCLIC_TEMPLATE_ROWS = [
     ("angle", "Hi <l>", "angle"),
     ("adk", "Hi {l}", "adk"),
@@ -351,3 +389,112 @@ def test_hostile_snapshot_ids(pytester: pytest.Pytester, ids: list[str], collidi
         assert "snapshot name collision: test_hostile.py::test_x[" in result.stdout.str()
     again = pytester.runpytest("-p", "no:cacheprovider")  # a later run: the same, never a flip-flop between tests
     again.assert_outcomes(passed=len(ids) - colliding, errors=colliding)
+
+
+# === Python API: hostile values and templates given straight to the functions (issue 19, item 4) =====
+# No session between the caller and the renderer: the values are not checked by the state contract, so
+# the renderer itself must end in a clear error (never a raw RecursionError or ValueError).
+
+
+class _Holder:
+    """An agent context: what providers render from."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.state = state
+
+
+_SCHEMA_DEPTH = 100_000
+
+
+def _deep_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(_SCHEMA_DEPTH):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+# id, what to call, the exception it must end in (None: it must succeed), seconds, bytes it may allocate
+# (the time includes building the 100,000-deep values, under tracemalloc)
+API_ROWS: list[tuple[str, Callable[[], Any], type[BaseException] | None, float, int]] = [
+    ("render-deep-list", lambda: render("<a>", {"a": _nested(100_000)}), UnprintableValueError, 15.0, 200 * MB),
+    (
+        "render-deep-dict",
+        lambda: render("<a>", {"a": _nested(100_000, kind="dict")}),
+        UnprintableValueError,
+        5.0,
+        200 * MB,
+    ),
+    (
+        "render-adk-deep-list",
+        lambda: render("{a}", {"a": _nested(100_000)}, dialect="adk"),
+        UnprintableValueError,
+        5.0,
+        200 * MB,
+    ),
+    ("render-int-10-to-5000", lambda: render("<a>", {"a": 10**5000}), UnprintableValueError, 2.0, 50 * MB),
+    (
+        "render-adk-int-10-to-5000",
+        lambda: render("{a}", {"a": 10**5000}, dialect="adk"),
+        UnprintableValueError,
+        2.0,
+        50 * MB,
+    ),
+    (
+        "render-int-in-dict",
+        lambda: Template("<a.b>").render({"a": {"b": [10**5000]}}),
+        UnprintableValueError,
+        2.0,
+        50 * MB,
+    ),
+    ("render-cyclic", lambda: render("<a>", {"a": _cyclic_list()}), CyclicValueError, 2.0, 50 * MB),
+    (
+        "instruction-deep-list",
+        lambda: instruction("<a>")(_Holder({"a": _nested(100_000)})),
+        UnprintableValueError,
+        5.0,
+        200 * MB,
+    ),
+    ("instruction-int", lambda: instruction("<a>")(_Holder({"a": 10**5000})), UnprintableValueError, 2.0, 50 * MB),
+    (
+        "jinja-deep-list",
+        lambda: jinja("{{ a }}")(_Holder({"a": _nested(100_000)})),
+        JinjaUnprintableError,
+        5.0,
+        200 * MB,
+    ),
+    ("jinja-int", lambda: jinja("{{ a }}")(_Holder({"a": 10**5000})), JinjaUnprintableError, 2.0, 50 * MB),
+    ("jinja-int-concat", lambda: jinja("{{ a ~ '' }}")(_Holder({"a": 10**5000})), JinjaUnprintableError, 2.0, 50 * MB),
+    (
+        "jinja-int-tojson",
+        lambda: jinja("{{ [a]|tojson }}")(_Holder({"a": 10**5000})),
+        JinjaUnprintableError,
+        2.0,
+        50 * MB,
+    ),
+    ("lint-deep-schema", lambda: lint("<a>", schema=_deep_schema()), None, 15.0, 400 * MB),
+    ("lint-deep-list-schema", lambda: lint("<a>", schema={"a": _nested(100_000)}), SchemaError, 15.0, 200 * MB),
+    ("escape-1mb-of-angles", lambda: escape("<" * MB), None, 2.0, 50 * MB),
+    ("convert-1mb-of-braces", lambda: convert_adk("{" * MB + "a" + "}" * MB), None, 5.0, 400 * MB),
+    ("template-1mb-nested-angles", lambda: Template("<" * MB + "a" + ">" * MB), None, 5.0, 400 * MB),
+    ("lint-1mb-nested-braces", lambda: lint("{" * MB + "a" + "}" * MB, dialect="adk"), None, 15.0, 400 * MB),
+]
+
+
+@pytest.mark.parametrize(
+    ("action", "expected", "seconds", "memory"), [r[1:] for r in API_ROWS], ids=[r[0] for r in API_ROWS]
+)
+def test_python_api_row(
+    action: Callable[[], Any], expected: type[BaseException] | None, seconds: float, memory: int
+) -> None:
+    raised, elapsed, peak = measured(action)
+    if expected is None:
+        assert raised is None, f"raised {raised!r}"
+    else:
+        assert type(raised) is expected, f"raised {raised!r}"
+        assert isinstance(raised, TemplatingError)
+        assert not isinstance(raised, RecursionError)
+    assert elapsed < seconds, f"stopped after {elapsed:.2f} s"
+    assert peak < memory, f"allocated {peak / MB:.0f} MB"
+
+
+# --- end of the Python API section ------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from templating import (
     MissingKeyError,
     Template,
     TemplatingError,
+    UnprintableValueError,
     format_adk_value,
     format_value,
     render,
@@ -463,3 +464,74 @@ def test_format_functions_refuse_a_cyclic_value_and_keep_shared_ones() -> None:
     shared = [1]
     assert format_value([shared, shared]) == "[[1], [1]]"
     assert format_adk_value({"a": shared, "b": shared, "c": "..."}) == "{'a': [1], 'b': [1], 'c': '...'}"
+
+
+def nested(depth: int, *, kind: str = "list") -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"k": value}
+    return value
+
+
+# id, source, dialect, state, the line of the placeholder, a word of the message
+UNPRINTABLE = [
+    ("angle-deep-list", "Hi\n<x>", "angle", {"x": nested(100_000)}, 2, "nests too deeply"),
+    ("angle-deep-dict", "<x>", "angle", {"x": nested(5_000, kind="dict")}, 1, "nests too deeply"),
+    ("angle-past-the-walk", "<x>", "angle", {"x": nested(100_005)}, 1, "nests too deeply"),
+    ("angle-deep-below-a-path", "<s> <x.a>", "angle", {"s": "ok", "x": {"a": nested(3_000)}}, 1, "nests too deeply"),
+    ("angle-huge-int", "<x>", "angle", {"x": 10**5000}, 1, "more than 4300 digits"),
+    ("angle-huge-int-in-a-list", "a\n\n<x>", "angle", {"x": [1, 10**5000]}, 3, "more than 4300 digits"),
+    ("adk-deep-list", "Hi {x}", "adk", {"x": nested(100_000)}, 1, "nests too deeply"),
+    ("adk-huge-int", "\n{x}", "adk", {"x": -(10**5000)}, 2, "more than 4300 digits"),
+    ("adk-huge-int-in-a-dict", "{x}", "adk", {"x": {"n": 10**5000}}, 1, "more than 4300 digits"),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "dialect", "state", "line", "words"), [u[1:] for u in UNPRINTABLE], ids=[u[0] for u in UNPRINTABLE]
+)
+@pytest.mark.parametrize("missing", ["error", "keep"])
+def test_a_value_that_cannot_be_printed_is_an_error_naming_its_key_and_placeholder(
+    source: str, dialect: Any, state: dict[str, Any], line: int, words: str, missing: Any
+) -> None:
+    with pytest.raises(UnprintableValueError) as caught:
+        Template(source, dialect=dialect).render(state, missing=missing)
+    error = caught.value
+    assert type(error) is UnprintableValueError  # not a CyclicValueError: nothing here contains itself
+    assert isinstance(error, TemplatingError)
+    assert isinstance(error, ValueError)
+    assert error.key == "x"
+    assert error.message.startswith("the value of 'x' ")
+    assert words in error.message
+    assert error.span is not None
+    assert error.span.line == line
+    assert source[error.span.start : error.span.end].lstrip("<{").startswith("x")
+    assert error.help is not None
+    assert "'x'" in error.help
+
+
+@pytest.mark.parametrize("format_function", [format_value, format_adk_value], ids=["angle", "adk"])
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [(nested(100_000), "nests too deeply"), (10**5000, "4300 digits"), ([[10**5000]], "4300 digits")],
+    ids=["deep", "huge-int", "huge-int-inside"],
+)
+def test_format_functions_refuse_what_cannot_be_printed(format_function: Any, value: Any, words: str) -> None:
+    with pytest.raises(UnprintableValueError, match=words) as caught:
+        format_function(value)
+    assert caught.value.key is None
+    assert issubclass(CyclicValueError, UnprintableValueError)
+
+
+@pytest.mark.parametrize(
+    ("value", "angle", "adk"),
+    [
+        (nested(200), "[" * 200 + '"x"' + "]" * 200, "[" * 200 + "'x'" + "]" * 200),
+        (10**4299, "1" + "0" * 4299, "1" + "0" * 4299),
+        ({"n": [10**100]}, '{"n": [1' + "0" * 100 + "]}", "{'n': [1" + "0" * 100 + "]}"),
+    ],
+    ids=["200-deep", "4300-digits", "big-int-inside"],
+)
+def test_values_near_the_limits_still_print(value: Any, angle: str, adk: str) -> None:
+    assert render("<v>", {"v": value}) == angle
+    assert render("{v}", {"v": value}, dialect="adk") == adk
