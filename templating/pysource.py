@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Literal as _Literal
 from typing import TypeAlias
 
-from .adk_schema import ModelReader, StateSchema
 from .errors import TemplatingError
 from .lint import CONSTANT_SUFFIXES
+from .lint.adk_schema import ModelReader, StateSchema
 from .nodes import Span
 from .template import parse
 

@@ -86,7 +86,7 @@ def test_renderer_never_imports_sessions() -> None:
 def test_python_sources_sit_on_the_linter() -> None:
     """``pysource`` (instructions inside .py files) reads templates and lints them; only the CLI uses it."""
     local, external = imports_of("pysource")
-    assert local <= {"adk_schema", "errors", "jinja_mode", "lint", "nodes", "template"}
+    assert local <= {"errors", "jinja_mode", "lint", "nodes", "template"}
     assert {module for module in MODULES if "pysource" in imports_of(module)[0]} == {"cli"}
     assert "pydantic" not in external
 

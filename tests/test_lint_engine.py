@@ -259,3 +259,121 @@ def test_sarif_output_is_structurally_sarif_2_1_0(tree: Path) -> None:
         assert diag.span is not None
         assert (region["startLine"], region["startColumn"]) == (diag.span.line, diag.span.column)
         assert region["endLine"] >= region["startLine"]
+
+
+# --- ADK 2.x agents (state_schema=, Event writes, instructions in files), through the engine and the CLI
+
+ADK2 = Path(__file__).resolve().parent / "fixtures" / "adk2_project"
+ADK2_FILES = sorted(p.relative_to(ADK2).as_posix() for p in ADK2.rglob("*.py"))
+
+
+@pytest.fixture
+def adk2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "adk2"
+    shutil.copytree(ADK2, root)
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def found(result: templating.LintResult) -> list[tuple[str, str, int, str]]:
+    """(code, path, line, the text flagged) of each finding."""
+    return [
+        (d.code, d.path or "", d.span.line, result.sources[d.path or ""][d.span.start : d.span.end])
+        for d in result.diagnostics
+        if d.span
+    ]
+
+
+ADK2_FINDINGS = [
+    ("T014", "story_studio/agent.py", 50, "{{current_document}}"),
+    ("T019", "story_studio/scriptwriter_instruction.txt", 3, "{visual-style}"),
+    ("T001", "trip_desk/agent.py", 15, "{destinaton}"),  # misspelt: T001 with a did-you-mean, no T014
+    ("T009", "trip_desk/agent.py", 15, "{budget}"),  # declared with a default: no T014
+    ("T010", "trip_desk/agent.py", 16, "{itinerary?}"),
+    ("T014", "trip_desk/agent.py", 16, "{user:lang}"),  # prefixed: not checked against the schema
+    ("T012", "trip_desk/agent.py", 16, "{temp:draft?}"),
+    ("T009", "trip_desk/agent.py", 25, "<legs.0.origin>"),
+    ("T001", "trip_desk/agent.py", 25, "<traveller.nmae>"),
+    ("T014", "trip_desk/agent.py", 32, "{sources}"),  # extra="allow": not T001, but nothing writes it
+    ("T014", "weekend_planner/agent.py", 33, "{traveller_count}"),
+]
+
+
+def test_adk2_agents_are_checked_against_their_state_schema(adk2: Path) -> None:
+    result = lint_project(["."])
+    assert found(result) == ADK2_FINDINGS
+    (typo,) = [d for d in result.diagnostics if d.code == "T001" and d.span and d.span.line == 15]
+    assert "did you mean 'destination'?" in typo.message
+    assert 'TripState, the state_schema of Agent(name="trip_planner")' in typo.message
+
+
+@pytest.mark.parametrize("path", ADK2_FILES, ids=ADK2_FILES)
+def test_an_adk2_file_named_alone_gets_the_findings_of_the_whole_tree_run(adk2: Path, path: str) -> None:
+    whole = lint_project(["."])
+    alone = lint_project([path])
+    here = [row for row in found(whole) if row[1] == path or Path(row[1]).parent == Path(path).parent]
+    if not path.endswith("agent.py"):
+        here = [row for row in here if row[1] == path]
+    assert found(alone) == here
+
+
+def test_the_cli_gives_the_engine_s_findings(adk2: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "lint", ".", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    rows = [(d["code"], d["path"], d["line"]) for d in json.loads(done.stdout)]
+    assert rows == [(code, path, line) for code, path, line, _ in ADK2_FINDINGS]
+
+
+UNREAD_SCHEMAS = [
+    ("a-call", "state_schema=make_state()", "make_state()", "is not a class name"),
+    ("a-library-class", "state_schema=Library", "Library", "imported from a module outside"),
+    ("not-a-model", "state_schema=Plain", "Plain", "not a pydantic model"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argument", "model", "reason"), [c[1:] for c in UNREAD_SCHEMAS], ids=[c[0] for c in UNREAD_SCHEMAS]
+)
+def test_an_unread_state_schema_is_an_info_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argument: str, model: str, reason: str
+) -> None:
+    (tmp_path / ".git").mkdir()
+    code = (
+        "from google.adk import Agent\nfrom lib import Library\n\nclass Plain:\n    x: int\n\n"
+        f"a = Agent(name='a', output_key='topic', {argument}, instruction='Write about {{topic}}.')\n"
+    )
+    (tmp_path / "agent.py").write_text(code, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = lint_project(["agent.py"])
+    (finding,) = result.diagnostics
+    assert (finding.code, finding.severity, finding.path) == ("T021", "info", "agent.py")
+    assert f'the state_schema {model} of Agent(name="a") is not read' in finding.message
+    assert reason in finding.message
+    assert finding.span is not None
+    assert code[finding.span.start : finding.span.end] == argument.split("=")[1]
+    assert lint_project(["agent.py"], ignore="T021").diagnostics == []
+
+
+SUFFIXES = [
+    ("instr", "PLAN_INSTR", ["T019"]),
+    ("template", "GREETING_TEMPLATE", ["T019"]),
+    ("other", "GREETING_TEXT", []),
+]
+
+
+@pytest.mark.parametrize(("name", "codes"), [c[1:] for c in SUFFIXES], ids=[c[0] for c in SUFFIXES])
+def test_constants_named_like_instructions_are_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, codes: list[str]
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "prompts.py").write_text(f'{name} = "Hello {{user-name}}, see {{plan?}}."\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert [d.code for d in lint_project(["prompts.py"]).diagnostics] == codes

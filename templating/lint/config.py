@@ -65,7 +65,7 @@ def select_rules(
 
 
 # Module constants of Python files linted even when no call site uses them: names ending in these.
-CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION")
+CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLATE")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect, Span
 from ..template import parse
+from .adk_schema import check_against_schema, schema_keys
 from .check import lint
 from .config import LintConfig, LintConfigError, rules_for, select_rules
 from .discovery import DEFAULT_INCLUDE
@@ -27,6 +28,7 @@ from .project import FileSkipped, LintInputError, Walker, find_root, project_con
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
+from .rules.state_schema import unread_state_schemas
 from .schema import Schema, load_schema
 from .util import relative, shown
 
@@ -223,13 +225,16 @@ class Project:
             except (OSError, FileSkipped):
                 continue
             usable.append(path)
-        found = _scan_safely(scan, usable, self.config.constant_suffixes, self._reader)
+        found = self._run_scan(scan, usable)
         self._scan = found
         self._writes = {}
         for write in found.writes:
             self._writes.setdefault(write.path, []).append(write)
         self._errors = {error.path: error for error in found.errors}
         return found
+
+    def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
+        return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
 
     def _written(self) -> frozenset[str] | None:
         if self._errors:
@@ -310,34 +315,44 @@ class Project:
         return result
 
     def _python_findings(self, found: Scan, named: set[str], result: LintResult) -> None:
-        """Findings of the instructions written in the `named` files, with the project's writes."""
+        """Findings of the instructions written in the `named` files, with the project's writes.
+
+        An instruction kept in a text file (`load_instruction_from_file("writer.txt")`) is reported
+        with a named Python file of its folder (or a folder above) that names that file."""
         codes, config = self.codes, self.config
+        shown_in = _reported_in(found, named)
         written = self._written() if "T014" in codes else None
         findings: list[Diagnostic] = [
             Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help)
             for error in found.errors
             if error.path in named
         ]
-        instructions = [item for item in found.instructions if item.path in named]
+        instructions = [item for item in found.instructions if item.path in shown_in]
         for item in instructions:
             here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
-            tags = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
+            quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
+            if item.state_schemas:  # the agent's state_schema= model: T001/T009/T010 against it
+                checked = check_against_schema(item, select=codes)
+                here += checked
+                quiet |= {(d.path, d.span.start) for d in checked if d.code == "T001" and d.span}
             if written is not None:
                 here += [
                     d
-                    for d in never_written(item, written, schema=self.schema)
-                    if (d.path, d.span and d.span.start) not in tags
+                    for d in never_written(item, written | schema_keys(item), schema=self.schema)
+                    if (d.path, d.span and d.span.start) not in quiet
                 ]
             findings += here
         if "T015" in codes:
             findings += [d for d in skipped_findings(found) if d.path in named]
+        if "T021" in codes:
+            findings += [d for d in unread_state_schemas(found) if d.path in named]
         seen: set[tuple[Any, ...]] = set()
         allowed = frozenset(config.allow)
         kept: list[Diagnostic] = []
         for diag in findings:
             assert diag.span is not None
             key = (diag.path, diag.span.start, diag.span.end, diag.code)
-            if diag.path not in named or key in seen:
+            if diag.path not in shown_in or key in seen:
                 continue
             if diag.code not in SYNTAX_CHECKS and diag.code not in rules_for(diag.path, config, codes):
                 continue
@@ -347,10 +362,11 @@ class Project:
             kept.append(diag)
         kept.sort(key=lambda d: (d.path or "", d.span.start if d.span else -1, d.code))
         result.diagnostics += kept
-        for path in named:
+        for path in shown_in:
             if path in found.sources:
                 result.sources[path] = found.sources[path]
-                result.python[path] = 0
+                if path in named:
+                    result.python[path] = 0
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
             result.templates.append(_checked(item))
@@ -370,7 +386,7 @@ class Project:
         chosen: dict[tuple[str, int], Instruction] = {}
         skipped = [item for item in found.skipped if item.path == target]
         if reached:  # what this file's own code reaches, each as the whole project reads it
-            own = _scan_safely(scan, [target], self.config.constant_suffixes, self._reader)
+            own = self._run_scan(scan, [target])
             for item in own.instructions:
                 key = (item.path, item.span.start)
                 chosen[key] = everywhere.get(key, item)
@@ -394,7 +410,7 @@ class Project:
             self._full_scan([target])
         self._texts.pop(target, None)
         affected = self._importers(target)
-        sub = _scan_safely(scan, affected, self.config.constant_suffixes, self._reader)
+        sub = self._run_scan(scan, affected)
         for name in affected:
             self._writes.pop(name, None)
             self._errors.pop(name, None)
@@ -440,6 +456,21 @@ def _rename(result: LintResult, display: dict[str, str]) -> None:
     ]
 
 
+def _reported_in(found: Scan, named: set[str]) -> set[str]:
+    """The `named` files, and the text files an instruction is read from that a named Python file
+    of their folder (or a folder above) names (`load_instruction_from_file("writer.txt")`)."""
+    out = set(named)
+    texts = {item.path for item in found.instructions if not item.path.endswith(".py")} - out
+    for text in texts:
+        item = Path(text)
+        for path in named:
+            folder = Path(path).parent
+            if (folder == item.parent or folder in item.parents) and item.name in found.sources.get(path, ""):
+                out.add(text)
+                break
+    return out
+
+
 def _imports_test(target: str) -> Any:
     """A test of whether a file (path, text) may import the module `target`."""
     item = Path(target)
@@ -466,9 +497,9 @@ def _excluded(item: Path, config: LintConfig) -> bool:
     return _matches(relative(item, config.root), config.exclude)
 
 
-def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any) -> Scan:
+def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str) -> Scan:
     try:
-        result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True)
+        result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root)
     except RecursionError:
         raise LintInputError(
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"
