@@ -297,6 +297,8 @@ ADK2_FINDINGS = [
     ("T001", "trip_desk/agent.py", 25, "<traveller.nmae>"),
     ("T014", "trip_desk/agent.py", 32, "{sources}"),  # extra="allow": not T001, but nothing writes it
     ("T014", "weekend_planner/agent.py", 33, "{traveller_count}"),
+    ("T020", "weekend_planner/agent.py", 39, "${weekend_budget.budget}"),  # literal under google-adk
+    ("T020", "weekend_planner/agent.py", 39, "{plan_kind.label?}"),
 ]
 
 

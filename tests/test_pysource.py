@@ -1346,6 +1346,7 @@ def test_workflow_nodes_write_state_with_events() -> None:
     assert flagged == {
         'Agent(name="planner").instruction': [],
         'Agent(name="reviewer").instruction': ["{traveller_count}"],  # the seeded key nothing writes
+        'Agent(name="summary").instruction': [],  # ${weekend_budget.budget}: text (T020), not a placeholder
     }
 
 

@@ -26,6 +26,7 @@ from .config import LintConfig, LintConfigError, rules_for, select_rules
 from .discovery import DEFAULT_INCLUDE
 from .project import FileSkipped, LintInputError, Walker, find_root, project_config, read_bytes, read_text, wanted
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
+from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
 from .rules.state_schema import unread_state_schemas
@@ -330,6 +331,9 @@ class Project:
         instructions = [item for item in found.instructions if item.path in shown_in]
         for item in instructions:
             here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
+            if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
+                writes = [w for ws in self._writes.values() for w in ws]
+                here = [naming_the_writer(d, _flagged(found, d), writes) for d in here]
             quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
             if item.state_schemas:  # the agent's state_schema= model: T001/T009/T010 against it
                 checked = check_against_schema(item, select=codes)
@@ -454,6 +458,11 @@ def _rename(result: LintResult, display: dict[str, str]) -> None:
     result.templates = [
         dataclasses.replace(t, path=display[t.path]) if t.path in display else t for t in result.templates
     ]
+
+
+def _flagged(found: Scan, diag: Diagnostic) -> str:
+    span = diag.span
+    return found.sources.get(diag.path or "", "")[span.start : span.end] if span else ""
 
 
 def _reported_in(found: Scan, named: set[str]) -> set[str]:

@@ -173,6 +173,15 @@ RULES: dict[str, Rule] = {
             _ADK,
         ),
         Rule(
+            "T020",
+            "adk-literal-braces",
+            "warning",
+            "${key} or {a.b}: google-adk sends the braces as written",
+            "${weekend_budget.budget}",
+            True,
+            _ADK,
+        ),
+        Rule(
             "T021",
             "adk-unread-state-schema",
             "info",

@@ -31,7 +31,7 @@ def lint_instruction(
     """Lint one instruction in its dialect; every finding is placed in the Python file it was written in.
 
     Angle syntax: every selected rule of that syntax. ADK dialect: the rules of that dialect
-    (T016..T019, what google-adk would do wrong at run time) and the placeholder rules (T001,
+    (T016..T020, what google-adk would do wrong at run time) and the placeholder rules (T001,
     T009, T010, T012), as :func:`templating.lint.lint` applies them. Jinja2: Jinja's own syntax check."""
     if found.dialect == "jinja":
         return _jinja_syntax(found)
