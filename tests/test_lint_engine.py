@@ -379,3 +379,64 @@ def test_constants_named_like_instructions_are_linted(
     (tmp_path / "prompts.py").write_text(f'{name} = "Hello {{user-name}}, see {{plan?}}."\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert [d.code for d in lint_project(["prompts.py"]).diagnostics] == codes
+
+
+# --- Project.update: what a fresh run with the override gives, for every file whose findings change
+
+EDITS = [
+    # (id, fixture, file, text replaced, by)
+    ("output-key-removed", "adk", "travel_concierge/sub_agents/planning/agent.py", 'output_key="plan",', ""),
+    ("state-write-removed", "adk", "travel_concierge/tools/memory.py", 'state["_time"]', 'state["_when"]'),
+    ("key-misspelt-in-a-prompt", "adk", "travel_concierge/prompt.py", "{_time}", "{_tme}"),
+    ("prompt-key-renamed", "adk", "travel_concierge/sub_agents/booking/prompt.py", "{plans}", "{plan}"),
+    ("syntax-error", "adk", "travel_concierge/tools/memory.py", "def ", "def def "),
+    ("event-write-removed", "adk2", "weekend_planner/agent.py", '"plan_kind": kind', '"kind": kind'),
+    ("state-schema-dropped", "adk2", "trip_desk/agent.py", "state_schema=TripState,", ""),
+    ("schema-field-renamed", "adk2", "trip_desk/state.py", "destination: str", "destinaton: str"),
+    ("instruction-file-reader-changed", "adk2", "story_studio/agent.py", '"scriptwriter_instruction.txt"', '"x.txt"'),
+]
+
+
+@pytest.mark.parametrize(("fixture", "path", "old", "new"), [c[1:] for c in EDITS], ids=[c[0] for c in EDITS])
+def test_update_gives_a_fresh_run_s_findings_for_every_file_it_may_change(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture: str, path: str, old: str, new: str
+) -> None:
+    root = tree
+    if fixture == "adk2":
+        root = tmp_path / "adk2"
+        shutil.copytree(ADK2, root)
+        (root / ".git").mkdir()
+        monkeypatch.chdir(root)
+    text = (root / path).read_text(encoding="utf-8")
+    assert old in text
+    edited = text.replace(old, new)
+    before = lint_project(["."], root=root)
+    project = Project(root)
+    project.lint(["."])
+    updated = project.update(path, edited)
+    fresh = lint_project(["."], root=root, overrides={path: edited})
+    assert path in updated.files
+    assert {d.path for d in updated.diagnostics} <= set(updated.files)
+    for name in sorted({*before.files, *fresh.files}):
+        expected = rows(fresh, name)
+        got = rows(updated, name) if name in updated.files else rows(before, name)
+        assert got == expected, name
+    again = project.update(path, text)  # and back: the first run's findings
+    for name in again.files:
+        assert rows(again, name) == rows(before, name), name
+
+
+def test_update_reports_the_prompt_module_an_agent_edit_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = tmp_path / "project"
+    shutil.copytree(FIXTURE, tree)
+    monkeypatch.chdir(tree)
+    project = Project(tree)
+    assert project.lint(["."]).diagnostics == []
+    agent = "travel_concierge/sub_agents/planning/agent.py"  # its planner writes plan; booking's prompt reads it
+    edited = (tree / agent).read_text(encoding="utf-8").replace('output_key="plan",', "")
+    result = project.update(agent, edited)
+    booking = "travel_concierge/sub_agents/booking/prompt.py"
+    assert booking in result.files
+    assert [(d.code, d.path) for d in result.diagnostics if "'plan'" in d.message] == [("T014", booking)]

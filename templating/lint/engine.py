@@ -401,10 +401,15 @@ class Project:
         return list(chosen.values()), skipped
 
     def update(self, path: str, text: str) -> LintResult:
-        """Re-lint the file `path` with `text` as its content, re-reading nothing else: only this file
-        and the project files that name its module are scanned again; the project's other state
-        writes are the ones read before. The result holds the findings of `path` only."""
-        from ..pysource import scan
+        """Re-lint with `text` as the content of the file `path` (an editor's buffer), re-reading nothing
+        else: only this file and the project files that import it are scanned again.
+
+        The result gives what a fresh [`lint_project`][templating.lint.engine.lint_project] with this
+        override gives for every file whose findings may have changed, and lists those files in
+        `files` (an empty list of findings clears a file): `path`, the files scanned again, the files
+        of the instructions they reach (a prompt module whose agent is in `path`), and the files that
+        read a state key whose writing the edit added or removed (T014)."""
+        from ..pysource import Scan, scan
 
         target = shown(Path(path))
         self.overrides[target] = text
@@ -412,6 +417,8 @@ class Project:
             return self.lint([target])
         if self._scan is None:
             self._full_scan([target])
+        assert self._scan is not None
+        before = self._written()
         self._texts.pop(target, None)
         affected = self._importers(target)
         sub = self._run_scan(scan, affected)
@@ -422,8 +429,30 @@ class Project:
             self._writes.setdefault(write.path, []).append(write)
         for error in sub.errors:
             self._errors[error.path] = error
-        result = LintResult([], [], [target], root=self.root)
-        self._python_findings(sub, {target}, result)
+        old, rescanned = self._scan, set(affected)
+        found: dict[tuple[str, int], Instruction] = {
+            (item.path, item.span.start): item for item in old.instructions if item.path != target
+        }
+        found.update({(item.path, item.span.start): item for item in sub.instructions})
+        merged = Scan(
+            instructions=list(found.values()),
+            skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,
+            writes=[w for writes in self._writes.values() for w in writes],
+            sources={**old.sources, **sub.sources},
+            errors=list(self._errors.values()),
+            state_schemas=[s for s in old.state_schemas if s.path not in rescanned] + sub.state_schemas,
+        )
+        self._scan = merged
+        after = self._written()
+        reported = {*affected, *(item.path for item in sub.instructions)}
+        if "T014" in self.codes and before != after:
+            changed = None if before is None or after is None else before ^ after
+            reported |= {item.path for item in merged.instructions if _reads_any(item, changed)}
+        result = LintResult([], [], [], root=self.root)
+        files = sorted(name for name in reported if name.endswith(".py") and name in merged.sources)
+        result.files = files
+        self._python_findings(merged, set(files), result)
+        result.files = sorted({*files, *result.sources})
         return result
 
     def _importers(self, target: str) -> list[str]:
@@ -458,6 +487,15 @@ def _rename(result: LintResult, display: dict[str, str]) -> None:
     result.templates = [
         dataclasses.replace(t, path=display[t.path]) if t.path in display else t for t in result.templates
     ]
+
+
+def _reads_any(item: Instruction, keys: frozenset[str] | None) -> bool:
+    """Whether the instruction reads one of `keys` (any key, when `keys` is `None`)."""
+    if item.dialect == "jinja":
+        return False
+    if keys is None:
+        return True
+    return any(node.name in keys for node in parse(item.text, dialect=item.dialect).placeholders)
 
 
 def _flagged(found: Scan, diag: Diagnostic) -> str:
