@@ -440,3 +440,32 @@ def test_update_reports_the_prompt_module_an_agent_edit_changes(
     booking = "travel_concierge/sub_agents/booking/prompt.py"
     assert booking in result.files
     assert [(d.code, d.path) for d in result.diagnostics if "'plan'" in d.message] == [("T014", booking)]
+
+
+# --- no project marker: the root is the paths' common folder (a home folder, say); context stays bounded
+
+UNMARKED = [
+    # (id, paths linted, T014 keys expected in lone.py: `y` is written beside it, `x` only in a subfolder)
+    ("a-lone-file", ["lone.py"], ["x"]),
+    ("two-files-of-one-folder", ["lone.py", "sibling.py"], ["x"]),
+    ("the-folder-named", ["."], []),
+]
+
+
+@pytest.mark.parametrize(("paths", "keys"), [c[1:] for c in UNMARKED], ids=[c[0] for c in UNMARKED])
+def test_without_a_project_marker_the_context_is_the_named_files_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[str], keys: list[str]
+) -> None:
+    home = tmp_path / "home"
+    (home / "deep" / "er").mkdir(parents=True)
+    agent = "from google.adk.agents import LlmAgent\n"
+    (home / "lone.py").write_text(agent + "a = LlmAgent(name='a', instruction='Use {x} and {y}.')\n", encoding="utf-8")
+    (home / "sibling.py").write_text(agent + "b = LlmAgent(name='b', instruction='Hi', output_key='y')\n", "utf-8")
+    (home / "deep" / "er" / "far.py").write_text(agent + "c = LlmAgent(name='c', instruction='', output_key='x')\n")
+    monkeypatch.chdir(home)
+    project = Project(paths=paths)
+    if project.marked:
+        pytest.skip(f"a pyproject.toml or .git above {home}: the root is marked")
+    result = project.lint(paths)
+    assert project.root == home.resolve()
+    assert [d.message.split("'")[3] for d in result.diagnostics if d.code == "T014"] == keys

@@ -24,7 +24,17 @@ from .adk_schema import check_against_schema, schema_keys
 from .check import lint
 from .config import LintConfig, LintConfigError, rules_for, select_rules
 from .discovery import DEFAULT_INCLUDE
-from .project import FileSkipped, LintInputError, Walker, find_root, project_config, read_bytes, read_text, wanted
+from .project import (
+    FileSkipped,
+    LintInputError,
+    Walker,
+    find_root,
+    has_marker,
+    project_config,
+    read_bytes,
+    read_text,
+    wanted,
+)
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
@@ -114,6 +124,8 @@ class Project:
         if root is None and config_path is not None:
             root = Path(config_path).resolve().parent
         self.root = Path(root).resolve() if root is not None else find_root(paths).resolve()
+        # a root found by a marker (or given) is walked for context; else only the named files' folders
+        self.marked = root is not None or has_marker(self.root)
         self.config: LintConfig = project_config(self.root, Path(config_path) if config_path else None)
         self.dialect: Dialect = dialect
         self.force_exclude = force_exclude
@@ -208,7 +220,12 @@ class Project:
     def _reader(self, path: str) -> str:
         return self._read_python(shown(Path(path)) if os.path.isabs(path) else path, named=False)
 
-    def _context_files(self) -> list[str]:
+    def _context_files(self, named: Sequence[str] = ()) -> list[str]:
+        """The Python files read for context: the whole project's, or without a project marker (the
+        root is then just the paths' common folder, say a home folder) those of the named files' folders."""
+        if not self.marked:
+            folders = sorted({Path(name).absolute().parent for name in named})
+            return [shown(p) for f in folders for p in self.walker.walk(f, recursive=False) if p.suffix == ".py"]
         if not self._context:
             self._context = [shown(p) for p in self.walker.walk(self.root) if p.suffix == ".py"]
         return self._context
@@ -216,7 +233,7 @@ class Project:
     def _full_scan(self, named: Sequence[str]) -> Scan:
         from ..pysource import scan
 
-        files = list(dict.fromkeys([*named, *self._context_files()]))
+        files = list(dict.fromkeys([*named, *self._context_files(named)]))
         usable = []
         for path in files:
             try:
@@ -460,7 +477,7 @@ class Project:
         naming its module, in a folder at or above the target's, or naming its package too."""
         chosen = [target]
         frontier = [target]
-        context = self._context_files()
+        context = self._context_files([target])
         for _ in range(2):
             tests = [_imports_test(name) for name in frontier]
             frontier = []
