@@ -84,10 +84,11 @@ def test_renderer_never_imports_sessions() -> None:
 
 
 def test_python_sources_sit_on_the_linter() -> None:
-    """``pysource`` (instructions inside .py files) reads templates and lints them; only the CLI uses it."""
+    """``pysource`` (instructions inside .py files) reads templates and lints them; of the top-level modules
+    only ``inputs`` (reading a `.py` file as Python does) uses it, the lint package does the rest."""
     local, external = imports_of("pysource")
     assert local <= {"errors", "jinja_mode", "lint", "nodes", "template"}
-    assert {module for module in MODULES if "pysource" in imports_of(module)[0]} == {"cli"}
+    assert {module for module in MODULES if "pysource" in imports_of(module)[0]} == {"inputs"}
     assert "pydantic" not in external
 
 
