@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -469,3 +470,136 @@ def test_without_a_project_marker_the_context_is_the_named_files_folders(
     result = project.lint(paths)
     assert project.root == home.resolve()
     assert [d.message.split("'")[3] for d in result.diagnostics if d.code == "T014"] == keys
+
+
+# --- SARIF 2.1.0: the output checked against a JSON Schema of the part of SARIF it uses
+# (written here from the OASIS SARIF 2.1.0 specification: the objects, properties, enumerations and
+# minimums it sets for them; every object closed, so a misspelt property fails). URIs are checked
+# against RFC 3986 below (jsonschema checks "uri" formats only with extra packages).
+
+_OBJ: dict[str, Any] = {"type": "object", "additionalProperties": False}
+_LEVEL = {"enum": ["none", "note", "warning", "error"]}
+_POSITIVE = {"type": "integer", "minimum": 1}
+SARIF_SUBSET: dict[str, Any] = {
+    **_OBJ,
+    "required": ["version", "runs"],
+    "properties": {
+        "$schema": {"type": "string"},
+        "version": {"const": "2.1.0"},
+        "runs": {"type": "array", "minItems": 1, "items": {"$ref": "#/definitions/run"}},
+    },
+    "definitions": {
+        "message": {**_OBJ, "required": ["text"], "properties": {"text": {"type": "string"}}},
+        "run": {
+            **_OBJ,
+            "required": ["tool"],
+            "properties": {
+                "tool": {**_OBJ, "required": ["driver"], "properties": {"driver": {"$ref": "#/definitions/driver"}}},
+                "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]},
+                "results": {"type": "array", "items": {"$ref": "#/definitions/result"}},
+            },
+        },
+        "driver": {
+            **_OBJ,
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "informationUri": {"type": "string"},
+                "rules": {"type": "array", "uniqueItems": True, "items": {"$ref": "#/definitions/rule"}},
+            },
+        },
+        "rule": {
+            **_OBJ,
+            "required": ["id"],
+            "properties": {
+                "id": {"type": "string"},
+                "name": {"type": "string"},
+                "shortDescription": {"$ref": "#/definitions/message"},
+                "helpUri": {"type": "string"},
+                "defaultConfiguration": {**_OBJ, "properties": {"level": _LEVEL, "enabled": {"type": "boolean"}}},
+            },
+        },
+        "result": {
+            **_OBJ,
+            "required": ["message"],
+            "properties": {
+                "ruleId": {"type": "string"},
+                "ruleIndex": {"type": "integer", "minimum": -1},
+                "level": _LEVEL,
+                "message": {"$ref": "#/definitions/message"},
+                "locations": {
+                    "type": "array",
+                    "items": {**_OBJ, "properties": {"physicalLocation": {"$ref": "#/definitions/physical"}}},
+                },
+                "properties": {"type": "object"},
+            },
+        },
+        "physical": {
+            **_OBJ,
+            "required": ["artifactLocation"],
+            "properties": {
+                "artifactLocation": {**_OBJ, "required": ["uri"], "properties": {"uri": {"type": "string"}}},
+                "region": {
+                    **_OBJ,
+                    "properties": {
+                        "startLine": _POSITIVE,
+                        "startColumn": _POSITIVE,
+                        "endLine": _POSITIVE,
+                        "endColumn": _POSITIVE,
+                        "charOffset": {"type": "integer", "minimum": -1},
+                        "charLength": {"type": "integer", "minimum": 0},
+                    },
+                },
+            },
+        },
+    },
+}
+# RFC 3986: a URI reference holds unreserved and reserved characters and %XX escapes only, and a relative
+# one has no ':' in its first segment (it would read as a scheme).
+_URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+
+
+def _uri_reference(uri: str) -> bool:
+    if not _URI_CHARS.fullmatch(uri):
+        return False
+    scheme, colon, _ = uri.partition(":")
+    return not colon or ("/" not in scheme and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) is not None)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="file names with a newline and FIFOs, as on POSIX")
+def test_sarif_output_is_valid_sarif_2_1_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import jsonschema
+
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "x\n::error file=evil::a:b.prompt").write_text("Hi < name >\x1b[31m", encoding="utf-8")
+    (root / "ok.prompt").write_text("Hi <a> {user:name}", encoding="utf-8")
+    os.mkfifo(root / "f.prompt")
+    (root / "agent.py").write_text(
+        "from google.adk import Agent\na = Agent(name='a', instruction='Use ${x.y} and {z}.', state_schema=f())\n",
+        encoding="utf-8",
+    )
+    (root / "s.json").write_text('["a", "user:name", "name"]', encoding="utf-8")
+    outside = tmp_path / "outside.prompt"
+    outside.write_text("<nmae>", encoding="utf-8")
+    monkeypatch.chdir(root)
+    env = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "lint", ".", str(outside), "--schema", "s.json", "--format", "sarif"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    log = json.loads(done.stdout)
+    jsonschema.Draft7Validator(SARIF_SUBSET).validate(log)
+    (run,) = log["runs"]
+    codes = {item["ruleId"] for item in run["results"]}
+    assert codes >= {"T002", "E003", "T001", "T020", "T021", "T014"}
+    uris = [item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for item in run["results"]]
+    assert all(_uri_reference(uri) for uri in uris), uris
+    assert "x%0A%3A%3Aerror%20file%3Devil%3A%3Aa%3Ab.prompt" in uris
+    assert outside.as_uri() in uris
