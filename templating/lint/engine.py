@@ -10,11 +10,8 @@ file's new text (an editor's buffer) is re-linted without reading the rest again
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +32,9 @@ from .project import (
     read_text,
     wanted,
 )
+from .reach import flagged, imports_test, reads_any, reported_in
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
+from .result import CheckedTemplate, LintResult, checked, relative_to_cwd, renamed
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
@@ -47,48 +46,6 @@ if TYPE_CHECKING:
     from ..pysource import Instruction, Scan, Skipped, Write
 
 __all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedTemplate:
-    """A template a run checked: a template file (`name` is `None`) or an instruction in a Python file
-    (`name` is its label), its dialect, where it starts, and the state keys it reads."""
-
-    path: str
-    name: str | None
-    dialect: str
-    span: Span
-    keys: tuple[str, ...]
-    optional_keys: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class LintResult:
-    """What a run found: `diagnostics` (each with its `path`), `templates` checked, and the `files` linted.
-
-    `sources` holds the text of every file a finding points into; `python` counts the instructions
-    linted in each Python file linted."""
-
-    diagnostics: list[Diagnostic]
-    templates: list[CheckedTemplate]
-    files: list[str]
-    sources: dict[str, str] = field(default_factory=dict)
-    python: dict[str, int] = field(default_factory=dict)
-    root: Path = field(default_factory=Path.cwd)
-    run_findings: list[Diagnostic] = field(default_factory=list)
-
-    @property
-    def errors(self) -> int:
-        """How many findings are errors."""
-        return sum(d.severity == "error" for d in self.diagnostics)
-
-    def by_file(self) -> dict[str, list[Diagnostic]]:
-        """The findings of each file linted (every file, with findings or not), in order."""
-        out: dict[str, list[Diagnostic]] = {path: [] for path in self.files}
-        for diag in self.diagnostics:
-            if diag.span is not None or diag.code == SKIPPED_FILE:
-                out.setdefault(diag.path or "<template>", []).append(diag)
-        return out
 
 
 def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
@@ -324,11 +281,11 @@ class Project:
                 for item in found.instructions
                 if item.dialect != "jinja" and item.path in named
             ]
-            _rename(result, display)
+            renamed(result, display)
         result.files = list(dict.fromkeys(result.files))
         result.diagnostics += notes
         if "T011" in self.codes and self.schema is not None:
-            result.run_findings = [_relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
+            result.run_findings = [relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
             result.diagnostics += result.run_findings
         return result
 
@@ -338,7 +295,7 @@ class Project:
         An instruction kept in a text file (`load_instruction_from_file("writer.txt")`) is reported
         with a named Python file of its folder (or a folder above) that names that file."""
         codes, config = self.codes, self.config
-        shown_in = _reported_in(found, named)
+        shown_in = reported_in(found, named)
         written = self._written() if "T014" in codes else None
         findings: list[Diagnostic] = [
             Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help)
@@ -350,12 +307,12 @@ class Project:
             here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
             if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
                 writes = [w for ws in self._writes.values() for w in ws]
-                here = [naming_the_writer(d, _flagged(found, d), writes) for d in here]
+                here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
             quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
             if item.state_schemas:  # the agent's state_schema= model: T001/T009/T010 against it
-                checked = check_against_schema(item, select=codes)
-                here += checked
-                quiet |= {(d.path, d.span.start) for d in checked if d.code == "T001" and d.span}
+                against = check_against_schema(item, select=codes)
+                here += against
+                quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
             if written is not None:
                 here += [
                     d
@@ -390,7 +347,7 @@ class Project:
                     result.python[path] = 0
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
-            result.templates.append(_checked(item))
+            result.templates.append(checked(item))
 
     def instructions(self, path: str, *, reached: bool = False) -> tuple[list[Instruction], list[Skipped]]:
         """The instructions written in the Python file `path`, read with the project's context, and
@@ -464,7 +421,7 @@ class Project:
         reported = {*affected, *(item.path for item in sub.instructions)}
         if "T014" in self.codes and before != after:
             changed = None if before is None or after is None else before ^ after
-            reported |= {item.path for item in merged.instructions if _reads_any(item, changed)}
+            reported |= {item.path for item in merged.instructions if reads_any(item, changed)}
         result = LintResult([], [], [], root=self.root)
         files = sorted(name for name in reported if name.endswith(".py") and name in merged.sources)
         result.files = files
@@ -479,7 +436,7 @@ class Project:
         frontier = [target]
         context = self._context_files([target])
         for _ in range(2):
-            tests = [_imports_test(name) for name in frontier]
+            tests = [imports_test(name) for name in frontier]
             frontier = []
             for name in context:
                 if name in chosen:
@@ -489,70 +446,6 @@ class Project:
                     chosen.append(name)
                     frontier.append(name)
         return chosen
-
-
-def _rename(result: LintResult, display: dict[str, str]) -> None:
-    """Show each Python file as the user named it (`./a.py`, an absolute path), not as scanned."""
-    if all(key == value for key, value in display.items()):
-        return
-    result.diagnostics = [
-        dataclasses.replace(d, path=display[d.path]) if d.path in display else d for d in result.diagnostics
-    ]
-    result.files = [display.get(path, path) for path in result.files]
-    result.sources = {display.get(path, path): text for path, text in result.sources.items()}
-    result.python = {display.get(path, path): n for path, n in result.python.items()}
-    result.templates = [
-        dataclasses.replace(t, path=display[t.path]) if t.path in display else t for t in result.templates
-    ]
-
-
-def _reads_any(item: Instruction, keys: frozenset[str] | None) -> bool:
-    """Whether the instruction reads one of `keys` (any key, when `keys` is `None`)."""
-    if item.dialect == "jinja":
-        return False
-    if keys is None:
-        return True
-    return any(node.name in keys for node in parse(item.text, dialect=item.dialect).placeholders)
-
-
-def _flagged(found: Scan, diag: Diagnostic) -> str:
-    span = diag.span
-    return found.sources.get(diag.path or "", "")[span.start : span.end] if span else ""
-
-
-def _reported_in(found: Scan, named: set[str]) -> set[str]:
-    """The `named` files, and the text files an instruction is read from that a named Python file
-    of their folder (or a folder above) names (`load_instruction_from_file("writer.txt")`)."""
-    out = set(named)
-    texts = {item.path for item in found.instructions if not item.path.endswith(".py")} - out
-    for text in texts:
-        item = Path(text)
-        for path in named:
-            folder = Path(path).parent
-            if (folder == item.parent or folder in item.parents) and item.name in found.sources.get(path, ""):
-                out.add(text)
-                break
-    return out
-
-
-def _imports_test(target: str) -> Any:
-    """A test of whether a file (path, text) may import the module `target`."""
-    item = Path(target)
-    module = item.parent if item.stem == "__init__" else item.with_suffix("")
-    folder = module.parent
-    line = re.compile(rf"^[ \t]*(?:from|import)\b[^\n]*\b{re.escape(module.name)}\b[^\n]*", re.MULTILINE)
-    package = folder.name
-
-    def test(path: str, text: str) -> bool:
-        if module.name not in text:
-            return False
-        found = line.search(text)
-        if found is None:
-            return False
-        here = Path(path).parent
-        return folder == here or here in folder.parents or bool(package and package in found.group())
-
-    return test
 
 
 def _excluded(item: Path, config: LintConfig) -> bool:
@@ -569,28 +462,6 @@ def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"
         ) from None
     return result
-
-
-def _checked(item: Instruction) -> CheckedTemplate:
-    keys: list[Any] = [] if item.dialect == "jinja" else list(parse(item.text, dialect=item.dialect).placeholders)
-    return CheckedTemplate(
-        item.path,
-        item.label,
-        item.dialect,
-        item.span,
-        tuple(dict.fromkeys(n.key for n in keys if not n.optional)),
-        tuple(dict.fromkeys(n.key for n in keys if n.optional)),
-    )
-
-
-def _relative_to_cwd(diag: Diagnostic) -> Diagnostic:
-    """`diag` with an absolute path under the current folder made relative (a schema file from the config)."""
-    if diag.path and Path(diag.path).is_absolute():
-        path = Path(diag.path).resolve()
-        cwd = Path.cwd().resolve()
-        if path.is_relative_to(cwd):
-            return dataclasses.replace(diag, path=path.relative_to(cwd).as_posix())
-    return diag
 
 
 def lint_project(
