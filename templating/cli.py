@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from .convert import ConversionError, convert_adk
 from .errors import MissingKeyError, TemplatingError
+from .inputs import read_state, read_text
 from .template import Template
 
 __all__ = ["main"]
@@ -33,190 +34,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def read_text(path: str, *, what: str = "template", decode_errors: bool = False) -> str:
-    """The text of `path` (`-` is stdin), exactly as written (line endings kept, a leading byte
-    order mark dropped), or a UsageError saying why it cannot be read. `decode_errors`: let a
-    UnicodeDecodeError through (linting reports an undecodable `.py` file as a finding)."""
-    try:
-        if path == "-":
-            if sys.stdin is None:
-                raise UsageError("stdin is closed: there is nothing to read")
-            stream = getattr(sys.stdin, "buffer", None)
-            text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
-        else:
-            with open(path, "rb") as handle:
-                data = handle.read()
-            if path.endswith(".py"):
-                from .pysource import python_text  # only for Python files: it imports ast and the linter
-
-                text = python_text(data)
-            else:
-                text = data.decode("utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what} path is a directory, not a file: {path}") from None
-    except PermissionError:
-        raise UsageError(f"cannot read {what} file (permission denied): {path}") from None
-    except UnicodeDecodeError as exc:
-        if decode_errors:
-            raise
-        where = "stdin" if path == "-" else f"{what} file"
-        if path != "-" and path.endswith(".py"):
-            declared = exc.encoding.replace("_", "-").lower() not in ("utf-8", "utf8")
-            encoding = f"valid {exc.encoding}, as its coding line declares" if declared else "valid UTF-8"
-            also = "" if declared else " and declares no other encoding (PEP 263)"
-            raise UsageError(
-                f"Python file is not {encoding}{also}: {path} (byte {exc.start}); Python itself would refuse it"
-            ) from None
-        raise UsageError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
-    return text.removeprefix("\ufeff")
-
-
-_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number"}
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return _JSON_TYPES.get(type(value), type(value).__name__)
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise ValueError(f"duplicate key {key!r}")
-        data[key] = value
-    return data
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"number {text} is out of range")
-    return value
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def read_state(path: str | None) -> dict[str, Any]:
-    """State from a JSON file holding an object; empty state when no file is given.
-
-    Strict JSON: no NaN or Infinity, no numbers out of range, no duplicate keys.
-    """
-    if path is None:
-        return {}
-    text = read_text(path, what="state")
-    name = "stdin" if path == "-" else path
-    try:
-        data = json.loads(text, object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_no_constants)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"state is not valid JSON: {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
-    except ValueError as exc:  # a duplicate key, NaN, a number out of range, an integer too long
-        reason = str(exc)
-        if "integer string conversion" in reason:
-            reason = f"an integer has more than {sys.get_int_max_str_digits()} digits"
-        raise UsageError(f"state is not valid JSON: {name}: {reason}") from None
-    except RecursionError:
-        raise UsageError(f"state is nested too deeply to read: {name}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"state must be a JSON object (key -> value), not {_json_type(data)}: {name}")
-    return data
-
-
-def _python_target(file: str) -> tuple[str, str | None] | None:
-    """`FILE.py` or `FILE.py:NAME` as (path, name); None for any other file."""
-    if file == "-":
-        return None
-    if file.endswith(".py"):
-        return file, None
-    path, sep, name = file.rpartition(":")
-    if sep and path.endswith(".py"):
-        if not name:
-            raise UsageError(
-                f"{file} names no instruction: write {path}:NAME (a module constant or an agent's name=), "
-                f"or {path} alone if it holds one instruction"
-            )
-        return path, name
-    return None
-
-
-class _Found:
-    """The instructions written in one Python file and those skipped, read with its project's context."""
-
-    def __init__(self, instructions: list[Any], skipped: list[Any]) -> None:
-        self.instructions = instructions
-        self.skipped = skipped
-
-
-def _scan_file(path: str) -> _Found:
-    from .lint.engine import Project
-    from .pysource import PythonSourceError
-
-    read_text(path, what="Python")  # a missing or unreadable file: the usual one-line error
-    try:
-        return _Found(*Project(paths=[path]).instructions(path, reached=True))
-    except PythonSourceError as exc:
-        raise UsageError(exc.message) from None
-    except TemplatingError as exc:
-        raise UsageError(exc.message) from None
-
-
-def _where(item: Any) -> str:
-    return f"{item.path}:{item.span.line}:{item.span.column}"
-
-
-def _pick_instruction(path: str, name: str | None) -> Any:
-    """The one instruction of `path` that `name` names (a constant, or an agent's `name=`)."""
-    result = _scan_file(path)
-    found = result.instructions
-    names = sorted({n for item in found for n in item.names})
-    if name is None:
-        if len(found) == 1:
-            return found[0]
-        if not found:
-            raise UsageError(f"no instruction found in {path} (string literals, module constants, agents)")
-        if not names:
-            raise UsageError(
-                f"{path} holds {len(found)} instructions and none has a name to pick it by: assign one to a "
-                f"module constant (NAME = instruction(...)) or give it to an agent with name=, then use {path}:NAME"
-            )
-        raise UsageError(f"{path} holds {len(found)} instructions: name one as {path}:NAME ({', '.join(names)})")
-    matches = [item for item in found if name in item.names]
-    if len(matches) > 1:  # an agent's name: its instruction, rather than its global_instruction
-        matches = [item for item in matches if f"{name}.instruction" in item.names] or matches
-    if not matches:
-        site = f'(name="{name}").'
-        skipped = [item for item in result.skipped if site in item.label or item.label == name]
-        if skipped:
-            item = skipped[0]
-            raise UsageError(f"{item.label} at {_where(item)} cannot be rendered from the code: {item.reason}")
-        known = f"; known names: {', '.join(names)}" if names else "; it holds no named instruction"
-        raise UsageError(f"no instruction named {name!r} in {path}{known}")
-    if len(matches) > 1:
-        places = "; ".join(f"{item.label} at {_where(item)}" for item in matches)
-        raise UsageError(
-            f"{name!r} names {len(matches)} instructions in {path} ({places}): "
-            f"say which, e.g. {path}:{name}.instruction or by its constant"
-        )
-    return matches[0]
-
-
 def _cmd_render(args: argparse.Namespace) -> int:
+    from .lint.pick import pick_instruction, python_target, where
+
     if args.file == "-" and args.state == "-":
         raise UsageError("the template and the state cannot both be read from stdin")
-    target = _python_target(args.file)
+    target = python_target(args.file)
     name = "<stdin>" if args.file == "-" else args.file
     if target is not None:
-        item = _pick_instruction(*target)
-        name = f"{_where(item)} ({item.label})"
+        item = pick_instruction(*target)
+        name = f"{where(item)} ({item.label})"
         if item.dialect == "jinja":
             return _render_jinja(item, read_state(args.state), name)
         template = Template(item.text, dialect=item.dialect)
@@ -266,7 +93,9 @@ def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:
 
 
 def _cmd_keys(args: argparse.Namespace) -> int:
-    target = _python_target(args.file)
+    from .lint.pick import python_target
+
+    target = python_target(args.file)
     if target is not None:
         return _keys_python(*target, json_output=args.format == "json")
     template = Template(read_text(args.file))
@@ -284,16 +113,18 @@ def _cmd_keys(args: argparse.Namespace) -> int:
 
 def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
     """The keys of each instruction in a Python file (or of the one `name` names)."""
-    result = _scan_file(path)
-    found = [_pick_instruction(path, name)] if name is not None else result.instructions
+    from .lint.pick import pick_instruction, scan_file, where
+
+    result = scan_file(path)
+    found = [pick_instruction(path, name)] if name is not None else result.instructions
     rows = []
     for item in found:
         placeholders = [] if item.dialect == "jinja" else Template(item.text, dialect=item.dialect).placeholders
         keys = []
         for node in placeholders:
-            where, span = item.locate(node.span.start, node.span.end)
+            place, span = item.locate(node.span.start, node.span.end)
             keys.append(
-                {"key": node.key, "optional": node.optional, "path": where, "line": span.line, "column": span.column}
+                {"key": node.key, "optional": node.optional, "path": place, "line": span.line, "column": span.column}
             )
         rows.append(
             {
@@ -311,12 +142,12 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
     else:
         for row, item in zip(rows, found, strict=True):
             note = " (Jinja2: keys are not listed)" if item.dialect == "jinja" else ""
-            print(f"{row['instruction']} ({_where(item)}, {item.dialect}){note}")
+            print(f"{row['instruction']} ({where(item)}, {item.dialect}){note}")
             for key in dict.fromkeys(k["key"] + ("?" if k["optional"] else "") for k in row["keys"]):
                 print(f"    {key}")
     if name is None:
         for skipped in result.skipped:
-            print(f"{_where(skipped)}: skipped {skipped.label}: {skipped.reason}", file=sys.stderr)
+            print(f"{where(skipped)}: skipped {skipped.label}: {skipped.reason}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -592,6 +423,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _flush_stdout()
     except UsageError as exc:
         _error(f"templating: error: {exc}")
+        return EXIT_USAGE
+    except TemplatingError as exc:  # an input that cannot be read, an instruction not found
+        _error(f"templating: error: {exc.message}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         _error("templating: interrupted")

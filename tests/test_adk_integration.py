@@ -273,6 +273,11 @@ ADK_CLAIMS = [
     ("T019-question-mark-help", "{nick?}", {}, None, "", []),
     ("spaced-placeholder-is-a-placeholder", "{ user:name }", {"user:name": "Ada"}, None, "Ada", []),
     ("json-is-kept", '{"id": "{key}", "ok": true}', {"key": "V"}, None, '{"id": "V", "ok": true}', []),
+    ("T020-dollar", "Hi ${name}.", {"name": "Ada"}, None, None, ["T020"]),
+    ("T020-dollar-path", "Within ${budget.max}.", {"budget": {"max": 3}, "budget.max": 3}, None, None, ["T020"]),
+    ("T020-dotted", "Order {order.id?}.", {"order": {"id": 1}, "order.id": 1}, None, None, ["T020"]),
+    ("T020-scoped-path", "{user:profile.name}", {"user:profile": {"name": "A"}}, None, None, ["T020"]),
+    ("T020-help", "Hi {name}, within {budget}.", {"name": "Ada", "budget": 3}, None, "Hi Ada, within 3.", []),
 ]
 
 

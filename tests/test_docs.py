@@ -33,7 +33,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -204,13 +203,6 @@ def test_every_page_is_in_the_nav_once() -> None:
 # The API page: built once for the tests below (needs the docs extra).
 API = DOCS / "api.md"
 API_MODULES = re.findall(r"^::: (templating\.\w+)$", API.read_text(encoding="utf-8"), re.MULTILINE)
-# Modules whose docstrings are still being converted to Markdown in other branches: their sections fail these
-# checks (strict xfail, so that the mark goes once they pass).
-NOT_YET_MARKDOWN = {
-    "role": {"templating.lint", "templating.pysource"},  # lint_instruction, re-exported from templating.lint
-    "code block": set(),
-    "tag": set(),
-}
 ROLE = re.compile(r":(?:class|meth|func|attr|mod|data|exc|obj):|:param\b|:returns?:|:raises?\b|:rtype:|:type\b")
 # Every element mkdocs-material and mkdocstrings write in an API section; any other tag came from a docstring.
 HTML_TAGS = set(
@@ -294,19 +286,6 @@ def text_at(section: str, offset: int) -> str:
     return re.sub(r"<[^>]+>", "", section[offset : offset + 120]).split("\n")[0]
 
 
-def api_module_params(check: str) -> list[Any]:
-    return [
-        pytest.param(
-            module,
-            marks=[pytest.mark.xfail(reason=f"{module}'s docstrings are converted to Markdown in another branch")]
-            if module in NOT_YET_MARKDOWN[check]
-            else [],
-            id=module,
-        )
-        for module in API_MODULES
-    ]
-
-
 def test_the_api_page_documents_every_module_it_names(api_page: str) -> None:
     assert API_MODULES, "docs/api.md has ::: blocks"
     for module in API_MODULES:
@@ -314,7 +293,7 @@ def test_the_api_page_documents_every_module_it_names(api_page: str) -> None:
     assert "autorefs-internal" in api_page, "the API page has cross-references"
 
 
-@pytest.mark.parametrize("module", api_module_params("role"))
+@pytest.mark.parametrize("module", API_MODULES)
 def test_the_api_page_shows_no_raw_role(api_page: str, module: str) -> None:
     section = module_section(api_page, module)
     found = [f"{where(section, m.start())}: {text_at(section, m.start())!r}" for m in ROLE.finditer(section)]
@@ -323,7 +302,7 @@ def test_the_api_page_shows_no_raw_role(api_page: str, module: str) -> None:
     )
 
 
-@pytest.mark.parametrize("module", api_module_params("code block"))
+@pytest.mark.parametrize("module", API_MODULES)
 def test_the_api_page_has_no_accidental_code_block(api_page: str, module: str) -> None:
     # A signature is a code block of its own (class "doc-signature"); a fenced example has a language class.
     section = module_section(api_page, module)
@@ -336,7 +315,7 @@ def test_the_api_page_has_no_accidental_code_block(api_page: str, module: str) -
     )
 
 
-@pytest.mark.parametrize("module", api_module_params("tag"))
+@pytest.mark.parametrize("module", API_MODULES)
 def test_the_api_page_has_no_stray_tag(api_page: str, module: str) -> None:
     section = module_section(api_page, module)
     found = [

@@ -240,7 +240,7 @@ def test_diagnostic_fields_and_order() -> None:
 
 def test_every_rule_has_a_case() -> None:
     tested = {c for c, _, e in RULE_CASES + ADK_RULE_CASES if e} | {c for c, _, e, _ in SCHEMA_CASES if e} | {"T011"}
-    tested |= {"T014", "T015"}  # rules over Python trees: tests/test_pysource.py
+    tested |= {"T014", "T015", "T021"}  # rules over Python trees: tests/test_pysource.py, tests/test_lint_engine.py
     assert tested == set(RULES)
     assert {rule.severity for rule in RULES.values()} <= {"error", "warning", "info"}
 
@@ -1102,6 +1102,17 @@ ADK_RULE_CASES = [
         "Dear {first-name}, call /{x} and {Ship-To} and {user:First-Name}",
         [("T019", "{first-name}"), ("T019", "{Ship-To}"), ("T019", "{user:First-Name}")],
     ),
+    # T020 braces google-adk sends as written: ${...} and dotted paths
+    ("T020", "Keep within ${weekend_budget.budget}.", [("T020", "${weekend_budget.budget}")]),  # adk-docs' routing
+    ("T020", "Hi ${name}, ${ user:name? }", [("T020", "${name}"), ("T020", "${ user:name? }")]),
+    (
+        "T020",
+        "{order.id} {user:profile.name} {legs.0.origin?} { a.b }",
+        [("T020", c) for c in ("{order.id}", "{user:profile.name}", "{legs.0.origin?}", "{ a.b }")],
+    ),
+    ("T020", "{name} {user:name?} {artifact.notes} {{a.b}} {{ customer.first_name }} \\{a.b} $${a} {a.b}}", []),
+    ("T020", "`${name}` and\n```\n{order.id}\n```\n${HOME} ${API_KEY} {A.B} \\text{a.b} /users/{a.b}/", []),
+    ("T020", "${first-name} ${} {a..b} {a.} {.a} {e. g.} $x.y$ ${a b}", []),
 ]
 
 
@@ -1224,7 +1235,7 @@ ADK_LEGITIMATE = [
     ("xml-sections", "<user_profile>\n{user_profile}\n</user_profile>\n<notes>{notes?}</notes>"),
     ("br-and-html", "Line one<br>line two<br/>\n<b>bold</b> and <a href='x'>link</a>"),
     ("prose-braces", "Fill in {the customer's name} and {date of birth} on the form."),
-    ("dotted-and-colon-words", "Values like {user.name}, {order.id}, {type:string} and {label: text} stay."),
+    ("colon-words", "Values like {type:string} and {label: text} stay."),  # dotted names: T020 (the model sees them)
     ("placeholders", "Hi {user:name}, your order {order_id} is { status? }. Step {temp:step?}."),
 ]
 

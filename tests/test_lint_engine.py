@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -259,3 +260,346 @@ def test_sarif_output_is_structurally_sarif_2_1_0(tree: Path) -> None:
         assert diag.span is not None
         assert (region["startLine"], region["startColumn"]) == (diag.span.line, diag.span.column)
         assert region["endLine"] >= region["startLine"]
+
+
+# --- ADK 2.x agents (state_schema=, Event writes, instructions in files), through the engine and the CLI
+
+ADK2 = Path(__file__).resolve().parent / "fixtures" / "adk2_project"
+ADK2_FILES = sorted(p.relative_to(ADK2).as_posix() for p in ADK2.rglob("*.py"))
+
+
+@pytest.fixture
+def adk2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "adk2"
+    shutil.copytree(ADK2, root)
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def found(result: templating.LintResult) -> list[tuple[str, str, int, str]]:
+    """(code, path, line, the text flagged) of each finding."""
+    return [
+        (d.code, d.path or "", d.span.line, result.sources[d.path or ""][d.span.start : d.span.end])
+        for d in result.diagnostics
+        if d.span
+    ]
+
+
+ADK2_FINDINGS = [
+    ("T014", "story_studio/agent.py", 50, "{{current_document}}"),
+    ("T019", "story_studio/scriptwriter_instruction.txt", 3, "{visual-style}"),
+    ("T001", "trip_desk/agent.py", 15, "{destinaton}"),  # misspelt: T001 with a did-you-mean, no T014
+    ("T009", "trip_desk/agent.py", 15, "{budget}"),  # declared with a default: no T014
+    ("T010", "trip_desk/agent.py", 16, "{itinerary?}"),
+    ("T014", "trip_desk/agent.py", 16, "{user:lang}"),  # prefixed: not checked against the schema
+    ("T012", "trip_desk/agent.py", 16, "{temp:draft?}"),
+    ("T009", "trip_desk/agent.py", 25, "<legs.0.origin>"),
+    ("T001", "trip_desk/agent.py", 25, "<traveller.nmae>"),
+    ("T014", "trip_desk/agent.py", 32, "{sources}"),  # extra="allow": not T001, but nothing writes it
+    ("T014", "weekend_planner/agent.py", 33, "{traveller_count}"),
+    ("T020", "weekend_planner/agent.py", 39, "${weekend_budget.budget}"),  # literal under google-adk
+    ("T020", "weekend_planner/agent.py", 39, "{plan_kind.label?}"),
+]
+
+
+def test_adk2_agents_are_checked_against_their_state_schema(adk2: Path) -> None:
+    result = lint_project(["."])
+    assert found(result) == ADK2_FINDINGS
+    (typo,) = [d for d in result.diagnostics if d.code == "T001" and d.span and d.span.line == 15]
+    assert "did you mean 'destination'?" in typo.message
+    assert 'TripState, the state_schema of Agent(name="trip_planner")' in typo.message
+
+
+@pytest.mark.parametrize("path", ADK2_FILES, ids=ADK2_FILES)
+def test_an_adk2_file_named_alone_gets_the_findings_of_the_whole_tree_run(adk2: Path, path: str) -> None:
+    whole = lint_project(["."])
+    alone = lint_project([path])
+    here = [row for row in found(whole) if row[1] == path or Path(row[1]).parent == Path(path).parent]
+    if not path.endswith("agent.py"):
+        here = [row for row in here if row[1] == path]
+    assert found(alone) == here
+
+
+def test_the_cli_gives_the_engine_s_findings(adk2: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "lint", ".", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    rows = [(d["code"], d["path"], d["line"]) for d in json.loads(done.stdout)]
+    assert rows == [(code, path, line) for code, path, line, _ in ADK2_FINDINGS]
+
+
+UNREAD_SCHEMAS = [
+    ("a-call", "state_schema=make_state()", "make_state()", "is not a class name"),
+    ("a-library-class", "state_schema=Library", "Library", "imported from a module outside"),
+    ("not-a-model", "state_schema=Plain", "Plain", "not a pydantic model"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argument", "model", "reason"), [c[1:] for c in UNREAD_SCHEMAS], ids=[c[0] for c in UNREAD_SCHEMAS]
+)
+def test_an_unread_state_schema_is_an_info_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argument: str, model: str, reason: str
+) -> None:
+    (tmp_path / ".git").mkdir()
+    code = (
+        "from google.adk import Agent\nfrom lib import Library\n\nclass Plain:\n    x: int\n\n"
+        f"a = Agent(name='a', output_key='topic', {argument}, instruction='Write about {{topic}}.')\n"
+    )
+    (tmp_path / "agent.py").write_text(code, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = lint_project(["agent.py"])
+    (finding,) = result.diagnostics
+    assert (finding.code, finding.severity, finding.path) == ("T021", "info", "agent.py")
+    assert f'the state_schema {model} of Agent(name="a") is not read' in finding.message
+    assert reason in finding.message
+    assert finding.span is not None
+    assert code[finding.span.start : finding.span.end] == argument.split("=")[1]
+    assert lint_project(["agent.py"], ignore="T021").diagnostics == []
+
+
+SUFFIXES = [
+    ("instr", "PLAN_INSTR", ["T019"]),
+    ("template", "GREETING_TEMPLATE", ["T019"]),
+    ("other", "GREETING_TEXT", []),
+]
+
+
+@pytest.mark.parametrize(("name", "codes"), [c[1:] for c in SUFFIXES], ids=[c[0] for c in SUFFIXES])
+def test_constants_named_like_instructions_are_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, codes: list[str]
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "prompts.py").write_text(f'{name} = "Hello {{user-name}}, see {{plan?}}."\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert [d.code for d in lint_project(["prompts.py"]).diagnostics] == codes
+
+
+# --- Project.update: what a fresh run with the override gives, for every file whose findings change
+
+EDITS = [
+    # (id, fixture, file, text replaced, by)
+    ("output-key-removed", "adk", "travel_concierge/sub_agents/planning/agent.py", 'output_key="plan",', ""),
+    ("state-write-removed", "adk", "travel_concierge/tools/memory.py", 'state["_time"]', 'state["_when"]'),
+    ("key-misspelt-in-a-prompt", "adk", "travel_concierge/prompt.py", "{_time}", "{_tme}"),
+    ("prompt-key-renamed", "adk", "travel_concierge/sub_agents/booking/prompt.py", "{plans}", "{plan}"),
+    ("syntax-error", "adk", "travel_concierge/tools/memory.py", "def ", "def def "),
+    ("event-write-removed", "adk2", "weekend_planner/agent.py", '"plan_kind": kind', '"kind": kind'),
+    ("state-schema-dropped", "adk2", "trip_desk/agent.py", "state_schema=TripState,", ""),
+    ("schema-field-renamed", "adk2", "trip_desk/state.py", "destination: str", "destinaton: str"),
+    ("instruction-file-reader-changed", "adk2", "story_studio/agent.py", '"scriptwriter_instruction.txt"', '"x.txt"'),
+]
+
+
+@pytest.mark.parametrize(("fixture", "path", "old", "new"), [c[1:] for c in EDITS], ids=[c[0] for c in EDITS])
+def test_update_gives_a_fresh_run_s_findings_for_every_file_it_may_change(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture: str, path: str, old: str, new: str
+) -> None:
+    root = tree
+    if fixture == "adk2":
+        root = tmp_path / "adk2"
+        shutil.copytree(ADK2, root)
+        (root / ".git").mkdir()
+        monkeypatch.chdir(root)
+    text = (root / path).read_text(encoding="utf-8")
+    assert old in text
+    edited = text.replace(old, new)
+    before = lint_project(["."], root=root)
+    project = Project(root)
+    project.lint(["."])
+    updated = project.update(path, edited)
+    fresh = lint_project(["."], root=root, overrides={path: edited})
+    assert path in updated.files
+    assert {d.path for d in updated.diagnostics} <= set(updated.files)
+    for name in sorted({*before.files, *fresh.files}):
+        expected = rows(fresh, name)
+        got = rows(updated, name) if name in updated.files else rows(before, name)
+        assert got == expected, name
+    again = project.update(path, text)  # and back: the first run's findings
+    for name in again.files:
+        assert rows(again, name) == rows(before, name), name
+
+
+def test_update_reports_the_prompt_module_an_agent_edit_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = tmp_path / "project"
+    shutil.copytree(FIXTURE, tree)
+    monkeypatch.chdir(tree)
+    project = Project(tree)
+    assert project.lint(["."]).diagnostics == []
+    agent = "travel_concierge/sub_agents/planning/agent.py"  # its planner writes plan; booking's prompt reads it
+    edited = (tree / agent).read_text(encoding="utf-8").replace('output_key="plan",', "")
+    result = project.update(agent, edited)
+    booking = "travel_concierge/sub_agents/booking/prompt.py"
+    assert booking in result.files
+    assert [(d.code, d.path) for d in result.diagnostics if "'plan'" in d.message] == [("T014", booking)]
+
+
+# --- no project marker: the root is the paths' common folder (a home folder, say); context stays bounded
+
+UNMARKED = [
+    # (id, paths linted, T014 keys expected in lone.py: `y` is written beside it, `x` only in a subfolder)
+    ("a-lone-file", ["lone.py"], ["x"]),
+    ("two-files-of-one-folder", ["lone.py", "sibling.py"], ["x"]),
+    ("the-folder-named", ["."], []),
+]
+
+
+@pytest.mark.parametrize(("paths", "keys"), [c[1:] for c in UNMARKED], ids=[c[0] for c in UNMARKED])
+def test_without_a_project_marker_the_context_is_the_named_files_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[str], keys: list[str]
+) -> None:
+    home = tmp_path / "home"
+    (home / "deep" / "er").mkdir(parents=True)
+    agent = "from google.adk.agents import LlmAgent\n"
+    (home / "lone.py").write_text(agent + "a = LlmAgent(name='a', instruction='Use {x} and {y}.')\n", encoding="utf-8")
+    (home / "sibling.py").write_text(agent + "b = LlmAgent(name='b', instruction='Hi', output_key='y')\n", "utf-8")
+    (home / "deep" / "er" / "far.py").write_text(agent + "c = LlmAgent(name='c', instruction='', output_key='x')\n")
+    monkeypatch.chdir(home)
+    project = Project(paths=paths)
+    if project.marked:
+        pytest.skip(f"a pyproject.toml or .git above {home}: the root is marked")
+    result = project.lint(paths)
+    assert project.root == home.resolve()
+    assert [d.message.split("'")[3] for d in result.diagnostics if d.code == "T014"] == keys
+
+
+# --- SARIF 2.1.0: the output checked against a JSON Schema of the part of SARIF it uses
+# (written here from the OASIS SARIF 2.1.0 specification: the objects, properties, enumerations and
+# minimums it sets for them; every object closed, so a misspelt property fails). URIs are checked
+# against RFC 3986 below (jsonschema checks "uri" formats only with extra packages).
+
+_OBJ: dict[str, Any] = {"type": "object", "additionalProperties": False}
+_LEVEL = {"enum": ["none", "note", "warning", "error"]}
+_POSITIVE = {"type": "integer", "minimum": 1}
+SARIF_SUBSET: dict[str, Any] = {
+    **_OBJ,
+    "required": ["version", "runs"],
+    "properties": {
+        "$schema": {"type": "string"},
+        "version": {"const": "2.1.0"},
+        "runs": {"type": "array", "minItems": 1, "items": {"$ref": "#/definitions/run"}},
+    },
+    "definitions": {
+        "message": {**_OBJ, "required": ["text"], "properties": {"text": {"type": "string"}}},
+        "run": {
+            **_OBJ,
+            "required": ["tool"],
+            "properties": {
+                "tool": {**_OBJ, "required": ["driver"], "properties": {"driver": {"$ref": "#/definitions/driver"}}},
+                "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]},
+                "results": {"type": "array", "items": {"$ref": "#/definitions/result"}},
+            },
+        },
+        "driver": {
+            **_OBJ,
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "informationUri": {"type": "string"},
+                "rules": {"type": "array", "uniqueItems": True, "items": {"$ref": "#/definitions/rule"}},
+            },
+        },
+        "rule": {
+            **_OBJ,
+            "required": ["id"],
+            "properties": {
+                "id": {"type": "string"},
+                "name": {"type": "string"},
+                "shortDescription": {"$ref": "#/definitions/message"},
+                "helpUri": {"type": "string"},
+                "defaultConfiguration": {**_OBJ, "properties": {"level": _LEVEL, "enabled": {"type": "boolean"}}},
+            },
+        },
+        "result": {
+            **_OBJ,
+            "required": ["message"],
+            "properties": {
+                "ruleId": {"type": "string"},
+                "ruleIndex": {"type": "integer", "minimum": -1},
+                "level": _LEVEL,
+                "message": {"$ref": "#/definitions/message"},
+                "locations": {
+                    "type": "array",
+                    "items": {**_OBJ, "properties": {"physicalLocation": {"$ref": "#/definitions/physical"}}},
+                },
+                "properties": {"type": "object"},
+            },
+        },
+        "physical": {
+            **_OBJ,
+            "required": ["artifactLocation"],
+            "properties": {
+                "artifactLocation": {**_OBJ, "required": ["uri"], "properties": {"uri": {"type": "string"}}},
+                "region": {
+                    **_OBJ,
+                    "properties": {
+                        "startLine": _POSITIVE,
+                        "startColumn": _POSITIVE,
+                        "endLine": _POSITIVE,
+                        "endColumn": _POSITIVE,
+                        "charOffset": {"type": "integer", "minimum": -1},
+                        "charLength": {"type": "integer", "minimum": 0},
+                    },
+                },
+            },
+        },
+    },
+}
+# RFC 3986: a URI reference holds unreserved and reserved characters and %XX escapes only, and a relative
+# one has no ':' in its first segment (it would read as a scheme).
+_URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+
+
+def _uri_reference(uri: str) -> bool:
+    if not _URI_CHARS.fullmatch(uri):
+        return False
+    scheme, colon, _ = uri.partition(":")
+    return not colon or ("/" not in scheme and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) is not None)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="file names with a newline and FIFOs, as on POSIX")
+def test_sarif_output_is_valid_sarif_2_1_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import jsonschema
+
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "x\n::error file=evil::a:b.prompt").write_text("Hi < name >\x1b[31m", encoding="utf-8")
+    (root / "ok.prompt").write_text("Hi <a> {user:name}", encoding="utf-8")
+    os.mkfifo(root / "f.prompt")
+    (root / "agent.py").write_text(
+        "from google.adk import Agent\na = Agent(name='a', instruction='Use ${x.y} and {z}.', state_schema=f())\n",
+        encoding="utf-8",
+    )
+    (root / "s.json").write_text('["a", "user:name", "name"]', encoding="utf-8")
+    outside = tmp_path / "outside.prompt"
+    outside.write_text("<nmae>", encoding="utf-8")
+    monkeypatch.chdir(root)
+    env = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "lint", ".", str(outside), "--schema", "s.json", "--format", "sarif"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    log = json.loads(done.stdout)
+    jsonschema.Draft7Validator(SARIF_SUBSET).validate(log)
+    (run,) = log["runs"]
+    codes = {item["ruleId"] for item in run["results"]}
+    assert codes >= {"T002", "E003", "T001", "T020", "T021", "T014"}
+    uris = [item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for item in run["results"]]
+    assert all(_uri_reference(uri) for uri in uris), uris
+    assert "x%0A%3A%3Aerror%20file%3Devil%3A%3Aa%3Ab.prompt" in uris
+    assert outside.as_uri() in uris

@@ -1364,6 +1364,7 @@ def test_workflow_nodes_write_state_with_events() -> None:
     assert flagged == {
         'Agent(name="planner").instruction': [],
         'Agent(name="reviewer").instruction': ["{traveller_count}"],  # the seeded key nothing writes
+        'Agent(name="summary").instruction': [],  # ${weekend_budget.budget}: text (T020), not a placeholder
     }
 
 
@@ -1411,7 +1412,7 @@ def test_state_schemas_are_read_from_the_project() -> None:
 
 
 def test_instructions_are_checked_against_their_agents_state_schema() -> None:
-    from templating.adk_schema import check_against_schema, schema_keys
+    from templating.lint.adk_schema import check_against_schema, schema_keys
 
     result = scan_adk2("trip_desk/agent.py")
     found = {
@@ -1592,14 +1593,14 @@ def test_a_state_schema_that_cannot_be_read_says_why(code: str, reason: str) -> 
     assert state.reason is not None
     assert state.reason.startswith(reason)
     assert source[state.span.start : state.span.end] == given
-    from templating.adk_schema import check_against_schema, schema_keys
+    from templating.lint.adk_schema import check_against_schema, schema_keys
 
     (found,) = result.instructions
     assert (check_against_schema(found), schema_keys(found)) == ([], frozenset())
 
 
 def test_a_model_that_contains_itself_is_read_as_deep_as_a_key_goes() -> None:
-    from templating.adk_schema import check_against_schema
+    from templating.lint.adk_schema import check_against_schema
 
     code = "class S(BaseModel):\n    name: str\n    children: list['S'] = []\n    parent: 'S | None' = None\n"
     keys = "<parent.parent.parent.name> <children.0.parent.nmae> <parent.children.0.children?>"
@@ -1620,7 +1621,7 @@ def test_a_model_that_contains_itself_is_read_as_deep_as_a_key_goes() -> None:
 
 
 def test_a_chain_of_a_thousand_models_is_read_only_as_deep_as_a_key_goes() -> None:
-    from templating.adk_schema import check_against_schema
+    from templating.lint.adk_schema import check_against_schema
 
     models = "".join(f"class M{i}(BaseModel):\n    next: 'M{i + 1}'\n    v: int = 0\n" for i in range(1000))
     deep = ".".join(["next"] * 1000)

@@ -10,6 +10,7 @@ from ..template import Template, as_template
 from .config import select_rules
 from .registry import ADK_ONLY, ANGLE_ONLY, RULES, Diagnostic
 from .rules.adk import _adk_rules
+from .rules.adk_literal import literal_braces
 from .rules.angle import _literal_rules
 from .rules.placeholders import placeholder_rules
 from .schema import load_schema
@@ -29,14 +30,14 @@ def lint(
 ) -> list[Diagnostic]:
     """Lint one template; findings sorted by position.
 
-    ``schema`` (anything :func:`load_schema` takes) turns on the schema rules (T001, T009, T010).
-    ``select``/``ignore`` choose rules by code or name, or a comma-separated string (default: all
-    but the opt-in T011, which needs every template of a run: see :func:`unused_keys`). ``path`` is
-    copied into each finding. ``allow``: literal snippets (``"<scratch-pad>"``) never reported: a
-    finding whose flagged text is one of them is dropped. ``markdown``: read indented blocks as code
-    (default: when ``path`` ends in ``.md``). ``dialect``: the syntax of a string ``template``
-    (default ``"angle"``; a ``Template`` has its own). An ``"adk"`` template (Google ADK's ``{key}``)
-    gets the rules of its dialect (T016..T019: what google-adk would do wrong at run time) and
+    `schema` (anything `load_schema` takes) turns on the schema rules (T001, T009, T010).
+    `select`/`ignore` choose rules by code or name, or a comma-separated string (default: all
+    but the opt-in T011, which needs every template of a run: see `unused_keys`). `path` is
+    copied into each finding. `allow`: literal snippets (`"<scratch-pad>"`) never reported: a
+    finding whose flagged text is one of them is dropped. `markdown`: read indented blocks as code
+    (default: when `path` ends in `.md`). `dialect`: the syntax of a string `template`
+    (default `"angle"`; a `Template` has its own). An `"adk"` template (Google ADK's `{key}`)
+    gets the rules of its dialect (T016..T020: what google-adk would do wrong at run time) and
     the placeholder rules (T001, T009, T010, T012); the angle syntax's near-miss rules do not apply.
     """
     tpl = as_template(template, dialect=dialect)
@@ -56,6 +57,8 @@ def lint(
 
     if not angle:
         for code, start, end, message, help in _adk_rules(src, on):
+            add(code, start, end, message, help)
+        for code, start, end, message, help in literal_braces(src, on):
             add(code, start, end, message, help)
     for node in tpl.nodes:
         if angle and isinstance(node, Literal):

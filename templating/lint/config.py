@@ -55,8 +55,8 @@ def select_rules(
     extend_select: Iterable[str] | str = (),
     ignore: Iterable[str] | str = (),
 ) -> frozenset[str]:
-    """The rule codes that are on: ``select`` (default: every rule but the opt-in T011), plus
-    ``extend_select``, minus ``ignore``. Codes, rule names or ``ALL``; a string is one code or a
+    """The rule codes that are on: `select` (default: every rule but the opt-in T011), plus
+    `extend_select`, minus `ignore`. Codes, rule names or `ALL`; a string is one code or a
     comma-separated list."""
     chosen = set(DEFAULT_RULES) if select is None else _codes(select, "select")
     chosen |= _codes(extend_select, "extend-select")
@@ -65,12 +65,12 @@ def select_rules(
 
 
 # Module constants of Python files linted even when no call site uses them: names ending in these.
-CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION")
+CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLATE")
 
 
 @dataclass(frozen=True, slots=True)
 class LintConfig:
-    """``[tool.templating]`` from ``pyproject.toml``; ``root`` is the folder that holds it."""
+    """`[tool.templating]` from `pyproject.toml`; `root` is the folder that holds it."""
 
     root: Path = field(default_factory=Path.cwd)
     schema: Any = None
@@ -108,8 +108,8 @@ def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 
 def load_config(start: Path | None = None, *, path: Path | None = None) -> LintConfig:
-    """``[tool.templating]`` of ``path``, or of the nearest ``pyproject.toml`` at or above ``start``
-    (default: the current folder). No file or no table: the defaults, rooted at ``start``."""
+    """`[tool.templating]` of `path`, or of the nearest `pyproject.toml` at or above `start`
+    (default: the current folder). No file or no table: the defaults, rooted at `start`."""
     here = (start or Path.cwd()).resolve()
     if path is None:
         for folder in (here, *here.parents):
@@ -181,7 +181,7 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
 
 
 def _clean(pattern: str) -> str:
-    """A glob or path written ``./a/b/`` or ``a\\b`` compares as ``a/b``."""
+    """A glob or path written `./a/b/` or `a\\b` compares as `a/b`."""
     pattern = pattern.replace("\\", "/")
     while pattern.startswith("./"):
         pattern = pattern[2:]
@@ -190,8 +190,8 @@ def _clean(pattern: str) -> str:
 
 @functools.lru_cache(maxsize=512)  # a walk matches every file against the same few globs
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``*``, ``?`` and ``[ab]``/``[!ab]`` stay in one folder,
-    ``**`` spans folders. A leading ``./`` is ignored."""
+    """A glob over `/`-separated relative paths: `*`, `?` and `[ab]`/`[!ab]` stay in one folder,
+    `**` spans folders. A leading `./` is ignored."""
     pattern = _clean(pattern)
     out: list[str] = []
     i = 0
@@ -225,9 +225,9 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _matches(relative: str, patterns: Iterable[str]) -> bool:
-    """Whether the file ``relative`` or one of its folders matches a pattern, like .gitignore: a pattern
-    without ``/`` matches a file or folder name at any depth (``drafts``), one with ``/`` the path
-    from the root (``prompts/drafts``, ``prompts/*.txt``)."""
+    """Whether the file `relative` or one of its folders matches a pattern, like .gitignore: a pattern
+    without `/` matches a file or folder name at any depth (`drafts`), one with `/` the path
+    from the root (`prompts/drafts`, `prompts/*.txt`)."""
     parts = relative.split("/")
     prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
     for pattern in patterns:
@@ -241,7 +241,7 @@ def _matches(relative: str, patterns: Iterable[str]) -> bool:
 
 
 def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> frozenset[str]:
-    """``codes`` minus the per-file ignores whose glob matches ``path`` (relative to the config root)."""
+    """`codes` minus the per-file ignores whose glob matches `path` (relative to the config root)."""
     if path is None or not config.per_file_ignores:
         return codes
     relative = _relative(Path(path), config.root)

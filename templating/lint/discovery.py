@@ -16,12 +16,12 @@ _NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # b
 
 
 def collect_files(paths: Sequence[str], config: LintConfig, *, force_exclude: bool = False) -> list[str]:
-    """The files to lint, in order: each file given as is (unless ``force_exclude`` and it matches
-    ``exclude``: what a pre-commit hook wants); each folder walked for files matching ``include``
-    (default ``*.prompt``, ``*.prompt.md``...) and not ``exclude``. No paths: the project's
-    ``include`` globs under the config's root. Hidden folders (``.git``, ``.venv``), ``node_modules``
-    and excluded folders are not entered. A file named twice (``a.txt ./a.txt``) is linted once.
-    An unreadable folder or a bad name (too long) is an ``OSError``."""
+    """The files to lint, in order: each file given as is (unless `force_exclude` and it matches
+    `exclude`: what a pre-commit hook wants); each folder walked for files matching `include`
+    (default `*.prompt`, `*.prompt.md`...) and not `exclude`. No paths: the project's
+    `include` globs under the config's root. Hidden folders (`.git`, `.venv`), `node_modules`
+    and excluded folders are not entered. A file named twice (`a.txt ./a.txt`) is linted once.
+    An unreadable folder or a bad name (too long) is an `OSError`."""
     include = config.include or DEFAULT_INCLUDE
     found: list[str] = []
 

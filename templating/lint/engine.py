@@ -10,23 +10,35 @@ file's new text (an editor's buffer) is re-linted without reading the rest again
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect, Span
 from ..template import parse
+from .adk_schema import check_against_schema, schema_keys
 from .check import lint
 from .config import LintConfig, LintConfigError, rules_for, select_rules
 from .discovery import DEFAULT_INCLUDE
-from .project import FileSkipped, LintInputError, Walker, find_root, project_config, read_bytes, read_text, wanted
+from .project import (
+    FileSkipped,
+    LintInputError,
+    Walker,
+    find_root,
+    has_marker,
+    project_config,
+    read_bytes,
+    read_text,
+    wanted,
+)
+from .reach import flagged, imports_test, reads_any, reported_in
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
+from .result import CheckedTemplate, LintResult, checked, relative_to_cwd, renamed
+from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
+from .rules.state_schema import unread_state_schemas
 from .schema import Schema, load_schema
 from .util import relative, shown
 
@@ -34,48 +46,6 @@ if TYPE_CHECKING:
     from ..pysource import Instruction, Scan, Skipped, Write
 
 __all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedTemplate:
-    """A template a run checked: a template file (`name` is `None`) or an instruction in a Python file
-    (`name` is its label), its dialect, where it starts, and the state keys it reads."""
-
-    path: str
-    name: str | None
-    dialect: str
-    span: Span
-    keys: tuple[str, ...]
-    optional_keys: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class LintResult:
-    """What a run found: `diagnostics` (each with its `path`), `templates` checked, and the `files` linted.
-
-    `sources` holds the text of every file a finding points into; `python` counts the instructions
-    linted in each Python file linted."""
-
-    diagnostics: list[Diagnostic]
-    templates: list[CheckedTemplate]
-    files: list[str]
-    sources: dict[str, str] = field(default_factory=dict)
-    python: dict[str, int] = field(default_factory=dict)
-    root: Path = field(default_factory=Path.cwd)
-    run_findings: list[Diagnostic] = field(default_factory=list)
-
-    @property
-    def errors(self) -> int:
-        """How many findings are errors."""
-        return sum(d.severity == "error" for d in self.diagnostics)
-
-    def by_file(self) -> dict[str, list[Diagnostic]]:
-        """The findings of each file linted (every file, with findings or not), in order."""
-        out: dict[str, list[Diagnostic]] = {path: [] for path in self.files}
-        for diag in self.diagnostics:
-            if diag.span is not None or diag.code == SKIPPED_FILE:
-                out.setdefault(diag.path or "<template>", []).append(diag)
-        return out
 
 
 def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
@@ -111,6 +81,8 @@ class Project:
         if root is None and config_path is not None:
             root = Path(config_path).resolve().parent
         self.root = Path(root).resolve() if root is not None else find_root(paths).resolve()
+        # a root found by a marker (or given) is walked for context; else only the named files' folders
+        self.marked = root is not None or has_marker(self.root)
         self.config: LintConfig = project_config(self.root, Path(config_path) if config_path else None)
         self.dialect: Dialect = dialect
         self.force_exclude = force_exclude
@@ -205,7 +177,12 @@ class Project:
     def _reader(self, path: str) -> str:
         return self._read_python(shown(Path(path)) if os.path.isabs(path) else path, named=False)
 
-    def _context_files(self) -> list[str]:
+    def _context_files(self, named: Sequence[str] = ()) -> list[str]:
+        """The Python files read for context: the whole project's, or without a project marker (the
+        root is then just the paths' common folder, say a home folder) those of the named files' folders."""
+        if not self.marked:
+            folders = sorted({Path(name).absolute().parent for name in named})
+            return [shown(p) for f in folders for p in self.walker.walk(f, recursive=False) if p.suffix == ".py"]
         if not self._context:
             self._context = [shown(p) for p in self.walker.walk(self.root) if p.suffix == ".py"]
         return self._context
@@ -213,7 +190,7 @@ class Project:
     def _full_scan(self, named: Sequence[str]) -> Scan:
         from ..pysource import scan
 
-        files = list(dict.fromkeys([*named, *self._context_files()]))
+        files = list(dict.fromkeys([*named, *self._context_files(named)]))
         usable = []
         for path in files:
             try:
@@ -223,13 +200,16 @@ class Project:
             except (OSError, FileSkipped):
                 continue
             usable.append(path)
-        found = _scan_safely(scan, usable, self.config.constant_suffixes, self._reader)
+        found = self._run_scan(scan, usable)
         self._scan = found
         self._writes = {}
         for write in found.writes:
             self._writes.setdefault(write.path, []).append(write)
         self._errors = {error.path: error for error in found.errors}
         return found
+
+    def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
+        return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
 
     def _written(self) -> frozenset[str] | None:
         if self._errors:
@@ -301,43 +281,56 @@ class Project:
                 for item in found.instructions
                 if item.dialect != "jinja" and item.path in named
             ]
-            _rename(result, display)
+            renamed(result, display)
         result.files = list(dict.fromkeys(result.files))
         result.diagnostics += notes
         if "T011" in self.codes and self.schema is not None:
-            result.run_findings = [_relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
+            result.run_findings = [relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
             result.diagnostics += result.run_findings
         return result
 
     def _python_findings(self, found: Scan, named: set[str], result: LintResult) -> None:
-        """Findings of the instructions written in the `named` files, with the project's writes."""
+        """Findings of the instructions written in the `named` files, with the project's writes.
+
+        An instruction kept in a text file (`load_instruction_from_file("writer.txt")`) is reported
+        with a named Python file of its folder (or a folder above) that names that file."""
         codes, config = self.codes, self.config
+        shown_in = reported_in(found, named)
         written = self._written() if "T014" in codes else None
         findings: list[Diagnostic] = [
             Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help)
             for error in found.errors
             if error.path in named
         ]
-        instructions = [item for item in found.instructions if item.path in named]
+        instructions = [item for item in found.instructions if item.path in shown_in]
         for item in instructions:
             here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
-            tags = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
+            if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
+                writes = [w for ws in self._writes.values() for w in ws]
+                here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
+            quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
+            if item.state_schemas:  # the agent's state_schema= model: T001/T009/T010 against it
+                against = check_against_schema(item, select=codes)
+                here += against
+                quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
             if written is not None:
                 here += [
                     d
-                    for d in never_written(item, written, schema=self.schema)
-                    if (d.path, d.span and d.span.start) not in tags
+                    for d in never_written(item, written | schema_keys(item), schema=self.schema)
+                    if (d.path, d.span and d.span.start) not in quiet
                 ]
             findings += here
         if "T015" in codes:
             findings += [d for d in skipped_findings(found) if d.path in named]
+        if "T021" in codes:
+            findings += [d for d in unread_state_schemas(found) if d.path in named]
         seen: set[tuple[Any, ...]] = set()
         allowed = frozenset(config.allow)
         kept: list[Diagnostic] = []
         for diag in findings:
             assert diag.span is not None
             key = (diag.path, diag.span.start, diag.span.end, diag.code)
-            if diag.path not in named or key in seen:
+            if diag.path not in shown_in or key in seen:
                 continue
             if diag.code not in SYNTAX_CHECKS and diag.code not in rules_for(diag.path, config, codes):
                 continue
@@ -347,13 +340,14 @@ class Project:
             kept.append(diag)
         kept.sort(key=lambda d: (d.path or "", d.span.start if d.span else -1, d.code))
         result.diagnostics += kept
-        for path in named:
+        for path in shown_in:
             if path in found.sources:
                 result.sources[path] = found.sources[path]
-                result.python[path] = 0
+                if path in named:
+                    result.python[path] = 0
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
-            result.templates.append(_checked(item))
+            result.templates.append(checked(item))
 
     def instructions(self, path: str, *, reached: bool = False) -> tuple[list[Instruction], list[Skipped]]:
         """The instructions written in the Python file `path`, read with the project's context, and
@@ -370,7 +364,7 @@ class Project:
         chosen: dict[tuple[str, int], Instruction] = {}
         skipped = [item for item in found.skipped if item.path == target]
         if reached:  # what this file's own code reaches, each as the whole project reads it
-            own = _scan_safely(scan, [target], self.config.constant_suffixes, self._reader)
+            own = self._run_scan(scan, [target])
             for item in own.instructions:
                 key = (item.path, item.span.start)
                 chosen[key] = everywhere.get(key, item)
@@ -381,10 +375,15 @@ class Project:
         return list(chosen.values()), skipped
 
     def update(self, path: str, text: str) -> LintResult:
-        """Re-lint the file `path` with `text` as its content, re-reading nothing else: only this file
-        and the project files that name its module are scanned again; the project's other state
-        writes are the ones read before. The result holds the findings of `path` only."""
-        from ..pysource import scan
+        """Re-lint with `text` as the content of the file `path` (an editor's buffer), re-reading nothing
+        else: only this file and the project files that import it are scanned again.
+
+        The result gives what a fresh [`lint_project`][templating.lint.engine.lint_project] with this
+        override gives for every file whose findings may have changed, and lists those files in
+        `files` (an empty list of findings clears a file): `path`, the files scanned again, the files
+        of the instructions they reach (a prompt module whose agent is in `path`), and the files that
+        read a state key whose writing the edit added or removed (T014)."""
+        from ..pysource import Scan, scan
 
         target = shown(Path(path))
         self.overrides[target] = text
@@ -392,9 +391,11 @@ class Project:
             return self.lint([target])
         if self._scan is None:
             self._full_scan([target])
+        assert self._scan is not None
+        before = self._written()
         self._texts.pop(target, None)
         affected = self._importers(target)
-        sub = _scan_safely(scan, affected, self.config.constant_suffixes, self._reader)
+        sub = self._run_scan(scan, affected)
         for name in affected:
             self._writes.pop(name, None)
             self._errors.pop(name, None)
@@ -402,8 +403,30 @@ class Project:
             self._writes.setdefault(write.path, []).append(write)
         for error in sub.errors:
             self._errors[error.path] = error
-        result = LintResult([], [], [target], root=self.root)
-        self._python_findings(sub, {target}, result)
+        old, rescanned = self._scan, set(affected)
+        found: dict[tuple[str, int], Instruction] = {
+            (item.path, item.span.start): item for item in old.instructions if item.path != target
+        }
+        found.update({(item.path, item.span.start): item for item in sub.instructions})
+        merged = Scan(
+            instructions=list(found.values()),
+            skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,
+            writes=[w for writes in self._writes.values() for w in writes],
+            sources={**old.sources, **sub.sources},
+            errors=list(self._errors.values()),
+            state_schemas=[s for s in old.state_schemas if s.path not in rescanned] + sub.state_schemas,
+        )
+        self._scan = merged
+        after = self._written()
+        reported = {*affected, *(item.path for item in sub.instructions)}
+        if "T014" in self.codes and before != after:
+            changed = None if before is None or after is None else before ^ after
+            reported |= {item.path for item in merged.instructions if reads_any(item, changed)}
+        result = LintResult([], [], [], root=self.root)
+        files = sorted(name for name in reported if name.endswith(".py") and name in merged.sources)
+        result.files = files
+        self._python_findings(merged, set(files), result)
+        result.files = sorted({*files, *result.sources})
         return result
 
     def _importers(self, target: str) -> list[str]:
@@ -411,9 +434,9 @@ class Project:
         naming its module, in a folder at or above the target's, or naming its package too."""
         chosen = [target]
         frontier = [target]
-        context = self._context_files()
+        context = self._context_files([target])
         for _ in range(2):
-            tests = [_imports_test(name) for name in frontier]
+            tests = [imports_test(name) for name in frontier]
             frontier = []
             for name in context:
                 if name in chosen:
@@ -425,77 +448,20 @@ class Project:
         return chosen
 
 
-def _rename(result: LintResult, display: dict[str, str]) -> None:
-    """Show each Python file as the user named it (`./a.py`, an absolute path), not as scanned."""
-    if all(key == value for key, value in display.items()):
-        return
-    result.diagnostics = [
-        dataclasses.replace(d, path=display[d.path]) if d.path in display else d for d in result.diagnostics
-    ]
-    result.files = [display.get(path, path) for path in result.files]
-    result.sources = {display.get(path, path): text for path, text in result.sources.items()}
-    result.python = {display.get(path, path): n for path, n in result.python.items()}
-    result.templates = [
-        dataclasses.replace(t, path=display[t.path]) if t.path in display else t for t in result.templates
-    ]
-
-
-def _imports_test(target: str) -> Any:
-    """A test of whether a file (path, text) may import the module `target`."""
-    item = Path(target)
-    module = item.parent if item.stem == "__init__" else item.with_suffix("")
-    folder = module.parent
-    line = re.compile(rf"^[ \t]*(?:from|import)\b[^\n]*\b{re.escape(module.name)}\b[^\n]*", re.MULTILINE)
-    package = folder.name
-
-    def test(path: str, text: str) -> bool:
-        if module.name not in text:
-            return False
-        found = line.search(text)
-        if found is None:
-            return False
-        here = Path(path).parent
-        return folder == here or here in folder.parents or bool(package and package in found.group())
-
-    return test
-
-
 def _excluded(item: Path, config: LintConfig) -> bool:
     from .config import _matches
 
     return _matches(relative(item, config.root), config.exclude)
 
 
-def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any) -> Scan:
+def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str) -> Scan:
     try:
-        result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True)
+        result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root)
     except RecursionError:
         raise LintInputError(
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"
         ) from None
     return result
-
-
-def _checked(item: Instruction) -> CheckedTemplate:
-    keys: list[Any] = [] if item.dialect == "jinja" else list(parse(item.text, dialect=item.dialect).placeholders)
-    return CheckedTemplate(
-        item.path,
-        item.label,
-        item.dialect,
-        item.span,
-        tuple(dict.fromkeys(n.key for n in keys if not n.optional)),
-        tuple(dict.fromkeys(n.key for n in keys if n.optional)),
-    )
-
-
-def _relative_to_cwd(diag: Diagnostic) -> Diagnostic:
-    """`diag` with an absolute path under the current folder made relative (a schema file from the config)."""
-    if diag.path and Path(diag.path).is_absolute():
-        path = Path(diag.path).resolve()
-        cwd = Path.cwd().resolve()
-        if path.is_relative_to(cwd):
-            return dataclasses.replace(diag, path=path.relative_to(cwd).as_posix())
-    return diag
 
 
 def lint_project(

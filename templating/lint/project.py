@@ -8,6 +8,10 @@ ignore, and never follows a symbolic link to a folder. A file is read only when 
 file (after links), inside the root unless the user named it, and no larger than the configured
 bound; anything else is skipped with the reason.
 
+Without a marker (no `pyproject.toml` or `.git` at or above the paths, and no root given), the root
+is only the paths' common folder, which may be a home folder: then the Python context of a file is
+the Python files of its own folder (not below), and only folders the user names are walked.
+
 `.gitignore` support is a subset of git's: every `.gitignore` from the root down is read; blank
 lines and `#` comments are skipped; `!` re-includes; a trailing `/` matches folders only; a pattern
 with a `/` (other than a trailing one) is anchored at its file's folder, one without matches a name
@@ -28,7 +32,7 @@ from pathlib import Path
 from ..errors import TemplatingError
 from .config import LintConfig, _clean, _matches, glob_regex, load_config
 
-__all__ = ["FileSkipped", "LintInputError", "Walker", "find_root", "read_bytes", "read_text"]
+__all__ = ["FileSkipped", "LintInputError", "Walker", "find_root", "has_marker", "read_bytes", "read_text"]
 
 _NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # besides hidden folders (.git, .venv)
 DEFAULT_MAX_FILE_SIZE = 2_000_000  # bytes: far above any instruction file, far below what hurts
@@ -82,6 +86,11 @@ def find_root(paths: Sequence[str] = ()) -> Path:
         if fallback is None and (pyproject.is_file() or (folder / ".git").exists()):
             fallback = folder
     return fallback or start
+
+
+def has_marker(folder: Path) -> bool:
+    """Whether `folder` is marked as a project's root: it holds a `pyproject.toml` or a `.git`."""
+    return (folder / "pyproject.toml").is_file() or (folder / ".git").exists()
 
 
 def project_config(root: Path, config_path: Path | None = None) -> LintConfig:
@@ -210,8 +219,9 @@ class Walker:
                 out = not rule.negate
         return out
 
-    def walk(self, folder: Path) -> Iterator[Path]:
-        """The files under `folder` (sorted), without entering what is ignored or excluded."""
+    def walk(self, folder: Path, *, recursive: bool = True) -> Iterator[Path]:
+        """The files under `folder` (sorted), without entering what is ignored or excluded; with
+        `recursive` false, the files in `folder` itself only."""
         root = self.root
         rules: list[_Ignore] = []
         for parent in reversed([folder, *folder.parents]):  # the .gitignore files above `folder`, root down
@@ -247,7 +257,8 @@ class Walker:
                 if _matches(relative, self.config.exclude) or self.ignored(relative, False, local):
                     continue
                 found.append(Path(entry.path))
-            stack.extend((sub, local) for sub in reversed(subfolders))
+            if recursive:
+                stack.extend((sub, local) for sub in reversed(subfolders))
         yield from sorted(found)
 
 

@@ -172,6 +172,25 @@ RULES: dict[str, Rule] = {
             True,
             _ADK,
         ),
+        Rule(
+            "T020",
+            "adk-literal-braces",
+            "warning",
+            "${key} or {a.b}: google-adk sends the braces as written",
+            "${weekend_budget.budget}",
+            True,
+            _ADK,
+        ),
+        Rule(
+            "T021",
+            "adk-unread-state-schema",
+            "info",
+            "an ADK agent's state_schema= that cannot be read from the code",
+            "state_schema=make_model()",
+            True,
+            _ADK,
+            scope="python",
+        ),
     )
 }
 # The rules that read one dialect's own syntax; the others (placeholders against a schema, temp: keys) apply to both.

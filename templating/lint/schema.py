@@ -27,9 +27,9 @@ class SchemaError(TemplatingError):
 class SchemaField:
     """One field: whether state always has it, and what is known of its inside.
 
-    ``fields`` lists the keys of an object with known properties (``None``: any key goes);
-    ``open`` says other keys are allowed too (``additionalProperties``, pydantic ``extra="allow"``);
-    ``items`` describes list elements when known; ``is_list`` says the value is a list (an array).
+    `fields` lists the keys of an object with known properties (`None`: any key goes);
+    `open` says other keys are allowed too (`additionalProperties`, pydantic `extra="allow"`);
+    `items` describes list elements when known; `is_list` says the value is a list (an array).
     """
 
     required: bool = True
@@ -41,10 +41,10 @@ class SchemaField:
 
 @dataclass(frozen=True, slots=True)
 class Schema:
-    """The declared state keys (top level: ``user:name``, ``order_id``...), with what is known of each.
+    """The declared state keys (top level: `user:name`, `order_id`...), with what is known of each.
 
-    ``open``: keys beyond ``fields`` are allowed at the top level. ``origin`` is where it came from
-    (``"pydantic"``, ``"json-schema"`` or ``"keys"``), so messages can say why a field is optional.
+    `open`: keys beyond `fields` are allowed at the top level. `origin` is where it came from
+    (`"pydantic"`, `"json-schema"` or `"keys"`), so messages can say why a field is optional.
     """
 
     fields: Mapping[str, SchemaField]
@@ -83,7 +83,7 @@ def _from_key_list(keys: Iterable[str], source: str) -> Schema:
 
 
 def _target(ref: str, root: Mapping[str, Any], source: str) -> Any:
-    """The node a local ``$ref`` (``#/$defs/Tree``) points at; one that points nowhere is a SchemaError."""
+    """The node a local `$ref` (`#/$defs/Tree`) points at; one that points nowhere is a SchemaError."""
     target: Any = root
     for part in ref[2:].split("/"):
         part = part.replace("~1", "/").replace("~0", "~")
@@ -94,9 +94,9 @@ def _target(ref: str, root: Mapping[str, Any], source: str) -> Any:
 
 
 def _resolve(node: Any, root: Mapping[str, Any], source: str) -> Mapping[str, Any]:
-    """Follow ``$ref`` (local ``#/...`` only) and unwrap ``anyOf``/``oneOf``/``allOf`` with one non-null option.
+    """Follow `$ref` (local `#/...` only) and unwrap `anyOf`/`oneOf`/`allOf` with one non-null option.
 
-    A chain of refs that comes back to itself without reaching a schema says nothing: ``{}``."""
+    A chain of refs that comes back to itself without reaching a schema says nothing: `{}`."""
     seen: set[str] = set()
     while isinstance(node, Mapping):
         ref = node.get("$ref")
@@ -128,8 +128,8 @@ def _required(node: Mapping[str, Any], source: str) -> set[str]:
 
 
 def _check_json_schema(data: Mapping[str, Any], source: str) -> None:
-    """Read the whole schema once, each ``$ref`` target once (so recursion ends), and raise a SchemaError
-    for what lint would trip over later: a ``$ref`` to nothing, a property schema that is not an object."""
+    """Read the whole schema once, each `$ref` target once (so recursion ends), and raise a SchemaError
+    for what lint would trip over later: a `$ref` to nothing, a property schema that is not an object."""
     done: set[str] = set()
     stack: list[Any] = [data]
     while stack:
@@ -221,7 +221,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _import_model(spec: str, base: Path | None) -> Any:
-    """The pydantic model class ``module:Model`` names, imported with ``base`` on ``sys.path`` for the import only."""
+    """The pydantic model class `module:Model` names, imported with `base` on `sys.path` for the import only."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise SchemaError(f"a schema to import is written 'module:Model', not {spec!r}")
@@ -249,11 +249,11 @@ def _import_model(spec: str, base: Path | None) -> Any:
 
 
 def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
-    """A :class:`Schema` from a pydantic model (class), a JSON Schema (mapping or ``.json`` file),
-    a list of keys (``"key?"`` marks an optional one), or ``"module:Model"`` to import a model.
-    Relative paths and imports are resolved from ``base`` (default: the current folder).
+    """A `Schema` from a pydantic model (class), a JSON Schema (mapping or `.json` file),
+    a list of keys (`"key?"` marks an optional one), or `"module:Model"` to import a model.
+    Relative paths and imports are resolved from `base` (default: the current folder).
 
-    A pydantic model's keys are its fields' aliases when set (``Field(alias="user:name")``),
+    A pydantic model's keys are its fields' aliases when set (`Field(alias="user:name")`),
     else their names; fields with a default are optional.
     """
     if isinstance(spec, Schema):

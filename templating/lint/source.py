@@ -106,7 +106,7 @@ class _Source:
         return Span(start, end, line, start - self.line_starts[line - 1] + 1)
 
     def line_end(self, offset: int) -> int:
-        """The offset of the newline ending the line of ``offset`` (the text's length on the last line)."""
+        """The offset of the newline ending the line of `offset` (the text's length on the last line)."""
         i = bisect.bisect_right(self.line_starts, offset)
         return self.line_starts[i] - 1 if i < len(self.line_starts) else len(self.text)
 
@@ -115,33 +115,33 @@ class _Source:
         return i >= 0 and offset < self.code_ends[i]
 
     def closed_after(self, name: str, offset: int) -> bool:
-        """Whether ``</name>`` appears at or after ``offset``."""
+        """Whether `</name>` appears at or after `offset`."""
         return self.closing.get(name, -1) >= offset
 
     def closed_between(self, name: str, start: int, end: int) -> bool:
-        """Whether a ``</name>`` starts in ``start``..``end``."""
+        """Whether a `</name>` starts in `start`..`end`."""
         starts = self.closings.get(name, [])
         i = bisect.bisect_left(starts, start)
         return i < len(starts) and starts[i] < end
 
     def closed_anywhere(self, name: str) -> bool:
-        """Whether ``</name>`` appears anywhere: ``name`` is used as a markup tag in this text."""
+        """Whether `</name>` appears anywhere: `name` is used as a markup tag in this text."""
         return name in self.closing
 
     def tag_like(self, offset: int) -> bool:
-        """Whether the text from ``offset`` (just after ``<name``) reads as the rest of an HTML/XML start
-        tag, attributes across lines included: ``<div\n  class="card">``, ``<img src=x />``."""
+        """Whether the text from `offset` (just after `<name`) reads as the rest of an HTML/XML start
+        tag, attributes across lines included: `<div\n  class="card">`, `<img src=x />`."""
         return _TAG_REST.match(self.text, offset, offset + 4000) is not None
 
     def redirection(self, start: int, end: int) -> bool:
-        """Whether ``< x >`` at ``start``..``end`` reads as shell redirection, ``cmd < in > out``: a word
+        """Whether `< x >` at `start`..`end` reads as shell redirection, `cmd < in > out`: a word
         before it, one file-like token after it, then the end of the line or of the command."""
         line_start = self.line_starts[bisect.bisect_right(self.line_starts, start) - 1]
         before = self.text[max(line_start, start - 200) : start]
         return _WORD_BEFORE.search(before) is not None and _REDIRECT_AFTER.match(self.text, end) is not None
 
     def tag_in_prose(self, start: int, end: int) -> bool:
-        """Whether a ``<name>`` at ``start``..``end`` is named as a tag in the sentence around it: after
+        """Whether a `<name>` at `start`..`end` is named as a tag in the sentence around it: after
         an article or a preposition ("inside <scratch-pad>"), after another tag in a list ("<sku> or
         <order-id>"), or before a word such as "format"."""
         line_start = self.line_starts[bisect.bisect_right(self.line_starts, start) - 1]
@@ -153,8 +153,8 @@ class _Source:
         )
 
     def comparison_before(self, offset: int) -> bool:
-        """Whether the text before ``offset`` (a ``<`` in prose) reads as the left side of a comparison:
-        ``x <y``, ``3 <n``, ``if count <limit``."""
+        """Whether the text before `offset` (a `<` in prose) reads as the left side of a comparison:
+        `x <y`, `3 <n`, `if count <limit`."""
         line_start = self.line_starts[bisect.bisect_right(self.line_starts, offset) - 1]
         before = self.text[max(line_start, offset - 200) : offset]  # bounded, so linting stays linear
         operand = before.rstrip(" \t")
@@ -191,7 +191,7 @@ def _for_the_reader(name: str) -> bool:
 
 
 def _one_typo(word: str, scope: str) -> bool:
-    """Whether ``word`` is ``scope`` with one letter left out, added, changed or swapped with the next
+    """Whether `word` is `scope` with one letter left out, added, changed or swapped with the next
     (the first letter kept): usr, users, tmp, ap, uesr. Stricter than a similarity ratio, which would
     also take team for temp."""
     if word == scope or word[:1] != scope[:1] or abs(len(word) - len(scope)) > 1:
@@ -206,8 +206,8 @@ def _one_typo(word: str, scope: str) -> bool:
 
 def _scope_meant(prefix: str) -> str | None:
     """The scope a prefix that is not exactly one was likely meant as: the same letters in other
-    case (``User``) or one typo away (``usr``, ``tmp``, ``ap``); None for any other word (``team``,
-    ``step``, ``api``: words of their own). T003 and T019 both ask it."""
+    case (`User`) or one typo away (`usr`, `tmp`, `ap`); None for any other word (`team`,
+    `step`, `api`: words of their own). T003 and T019 both ask it."""
     lowered = prefix.lower()
     if lowered in SCOPES:
         return lowered

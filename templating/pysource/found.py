@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Literal as _Literal
 from typing import TypeAlias
 
-# google-adk's state_schema= models: this package's one import of templating.adk_schema (the others import
+# google-adk's state_schema= models: this package's one import of templating.lint.adk_schema (the others import
 # these names from here).
-from ..adk_schema import ModelReader as ModelReader
-from ..adk_schema import StateSchema as StateSchema
+from ..lint.adk_schema import ModelReader as ModelReader
+from ..lint.adk_schema import StateSchema as StateSchema
 from ..nodes import Span
 from .positions import _Mapped
 from .reading import PythonSourceError
@@ -36,7 +36,7 @@ class Instruction:
     path: str
     span: Span
     _mapped: _Mapped = field(repr=False, compare=False)
-    # the state_schema= of each google-adk agent given this instruction (see templating.adk_schema)
+    # the state_schema= of each google-adk agent given this instruction (see templating.lint.adk_schema)
     state_schemas: tuple[StateSchema, ...] = ()
 
     def locate(self, start: int, end: int) -> tuple[str, Span]:

@@ -26,7 +26,10 @@ def _version() -> str:
 
 
 def _uri(path: str) -> str:
-    return quote(PurePosixPath(path.replace("\\", "/")).as_posix(), safe="/:")
+    """A URI reference for `path`: `file://` for an absolute path; else relative, every character but `/`
+    percent-encoded when needed (a `:` would read as a scheme: `a:b.txt`)."""
+    posix = PurePosixPath(path.replace("\\", "/"))
+    return posix.as_uri() if posix.is_absolute() else quote(posix.as_posix(), safe="/")
 
 
 def format_sarif(diagnostics: Sequence[Diagnostic], sources: dict[str, str] | None = None) -> str:

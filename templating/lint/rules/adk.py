@@ -10,7 +10,7 @@ from ...nodes import is_adk_state_name
 from ..source import _ID, _for_the_reader, _scope_meant, _Source
 
 # --- The ADK dialect (T016..T019): what google-adk 2.x itself does with a string instruction
-# (``inject_session_state`` in its instruction utilities). Its pattern (convert.ADK_CODE_MATCH):
+# (`inject_session_state` in its instruction utilities). Its pattern (convert.ADK_CODE_MATCH):
 # a run of "{", text without braces, a run of "}", not right after "$", "{" or "\". It replaces
 # the whole match with an artifact when the text inside (stripped of white space, then of one
 # trailing "?") starts with "artifact.", with the value of a state key when that text is a state
@@ -21,10 +21,10 @@ _ARTIFACT = "artifact."
 
 
 def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
-    """(the state name ``name`` was likely meant as, what is wrong with it) for a near miss; else None.
+    """(the state name `name` was likely meant as, what is wrong with it) for a near miss; else None.
 
-    Near misses: a hyphen between identifier words (``user-name``) and a scope in capitals or close
-    to a known one (``User:name``, ``usr:name``). Dotted paths, spaced words and the like are left
+    Near misses: a hyphen between identifier words (`user-name`) and a scope in capitals or close
+    to a known one (`User:name`, `usr:name`). Dotted paths, spaced words and the like are left
     alone: JSON, code and prose use them, and ADK has no key they would be close to."""
     reasons: list[str] = []
     head, sep, rest = name.partition(":")
@@ -53,7 +53,7 @@ def _adk_fixed_name(name: str) -> tuple[str, list[str]] | None:
 
 
 def _adk_near_miss(inner: str) -> tuple[str, list[str]] | None:
-    """(the placeholder ``{inner}`` was likely meant as, why ADK leaves it as written) for a near miss."""
+    """(the placeholder `{inner}` was likely meant as, why ADK leaves it as written) for a near miss."""
     marks = _ADK_MARKS.fullmatch(inner.strip())
     assert marks is not None  # the pattern matches every string
     core, gap, questions = marks.groups()

@@ -22,7 +22,7 @@ def _walk(schema: Schema, placeholder: Placeholder) -> tuple[str | None, str | N
 
     An open object (extra keys allowed) has no problem with a key it does not list. Where the
     schema says nothing (an unlisted key of an open object, the inside of an object of unknown
-    shape) "required" is ``None`` (unknown) unless the known part of the path is already optional."""
+    shape) "required" is `None` (unknown) unless the known part of the path is already optional."""
     fields: Mapping[str, SchemaField] | None = schema.fields
     is_open = schema.open
     current: SchemaField | None = None

@@ -31,8 +31,8 @@ def lint_instruction(
     """Lint one instruction in its dialect; every finding is placed in the Python file it was written in.
 
     Angle syntax: every selected rule of that syntax. ADK dialect: the rules of that dialect
-    (T016..T019, what google-adk would do wrong at run time) and the placeholder rules (T001,
-    T009, T010, T012), as :func:`templating.lint.lint` applies them. Jinja2: Jinja's own syntax check."""
+    (T016..T020, what google-adk would do wrong at run time) and the placeholder rules (T001,
+    T009, T010, T012), as `templating.lint.lint` applies them. Jinja2: Jinja's own syntax check."""
     if found.dialect == "jinja":
         return _jinja_syntax(found)
     on = select - TREE_RULES
@@ -67,9 +67,9 @@ def _text_of(found: Instruction) -> Template | None:
 
 
 def never_written(found: Instruction, written: frozenset[str], *, schema: Any = None) -> list[Diagnostic]:
-    """T014 for one instruction: required placeholders (not ``temp:``) whose key nothing writes.
+    """T014 for one instruction: required placeholders (not `temp:`) whose key nothing writes.
 
-    ``written``: the keys the linted code writes; the schema's top-level keys count as written."""
+    `written`: the keys the linted code writes; the schema's top-level keys count as written."""
     template = _text_of(found)
     if template is None:
         return []

@@ -11,7 +11,7 @@ from ..schema import load_schema
 
 
 def unused_keys(schema: Any, templates: Iterable[str | Template]) -> list[Diagnostic]:
-    """T011: top-level schema keys that none of ``templates`` uses (one finding per key, for a whole run)."""
+    """T011: top-level schema keys that none of `templates` uses (one finding per key, for a whole run)."""
     loaded = load_schema(schema)
     used: set[str] = set()
     for template in templates:

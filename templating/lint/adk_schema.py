@@ -1,12 +1,12 @@
 """google-adk's `state_schema=`: a project's pydantic model read from its source, never imported.
 
 An ADK 2.x agent may pass `state_schema=SomeModel`, and ADK validates the state it writes against that
-model. [`ModelReader`][templating.adk_schema.ModelReader] reads such a model's fields from the parsed
+model. [`ModelReader`][templating.lint.adk_schema.ModelReader] reads such a model's fields from the parsed
 code (annotations, defaults, nested models, `list[...]`, `dict[...]`, `extra="allow"`, base models of
 the project) into a [`Schema`][templating.lint.Schema]; nested models are read only as deep as a key
 looks, so a model that refers to itself, or a chain of a thousand models, costs nothing up front.
-[`check_against_schema`][templating.adk_schema.check_against_schema] checks an instruction's keys
-against the state schemas of the agents that use it; [`schema_keys`][templating.adk_schema.schema_keys]
+[`check_against_schema`][templating.lint.adk_schema.check_against_schema] checks an instruction's keys
+against the state schemas of the agents that use it; [`schema_keys`][templating.lint.adk_schema.schema_keys]
 are the keys they declare (written by contract, so no T014).
 """
 
@@ -17,9 +17,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeAlias
 
-from .lint import Diagnostic, Schema, SchemaField, lint
-from .nodes import Span
-from .template import parse
+from ..nodes import Span
+from ..template import parse
+from .check import lint
+from .registry import Diagnostic
+from .schema import Schema, SchemaField
 
 __all__ = ["SCHEMA_RULES", "ModelReader", "StateSchema", "check_against_schema", "schema_keys"]
 

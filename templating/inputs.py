@@ -1,0 +1,114 @@
+"""Reading the command line's inputs: a template file or stdin exactly as written, and a state file as
+strict JSON. A file that cannot be read is an [`InputError`][templating.inputs.InputError] saying why."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from .errors import TemplatingError
+
+__all__ = ["InputError", "read_state", "read_text"]
+
+
+class InputError(TemplatingError):
+    """An input file (a template, a state file, stdin) that cannot be read: missing, not UTF-8, not JSON..."""
+
+
+def read_text(path: str, *, what: str = "template", decode_errors: bool = False) -> str:
+    """The text of `path` (`-` is stdin), exactly as written (line endings kept, a leading byte
+    order mark dropped), or an InputError saying why it cannot be read. `decode_errors`: let a
+    UnicodeDecodeError through (linting reports an undecodable `.py` file as a finding)."""
+    try:
+        if path == "-":
+            if sys.stdin is None:
+                raise InputError("stdin is closed: there is nothing to read")
+            stream = getattr(sys.stdin, "buffer", None)
+            text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            if path.endswith(".py"):
+                from .pysource import python_text  # only for Python files: it imports ast and the linter
+
+                text = python_text(data)
+            else:
+                text = data.decode("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} file not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} path is a directory, not a file: {path}") from None
+    except PermissionError:
+        raise InputError(f"cannot read {what} file (permission denied): {path}") from None
+    except UnicodeDecodeError as exc:
+        if decode_errors:
+            raise
+        where = "stdin" if path == "-" else f"{what} file"
+        if path != "-" and path.endswith(".py"):
+            declared = exc.encoding.replace("_", "-").lower() not in ("utf-8", "utf8")
+            encoding = f"valid {exc.encoding}, as its coding line declares" if declared else "valid UTF-8"
+            also = "" if declared else " and declares no other encoding (PEP 263)"
+            raise InputError(
+                f"Python file is not {encoding}{also}: {path} (byte {exc.start}); Python itself would refuse it"
+            ) from None
+        raise InputError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
+    return text.removeprefix("\ufeff")
+
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number"}
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"duplicate key {key!r}")
+        data[key] = value
+    return data
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_state(path: str | None) -> dict[str, Any]:
+    """State from a JSON file holding an object; empty state when no file is given.
+
+    Strict JSON: no NaN or Infinity, no numbers out of range, no duplicate keys.
+    """
+    if path is None:
+        return {}
+    text = read_text(path, what="state")
+    name = "stdin" if path == "-" else path
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"state is not valid JSON: {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
+    except ValueError as exc:  # a duplicate key, NaN, a number out of range, an integer too long
+        reason = str(exc)
+        if "integer string conversion" in reason:
+            reason = f"an integer has more than {sys.get_int_max_str_digits()} digits"
+        raise InputError(f"state is not valid JSON: {name}: {reason}") from None
+    except RecursionError:
+        raise InputError(f"state is nested too deeply to read: {name}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"state must be a JSON object (key -> value), not {_json_type(data)}: {name}")
+    return data
