@@ -38,7 +38,7 @@ def requirement_name(requirement: str) -> str:
     [
         (None, CORE),
         ("pytest", {"pytest", "syrupy"}),
-        ("dev", {"pytest", "syrupy", "hypothesis", "mypy", "ruff", "build", "twine", "pyyaml"}),
+        ("dev", {"pytest", "syrupy", "hypothesis", "mypy", "ruff", "build", "twine", "pyyaml", "jsonschema"}),
     ],
     ids=["core", "pytest-extra", "dev-extra"],
 )
