@@ -824,7 +824,7 @@ def test_pre_commit_manifest() -> None:
     from templating.lint import DEFAULT_INCLUDE, glob_regex
 
     hooks = {hook["id"]: hook for hook in hook_manifest()}
-    assert set(hooks) == {"templating-lint", "templating-lint-project"}
+    assert set(hooks) == {"agent-prompt-templating", "agent-prompt-templating-project"}
     known = {
         "id", "name", "description", "entry", "language", "types", "files", "require_serial", "pass_filenames",
         "always_run",
@@ -835,14 +835,14 @@ def test_pre_commit_manifest() -> None:
         program, *args = hook["entry"].split()
         assert program == "templating"
         build_parser().parse_args(args)  # the entry's options exist (argparse exits on an unknown one)
-    files = hooks["templating-lint"]
+    files = hooks["agent-prompt-templating"]
     assert "--force-exclude" in files["entry"].split()
     pattern = re.compile(files["files"])
     examples = [glob.replace("*", "agent") for glob in DEFAULT_INCLUDE]
     assert all(pattern.search(f"prompts/{name}") for name in examples)
     assert all(glob_regex(glob).match(name) for glob, name in zip(DEFAULT_INCLUDE, examples, strict=True))
     assert not pattern.search("README.md")
-    project = hooks["templating-lint-project"]
+    project = hooks["agent-prompt-templating-project"]
     assert project["pass_filenames"] == "false"
     assert project["always_run"] == "true"
 
