@@ -88,14 +88,16 @@ def read_text(
     limit: int = DEFAULT_MAX_FILE_SIZE,
     root: Path | None = None,
     decode_errors: bool = False,
+    stdin: bool = True,
 ) -> str:
     """The text of `path` (`-` is stdin), exactly as written (line endings kept, a leading byte
     order mark dropped; a `.py` file in the encoding its coding line declares), read as
     [`read_bytes`][templating.inputs.read_bytes] does; an `InputError` saying why it cannot be
     read, or `FileSkipped`. `decode_errors`: let a UnicodeDecodeError through (linting reports an
-    undecodable `.py` file as a finding)."""
+    undecodable `.py` file as a finding); `stdin` false: `-` is a file of that name."""
+    stdin = stdin and path == "-"
     try:
-        if path == "-":
+        if stdin:
             text = _read_stdin(limit)
         else:
             data = read_bytes(path, limit=limit, root=root)
@@ -106,9 +108,11 @@ def read_text(
             else:
                 text = data.decode("utf-8")
     except FileSkipped as exc:
-        if exc.reason != _FOLDER:
-            raise
-        raise FileSkipped(path, exc.reason, message=f"{what} path is a directory, not a file: {path}") from None
+        if exc.reason == _FOLDER:
+            message = f"{what} path is a directory, not a file: {path}"
+        else:
+            message = f"stdin: {exc.reason}" if stdin else f"{what} file {path}: {exc.reason}"
+        raise FileSkipped(exc.path, exc.reason, message=message) from None
     except FileNotFoundError:
         raise InputError(f"{what} file not found: {path}") from None
     except IsADirectoryError:
@@ -118,8 +122,8 @@ def read_text(
     except UnicodeDecodeError as exc:
         if decode_errors:
             raise
-        where = "stdin" if path == "-" else f"{what} file"
-        if path != "-" and path.endswith(".py"):
+        where = "stdin" if stdin else f"{what} file"
+        if not stdin and path.endswith(".py"):
             declared = exc.encoding.replace("_", "-").lower() not in ("utf-8", "utf8")
             encoding = f"valid {exc.encoding}, as its coding line declares" if declared else "valid UTF-8"
             also = "" if declared else " and declares no other encoding (PEP 263)"
