@@ -1,40 +1,118 @@
-"""Reading the command line's inputs: a template file or stdin exactly as written, and a state file as
-strict JSON. A file that cannot be read is an [`InputError`][templating.inputs.InputError] saying why."""
+"""Reading the inputs of the command line and of the linter: a template file or stdin exactly as
+written, and a state file as strict JSON. A file is read only when it is a regular file (after
+links), no larger than a limit and (when a root is given) inside that root; one left unread for
+safety is a [`FileSkipped`][templating.inputs.FileSkipped], one that cannot be read an
+[`InputError`][templating.inputs.InputError] saying why."""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
+from pathlib import Path
 from typing import Any
 
 from .errors import TemplatingError
 
-__all__ = ["InputError", "read_state", "read_text"]
+__all__ = ["DEFAULT_MAX_FILE_SIZE", "FileSkipped", "InputError", "read_bytes", "read_state", "read_text"]
+
+DEFAULT_MAX_FILE_SIZE = 2_000_000  # bytes: far above any instruction file, far below what hurts
 
 
 class InputError(TemplatingError):
     """An input file (a template, a state file, stdin) that cannot be read: missing, not UTF-8, not JSON..."""
 
 
-def read_text(path: str, *, what: str = "template", decode_errors: bool = False) -> str:
-    """The text of `path` (`-` is stdin), exactly as written (line endings kept, a leading byte
-    order mark dropped), or an InputError saying why it cannot be read. `decode_errors`: let a
-    UnicodeDecodeError through (linting reports an undecodable `.py` file as a finding)."""
+class FileSkipped(InputError):
+    """A file left unread for safety (not a regular file, too large, outside the root): `reason` says why.
+
+    The linter reports it as a note and goes on; the command line, as any `InputError`."""
+
+    def __init__(self, path: str, reason: str, *, message: str | None = None) -> None:
+        super().__init__(message or f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+_FOLDER = "a folder, not a file: not read"
+
+
+def _too_large(size: str, limit: int) -> str:
+    return f"{size}more than the limit of {limit} bytes (max-file-size): not read"
+
+
+def read_bytes(path: str, *, limit: int = DEFAULT_MAX_FILE_SIZE, root: Path | None = None) -> bytes:
+    """The bytes of `path`, or `FileSkipped` when it is not a regular file (a pipe, a device: never
+    waited on), larger than `limit` bytes, or (with `root`) outside `root` once symbolic links are
+    followed. `OSError`s pass through."""
+    if root is not None:
+        real = os.path.realpath(path)
+        if not Path(real).is_relative_to(root):
+            raise FileSkipped(path, f"a symbolic link out of the project root (to {real}): not read")
+    info = os.stat(path)  # follows links; a loop is an OSError (ELOOP)
+    if stat.S_ISDIR(info.st_mode):
+        raise FileSkipped(path, _FOLDER)
+    if not stat.S_ISREG(info.st_mode):
+        raise FileSkipped(path, "not a regular file (a device, a pipe or a socket): not read")
+    if info.st_size > limit:
+        raise FileSkipped(path, _too_large(f"{info.st_size} bytes, ", limit))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
     try:
-        if path == "-":
-            if sys.stdin is None:
-                raise InputError("stdin is closed: there is nothing to read")
-            stream = getattr(sys.stdin, "buffer", None)
-            text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the stat
+            raise FileSkipped(path, "not a regular file: not read")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise FileSkipped(path, _too_large("", limit))
+    return data
+
+
+def _read_stdin(limit: int) -> str:
+    if sys.stdin is None:
+        raise InputError("stdin is closed: there is nothing to read")
+    stream = getattr(sys.stdin, "buffer", None)
+    text = stream.read(limit + 1).decode("utf-8") if stream is not None else sys.stdin.read(limit + 1)
+    if len(text) > limit:
+        raise FileSkipped("stdin", _too_large("", limit))
+    return text
+
+
+def read_text(
+    path: str,
+    *,
+    what: str = "template",
+    limit: int = DEFAULT_MAX_FILE_SIZE,
+    root: Path | None = None,
+    decode_errors: bool = False,
+    stdin: bool = True,
+) -> str:
+    """The text of `path` (`-` is stdin), exactly as written (line endings kept, a leading byte
+    order mark dropped; a `.py` file in the encoding its coding line declares), read as
+    [`read_bytes`][templating.inputs.read_bytes] does; an `InputError` saying why it cannot be
+    read, or `FileSkipped`. `decode_errors`: let a UnicodeDecodeError through (linting reports an
+    undecodable `.py` file as a finding); `stdin` false: `-` is a file of that name."""
+    stdin = stdin and path == "-"
+    try:
+        if stdin:
+            text = _read_stdin(limit)
         else:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_bytes(path, limit=limit, root=root)
             if path.endswith(".py"):
                 from .pysource import python_text  # only for Python files: it imports ast and the linter
 
                 text = python_text(data)
             else:
                 text = data.decode("utf-8")
+    except FileSkipped as exc:
+        if exc.reason == _FOLDER:
+            message = f"{what} path is a directory, not a file: {path}"
+        else:
+            message = f"stdin: {exc.reason}" if stdin else f"{what} file {path}: {exc.reason}"
+        raise FileSkipped(exc.path, exc.reason, message=message) from None
     except FileNotFoundError:
         raise InputError(f"{what} file not found: {path}") from None
     except IsADirectoryError:
@@ -44,8 +122,8 @@ def read_text(path: str, *, what: str = "template", decode_errors: bool = False)
     except UnicodeDecodeError as exc:
         if decode_errors:
             raise
-        where = "stdin" if path == "-" else f"{what} file"
-        if path != "-" and path.endswith(".py"):
+        where = "stdin" if stdin else f"{what} file"
+        if not stdin and path.endswith(".py"):
             declared = exc.encoding.replace("_", "-").lower() not in ("utf-8", "utf8")
             encoding = f"valid {exc.encoding}, as its coding line declares" if declared else "valid UTF-8"
             also = "" if declared else " and declares no other encoding (PEP 263)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from templating import Template
 from templating.cli import main
+from templating.inputs import DEFAULT_MAX_FILE_SIZE
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "support_agent.txt"
@@ -99,6 +101,21 @@ def test_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 BAD_INPUT = [
     ("missing-file", lambda p: ["render", str(p / "nope.txt")], "template file not found"),
     ("directory", lambda p: ["keys", str(p)], "template path is a directory"),
+    (
+        "too-large",
+        lambda p: ["render", write(p, "t.txt", "a" * (DEFAULT_MAX_FILE_SIZE + 1))],
+        f"2000001 bytes, more than the limit of {DEFAULT_MAX_FILE_SIZE} bytes",
+    ),
+    (
+        "too-large-state",
+        lambda p: [
+            "render",
+            write(p, "t.txt", "<a>"),
+            "--state",
+            write(p, "s.json", " " * (DEFAULT_MAX_FILE_SIZE + 1)),
+        ],
+        f"s.json: 2000001 bytes, more than the limit of {DEFAULT_MAX_FILE_SIZE} bytes",
+    ),
     ("not-utf8", lambda p: ["keys", write_bytes(p, "t.txt", b"\xff\xfe<a>")], "template file is not valid UTF-8"),
     (
         "bad-json",
@@ -179,6 +196,43 @@ def test_bad_state_in_a_real_process(tmp_path: Path, template: str, state: bytes
     assert message in err
     assert "Traceback" not in err
     assert len(err.splitlines()) == 1
+
+
+def _fifo(folder: Path) -> str:
+    path = folder / "pipe.txt"
+    os.mkfifo(path)
+    return str(path)
+
+
+NOT_REGULAR = [
+    ("fifo-template", lambda p: ["render", _fifo(p)]),
+    ("fifo-keys", lambda p: ["keys", _fifo(p)]),
+    ("device-template", lambda p: ["keys", "/dev/zero"]),
+    ("device-state", lambda p: ["render", write(p, "t.txt", "<a>"), "--state", "/dev/zero"]),
+]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="POSIX pipes and devices")
+@pytest.mark.parametrize("make_args", [c[1] for c in NOT_REGULAR], ids=[c[0] for c in NOT_REGULAR])
+def test_a_pipe_or_device_is_refused_not_waited_on(tmp_path: Path, make_args) -> None:  # type: ignore[no-untyped-def]
+    # A FIFO with no writer would block an open() forever and /dev/zero never ends: neither is read.
+    # PYTHONPATH: this checkout's code (the timeout only turns a hang into a failure, it times nothing).
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = cli(make_args(tmp_path), timeout=60, env=env)
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 2, err
+    assert err.splitlines() == [err.rstrip("\n")]
+    assert "not a regular file (a device, a pipe or a socket): not read" in err
+    assert result.stdout == b""
+
+
+def test_too_much_stdin_is_refused(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(["render", "-"], capsys, stdin="a" * (DEFAULT_MAX_FILE_SIZE + 1), monkeypatch=monkeypatch)
+    assert (code, out) == (2, "")
+    assert (
+        err
+        == f"templating: error: stdin: more than the limit of {DEFAULT_MAX_FILE_SIZE} bytes (max-file-size): not read\n"
+    )
 
 
 def test_unwritable_output_is_a_message_not_a_traceback(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -14,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
+from templating.inputs import DEFAULT_MAX_FILE_SIZE
 from templating.lint import (
     DEFAULT_RULES,
     DOCS_URL,
@@ -636,6 +638,40 @@ def test_config_tables_must_be_tables(tmp_path: Path, text: str, message: str) -
     (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
     with pytest.raises(LintConfigError, match=message):
         load_config(tmp_path)
+
+
+def _unreadable(folder: Path, kind: str, name: str) -> Path:
+    path = folder / name
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "not-utf8":
+        path.write_bytes(b"\xff\xfe")
+    else:  # too large
+        path.write_bytes(b" " * (DEFAULT_MAX_FILE_SIZE + 1))
+    return path
+
+
+UNREADABLE = [
+    ("fifo", "not a regular file (a device, a pipe or a socket): not read"),
+    ("folder", "path is a directory, not a file"),
+    ("not-utf8", "file is not valid UTF-8"),
+    ("too-large", f"more than the limit of {DEFAULT_MAX_FILE_SIZE} bytes"),
+]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX pipes")
+@pytest.mark.parametrize(("kind", "message"), UNREADABLE, ids=[c[0] for c in UNREADABLE])
+def test_config_and_schema_files_are_read_as_templates_are(tmp_path: Path, kind: str, message: str) -> None:
+    # The reader the command line uses: a pipe is refused, not waited on; the error names the file.
+    config = _unreadable(tmp_path, kind, "pyproject.toml")
+    with pytest.raises(LintConfigError, match=re.escape(message)) as raised:
+        load_config(path=config)
+    assert str(config) in raised.value.message
+    schema = _unreadable(tmp_path, kind, "keys.json")
+    with pytest.raises(SchemaError, match=re.escape(message)):
+        load_schema(schema)
 
 
 def test_config_and_schema_files_may_start_with_a_bom(tmp_path: Path) -> None:

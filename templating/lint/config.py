@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TemplatingError
+from ..inputs import InputError, read_text
 from .registry import DEFAULT_RULES, RULES, SYNTAX_CHECKS
 from .util import relative as _relative
 
@@ -119,11 +120,9 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
     if path is None:
         return LintConfig(root=here)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise LintConfigError(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LintConfigError(f"cannot read config file {path}: {exc}") from None
+        data = tomllib.loads(read_text(str(path), what="config", stdin=False))
+    except InputError as exc:
+        raise LintConfigError(exc.message) from None
     except tomllib.TOMLDecodeError as exc:
         raise LintConfigError(f"config file is not valid TOML: {path}: {exc}") from None
     where = f"{path} [tool.templating]"

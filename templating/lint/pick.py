@@ -1,7 +1,7 @@
 """Picking an instruction in a Python file by name, for `templating keys` and `templating render`:
 `FILE.py` or `FILE.py:NAME`, read with the project's context (the agents that use a prompt module's
-constants). A name that matches nothing, or more than one instruction, is a
-[`LintInputError`][templating.lint.project.LintInputError] that lists the names the file knows."""
+constants). A name that matches nothing, or more than one instruction, is an
+[`InputError`][templating.inputs.InputError] that lists the names the file knows."""
 
 from __future__ import annotations
 

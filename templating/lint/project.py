@@ -22,33 +22,21 @@ git, nothing inside an ignored folder can be re-included. Global and `info/exclu
 from __future__ import annotations
 
 import os
-import stat
-import sys
 import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import TemplatingError
+from ..inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, InputError, read_bytes, read_text
 from .config import LintConfig, _clean, _matches, glob_regex, load_config
 
 __all__ = ["FileSkipped", "LintInputError", "Walker", "find_root", "has_marker", "read_bytes", "read_text"]
 
 _NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # besides hidden folders (.git, .venv)
-DEFAULT_MAX_FILE_SIZE = 2_000_000  # bytes: far above any instruction file, far below what hurts
 
 
-class LintInputError(TemplatingError):
-    """A file the user named that cannot be read at all (missing, a folder, not UTF-8, no permission)."""
-
-
-class FileSkipped(Exception):
-    """A file left unread for safety (not a regular file, too large, outside the root): `reason` says why."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
+LintInputError = InputError  # the name the linter's errors were raised under; one class since they were merged
 
 
 def _has_table(pyproject: Path) -> bool:
@@ -101,59 +89,6 @@ def project_config(root: Path, config_path: Path | None = None) -> LintConfig:
     if pyproject.is_file():
         return load_config(path=pyproject)
     return LintConfig(root=root.resolve())
-
-
-def read_bytes(path: str, *, limit: int, root: Path | None) -> bytes:
-    """The bytes of `path`, or `FileSkipped` when it is not a regular file, larger than `limit` bytes,
-    or (with `root`) outside `root` once symbolic links are followed. `OSError`s pass through."""
-    if root is not None:
-        real = os.path.realpath(path)
-        if not Path(real).is_relative_to(root):
-            raise FileSkipped(path, f"a symbolic link out of the project root (to {real}): not read")
-    info = os.stat(path)  # follows links; a loop is an OSError (ELOOP)
-    if not stat.S_ISREG(info.st_mode):
-        raise FileSkipped(path, "not a regular file (a device, a pipe or a socket): not read")
-    if info.st_size > limit:
-        raise FileSkipped(path, f"{info.st_size} bytes, more than max-file-size ({limit}): not read")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the stat
-            raise FileSkipped(path, "not a regular file: not read")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise FileSkipped(path, f"more than max-file-size ({limit} bytes): not read")
-    return data
-
-
-def read_text(
-    path: str, *, what: str = "template", limit: int = DEFAULT_MAX_FILE_SIZE, root: Path | None = None
-) -> str:
-    """The text of a template file (`-`: stdin) as written, a leading byte order mark dropped; a
-    `LintInputError` saying why it cannot be read, or `FileSkipped`."""
-    try:
-        if path == "-":
-            if sys.stdin is None:
-                raise LintInputError("stdin is closed: there is nothing to read")
-            stream = getattr(sys.stdin, "buffer", None)
-            text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
-        else:
-            text = read_bytes(path, limit=limit, root=root).decode("utf-8")
-    except FileNotFoundError:
-        raise LintInputError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise LintInputError(f"{what} path is a directory, not a file: {path}") from None
-    except PermissionError:
-        raise LintInputError(f"cannot read {what} file (permission denied): {path}") from None
-    except UnicodeDecodeError as exc:
-        where = "stdin" if path == "-" else f"{what} file"
-        raise LintInputError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
-    except OSError as exc:
-        raise LintInputError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
-    return text.removeprefix("\ufeff")
 
 
 @dataclass(frozen=True, slots=True)

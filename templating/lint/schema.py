@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ..errors import TemplatingError
+from ..inputs import InputError, read_text
 from ..nodes import SCOPES
 
 
@@ -272,11 +273,9 @@ def load_schema(spec: Any, *, base: Path | None = None) -> Schema:
         if base is not None and not path.is_absolute():
             path = base / path
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except FileNotFoundError:
-            raise SchemaError(f"schema file not found: {path}") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SchemaError(f"cannot read schema file {path}: {exc}") from None
+            data = json.loads(read_text(str(path), what="schema", stdin=False))
+        except InputError as exc:
+            raise SchemaError(exc.message) from None
         except RecursionError:
             raise SchemaError(f"schema file is nested too deeply to read: {path}") from None
         except json.JSONDecodeError as exc:

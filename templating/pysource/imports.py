@@ -82,22 +82,19 @@ class _Modules:
 
     def qualify(self, module: _Module, expr: ast.expr) -> str | None:
         """The dotted origin of a name as imported (`google.adk.agents.LlmAgent`), or None."""
-        parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
+        names = _chain(expr)
+        if names is None:
             return None
-        binding = module.bindings.get(expr.id)
+        first, *rest = names
+        binding = module.bindings.get(first)
+        if not isinstance(binding, ast.ImportFrom | ast.Import):
+            return None
+        alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == first)
         if isinstance(binding, ast.ImportFrom):
-            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == expr.id)
             base = "." * binding.level + (binding.module or "") + "." + alias.name
-        elif isinstance(binding, ast.Import):
-            alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == expr.id)
-            base = alias.name if alias.asname else alias.name.split(".")[0]
         else:
-            return None
-        return ".".join([base, *reversed(parts)])
+            base = alias.name if alias.asname else alias.name.split(".")[0]
+        return ".".join([base, *rest])
 
     # -- following names
 
