@@ -5,6 +5,7 @@ Skipped without the `lsp` extra, but failing instead when TEMPLATING_REQUIRE_LSP
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -64,8 +65,7 @@ async def client(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
 
 async def start(client: LanguageClient, root: Path, encodings: list[str] | None = None) -> types.InitializeResult:
     capabilities = client_capabilities("neovim@v0.10.0")
-    if encodings is not None:
-        capabilities.general = types.GeneralClientCapabilities(position_encodings=encodings)
+    capabilities.general = types.GeneralClientCapabilities(position_encodings=encodings)  # None: UTF-16
     return await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,
@@ -427,3 +427,89 @@ def test_without_the_extra_the_command_says_which_extra(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "templating: error: `templating lsp` needs the lsp extra (pygls, lsprotocol): pip install 'templating[lsp]'"
     ]
+
+
+# Neovim's own LSP client (0.7 or later: vim.lsp.start_client), headless: it opens the agent module, waits
+# for the findings, writes them as JSON, applies the "Replace with" quick fix and writes the buffer.
+NVIM_INIT = r"""
+local out = os.getenv("TEMPLATING_OUT")
+vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("TEMPLATING_FILE")))
+local bufnr = vim.api.nvim_get_current_buf()
+local id = vim.lsp.start_client({
+  name = "templating",
+  cmd = { os.getenv("TEMPLATING_PYTHON"), "-m", "templating", "lsp" },
+  root_dir = os.getenv("TEMPLATING_ROOT"),
+})
+vim.lsp.buf_attach_client(bufnr, id)
+vim.wait(30000, function() return #vim.diagnostic.get(bufnr) > 0 end, 50)
+local found = {}
+for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+  local lsp = (d.user_data or {}).lsp or {}
+  table.insert(found, { lnum = d.lnum, col = d.col, end_col = d.end_col, code = d.code or lsp.code,
+                        message = d.message })
+end
+vim.fn.writefile({ vim.fn.json_encode(found) }, out .. "/diagnostics.json")
+local client = vim.lsp.get_client_by_id(id)
+local titles = {}
+if #found > 0 then
+  local params = {
+    textDocument = vim.lsp.util.make_text_document_params(bufnr),
+    range = { start = { line = found[1].lnum, character = 0 }, ["end"] = { line = found[1].lnum + 1, character = 0 } },
+    context = { diagnostics = {} },
+  }
+  local response = client.request_sync("textDocument/codeAction", params, 20000, bufnr)
+  for _, action in ipairs((response or {}).result or {}) do
+    table.insert(titles, action.title)
+    if action.title:find("^Replace with") then
+      vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
+      break
+    end
+  end
+end
+vim.fn.writefile({ vim.fn.json_encode(titles) }, out .. "/actions.json")
+vim.fn.writefile(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), out .. "/buffer.txt")
+vim.lsp.stop_client(id)
+vim.cmd("qa!")
+"""
+
+
+def test_neovim_shows_the_findings_and_applies_the_quick_fix(project: Path, tmp_path: Path) -> None:
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        if os.environ.get("TEMPLATING_REQUIRE_NVIM") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_NVIM=1 but nvim is not installed")
+        pytest.skip("nvim is not installed")
+    init = tmp_path / "init.lua"
+    init.write_text(NVIM_INIT, encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    agent = project / REVIEWER_PATH
+    env = {
+        **ENV,
+        "TEMPLATING_OUT": str(out),
+        "TEMPLATING_FILE": str(agent),
+        "TEMPLATING_ROOT": str(project),
+        "TEMPLATING_PYTHON": sys.executable,
+        "HOME": str(tmp_path),  # no user configuration, no shada in the real home
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    subprocess.run(
+        [nvim, "--headless", "--clean", "-u", str(init)],
+        cwd=project,
+        env=env,
+        timeout=120,
+        check=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
+    found = json.loads((out / "diagnostics.json").read_text(encoding="utf-8"))
+    prefix = REVIEWER.splitlines()[TYPO_LINE][:TYPO_COLUMN]
+    byte_col = len(prefix.encode("utf-8"))  # Neovim's columns are bytes: the emoji and é shift nothing
+    assert [(d["code"], d["lnum"], d["col"], d["end_col"]) for d in found] == [
+        ("T014", TYPO_LINE, byte_col, byte_col + len("{plann}"))
+    ]
+    titles = json.loads((out / "actions.json").read_text(encoding="utf-8"))
+    assert "Replace with {plan}" in titles
+    buffer = (out / "buffer.txt").read_text(encoding="utf-8")
+    assert buffer == REVIEWER.replace("{plann}", "{plan}")

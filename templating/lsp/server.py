@@ -60,9 +60,10 @@ class TemplatingServer:
     @property
     def encoding(self) -> str:
         try:
-            return str(self.ls.workspace.position_encoding or "utf-16")
+            chosen = self.ls.workspace.position_encoding or "utf-16"
         except RuntimeError:
             return "utf-16"
+        return chosen.value if isinstance(chosen, types.PositionEncodingKind) else str(chosen)
 
     def texts(self) -> dict[str, str]:
         out = {}
