@@ -174,15 +174,22 @@ class Index:
         ]
 
     def _importers(self, path: str) -> list[str]:
+        """The project's Python files that may import `path`: an import line naming its module, in a
+        folder at or above its own, or naming its package too (as the engine reads it)."""
         item = Path(path)
-        module = item.parent.name if item.stem == "__init__" else item.stem
-        line = re.compile(rf"^[ \t]*(?:from|import)\b[^\n]*\b{re.escape(module)}\b", re.MULTILINE)
+        module = item.parent if item.stem == "__init__" else item.with_suffix("")
+        folder, package = module.parent, module.parent.name
+        line = re.compile(rf"^[ \t]*(?:from|import)\b[^\n]*\b{re.escape(module.name)}\b[^\n]*", re.MULTILINE)
         out = []
         for other in self.python_files:
-            if other == path:
-                continue
             text = self.sources.get(other)
-            if text is not None and module in text and line.search(text):
+            if other == path or text is None or module.name not in text:
+                continue
+            found = line.search(text)
+            if found is None:
+                continue
+            here = Path(other).parent
+            if here == folder or here in folder.parents or (package and package in found.group()):
                 out.append(other)
         return out
 
