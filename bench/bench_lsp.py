@@ -112,7 +112,7 @@ def main() -> None:
         times, memory, ready = asyncio.run(measure(root))
     ms = sorted(t * 1000 for t in times)
     median = statistics.median(ms)
-    p95 = ms[int(round(0.95 * (len(ms) - 1)))]
+    p95 = ms[round(0.95 * (len(ms) - 1))]
     reference = statistics.median(engine) * 1000
     print(f"{files} files; server ready (initialize to first diagnostics): {ready * 1000:.0f} ms")
     print(f"edit -> diagnostics published, over {EDITS} edits: median {median:.1f} ms (target 100), p95 {p95:.1f} ms")
