@@ -340,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     keys.set_defaults(run=_cmd_keys)
     _add_convert(commands)
     _add_lint_command(commands)
+    lsp = commands.add_parser("lsp", help="run the language server over stdio (needs the lsp extra)")
+    lsp.set_defaults(run=_cmd_lsp)
     return parser
 
 
@@ -376,6 +378,12 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         print(f"{name}:{item.span.line}:{item.span.column}: warning: {item.text!r}: {item.message}", file=sys.stderr)
     print(text, end="")
     return EXIT_OK
+
+
+def _cmd_lsp(args: argparse.Namespace) -> int:
+    from .lsp import main as serve  # pygls is imported by this command only
+
+    return serve()
 
 
 def _add_convert(commands: Any) -> None:

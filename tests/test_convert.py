@@ -147,7 +147,7 @@ def test_differences_are_exactly_where_adk_code_reads_a_placeholder_we_do_not(so
             assert (match.start(), match.end()) in reported
 
 
-# Against Google ADK itself, where it is installed (the templating[adk] extra): with no difference
+# Against Google ADK itself, where it is installed (the agent-prompt-templating[adk] extra): with no difference
 # reported, ADK's code renders a source exactly as the ADK dialect does; with one, it does not.
 AGAINST_ADK = [
     ("plain", "Hi {name}, { nick? } {user:lang}.", False),

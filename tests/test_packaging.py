@@ -38,7 +38,10 @@ def requirement_name(requirement: str) -> str:
     [
         (None, CORE),
         ("pytest", {"pytest", "syrupy"}),
-        ("dev", {"pytest", "syrupy", "hypothesis", "mypy", "ruff", "build", "twine", "pyyaml", "jsonschema"}),
+        (
+            "dev",
+            {"pytest", "syrupy", "hypothesis", "mypy", "ruff", "build", "twine", "pyyaml", "jsonschema", "pytest-lsp"},
+        ),
     ],
     ids=["core", "pytest-extra", "dev-extra"],
 )

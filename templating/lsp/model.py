@@ -1,0 +1,281 @@
+"""What the language server knows of a project beyond its findings: where each state key is written
+and read, the instructions of each file, and the declared schemas. Built from `pysource.scan` with
+the editor's unsaved text, and updated one file at a time."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..lint.engine import Project
+from ..lint.project import FileSkipped, read_bytes, wanted
+from ..lint.schema import Schema, SchemaField
+from ..nodes import Placeholder
+from ..pysource import Instruction, Write, python_text, scan
+from ..template import parse
+
+__all__ = ["Index", "Reading", "Written"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A placeholder in a file: its key, where it is (file offsets), and the instruction holding it."""
+
+    path: str
+    start: int
+    end: int
+    node: Placeholder
+    dialect: str
+    label: str | None  # the instruction's name; None for a template file
+    instruction: Instruction | None
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A state write: its key (None: known only at run time), where, how, and the agent (output_key)."""
+
+    key: str | None
+    path: str
+    start: int
+    end: int
+    line: int
+    how: str
+    agent: str | None
+
+
+def _absolute(path: str) -> str:
+    return os.path.abspath(path)
+
+
+def _agents_by_output_key(text: str) -> dict[int, str]:
+    """The `name=` of each call by the line and column of its `output_key=` value."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            names = [kw.value for kw in node.keywords if kw.arg == "name"]
+            name = names[0].value if names and isinstance(names[0], ast.Constant) else None
+            for kw in node.keywords:
+                if kw.arg == "output_key" and isinstance(name, str):
+                    out[kw.value.lineno * 100_000 + kw.value.col_offset] = name
+    return out
+
+
+class Index:
+    """The state keys of a project: writes, reads (placeholders) and schemas, by file.
+
+    `texts`: the editor's unsaved text by absolute path (read before the file on disk)."""
+
+    def __init__(self, project: Project, texts: Callable[[], dict[str, str]]) -> None:
+        self.project = project
+        self.texts = texts
+        self.writes: dict[str, list[Written]] = {}
+        self.readings: dict[str, list[Reading]] = {}
+        self.instructions: dict[str, list[Instruction]] = {}
+        self.sources: dict[str, str] = {}
+        self.python_files = [str(p) for p in project.walker.walk(project.root) if p.suffix == ".py"]
+        self._rescan(self.python_files, full=True)
+        include = project.config.include
+        if include:
+            for item in project.walker.walk(project.root):
+                rel = item.relative_to(project.root).as_posix()
+                if item.suffix != ".py" and wanted(rel, include):
+                    self.update_template(str(item))
+
+    # -- reading
+
+    def read(self, path: str) -> str:
+        path = _absolute(path)
+        text = self.texts().get(path)
+        if text is not None:
+            return text
+        return python_text(read_bytes(path, limit=self.project.config.max_file_size, root=None))
+
+    # -- building
+
+    def _rescan(self, paths: list[str], *, full: bool = False) -> None:
+        found = scan(
+            paths,
+            suffixes=self.project.config.constant_suffixes,
+            read=self.read,
+            keep_going=True,
+            root=str(self.project.root),
+        )
+        chosen = {_absolute(p) for p in paths}
+        if not full:
+            for path in chosen:
+                self.writes.pop(path, None)
+                self.readings.pop(path, None)
+                self.instructions.pop(path, None)
+        for path, text in found.sources.items():
+            self.sources[_absolute(path)] = text
+        agents: dict[str, dict[int, str]] = {}
+        for write in found.writes:
+            path = _absolute(write.path)
+            if path not in chosen:
+                continue
+            agent = None
+            if write.how == "output_key":
+                by_place = agents.setdefault(path, _agents_by_output_key(self.sources.get(path, "")))
+                agent = by_place.get(write.span.line * 100_000 + _column_bytes(self.sources.get(path, ""), write))
+            self.writes.setdefault(path, []).append(_written(write, path, agent))
+        for item in found.instructions:
+            path = _absolute(item.path)
+            if path not in chosen and not full:
+                continue
+            if any(i.span.start == item.span.start for i in self.instructions.get(path, [])):
+                continue
+            self.instructions.setdefault(path, []).append(item)
+            self.readings.setdefault(path, [])
+            if item.dialect == "jinja":
+                continue
+            try:
+                template = parse(item.text, dialect=item.dialect)
+            except Exception:
+                continue
+            for node in template.placeholders:
+                where, span = item.locate(node.span.start, node.span.end)
+                self.readings.setdefault(_absolute(where), []).append(
+                    Reading(_absolute(where), span.start, span.end, node, item.dialect, item.label, item)
+                )
+
+    def update(self, path: str) -> None:
+        """Read a changed Python file again (and the files that import it), or a template file."""
+        path = _absolute(path)
+        if not path.endswith(".py"):
+            self.update_template(path)
+            return
+        if path not in self.python_files:
+            self.python_files.append(path)
+        self._rescan([path, *self._importers(path)])
+
+    def update_template(self, path: str) -> None:
+        path = _absolute(path)
+        self.readings.pop(path, None)
+        try:
+            text = self.read(path)
+        except (OSError, FileSkipped, UnicodeDecodeError):
+            return
+        self.sources[path] = text
+        dialect = self.project.dialect
+        try:
+            template = parse(text, dialect=dialect)
+        except Exception:
+            return
+        self.readings[path] = [
+            Reading(path, n.span.start, n.span.end, n, dialect, None, None) for n in template.placeholders
+        ]
+
+    def _importers(self, path: str) -> list[str]:
+        """The project's Python files that may import `path`: an import line naming its module, in a
+        folder at or above its own, or naming its package too (as the engine reads it)."""
+        item = Path(path)
+        module = item.parent if item.stem == "__init__" else item.with_suffix("")
+        folder, package = module.parent, module.parent.name
+        line = re.compile(rf"^[ \t]*(?:from|import)\b[^\n]*\b{re.escape(module.name)}\b[^\n]*", re.MULTILINE)
+        out = []
+        for other in self.python_files:
+            text = self.sources.get(other)
+            if other == path or text is None or module.name not in text:
+                continue
+            found = line.search(text)
+            if found is None:
+                continue
+            here = Path(other).parent
+            if here == folder or here in folder.parents or (package and package in found.group()):
+                out.append(other)
+        return out
+
+    # -- asking
+
+    def all_writes(self) -> Iterable[Written]:
+        for writes in self.writes.values():
+            yield from writes
+
+    def writes_of(self, key: str) -> list[Written]:
+        return [w for w in self.all_writes() if w.key == key]
+
+    def readers_of(self, key: str) -> list[Reading]:
+        return [r for readings in self.readings.values() for r in readings if r.node.name == key]
+
+    def reading_at(self, path: str, offset: int) -> Reading | None:
+        for reading in self.readings.get(_absolute(path), []):
+            if reading.start <= offset <= reading.end:
+                return reading
+        return None
+
+    def write_at(self, path: str, offset: int) -> Written | None:
+        for write in self.writes.get(_absolute(path), []):
+            if write.start <= offset <= write.end:
+                return write
+        return None
+
+    def instruction_at(self, path: str, offset: int) -> Instruction | None:
+        path = _absolute(path)
+        for item in self.instructions.get(path, []):
+            if item.span.start <= offset <= item.span.end:
+                return item
+        return None
+
+    def schemas(self, instruction: Instruction | None = None) -> list[tuple[str, Schema]]:
+        """The schemas that declare keys: the project's, then the ADK `state_schema=` models (of the
+        agents given `instruction`, or of every instruction)."""
+        out: list[tuple[str, Schema]] = []
+        if self.project.schema is not None:
+            out.append(("the project's schema", self.project.schema))
+        items = [instruction] if instruction is not None else [i for items in self.instructions.values() for i in items]
+        seen: set[int] = set()
+        for item in items:
+            for state in item.state_schemas:
+                if state.schema is not None and id(state.schema) not in seen:
+                    seen.add(id(state.schema))
+                    out.append((f"state_schema={state.model} of {state.agent}", state.schema))
+        return out
+
+    def field(self, key: str, instruction: Instruction | None = None) -> list[tuple[str, SchemaField]]:
+        """Where the schemas declare `key` (a dotted path), with what they say of it."""
+        head, *rest = key.split(".")
+        out = []
+        for where, schema in self.schemas(instruction):
+            field = schema.fields.get(head)
+            for part in rest:
+                if field is None or field.fields is None:
+                    field = None
+                    break
+                field = field.fields.get(part)
+            if field is not None:
+                out.append((where, field))
+        return out
+
+    def known_keys(self) -> list[str]:
+        keys = {w.key for w in self.all_writes() if w.key}
+        for _, schema in self.schemas():
+            keys.update(schema.fields)
+        return sorted(keys)
+
+
+def _column_bytes(text: str, write: Write) -> int:
+    """The UTF-8 byte column of a write (as `ast` counts), from its character offset."""
+    line_start = text.rfind("\n", 0, write.span.start) + 1
+    return len(text[line_start : write.span.start].encode("utf-8"))
+
+
+def _written(write: Write, path: str, agent: str | None) -> Written:
+    return Written(write.key, path, write.span.start, write.span.end, write.span.line, write.how, agent)
+
+
+def describe_field(field: SchemaField) -> str:
+    """A short description of a schema field: required or optional, object or list."""
+    parts = ["required" if field.required else "optional (has a default)"]
+    if field.is_list:
+        parts.append("a list")
+    if field.fields:
+        parts.append("an object with fields " + ", ".join(f"`{name}`" for name in sorted(field.fields)))
+    return ", ".join(parts)

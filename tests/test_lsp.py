@@ -1,0 +1,516 @@
+"""`templating lsp` driven by a real LSP client over stdio (pytest-lsp), on a copy of the ADK fixture project.
+
+Skipped without the `lsp` extra, but failing instead when TEMPLATING_REQUIRE_LSP=1 (as in CI)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "adk_project"
+
+try:
+    import pytest_lsp
+    from lsprotocol import types
+    from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+except ImportError:
+    if os.environ.get("TEMPLATING_REQUIRE_LSP") == "1":
+        raise
+    pytest.skip("the lsp extra (pygls, lsprotocol) and pytest-lsp are not installed", allow_module_level=True)
+
+# An agent module written as ADK code is: an inline instruction reading the planner's output_key with a
+# typo, after an emoji (two UTF-16 units, four UTF-8 bytes) and an accented letter.
+REVIEWER = '''"""The reviewer: reads the plan the planning agent saved."""
+
+from google.adk.agents import LlmAgent
+
+reviewer_agent = LlmAgent(
+    model="gemini-2.5-flash",
+    name="reviewer_agent",
+    instruction="🧳 Revue détaillée: check {plann} against {itinerary}.",
+    output_key="review",
+)
+'''
+REVIEWER_PATH = "travel_concierge/sub_agents/reviewer.py"
+TYPO_LINE = 7  # 0-based line of the instruction
+TYPO_COLUMN = REVIEWER.splitlines()[TYPO_LINE].index("{plann}")  # in code points
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURE, root)
+    (root / "pyproject.toml").write_text('[tool.templating]\ninclude = ["**/*.py", "**/*.prompt"]\n', encoding="utf-8")
+    (root / REVIEWER_PATH).write_text(REVIEWER, encoding="utf-8")
+    return root
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "templating", "lsp"], server_env=ENV)
+)
+async def client(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def start(client: LanguageClient, root: Path, encodings: list[str] | None = None) -> types.InitializeResult:
+    capabilities = client_capabilities("neovim@v0.10.0")
+    capabilities.general = types.GeneralClientCapabilities(position_encodings=encodings)  # None: UTF-16
+    return await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(root.as_uri(), "project")],
+        )
+    )
+
+
+async def published(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    """The next diagnostics published for `uri` (after `client.diagnostics.pop(uri)`)."""
+    async with asyncio.timeout(30):
+        while uri not in client.diagnostics:
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return list(client.diagnostics[uri])
+
+
+async def open_file(client: LanguageClient, path: Path, text: str | None = None) -> list[types.Diagnostic]:
+    uri = path.as_uri()
+    client.diagnostics.pop(uri, None)
+    language = "python" if path.suffix == ".py" else "markdown"
+    body = path.read_text(encoding="utf-8") if text is None else text
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language, 1, body)))
+    return await published(client, uri)
+
+
+async def edit(client: LanguageClient, path: Path, text: str, version: int = 2) -> list[types.Diagnostic]:
+    uri = path.as_uri()
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version, uri),
+            [types.TextDocumentContentChangeWholeDocument(text)],
+        )
+    )
+    return await published(client, uri)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("encodings", "expected", "column"),
+    [
+        (None, "utf-16", TYPO_COLUMN + 1),  # the emoji is two UTF-16 units
+        (["utf-8"], "utf-8", len(REVIEWER.splitlines()[TYPO_LINE][:TYPO_COLUMN].encode("utf-8"))),
+        (["utf-32"], "utf-32", TYPO_COLUMN),
+    ],
+    ids=["utf-16-default", "utf-8-offered", "utf-32-offered"],
+)
+async def test_diagnostic_at_the_exact_character_in_the_negotiated_encoding(
+    client: LanguageClient, project: Path, encodings: list[str] | None, expected: str, column: int
+) -> None:
+    result = await start(client, project, encodings)
+    assert result.capabilities.position_encoding == expected
+    found = await open_file(client, project / REVIEWER_PATH)
+    typo = [d for d in found if d.code == "T014"]
+    assert len(typo) == 1, found
+    diag = typo[0]
+    assert (diag.range.start.line, diag.range.start.character) == (TYPO_LINE, column)
+    width = len(b"{plann}") if expected == "utf-8" else len("{plann}")
+    assert diag.range.end.character - diag.range.start.character == width
+    assert diag.severity == types.DiagnosticSeverity.Warning
+    assert diag.code_description is not None
+    assert diag.code_description.href.endswith("/rules/T014/")
+    assert "'plan'" in diag.message  # the did-you-mean: the planning agent's output_key
+
+
+@pytest.mark.asyncio
+async def test_findings_follow_the_unsaved_text_and_other_files(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    found = await open_file(client, reviewer)
+    assert [d.code for d in found] == ["T014"]
+    fixed = REVIEWER.replace("{plann}", "{plan}")
+    assert await edit(client, reviewer, fixed) == []  # the unsaved buffer, not the file on disk
+    # another open file stops writing "plan": the reviewer's finding comes back without editing it
+    planning = project / "travel_concierge/sub_agents/planning/agent.py"
+    text = planning.read_text(encoding="utf-8")
+    await open_file(client, planning)
+    client.diagnostics.pop(reviewer.as_uri(), None)
+    await edit(client, planning, text.replace('output_key="plan"', 'output_key="draft"'))
+    again = await published(client, reviewer.as_uri())
+    assert [d.code for d in again] == ["T014"]
+    assert "'plan'" in again[0].message
+
+
+@pytest.mark.asyncio
+async def test_t014_lists_the_other_readers_of_the_key(client: LanguageClient, project: Path) -> None:
+    other = project / "travel_concierge/sub_agents/second.py"
+    other.write_text(REVIEWER.replace("reviewer_agent", "second_agent"), encoding="utf-8")
+    await start(client, project)
+    found = await open_file(client, project / REVIEWER_PATH)
+    related = found[0].related_information or []
+    assert [item.location.uri for item in related] == [other.as_uri()]
+    assert related[0].location.range.start.line == TYPO_LINE
+
+
+@pytest.mark.asyncio
+async def test_pyproject_change_reloads_the_configuration(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    assert [d.code for d in await open_file(client, reviewer)] == ["T014"]
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + 'ignore = ["T014"]\n', encoding="utf-8")
+    client.diagnostics.pop(reviewer.as_uri(), None)
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams([types.FileEvent(pyproject.as_uri(), types.FileChangeType.Changed)])
+    )
+    assert await published(client, reviewer.as_uri()) == []
+
+
+def _position(line: str, needle: str, lineno: int, extra: int = 1) -> types.Position:
+    """The UTF-16 position of `needle` (+`extra` characters) in `line`."""
+    index = line.index(needle) + extra
+    return types.Position(lineno, len(line[:index].encode("utf-16-le")) // 2)
+
+
+@pytest.mark.asyncio
+async def test_hover_on_a_placeholder_tells_where_it_is_written(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer)
+    line = REVIEWER.splitlines()[TYPO_LINE]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(reviewer.as_uri()), _position(line, "{itinerary}", TYPO_LINE))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert "state key `itinerary`" in text
+    assert "required" in text
+    assert "adk syntax" in text
+    assert (
+        "`output_key='itinerary'` of agent `itinerary_agent` at `travel_concierge/sub_agents/planning/agent.py:15`"
+        in (text)
+    )
+
+
+@pytest.mark.asyncio
+async def test_hover_on_an_instruction_names_it_and_its_keys(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer)
+    line = REVIEWER.splitlines()[TYPO_LINE]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(reviewer.as_uri()), _position(line, "check", TYPO_LINE))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert 'LlmAgent(name="reviewer_agent").instruction' in text
+    assert "adk syntax" in text
+    assert "`plann`, `itinerary`" in text
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("typed", "expected", "absent"),
+    [
+        ("{it", {"itinerary}", "user_profile}", "user:"}, {"itinerary"}),
+        ("{user:", {"user:", "itinerary}"}, set()),
+    ],
+    ids=["keys-with-closing-brace", "scope-prefixes"],
+)
+async def test_completion_offers_the_project_keys(
+    client: LanguageClient, project: Path, typed: str, expected: set[str], absent: set[str]
+) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer)
+    text = REVIEWER.replace("check {plann}", f"check {typed}")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(2, reviewer.as_uri()),
+            [types.TextDocumentContentChangeWholeDocument(text)],
+        )
+    )
+    line = text.splitlines()[TYPO_LINE]
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            types.TextDocumentIdentifier(reviewer.as_uri()), _position(line, typed, TYPO_LINE, len(typed))
+        )
+    )
+    assert isinstance(result, types.CompletionList)
+    inserted = {item.text_edit.new_text for item in result.items if item.text_edit is not None}
+    assert expected <= inserted
+    assert not absent & inserted
+    first = next(i for i in result.items if i.label == "itinerary")
+    assert first.text_edit is not None
+    assert first.text_edit.range.start == _position(line, typed, TYPO_LINE, 1)  # replaces what follows "{"
+
+
+@pytest.mark.asyncio
+async def test_no_completion_outside_an_instruction(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer)
+    line = REVIEWER.splitlines()[1]
+    result = await client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(reviewer.as_uri()), types.Position(1, len(line)))
+    )
+    assert result is None or not result.items  # type: ignore[union-attr]
+
+
+@pytest.mark.asyncio
+async def test_definition_jumps_to_the_output_key_and_references_come_back(
+    client: LanguageClient, project: Path
+) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer)
+    line = REVIEWER.splitlines()[TYPO_LINE]
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(
+            types.TextDocumentIdentifier(reviewer.as_uri()), _position(line, "{itinerary}", TYPO_LINE)
+        )
+    )
+    assert isinstance(found, list)
+    planning = project / "travel_concierge/sub_agents/planning/agent.py"
+    assert [loc.uri for loc in found] == [planning.as_uri()]
+    target = planning.read_text(encoding="utf-8").splitlines()[found[0].range.start.line]
+    assert target[found[0].range.start.character : found[0].range.end.character] == '"itinerary"'
+    refs = await client.text_document_references_async(
+        types.ReferenceParams(
+            context=types.ReferenceContext(include_declaration=False),
+            text_document=types.TextDocumentIdentifier(planning.as_uri()),
+            position=found[0].range.start,
+        )
+    )
+    assert refs is not None
+    assert sorted(loc.uri for loc in refs) == sorted(
+        [reviewer.as_uri(), (project / "travel_concierge/sub_agents/booking/prompt.py").as_uri()]
+    )
+
+
+def _apply(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(pos: types.Position) -> int:  # UTF-16 positions
+        line = lines[pos.line] if pos.line < len(lines) else ""
+        units = 0
+        for i, ch in enumerate(line):
+            if units >= pos.character:
+                return offsets[pos.line] + i
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return offsets[pos.line] + len(line)
+
+    for item in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: at(item.range.start)] + item.new_text + text[at(item.range.end) :]
+    return text
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("instruction", "title", "fixed"),
+    [
+        ("check {plann} now.", "Replace with {plan}", "check {plan} now."),
+        ("check {plann} now.", "Make it optional: {plann?}", "check {plann?} now."),
+        ("check {user-name} now.", "Replace with {user_name}", "check {user_name} now."),
+    ],
+    ids=["did-you-mean", "make-optional", "adk-near-miss"],
+)
+async def test_quick_fixes_repair_the_instruction(
+    client: LanguageClient, project: Path, instruction: str, title: str, fixed: str
+) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    text = REVIEWER.replace("check {plann} against {itinerary}.", instruction)
+    found = await open_file(client, reviewer, text)
+    assert found
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            types.TextDocumentIdentifier(reviewer.as_uri()), found[0].range, types.CodeActionContext(found)
+        )
+    )
+    assert actions is not None
+    chosen = [a for a in actions if isinstance(a, types.CodeAction) and a.title == title]
+    assert chosen, [a.title for a in actions]
+    edit = chosen[0].edit
+    assert edit is not None
+    assert edit.changes is not None
+    assert _apply(text, list(edit.changes[reviewer.as_uri()])) == text.replace(instruction, fixed)
+
+
+@pytest.mark.asyncio
+async def test_angle_fixes_escape_a_tag_and_close_a_spaced_placeholder(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    prompt = project / "support.prompt"
+    text = "Answer <name>.\nShow an <example>like this</example>.\nThanks < name >.\n"
+    prompt.write_text(text, encoding="utf-8")
+    found = await open_file(client, prompt)
+    assert sorted(d.code for d in found) == ["T002", "T007"]
+    titles = {}
+    for diag in found:
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                types.TextDocumentIdentifier(prompt.as_uri()), diag.range, types.CodeActionContext([diag])
+            )
+        )
+        assert actions is not None
+        for action in actions:
+            assert isinstance(action, types.CodeAction)
+            titles[action.title] = action
+    escape = titles["Escape the tag: <<example>>"]
+    assert escape.edit is not None
+    assert escape.edit.changes is not None
+    assert _apply(text, list(escape.edit.changes[prompt.as_uri()])) == text.replace("<example>", "<<example>>")
+    spaced = titles["Replace with <name>"]
+    assert spaced.edit is not None
+    assert spaced.edit.changes is not None
+    assert _apply(text, list(spaced.edit.changes[prompt.as_uri()])) == text.replace("< name >", "<name>")
+    ignore = titles["Turn T007 off for this file (per-file-ignores)"]
+    assert ignore.edit is not None
+    assert ignore.edit.changes is not None
+    pyproject = project / "pyproject.toml"
+    new = _apply(pyproject.read_text(encoding="utf-8"), list(ignore.edit.changes[pyproject.as_uri()]))
+    assert new.endswith('[tool.templating.per-file-ignores]\n"support.prompt" = ["T007"]\n')
+
+
+@pytest.mark.asyncio
+async def test_convert_an_adk_instruction_to_the_angle_syntax(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    text = REVIEWER.replace("{plann}", "{plan}")
+    await open_file(client, reviewer, text)
+    line = text.splitlines()[TYPO_LINE]
+    here = _position(line, "check", TYPO_LINE)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            types.TextDocumentIdentifier(reviewer.as_uri()), types.Range(here, here), types.CodeActionContext([])
+        )
+    )
+    assert actions is not None
+    convert = [a for a in actions if isinstance(a, types.CodeAction) and a.title.startswith("Convert")]
+    assert len(convert) == 1
+    assert convert[0].edit is not None
+    assert convert[0].edit.changes is not None
+    new = _apply(text, list(convert[0].edit.changes[reviewer.as_uri()]))
+    assert "check <plan> against <itinerary>." in new
+
+
+def test_without_the_extra_the_command_says_which_extra(tmp_path: Path) -> None:
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\nclass Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name in ('pygls', 'lsprotocol'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n",
+        encoding="utf-8",
+    )
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(blocker), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "lsp"], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "templating: error: `templating lsp` needs the lsp extra (pygls, lsprotocol): "
+        "pip install 'agent-prompt-templating[lsp]'"
+    ]
+
+
+# Neovim's own LSP client (0.7 or later: vim.lsp.start_client), headless: it opens the agent module, waits
+# for the findings, writes them as JSON, applies the "Replace with" quick fix and writes the buffer.
+NVIM_INIT = r"""
+local out = os.getenv("TEMPLATING_OUT")
+vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("TEMPLATING_FILE")))
+local bufnr = vim.api.nvim_get_current_buf()
+local id = vim.lsp.start_client({
+  name = "templating",
+  cmd = { os.getenv("TEMPLATING_PYTHON"), "-m", "templating", "lsp" },
+  root_dir = os.getenv("TEMPLATING_ROOT"),
+})
+vim.lsp.buf_attach_client(bufnr, id)
+vim.wait(30000, function() return #vim.diagnostic.get(bufnr) > 0 end, 50)
+local found = {}
+for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+  local lsp = (d.user_data or {}).lsp or {}
+  table.insert(found, { lnum = d.lnum, col = d.col, end_col = d.end_col, code = d.code or lsp.code,
+                        message = d.message })
+end
+vim.fn.writefile({ vim.fn.json_encode(found) }, out .. "/diagnostics.json")
+local client = vim.lsp.get_client_by_id(id)
+local titles = {}
+if #found > 0 then
+  local params = {
+    textDocument = vim.lsp.util.make_text_document_params(bufnr),
+    range = { start = { line = found[1].lnum, character = 0 }, ["end"] = { line = found[1].lnum + 1, character = 0 } },
+    context = { diagnostics = {} },
+  }
+  local response = client.request_sync("textDocument/codeAction", params, 20000, bufnr)
+  for _, action in ipairs((response or {}).result or {}) do
+    table.insert(titles, action.title)
+    if action.title:find("^Replace with") then
+      vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
+      break
+    end
+  end
+end
+vim.fn.writefile({ vim.fn.json_encode(titles) }, out .. "/actions.json")
+vim.fn.writefile(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), out .. "/buffer.txt")
+vim.lsp.stop_client(id)
+vim.cmd("qa!")
+"""
+
+
+def test_neovim_shows_the_findings_and_applies_the_quick_fix(project: Path, tmp_path: Path) -> None:
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        if os.environ.get("TEMPLATING_REQUIRE_NVIM") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_NVIM=1 but nvim is not installed")
+        pytest.skip("nvim is not installed")
+    init = tmp_path / "init.lua"
+    init.write_text(NVIM_INIT, encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    agent = project / REVIEWER_PATH
+    env = {
+        **ENV,
+        "TEMPLATING_OUT": str(out),
+        "TEMPLATING_FILE": str(agent),
+        "TEMPLATING_ROOT": str(project),
+        "TEMPLATING_PYTHON": sys.executable,
+        "HOME": str(tmp_path),  # no user configuration, no shada in the real home
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    subprocess.run(
+        [nvim, "--headless", "--clean", "-u", str(init)],
+        cwd=project,
+        env=env,
+        timeout=120,
+        check=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
+    found = json.loads((out / "diagnostics.json").read_text(encoding="utf-8"))
+    prefix = REVIEWER.splitlines()[TYPO_LINE][:TYPO_COLUMN]
+    byte_col = len(prefix.encode("utf-8"))  # Neovim's columns are bytes: the emoji and é shift nothing
+    assert [(d["code"], d["lnum"], d["col"], d["end_col"]) for d in found] == [
+        ("T014", TYPO_LINE, byte_col, byte_col + len("{plann}"))
+    ]
+    titles = json.loads((out / "actions.json").read_text(encoding="utf-8"))
+    assert "Replace with {plan}" in titles
+    buffer = (out / "buffer.txt").read_text(encoding="utf-8")
+    assert buffer == REVIEWER.replace("{plann}", "{plan}")
