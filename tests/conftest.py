@@ -19,6 +19,17 @@ from syrupy.location import PyTestLocation
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _inner_pytest_runs_without_asyncio(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pytest runs a test starts (pytester, a docs block's tests) need no pytest-asyncio, which the dev
+    extra brings for pytest-lsp: without this project's ini they would each warn that its loop scope is unset."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts: set it after
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:asyncio")
+
+
 SNAPSHOTS = ROOT / "snapshots"
 # Every snapshot of this project's tests is a text file at snapshots/<test file path, no .py>/: the
 # `snapshot` fixture below by its own dirname, and prompt_snapshot / lint_snapshot (templating's
