@@ -266,6 +266,45 @@ def test_schema_sources(kind: str, spec: Any) -> None:
     assert not profile["zip"].required
 
 
+JSON_TYPES = [
+    ("string", {"type": "string"}, "str", None),
+    ("default", {"type": "integer", "default": 0}, "int", "0"),
+    ("string-default", {"type": "string", "default": "en"}, "str", '"en"'),
+    ("array-of", {"type": "array", "items": {"type": "number"}}, "list[float]", None),
+    ("bare-array", {"type": "array"}, "list", None),
+    ("object", {"type": "object", "default": {}}, "dict", "{}"),
+    ("type-list", {"type": ["string", "null"]}, "str | None", None),
+    ("nullable", {"anyOf": [{"type": "boolean"}, {"type": "null"}], "default": None}, "bool | None", "null"),
+    ("ref-title", {"$ref": "#/$defs/Item"}, "Thing", None),
+    ("ref-untitled", {"$ref": "#/$defs/Bare"}, "Bare", None),
+    ("union-partly-unknown", {"anyOf": [{"type": "string"}, {}]}, None, None),
+    ("nothing-declared", {}, None, None),
+]
+
+
+@pytest.mark.parametrize(("node", "type_", "default"), [c[1:] for c in JSON_TYPES], ids=[c[0] for c in JSON_TYPES])
+def test_json_schema_fields_carry_type_and_default(
+    node: dict[str, Any], type_: str | None, default: str | None
+) -> None:
+    defs = {"Item": {"title": "Thing", "type": "object"}, "Bare": {"type": "object"}}
+    field = load_schema({"type": "object", "properties": {"a": node}, "$defs": defs}).fields["a"]
+    assert (field.type, field.default) == (type_, default)
+
+
+def test_a_pydantic_models_fields_carry_type_and_default() -> None:
+    class Order(BaseModel):
+        id: int
+
+    class Trip(BaseModel):
+        lang: str = "en"
+        order: Order
+        tags: list[str] = []
+
+    fields = load_schema(Trip).fields
+    got = {name: (fields[name].type, fields[name].default) for name in fields}
+    assert got == {"lang": ("str", '"en"'), "order": ("Order", None), "tags": ("list[str]", "[]")}
+
+
 def test_schema_from_files_and_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "schema.json").write_text(json.dumps(State.model_json_schema(by_alias=True)), encoding="utf-8")
     (tmp_path / "keys.json").write_text('["a", "b?"]', encoding="utf-8")

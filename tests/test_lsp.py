@@ -202,6 +202,86 @@ async def test_hover_on_a_placeholder_tells_where_it_is_written(client: Language
     )
 
 
+TRIP_AGENT = "trip_desk/agent.py"
+STATE_JSON = {
+    "type": "object",
+    "properties": {
+        "lang": {"type": "string", "default": "en"},
+        "order": {"$ref": "#/$defs/Order"},
+        "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+        "nick": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+    },
+    "required": ["order"],
+    "$defs": {"Order": {"title": "Order", "type": "object", "properties": {"id": {"type": "integer"}}}},
+}
+PROMPT = "Answer in <lang> for <order> (number <order.id>) of <nick?>, tagged <tags>.\n"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("needle", "expected"),
+    [
+        (
+            "{budget}",
+            'Declared in state_schema=TripState of Agent(name="trip_planner"): `int`, default `500`, optional',
+        ),
+        ("{notes?}", "`Optional[str]`, default `None`, optional"),
+        ("{itinerary?}", "`str`, required"),
+        ("<legs.0.origin>", "`str`, required"),  # through the list's element, a Leg
+        ("<traveller.name>", "`str`, required"),
+        ("<traveller.email?>", "`str | None`, default `None`, optional"),
+    ],
+    ids=["default-keyword", "optional-none", "required", "list-element-field", "nested-required", "nested-default"],
+)
+async def test_hover_shows_the_state_schema_type_and_default(
+    client: LanguageClient, tmp_path: Path, needle: str, expected: str
+) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURE.parent / "adk2_project", root)
+    await start(client, root)
+    agent = root / TRIP_AGENT
+    await open_file(client, agent)
+    lines = agent.read_text(encoding="utf-8").splitlines()
+    lineno = next(i for i, line in enumerate(lines) if needle in line)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(agent.as_uri()), _position(lines[lineno], needle, lineno))
+    )
+    assert hover is not None
+    assert expected in hover.contents.value  # type: ignore[union-attr]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("needle", "expected"),
+    [
+        ("<lang>", 'Declared in the project\'s schema: `str`, default `"en"`, optional'),
+        ("<order>", "`Order`, required"),
+        ("<order.id>", "`int`, optional"),
+        ("<tags>", "`list[str]`, default `[]`, optional"),
+        ("<nick?>", "`str | None`, default `null`, optional"),
+    ],
+    ids=["string-default", "ref-title", "nested", "array-items", "nullable"],
+)
+async def test_hover_shows_the_json_schema_type_and_default(
+    client: LanguageClient, tmp_path: Path, needle: str, expected: str
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "state.json").write_text(json.dumps(STATE_JSON), encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        '[tool.templating]\ninclude = ["**/*.prompt"]\nschema = "state.json"\n', encoding="utf-8"
+    )
+    prompt = root / "answer.prompt"
+    prompt.write_text(PROMPT, encoding="utf-8")
+    await start(client, root)
+    await open_file(client, prompt)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(prompt.as_uri()), _position(PROMPT, needle, 0))
+    )
+    assert hover is not None
+    assert expected in hover.contents.value  # type: ignore[union-attr]
+
+
 @pytest.mark.asyncio
 async def test_hover_on_an_instruction_names_it_and_its_keys(client: LanguageClient, project: Path) -> None:
     await start(client, project)

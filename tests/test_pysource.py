@@ -1571,6 +1571,33 @@ def test_a_state_schema_model_is_read_statically(code: str, fields: dict[str, An
     assert state.schema.origin == "pydantic"
 
 
+TYPED_FIELDS = [
+    ("plain-required", "a: str", "str", None),
+    ("literal-default", "a: str = 'en'", "str", "'en'"),
+    ("field-positional", "a: int = Field(3)", "int", "3"),
+    ("field-default", "a: int = Field(default=500)", "int", "500"),
+    ("field-ellipsis", "a: str = Field(...)", "str", None),
+    ("factory-list", "a: list[str] = Field(default_factory=list)", "list[str]", "[]"),
+    ("factory-dict", "a: dict[str, int] = Field(default_factory=dict)", "dict[str, int]", "{}"),
+    ("factory-lambda", "a: list[int] = Field(default_factory=lambda: [1, 2])", "list[int]", "[1, 2]"),
+    ("factory-callable", "a: Any = Field(default_factory=make)", "Any", "make()"),
+    ("optional-none", "a: Optional[str] = None", "Optional[str]", "None"),
+    ("forward-reference", "a: 'list[S] | None' = None", "list[S] | None", "None"),
+    ("annotated", "a: Annotated[int, 'meta'] = 1", "int", "1"),
+]
+
+
+@pytest.mark.parametrize(("line", "type_", "default"), [c[1:] for c in TYPED_FIELDS], ids=[c[0] for c in TYPED_FIELDS])
+def test_a_state_schema_field_carries_its_type_and_default(line: str, type_: str, default: str | None) -> None:
+    source = (
+        f"{MODEL_HEADER}class S(BaseModel):\n    {line}\na = Agent(name='a', state_schema=S, instruction='{{a}}')\n"
+    )
+    (state,) = scan_texts({"app/__init__.py": "", "app/m.py": source}, ["app/m.py"]).state_schemas
+    assert state.schema is not None, state.reason
+    field = state.schema.fields["a"]
+    assert (field.type, field.default, field.required) == (type_, default, default is None)
+
+
 UNREADABLE_SCHEMAS = [
     ("from-a-library", "from lib.models import S\n", "'S' is imported from a module outside the linted files"),
     ("not-a-model", "class S:\n    a: str\n", "S is not a pydantic model"),

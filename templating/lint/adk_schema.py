@@ -68,11 +68,11 @@ Lookup: TypeAlias = Callable[[Any, ast.expr], "tuple[Any, ast.ClassDef] | str"]
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """One field as declared: its annotation (in `module`), and whether it has no default."""
+    """One field as declared: its annotation (in `module`), and its default's source text (`None`: none)."""
 
     module: Any
     annotation: ast.expr
-    required: bool
+    default: str | None
 
 
 @dataclass(slots=True)
@@ -97,7 +97,7 @@ class _ModelFields(Mapping[str, SchemaField]):
     def __getitem__(self, name: str) -> SchemaField:
         if name not in self._built:
             entry = self._model.entries[name]
-            self._built[name] = self._reader.field(entry.module, entry.annotation, entry.required)
+            self._built[name] = self._reader.field(entry.module, entry.annotation, entry.default)
         return self._built[name]
 
     def __contains__(self, name: object) -> bool:
@@ -191,21 +191,44 @@ def _key_of(name: str, value: ast.expr | None) -> str:
     return name
 
 
-def _has_default(value: ast.expr | None) -> bool:
-    """Whether a field's value gives it a default: `= x`, `Field(x)`, `Field(default=...)`, `default_factory=`."""
+_FACTORY_TEXT = {"list": "[]", "dict": "{}", "set": "set()", "tuple": "()", "str": "''", "int": "0"}
+
+
+def _text(expr: ast.expr, limit: int = 80) -> str:
+    """The source text of an expression, shortened with `...` when long."""
+    text = ast.unparse(expr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _default_of(value: ast.expr | None) -> str | None:
+    """A field's default as source text (`'en'`, `500`, `[]` for `default_factory=list`), `None` when it has
+    none: `= x`, `Field(x)`, `Field(default=x)`, `Field(default_factory=f)`; `...` means none."""
     if value is None or (isinstance(value, ast.Constant) and value.value is Ellipsis):
-        return False
+        return None
     if isinstance(value, ast.Call) and _last_name(value.func) == "Field":
         if value.args:
             first = value.args[0]
-            return not (isinstance(first, ast.Constant) and first.value is Ellipsis)
+            return None if isinstance(first, ast.Constant) and first.value is Ellipsis else _text(first)
         for kw in value.keywords:
             if kw.arg == "default_factory":
-                return True
+                factory = kw.value
+                if isinstance(factory, ast.Name) and factory.id in _FACTORY_TEXT:
+                    return _FACTORY_TEXT[factory.id]
+                if isinstance(factory, ast.Lambda):
+                    return _text(factory.body)
+                return _text(factory) + "()"
             if kw.arg == "default":
-                return not (isinstance(kw.value, ast.Constant) and kw.value.value is Ellipsis)
-        return False
-    return True
+                return None if isinstance(kw.value, ast.Constant) and kw.value.value is Ellipsis else _text(kw.value)
+        return None
+    return _text(value)
+
+
+def _type_text(annotation: ast.expr) -> str:
+    """A field's annotation as readable text: `Annotated[X, ...]` shown as `X`."""
+    annotation = _string_annotation(annotation)
+    while isinstance(annotation, ast.Subscript) and _last_name(annotation) == "Annotated":
+        annotation = _string_annotation(_subscript_args(annotation)[0])
+    return _text(annotation)
 
 
 class ModelReader:
@@ -298,15 +321,16 @@ class ModelReader:
                     continue
                 if name.startswith("_") or _last_name(annotation) in _NOT_FIELDS:
                     continue  # private attributes and class variables are not fields
-                entries[_key_of(name, stmt.value)] = _Entry(where, annotation, not _has_default(stmt.value))
+                entries[_key_of(name, stmt.value)] = _Entry(where, annotation, _default_of(stmt.value))
         model = _Model(entries, is_open or extra_allowed)
         self._models[key] = model
         return model
 
-    def field(self, module: Any, annotation: ast.expr, required: bool) -> SchemaField:
-        """What is known of a field of type `annotation`: a nested model's fields, a list's items."""
+    def field(self, module: Any, annotation: ast.expr, default: str | None) -> SchemaField:
+        """What is known of a field of type `annotation` with `default` (source text, `None`: required):
+        a nested model's fields, a list's items, the type and default as written."""
         shape = self.shape(module, annotation, 0)
-        return replace(shape, required=required)
+        return replace(shape, required=default is None, type=_type_text(annotation), default=default)
 
     def shape(self, module: Any, annotation: ast.expr, depth: int) -> SchemaField:
         annotation = _string_annotation(annotation)

@@ -31,6 +31,8 @@ class SchemaField:
     `fields` lists the keys of an object with known properties (`None`: any key goes);
     `open` says other keys are allowed too (`additionalProperties`, pydantic `extra="allow"`);
     `items` describes list elements when known; `is_list` says the value is a list (an array).
+    `type` is a short readable type when declared (`str`, `list[str]`, `Order`, `str | None`), and
+    `default` the default's text (`'en'`, `[]`; JSON text from a JSON Schema), `None` when unknown or none.
     """
 
     required: bool = True
@@ -38,6 +40,8 @@ class SchemaField:
     items: SchemaField | None = None
     open: bool = False
     is_list: bool = False
+    type: str | None = None
+    default: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +190,55 @@ class _LazyFields(Mapping[str, SchemaField]):
         return len(self._props)
 
 
+_JSON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+
+
+def _json_type(node: Any, root: Mapping[str, Any], depth: int = 0) -> str | None:
+    """A short readable type for a JSON Schema node (`str`, `list[int]`, `Order` for a `$ref`, `str | None`),
+    `None` when it declares none. Refs are named, not followed, so a recursive schema ends."""
+    if not isinstance(node, Mapping) or depth > 8:
+        return None
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        target: Any = None
+        if ref.startswith("#/"):
+            target = root
+            for part in ref[2:].split("/"):
+                target = target.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(target, Mapping) else None
+        title = target.get("title") if isinstance(target, Mapping) else None
+        return title if isinstance(title, str) and title else ref.rsplit("/", 1)[-1] or None
+    for combo in ("anyOf", "oneOf"):
+        options = node.get(combo)
+        if isinstance(options, list) and options:
+            found = [_json_type(option, root, depth + 1) for option in options]
+            known = [name for name in found if name]
+            return " | ".join(dict.fromkeys(known)) if len(known) == len(found) else None
+    declared = node.get("type")
+    kinds = declared if isinstance(declared, list) else [declared] if isinstance(declared, str) else []
+    names = []
+    for kind in kinds:
+        if kind == "array":
+            inner = _json_type(node.get("items"), root, depth + 1)
+            names.append(f"list[{inner}]" if inner else "list")
+        elif kind == "object":
+            names.append("dict")
+        elif isinstance(kind, str) and kind in _JSON_TYPES:
+            names.append(_JSON_TYPES[kind])
+    return " | ".join(dict.fromkeys(names)) or None
+
+
+def _json_default(node: Any) -> str | None:
+    """A property's `default` as JSON text; `None` when it declares none."""
+    if not isinstance(node, Mapping) or "default" not in node:
+        return None
+    try:
+        return json.dumps(node["default"], ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 def _json_field(node: Any, root: Mapping[str, Any], required: bool, source: str, depth: int = 0) -> SchemaField:
+    declared, default = _json_type(node, root), _json_default(node)
     node = _resolve(node, root, source)
     props = node.get("properties")
     fields = _LazyFields(props, _required(node, source), root, source) if isinstance(props, Mapping) else None
@@ -198,7 +250,13 @@ def _json_field(node: Any, root: Mapping[str, Any], required: bool, source: str,
     is_list = types == "array" or (isinstance(types, list) and "array" in types and "object" not in types)
     is_list = is_list or ("items" in node and "properties" not in node)
     return SchemaField(
-        required=required, fields=fields, items=items, open=is_open and fields is not None, is_list=is_list
+        required=required,
+        fields=fields,
+        items=items,
+        open=is_open and fields is not None,
+        is_list=is_list,
+        type=declared,
+        default=default,
     )
 
 

@@ -246,6 +246,9 @@ class Index:
         for where, schema in self.schemas(instruction):
             field = schema.fields.get(head)
             for part in rest:
+                if field is not None and part.isdigit():  # `legs.0`: an element of a list
+                    field = field.items
+                    continue
                 if field is None or field.fields is None:
                     field = None
                     break
@@ -272,8 +275,12 @@ def _written(write: Write, path: str, agent: str | None) -> Written:
 
 
 def describe_field(field: SchemaField) -> str:
-    """A short description of a schema field: required or optional, object or list."""
-    parts = ["required" if field.required else "optional (has a default)"]
+    """A short description of a schema field: its type and default when declared, required or optional,
+    object or list."""
+    parts = [f"`{field.type}`"] if field.type else []
+    if field.default is not None:
+        parts.append(f"default `{field.default}`")
+    parts.append("required" if field.required else "optional (has a default)")
     if field.is_list:
         parts.append("a list")
     if field.fields:
