@@ -14,9 +14,11 @@ from templating.lint.engine import Project, lint_project
 PACKAGES = 250  # four files each: __init__.py, agent.py, prompt.py, tools.py
 
 
-def build(root: Path) -> None:
-    (root / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
-    for i in range(PACKAGES):
+def build(root: Path, packages: int = PACKAGES, *, config: str = "[tool.templating]\n") -> None:
+    """An ADK-style project of `packages` agent packages under `root`, each agent's instruction a
+    constant of its prompt module, reading the key its `output_key=` writes and one a tool writes."""
+    (root / "pyproject.toml").write_text(config, encoding="utf-8")
+    for i in range(packages):
         pkg = root / f"agent_{i}"
         pkg.mkdir()
         (pkg / "__init__.py").write_text("from . import agent\n", encoding="utf-8")

@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_lint_project
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
@@ -24,24 +25,7 @@ EDITS = 30
 
 
 def build(root: Path) -> None:
-    (root / "pyproject.toml").write_text('[tool.templating]\ninclude = ["**/*.py"]\n', encoding="utf-8")
-    for i in range(PACKAGES):
-        pkg = root / f"agent_{i}"
-        pkg.mkdir()
-        (pkg / "__init__.py").write_text("from . import agent\n", encoding="utf-8")
-        (pkg / "prompt.py").write_text(
-            f'INSTR_{i} = """You plan trip {i} for {{user:name?}}.\nUse {{plan_{i}}} and {{notes_{i}?}}."""\n',
-            encoding="utf-8",
-        )
-        (pkg / "tools.py").write_text(
-            f"def save(tool_context):\n    tool_context.state['notes_{i}'] = 1\n", encoding="utf-8"
-        )
-        (pkg / "agent.py").write_text(
-            "from google.adk.agents import LlmAgent\n"
-            f"from .prompt import INSTR_{i}\n"
-            f"root_agent = LlmAgent(name='a{i}', instruction=INSTR_{i}, output_key='plan_{i}')\n",
-            encoding="utf-8",
-        )
+    bench_lint_project.build(root, PACKAGES, config='[tool.templating]\ninclude = ["**/*.py"]\n')
 
 
 def rss_kib(pid: int) -> int:
