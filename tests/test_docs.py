@@ -185,6 +185,90 @@ def test_the_rule_table_in_linting_md_agrees_with_the_registry() -> None:
         assert (name, severity) == (RULES[code].name, RULES[code].severity), code
 
 
+# A range of codes stated in the docs ("T001 to T021", "[T016](rules/T016.md) to [T020](rules/T020.md)",
+# "T016..T020", "T002-T008") stands for a whole group of the registry: every rule, every syntax check, or
+# the rules of one dialect or scope (ADK's own rules, T016 to T020). A part of a group is written code by
+# code ("T016, T017 and T018"), so that a new rule in a group shows where each range must grow.
+CODES = [*RULES, *SYNTAX_CHECKS]  # the registry's order
+RANGE = re.compile(
+    r"\b(?P<first>[TE]\d{3})(?:\]\([^)\s]*\))?(?:\s+to\s+\[?|\s*(?:\.\.|-|\u2013)\s*\[?)(?P<last>[TE]\d{3})\b"
+)
+
+
+def registry_groups() -> dict[str, set[str]]:
+    """Every group of codes a range in the docs may name, by a description of what it holds."""
+    groups = {"every rule": set(RULES), "every syntax check": set(SYNTAX_CHECKS)}
+    for code, rule in RULES.items():
+        dialects = "+".join(sorted(rule.dialects))
+        groups.setdefault(f"the {dialects} rules", set()).add(code)
+        groups.setdefault(f"the {rule.scope}-scope rules", set()).add(code)
+        groups.setdefault(f"the {dialects} rules of {rule.scope} scope", set()).add(code)
+    return groups
+
+
+def stated_ranges() -> list[tuple[str, int, str, str]]:
+    """(file, line, first code, last code) of every range of codes in the README and the docs (not the changelog,
+    which tells what each release had)."""
+    found = []
+    for path in [README, *PAGES]:
+        if path.name == "changelog.md":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for match in RANGE.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append((path.relative_to(ROOT).as_posix(), line, match["first"], match["last"]))
+    return found
+
+
+def test_a_range_of_codes_in_the_docs_is_a_whole_group_of_the_registry() -> None:
+    groups = registry_groups()
+    wrong = []
+    for name, line, first, last in stated_ranges():
+        if first not in CODES or last not in CODES or CODES.index(first) >= CODES.index(last):
+            wrong.append(f"{name}:{line}: {first} to {last}: not a range of codes the registry has")
+            continue
+        start, end = CODES.index(first), CODES.index(last)
+        covered = set(CODES[start : end + 1])
+        before = CODES[start - 1] if start > 0 else None
+        after = CODES[end + 1] if end + 1 < len(CODES) else None
+        whole = [
+            group for group, codes in groups.items() if covered <= codes and before not in codes and after not in codes
+        ]
+        if not whole:
+            near = [group for group, codes in groups.items() if covered <= codes]
+            wrong.append(
+                f"{name}:{line}: {first} to {last} is no whole group of the registry, only a part of: "
+                f"{', '.join(near) or 'nothing'}; extend the range to the group, or list the codes one by one"
+            )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_range_tests_read_the_ranges_as_written() -> None:
+    # the forms the docs use, so that a change of wording cannot hide a range from the test above
+    text = "from [T001](rules/T001.md) to\n[T021](rules/T021.md); T016..T020, T002-T008, E001 to E003; T002, T003"
+    assert [(m["first"], m["last"]) for m in RANGE.finditer(text)] == [
+        ("T001", "T021"),
+        ("T016", "T020"),
+        ("T002", "T008"),
+        ("E001", "E003"),
+    ]
+    assert ("docs/index.md", "T001", CODES[len(RULES) - 1]) in [(n, a, b) for n, _, a, b in stated_ranges()], (
+        "the home page states the range of every rule"
+    )
+
+
+def test_the_nav_lists_every_rule_by_code_and_name_in_the_registry_order() -> None:
+    text = MKDOCS.read_text(encoding="utf-8")
+    listed = re.findall(r"^\s*- ([TE]\d{3}) ([\w-]+): rules/([TE]\d{3})\.md\s*$", text, re.MULTILINE)
+    assert [(code, name, page) for code, name, page in listed] == [(code, DESCRIBED[code].name, code) for code in CODES]
+
+
+def test_the_linting_page_links_every_syntax_check() -> None:
+    text = (DOCS / "linting.md").read_text(encoding="utf-8")
+    for code in SYNTAX_CHECKS:
+        assert f"[{code}](rules/{code}.md)" in text, code
+
+
 def test_rule_pages_are_only_for_known_rules() -> None:
     assert sorted(p.stem for p in (DOCS / "rules").glob("*.md")) == sorted(DESCRIBED)
 
