@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,53 @@ def test_example_runs(name: str, lang: str, line: int, code: str, tmp_path: Path
     assert result.returncode == 0, f"{name}:{line} failed:\n{result.stderr}"
 
 
+# A ```console block shows `templating` commands (each on a `$ ` line) and what they print, stdout then stderr,
+# as a terminal shows them; a last line `...` stands for the rest of the output. Each runs from the repository's
+# root, as `python -m templating` of the interpreter running the tests.
+CONSOLE = [
+    (path.relative_to(ROOT).as_posix(), text.count("\n", 0, match.start()) + 1, match["code"])
+    for path in [README, *PAGES]
+    for text in [path.read_text(encoding="utf-8")]
+    for match in FENCE.finditer(text)
+    if match["lang"] == "console"
+]
+
+
+def console_commands(code: str) -> list[tuple[str, str]]:
+    """(command, output it shows) for each `$ ` line of a console block."""
+    shown: list[tuple[str, str]] = []
+    for line in code.splitlines(keepends=True):
+        if line.startswith("$ "):
+            shown.append((line[2:].strip(), ""))
+        else:
+            assert shown, f"a console block starts with a `$ ` command line, not {line!r}"
+            shown[-1] = (shown[-1][0], shown[-1][1] + line)
+    return shown
+
+
+@pytest.mark.parametrize(("name", "line", "code"), CONSOLE, ids=[f"{name}:{line}" for name, line, _ in CONSOLE])
+def test_console_output_is_what_the_command_prints(name: str, line: int, code: str) -> None:
+    for command, shown in console_commands(code):
+        args = shlex.split(command)
+        assert args[0] == "templating", f"{name}:{line}: only `templating` commands run here, not {command!r}"
+        result = subprocess.run(
+            [sys.executable, "-m", "templating", *args[1:]], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        printed = result.stdout + result.stderr
+        if shown.endswith("\n...\n"):
+            head = shown[: -len("...\n")]
+            assert printed.startswith(head), f"{name}:{line}: `{command}` printed:\n{printed}"
+            assert printed != head, f"{name}:{line}: `{command}` printed nothing where the block shows `...`"
+        else:
+            assert printed == shown, f"{name}:{line}: `{command}` printed:\n{printed}"
+
+
+def test_the_getting_started_page_shows_the_linter_on_an_adk_project() -> None:
+    page = GETTING_STARTED.relative_to(ROOT).as_posix()
+    commands = [command for name, _, code in CONSOLE if name == page for command, _ in console_commands(code)]
+    assert "templating lint examples/adk_project" in commands
+
+
 def run_as_pytest(code: str, name: str, line: int, folder: Path) -> None:
     (folder / f"test_example_line_{line}.py").write_text(code, encoding="utf-8")
     for extra in (["--snapshot-update"], []):
@@ -104,6 +152,72 @@ def run_as_pytest(code: str, name: str, line: int, folder: Path) -> None:
         )
         assert result.returncode == 0, f"{name}:{line} tests failed:\n{result.stdout}\n{result.stderr}"
     assert list(folder.glob("__snapshots__/**/*.txt")), "the example's snapshots were written"
+
+
+# --- the set-up commands: one set-up for development (docs/contributing.md), the one .ci/run installs; the README
+# and getting-started lead with the same commands from a fresh clone.
+CI_RUN = ROOT / ".ci" / "run"
+CONTRIBUTING = DOCS / "contributing.md"
+GETTING_STARTED = DOCS / "getting-started.md"
+
+
+def section(path: Path, heading: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    assert f"\n{heading}\n" in text, f"{path.name} has no {heading!r} section"
+    return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def sh_blocks(text: str) -> list[str]:
+    return [match["code"] for match in FENCE.finditer(text) if match["lang"] == "sh"]
+
+
+def extras(command: str) -> set[str]:
+    found = re.findall(r'pip install [^\n]*"\.\[([\w,-]+)\]"', command)
+    assert len(found) == 1, f"one pip install of the checkout with extras in {command!r}"
+    return set(found[0].split(","))
+
+
+def test_the_development_set_up_is_what_ci_installs() -> None:
+    ci = CI_RUN.read_text(encoding="utf-8")
+    setup = section(CONTRIBUTING, "## Set up for development")
+    block = sh_blocks(setup)[0]
+    assert extras(block) == extras(ci), "docs/contributing.md's set-up installs the extras .ci/run installs"
+    ci_packages = set(re.findall(r"apt-get install -y --no-install-recommends ([\w -]+)", ci))
+    ci_packages = {name for names in ci_packages for name in names.split()}
+    documented = re.findall(r"apt-get install ([\w -]+)", block)
+    assert len(documented) == 1
+    assert set(documented[0].split()) == ci_packages, "the set-up installs the Debian packages .ci/run installs"
+    switches = set(re.findall(r"\bTEMPLATING_REQUIRE_[A-Z]+\b", ci))
+    assert switches, ".ci/run sets TEMPLATING_REQUIRE_* switches"
+    for switch in sorted(switches):
+        assert f"`{switch}=1`" in setup, f"docs/contributing.md's set-up does not say what {switch}=1 does"
+
+
+def test_every_switch_a_test_reads_is_set_by_ci() -> None:
+    read = {
+        switch
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for switch in re.findall(r"\bTEMPLATING_REQUIRE_[A-Z]+\b", path.read_text(encoding="utf-8"))
+    }
+    assert read, "the tests read TEMPLATING_REQUIRE_* switches"
+    assert read <= set(re.findall(r"\bTEMPLATING_REQUIRE_[A-Z]+\b", CI_RUN.read_text(encoding="utf-8")))
+
+
+def test_the_readme_and_getting_started_lead_with_the_same_commands_from_a_clone() -> None:
+    source = re.findall(r'^Source = "(\S+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert len(source) == 1
+    first = [sh_blocks(path.read_text(encoding="utf-8"))[0].splitlines() for path in (README, GETTING_STARTED)]
+    assert first[0][:3] == first[1][:3], "the README and getting-started set up the same way"
+    clone, cd, venv = first[0][:3]
+    assert clone == f"git clone {source[0]}"
+    assert cd == f"cd {source[0].rsplit('/', 1)[1]}"
+    assert venv == 'python3 -m venv .venv && . .venv/bin/activate && pip install ".[dev]"'
+
+
+def test_the_readme_says_the_pypi_name_is_not_published_yet() -> None:
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "nothing is published on PyPI yet" in text
+    assert "`pip install agent-prompt-templating`" in text
 
 
 def nav_pages() -> list[str]:
