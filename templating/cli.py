@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from .convert import ConversionError, convert_adk
 from .errors import MissingKeyError, TemplatingError
 from .inputs import read_state, read_text
+from .lint.registry import DOCS_URL
 from .template import Template
 
 __all__ = ["main"]
@@ -309,7 +310,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction, help="show program's version number and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
-    render = commands.add_parser("render", help="render an instruction against state from a JSON file")
+    render = commands.add_parser(
+        "render",
+        help="render an instruction against state from a JSON file",
+        description="Print FILE, an instruction template (or an instruction in Python code, FILE.py:NAME), rendered "
+        "against the state in STATE.json. Exit 0 on success, 1 when a required key is missing (the error on stderr), "
+        "2 on bad usage or unreadable input.",
+    )
     render.add_argument(
         "file",
         metavar="FILE",
@@ -327,7 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     render.set_defaults(run=_cmd_render)
 
-    keys = commands.add_parser("keys", help="list the state keys a template uses, in order of first use")
+    keys = commands.add_parser(
+        "keys",
+        help="list the state keys a template uses, in order of first use",
+        description="Print the state keys FILE's template uses, one a line in order of first use; for a Python file, "
+        "each instruction it holds with its place and dialect, then its keys. Exit 0 on success, 2 on bad usage or "
+        "unreadable input.",
+    )
     keys.add_argument(
         "file", metavar="FILE", help="the instruction template ('-' reads stdin), or a Python file (FILE.py[:NAME])"
     )
@@ -340,9 +353,30 @@ def build_parser() -> argparse.ArgumentParser:
     keys.set_defaults(run=_cmd_keys)
     _add_convert(commands)
     _add_lint_command(commands)
-    lsp = commands.add_parser("lsp", help="run the language server over stdio (needs the lsp extra)")
+    lsp = commands.add_parser(
+        "lsp",
+        help="run the language server over stdio, for editors (needs the lsp extra)",
+        description=_LSP_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     lsp.set_defaults(run=_cmd_lsp)
     return parser
+
+
+_LSP_HELP = f"""\
+Run templating's language server: the linter's findings on prompt files and on the instructions in
+Python agent code, shown by the editor as you type, with hover, completion of state keys,
+go-to-definition and quick fixes. It reads the [tool.templating] settings of the workspace's
+pyproject.toml, as `templating lint` does.
+
+You do not run it by hand: your editor starts it. Give the command `templating lsp` (or
+`python -m templating lsp`) to the editor's LSP client (Neovim's lspconfig, Emacs' eglot, ...),
+which talks to it over stdin and stdout (stdio); it takes no options. Set-ups for each editor:
+{DOCS_URL}editors/
+
+It needs the lsp extra (pygls, lsprotocol; from a checkout: pip install '.[lsp]'). Without it the
+command prints which extra to install and exits with status 2.
+"""
 
 
 # templating convert FILE --from adk (issue 4): kept in its own functions.

@@ -93,7 +93,10 @@ def postgres() -> Iterator[Any]:
         skip_or_fail(missing)
     binaries = find_binaries()
     if binaries is None:
-        skip_or_fail("no PostgreSQL binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin")
+        skip_or_fail(
+            "no PostgreSQL binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin "
+            "(Debian: apt-get install postgresql)"
+        )
     assert binaries is not None
     server = PostgresServer.start(binaries)
     try:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import missing_sql_extra, skip_or_fail
 
 import templating
 
@@ -142,22 +143,34 @@ def test_the_core_never_imports_state_sessions_or_contexts(module: str) -> None:
     assert "pydantic" not in external
 
 
-def test_the_core_imports_without_pydantic_or_jinja2() -> None:
-    """`import templating` (the CLI, the pytest plugin) loads the heavier parts only when used."""
-    code = (
-        "import sys, templating; "
-        "names = ('pydantic', 'jinja2', 'templating.sessions', 'sqlalchemy'); "
-        "print(sorted(m for m in names if m in sys.modules)); "
-        "templating.Agent; templating.jinja; templating.Session; templating.InMemorySessionService; "
-        "print(sorted(m for m in names if m in sys.modules)); "
-        "templating.DatabaseSessionService; "
-        "print(sorted(m for m in names if m in sys.modules))"
-    )
+LOADED = ("pydantic", "jinja2", "templating.sessions", "sqlalchemy")  # the modules the next tests watch
+
+
+def loaded_after(*steps: str) -> list[list[str]]:
+    """Which of `LOADED` a fresh interpreter holds after `import templating`, then after each step."""
+    show = f"print(sorted(m for m in {LOADED!r} if m in sys.modules))"
+    code = "; ".join(["import sys, templating", show, *(f"{step}; {show}" for step in steps)])
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
     )
-    loaded = ["jinja2", "pydantic", "templating.sessions"]
-    assert result.stdout.splitlines() == ["[]", str(loaded), str(sorted([*loaded, "sqlalchemy"]))]
+    return [ast.literal_eval(line) for line in result.stdout.splitlines()]
+
+
+def test_the_core_imports_without_pydantic_or_jinja2() -> None:
+    """`import templating` (the CLI, the pytest plugin) loads the heavier parts only when used."""
+    used = "templating.Agent; templating.jinja; templating.Session; templating.InMemorySessionService"
+    assert loaded_after(used) == [[], ["jinja2", "pydantic", "templating.sessions"]]
+
+
+def test_sqlalchemy_is_imported_only_for_the_database_service() -> None:
+    missing = missing_sql_extra()  # without SQLAlchemy there is nothing to load
+    if missing:
+        skip_or_fail(missing)
+    used = "templating.Agent; templating.jinja; templating.Session; templating.InMemorySessionService"
+    assert loaded_after(used, "templating.DatabaseSessionService")[1:] == [
+        ["jinja2", "pydantic", "templating.sessions"],
+        ["jinja2", "pydantic", "sqlalchemy", "templating.sessions"],
+    ]
 
 
 def test_every_public_name_resolves_and_unknown_names_do_not() -> None:

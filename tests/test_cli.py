@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -16,8 +17,9 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from templating import Template
-from templating.cli import main
+from templating.cli import build_parser, main
 from templating.inputs import DEFAULT_MAX_FILE_SIZE
+from templating.lint import DOCS_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "support_agent.txt"
@@ -410,6 +412,37 @@ def test_convert_help_names_the_formatting_difference(capsys: pytest.CaptureFixt
     code, out, _ = run(["convert", "--help"], capsys)
     assert code == 0
     assert "ADK renders them with\nstr(), the angle syntax renders dicts, lists and tuples as JSON" in out
+
+
+def subcommands() -> list[str]:
+    parser = build_parser()
+    (action,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return list(action.choices)
+
+
+@pytest.mark.parametrize("command", subcommands())
+def test_every_command_says_what_it_does_in_its_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run([command, "--help"], capsys)
+    assert code == 0
+    # argparse prints the description between the usage and the first list of arguments
+    description = out.split("\n\n")[1]
+    assert not description.startswith(("positional arguments:", "options:")), f"`{command} --help` has no description"
+    assert len(description.split()) >= 8, description
+
+
+def test_lsp_help_says_how_an_editor_starts_the_server(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["lsp", "--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())  # argparse keeps the description's line breaks: compare words
+    for said in (
+        "language server",
+        "your editor starts it",
+        "`templating lsp`",
+        "over stdin and stdout (stdio)",
+        "the lsp extra (pygls, lsprotocol; from a checkout: pip install '.[lsp]')",
+        f"{DOCS_URL}editors/",
+    ):
+        assert said in text, said
 
 
 def test_convert_module_entry_point() -> None:

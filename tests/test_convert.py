@@ -165,7 +165,9 @@ def test_differences_match_real_adk(source: str, differs: bool) -> None:
     if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":  # CI: fail, never skip, without google-adk
         import google.adk.utils.instructions_utils as instructions_utils
     else:
-        instructions_utils = pytest.importorskip("google.adk.utils.instructions_utils")
+        instructions_utils = pytest.importorskip(
+            "google.adk.utils.instructions_utils", reason="google-adk is not installed (pip install '.[adk]')"
+        )
     state = {"name": "Ada", "user:lang": "en"}
     # ADK reads state through the context's invocation context; this is the smallest such context.
     session = SimpleNamespace(state=state, app_name="app", user_id="u", id="s")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,53 @@ def test_example_runs(name: str, lang: str, line: int, code: str, tmp_path: Path
     assert result.returncode == 0, f"{name}:{line} failed:\n{result.stderr}"
 
 
+# A ```console block shows `templating` commands (each on a `$ ` line) and what they print, stdout then stderr,
+# as a terminal shows them; a last line `...` stands for the rest of the output. Each runs from the repository's
+# root, as `python -m templating` of the interpreter running the tests.
+CONSOLE = [
+    (path.relative_to(ROOT).as_posix(), text.count("\n", 0, match.start()) + 1, match["code"])
+    for path in [README, *PAGES]
+    for text in [path.read_text(encoding="utf-8")]
+    for match in FENCE.finditer(text)
+    if match["lang"] == "console"
+]
+
+
+def console_commands(code: str) -> list[tuple[str, str]]:
+    """(command, output it shows) for each `$ ` line of a console block."""
+    shown: list[tuple[str, str]] = []
+    for line in code.splitlines(keepends=True):
+        if line.startswith("$ "):
+            shown.append((line[2:].strip(), ""))
+        else:
+            assert shown, f"a console block starts with a `$ ` command line, not {line!r}"
+            shown[-1] = (shown[-1][0], shown[-1][1] + line)
+    return shown
+
+
+@pytest.mark.parametrize(("name", "line", "code"), CONSOLE, ids=[f"{name}:{line}" for name, line, _ in CONSOLE])
+def test_console_output_is_what_the_command_prints(name: str, line: int, code: str) -> None:
+    for command, shown in console_commands(code):
+        args = shlex.split(command)
+        assert args[0] == "templating", f"{name}:{line}: only `templating` commands run here, not {command!r}"
+        result = subprocess.run(
+            [sys.executable, "-m", "templating", *args[1:]], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        printed = result.stdout + result.stderr
+        if shown.endswith("\n...\n"):
+            head = shown[: -len("...\n")]
+            assert printed.startswith(head), f"{name}:{line}: `{command}` printed:\n{printed}"
+            assert printed != head, f"{name}:{line}: `{command}` printed nothing where the block shows `...`"
+        else:
+            assert printed == shown, f"{name}:{line}: `{command}` printed:\n{printed}"
+
+
+def test_the_getting_started_page_shows_the_linter_on_an_adk_project() -> None:
+    page = GETTING_STARTED.relative_to(ROOT).as_posix()
+    commands = [command for name, _, code in CONSOLE if name == page for command, _ in console_commands(code)]
+    assert "templating lint examples/adk_project" in commands
+
+
 def run_as_pytest(code: str, name: str, line: int, folder: Path) -> None:
     (folder / f"test_example_line_{line}.py").write_text(code, encoding="utf-8")
     for extra in (["--snapshot-update"], []):
@@ -104,6 +152,72 @@ def run_as_pytest(code: str, name: str, line: int, folder: Path) -> None:
         )
         assert result.returncode == 0, f"{name}:{line} tests failed:\n{result.stdout}\n{result.stderr}"
     assert list(folder.glob("__snapshots__/**/*.txt")), "the example's snapshots were written"
+
+
+# --- the set-up commands: one set-up for development (docs/contributing.md), the one .ci/run installs; the README
+# and getting-started lead with the same commands from a fresh clone.
+CI_RUN = ROOT / ".ci" / "run"
+CONTRIBUTING = DOCS / "contributing.md"
+GETTING_STARTED = DOCS / "getting-started.md"
+
+
+def section(path: Path, heading: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    assert f"\n{heading}\n" in text, f"{path.name} has no {heading!r} section"
+    return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def sh_blocks(text: str) -> list[str]:
+    return [match["code"] for match in FENCE.finditer(text) if match["lang"] == "sh"]
+
+
+def extras(command: str) -> set[str]:
+    found = re.findall(r'pip install [^\n]*"\.\[([\w,-]+)\]"', command)
+    assert len(found) == 1, f"one pip install of the checkout with extras in {command!r}"
+    return set(found[0].split(","))
+
+
+def test_the_development_set_up_is_what_ci_installs() -> None:
+    ci = CI_RUN.read_text(encoding="utf-8")
+    setup = section(CONTRIBUTING, "## Set up for development")
+    block = sh_blocks(setup)[0]
+    assert extras(block) == extras(ci), "docs/contributing.md's set-up installs the extras .ci/run installs"
+    ci_packages = set(re.findall(r"apt-get install -y --no-install-recommends ([\w -]+)", ci))
+    ci_packages = {name for names in ci_packages for name in names.split()}
+    documented = re.findall(r"apt-get install ([\w -]+)", block)
+    assert len(documented) == 1
+    assert set(documented[0].split()) == ci_packages, "the set-up installs the Debian packages .ci/run installs"
+    switches = set(re.findall(r"\bTEMPLATING_REQUIRE_[A-Z]+\b", ci))
+    assert switches, ".ci/run sets TEMPLATING_REQUIRE_* switches"
+    for switch in sorted(switches):
+        assert f"`{switch}=1`" in setup, f"docs/contributing.md's set-up does not say what {switch}=1 does"
+
+
+def test_every_switch_a_test_reads_is_set_by_ci() -> None:
+    read = {
+        switch
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for switch in re.findall(r"\bTEMPLATING_REQUIRE_[A-Z]+\b", path.read_text(encoding="utf-8"))
+    }
+    assert read, "the tests read TEMPLATING_REQUIRE_* switches"
+    assert read <= set(re.findall(r"\bTEMPLATING_REQUIRE_[A-Z]+\b", CI_RUN.read_text(encoding="utf-8")))
+
+
+def test_the_readme_and_getting_started_lead_with_the_same_commands_from_a_clone() -> None:
+    source = re.findall(r'^Source = "(\S+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert len(source) == 1
+    first = [sh_blocks(path.read_text(encoding="utf-8"))[0].splitlines() for path in (README, GETTING_STARTED)]
+    assert first[0][:3] == first[1][:3], "the README and getting-started set up the same way"
+    clone, cd, venv = first[0][:3]
+    assert clone == f"git clone {source[0]}"
+    assert cd == f"cd {source[0].rsplit('/', 1)[1]}"
+    assert venv == 'python3 -m venv .venv && . .venv/bin/activate && pip install ".[dev]"'
+
+
+def test_the_readme_says_the_pypi_name_is_not_published_yet() -> None:
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "nothing is published on PyPI yet" in text
+    assert "`pip install agent-prompt-templating`" in text
 
 
 def nav_pages() -> list[str]:
@@ -185,6 +299,90 @@ def test_the_rule_table_in_linting_md_agrees_with_the_registry() -> None:
         assert (name, severity) == (RULES[code].name, RULES[code].severity), code
 
 
+# A range of codes stated in the docs ("T001 to T021", "[T016](rules/T016.md) to [T020](rules/T020.md)",
+# "T016..T020", "T002-T008") stands for a whole group of the registry: every rule, every syntax check, or
+# the rules of one dialect or scope (ADK's own rules, T016 to T020). A part of a group is written code by
+# code ("T016, T017 and T018"), so that a new rule in a group shows where each range must grow.
+CODES = [*RULES, *SYNTAX_CHECKS]  # the registry's order
+RANGE = re.compile(
+    r"\b(?P<first>[TE]\d{3})(?:\]\([^)\s]*\))?(?:\s+to\s+\[?|\s*(?:\.\.|-|\u2013)\s*\[?)(?P<last>[TE]\d{3})\b"
+)
+
+
+def registry_groups() -> dict[str, set[str]]:
+    """Every group of codes a range in the docs may name, by a description of what it holds."""
+    groups = {"every rule": set(RULES), "every syntax check": set(SYNTAX_CHECKS)}
+    for code, rule in RULES.items():
+        dialects = "+".join(sorted(rule.dialects))
+        groups.setdefault(f"the {dialects} rules", set()).add(code)
+        groups.setdefault(f"the {rule.scope}-scope rules", set()).add(code)
+        groups.setdefault(f"the {dialects} rules of {rule.scope} scope", set()).add(code)
+    return groups
+
+
+def stated_ranges() -> list[tuple[str, int, str, str]]:
+    """(file, line, first code, last code) of every range of codes in the README and the docs (not the changelog,
+    which tells what each release had)."""
+    found = []
+    for path in [README, *PAGES]:
+        if path.name == "changelog.md":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for match in RANGE.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append((path.relative_to(ROOT).as_posix(), line, match["first"], match["last"]))
+    return found
+
+
+def test_a_range_of_codes_in_the_docs_is_a_whole_group_of_the_registry() -> None:
+    groups = registry_groups()
+    wrong = []
+    for name, line, first, last in stated_ranges():
+        if first not in CODES or last not in CODES or CODES.index(first) >= CODES.index(last):
+            wrong.append(f"{name}:{line}: {first} to {last}: not a range of codes the registry has")
+            continue
+        start, end = CODES.index(first), CODES.index(last)
+        covered = set(CODES[start : end + 1])
+        before = CODES[start - 1] if start > 0 else None
+        after = CODES[end + 1] if end + 1 < len(CODES) else None
+        whole = [
+            group for group, codes in groups.items() if covered <= codes and before not in codes and after not in codes
+        ]
+        if not whole:
+            near = [group for group, codes in groups.items() if covered <= codes]
+            wrong.append(
+                f"{name}:{line}: {first} to {last} is no whole group of the registry, only a part of: "
+                f"{', '.join(near) or 'nothing'}; extend the range to the group, or list the codes one by one"
+            )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_range_tests_read_the_ranges_as_written() -> None:
+    # the forms the docs use, so that a change of wording cannot hide a range from the test above
+    text = "from [T001](rules/T001.md) to\n[T021](rules/T021.md); T016..T020, T002-T008, E001 to E003; T002, T003"
+    assert [(m["first"], m["last"]) for m in RANGE.finditer(text)] == [
+        ("T001", "T021"),
+        ("T016", "T020"),
+        ("T002", "T008"),
+        ("E001", "E003"),
+    ]
+    assert ("docs/index.md", "T001", CODES[len(RULES) - 1]) in [(n, a, b) for n, _, a, b in stated_ranges()], (
+        "the home page states the range of every rule"
+    )
+
+
+def test_the_nav_lists_every_rule_by_code_and_name_in_the_registry_order() -> None:
+    text = MKDOCS.read_text(encoding="utf-8")
+    listed = re.findall(r"^\s*- ([TE]\d{3}) ([\w-]+): rules/([TE]\d{3})\.md\s*$", text, re.MULTILINE)
+    assert [(code, name, page) for code, name, page in listed] == [(code, DESCRIBED[code].name, code) for code in CODES]
+
+
+def test_the_linting_page_links_every_syntax_check() -> None:
+    text = (DOCS / "linting.md").read_text(encoding="utf-8")
+    for code in SYNTAX_CHECKS:
+        assert f"[{code}](rules/{code}.md)" in text, code
+
+
 def test_rule_pages_are_only_for_known_rules() -> None:
     assert sorted(p.stem for p in (DOCS / "rules").glob("*.md")) == sorted(DESCRIBED)
 
@@ -253,7 +451,10 @@ HTML_TAGS = set(
 @pytest.fixture(scope="module")
 def api_page(tmp_path_factory: pytest.TempPathFactory) -> str:
     if not _has("mkdocstrings_handlers.python"):
-        pytest.skip("building the site needs the docs extra (pip install '.[docs]')")
+        reason = "building the site needs the docs extra (pip install '.[docs]')"
+        if os.environ.get("TEMPLATING_REQUIRE_DOCS") == "1":  # CI: the site must be built, not skipped
+            pytest.fail(f"TEMPLATING_REQUIRE_DOCS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
     site = tmp_path_factory.mktemp("site")
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],

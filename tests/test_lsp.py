@@ -24,7 +24,10 @@ try:
 except ImportError:
     if os.environ.get("TEMPLATING_REQUIRE_LSP") == "1":
         raise
-    pytest.skip("the lsp extra (pygls, lsprotocol) and pytest-lsp are not installed", allow_module_level=True)
+    pytest.skip(
+        "the lsp extra (pygls, lsprotocol) or pytest-lsp is not installed (pip install '.[dev,lsp]')",
+        allow_module_level=True,
+    )
 
 # An agent module written as ADK code is: an inline instruction reading the planner's output_key with a
 # typo, after an emoji (two UTF-16 units, four UTF-8 bytes) and an accented letter.

@@ -162,7 +162,9 @@ def chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str
 REQUIRE_BROWSER = os.environ.get("TEMPLATING_REQUIRE_BROWSER", "") not in ("", "0")
 
 
-@pytest.mark.skipif(CHROMIUM is None and not REQUIRE_BROWSER, reason="no Chromium or Chrome installed")
+@pytest.mark.skipif(
+    CHROMIUM is None and not REQUIRE_BROWSER, reason="no Chromium or Chrome (Debian: apt-get install chromium)"
+)
 def test_report_in_a_headless_browser(tmp_path: Path) -> None:
     assert CHROMIUM is not None, "TEMPLATING_REQUIRE_BROWSER is set but no Chromium or Chrome is installed"
     report = tmp_path / "report.html"
