@@ -17,16 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from templating import Template, parse
-from templating.lint import select_rules
-from templating.pysource import (
-    Instruction,
-    PythonSourceError,
-    Scan,
-    lint_instruction,
-    never_written,
-    scan,
-    skipped_findings,
-)
+from templating.lint import lint_instruction, never_written, select_rules, skipped_findings
+from templating.pysource import Instruction, PythonSourceError, Scan, scan
 
 
 def scan_texts(files: dict[str, str], linted: list[str] | None = None) -> Scan:

@@ -10,8 +10,9 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 
 from ..template import parse
-from .found import Instruction, Kind, ModelReader, Skipped, StateSchema
+from .found import Instruction, Kind, Skipped, StateSchema
 from .imports import _Modules
+from .models import ModelReader
 from .positions import _dedent, _literal, _Mapped, _Module, _read_literals, _text_mapped
 from .syntax import (
     _MAX_HOPS,
@@ -329,17 +330,19 @@ class _Project(_Modules):
             old = self.result.instructions[index]
             merged = tuple(dict.fromkeys([*old.names, *all_names]))
             schemas = old.state_schemas + tuple(s for s in state_schemas if s not in old.state_schemas)
+            given_in = tuple(dict.fromkeys([*old.given_in, module.path]))
             self.result.instructions[index] = Instruction(
-                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas
+                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas, old.file, given_in
             )
             return
-        if value.text:
-            path, span = value.mods[0].path, value.mods[0].span(value.starts[0], value.ends[-1])
-        else:
-            path, span = module.path, where
+        first = value.mods[0] if value.text else module
+        path, span = first.path, first.span(value.starts[0], value.ends[-1]) if value.text else where
         self.found[key] = len(self.result.instructions)
+        unique_names = tuple(dict.fromkeys(all_names))
         self.result.instructions.append(
-            Instruction(label, tuple(dict.fromkeys(all_names)), dialect, value.text, path, span, value, state_schemas)
+            Instruction(
+                label, unique_names, dialect, value.text, path, span, value, state_schemas, first.key, (module.path,)
+            )
         )
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 
-from ..lint import CONSTANT_SUFFIXES
-from .found import Kind, Scan, Skipped, StateSchema, Write
+from .found import CONSTANT_SUFFIXES, Kind, Scan, Skipped, StateSchema, Write
 from .positions import _Module
 from .reading import PythonSourceError, _read_python
 from .resolve import _Project
