@@ -64,8 +64,9 @@ class Instruction:
     value; `path`/`span` where it starts. `locate` maps a span of `text` into the file.
     `state_schemas`: the `state_schema=` models of the ADK agents given it, read from the code.
     `file`: the resolved path of `path` (computed once, when the file was read); `key` is the
-    instruction's identity ([`InstructionKey`][templating.pysource.InstructionKey]); `given_in`: the
-    Python files whose code gives it (its call sites; the module of its constant).
+    instruction's identity ([`InstructionKey`][templating.pysource.InstructionKey]); `given_at`: where
+    the Python code gives it (each call site's argument, or the constant's value: file and span), and
+    `given_in` those files.
     """
 
     label: str
@@ -78,8 +79,13 @@ class Instruction:
     # the state_schema= of each google-adk agent given this instruction (read by templating.pysource.models)
     state_schemas: tuple[StateSchema, ...] = ()
     file: str = ""
-    # the Python files whose code gives this instruction (its call sites, the module of its constant)
-    given_in: tuple[str, ...] = field(default=(), compare=False)
+    # where the code gives this instruction: each call site's argument (the constant's value), file and span
+    given_at: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
+
+    @property
+    def given_in(self) -> tuple[str, ...]:
+        """The Python files whose code gives this instruction (its call sites, the module of its constant)."""
+        return tuple(dict.fromkeys(path for path, _ in self.given_at))
 
     @property
     def key(self) -> InstructionKey:

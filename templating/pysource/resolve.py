@@ -330,9 +330,9 @@ class _Project(_Modules):
             old = self.result.instructions[index]
             merged = tuple(dict.fromkeys([*old.names, *all_names]))
             schemas = old.state_schemas + tuple(s for s in state_schemas if s not in old.state_schemas)
-            given_in = tuple(dict.fromkeys([*old.given_in, module.path]))
+            given_at = tuple(dict.fromkeys([*old.given_at, (module.path, where)]))
             self.result.instructions[index] = Instruction(
-                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas, old.file, given_in
+                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas, old.file, given_at
             )
             return
         first = value.mods[0] if value.text else module
@@ -341,7 +341,16 @@ class _Project(_Modules):
         unique_names = tuple(dict.fromkeys(all_names))
         self.result.instructions.append(
             Instruction(
-                label, unique_names, dialect, value.text, path, span, value, state_schemas, first.key, (module.path,)
+                label,
+                unique_names,
+                dialect,
+                value.text,
+                path,
+                span,
+                value,
+                state_schemas,
+                first.key,
+                ((module.path, where),),
             )
         )
 
