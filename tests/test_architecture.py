@@ -162,6 +162,22 @@ def test_the_core_imports_without_pydantic_or_jinja2() -> None:
     assert result.stdout.splitlines() == ["[]", str(loaded), str(sorted([*loaded, "sqlalchemy"]))]
 
 
+def test_import_templating_leaves_the_walk_over_python_code_unloaded() -> None:
+    """The linter's configuration and types import `pysource`'s data types; `scan` (the walk, the resolver, the
+    model reader) is imported when first used, so the command line and the pytest plugin start without it."""
+    code = (
+        "import sys, templating; from templating import pysource; "
+        "walk = ('templating.pysource.visitor', 'templating.pysource.resolve', 'templating.pysource.models'); "
+        "print(sorted(m for m in walk if m in sys.modules)); pysource.scan; "
+        "print(sorted(m for m in walk if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
+    )
+    walk = ["templating.pysource.models", "templating.pysource.resolve", "templating.pysource.visitor"]
+    assert result.stdout.splitlines() == ["[]", str(walk)]
+
+
 def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
     for name in templating.__all__:
         assert getattr(templating, name) is not None, name

@@ -17,12 +17,11 @@ from typing import Protocol
 
 from ..nodes import Span
 from ..pysource.found import StateSchema as StateSchema
-from ..pysource.models import ModelReader as ModelReader
 from ..template import parse
 from .check import lint
 from .registry import Diagnostic
 
-__all__ = ["SCHEMA_RULES", "ModelReader", "StateSchema", "check_against_schema", "schema_keys"]
+__all__ = ["SCHEMA_RULES", "StateSchema", "check_against_schema", "schema_keys"]
 
 # The rules a state schema turns on: an unknown key (T001), a required read of an optional field (T009),
 # an optional read of a required field (T010).

@@ -28,10 +28,14 @@ The package reads Python sources and nothing more: it sits below the linter and 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .found import CONSTANT_SUFFIXES, Instruction, InstructionKey, Scan, Skipped, StateSchema, Write
 from .found import Kind as Kind
 from .reading import PythonSourceError, python_text
-from .visitor import scan
+
+if TYPE_CHECKING:
+    from .visitor import scan
 
 __all__ = [
     "CONSTANT_SUFFIXES",
@@ -45,3 +49,13 @@ __all__ = [
     "python_text",
     "scan",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`scan`, imported when first used: the walk, the resolver and the model reader stay unloaded by
+    `import templating` (the linter's configuration and types import this package's data types)."""
+    if name == "scan":
+        from .visitor import scan
+
+        return scan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
