@@ -1939,3 +1939,18 @@ def test_instructions_starting_at_one_character_have_their_own_keys() -> None:
     # the same instruction read by another scan (the whole folder) has the same key
     again = scan_texts(SHARED_PIECES, ["tutor/prompts.py", "tutor/agent.py", "tutor/__init__.py"]).instructions
     assert {f.key for f in again} == set(keys)
+
+
+def test_an_instruction_s_span_ends_in_its_own_file() -> None:
+    """A composition that starts in one file and ends in another: its span is the part in its first file."""
+    files = {
+        "p.py": 'BASE = "Tutor {user:name}. "\n',
+        "a.py": (
+            "from google.adk.agents import LlmAgent\nfrom p import BASE\n"
+            'x = LlmAgent(name="x", instruction=BASE + "Quiz on {topic}, and be kind to the learner.")\n'
+        ),
+    }
+    (item,) = scan_texts(files, ["a.py"]).instructions
+    assert (item.path, item.span.start, item.span.end) == ("p.py", 8, 27)
+    assert files["p.py"][item.span.start : item.span.end] == "Tutor {user:name}. "
+    assert item.locate(0, len(item.text)) == (item.path, item.span)

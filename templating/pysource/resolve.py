@@ -336,7 +336,13 @@ class _Project(_Modules):
             )
             return
         first = value.mods[0] if value.text else module
-        path, span = first.path, first.span(value.starts[0], value.ends[-1]) if value.text else where
+        span = where
+        if value.text:  # from its first character to its last one written in the same file
+            last = len(value.text) - 1
+            while last > 0 and value.mods[last] is not first:
+                last -= 1
+            span = first.span(value.starts[0], max(value.ends[last], value.starts[0] + 1))
+        path = first.path
         self.found[key] = len(self.result.instructions)
         unique_names = tuple(dict.fromkeys(all_names))
         self.result.instructions.append(
