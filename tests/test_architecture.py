@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import tempfile
@@ -55,7 +56,7 @@ def imports_of(module: str) -> tuple[set[str], set[str]]:
 
 # The Python-source scanner (templating/pysource/), its modules in order: each imports only those before it.
 PYSOURCE = PACKAGE / "pysource"
-PYSOURCE_LAYERS = ["reading", "positions", "found", "syntax", "imports", "resolve", "visitor", "__init__"]
+PYSOURCE_LAYERS = ["reading", "positions", "found", "models", "syntax", "imports", "resolve", "visitor", "__init__"]
 
 
 def pysource_imports(layer: str) -> tuple[set[str], set[str], set[str]]:
@@ -111,16 +112,17 @@ def test_renderer_never_imports_sessions() -> None:
     assert not local & {"sessions", "state", "contexts", "providers", "cli", "lint"}
 
 
-def test_python_sources_sit_on_the_linter() -> None:
-    """`pysource` (instructions inside .py files) reads templates and lints them; of the top-level modules
-    only `inputs` (reading a `.py` file as Python does) uses it, the lint package does the rest."""
+def test_python_sources_sit_below_the_linter() -> None:
+    """`pysource` (instructions inside .py files) reads Python sources and templates, and nothing of the linter:
+    the rules over what it finds are the linter's. Of the top-level modules only `inputs` (reading a `.py` file
+    as Python does) uses it; the lint package does the rest."""
     local: set[str] = set()
     external: set[str] = set()
     for layer in PYSOURCE_LAYERS:
         _, imported, libraries = pysource_imports(layer)
         local |= imported
         external |= libraries
-    assert local <= {"errors", "jinja_mode", "lint", "nodes", "template"}
+    assert local <= {"errors", "nodes", "places", "schema", "template"}
     assert {module for module in MODULES if "pysource" in imports_of(module)[0]} == {"inputs"}
     assert not external & {"pydantic", "lark", "jinja2"}
 
@@ -173,6 +175,22 @@ def test_sqlalchemy_is_imported_only_for_the_database_service() -> None:
     ]
 
 
+def test_import_templating_leaves_the_walk_over_python_code_unloaded() -> None:
+    """The linter's configuration and types import `pysource`'s data types; `scan` (the walk, the resolver, the
+    model reader) is imported when first used, so the command line and the pytest plugin start without it."""
+    code = (
+        "import sys, templating; from templating import pysource; "
+        "walk = ('templating.pysource.visitor', 'templating.pysource.resolve', 'templating.pysource.models'); "
+        "print(sorted(m for m in walk if m in sys.modules)); pysource.scan; "
+        "print(sorted(m for m in walk if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
+    )
+    walk = ["templating.pysource.models", "templating.pysource.resolve", "templating.pysource.visitor"]
+    assert result.stdout.splitlines() == ["[]", str(walk)]
+
+
 def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
     for name in templating.__all__:
         assert getattr(templating, name) is not None, name
@@ -219,3 +237,198 @@ def test_type_checkers_still_see_misspelt_public_names(tmp_path: Path) -> None:
     assert good.returncode == 0, good.stdout
     assert bad.returncode == 1
     assert 'Module "templating" has no attribute "Templat"; maybe "Template"?' in bad.stdout
+
+
+# --- the whole package: one graph of imports, no circle, and layers ------------------------------------------------
+#
+# Every `import` and `from ... import` anywhere in a module counts: at module level, inside a function (imported
+# late, but imported) and under `if TYPE_CHECKING:` (no import at run time, but the same coupling). Importing
+# `templating.lint.util` from outside `templating.lint` runs `templating/lint/__init__.py` first, so it is an edge
+# to the package too (the root package is the public facade every module sits under, and is left out of that).
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+ALL_MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imported(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The package's modules `node` (in `module`) imports, each with the packages above it that it runs."""
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            package = module.split(".") if ALL_MODULES[module].name == "__init__.py" else module.split(".")[:-1]
+            package = package[: len(package) - node.level + 1]
+            base = ".".join([*package, base] if base else package)
+        # `from pkg import name`: a submodule when one is called so, else a name defined in pkg
+        targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in ALL_MODULES else base for a in node.names]
+    out: set[str] = set()
+    for target in targets:
+        parts = target.split(".")
+        for n in range(2, len(parts) + 1):  # the packages it runs on the way (the root facade left out)
+            name = ".".join(parts[:n])
+            inside = module == name or module.startswith(name + ".")
+            if name in ALL_MODULES and (n == len(parts) or not inside):
+                out.add(name)
+        if target == "templating":
+            out.add(target)
+    out.discard(module)
+    return out
+
+
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    """Each module of `templating` (dotted) -> the modules of `templating` it imports."""
+    graph: dict[str, set[str]] = {}
+    for module, path in ALL_MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        graph[module] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                graph[module] |= _imported(module, node)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for other in edges:
+                if other not in index:
+                    index[other] = low[other] = len(index)
+                    stack.append(other)
+                    on_stack.add(other)
+                    work.append((other, iter(sorted(graph[other]))))
+                    break
+                if other in on_stack:
+                    low[node] = min(low[node], index[other])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+    return cycles
+
+
+# The layers, lowest first: a module imports only from its own layer or the ones below. A new module needs a place
+# here (the test below names it). `pysource` reads Python sources with the core alone; the linter's rules read what
+# it finds; the engine runs the rules over a project; outputs format what the engine returns; the callers (command
+# line, language server, pytest plugin) hold no lint logic.
+LAYERS: list[tuple[str, set[str]]] = [
+    (
+        "core: parse, render, places, schema types",
+        {"nodes", "errors", "parser", "render", "template", "convert", "places", "schema"},
+    ),
+    (
+        "state, sessions, Jinja2 mode",
+        {"state", "sessions", "sql_sessions", "contexts", "jinja_budget", "jinja_filters", "jinja_sandbox"}
+        | {"jinja_mode"},
+    ),
+    ("reading Python sources", {"pysource", "pysource.*"}),
+    ("reading input files", {"inputs"}),
+    (
+        "lint rules",
+        {"lint.registry", "lint.util", "lint.source", "lint.schema", "lint.config", "lint.rules", "lint.rules.*"}
+        | {"lint.check", "lint.adk_schema"},
+    ),
+    (
+        "lint engine",
+        {"lint", "lint.discovery", "lint.project", "lint.reach", "lint.result", "lint.engine", "lint.pick"},
+    ),
+    ("lint outputs", {"lint.outputs", "lint.outputs.*", "report"}),
+    ("the Python API", {"providers", "agents", "runner", ""}),
+    ("callers", {"cli", "__main__", "lsp", "lsp.*", "pytest_plugin", "pytest_entry"}),
+]
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of `module` (dotted, `templating.` included), None when it has no place."""
+    name = module.removeprefix("templating").removeprefix(".")
+    for number, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if name == member or (member.endswith(".*") and name.startswith(member[:-1])):
+                return number
+    return None
+
+
+# Circles between modules that are allowed, each with its reason. Empty: none is needed, and pysource <-> lint,
+# the one circle there was (16 modules), is gone for good.
+ALLOWED_CYCLES: list[tuple[set[str], str]] = []
+
+
+def test_the_import_graph_sees_every_kind_of_import() -> None:
+    graph = import_graph()
+    assert "templating.pysource" in graph["templating.inputs"]  # inside a function
+    assert "templating.pysource" in graph["templating.lint.result"]  # under TYPE_CHECKING
+    assert {"templating.lint", "templating.lint.engine"} <= graph["templating"]
+    # from outside lint, `from ..lint.util import x` runs lint/__init__.py: an edge to the package too
+    assert "templating.lint" in graph["templating.lsp.fixes"]
+    # from inside lint, the package is already running
+    assert "templating.lint" not in graph["templating.lint.rules.python"]
+    assert "templating.lint.check" in graph["templating.lint.rules.python"]
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    cycles = [set(component) for component in import_cycles(import_graph())]
+    allowed = [members for members, _ in ALLOWED_CYCLES]
+    assert [sorted(c) for c in cycles if c not in allowed] == []
+
+
+def test_a_circle_is_found_and_named() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e", "d"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+
+
+def test_every_module_has_its_layer() -> None:
+    assert [module for module in ALL_MODULES if layer_of(module) is None] == []
+    seen: dict[str, str] = {}
+    for name, members in LAYERS:
+        for member in members:
+            assert member not in seen, f"{member!r} is in two layers: {seen[member]!r} and {name!r}"
+            seen[member] = name
+
+
+@pytest.mark.parametrize("module", sorted(ALL_MODULES))
+def test_a_module_imports_only_its_layer_or_lower(module: str) -> None:
+    here = layer_of(module)
+    assert here is not None
+    above = {
+        other: LAYERS[there][0]
+        for other in import_graph()[module]
+        if (there := layer_of(other)) is not None and there > here
+    }
+    assert above == {}, f"{module} ({LAYERS[here][0]}) imports from higher layers: {above}"
+
+
+def test_reading_python_sources_imports_nothing_of_the_linter() -> None:
+    graph = import_graph()
+    scanner = [module for module in graph if (module + ".").startswith("templating.pysource.")]
+    assert len(scanner) == len(PYSOURCE_LAYERS)
+    reached = {other for module in scanner for other in graph[module]}
+    assert not {other for other in reached if other.startswith(("templating.lint", "templating.lsp"))}

@@ -6,6 +6,7 @@ import argparse
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -1287,7 +1288,17 @@ RENDER_PY = [
     ("by-agent-name", "agents/agent.py:planner", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
     ("by-agent-field", "agents/agent.py:planner.instruction", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
     ("missing-key", "agents/agent.py:helper", 1, "", "2 required keys are missing from state"),
-    ("unknown-name", "agents/agent.py:nope", 2, "", "no instruction named 'nope' in agents/agent.py; known names: "),
+    (
+        "unknown-name",
+        "agents/agent.py:nope",
+        2,
+        "",
+        "no instruction named 'nope' in agents/agent.py; its instructions (line:column, label, names):\n"
+        '  agents/agent.py:8:47: LlmAgent(name="helper").instruction (helper, helper.instruction)\n'
+        "  agents/agent.py:9:24: instruction(...) (support)\n"
+        "  agents/prompt.py:3:18: ROOT_PROMPT, given at agents/agent.py:7:48 "
+        "(ROOT_PROMPT, planner, planner.instruction)\n",
+    ),
     ("no-name-several", "agents/agent.py", 2, "", "agents/agent.py holds 3 instructions: name one as"),
     ("one-instruction", "agents/prompt.py", 0, "\nYou plan trips for Ada.\nUse Rome.\n", ""),
     ("missing-file", "agents/nope.py:X", 2, "", "Python file not found: agents/nope.py"),
@@ -1313,8 +1324,13 @@ def test_render_an_ambiguous_name_says_which(py_tree: Path, capsys: pytest.Captu
     )
     code, out, err = run(["render", "agents/two.py:twin"], capsys)
     assert (code, out) == (2, "")
-    assert "'twin' names 2 instructions in agents/two.py" in err
-    assert 'Agent(name="twin").instruction at agents/two.py:2:37' in err
+    assert err == (
+        "templating: error: 'twin' names 2 instructions in agents/two.py: pick one by a name only it has "
+        "(a, a.instruction, b, b.instruction)\n"
+        '  agents/two.py:2:37: Agent(name="twin").instruction (twin, twin.instruction, a, a.instruction)\n'
+        '  agents/two.py:3:37: Agent(name="twin").instruction (twin, twin.instruction, b, b.instruction)\n'
+    )
+    assert run(["render", "agents/two.py:b", "--missing", "keep"], capsys) == (0, "B {y}", "")
 
 
 @pytest.mark.parametrize(
@@ -1365,7 +1381,7 @@ OWN_PROVIDERS_RENDER = [
     ("agent-field", "sup.instruction", 0, "**Support** for Bo", ""),
     ("annotated-jinja-constant", "REPORT", 0, "- 1\n- 2\n", ""),
     ("agent-given-the-constant", "greeter", 0, "## Greeting\nHi Ada, welcome.", ""),
-    ("unnamed-is-not-a-name", "loose", 2, "", "no instruction named 'loose' in agents/own.py; known names: GREETING"),
+    ("unnamed-is-not-a-name", "loose", 2, "", "no instruction named 'loose' in agents/own.py; its instructions"),
 ]
 
 
@@ -1387,15 +1403,21 @@ PICK_ERRORS = [
         "several-with-names",
         OWN_PROVIDERS,
         ["render", "agents/own.py"],
-        "templating: error: agents/own.py holds 5 instructions: name one as agents/own.py:NAME "
-        "(GREETING, REPORT, greeter, greeter.instruction, sup, sup.instruction)\n",
+        "templating: error: agents/own.py holds 5 instructions: name one as agents/own.py:NAME\n"
+        "  agents/own.py:3:25: instruction(...) (GREETING, greeter, greeter.instruction)\n"
+        "  agents/own.py:4:54: instruction(...) (sup, sup.instruction, support, support.instruction)\n"
+        "  agents/own.py:5:25: jinja(...) (REPORT)\n"
+        "  agents/own.py:6:23: instruction(...) (no name to pick it by)\n"
+        "  agents/own.py:6:45: instruction(...) (no name to pick it by)\n",
     ),
     (
         "several-without-names",
         'from templating import instruction\nloose = [instruction("A <a>"), instruction("B <b>")]\n',
         ["render", "agents/own.py"],
         "templating: error: agents/own.py holds 2 instructions and none has a name to pick it by: assign one to a "
-        "module constant (NAME = instruction(...)) or give it to an agent with name=, then use agents/own.py:NAME\n",
+        "module constant (NAME = instruction(...)) or give it to an agent with name=, then use agents/own.py:NAME\n"
+        "  agents/own.py:2:23: instruction(...) (no name to pick it by)\n"
+        "  agents/own.py:2:45: instruction(...) (no name to pick it by)\n",
     ),
     (
         "render-empty-name",
@@ -1421,6 +1443,184 @@ def test_picking_an_instruction_of_a_python_file_says_how(
     (py_tree / "agents" / "own.py").write_text(source, encoding="utf-8")
     write(py_tree, "s.json", "{}")
     assert run(args, capsys) == (2, "", err)
+
+
+# --- FILE.py:NAME picks exactly one instruction, even where two start at the same character
+
+TUTOR = Path(__file__).resolve().parent / "fixtures" / "tutor_project"
+TUTOR_STATE = '{"user:name": "Ada", "user:language": "Italian", "topic": "verbs", "covered": "greetings"}'
+TUTOR_BASE = "You are a patient language tutor for Ada, who is learning Italian.\n" + (
+    "Answer in short sentences and correct one mistake at a time.\n"
+)
+TUTOR_QUIZ = "Ask one question about verbs and wait for the answer before you go on.\n"
+TUTOR_MEMORY = "Topics covered in earlier sessions: greetings.\nDo not quiz the learner on them again.\n"
+QUIZ_KEYS = ['LlmAgent(name="quiz").instruction (language_tutor/prompts.py:3:11, adk)']
+QUIZ_KEYS += ["    user:name", "    user:language", "    topic"]
+REVIEW_KEYS = ['LlmAgent(name="review").instruction (language_tutor/prompts.py:3:11, adk)']
+REVIEW_KEYS += ["    user:name", "    user:language", "    covered", "    topic"]
+PLANNER_KEYS = ["PLANNER_INSTR (language_tutor/prompts.py:14:20, adk)", "    user:name"]
+TUTOR_CANDIDATES = (
+    '  language_tutor/prompts.py:3:11: LlmAgent(name="quiz").instruction, given at language_tutor/agent.py:27:17 '
+    "(quiz, quiz.instruction, quiz_agent, quiz_agent.instruction)\n"
+    '  language_tutor/prompts.py:3:11: LlmAgent(name="review").instruction, given at language_tutor/agent.py:34:17 '
+    "(review, review.instruction, review_agent, review_agent.instruction)\n"
+    "  language_tutor/prompts.py:14:20: PLANNER_INSTR, given at language_tutor/agent.py:18:17 "
+    "(PLANNER_INSTR, planner, planner.instruction, planner_agent, planner_agent.instruction)\n"
+)
+TUTOR_PICKS = [
+    # (id, command line, exit code, stdout, stderr)
+    ("keys-of-the-agents", ["keys", "language_tutor/agent.py"], 0, [*PLANNER_KEYS, *QUIZ_KEYS, *REVIEW_KEYS], ""),
+    (
+        "keys-of-the-prompt-module",
+        ["keys", "language_tutor/prompts.py"],
+        0,
+        [*PLANNER_KEYS, *QUIZ_KEYS, *REVIEW_KEYS],
+        "",
+    ),
+    ("keys-by-agent-name", ["keys", "language_tutor/agent.py:quiz"], 0, QUIZ_KEYS, ""),
+    ("keys-by-the-other-agent-name", ["keys", "language_tutor/agent.py:review"], 0, REVIEW_KEYS, ""),
+    ("keys-by-agent-field", ["keys", "language_tutor/agent.py:review.instruction"], 0, REVIEW_KEYS, ""),
+    ("keys-by-name-in-the-prompt-module", ["keys", "language_tutor/prompts.py:quiz"], 0, QUIZ_KEYS, ""),
+    (
+        "render-one",
+        ["render", "language_tutor/agent.py:quiz", "--state", "s.json"],
+        0,
+        (TUTOR_BASE + TUTOR_QUIZ).splitlines(),
+        "",
+    ),
+    (
+        "render-the-other",
+        ["render", "language_tutor/agent.py:review", "--state", "s.json"],
+        0,
+        (TUTOR_BASE + TUTOR_MEMORY + TUTOR_QUIZ).splitlines(),
+        "",
+    ),
+    (
+        "a-piece-is-no-instruction",
+        ["keys", "language_tutor/prompts.py:BASE"],
+        2,
+        [],
+        "templating: error: no instruction named 'BASE' in language_tutor/prompts.py; its instructions "
+        "(line:column, label, names):\n" + TUTOR_CANDIDATES,
+    ),
+    (
+        "unknown-name",
+        ["render", "language_tutor/agent.py:quizz", "--state", "s.json"],
+        2,
+        [],
+        "templating: error: no instruction named 'quizz' in language_tutor/agent.py; its instructions "
+        "(line:column, label, names):\n" + TUTOR_CANDIDATES,
+    ),
+    (
+        "no-name-several",
+        ["render", "language_tutor/agent.py", "--state", "s.json"],
+        2,
+        [],
+        "templating: error: language_tutor/agent.py holds 3 instructions: name one as language_tutor/agent.py:NAME\n"
+        + TUTOR_CANDIDATES,
+    ),
+    (
+        "one-name-two-agents",
+        ["keys", "language_tutor/drills.py:drill"],
+        2,
+        [],
+        "templating: error: 'drill' names 2 instructions in language_tutor/drills.py: pick one by a name only it "
+        "has (deep, deep.instruction, warmup, warmup.instruction)\n"
+        '  language_tutor/prompts.py:3:11: LlmAgent(name="drill").instruction, given at language_tutor/drills.py:5:71 '
+        "(drill, drill.instruction, warmup, warmup.instruction)\n"
+        '  language_tutor/prompts.py:3:11: LlmAgent(name="drill").instruction, given at language_tutor/drills.py:6:69 '
+        "(drill, drill.instruction, deep, deep.instruction)\n",
+    ),
+    (
+        "by-the-variable-an-agent-is-assigned-to",
+        ["keys", "language_tutor/drills.py:deep"],
+        0,
+        [
+            'LlmAgent(name="drill").instruction (language_tutor/prompts.py:3:11, adk)',
+            *["    user:name", "    user:language", "    topic", "    covered"],
+        ],
+        "",
+    ),
+    (
+        "one-name-two-agents-and-no-other",
+        ["keys", "language_tutor/drills2.py:drill"],
+        2,
+        [],
+        "templating: error: 'drill' names 2 instructions in language_tutor/drills2.py: give each its own name\n"
+        '  language_tutor/prompts.py:3:11: LlmAgent(name="drill").instruction, given at language_tutor/drills2.py:8:70 '
+        "(drill, drill.instruction)\n"
+        '  language_tutor/prompts.py:3:11: LlmAgent(name="drill").instruction, given at language_tutor/drills2.py:9:70 '
+        "(drill, drill.instruction)\n",
+    ),
+]
+TUTOR_DRILLS = """\
+from google.adk.agents import LlmAgent
+
+from .prompts import BASE, MEMORY, QUIZ
+
+warmup = LlmAgent(name="drill", model="gemini-2.0-flash", instruction=BASE + MEMORY)
+deep = LlmAgent(name="drill", model="gemini-2.0-flash", instruction=BASE + QUIZ + MEMORY)
+"""
+TUTOR_DRILLS2 = """\
+from google.adk.agents import LlmAgent, SequentialAgent
+
+from .prompts import BASE, MEMORY, QUIZ
+
+drills = SequentialAgent(
+    name="drills",
+    sub_agents=[
+        LlmAgent(name="drill", model="gemini-2.0-flash", instruction=BASE + MEMORY),
+        LlmAgent(name="drill", model="gemini-2.0-flash", instruction=BASE + QUIZ + MEMORY),
+    ],
+)
+"""
+
+
+@pytest.fixture
+def tutor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "tutor"
+    shutil.copytree(TUTOR, root)
+    (root / ".git").mkdir()
+    write(root, "s.json", TUTOR_STATE)
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize(("args", "code", "out", "err"), [c[1:] for c in TUTOR_PICKS], ids=[c[0] for c in TUTOR_PICKS])
+def test_file_py_name_picks_exactly_one_instruction(
+    tutor: Path, capsys: pytest.CaptureFixture[str], args: list[str], code: int, out: list[str], err: str
+) -> None:
+    if "drills" in args[1]:  # another module of agents: two named alike
+        write(tutor, args[1].partition(":")[0], TUTOR_DRILLS2 if "drills2" in args[1] else TUTOR_DRILLS)
+    got = run(args, capsys)
+    assert got == (code, "".join(line + "\n" for line in out), err)
+
+
+def test_keys_json_tells_two_instructions_at_one_place_apart(tutor: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["keys", "language_tutor/agent.py", "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    rows = json.loads(out)
+    assert [(r["names"][0], r["line"], r["column"], [k["key"] for k in r["keys"]]) for r in rows] == [
+        ("PLANNER_INSTR", 14, 20, ["user:name"]),
+        ("quiz", 3, 11, ["user:name", "user:language", "topic"]),
+        ("review", 3, 11, ["user:name", "user:language", "covered", "topic"]),
+    ]
+
+
+def test_an_ambiguous_name_is_exit_2_without_a_traceback_in_a_real_process(tutor: Path) -> None:
+    write(tutor, "language_tutor/drills.py", TUTOR_DRILLS)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "render", "language_tutor/drills.py:drill"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("templating: error: 'drill' names 2 instructions in language_tutor/drills.py")
+    assert done.stderr.count("language_tutor/prompts.py:3:11: ") == 2
 
 
 MISSING_IN_PY = [

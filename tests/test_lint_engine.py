@@ -266,6 +266,7 @@ def test_sarif_output_is_structurally_sarif_2_1_0(tree: Path) -> None:
 # --- ADK 2.x agents (state_schema=, Event writes, instructions in files), through the engine and the CLI
 
 ADK2 = Path(__file__).resolve().parent / "fixtures" / "adk2_project"
+TUTOR = Path(__file__).resolve().parent / "fixtures" / "tutor_project"
 ADK2_FILES = sorted(p.relative_to(ADK2).as_posix() for p in ADK2.rglob("*.py"))
 
 
@@ -396,7 +397,25 @@ EDITS = [
     ("state-schema-dropped", "adk2", "trip_desk/agent.py", "state_schema=TripState,", ""),
     ("schema-field-renamed", "adk2", "trip_desk/state.py", "destination: str", "destinaton: str"),
     ("instruction-file-reader-changed", "adk2", "story_studio/agent.py", '"scriptwriter_instruction.txt"', '"x.txt"'),
+    # two instructions that start at the same character (BASE + QUIZ, BASE + MEMORY + QUIZ): both kept, each its own
+    ("same-start-writer-removed", "tutor", "language_tutor/agent.py", 'output_key="topic",', ""),
+    ("same-start-one-made-the-other", "tutor", "language_tutor/agent.py", "BASE + prompts.MEMORY +", "BASE +"),
+    (
+        "same-start-one-made-longer",
+        "tutor",
+        "language_tutor/agent.py",
+        "BASE + prompts.QUIZ,",
+        "BASE + prompts.MEMORY,",
+    ),
+    ("same-start-shared-piece-edited", "tutor", "language_tutor/prompts.py", "{covered}", "{covered?}"),
 ]
+
+
+def templates(result: templating.LintResult, path: str) -> list[tuple[str | None, int, int, tuple[str, ...]]]:
+    """The instructions checked in `path`: name, span, keys (two starting at one character are two)."""
+    return sorted(
+        (t.name, t.span.start, t.span.end, t.keys + t.optional_keys) for t in result.templates if t.path == path
+    )
 
 
 @pytest.mark.parametrize(("fixture", "path", "old", "new"), [c[1:] for c in EDITS], ids=[c[0] for c in EDITS])
@@ -404,9 +423,9 @@ def test_update_gives_a_fresh_run_s_findings_for_every_file_it_may_change(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture: str, path: str, old: str, new: str
 ) -> None:
     root = tree
-    if fixture == "adk2":
-        root = tmp_path / "adk2"
-        shutil.copytree(ADK2, root)
+    if fixture in ("adk2", "tutor"):
+        root = tmp_path / fixture
+        shutil.copytree(ADK2 if fixture == "adk2" else TUTOR, root)
         (root / ".git").mkdir()
         monkeypatch.chdir(root)
     text = (root / path).read_text(encoding="utf-8")
@@ -423,9 +442,12 @@ def test_update_gives_a_fresh_run_s_findings_for_every_file_it_may_change(
         expected = rows(fresh, name)
         got = rows(updated, name) if name in updated.files else rows(before, name)
         assert got == expected, name
+        if name in updated.files:
+            assert templates(updated, name) == templates(fresh, name), name
     again = project.update(path, text)  # and back: the first run's findings
     for name in again.files:
         assert rows(again, name) == rows(before, name), name
+        assert templates(again, name) == templates(before, name), name
 
 
 def test_update_reports_the_prompt_module_an_agent_edit_changes(
@@ -604,3 +626,48 @@ def test_sarif_output_is_valid_sarif_2_1_0(tmp_path: Path, monkeypatch: pytest.M
     assert all(_uri_reference(uri) for uri in uris), uris
     assert "x%0A%3A%3Aerror%20file%3Devil%3A%3Aa%3Ab.prompt" in uris
     assert outside.as_uri() in uris
+
+
+# --- instructions that start at the same character are two instructions
+
+TUTOR_INSTRUCTIONS = [
+    # (id, files named, templates in prompts.py: name, keys)
+    (
+        "the-prompt-module",
+        ["language_tutor/prompts.py"],
+        [
+            ('LlmAgent(name="quiz").instruction', ("user:name", "user:language", "topic")),
+            ('LlmAgent(name="review").instruction', ("user:name", "user:language", "covered", "topic")),
+            ("PLANNER_INSTR", ("user:name",)),
+        ],
+    ),
+    ("the-whole-tree", ["."], None),
+    ("the-agent-module", ["language_tutor/agent.py"], []),
+]
+
+
+@pytest.mark.parametrize(
+    ("named", "expected"), [c[1:] for c in TUTOR_INSTRUCTIONS], ids=[c[0] for c in TUTOR_INSTRUCTIONS]
+)
+def test_two_instructions_starting_at_one_character_are_both_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: list[str], expected: list[Any] | None
+) -> None:
+    root = tmp_path / "tutor"
+    shutil.copytree(TUTOR, root)
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    prompts = "language_tutor/prompts.py"
+    result = lint_project(named, root=root)
+    whole = lint_project(["."], root=root)
+    got = sorted((t.name or "", t.keys) for t in result.templates if t.path == prompts)
+    assert got == sorted(expected if expected is not None else got)
+    quiz, review = sorted((t for t in whole.templates if t.name and "Agent" in t.name), key=lambda t: len(t.keys))
+    assert (quiz.span.start, quiz.span.end) == (review.span.start, review.span.end)  # one place, two instructions
+    assert "covered" in review.keys
+    assert "covered" not in quiz.keys
+    # review's MEMORY reads a key nothing writes: found when the prompt module is linted, never lost
+    found = [(d.code, d.path, d.span.line, d.origin) for d in result.diagnostics if d.span]
+    if prompts in result.files:
+        assert found == [("T014", prompts, 10, 'LlmAgent(name="review").instruction')]
+    else:
+        assert found == []

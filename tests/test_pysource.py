@@ -17,16 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from templating import Template, parse
-from templating.lint import select_rules
-from templating.pysource import (
-    Instruction,
-    PythonSourceError,
-    Scan,
-    lint_instruction,
-    never_written,
-    scan,
-    skipped_findings,
-)
+from templating.lint import lint_instruction, never_written, select_rules, skipped_findings
+from templating.pysource import Instruction, PythonSourceError, Scan, scan
 
 
 def scan_texts(files: dict[str, str], linted: list[str] | None = None) -> Scan:
@@ -282,7 +274,7 @@ EXTRACT_CASES = [
             ),
         },
         ["pkg/agent.py"],
-        [("ROOT_PROMPT", "adk", ("ROOT_PROMPT", "planner", "planner.instruction"))],
+        [("ROOT_PROMPT", "adk", ("ROOT_PROMPT", "planner", "planner.instruction", "root", "root.instruction"))],
     ),
     (
         "module-imported-then-attribute",
@@ -294,7 +286,7 @@ EXTRACT_CASES = [
             ),
         },
         ["pkg/agent.py"],
-        [("GREETING", "adk", ("GREETING", "planner", "planner.global_instruction"))],
+        [("GREETING", "adk", ("GREETING", "planner", "planner.global_instruction", "root", "root.global_instruction"))],
     ),
     (
         "dotted-module-import-then-attributes",
@@ -422,7 +414,7 @@ EXTRACT_CASES = [
             ("Template(...)", "adk", ("b",)),
             ("jinja(...)", "jinja", ("c",)),
             ("render(...)", "angle", ()),
-            ('Agent(name="helper").instruction', "angle", ("helper", "helper.instruction")),
+            ('Agent(name="helper").instruction', "angle", ("helper", "helper.instruction", "e", "e.instruction")),
         ],
     ),
     (
@@ -439,7 +431,7 @@ EXTRACT_CASES = [
         None,
         [
             ("jinja(...)", "jinja", ("J", "early", "early.instruction")),
-            ("instruction(...)", "angle", ("P", "x", "x.instruction")),
+            ("instruction(...)", "angle", ("P", "x", "x.instruction", "a", "a.instruction")),
         ],
     ),
     (
@@ -451,7 +443,7 @@ EXTRACT_CASES = [
             )
         },
         None,
-        [("instruction(...)", "angle", ("x", "x.instruction"))],
+        [("instruction(...)", "angle", ("x", "x.instruction", "a", "a.instruction"))],
     ),
     (
         "concatenation-plus-dedent-strip-and-local-names",
@@ -1909,3 +1901,56 @@ def test_a_file_read_through_a_symlink_out_of_the_root_is_not_followed(
     assert "outside the project" in result.skipped[0].reason
     assert "secret" not in "".join(result.sources.values())
     assert scan(["m.py"], root=str(tmp_path)).instructions[0].text == "secret {key}"  # a root that holds it
+
+
+# --- identity: an instruction is its file, name and span (with its dialect and text), not where it starts
+
+SHARED_PIECES = {
+    "tutor/prompts.py": 'BASE = """Tutor {user:name}.\n"""\nQUIZ = "Ask about {topic}."\nMEMORY = "Skip {covered}. "\n',
+    "tutor/agent.py": (
+        "from google.adk.agents import LlmAgent\n\nfrom .prompts import BASE, MEMORY, QUIZ\n\n"
+        'quiz_agent = LlmAgent(name="quiz", instruction=BASE + QUIZ)\n'
+        'review_agent = LlmAgent(name="review", instruction=BASE + MEMORY + QUIZ)\n'
+        "sub_agents = [LlmAgent(instruction=BASE + QUIZ + MEMORY), LlmAgent(instruction=BASE + MEMORY)]\n"
+    ),
+    "tutor/__init__.py": "",
+}
+
+
+def test_instructions_starting_at_one_character_have_their_own_keys() -> None:
+    found = scan_texts(SHARED_PIECES, ["tutor/agent.py"]).instructions
+    assert [(f.label, f.names[:1], f.path, f.span.start) for f in found] == [
+        ('LlmAgent(name="quiz").instruction', ("quiz",), "tutor/prompts.py", 10),
+        ('LlmAgent(name="review").instruction', ("review",), "tutor/prompts.py", 10),
+        ("LlmAgent(...).instruction", (), "tutor/prompts.py", 10),
+        ("LlmAgent(...).instruction", (), "tutor/prompts.py", 10),
+    ]
+    keys = [f.key for f in found]
+    assert len(set(keys)) == 4  # no two alike, though all start at one character (two share label and span too)
+    assert (keys[2].name, keys[2].start, keys[2].end) == (keys[3].name, keys[3].start, keys[3].end)
+    assert all(key.file.endswith("tutor/prompts.py") and Path(key.file).is_absolute() for key in keys)
+    assert [f.given_in for f in found] == [("tutor/agent.py",)] * 4
+    assert [(path, span.line) for f in found for path, span in f.given_at] == [
+        ("tutor/agent.py", 5),
+        ("tutor/agent.py", 6),
+        ("tutor/agent.py", 7),
+        ("tutor/agent.py", 7),
+    ]
+    # the same instruction read by another scan (the whole folder) has the same key
+    again = scan_texts(SHARED_PIECES, ["tutor/prompts.py", "tutor/agent.py", "tutor/__init__.py"]).instructions
+    assert {f.key for f in again} == set(keys)
+
+
+def test_an_instruction_s_span_ends_in_its_own_file() -> None:
+    """A composition that starts in one file and ends in another: its span is the part in its first file."""
+    files = {
+        "p.py": 'BASE = "Tutor {user:name}. "\n',
+        "a.py": (
+            "from google.adk.agents import LlmAgent\nfrom p import BASE\n"
+            'x = LlmAgent(name="x", instruction=BASE + "Quiz on {topic}, and be kind to the learner.")\n'
+        ),
+    }
+    (item,) = scan_texts(files, ["a.py"]).instructions
+    assert (item.path, item.span.start, item.span.end) == ("p.py", 8, 27)
+    assert files["p.py"][item.span.start : item.span.end] == "Tutor {user:name}. "
+    assert item.locate(0, len(item.text)) == (item.path, item.span)

@@ -39,6 +39,7 @@ from .registry import (
     Severity,
     rule_url,
 )
+from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
 from .schema import Schema, SchemaError, SchemaField, load_schema
 
@@ -66,10 +67,13 @@ __all__ = [
     "collect_files",
     "glob_regex",
     "lint",
+    "lint_instruction",
     "load_config",
     "load_schema",
+    "never_written",
     "rule_url",
     "rules_for",
     "select_rules",
+    "skipped_findings",
     "unused_keys",
 ]

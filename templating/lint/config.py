@@ -13,6 +13,10 @@ from typing import Any
 
 from ..errors import TemplatingError
 from ..inputs import InputError, read_text
+
+# Module constants of Python files linted even when no call site uses them: names ending in these (the
+# scanner's default, defined with it: reading Python sources sits below the linter).
+from ..pysource.found import CONSTANT_SUFFIXES as CONSTANT_SUFFIXES
 from .registry import DEFAULT_RULES, RULES, SYNTAX_CHECKS
 from .util import relative as _relative
 
@@ -63,10 +67,6 @@ def select_rules(
     chosen |= _codes(extend_select, "extend-select")
     chosen -= _codes(ignore, "ignore")
     return frozenset(chosen)
-
-
-# Module constants of Python files linted even when no call site uses them: names ending in these.
-CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLATE")
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from .schema import Schema, load_schema
 from .util import relative, shown
 
 if TYPE_CHECKING:
-    from ..pysource import Instruction, Scan, Skipped, Write
+    from ..pysource import Instruction, InstructionKey, Scan, Skipped, Write
 
 __all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
 
@@ -360,14 +360,15 @@ class Project:
         error = next((e for e in found.errors if e.path == target), None)
         if error is not None:
             raise error
-        everywhere = {(item.path, item.span.start): item for item in found.instructions}
-        chosen: dict[tuple[str, int], Instruction] = {}
+        # Each instruction by its identity (file, name, span; dialect and text): two that start at the same
+        # character (BASE + QUIZ and BASE + MEMORY + QUIZ, given to two agents) are two.
+        everywhere = {item.key: item for item in found.instructions}
+        chosen: dict[InstructionKey, Instruction] = {}
         skipped = [item for item in found.skipped if item.path == target]
         if reached:  # what this file's own code reaches, each as the whole project reads it
             own = self._run_scan(scan, [target])
             for item in own.instructions:
-                key = (item.path, item.span.start)
-                chosen[key] = everywhere.get(key, item)
+                chosen[item.key] = everywhere.get(item.key, item)
             skipped += [item for item in own.skipped if item not in skipped]
         for key, item in everywhere.items():
             if item.path == target:
@@ -404,10 +405,11 @@ class Project:
         for error in sub.errors:
             self._errors[error.path] = error
         old, rescanned = self._scan, set(affected)
-        found: dict[tuple[str, int], Instruction] = {
-            (item.path, item.span.start): item for item in old.instructions if item.path != target
+        # Kept: what no file scanned again gives (those give theirs anew), each by its identity.
+        found: dict[InstructionKey, Instruction] = {
+            item.key: item for item in old.instructions if item.path != target and rescanned.isdisjoint(item.given_in)
         }
-        found.update({(item.path, item.span.start): item for item in sub.instructions})
+        found.update({item.key: item for item in sub.instructions})
         merged = Scan(
             instructions=list(found.values()),
             skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,

@@ -1,7 +1,8 @@
 """Picking an instruction in a Python file by name, for `templating keys` and `templating render`:
 `FILE.py` or `FILE.py:NAME`, read with the project's context (the agents that use a prompt module's
 constants). A name that matches nothing, or more than one instruction, is an
-[`InputError`][templating.inputs.InputError] that lists the names the file knows."""
+[`InputError`][templating.inputs.InputError] that lists the file's instructions with their line:column,
+label and names."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ..errors import TemplatingError
 from ..inputs import read_text
 from .project import LintInputError
 
-__all__ = ["FileInstructions", "pick_instruction", "python_target", "scan_file", "where"]
+__all__ = ["FileInstructions", "candidates", "pick_instruction", "python_target", "scan_file", "where"]
 
 
 def python_target(file: str) -> tuple[str, str | None] | None:
@@ -56,22 +57,49 @@ def where(item: Any) -> str:
     return f"{item.path}:{item.span.line}:{item.span.column}"
 
 
+def candidates(found: list[Any]) -> str:
+    """One line for each instruction of `found`: where it starts (line:column), its label, where the code
+    gives it when that is elsewhere (two instructions can start at one character), the names that pick it
+    (`FILE.py:NAME`)."""
+    lines = []
+    for item in sorted(found, key=lambda i: (i.path, i.span.start, i.span.end, _given(i), i.label)):
+        names = ", ".join(item.names) if item.names else "no name to pick it by"
+        given = _given(item)
+        lines.append(f"  {where(item)}: {item.label}{f', given at {given}' if given else ''} ({names})")
+    return "\n".join(lines)
+
+
+def _given(item: Any) -> str:
+    """Where the code gives `item` (`agent.py:12:17`), for the places not on the line its text starts on."""
+    places = [
+        f"{path}:{span.line}:{span.column}"
+        for path, span in item.given_at
+        if (path, span.line) != (item.path, item.span.line)
+    ]
+    return ", ".join(places)
+
+
 def pick_instruction(path: str, name: str | None) -> Any:
-    """The one instruction of `path` that `name` names (a constant, or an agent's `name=`)."""
+    """The one instruction of `path` that `name` names (a constant, or an agent's `name=`).
+
+    Exactly one or an error: a name that matches nothing, or more than one instruction, is a
+    `LintInputError` listing the file's instructions (line:column, label, names). Instructions are
+    told apart by their identity ([`Instruction.key`][templating.pysource.Instruction.key]), so two
+    that start at the same character (`BASE + QUIZ` and `BASE + MEMORY + QUIZ`) are two."""
     result = scan_file(path)
     found = result.instructions
-    names = sorted({n for item in found for n in item.names})
     if name is None:
         if len(found) == 1:
             return found[0]
         if not found:
             raise LintInputError(f"no instruction found in {path} (string literals, module constants, agents)")
-        if not names:
+        if not any(item.names for item in found):
             raise LintInputError(
                 f"{path} holds {len(found)} instructions and none has a name to pick it by: assign one to a "
                 f"module constant (NAME = instruction(...)) or give it to an agent with name=, then use {path}:NAME"
+                f"\n{candidates(found)}"
             )
-        raise LintInputError(f"{path} holds {len(found)} instructions: name one as {path}:NAME ({', '.join(names)})")
+        raise LintInputError(f"{path} holds {len(found)} instructions: name one as {path}:NAME\n{candidates(found)}")
     matches = [item for item in found if name in item.names]
     if len(matches) > 1:  # an agent's name: its instruction, rather than its global_instruction
         matches = [item for item in matches if f"{name}.instruction" in item.names] or matches
@@ -81,12 +109,14 @@ def pick_instruction(path: str, name: str | None) -> Any:
         if skipped:
             item = skipped[0]
             raise LintInputError(f"{item.label} at {where(item)} cannot be rendered from the code: {item.reason}")
-        known = f"; known names: {', '.join(names)}" if names else "; it holds no named instruction"
-        raise LintInputError(f"no instruction named {name!r} in {path}{known}")
-    if len(matches) > 1:
-        places = "; ".join(f"{item.label} at {where(item)}" for item in matches)
+        if not found:
+            raise LintInputError(f"no instruction named {name!r} in {path}: it holds no instruction")
         raise LintInputError(
-            f"{name!r} names {len(matches)} instructions in {path} ({places}): "
-            f"say which, e.g. {path}:{name}.instruction or by its constant"
+            f"no instruction named {name!r} in {path}; its instructions (line:column, label, names):\n"
+            f"{candidates(found)}"
         )
+    if len(matches) > 1:
+        unique = {n for item in matches for n in item.names if sum(n in other.names for other in found) == 1}
+        how = f"pick one by a name only it has ({', '.join(sorted(unique))})" if unique else "give each its own name"
+        raise LintInputError(f"{name!r} names {len(matches)} instructions in {path}: {how}\n{candidates(matches)}")
     return matches[0]

@@ -1,4 +1,5 @@
-"""Schemas of state (a pydantic model, a JSON Schema, a list of keys), read into one `Schema`."""
+"""Schemas of state (a pydantic model, a JSON Schema, a list of keys), read into one `Schema` (the data
+types, `Schema` and `SchemaField`, are `templating.schema`'s: the scanner of Python code builds them too)."""
 
 from __future__ import annotations
 
@@ -7,55 +8,18 @@ import importlib
 import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from ..errors import TemplatingError
 from ..inputs import InputError, read_text
 from ..nodes import SCOPES
+from ..schema import Schema as Schema
+from ..schema import SchemaField as SchemaField
 
 
 class SchemaError(TemplatingError):
     """A schema that cannot be loaded: a bad file, an unimportable model, a malformed JSON Schema."""
-
-
-# --------------------------------------------------------------------------------------------
-# Schemas
-
-
-@dataclass(frozen=True, slots=True)
-class SchemaField:
-    """One field: whether state always has it, and what is known of its inside.
-
-    `fields` lists the keys of an object with known properties (`None`: any key goes);
-    `open` says other keys are allowed too (`additionalProperties`, pydantic `extra="allow"`);
-    `items` describes list elements when known; `is_list` says the value is a list (an array).
-    `type` is a short readable type when declared (`str`, `list[str]`, `Order`, `str | None`), and
-    `default` the default's text (`'en'`, `[]`; JSON text from a JSON Schema), `None` when unknown or none.
-    """
-
-    required: bool = True
-    fields: Mapping[str, SchemaField] | None = None
-    items: SchemaField | None = None
-    open: bool = False
-    is_list: bool = False
-    type: str | None = None
-    default: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Schema:
-    """The declared state keys (top level: `user:name`, `order_id`...), with what is known of each.
-
-    `open`: keys beyond `fields` are allowed at the top level. `origin` is where it came from
-    (`"pydantic"`, `"json-schema"` or `"keys"`), so messages can say why a field is optional.
-    """
-
-    fields: Mapping[str, SchemaField]
-    source: str = "<schema>"
-    open: bool = False
-    origin: str = "keys"
 
 
 SchemaSpec: TypeAlias = "Schema | type[Any] | Mapping[str, Any] | Sequence[str] | str | Path"

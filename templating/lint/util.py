@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import bisect
 import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..nodes import Span
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset where each line of `text` starts (the first is 0)."""
-    starts = [0]
-    find = text.find
-    i = find("\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = find("\n", i + 1)
-    return starts
-
-
-def span_at(starts: list[int], start: int, end: int) -> Span:
-    """The span of `start`..`end` with the 1-based line and column of `start`; `starts` from `line_starts`."""
-    line = bisect.bisect_right(starts, start)
-    return Span(start, end, line, start - starts[line - 1] + 1)
-
-
-def end_of(source: str | None, span: Span) -> tuple[int, int]:
-    """The 1-based line and (exclusive) column where `span` stops in `source`."""
-    if source is None:
-        return span.line, span.column + (span.end - span.start)
-    inside = source[span.start : span.end]
-    if "\n" not in inside:
-        return span.line, span.column + len(inside)
-    return span.line + inside.count("\n"), len(inside) - inside.rfind("\n")
+# Offsets to lines and columns, and paths as findings show them, live below the linter (the scanner of
+# Python code uses them too); the linter imports them from here.
+from ..places import end_of as end_of
+from ..places import line_starts as line_starts
+from ..places import shown as shown
+from ..places import span_at as span_at
 
 
 def close_match(word: str, options: Iterable[str], *, cutoff: float = 0.6) -> str | None:
@@ -49,12 +26,3 @@ def relative(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root).as_posix()
     except (ValueError, OSError, RuntimeError):  # outside the root; a symlink loop
         return path.as_posix()
-
-
-def shown(path: Path, cwd: Path | None = None) -> str:
-    """A path as findings show it: relative to the current folder when under it, else absolute."""
-    base = cwd or Path.cwd().resolve()
-    try:
-        return str(path.resolve().relative_to(base))
-    except (ValueError, OSError, RuntimeError):
-        return str(path)

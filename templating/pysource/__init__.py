@@ -17,34 +17,45 @@ written somewhere (T014).
 
 Import the names from here. The package's modules, each importing only those before it: `reading`
 (bytes to text, parsing), `positions` (modules and strings with each character's place), `found`
-(the data types), `syntax` (what the tree alone says), `imports` (modules loaded, imports and names
-followed), `resolve` (what an expression stands for, what was found), `visitor` (the walk, and
-`scan`). The rules over what is found live in `templating.lint.rules.python`.
+(the data types), `models` (an ADK agent's `state_schema=` model read from its source), `syntax`
+(what the tree alone says), `imports` (modules loaded, imports and names followed), `resolve` (what
+an expression stands for, what was found), `visitor` (the walk, and `scan`).
+
+The package reads Python sources and nothing more: it sits below the linter and imports nothing of
+`templating.lint`. The rules over what it finds are the linter's (`lint_instruction`, `never_written`,
+`skipped_findings`, importable from `templating.lint`).
 """
 
 from __future__ import annotations
 
-from ..lint import CONSTANT_SUFFIXES as CONSTANT_SUFFIXES
+from typing import TYPE_CHECKING, Any
 
-# Linting what was found: the rules live in templating.lint.rules.python (here too, as this module has always
-# offered them).
-from ..lint.rules.python import JINJA_SYNTAX, PYTHON_SYNTAX, lint_instruction, never_written, skipped_findings
-from .found import Instruction, Scan, Skipped, Write
+from .found import CONSTANT_SUFFIXES, Instruction, InstructionKey, Scan, Skipped, StateSchema, Write
 from .found import Kind as Kind
 from .reading import PythonSourceError, python_text
-from .visitor import scan
+
+if TYPE_CHECKING:
+    from .visitor import scan
 
 __all__ = [
-    "JINJA_SYNTAX",
-    "PYTHON_SYNTAX",
+    "CONSTANT_SUFFIXES",
     "Instruction",
+    "InstructionKey",
     "PythonSourceError",
     "Scan",
     "Skipped",
+    "StateSchema",
     "Write",
-    "lint_instruction",
-    "never_written",
     "python_text",
     "scan",
-    "skipped_findings",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`scan`, imported when first used: the walk, the resolver and the model reader stay unloaded by
+    `import templating` (the linter's configuration and types import this package's data types)."""
+    if name == "scan":
+        from .visitor import scan
+
+        return scan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,15 +7,51 @@ from dataclasses import dataclass, field
 from typing import Literal as _Literal
 from typing import TypeAlias
 
-# google-adk's state_schema= models: this package's one import of templating.lint.adk_schema (the others import
-# these names from here).
-from ..lint.adk_schema import ModelReader as ModelReader
-from ..lint.adk_schema import StateSchema as StateSchema
 from ..nodes import Span
+from ..schema import Schema
 from .positions import _Mapped
 from .reading import PythonSourceError
 
 Kind: TypeAlias = _Literal["angle", "adk", "jinja"]
+
+# Module constants whose name ends in one of these (in capitals) are instructions even when no call site
+# uses them, if they hold a placeholder: `scan(suffixes=...)`'s default, and `constant-suffixes` in
+# `[tool.templating]`.
+CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLATE")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class StateSchema:
+    """The `state_schema=` of one ADK agent: `agent` names the call (`Agent(name="planner")`),
+    `model` the class as written; `path`/`span` are where the class is defined (where the argument is,
+    when it cannot be read). `schema` is its fields, or `None` with `reason` saying why it is unknown."""
+
+    agent: str
+    model: str
+    path: str
+    span: Span
+    schema: Schema | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionKey:
+    """Which instruction, of all a scan finds: the file its text starts in (`file`, its resolved path), its
+    name (`name`, the label: the constant, or the agent's call site), and where it is written there
+    (`start`, `end`).
+
+    Two instructions can share all of these: `BASE + QUIZ` and `BASE + MEMORY + QUIZ` given to two
+    agents without a `name=` both start where `BASE` does and end where `QUIZ` does. Their `dialect`
+    and `text` tell them apart, so the key is exact: two instructions of one scan never share it, and
+    the same instruction read by another scan of the same files has the same key.
+    """
+
+    file: str
+    name: str
+    start: int
+    end: int
+    dialect: Kind
+    text: str = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +63,10 @@ class Instruction:
     accepts for it; `dialect` is `"angle"`, `"adk"` or `"jinja"`; `text` the string's
     value; `path`/`span` where it starts. `locate` maps a span of `text` into the file.
     `state_schemas`: the `state_schema=` models of the ADK agents given it, read from the code.
+    `file`: the resolved path of `path` (computed once, when the file was read); `key` is the
+    instruction's identity ([`InstructionKey`][templating.pysource.InstructionKey]); `given_at`: where
+    the Python code gives it (each call site's argument, or the constant's value: file and span), and
+    `given_in` those files.
     """
 
     label: str
@@ -36,8 +76,23 @@ class Instruction:
     path: str
     span: Span
     _mapped: _Mapped = field(repr=False, compare=False)
-    # the state_schema= of each google-adk agent given this instruction (see templating.lint.adk_schema)
+    # the state_schema= of each google-adk agent given this instruction (read by templating.pysource.models)
     state_schemas: tuple[StateSchema, ...] = ()
+    file: str = ""
+    # where the code gives this instruction: each call site's argument (the constant's value), file and span
+    given_at: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
+
+    @property
+    def given_in(self) -> tuple[str, ...]:
+        """The Python files whose code gives this instruction (its call sites, the module of its constant)."""
+        return tuple(dict.fromkeys(path for path, _ in self.given_at))
+
+    @property
+    def key(self) -> InstructionKey:
+        """This instruction's identity: its file, name and span, with its dialect and text (see
+        [`InstructionKey`][templating.pysource.InstructionKey])."""
+        file = self.file or self.path
+        return InstructionKey(file, self.label, self.span.start, self.span.end, self.dialect, self.text)
 
     def locate(self, start: int, end: int) -> tuple[str, Span]:
         """The file and the span in it of `text[start:end]` (clipped to the file of its first character)."""

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..lint import util
+from .. import places
 from .found import Scan
 from .positions import _Module
 from .reading import PythonSourceError, _newer_python_hint, _parse, _span_at, _undecodable
@@ -66,7 +66,7 @@ class _Modules:
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
                 if candidate is None:
                     continue
-                shown = str(candidate) if level else util.shown(candidate)
+                shown = str(candidate) if level else places.shown(candidate)
                 key = os.path.realpath(shown)
                 if key in self.modules:
                     return self.modules[key]

@@ -8,8 +8,8 @@ import textwrap
 import unicodedata
 from collections.abc import Iterator, Sequence
 
-from ..lint.util import line_starts, span_at
 from ..nodes import Span
+from ..places import line_starts, span_at
 from .reading import _field_end
 
 

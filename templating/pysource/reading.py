@@ -11,8 +11,8 @@ import tokenize
 import warnings
 
 from ..errors import TemplatingError
-from ..lint.util import line_starts
 from ..nodes import Span
+from ..places import line_starts
 
 
 class PythonSourceError(TemplatingError):

@@ -10,8 +10,9 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 
 from ..template import parse
-from .found import Instruction, Kind, ModelReader, Skipped, StateSchema
+from .found import Instruction, Kind, Skipped, StateSchema
 from .imports import _Modules
+from .models import ModelReader
 from .positions import _dedent, _literal, _Mapped, _Module, _read_literals, _text_mapped
 from .syntax import (
     _MAX_HOPS,
@@ -329,17 +330,34 @@ class _Project(_Modules):
             old = self.result.instructions[index]
             merged = tuple(dict.fromkeys([*old.names, *all_names]))
             schemas = old.state_schemas + tuple(s for s in state_schemas if s not in old.state_schemas)
+            given_at = tuple(dict.fromkeys([*old.given_at, (module.path, where)]))
             self.result.instructions[index] = Instruction(
-                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas
+                old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas, old.file, given_at
             )
             return
-        if value.text:
-            path, span = value.mods[0].path, value.mods[0].span(value.starts[0], value.ends[-1])
-        else:
-            path, span = module.path, where
+        first = value.mods[0] if value.text else module
+        span = where
+        if value.text:  # from its first character to its last one written in the same file
+            last = len(value.text) - 1
+            while last > 0 and value.mods[last] is not first:
+                last -= 1
+            span = first.span(value.starts[0], max(value.ends[last], value.starts[0] + 1))
+        path = first.path
         self.found[key] = len(self.result.instructions)
+        unique_names = tuple(dict.fromkeys(all_names))
         self.result.instructions.append(
-            Instruction(label, tuple(dict.fromkeys(all_names)), dialect, value.text, path, span, value, state_schemas)
+            Instruction(
+                label,
+                unique_names,
+                dialect,
+                value.text,
+                path,
+                span,
+                value,
+                state_schemas,
+                first.key,
+                ((module.path, where),),
+            )
         )
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:

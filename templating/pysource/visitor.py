@@ -6,8 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 
-from ..lint import CONSTANT_SUFFIXES
-from .found import Kind, Scan, Skipped, StateSchema, Write
+from .found import CONSTANT_SUFFIXES, Kind, Scan, Skipped, StateSchema, Write
 from .positions import _Module
 from .reading import PythonSourceError, _read_python
 from .resolve import _Project
@@ -198,11 +197,13 @@ class _Visitor:
             schemas: tuple[StateSchema, ...] = ()
             if given_schema is not None and not (isinstance(given_schema, ast.Constant) and given_schema.value is None):
                 schemas = (project.state_schema(module, given_schema, shown),)
+            # its names: the agent's name=, and the module-level variable it is assigned to (quiz_agent = ...)
+            owners = list(dict.fromkeys([*([name] if name is not None else []), *self.names_for.get(id(call), [])]))
             for kwarg in _AGENT_KWARGS:
                 value = _keyword(call, kwarg)
                 if value is None:
                     continue
-                names = [name, f"{name}.{kwarg}"] if name is not None else []
+                names = [n for owner in owners for n in (owner, f"{owner}.{kwarg}")]
                 if self.is_provider(value):  # instruction("..."): linted at its own call site, named here
                     self.names_for.setdefault(id(value), []).extend(names)
                     self.schemas_for[id(value)] = self.schemas_for.get(id(value), ()) + schemas

@@ -1,0 +1,51 @@
+"""Where things are, as findings show them: offsets in a text as 1-based lines and columns, and a file's
+path relative to the current folder.
+
+Below everything that reports a place: the scanner of Python code, the linter and its outputs (which
+import these through `templating.lint.util`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+from .nodes import Span
+
+__all__ = ["end_of", "line_starts", "shown", "span_at"]
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of `text` starts (the first is 0)."""
+    starts = [0]
+    find = text.find
+    i = find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    return starts
+
+
+def span_at(starts: list[int], start: int, end: int) -> Span:
+    """The span of `start`..`end` with the 1-based line and column of `start`; `starts` from `line_starts`."""
+    line = bisect.bisect_right(starts, start)
+    return Span(start, end, line, start - starts[line - 1] + 1)
+
+
+def end_of(source: str | None, span: Span) -> tuple[int, int]:
+    """The 1-based line and (exclusive) column where `span` stops in `source`."""
+    if source is None:
+        return span.line, span.column + (span.end - span.start)
+    inside = source[span.start : span.end]
+    if "\n" not in inside:
+        return span.line, span.column + len(inside)
+    return span.line + inside.count("\n"), len(inside) - inside.rfind("\n")
+
+
+def shown(path: Path, cwd: Path | None = None) -> str:
+    """A path as findings show it: relative to the current folder when under it, else absolute."""
+    base = cwd or Path.cwd().resolve()
+    try:
+        return str(path.resolve().relative_to(base))
+    except (ValueError, OSError, RuntimeError):
+        return str(path)
