@@ -50,7 +50,7 @@ __all__ = ["PromptTextExtension", "SnapshotFileError", "SnapshotText", "extensio
 _INI = "templating_snapshot_dir"
 
 
-OLD_SUFFIX = ".txt"  # the suffix of snapshot files before 0.2: pytest collects `test*.txt` as doctests
+OLD_SUFFIX = ".txt"  # the suffix of snapshot files up to 0.1: pytest collects `test*.txt` as doctests
 _OLD_STEM_LENGTH = 255 - len(OLD_SUFFIX)
 
 
@@ -118,8 +118,8 @@ class PromptTextExtension(SingleFileSnapshotExtension):
             raise SnapshotFileError(
                 snapshot_location,
                 f"snapshot file {self._name(snapshot_location)} does not exist, but {self._name(str(old))} does: "
-                f"snapshots were renamed from {OLD_SUFFIX} (a doctest file to pytest) to .{self.file_extension} in "
-                "0.2. Run `pytest --snapshot-update` to rename them, or rename them yourself (git mv)",
+                f"snapshots were renamed from {OLD_SUFFIX} (a doctest file to pytest) to .{self.file_extension} after "
+                "templating 0.1. Run `pytest --snapshot-update` to rename them, or rename them yourself (git mv)",
             )
         self._check_writable(snapshot_location)
         self._check_writable(str(old))

@@ -459,7 +459,7 @@ def test_a_snapshot_under_its_old_name_is_migrated(
         result.stdout.fnmatch_lines(
             [
                 f"*SnapshotFileError: snapshot file {named}.prompt.snap does not exist, but {named}.txt does: "
-                "snapshots were renamed from .txt (a doctest file to pytest) to .prompt.snap in 0.2. Run "
+                "snapshots were renamed from .txt (a doctest file to pytest) to .prompt.snap after templating 0.1. Run "
                 "`pytest --snapshot-update` to rename them, or rename them yourself (git mv)"
             ]
         )
