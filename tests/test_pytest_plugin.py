@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from templating.inputs import DEFAULT_MAX_FILE_SIZE
+from templating.lint.discovery import DEFAULT_INCLUDE
 from templating.pytest_plugin import PromptTextExtension, SnapshotText, extension_for, lint_report
 
 TEST_FILE = """
@@ -279,6 +281,22 @@ def test_snapshot_files_are_never_collected_by_pytest(
     result.assert_outcomes(**outcomes)  # no doctest ran, no collection error
     if outcomes.get("failed"):
         result.stdout.fnmatch_lines(["*--- snapshot", "*+++ received"])
+
+
+# What collects or reads a file by its name: pytest's defaults (python_files, --doctest-glob), the linter's.
+NAME_PATTERNS = [
+    ("pytest-python-files", ["test_*.py", "*_test.py"]),
+    ("pytest-doctest-glob", ["test*.txt"]),
+    ("templating-lint-include", list(DEFAULT_INCLUDE)),
+]
+
+
+@pytest.mark.parametrize("patterns", [r[1] for r in NAME_PATTERNS], ids=[r[0] for r in NAME_PATTERNS])
+@pytest.mark.parametrize("test_name", ["test_x", "test_x[a-b]", "x" * 243])
+def test_a_snapshot_file_name_matches_no_collecting_pattern(patterns: list[str], test_name: str) -> None:
+    name = f"{test_name}.{PromptTextExtension.file_extension}"
+    assert not [pattern for pattern in patterns if fnmatch.fnmatch(name, pattern.removeprefix("**/"))]
+    assert fnmatch.fnmatch(f"{test_name}.txt", "test*.txt") == test_name.startswith("test")  # the old name did
 
 
 def _fifo(path: Path) -> None:
