@@ -380,38 +380,40 @@ def test_a_snapshot_dir_outside_the_rootdir_is_a_usage_error(pytester: pytest.Py
     assert not list(outside.iterdir())
 
 
-def _link_to_inside(pytester: pytest.Pytester, path: Path) -> Path:
+def _link_to_inside(pytester: pytest.Pytester, path: Path) -> list[Path]:
     target = pytester.path / "kept.txt"
     target.write_text("Hello", encoding="utf-8")
     path.parent.mkdir(parents=True)
     path.symlink_to(target)
-    return target
+    return [target]
 
 
-def _dangling_link_inside(pytester: pytest.Pytester, path: Path) -> Path:
+def _dangling_link_inside(pytester: pytest.Pytester, path: Path) -> list[Path]:
     target = pytester.path / "created.txt"
     path.parent.mkdir(parents=True)
     path.symlink_to(target)
-    return target
+    return [target]
 
 
-def _dangling_link_out(pytester: pytest.Pytester, path: Path) -> Path:
+def _dangling_link_out(pytester: pytest.Pytester, path: Path) -> list[Path]:
     target = _outside(path, "created.txt")
     path.parent.mkdir(parents=True)
     path.symlink_to(target)
-    return target
+    return [target]
 
 
-def _folder_link_out(pytester: pytest.Pytester, path: Path) -> Path:
+def _folder_link_out(pytester: pytest.Pytester, path: Path) -> list[Path]:
     outside = _outside(path, "snapshots")
-    outside.mkdir()
+    (outside / "test_m").mkdir(parents=True)
     (pytester.path / "__snapshots__").symlink_to(outside)
-    return outside / "test_m" / "test_x.prompt.snap"
+    unused = outside / "test_m" / "test_gone.prompt.snap"  # no test reads it: not deleted outside the rootdir
+    unused.write_text("Bye", encoding="utf-8")
+    return [outside / "test_m" / "test_x.prompt.snap", unused]
 
 
-# id, what is made where the snapshot goes (it returns the file that must stay as it was), the failure
+# id, what is made where the snapshot goes (it returns the files that must stay as they were), the failure
 # (a link out of the rootdir is not even read; one inside is read, and not written through)
-THROUGH_LINKS: list[tuple[str, Callable[[pytest.Pytester, Path], Path], str]] = [
+THROUGH_LINKS: list[tuple[str, Callable[[pytest.Pytester, Path], list[Path]], str]] = [
     (
         "file-link-inside",
         _link_to_inside,
@@ -425,16 +427,16 @@ THROUGH_LINKS: list[tuple[str, Callable[[pytest.Pytester, Path], Path], str]] = 
 
 @pytest.mark.parametrize(("make", "said"), [r[1:] for r in THROUGH_LINKS], ids=[r[0] for r in THROUGH_LINKS])
 def test_update_never_writes_through_a_link_or_outside_the_rootdir(
-    pytester: pytest.Pytester, make: Callable[[pytest.Pytester, Path], Path], said: str
+    pytester: pytest.Pytester, make: Callable[[pytest.Pytester, Path], list[Path]], said: str
 ) -> None:
     pytester.makepyfile(test_m="TEXT = 'Hi'\n" + PROMPT_TEST)
     path = _snapshot(pytester)
     kept = make(pytester, path)
-    before = kept.read_bytes() if kept.exists() else None
+    before = [file.read_bytes() if file.exists() else None for file in kept]
     result = pytester.runpytest("--snapshot-update")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*SnapshotFileError: snapshot file {SNAP}{said}"])
-    assert (kept.read_bytes() if kept.exists() else None) == before
+    assert [file.read_bytes() if file.exists() else None for file in kept] == before
 
 
 # --- snapshots under their old name (.txt) ------------------------------------------------------------
