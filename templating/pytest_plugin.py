@@ -98,6 +98,7 @@ class PromptTextExtension(SingleFileSnapshotExtension):
     def read_snapshot_data_from_location(
         self, *, snapshot_location: str, snapshot_name: str, session_id: str
     ) -> bytes | None:
+        self._check_inside(snapshot_location)
         try:
             return read_bytes(snapshot_location, limit=self.max_size, root=self.rootdir)
         except FileNotFoundError:
@@ -180,6 +181,7 @@ class PromptTextExtension(SingleFileSnapshotExtension):
                 f"snapshot file {cls._name(location)} is a symbolic link (to {os.readlink(path)}): snapshots are never "
                 "written through one; replace it with a regular file (remove it and run --snapshot-update)",
             )
+        cls._check_inside(location)
         real = Path(os.path.realpath(path))
         if cls.rootdir is not None and not real.is_relative_to(cls.rootdir):
             raise SnapshotFileError(
@@ -189,6 +191,18 @@ class PromptTextExtension(SingleFileSnapshotExtension):
             )
         if path.exists() and not path.is_file():
             raise SnapshotFileError(location, f"snapshot file {cls._name(location)} is not a regular file: not written")
+
+    @classmethod
+    def _check_inside(cls, location: str) -> None:
+        """A `SnapshotFileError` when `location` is outside the rootdir by its path alone (a test file
+        outside the rootdir keeps its `__snapshots__` beside it); a link out is refused when read."""
+        given = cls.rootpath
+        if given is not None and not Path(os.path.abspath(location)).is_relative_to(os.path.abspath(given)):
+            raise SnapshotFileError(
+                location,
+                f"snapshot file {location} is outside the rootdir {given}: snapshots are read and written only "
+                "inside it (run pytest with a rootdir that holds the tests, --rootdir)",
+            )
 
     @classmethod
     def _name(cls, location: str) -> str:

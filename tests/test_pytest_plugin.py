@@ -380,6 +380,19 @@ def test_a_snapshot_dir_outside_the_rootdir_is_a_usage_error(pytester: pytest.Py
     assert not list(outside.iterdir())
 
 
+def test_a_test_outside_the_rootdir_has_its_snapshots_refused(pytester: pytest.Pytester) -> None:
+    (pytester.path / "root").mkdir()
+    (pytester.path / "elsewhere").mkdir()
+    (pytester.path / "elsewhere" / "test_m.py").write_text("TEXT = 'Hi'\n" + PROMPT_TEST, encoding="utf-8")
+    result = pytester.runpytest("--snapshot-update", "--rootdir=root", "elsewhere/test_m.py")
+    result.assert_outcomes(failed=1)
+    snap = pytester.path / "elsewhere" / SNAP
+    result.stdout.fnmatch_lines(
+        [f"*SnapshotFileError: snapshot file {snap} is outside the rootdir {pytester.path / 'root'}: snapshots*"]
+    )
+    assert not (pytester.path / "elsewhere" / "__snapshots__").exists()
+
+
 def _link_to_inside(pytester: pytest.Pytester, path: Path) -> list[Path]:
     target = pytester.path / "kept.txt"
     target.write_text("Hello", encoding="utf-8")
