@@ -327,28 +327,30 @@ def _link_out(path: Path) -> None:
     path.symlink_to(outside)
 
 
-# id, what is put where the snapshot goes, what the failure says about it
-NOT_READ: list[tuple[str, Callable[[Path], None], str]] = [
-    ("fifo", _fifo, "not a regular file (a device, a pipe or a socket): not read"),
-    ("link-to-dev-zero", _dev_zero, "a symbolic link out of the project root (to /dev/zero): not read"),
-    ("folder", _folder, "a folder, not a file: not read"),
-    ("too-large", _too_large, f"more than the limit of {DEFAULT_MAX_FILE_SIZE} bytes"),
-    ("link-out-of-rootdir", _link_out, "a symbolic link out of the project root"),
+# id, what is put where the snapshot goes, what the failure says about it, whether a regression could hang
+# or exhaust the run (then pytest runs in a process of its own, with a time-out)
+NOT_READ: list[tuple[str, Callable[[Path], None], str, bool]] = [
+    ("fifo", _fifo, "not a regular file (a device, a pipe or a socket): not read", True),
+    ("link-to-dev-zero", _dev_zero, "a symbolic link out of the project root (to /dev/zero): not read", True),
+    ("folder", _folder, "a folder, not a file: not read", False),
+    ("too-large", _too_large, f"more than the limit of {DEFAULT_MAX_FILE_SIZE} bytes", False),
+    ("link-out-of-rootdir", _link_out, "a symbolic link out of the project root", False),
 ]
 
 
 @pytest.mark.parametrize("update", [False, True], ids=["check", "update"])
-@pytest.mark.parametrize(("make", "reason"), [r[1:] for r in NOT_READ], ids=[r[0] for r in NOT_READ])
+@pytest.mark.parametrize(("make", "reason", "hostile"), [r[1:] for r in NOT_READ], ids=[r[0] for r in NOT_READ])
 def test_a_snapshot_that_is_not_a_regular_file_fails_naming_it(
-    pytester: pytest.Pytester, make: Callable[[Path], None], reason: str, update: bool
+    pytester: pytest.Pytester, make: Callable[[Path], None], reason: str, hostile: bool, update: bool
 ) -> None:
     pytester.makepyfile(test_m="TEXT = 'Hi'\n" + PROMPT_TEST)
     path = _snapshot(pytester)
     path.parent.mkdir(parents=True)
     make(path)
     before = os.lstat(path)
-    # In a process of its own, with a time-out: a read that blocked on the FIFO would hang this suite.
-    result = pytester.runpytest_subprocess(*(["--snapshot-update"] if update else []), timeout=300)
+    options = ["--snapshot-update"] if update else []
+    # A read that blocked on the FIFO would hang this suite, one of /dev/zero fill its memory: a time-out instead.
+    result = pytester.runpytest_subprocess(*options, timeout=300) if hostile else pytester.runpytest(*options)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*SnapshotFileError: snapshot file {SNAP}: *{reason}*; remove or replace it"])
     after = os.lstat(path)
