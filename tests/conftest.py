@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-from syrupy.location import PyTestLocation
+
+from templating.pytest_plugin import extension_for
 
 pytest_plugins = ["pytester"]
 
@@ -31,30 +31,16 @@ def _inner_pytest_runs_without_asyncio(request: pytest.FixtureRequest, monkeypat
 
 
 SNAPSHOTS = ROOT / "snapshots"
-# Every snapshot of this project's tests is a text file at snapshots/<test file path, no .py>/: the
-# `snapshot` fixture below by its own dirname, and prompt_snapshot / lint_snapshot (templating's
-# pytest plugin) because pyproject.toml sets the plugin's ini option templating_snapshot_dir.
-
-
-class TextSnapshotExtension(SingleFileSnapshotExtension):
-    """One readable UTF-8 text file per snapshot, under snapshots/tests/<test module>/."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "txt"
-
-    @classmethod
-    def dirname(cls, *, test_location: PyTestLocation) -> str:
-        return str(SNAPSHOTS / Path(test_location.filepath).relative_to(ROOT).with_suffix(""))
-
-    def serialize(self, data: Any, **kwargs: Any) -> str:
-        if not isinstance(data, str):
-            raise TypeError(f"text snapshots take str, not {type(data).__name__}")
-        return data
+# Every snapshot of this project's tests is a text file at snapshots/<test file path, no .py>/<test>.prompt.snap,
+# stored by templating's pytest plugin: prompt_snapshot / lint_snapshot because pyproject.toml sets its ini option
+# templating_snapshot_dir, and the `snapshot` fixture below (CLI output, error texts) with the same extension.
 
 
 @pytest.fixture
-def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(TextSnapshotExtension)
+def snapshot(snapshot: SnapshotAssertion, pytestconfig: pytest.Config) -> SnapshotAssertion:
+    """syrupy's `snapshot`, storing a str as one UTF-8 file under snapshots/tests/<test module>/."""
+    update = bool(pytestconfig.option.update_snapshots)
+    return snapshot.use_extension(extension_for(str(SNAPSHOTS), str(pytestconfig.rootpath), update=update))
 
 
 # --- session services -----------------------------------------------------------------------

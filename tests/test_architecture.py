@@ -363,7 +363,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     ("lint outputs", {"lint.outputs", "lint.outputs.*", "report"}),
     ("the Python API", {"providers", "agents", "runner", ""}),
-    ("callers", {"cli", "__main__", "lsp", "lsp.*", "pytest_plugin", "pytest_entry"}),
+    ("callers", {"cli", "__main__", "lsp", "lsp.*", "pytest_plugin", "pytest_entry", "snapshot_diff"}),
 ]
 
 

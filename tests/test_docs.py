@@ -151,7 +151,7 @@ def run_as_pytest(code: str, name: str, line: int, folder: Path) -> None:
             check=False,
         )
         assert result.returncode == 0, f"{name}:{line} tests failed:\n{result.stdout}\n{result.stderr}"
-    assert list(folder.glob("__snapshots__/**/*.txt")), "the example's snapshots were written"
+    assert list(folder.glob("__snapshots__/**/*.prompt.snap")), "the example's snapshots were written"
 
 
 # --- the set-up commands: one set-up for development (docs/contributing.md), the one .ci/run installs; the README

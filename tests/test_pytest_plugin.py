@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from templating.pytest_plugin import PromptTextExtension, SnapshotText, extension_for, lint_report, marked_diff
+from templating.inputs import DEFAULT_MAX_FILE_SIZE
+from templating.lint.discovery import DEFAULT_INCLUDE
+from templating.pytest_plugin import PromptTextExtension, SnapshotText, extension_for, lint_report
 
 TEST_FILE = """
 def test_greeting(prompt_snapshot, snapshot):
@@ -32,10 +37,10 @@ def test_snapshots_are_plain_text_files_one_per_test(pytester: pytest.Pytester) 
     make_tests(pytester)
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
     folder = pytester.path / "__snapshots__" / "test_prompts"
-    assert sorted(p.name for p in folder.iterdir()) == ["test_greeting.txt", "test_report.txt"]
+    assert sorted(p.name for p in folder.iterdir()) == ["test_greeting.prompt.snap", "test_report.prompt.snap"]
     # the prompt exactly as the model sees it: bytes, CRLF kept, no trailing newline added
-    assert (folder / "test_greeting.txt").read_bytes() == b"Hello Ada,\r\nyour order A-1 is ."
-    report = (folder / "test_report.txt").read_text(encoding="utf-8")
+    assert (folder / "test_greeting.prompt.snap").read_bytes() == b"Hello Ada,\r\nyour order A-1 is ."
+    report = (folder / "test_report.prompt.snap").read_text(encoding="utf-8")
     assert report.startswith("1:4: T002 warning: '< name >' has whitespace inside")
     assert "1:17: T003 error: unknown scope 'usr:'" in report
     pytester.runpytest().assert_outcomes(passed=2)
@@ -65,7 +70,7 @@ def test_unused_snapshots_are_reported(pytester: pytest.Pytester) -> None:
     assert result.ret == 1  # syrupy fails a run with unused snapshots unless told otherwise
     result = pytester.runpytest("--snapshot-update")
     result.stdout.fnmatch_lines(["*1 unused snapshot deleted*"])
-    assert not (pytester.path / "__snapshots__" / "test_prompts" / "test_report.txt").exists()
+    assert not (pytester.path / "__snapshots__" / "test_prompts" / "test_report.prompt.snap").exists()
 
 
 def test_missing_key_fails_the_test(pytester: pytest.Pytester) -> None:
@@ -79,7 +84,9 @@ def test_ini_option_moves_snapshots(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\ntemplating_snapshot_dir = prompts/snaps\n")
     make_tests(pytester)
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
-    assert (pytester.path / "prompts" / "snaps" / "test_prompts" / "test_greeting.txt").is_file()  # at the rootdir
+    assert (
+        pytester.path / "prompts" / "snaps" / "test_prompts" / "test_greeting.prompt.snap"
+    ).is_file()  # at the rootdir
     assert not (pytester.path / "__snapshots__").exists()
     pytester.runpytest().assert_outcomes(passed=2)
 
@@ -97,8 +104,8 @@ def test_same_file_names_in_different_folders_do_not_collide(pytester: pytest.Py
         passed=2
     )
     snaps = pytester.path / "snaps" / "tests"
-    assert (snaps / "a" / "test_m" / "test_x.txt").read_text(encoding="utf-8") == "Hi Ada"
-    assert (snaps / "b" / "test_m" / "test_x.txt").read_text(encoding="utf-8") == "Hi Grace"
+    assert (snaps / "a" / "test_m" / "test_x.prompt.snap").read_text(encoding="utf-8") == "Hi Ada"
+    assert (snaps / "b" / "test_m" / "test_x.prompt.snap").read_text(encoding="utf-8") == "Hi Grace"
     pytester.runpytest("-p", "no:cacheprovider", "--import-mode=importlib").assert_outcomes(passed=2)
 
 
@@ -143,86 +150,13 @@ def test_extension_serializes_text_only() -> None:
 
 def test_this_projects_prompt_snapshots_live_under_their_test_path() -> None:
     root = Path(__file__).resolve().parent.parent
-    assert (root / "snapshots" / "tests" / "test_pytest_plugin" / "test_this_projects_prompt_snapshots.txt").is_file()
+    assert (
+        root / "snapshots" / "tests" / "test_pytest_plugin" / "test_this_projects_prompt_snapshots.prompt.snap"
+    ).is_file()
 
 
 def test_lint_report_clean() -> None:
     assert lint_report("Hello <name>") == "no findings\n"
-
-
-# --- invisible changes are shown --------------------------------------------------------------
-
-ONLY_UNSEEN = "1 line differs only in characters you cannot see"
-OLD = "Line 1\nLine 2\nLine 3 stays.\nLine 4\n"
-
-# id, received text (OLD changed on one line), the changed line as the diff shows it
-INVISIBLE = [
-    ("trailing-space", OLD.replace("stays.", "stays. "), "+Line 3 stays.·"),
-    ("trailing-spaces", OLD.replace("stays.", "stays.   "), "+Line 3 stays.···"),
-    ("leading-space", OLD.replace("Line 3", " Line 3"), "+·Line 3 stays."),
-    ("tab-for-space", OLD.replace("3 stays", "3\tstays"), "+Line 3→stays."),
-    ("tab-indent-for-spaces", OLD.replace("Line 3", "\tLine 3"), "+→Line 3 stays."),
-    ("carriage-return", OLD.replace("stays.", "stays.\r"), "+Line 3 stays.\\r"),
-    ("crlf-line-endings", OLD.replace("\n", "\r\n"), "+Line 3 stays.\\r"),
-    ("no-break-space", OLD.replace("3 stays", "3\u00a0stays"), "+Line 3<U+00A0>stays."),
-    ("zero-width-space", OLD.replace("stays", "st\u200bays"), "+Line 3 st<U+200B>ays."),
-    ("zero-width-joiner", OLD.replace("stays", "stays\u200d"), "+Line 3 stays<U+200D>."),
-    ("byte-order-mark", OLD.replace("Line 3", "\ufeffLine 3"), "+<U+FEFF>Line 3 stays."),
-    ("right-to-left-mark", OLD.replace("stays", "\u200fstays"), "+Line 3 <U+200F>stays."),
-    ("escape-control", OLD.replace("stays", "\x1bstays"), "+Line 3 <U+001B>stays."),
-    ("nul", OLD.replace("stays.", "stays.\x00"), "+Line 3 stays.<U+0000>"),
-    ("em-space", OLD.replace("3 stays", "3\u2003stays"), "+Line 3<U+2003>stays."),
-    ("line-separator", OLD.replace("stays.", "stays.\u2028"), "+Line 3 stays.<U+2028>"),
-    ("variation-selector", OLD.replace("stays", "s\ufe0ftays"), "+Line 3 s<U+FE0F>tays."),
-]
-
-
-@pytest.mark.parametrize(("new", "shown"), [c[1:] for c in INVISIBLE], ids=[c[0] for c in INVISIBLE])
-def test_a_change_you_cannot_see_is_marked_and_said(new: str, shown: str) -> None:
-    diff = marked_diff(OLD, new)
-    assert diff[0].startswith(("1 line differs", "4 lines differ"))  # CRLF changes every line
-    assert "only in characters you cannot see (whitespace, control, zero-width, no-break, line endings)" in diff[0]
-    assert "· a space at the start or end of a line, → a tab" in diff[1]
-    assert shown in diff
-    assert "-Line 3 stays." in diff
-
-
-def test_a_visible_change_gets_no_note() -> None:
-    diff = marked_diff(OLD, OLD.replace("stays", "goes"))
-    assert diff[:2] == ["--- snapshot", "+++ received"]
-    assert "-Line 3 stays." in diff
-    assert "+Line 3 goes." in diff
-    assert marked_diff(OLD, OLD) == []
-
-
-def test_invisible_characters_in_a_visible_change_are_still_marked() -> None:
-    diff = marked_diff(OLD, OLD.replace("stays.", "goes.\u200b "))
-    assert diff[0] == "invisible characters in changed lines are marked:"
-    assert "+Line 3 goes.<U+200B>·" in diff
-
-
-def test_spaces_inside_a_line_stay_spaces() -> None:
-    diff = marked_diff("a b\n", "a  b\n")
-    assert diff[-2:] == ["-a b", "+a  b"]
-    assert diff[0].startswith("1 line differs only")
-
-
-@pytest.mark.parametrize(
-    ("change", "shown"),
-    [("stays. ", "*+Line 3 stays.·"), ("st\\u200bays.", "*+Line 3 st<U+200B>ays.")],
-    ids=["trailing-space", "zero-width-space"],
-)
-def test_a_failing_snapshot_shows_the_invisible_change(pytester: pytest.Pytester, change: str, shown: str) -> None:
-    source = (
-        "def test_p(prompt_snapshot, snapshot):\n"
-        '    assert prompt_snapshot("Line 3 <w>\\nLine 4", {"w": W}) == snapshot\n'
-    )
-    pytester.makepyfile(test_p='W = "stays."\n' + source)
-    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
-    pytester.makepyfile(test_p=f'W = "{change}"\n' + source)
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*{ONLY_UNSEEN}*", "*--- snapshot", "*+++ received", "*-Line 3 stays.", shown])
 
 
 # --- snapshot names that would share a file -----------------------------------------------------
@@ -256,11 +190,13 @@ def test_ids_that_would_share_a_snapshot_file_fail_naming_each_other(
         result.assert_outcomes(failed=2, errors=3)  # no snapshots yet
     assert (
         "snapshot name collision: test_names.py::test_x[a/b], test_names.py::test_x[ab], "
-        "test_names.py::test_x[a<b] would share one snapshot file, test_x[ab].txt"
+        "test_names.py::test_x[a<b] would share one snapshot file, test_x[ab].prompt.snap"
     ) in result.stdout.str()
     assert "Give these tests ids that still differ after that" in result.stdout.str()
     written = sorted(path.name for path in folder.iterdir()) if folder.exists() else []
-    assert written == (["test_alone.txt", "test_x[other].txt"] if options == ["--snapshot-update"] else [])
+    assert written == (
+        ["test_alone.prompt.snap", "test_x[other].prompt.snap"] if options == ["--snapshot-update"] else []
+    )
 
 
 def test_long_ids_cut_to_the_same_file_name_collide(pytester: pytest.Pytester) -> None:
@@ -270,5 +206,301 @@ def test_long_ids_cut_to_the_same_file_name_collide(pytester: pytest.Pytester) -
     )
     result = pytester.runpytest("--snapshot-update")
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*snapshot name collision*is cut at 251 characters*"])
+    result.stdout.fnmatch_lines(["*snapshot name collision*is cut at 243 characters*"])
     assert not (pytester.path / "__snapshots__").exists()
+
+
+# --- invisible changes at pytest's default verbosity ----------------------------------------------
+
+# 30 lines, so that the whole diff is longer than pytest's default cut (8 lines, 640 characters).
+LONG = "".join(f"Line {n}: the agent reads this line of its instructions and does what it says.\n" for n in range(30))
+
+# id, the change made to line 12 (old, new), the marked line(s) that must show without -vv
+DEFAULT_VERBOSITY = [
+    ("trailing-space", ("says.\n", "says. \n"), ["*received line 13: *does what it says.·"]),
+    ("no-break-space", ("its instructions", "its\u00a0instructions"), ["*received line 13: *its<U+00A0>instructions*"]),
+    ("zero-width-space", ("reads", "re\u200bads"), ["*received line 13: *re<U+200B>ads*"]),
+    ("tab-for-space", ("this line", "this\tline"), ["*received line 13: *this→line*"]),
+    ("crlf", ("says.\n", "says.\r\n"), ["*received line 13: *does what it says.\\r"]),
+]
+
+
+@pytest.mark.parametrize(("change", "shown"), [r[1:] for r in DEFAULT_VERBOSITY], ids=[r[0] for r in DEFAULT_VERBOSITY])
+def test_an_invisible_change_shows_at_default_verbosity(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, change: tuple[str, str], shown: list[str]
+) -> None:
+    for variable in ("CI", "BUILD_NUMBER"):  # pytest never cuts its report on CI: make sure it does here
+        monkeypatch.delenv(variable, raising=False)
+    lines = LONG.splitlines(keepends=True)
+    changed = "".join(lines[:12]) + lines[12].replace(*change) + "".join(lines[13:])
+    source = "def test_p(prompt_snapshot, snapshot):\n    assert prompt_snapshot(TEXT, {}) == snapshot\n"
+    pytester.makepyfile(test_p=f"TEXT = {LONG!r}\n" + source)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    pytester.makepyfile(test_p=f"TEXT = {changed!r}\n" + source)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*1 line differs only in characters you cannot see*", "*snapshot line 13: *"])
+    result.stdout.fnmatch_lines(shown)
+    assert "Full output truncated" in result.stdout.str()  # the report was cut, after the marked line
+
+
+# --- where snapshots are, and what pytest collects -------------------------------------------------
+
+PROMPT_TEST = "def test_x(prompt_snapshot, snapshot):\n    assert prompt_snapshot(TEXT, {}) == snapshot\n"
+SNAP = "__snapshots__/test_m/test_x.prompt.snap"  # as failures name it: relative to the rootdir
+
+
+def _snapshot(pytester: pytest.Pytester, name: str = "test_x.prompt.snap") -> Path:
+    return pytester.path / "__snapshots__" / "test_m" / name
+
+
+# id, the prompt, bytes written over its snapshot before a plain `pytest` (None: left as written), outcomes
+NEVER_COLLECTED: list[tuple[str, str, bytes | None, dict[str, int]]] = [
+    ("doctest-prompt", "Example:\n>>> raise SystemExit(3)\n>>> 1/0\n", None, {"passed": 1}),
+    ("doctest-prompt-changed", "Example:\n>>> 1/0\n", b"Example:\n>>> import os; os._exit(3)\n", {"failed": 1}),
+    ("not-utf-8", "caf\u00e9\n", b"caf\xe9\n\xff\xfe\n", {"failed": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "written", "outcomes"), [r[1:] for r in NEVER_COLLECTED], ids=[r[0] for r in NEVER_COLLECTED]
+)
+def test_snapshot_files_are_never_collected_by_pytest(
+    pytester: pytest.Pytester, text: str, written: bytes | None, outcomes: dict[str, int]
+) -> None:
+    pytester.makepyfile(test_m=f"TEXT = {text!r}\n" + PROMPT_TEST)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    if written is not None:
+        _snapshot(pytester).write_bytes(written)
+    # pytest's defaults: python_files test_*.py / *_test.py, --doctest-glob test*.txt
+    collected = pytester.runpytest("--collect-only", "-q")
+    assert [line for line in collected.outlines if "::" in line or ".snap" in line] == ["test_m.py::test_x"]
+    assert "1 test collected" in collected.stdout.str()
+    assert "error" not in collected.stdout.str().lower()
+    result = pytester.runpytest()
+    result.assert_outcomes(**outcomes)  # no doctest ran, no collection error
+    if outcomes.get("failed"):
+        result.stdout.fnmatch_lines(["*--- snapshot", "*+++ received"])
+
+
+# What collects or reads a file by its name: pytest's defaults (python_files, --doctest-glob), the linter's.
+NAME_PATTERNS = [
+    ("pytest-python-files", ["test_*.py", "*_test.py"]),
+    ("pytest-doctest-glob", ["test*.txt"]),
+    ("templating-lint-include", list(DEFAULT_INCLUDE)),
+]
+
+
+@pytest.mark.parametrize("patterns", [r[1] for r in NAME_PATTERNS], ids=[r[0] for r in NAME_PATTERNS])
+@pytest.mark.parametrize("test_name", ["test_x", "test_x[a-b]", "x" * 243])
+def test_a_snapshot_file_name_matches_no_collecting_pattern(patterns: list[str], test_name: str) -> None:
+    name = f"{test_name}.{PromptTextExtension.file_extension}"
+    assert not [pattern for pattern in patterns if fnmatch.fnmatch(name, pattern.removeprefix("**/"))]
+    assert fnmatch.fnmatch(f"{test_name}.txt", "test*.txt") == test_name.startswith("test")  # the old name did
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+def _too_large(path: Path) -> None:
+    path.write_bytes(b"x" * (DEFAULT_MAX_FILE_SIZE + 1))
+
+
+def _outside(path: Path, name: str) -> Path:
+    """A path beside the pytester project that holds `path` (`__snapshots__/test_m/<file>`), of its own."""
+    project = path.parents[2]
+    return project.parent / f"{project.name}-{name}"
+
+
+def _link_out(path: Path) -> None:
+    outside = _outside(path, "outside.txt")
+    outside.write_text("Hi", encoding="utf-8")
+    path.symlink_to(outside)
+
+
+# id, what is put where the snapshot goes, what the failure says about it, whether a regression could hang
+# or exhaust the run (then pytest runs in a process of its own, with a time-out)
+NOT_READ: list[tuple[str, Callable[[Path], None], str, bool]] = [
+    ("fifo", _fifo, "not a regular file (a device, a pipe or a socket): not read", True),
+    ("link-to-dev-zero", _dev_zero, "a symbolic link out of the project root (to /dev/zero): not read", True),
+    ("folder", _folder, "a folder, not a file: not read", False),
+    ("too-large", _too_large, f"more than the limit of {DEFAULT_MAX_FILE_SIZE} bytes", False),
+    ("link-out-of-rootdir", _link_out, "a symbolic link out of the project root", False),
+]
+
+
+@pytest.mark.parametrize("update", [False, True], ids=["check", "update"])
+@pytest.mark.parametrize(("make", "reason", "hostile"), [r[1:] for r in NOT_READ], ids=[r[0] for r in NOT_READ])
+def test_a_snapshot_that_is_not_a_regular_file_fails_naming_it(
+    pytester: pytest.Pytester, make: Callable[[Path], None], reason: str, hostile: bool, update: bool
+) -> None:
+    pytester.makepyfile(test_m="TEXT = 'Hi'\n" + PROMPT_TEST)
+    path = _snapshot(pytester)
+    path.parent.mkdir(parents=True)
+    make(path)
+    before = os.lstat(path)
+    options = ["--snapshot-update"] if update else []
+    # A read that blocked on the FIFO would hang this suite, one of /dev/zero fill its memory: a time-out instead.
+    result = pytester.runpytest_subprocess(*options, timeout=300) if hostile else pytester.runpytest(*options)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*SnapshotFileError: snapshot file {SNAP}: *{reason}*; remove or replace it"])
+    after = os.lstat(path)
+    assert (after.st_mode, after.st_ino, after.st_size) == (before.st_mode, before.st_ino, before.st_size)
+
+
+def test_a_prompt_too_large_to_read_back_is_not_written() -> None:
+    with pytest.raises(ValueError, match=f"a snapshot holds at most {DEFAULT_MAX_FILE_SIZE} bytes"):
+        PromptTextExtension().serialize("x" * (DEFAULT_MAX_FILE_SIZE + 1))
+
+
+# id, the ini value (OUT: a folder beside the rootdir; LINK: a link in the rootdir to it)
+OUTSIDE_DIRS = [("parent", "../NAME-outside"), ("absolute", "OUT"), ("link-out", "LINK/snaps")]
+
+
+@pytest.mark.parametrize("value", [r[1] for r in OUTSIDE_DIRS], ids=[r[0] for r in OUTSIDE_DIRS])
+def test_a_snapshot_dir_outside_the_rootdir_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+    outside = pytester.path.parent / f"{pytester.path.name}-outside"
+    outside.mkdir()
+    (pytester.path / "LINK").symlink_to(outside)
+    value = value.replace("NAME", pytester.path.name).replace("OUT", str(outside))
+    pytester.makeini(f"[pytest]\ntemplating_snapshot_dir = {value}\n")
+    pytester.makepyfile(test_m="TEXT = 'Hi'\n" + PROMPT_TEST)
+    result = pytester.runpytest("--snapshot-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*templating_snapshot_dir = '{value}' is outside the rootdir {pytester.path}*name a folder under it*"]
+    )
+    assert not list(outside.iterdir())
+
+
+def test_a_test_outside_the_rootdir_has_its_snapshots_refused(pytester: pytest.Pytester) -> None:
+    (pytester.path / "root").mkdir()
+    (pytester.path / "elsewhere").mkdir()
+    (pytester.path / "elsewhere" / "test_m.py").write_text("TEXT = 'Hi'\n" + PROMPT_TEST, encoding="utf-8")
+    result = pytester.runpytest("--snapshot-update", "--rootdir=root", "elsewhere/test_m.py")
+    result.assert_outcomes(failed=1)
+    snap = pytester.path / "elsewhere" / SNAP
+    result.stdout.fnmatch_lines(
+        [f"*SnapshotFileError: snapshot file {snap} is outside the rootdir {pytester.path / 'root'}: snapshots*"]
+    )
+    assert not (pytester.path / "elsewhere" / "__snapshots__").exists()
+
+
+def _link_to_inside(pytester: pytest.Pytester, path: Path) -> list[Path]:
+    target = pytester.path / "kept.txt"
+    target.write_text("Hello", encoding="utf-8")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(target)
+    return [target]
+
+
+def _dangling_link_inside(pytester: pytest.Pytester, path: Path) -> list[Path]:
+    target = pytester.path / "created.txt"
+    path.parent.mkdir(parents=True)
+    path.symlink_to(target)
+    return [target]
+
+
+def _dangling_link_out(pytester: pytest.Pytester, path: Path) -> list[Path]:
+    target = _outside(path, "created.txt")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(target)
+    return [target]
+
+
+def _folder_link_out(pytester: pytest.Pytester, path: Path) -> list[Path]:
+    outside = _outside(path, "snapshots")
+    (outside / "test_m").mkdir(parents=True)
+    (pytester.path / "__snapshots__").symlink_to(outside)
+    unused = outside / "test_m" / "test_gone.prompt.snap"  # no test reads it: not deleted outside the rootdir
+    unused.write_text("Bye", encoding="utf-8")
+    return [outside / "test_m" / "test_x.prompt.snap", unused]
+
+
+# id, what is made where the snapshot goes (it returns the files that must stay as they were), the failure
+# (a link out of the rootdir is not even read; one inside is read, and not written through)
+THROUGH_LINKS: list[tuple[str, Callable[[pytest.Pytester, Path], list[Path]], str]] = [
+    (
+        "file-link-inside",
+        _link_to_inside,
+        " is a symbolic link (to *kept.txt): snapshots are never written through one*",
+    ),
+    ("dangling-link-inside", _dangling_link_inside, " is a symbolic link (to *created.txt): snapshots are never*"),
+    ("dangling-link-out", _dangling_link_out, ": a symbolic link out of the project root (to *created.txt): not read*"),
+    ("folder-link-out", _folder_link_out, ": a symbolic link out of the project root (to *snapshots/test_m/test_x*"),
+]
+
+
+@pytest.mark.parametrize(("make", "said"), [r[1:] for r in THROUGH_LINKS], ids=[r[0] for r in THROUGH_LINKS])
+def test_update_never_writes_through_a_link_or_outside_the_rootdir(
+    pytester: pytest.Pytester, make: Callable[[pytest.Pytester, Path], list[Path]], said: str
+) -> None:
+    pytester.makepyfile(test_m="TEXT = 'Hi'\n" + PROMPT_TEST)
+    path = _snapshot(pytester)
+    kept = make(pytester, path)
+    before = [file.read_bytes() if file.exists() else None for file in kept]
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*SnapshotFileError: snapshot file {SNAP}{said}"])
+    assert [file.read_bytes() if file.exists() else None for file in kept] == before
+
+
+# --- snapshots under their old name (.txt) ------------------------------------------------------------
+
+# id, ini folder ("": __snapshots__ beside the test), the old file's text, options, outcomes, the file after
+MIGRATIONS: list[tuple[str, str, str, list[str], dict[str, int], str | None]] = [
+    ("check-fails", "", "Hi", [], {"failed": 1}, None),
+    ("update-renames", "", "Hi", ["--snapshot-update"], {"passed": 1}, "Hi"),
+    ("update-renames-then-updates", "", "Hello", ["--snapshot-update"], {"passed": 1}, "Hi"),
+    ("doctest-not-run", "", "Hi\n>>> raise SystemExit(3)\n", [], {"failed": 1}, None),
+    ("ini-folder-check-fails", "snaps", "Hi\n>>> 1/0\n", [], {"failed": 1}, None),
+    ("ini-folder-update-renames", "snaps", "Hi", ["--snapshot-update"], {"passed": 1}, "Hi"),
+]
+
+
+@pytest.mark.parametrize(
+    ("folder", "old_text", "options", "outcomes", "after"),
+    [r[1:] for r in MIGRATIONS],
+    ids=[r[0] for r in MIGRATIONS],
+)
+def test_a_snapshot_under_its_old_name_is_migrated(
+    pytester: pytest.Pytester,
+    folder: str,
+    old_text: str,
+    options: list[str],
+    outcomes: dict[str, int],
+    after: str | None,
+) -> None:
+    if folder:
+        pytester.makeini(f"[pytest]\ntemplating_snapshot_dir = {folder}\n")
+    pytester.makepyfile(test_m="TEXT = 'Hi'\n" + PROMPT_TEST)
+    where = pytester.path / (folder or "__snapshots__") / "test_m"
+    where.mkdir(parents=True)
+    old, new = where / "test_x.txt", where / "test_x.prompt.snap"
+    old.write_text(old_text, encoding="utf-8")
+    result = pytester.runpytest(*options)
+    result.assert_outcomes(**outcomes)  # a doctest in the old file is not collected either
+    if after is None:
+        named = f"{folder or '__snapshots__'}/test_m/test_x"
+        result.stdout.fnmatch_lines(
+            [
+                f"*SnapshotFileError: snapshot file {named}.prompt.snap does not exist, but {named}.txt does: "
+                "snapshots were renamed from .txt (a doctest file to pytest) to .prompt.snap after templating 0.1. Run "
+                "`pytest --snapshot-update` to rename them, or rename them yourself (git mv)"
+            ]
+        )
+        assert old.read_text(encoding="utf-8") == old_text
+        assert not new.exists()
+    else:
+        assert not old.exists()
+        assert new.read_text(encoding="utf-8") == after
+        pytester.runpytest().assert_outcomes(passed=1)
