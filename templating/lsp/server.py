@@ -1,8 +1,9 @@
-"""The language server: pygls over stdio, the lint engine underneath.
+"""The language server: pygls over stdio (framed and checked by `wire`), the lint engine underneath.
 
-Each open document's text is the engine's override for its file; an edit is linted again after a
-short pause (edits typed during the pause are linted once), with the findings of the other open
-documents that depend on it. A change of `pyproject.toml` reloads the configuration."""
+Each workspace folder is a project of its own (`folders`), read off the message loop. Each open
+document's text is the engine's override for its file; an edit is linted again after a short pause
+(edits typed during the pause are linted once), with the findings of the other open documents of
+its folder that depend on it. A change of a folder's `pyproject.toml` reads that folder again."""
 
 from __future__ import annotations
 
@@ -144,7 +145,7 @@ class TemplatingServer:
 
     def load(self, folder: Folder) -> None:
         """Read `folder`'s configuration and project again, off the message loop."""
-        if folder.state in (REFUSED,) or not folder.root.is_dir():
+        if folder.state == REFUSED or not folder.root.is_dir():
             return
         if folder.state == FAILED:
             folder.state = LOADING
@@ -239,6 +240,9 @@ class TemplatingServer:
         folder = self.owner(path)
         if folder is not None and folder.state == LOADING:
             return  # linted when the folder is read
+        if folder is not None and folder.state == FAILED:  # its configuration is broken: said once, not guessed
+            self.publish(path, [], folder=folder)
+            return
         alone = folder is None or not folder.ready
         project = self.loose() if alone else folder.project  # type: ignore[union-attr]
         index = None if alone else folder.index  # type: ignore[union-attr]
