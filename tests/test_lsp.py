@@ -538,6 +538,11 @@ async def complete_topic(client: LanguageClient, reader: Path) -> set[str]:
             [types.TextDocumentContentChangeWholeDocument(READER)],
         )
     )
+    async with asyncio.timeout(30):  # its findings, so none of an earlier text arrives later
+        while True:
+            params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == reader.as_uri() and params.version == 10:
+                break
     if not isinstance(result, types.CompletionList):
         return set()
     return {item.text_edit.new_text for item in result.items if item.text_edit is not None}
