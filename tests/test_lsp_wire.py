@@ -345,3 +345,38 @@ def test_framer_never_reads_a_body_over_the_limit() -> None:
     assert "over the limit" in frames[0].problem
     assert frames[-1].body == GOOD.partition(b"\r\n\r\n")[2]
     assert max(asked) <= 64 * 1024
+
+
+def test_shutdown_is_answered_while_a_large_folder_is_read(tmp_path: Path) -> None:
+    """The folder is read off the message loop: `shutdown` is answered before its first findings."""
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    for n in range(3000):
+        (big / f"agent_{n}.py").write_text(
+            f'from google.adk.agents import LlmAgent\n\nagent_{n} = LlmAgent(name="a{n}", model="m", '
+            f'instruction="Use {{key_{n}}} and {{key_{n + 1}?}}.", output_key="key_{n + 1}")\n',
+            encoding="utf-8",
+        )
+    wire = Wire(big)
+    try:
+        wire.initialize(big)
+        uri = (big / "agent_7.py").as_uri()
+        text = (big / "agent_7.py").read_text(encoding="utf-8")
+        wire.message(
+            method="textDocument/didOpen",
+            params={"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+        wire.message(id=1000, method="shutdown")
+        seen = []
+        while True:
+            got = wire.frames.get(timeout=WAIT)
+            assert got is not None
+            seen.append(got.get("method") or got.get("id"))
+            if got.get("id") == 1000:
+                break
+        assert "textDocument/publishDiagnostics" not in seen  # the folder was still being read
+        wire.message(method="exit")
+        assert wire.proc.wait(timeout=WAIT) == 0
+    finally:
+        wire.close()
