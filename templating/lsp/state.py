@@ -154,6 +154,9 @@ class TemplatingServer:
         else:
             index.texts = lambda: self.texts(folder)
             folder.state, folder.project, folder.index = READY, project, index
+            still_open = {shown(Path(path)) for path in self.open}
+            for name in [name for name in project.overrides if name not in still_open]:
+                self.reread(folder, os.path.abspath(name))  # closed while the folder was read: back to the disk
         self.findings = {p: f for p, f in self.findings.items() if self.owner(p) is not folder}
         for path in list(self.open):
             if self.owner(path) is folder:
