@@ -490,6 +490,264 @@ async def test_convert_an_adk_instruction_to_the_angle_syntax(client: LanguageCl
     assert "check <plan> against <itinerary>." in new
 
 
+# -- workspace folders: each its own project, added and removed
+
+WRITER = """from google.adk.agents import LlmAgent
+
+writer_agent = LlmAgent(name="writer_agent", model="m", instruction="Pick a topic.", output_key="topic")
+"""
+READER = """from google.adk.agents import LlmAgent
+
+reader_agent = LlmAgent(name="reader_agent", model="m", instruction="Write about {topic} now.")
+"""
+
+
+def second_project(tmp_path: Path) -> Path:
+    """A second project: the key `topic` is written by one module and read by another."""
+    root = tmp_path / "second"
+    (root / "agents").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    (root / "agents" / "writer.py").write_text(WRITER, encoding="utf-8")
+    (root / "agents" / "reader.py").write_text(READER, encoding="utf-8")
+    return root
+
+
+async def start_folders(client: LanguageClient, *roots: Path) -> None:
+    capabilities = client_capabilities("neovim@v0.10.0")
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=roots[0].as_uri() if roots else None,
+            workspace_folders=[types.WorkspaceFolder(r.as_uri(), r.name) for r in roots],
+        )
+    )
+
+
+async def complete_topic(client: LanguageClient, reader: Path) -> set[str]:
+    text = READER.replace("{topic} now", "{to")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(9, reader.as_uri()),
+            [types.TextDocumentContentChangeWholeDocument(text)],
+        )
+    )
+    line = text.splitlines()[2]
+    result = await client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(reader.as_uri()), types.Position(2, line.index("{to") + 3))
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(10, reader.as_uri()),
+            [types.TextDocumentContentChangeWholeDocument(READER)],
+        )
+    )
+    async with asyncio.timeout(30):  # its findings, so none of an earlier text arrives later
+        while True:
+            params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == reader.as_uri() and params.version == 10:
+                break
+    if not isinstance(result, types.CompletionList):
+        return set()
+    return {item.text_edit.new_text for item in result.items if item.text_edit is not None}
+
+
+@pytest.mark.asyncio
+async def test_every_workspace_folder_is_its_own_project(client: LanguageClient, project: Path, tmp_path: Path) -> None:
+    second = second_project(tmp_path)
+    await start_folders(client, project, second)
+    assert [d.code for d in await open_file(client, project / REVIEWER_PATH)] == ["T014"]
+    reader = second / "agents" / "reader.py"
+    assert await open_file(client, reader) == []  # `topic` is written in the second folder: no T014
+    assert "topic}" in await complete_topic(client, reader)
+    assert "itinerary}" not in await complete_topic(client, reader)  # the first folder's keys stay there
+
+
+@pytest.mark.asyncio
+async def test_workspace_folders_added_and_removed(client: LanguageClient, project: Path, tmp_path: Path) -> None:
+    second = second_project(tmp_path)
+    await start_folders(client, project)
+    reader = second / "agents" / "reader.py"
+    alone = await open_file(client, reader)  # outside every folder: linted from its text alone
+    assert [d.code for d in alone] == ["T014"]
+    assert await complete_topic(client, reader) == set()
+    client.diagnostics.pop(reader.as_uri(), None)
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(added=[types.WorkspaceFolder(second.as_uri(), "second")], removed=[])
+        )
+    )
+    assert await published(client, reader.as_uri()) == []
+    assert "topic}" in await complete_topic(client, reader)
+    client.diagnostics.pop(reader.as_uri(), None)
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(added=[], removed=[types.WorkspaceFolder(second.as_uri(), "second")])
+        )
+    )
+    assert [d.code for d in await published(client, reader.as_uri())] == ["T014"]
+    assert await complete_topic(client, reader) == set()
+
+
+# -- containment: nothing outside the workspace folders is opened
+
+SECRET = """from google.adk.agents import LlmAgent
+
+secret_agent = LlmAgent(name="secret_agent", model="m", instruction="Use {api_token}.", output_key="leaked_key")
+"""
+
+
+@pytest.mark.asyncio
+async def test_nothing_outside_the_workspace_is_read(client: LanguageClient, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.py"
+    secret.write_text(SECRET, encoding="utf-8")
+    link = project / "travel_concierge" / "linked.py"
+    link.symlink_to(secret)
+    await start_folders(client, project)
+    # the link out of the folder is one finding on the link, and is not read
+    found = await published(client, link.as_uri())
+    assert [d.code for d in found] == ["E003"]
+    assert "out of the project root" in found[0].message
+    line = SECRET.splitlines()[2]
+    at = types.Position(2, line.index("{api_token}") + 1)
+    for uri in (secret.as_uri(), link.as_uri(), "file:///etc/shadow"):
+        document = types.TextDocumentIdentifier(uri)
+        assert await client.text_document_hover_async(types.HoverParams(document, at)) is None
+        assert not await client.text_document_definition_async(types.DefinitionParams(document, at))
+        refs = types.ReferenceParams(
+            context=types.ReferenceContext(include_declaration=True), text_document=document, position=at
+        )
+        assert not await client.text_document_references_async(refs)
+        assert not await client.text_document_completion_async(types.CompletionParams(document, at))
+        actions = types.CodeActionParams(document, types.Range(at, at), types.CodeActionContext([]))
+        assert not await client.text_document_code_action_async(actions)
+    # what the linked file writes is not known inside the folder
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer, REVIEWER.replace("check {plann}", "check {lea"))
+    line = REVIEWER.replace("check {plann}", "check {lea").splitlines()[TYPO_LINE]
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            types.TextDocumentIdentifier(reviewer.as_uri()), types.Position(TYPO_LINE, line.index("{lea") + 4)
+        )
+    )
+    assert isinstance(result, types.CompletionList)
+    labels = {item.label for item in result.items}
+    assert "itinerary" in labels
+    assert "leaked_key" not in labels
+
+
+@pytest.mark.asyncio
+async def test_a_document_outside_is_linted_alone(client: LanguageClient, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "writer.py").write_text(SECRET.replace("Use {api_token}.", "Nothing."), encoding="utf-8")
+    reader = outside / "reader.py"
+    text = READER.replace("{topic}", "{leaked_key}").replace(
+        "from google", "from .writer import secret_agent\nfrom google"
+    )
+    await start_folders(client, project)
+    found = await open_file(client, reader, text)
+    # its neighbour (which writes leaked_key) is not read: the key is unknown
+    assert [d.code for d in found] == ["T014"]
+
+
+@pytest.mark.asyncio
+async def test_a_root_of_the_whole_disk_is_refused_and_the_server_answers(client: LanguageClient) -> None:
+    await start_folders(client, Path("/"))
+    async with asyncio.timeout(60):  # a liveness bound: reading the disk would take far longer
+        while not client.messages:
+            await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
+    assert "is not read: it is the root of the file system" in client.messages[0].message
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier("file:///etc/passwd"), types.Position(0, 0))
+    )
+    assert hover is None
+
+
+FAKE_HOME = Path(os.environ.get("TMPDIR", "/tmp")) / f"templating-lsp-home-{os.getpid()}"
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "templating", "lsp"], server_env={**ENV, "HOME": str(FAKE_HOME)}
+    )
+)
+async def home_client(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_home_folder_is_refused_and_its_files_linted_alone(home_client: LanguageClient) -> None:
+    FAKE_HOME.mkdir(exist_ok=True)
+    try:
+        (FAKE_HOME / "writer.py").write_text(WRITER, encoding="utf-8")
+        reader = FAKE_HOME / "reader.py"
+        reader.write_text(READER, encoding="utf-8")
+        await start_folders(home_client, FAKE_HOME)
+        found = await open_file(home_client, reader)
+        assert [d.code for d in found] == ["T014"]  # alone: writer.py beside it is not read
+        assert home_client.messages
+        assert "is not read: it is a home folder" in home_client.messages[0].message
+    finally:
+        shutil.rmtree(FAKE_HOME, ignore_errors=True)
+
+
+# -- one bad file is one finding; everything else keeps working
+
+
+@pytest.mark.asyncio
+async def test_bad_files_are_one_finding_each_and_the_rest_works(client: LanguageClient, project: Path) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + "max-file-size = 20000\n", encoding="utf-8")
+    tools = project / "travel_concierge" / "tools"
+    (tools / "gone.py").symlink_to(project / "nowhere.py")
+    (tools / "loop.py").symlink_to(tools / "loop.py")
+    (tools / "big.py").write_text("x = 1\n" * 5000, encoding="utf-8")
+    (project / "latin1.prompt").write_bytes("Caf\xe9 <name>\n".encode("latin-1"))
+    await start_folders(client, project)
+    expected = {"gone.py": "E003", "loop.py": "E003", "big.py": "E003", "latin1.prompt": "E003"}
+    for name, code in expected.items():
+        path = tools / name if name.endswith(".py") else project / name
+        found = await published(client, path.as_uri())
+        assert [d.code for d in found] == [code], (name, found)
+    reviewer = project / REVIEWER_PATH
+    assert [d.code for d in await open_file(client, reviewer)] == ["T014"]
+    line = REVIEWER.splitlines()[TYPO_LINE]
+    at = _position(line, "{itinerary}", TYPO_LINE)
+    document = types.TextDocumentIdentifier(reviewer.as_uri())
+    hover = await client.text_document_hover_async(types.HoverParams(document, at))
+    assert hover is not None
+    assert "state key `itinerary`" in hover.contents.value  # type: ignore[union-attr]
+    assert await client.text_document_definition_async(types.DefinitionParams(document, at))
+    refs = types.ReferenceParams(
+        context=types.ReferenceContext(include_declaration=True), text_document=document, position=at
+    )
+    assert await client.text_document_references_async(refs)
+    typo = _position(line, "{plann}", TYPO_LINE)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(document, types.Range(typo, typo), types.CodeActionContext([]))
+    )
+    assert actions
+
+
+@pytest.mark.asyncio
+async def test_a_buffer_over_the_size_limit_gets_one_note(client: LanguageClient, project: Path) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + "max-file-size = 20000\n", encoding="utf-8")
+    await start_folders(client, project)
+    reviewer = project / REVIEWER_PATH
+    assert [d.code for d in await open_file(client, reviewer)] == ["T014"]
+    huge = REVIEWER + "# padding\n" * 3000
+    found = await edit(client, reviewer, huge)
+    assert len(found) == 1
+    assert found[0].code == "E003"
+    assert found[0].severity == types.DiagnosticSeverity.Information
+    assert "over max-file-size (20,000 bytes): not linted" in found[0].message
+    assert [d.code for d in await edit(client, reviewer, REVIEWER, version=3)] == ["T014"]  # back under it
+
+
 def test_without_the_extra_the_command_says_which_extra(tmp_path: Path) -> None:
     blocker = tmp_path / "block"
     blocker.mkdir()

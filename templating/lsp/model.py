@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..lint.engine import Project
 from ..lint.project import FileSkipped, read_bytes, wanted
+from ..lint.registry import PYTHON_SYNTAX, SKIPPED_FILE
 from ..lint.schema import Schema, SchemaField
 from ..nodes import Placeholder
 from ..pysource import Instruction, Write, python_text, scan
@@ -71,7 +72,10 @@ def _agents_by_output_key(text: str) -> dict[int, str]:
 class Index:
     """The state keys of a project: writes, reads (placeholders) and schemas, by file.
 
-    `texts`: the editor's unsaved text by absolute path (read before the file on disk)."""
+    `texts`: the editor's unsaved text by absolute path (read before the file on disk). A file is
+    read only inside the project's root (a link out of it is not followed) and within its size
+    limit; one that cannot be read is left out and listed in `unreadable` with the finding's code
+    (`E003`, or `E002` for a Python file that is not UTF-8) and the reason."""
 
     def __init__(self, project: Project, texts: Callable[[], dict[str, str]]) -> None:
         self.project = project
@@ -80,6 +84,8 @@ class Index:
         self.readings: dict[str, list[Reading]] = {}
         self.instructions: dict[str, list[Instruction]] = {}
         self.sources: dict[str, str] = {}
+        self.unreadable: dict[str, tuple[str, str]] = {}
+        self._checked: dict[str, str] = {}
         self.python_files = [str(p) for p in project.walker.walk(project.root) if p.suffix == ".py"]
         self._rescan(self.python_files, full=True)
         include = project.config.include
@@ -96,19 +102,42 @@ class Index:
         text = self.texts().get(path)
         if text is not None:
             return text
-        return python_text(read_bytes(path, limit=self.project.config.max_file_size, root=None))
+        text = self._checked.pop(path, None)  # just read by `_readable`
+        if text is not None:
+            return text
+        return python_text(read_bytes(path, limit=self.project.config.max_file_size, root=self.project.root))
+
+    def _readable(self, path: str) -> bool:
+        """Whether `path` can be read; if not, why is kept in `unreadable`."""
+        path = _absolute(path)
+        try:
+            self._checked[path] = self.read(path)
+        except FileSkipped as exc:
+            self.unreadable[path] = (SKIPPED_FILE, exc.reason)
+            return False
+        except UnicodeDecodeError as exc:
+            what = "a Python file" if path.endswith(".py") else "a template file"
+            code = PYTHON_SYNTAX if path.endswith(".py") else SKIPPED_FILE
+            self.unreadable[path] = (code, f"{what} that is not UTF-8 ({exc.reason} at byte {exc.start}): not read")
+            return False
+        except OSError as exc:
+            self.unreadable[path] = (SKIPPED_FILE, f"cannot be read: {exc.strerror or exc}")
+            return False
+        self.unreadable.pop(path, None)
+        return True
 
     # -- building
 
     def _rescan(self, paths: list[str], *, full: bool = False) -> None:
+        chosen = {_absolute(p) for p in paths}
         found = scan(
-            paths,
+            [path for path in paths if self._readable(path)],
             suffixes=self.project.config.constant_suffixes,
             read=self.read,
             keep_going=True,
             root=str(self.project.root),
         )
-        chosen = {_absolute(p) for p in paths}
+        self._checked.clear()
         if not full:
             for path in chosen:
                 self.writes.pop(path, None)
@@ -159,10 +188,11 @@ class Index:
     def update_template(self, path: str) -> None:
         path = _absolute(path)
         self.readings.pop(path, None)
-        try:
-            text = self.read(path)
-        except (OSError, FileSkipped, UnicodeDecodeError):
+        if not self._readable(path):
+            self.sources.pop(path, None)
             return
+        text = self.read(path)
+        self._checked.clear()
         self.sources[path] = text
         dialect = self.project.dialect
         try:

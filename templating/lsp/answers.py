@@ -1,0 +1,251 @@
+"""The requests about a document: hover, completion, definition, references and code actions,
+answered from the index of the workspace folder holding it; nothing outside the folders is read."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from ..lint.engine import Project
+from ..lint.registry import Diagnostic, described
+from ..nodes import SCOPE_PREFIXES
+from .fixes import Fix, convert_fix, fixes_for, suppress_fixes
+from .folders import Folder, contains
+from .model import Index, Reading, Written, describe_field
+from .positions import Lines
+from .state import TemplatingServer
+
+__all__ = ["Answers"]
+
+_BEFORE_CURSOR = re.compile(r"(<|\{)((?:[^\W\d]\w*:)?[\w.]*)$")
+
+
+class Answers(TemplatingServer):
+    """The server's state with the answers to the requests about documents."""
+
+    # -- asking
+
+    def place(self, uri: str) -> tuple[Folder, Index, str] | None:
+        """The ready folder holding the document `uri`, its index and the document's path; None outside
+        every folder (nothing is read then)."""
+        raw = to_fs_path(uri)
+        if raw is None:
+            return None
+        path = os.path.realpath(raw)
+        folder = self.ready_folder(path)
+        if folder is None or folder.index is None:
+            return None
+        self.flush(path)
+        return folder, folder.index, path
+
+    def where(self, uri: str, position: types.Position) -> tuple[Folder, Index, str, str, int] | None:
+        found = self.place(uri)
+        if found is None:
+            return None
+        folder, index, path = found
+        text = self.text_of(path, folder)
+        if text is None:
+            return None
+        return folder, index, path, text, Lines(text, self.encoding).offset(position.line, position.character)
+
+    def describe_write(self, folder: Folder, write: Written) -> str:
+        shown_path = os.path.relpath(write.path, folder.root) if contains(folder.root, write.path) else write.path
+        place = f"`{shown_path}:{write.line}`"
+        if write.how == "output_key":
+            who = f" of agent `{write.agent}`" if write.agent else ""
+            return f"`output_key={write.key!r}`{who} at {place}"
+        return f"`{write.how}` at {place}"
+
+    def hover(self, uri: str, position: types.Position) -> types.Hover | None:
+        found = self.where(uri, position)
+        if found is None:
+            return None
+        folder, index, path, text, offset = found
+        lines = Lines(text, self.encoding)
+        reading = index.reading_at(path, offset)
+        if reading is not None:
+            return types.Hover(
+                types.MarkupContent(types.MarkupKind.Markdown, self.describe_reading(folder, index, reading)),
+                self.range_of(lines, reading.start, reading.end),
+            )
+        write = index.write_at(path, offset)
+        if write is not None and write.key is not None:
+            readers = index.readers_of(write.key)
+            body = [f"**state key `{write.key}`**, written by {self.describe_write(folder, write)}", ""]
+            body.append(f"Read by {len(readers)} placeholder(s):" if readers else "No instruction reads it.")
+            body += [f"- {r.label or 'template'} at `{os.path.relpath(r.path, folder.root)}`" for r in readers]
+            return types.Hover(
+                types.MarkupContent(types.MarkupKind.Markdown, "\n".join(body)),
+                self.range_of(lines, write.start, write.end),
+            )
+        item = index.instruction_at(path, offset)
+        if item is not None:
+            keys = [r for rs in index.readings.values() for r in rs if r.instruction is item]
+            required = list(dict.fromkeys(r.node.key for r in keys if not r.node.optional))
+            optional = list(dict.fromkeys(r.node.key for r in keys if r.node.optional))
+            body = [f"**instruction `{item.label}`** ({item.dialect} syntax)", ""]
+            body.append("Keys: " + (", ".join(f"`{k}`" for k in required) or "none"))
+            if optional:
+                body.append("Optional keys: " + ", ".join(f"`{k}`" for k in optional))
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n\n".join(body[0:1] + body[2:])))
+        return None
+
+    def describe_reading(self, folder: Folder, index: Index, reading: Reading) -> str:
+        node = reading.node
+        kind = "optional" if node.optional else "required"
+        head = f"**state key `{node.name}`**" + (f" (path `{node.key}`)" if node.key != node.name else "")
+        body = [f"{head}: {kind}, {reading.dialect} syntax" + (f", in `{reading.label}`" if reading.label else "")]
+        writes = index.writes_of(node.name)
+        if writes:
+            body.append("Written by:\n" + "\n".join(f"- {self.describe_write(folder, w)}" for w in writes))
+        elif node.scope == "temp":
+            body.append("A `temp:` key: set earlier in the same turn, if at all.")
+        else:
+            body.append("Nothing in the project's code writes it.")
+        for where, field in index.field(node.key, reading.instruction):
+            body.append(f"Declared in {where}: {describe_field(field)}")
+        return "\n\n".join(body)
+
+    def completion(self, uri: str, position: types.Position) -> types.CompletionList | None:
+        found = self.where(uri, position)
+        if found is None:
+            return None
+        folder, index, path, text, offset = found
+        project = index.project
+        line_start = text.rfind("\n", 0, offset) + 1
+        m = _BEFORE_CURSOR.search(text, line_start, offset)
+        if m is None:
+            return None
+        opener, partial = m.group(1), m.group(2)
+        if path.endswith(".py"):
+            item = index.instruction_at(path, offset)
+            if item is None:
+                return None
+            dialect: str = item.dialect
+        else:
+            item, dialect = None, project.dialect
+        if (opener == "<") != (dialect == "angle") or dialect == "jinja":
+            return None
+        closer = ">" if opener == "<" else "}"
+        close = "" if text[offset : offset + 1] == closer else closer
+        lines = Lines(text, self.encoding)
+        out: list[types.CompletionItem] = []
+        if "." in partial:
+            head, _, _rest = partial.rpartition(".")
+            start = m.start(2) + len(head) + 1
+            names: set[str] = set()
+            for _, field in index.field(head, item):
+                names.update(field.fields or {})
+            for name in sorted(names):
+                out.append(self.item(name, name + close, lines, start, offset, types.CompletionItemKind.Field))
+        else:
+            start = m.start(2)
+            for key in index.known_keys():
+                writes = index.writes_of(key)
+                detail = self.describe_write(folder, writes[0]).replace("`", "") if writes else "declared in a schema"
+                out.append(self.item(key, key + close, lines, start, offset, types.CompletionItemKind.Variable, detail))
+            for prefix in SCOPE_PREFIXES:
+                out.append(self.item(prefix, prefix, lines, start, offset, types.CompletionItemKind.Module))
+        return types.CompletionList(is_incomplete=False, items=out)
+
+    def item(
+        self,
+        label: str,
+        new: str,
+        lines: Lines,
+        start: int,
+        end: int,
+        kind: types.CompletionItemKind,
+        detail: str | None = None,
+    ) -> types.CompletionItem:
+        return types.CompletionItem(
+            label=label, kind=kind, detail=detail, text_edit=types.TextEdit(self.range_of(lines, start, end), new)
+        )
+
+    def definition(self, uri: str, position: types.Position) -> list[types.Location]:
+        found = self.where(uri, position)
+        if found is None:
+            return []
+        folder, index, path, _, offset = found
+        reading = index.reading_at(path, offset)
+        if reading is None:
+            return []
+        places = [self.location(folder, w.path, w.start, w.end) for w in index.writes_of(reading.node.name)]
+        return [p for p in places if p is not None]
+
+    def references(self, uri: str, position: types.Position, declaration: bool) -> list[types.Location]:
+        found = self.where(uri, position)
+        if found is None:
+            return []
+        folder, index, path, _, offset = found
+        write = index.write_at(path, offset)
+        reading = index.reading_at(path, offset)
+        key = write.key if write is not None else reading.node.name if reading is not None else None
+        if key is None:
+            return []
+        places = [self.location(folder, r.path, r.start, r.end) for r in index.readers_of(key)]
+        if declaration:
+            places += [self.location(folder, w.path, w.start, w.end) for w in index.writes_of(key)]
+        return [p for p in places if p is not None]
+
+    def code_actions(self, uri: str, wanted_range: types.Range) -> list[types.CodeAction]:
+        found = self.place(uri)
+        if found is None:
+            return []
+        folder, index, path = found
+        project = index.project
+        text = self.text_of(path, folder)
+        if text is None:
+            return []
+        lines = Lines(text, self.encoding)
+        start = lines.offset(wanted_range.start.line, wanted_range.start.character)
+        end = lines.offset(wanted_range.end.line, wanted_range.end.character)
+        fixes: list[tuple[Fix, Diagnostic | None]] = []
+        config = project.config
+        pyproject = os.path.realpath(config.path) if config.path else None
+        pyproject_text = self.text_of(pyproject, folder) if pyproject else None
+        for diag in self.findings.get(path, []):
+            if diag.span is None or diag.span.end < start or diag.span.start > end:
+                continue
+            fixes += [(fix, diag) for fix in fixes_for(diag, text)]
+            if pyproject and pyproject_text is not None and diag.code in _SUPPRESSIBLE:
+                rel = os.path.relpath(path, config.root)
+                flagged = text[diag.span.start : diag.span.end]
+                fixes += [(fix, diag) for fix in suppress_fixes(diag, rel, flagged, pyproject_text, pyproject)]
+        convert = self.convert_action(project, index, path, text, start)
+        if convert is not None:
+            fixes.append((convert, None))
+        out = []
+        for fix, about in fixes:
+            target = fix.path or path
+            target_text = text if target == path else (self.text_of(target, folder) or "")
+            target_lines = lines if target == path else Lines(target_text, self.encoding)
+            edits = [types.TextEdit(self.range_of(target_lines, a, b), new) for a, b, new in fix.edits]
+            kind = types.CodeActionKind.QuickFix if about is not None else types.CodeActionKind.RefactorRewrite
+            out.append(
+                types.CodeAction(
+                    title=fix.title,
+                    kind=kind,
+                    diagnostics=[self.to_lsp(about, lines, folder)] if about is not None else None,
+                    is_preferred=fix.preferred or None,
+                    edit=types.WorkspaceEdit(changes={from_fs_path(target) or target: edits}),
+                )
+            )
+        return out
+
+    def convert_action(self, project: Project, index: Index, path: str, text: str, offset: int) -> Fix | None:
+        if not path.endswith(".py"):
+            return convert_fix(text, 0, len(text)) if project.dialect == "adk" else None
+        item = index.instruction_at(path, offset)
+        if item is None or item.dialect != "adk":
+            return None
+        if text[item.span.start : item.span.end] != item.text:  # written with escapes or in pieces
+            return None
+        return convert_fix(text, item.span.start, item.span.end)
+
+
+# Rules a user may turn off (the syntax checks E001-E003 are no rules: a file that cannot be read stays reported).
+_SUPPRESSIBLE = frozenset(code for code in (f"T{n:03d}" for n in range(1, 100)) if described(code))

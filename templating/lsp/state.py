@@ -1,0 +1,441 @@
+"""The language server's state: the workspace folders (each a project and its index, see `folders`),
+the open documents, their findings and pending lints.
+
+Each open document's text is the engine's override for its file; an edit is linted again after a
+short pause (edits typed during the pause are linted once), with the findings of the other open
+documents of its folder that depend on it. A change of a folder's `pyproject.toml` reads that
+folder again. The requests about a document (hover, completion...) are answered by `answers`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from ..errors import TemplatingError
+from ..inputs import DEFAULT_MAX_FILE_SIZE
+from ..lint.discovery import DEFAULT_INCLUDE
+from ..lint.engine import Project
+from ..lint.project import FileSkipped, read_bytes, wanted
+from ..lint.registry import PYTHON_SYNTAX, SKIPPED_FILE, Diagnostic, described, rule_url
+from ..lint.util import shown
+from ..pysource import python_text
+from .folders import FAILED, LOADING, READY, REFUSED, Folder, contains, refused_because
+from .model import Index
+from .positions import Lines
+
+__all__ = ["DEBOUNCE_SECONDS", "TemplatingServer"]
+
+log = logging.getLogger(__name__)
+
+# How long an edit waits for the next keystroke before it is linted: short, as linting one file is fast.
+DEBOUNCE_SECONDS = 0.05
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+
+
+class TemplatingServer:
+    """The server's state: the workspace folders (each a project and its index), the open documents,
+    their findings and pending lints.
+
+    Paths are resolved (symbolic links followed), so a file has one name whatever the URI the
+    client used, and a link out of a folder is outside it. A document outside every folder that is
+    ready (or in a refused one) is linted from its text alone, in a project of its own with an
+    empty root: nothing next to it is read. Requests about a file outside every folder open nothing."""
+
+    def __init__(self, ls: LanguageServer) -> None:
+        self.ls = ls
+        self.folders: dict[Path, Folder] = {}
+        self.findings: dict[str, list[Diagnostic]] = {}  # by path, as last published
+        self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.open: dict[str, str] = {}  # path -> uri
+        self.outside_told: set[str] = set()
+        self._loose: Project | None = None
+        self._loose_root: tempfile.TemporaryDirectory[str] | None = None
+
+    # -- the folders
+
+    @property
+    def encoding(self) -> str:
+        try:
+            chosen = self.ls.workspace.position_encoding or "utf-16"
+        except RuntimeError:
+            return "utf-16"
+        return chosen.value if isinstance(chosen, types.PositionEncodingKind) else str(chosen)
+
+    def owner(self, path: str) -> Folder | None:
+        """The innermost workspace folder holding `path` (resolved)."""
+        best = None
+        for folder in self.folders.values():
+            if contains(folder.root, path) and (best is None or len(folder.root.parts) > len(best.root.parts)):
+                best = folder
+        return best
+
+    def ready_folder(self, path: str) -> Folder | None:
+        folder = self.owner(path)
+        if folder is not None and folder.ready:
+            return folder
+        if folder is None and path not in self.outside_told:
+            if len(self.outside_told) > 1000:
+                self.outside_told.clear()
+            self.outside_told.add(path)
+            log.warning("%s is outside every workspace folder: not read", path)
+        return None
+
+    def texts(self, folder: Folder | None) -> dict[str, str]:
+        """The open documents' text in `folder` (None: outside every folder), by path; a buffer over the
+        size limit is left out (the file on disk is read instead, within the limit)."""
+        out = {}
+        for path, uri in self.open.items():
+            if self.owner(path) is folder:
+                text = self.ls.workspace.get_text_document(uri).source
+                limit = folder.project.config.max_file_size if folder and folder.project else DEFAULT_MAX_FILE_SIZE
+                if not _too_large(text, limit):
+                    out[path] = text
+        return out
+
+    def add_folder(self, uri: str) -> None:
+        raw = to_fs_path(uri)
+        if raw is None:
+            return
+        root = Path(os.path.realpath(raw))
+        if root in self.folders:
+            return
+        folder = Folder(root, uri)
+        self.folders[root] = folder
+        reason = refused_because(root)
+        if reason is not None:
+            folder.state, folder.reason = REFUSED, reason
+            self.tell(
+                types.MessageType.Warning,
+                f"templating: the workspace folder {root} is not read: {reason}. Open a project folder; "
+                "files opened from here are linted alone.",
+            )
+            return
+        if not root.is_dir():
+            folder.state, folder.reason = FAILED, "not a folder"
+            self.tell(types.MessageType.Warning, f"templating: the workspace folder {root} is not a folder")
+
+    def remove_folder(self, uri: str) -> None:
+        raw = to_fs_path(uri)
+        folder = self.folders.pop(Path(os.path.realpath(raw)), None) if raw else None
+        if folder is None:
+            return
+        for path in folder.unreadable:
+            if path not in self.open:
+                self.clear(path)
+        for path in [p for p in self.open if contains(folder.root, p)]:
+            self.lint_now(path, others=False)  # now in another folder, or alone
+
+    def load(self, folder: Folder) -> None:
+        """Read `folder`'s configuration and project again, off the message loop."""
+        if folder.state == REFUSED or not folder.root.is_dir():
+            return
+        if folder.state == FAILED:
+            folder.state = LOADING
+        folder.load(self.texts(folder), self.loaded)
+
+    def loaded(self, folder: Folder, generation: int, project: Project | None, index: Index | None, error: str) -> None:
+        if self.folders.get(folder.root) is not folder or generation != folder.generation:
+            return  # removed, or read again since
+        if project is None or index is None:
+            folder.state, folder.reason, folder.project, folder.index = FAILED, error, None, None
+            self.tell(types.MessageType.Error, f"templating: {error}")
+        else:
+            index.texts = lambda: self.texts(folder)
+            folder.state, folder.project, folder.index = READY, project, index
+            still_open = {shown(Path(path)) for path in self.open}
+            for name in [name for name in project.overrides if name not in still_open]:
+                self.reread(folder, os.path.abspath(name))  # closed while the folder was read: back to the disk
+        self.findings = {p: f for p, f in self.findings.items() if self.owner(p) is not folder}
+        for path in list(self.open):
+            if self.owner(path) is folder:
+                self.lint_now(path, others=False)
+        self.publish_unreadable(folder)
+
+    def publish_unreadable(self, folder: Folder) -> None:
+        """One finding on each file of the folder that could not be read (and is not open)."""
+        now = dict(folder.index.unreadable) if folder.index is not None else {}
+        for path in folder.unreadable:
+            if path not in now and path not in self.open:
+                self.clear(path)
+        for path, (code, reason) in now.items():
+            if path not in self.open and folder.unreadable.get(path) != (code, reason):
+                if code == PYTHON_SYNTAX:
+                    note = Diagnostic(code, "error", reason, None, path)
+                else:
+                    note = Diagnostic(code, "info", reason, None, path)
+                self.publish(path, [note], folder=folder)
+        folder.unreadable = now
+
+    def tell(self, kind: types.MessageType, message: str) -> None:
+        log.warning("%s", message)
+        self.ls.window_show_message(types.ShowMessageParams(kind, message))
+
+    def loose(self) -> Project:
+        """The project of documents outside every folder: an empty root, so nothing else is read."""
+        if self._loose is None:
+            self._loose_root = tempfile.TemporaryDirectory(prefix="templating-lsp-")
+            self._loose = Project(self._loose_root.name)
+        return self._loose
+
+    def lintable(self, path: str, project: Project, *, alone: bool) -> bool:
+        if path.endswith(".py"):
+            return True
+        if alone:
+            return wanted(Path(path).name, DEFAULT_INCLUDE)
+        rel = os.path.relpath(path, project.config.root)
+        return wanted(rel, (*project.config.include, *DEFAULT_INCLUDE))
+
+    def text_of(self, path: str, folder: Folder | None = None) -> str | None:
+        """The text of `path`: its open buffer, else (inside `folder` only) as the index read it or
+        from the disk, within the size limit."""
+        uri = self.open.get(path)
+        if uri is not None:
+            return self.ls.workspace.get_text_document(uri).source
+        if folder is None or folder.project is None or not contains(folder.root, path):
+            return None
+        if folder.index is not None and path in folder.index.sources:
+            return folder.index.sources[path]
+        try:
+            data = read_bytes(path, limit=folder.project.config.max_file_size, root=folder.root)
+            return python_text(data)
+        except (OSError, FileSkipped, UnicodeDecodeError):
+            return None
+
+    # -- linting
+
+    def schedule(self, path: str) -> None:
+        handle = self.pending.pop(path, None)
+        if handle is not None:
+            handle.cancel()
+        loop = asyncio.get_running_loop()
+        self.pending[path] = loop.call_later(DEBOUNCE_SECONDS, self.lint_now, path)
+
+    def flush(self, path: str) -> None:
+        """Lint `path` now if an edit of it waits (a request needs its current state)."""
+        if path in self.pending:
+            self.lint_now(path)
+
+    def lint_now(self, path: str, *, others: bool = True) -> None:
+        handle = self.pending.pop(path, None)
+        if handle is not None:
+            handle.cancel()
+        uri = self.open.get(path)
+        if uri is None:
+            return
+        folder = self.owner(path)
+        if folder is not None and folder.state == LOADING:
+            return  # linted when the folder is read
+        if folder is not None and folder.state == FAILED:  # its configuration is broken: said once, not guessed
+            self.publish(path, [], folder=folder)
+            return
+        alone = folder is None or not folder.ready
+        project = self.loose() if alone else folder.project  # type: ignore[union-attr]
+        index = None if alone else folder.index  # type: ignore[union-attr]
+        assert project is not None
+        text = self.ls.workspace.get_text_document(uri).source
+        limit = project.config.max_file_size
+        if _too_large(text, limit):
+            project.overrides.pop(shown(Path(path)), None)  # the file on disk, read within the limit
+            size = len(text.encode("utf-8", errors="surrogatepass"))
+            note = Diagnostic(
+                SKIPPED_FILE,
+                "info",
+                f"this buffer is {size:,} bytes, over max-file-size ({limit:,} bytes): not linted",
+                None,
+                path,
+                "raise max-file-size in [tool.templating] of pyproject.toml to lint it",
+            )
+            self.publish(path, [note], folder=folder)
+            return
+        found: list[Diagnostic] = []
+        try:
+            if self.lintable(path, project, alone=alone):
+                result = project.update(path, text)
+                found = [d for d in result.diagnostics if d.path and os.path.abspath(d.path) == path]
+            if index is not None:
+                index.update(path)
+        except TemplatingError as exc:
+            log.warning("linting %s failed: %s", path, exc)
+        self.publish(path, found, force=others, folder=folder)
+        if others and path.endswith(".py"):
+            for other in list(self.open):
+                if other == path or not other.endswith(".py") or other in self.pending:
+                    continue
+                if self.owner(other) is folder:
+                    self.lint_now(other, others=False)
+
+    def publish(self, path: str, found: list[Diagnostic], *, force: bool = True, folder: Folder | None = None) -> None:
+        uri = self.open.get(path) or from_fs_path(path) or path
+        if not force and path in self.findings and self.findings[path] == found:
+            return  # another document's findings, unchanged by this edit
+        self.findings[path] = found
+        text = "" if all(d.span is None for d in found) else (self.text_of(path, folder) or "")
+        lines = Lines(text, self.encoding)
+        version = None
+        if path in self.open:
+            version = self.ls.workspace.get_text_document(uri).version
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri, [self.to_lsp(d, lines, folder) for d in found], version)
+        )
+
+    def clear(self, path: str) -> None:
+        self.findings.pop(path, None)
+        uri = self.open.get(path) or from_fs_path(path) or path
+        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+    def range_of(self, lines: Lines, start: int, end: int) -> types.Range:
+        a, b = lines.position(start), lines.position(end)
+        return types.Range(types.Position(*a), types.Position(*b))
+
+    def location(self, folder: Folder, path: str, start: int, end: int) -> types.Location | None:
+        text = self.text_of(path, folder)
+        if text is None:
+            return None
+        return types.Location(from_fs_path(path) or path, self.range_of(Lines(text, self.encoding), start, end))
+
+    def to_lsp(self, diag: Diagnostic, lines: Lines, folder: Folder | None) -> types.Diagnostic:
+        if diag.span is None:
+            where = types.Range(types.Position(0, 0), types.Position(0, 0))
+        else:
+            where = self.range_of(lines, diag.span.start, diag.span.end)
+        message = diag.message + (f"\n{diag.help}" if diag.help else "")
+        return types.Diagnostic(
+            range=where,
+            message=message,
+            severity=_SEVERITY.get(diag.severity, types.DiagnosticSeverity.Warning),
+            code=diag.code,
+            code_description=types.CodeDescription(rule_url(diag.code)) if described(diag.code) else None,
+            source="templating",
+            related_information=self.related(diag, folder) or None,
+        )
+
+    def related(self, diag: Diagnostic, folder: Folder | None) -> list[types.DiagnosticRelatedInformation]:
+        index = folder.index if folder is not None and folder.ready else None
+        if folder is None or index is None or diag.span is None or not diag.path:
+            return []
+        path = os.path.abspath(diag.path)
+        out = []
+        if diag.code == "T014":
+            reading = index.reading_at(path, diag.span.start)
+            if reading is not None:
+                for other in index.readers_of(reading.node.name):
+                    if (other.path, other.start) != (path, reading.start):
+                        place = self.location(folder, other.path, other.start, other.end)
+                        if place is not None:
+                            what = f"instruction {other.label}" if other.label else "this template"
+                            out.append(types.DiagnosticRelatedInformation(place, f"{what} also reads it"))
+        elif diag.code != SKIPPED_FILE:
+            write = index.write_at(path, diag.span.start)
+            if write is not None and write.key is not None:
+                for elsewhere in index.writes_of(write.key):
+                    if (elsewhere.path, elsewhere.start) != (path, write.start):
+                        place = self.location(folder, elsewhere.path, elsewhere.start, elsewhere.end)
+                        if place is not None:
+                            out.append(
+                                types.DiagnosticRelatedInformation(place, f"also written here ({elsewhere.how})")
+                            )
+        return out
+
+    # -- documents
+
+    def opened(self, uri: str) -> None:
+        path = _path_of(uri)
+        if path is None:
+            return
+        self.open[path] = uri
+        self.lint_now(path)
+
+    def changed(self, uri: str) -> None:
+        path = _path_of(uri)
+        if path is not None and path in self.open:
+            self.schedule(path)
+
+    def closed(self, uri: str) -> None:
+        path = _path_of(uri)
+        if path is None:
+            return
+        self.open.pop(path, None)
+        handle = self.pending.pop(path, None)
+        if handle is not None:
+            handle.cancel()
+        self.findings.pop(path, None)
+        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+        folder = self.owner(path)
+        if folder is None or not folder.ready:
+            if self._loose is not None:
+                self._loose.overrides.pop(shown(Path(path)), None)
+            return
+        self.reread(folder, path)  # back to the text on disk
+
+    def reread(self, folder: Folder, path: str) -> None:
+        """Read a file of a ready folder from the disk again (inside the folder, within the limit)."""
+        project, index = folder.project, folder.index
+        assert project is not None
+        assert index is not None
+        try:
+            disk = python_text(read_bytes(path, limit=project.config.max_file_size, root=folder.root))
+        except (OSError, FileSkipped, UnicodeDecodeError):
+            project.overrides.pop(shown(Path(path)), None)
+            index.update(path)  # now unreadable: out of the index, and reported
+            self.publish_unreadable(folder)
+            return
+        try:
+            project.update(path, disk)
+            index.update(path)
+        except TemplatingError as exc:
+            log.warning("reading %s again failed: %s", path, exc)
+        self.publish_unreadable(folder)
+
+    def files_changed(self, uris: Sequence[str]) -> None:
+        paths = [p for uri in uris if (p := _path_of(uri)) is not None]
+        touched: set[Folder] = set()
+        for path in paths:
+            folder = self.owner(path)
+            if folder is None:
+                continue
+            if Path(path).name == "pyproject.toml":
+                self.load(folder)
+            elif folder.ready and path not in self.open:  # changed on disk (a checkout, another tool)
+                self.reread(folder, path)
+                touched.add(folder)
+        for path in list(self.open):
+            if self.owner(path) in touched:
+                self.lint_now(path, others=False)
+
+    def folders_changed(self, added: Sequence[str], removed: Sequence[str]) -> None:
+        for uri in removed:
+            self.remove_folder(uri)
+        for uri in added:
+            self.add_folder(uri)
+        for folder in self.folders.values():
+            if folder.state == LOADING and folder.generation == 0:
+                self.load(folder)
+
+
+def _path_of(uri: str) -> str | None:
+    """The resolved path of a `file:` URI (a link is followed: the file has one name)."""
+    raw = to_fs_path(uri)
+    return os.path.realpath(raw) if raw else None
+
+
+def _too_large(text: str, limit: int) -> bool:
+    if len(text) > limit:
+        return True
+    if len(text) * 4 <= limit:
+        return False
+    return len(text.encode("utf-8", errors="surrogatepass")) > limit
+
+
+# Rules a user may turn off (the syntax checks E001-E003 are no rules: a file that cannot be read stays reported).
