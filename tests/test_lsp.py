@@ -855,3 +855,21 @@ def test_neovim_shows_the_findings_and_applies_the_quick_fix(project: Path, tmp_
     assert "Replace with {plan}" in titles
     buffer = (out / "buffer.txt").read_text(encoding="utf-8")
     assert buffer == REVIEWER.replace("{plann}", "{plan}")
+
+
+@pytest.mark.parametrize(
+    ("key", "agents"),
+    [
+        pytest.param("covered", ["review"], id="only-the-longer-composition-reads-it"),
+        pytest.param("topic", ["quiz", "review"], id="both-compositions-read-it"),
+    ],
+)
+def test_instructions_that_start_at_one_character_are_two(key: str, agents: list[str], tmp_path: Path) -> None:
+    # quiz: BASE + QUIZ, review: BASE + MEMORY + QUIZ; both start at BASE's first character
+    from templating.lint.engine import Project
+    from templating.lsp.model import Index
+
+    root = tmp_path / "tutor"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "tutor_project", root)
+    readers = Index(Project(root), dict).readers_of(key)
+    assert sorted(reading.label for reading in readers) == [f'LlmAgent(name="{agent}").instruction' for agent in agents]

@@ -159,8 +159,8 @@ class Index:
             path = _absolute(item.path)
             if path not in chosen and not full:
                 continue
-            if any(i.span.start == item.span.start for i in self.instructions.get(path, [])):
-                continue
+            if any(i.key == item.key for i in self.instructions.get(path, [])):
+                continue  # one instruction reached through two files; two that only share a start stay two
             self.instructions.setdefault(path, []).append(item)
             self.readings.setdefault(path, [])
             if item.dialect == "jinja":
