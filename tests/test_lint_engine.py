@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 import templating
+from templating.lint.config import LintConfigError
 from templating.lint.engine import Project, lint_project
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "adk_project"
@@ -193,6 +195,40 @@ def _only_fifo(root: Path) -> None:
     os.mkfifo(root / "b.prompt")
 
 
+def _python_link_out(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    secret = root.parent / "outside.py"
+    secret.write_text('SECRET_PROMPT = "TOP-SECRET {key}"\n', encoding="utf-8")  # T014 would quote it
+    os.symlink(secret, root / "evil.py")
+
+
+def _dangling(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    os.symlink(root / "gone.prompt", root / "dangling.prompt")
+
+
+def _looping_prompt(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    os.symlink(root / "l.prompt", root / "l.prompt")
+
+
+def _not_utf8(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    (root / "bad.prompt").write_bytes(b"Hi \xff\xfe <x>")
+
+
+def _broken_beside_an_error(root: Path) -> None:
+    (root / "bad.prompt").write_bytes(b"\xff")
+    os.symlink(root / "gone.py", root / "gone.py")
+    (root / "broken.py").write_text("def f(:\n", encoding="utf-8")  # E002, an error: exit code 1
+
+
+def _glob_bomb(root: Path) -> None:
+    # a .gitignore line that makes a regex-based matcher backtrack for ages on a long name
+    (root / ".gitignore").write_text("*a*a*a*a*a*a*a*a*a*a*b\n", encoding="utf-8")
+    (root / ("a" * 200 + ".prompt")).write_text("Hi < name >", encoding="utf-8")
+
+
 HOSTILE = [
     # (id, build, extra args, exit code, text that must appear in stdout+stderr, text that must not)
     ("symlink-loop", _loop, [], 0, "1 template checked", "Traceback"),
@@ -204,6 +240,12 @@ HOSTILE = [
     ("escape-in-text", _newline_name, [], 0, "\\x1b[31m", "\x1b"),
     ("deep-schema", _deep_schema, ["--schema", "s.json"], 2, "schema", "Traceback"),
     ("nothing-readable", _only_fifo, ["b.prompt"], 2, "nothing could be linted", "Traceback"),
+    ("python-link-out-of-root", _python_link_out, [], 0, "evil.py: E003 a symbolic link out of", "TOP-SECRET"),
+    ("dangling-link", _dangling, [], 0, "dangling.prompt: E003", "Traceback"),
+    ("looping-link", _looping_prompt, [], 0, "l.prompt: E003", "Traceback"),
+    ("not-utf8", _not_utf8, [], 0, "bad.prompt: E003 not valid UTF-8", "Traceback"),
+    ("broken-beside-an-error", _broken_beside_an_error, [], 1, "broken.py:1:7: E002", "Traceback"),
+    ("glob-bomb", _glob_bomb, [], 0, "T002", "Traceback"),
 ]
 
 
@@ -230,6 +272,124 @@ def test_hostile_trees(tmp_path: Path, build: Any, extra: list[str], code: int, 
     assert done.returncode == code, output
     assert present in output
     assert absent not in output
+
+
+def _lint_cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    base = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    return subprocess.run(
+        [sys.executable, "-m", "templating", "lint", *args],
+        capture_output=True,
+        env={**base, **(env or {})},
+        cwd=root,
+        timeout=60,
+    )
+
+
+FORMATS = ["text", "json", "sarif", "github"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="a Linux /proc")
+@pytest.mark.parametrize("output", FORMATS)
+def test_a_link_to_the_environment_is_never_read(tmp_path: Path, output: str) -> None:
+    # Links found by walking, a .prompt and a .py, to the process's environment (CI secrets): each is
+    # one E003 finding naming the link; the environment is in no output and not in the HTML report.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    os.symlink("/proc/self/environ", root / "env.prompt")
+    os.symlink("/proc/self/environ", root / "env_prompt.py")
+    secret = "templating-test-secret-4f1c9"
+    done = _lint_cli(root, ".", "--format", output, "--html", "report.html", env={"CI_TOKEN": secret})
+    assert done.returncode == 0, done.stderr
+    everything = done.stdout + done.stderr + (root / "report.html").read_bytes()
+    assert secret.encode() not in everything
+    assert b"CI_TOKEN" not in everything
+    text = done.stdout.decode("utf-8")
+    if output in ("json", "sarif"):
+        data = json.loads(text)
+        results = data if output == "json" else data["runs"][0]["results"]
+        assert len([r for r in results if (r.get("code") or r.get("ruleId")) == "E003"]) == 2
+    else:
+        assert "env.prompt" in text
+        assert "env_prompt.py" in text
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names that are not UTF-8, as on Linux")
+@pytest.mark.parametrize("output", FORMATS)
+def test_hostile_names_are_escaped_in_every_format(tmp_path: Path, output: str) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    raw = os.fsencode(root) + b"/n\xffm\x1b[31mx.prompt"
+    with open(raw, "wb") as handle:
+        handle.write(b"Hi < name >")
+    os.symlink(b"/nowhere/\xfe\x1b[2J", os.fsencode(root) + b"/d\x1b]0;t\x07.prompt")  # dangling: E003
+    done = _lint_cli(root, ".", "--format", output, "--html", "report.html")
+    assert done.returncode == 0, done.stderr
+    assert b"\x1b" not in done.stdout + done.stderr
+    assert b"\x1b" not in (root / "report.html").read_bytes()
+    text = done.stdout.decode("utf-8")  # valid UTF-8 whatever the names
+    if output == "json":
+        paths = {row["path"] for row in json.loads(text)}
+        assert "n\\xffm\\x1b[31mx.prompt" in paths
+    elif output == "sarif":
+        results = json.loads(text)["runs"][0]["results"]
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+        assert "n%FFm%1B%5B31mx.prompt" in uris
+        assert all(_uri_reference(uri) for uri in uris), uris
+    else:
+        assert "n\\xffm\\x1b[31mx.prompt" in text
+        assert "T002" in text
+        assert "E003" in text
+
+
+def test_a_huge_pyproject_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 1 GB (sparse) pyproject.toml: found during root discovery, refused by its size, never opened.
+    (tmp_path / "pyproject.toml").touch()
+    with open(tmp_path / "pyproject.toml", "r+b") as handle:
+        handle.truncate(2**30)
+    (tmp_path / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    opened: list[str] = []
+
+    def spy(real: Any) -> Any:
+        def opening(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(path, str | bytes | os.PathLike):
+                opened.append(os.fsdecode(path))
+            return real(path, *args, **kwargs)
+
+        return opening
+
+    monkeypatch.setattr(os, "open", spy(os.open))
+    monkeypatch.setattr(io, "open", spy(io.open))
+    with pytest.raises(LintConfigError, match=r"pyproject.toml: 1073741824 bytes, more than the limit"):
+        lint_project(["a.prompt"])
+    assert not any(name.endswith("pyproject.toml") for name in opened)
+
+
+def test_the_filesystem_root_is_not_walked(tmp_path: Path) -> None:
+    done = _lint_cli(tmp_path, "/")
+    assert done.returncode == 2
+    assert b"refusing to walk /: it is the filesystem's root" in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_a_home_folder_is_not_walked_but_its_files_are_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / "far" / "deep").mkdir(parents=True)
+    (home / ".git").mkdir()  # a dotfiles repository: a marker, but not a project to walk whole
+    (home / "pyproject.toml").write_text('[tool.templating]\ninclude = ["**/*.prompt"]\n', encoding="utf-8")
+    (home / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    (home / "far" / "deep" / "b.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    for paths in ([], ["."]):
+        with pytest.raises(LintConfigError, match=r"refusing to walk .*: it is your home folder"):
+            lint_project(paths)
+    project = Project(paths=["a.prompt"])
+    assert not project.marked  # the context of a file is its own folder's Python files, not a walk of home
+    assert [d.code for d in project.lint(["a.prompt"]).diagnostics] == ["T002"]
 
 
 def test_a_deep_schema_from_python_is_a_clear_error() -> None:

@@ -139,9 +139,9 @@ class _Chunk:
     def __init__(self, atoms: Sequence[Atom]) -> None:
         self.atoms = tuple(atoms)
         self.size = len(atoms)
-        self.literal: str | None = "".join(a for a in atoms if isinstance(a, str)) if all(
-            isinstance(a, str) for a in atoms
-        ) else None
+        self.literal: str | None = (
+            "".join(a for a in atoms if isinstance(a, str)) if all(isinstance(a, str) for a in atoms) else None
+        )
 
     def at(self, text: str, pos: int) -> bool:
         if self.literal is not None:
@@ -275,7 +275,7 @@ class GlobList:
     one matching wins (`!` re-includes what an earlier pattern matched). `prefixes`: as in
     [`compile_glob`][templating.lint.globs.compile_glob]."""
 
-    __slots__ = ("globs", "negations", "_literal")
+    __slots__ = ("globs", "negations")
 
     def __init__(self, patterns: Iterable[str], *, prefixes: bool = True) -> None:
         globs: list[tuple[bool, Glob]] = []

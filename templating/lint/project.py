@@ -107,7 +107,7 @@ class _Ignores:
     (`build`, `secrets.txt`) are looked up in a dict; the others are tried from the last line up,
     only those after the best plain-name hit, so the cost is linear in the lines and often less."""
 
-    __slots__ = ("base", "names", "globs")
+    __slots__ = ("base", "globs", "names")
 
     def __init__(self, base: str, lines: Iterable[str]) -> None:
         self.base = base  # the folder of the .gitignore, relative to the root ("" at the root)
@@ -276,7 +276,7 @@ class Walker:
         while stack:
             here, rel_here, inherited = stack.pop()
             own = _gitignore(Path(here), rel_here, root) if inside else None
-            local = inherited + [own] if own is not None else inherited
+            local = [*inherited, own] if own is not None else inherited
             try:
                 with os.scandir(here) as listing:
                     entries = list(listing)

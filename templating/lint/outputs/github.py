@@ -18,7 +18,8 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 def github_escape(text: str, *, prop: bool = False) -> str:
     """`text` escaped for a workflow command's message (or, with `prop`, a property value); control
     characters and bytes that are not UTF-8 as the text output writes them (`\\x1b`, `\\xff`)."""
-    text = escape_control(text, keep_newlines=True).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = escape_control(text, keep_newlines=True)  # no line breaks are left: they were encoded
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text

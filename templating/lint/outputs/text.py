@@ -23,9 +23,7 @@ def _escaped(match: re.Match[str]) -> str:
     code = ord(char)
     if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a name: shown as that byte
         return f"\\x{code - 0xDC00:02x}"
-    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (
-        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    )
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def escape_control(text: str, *, keep_newlines: bool = False) -> str:
