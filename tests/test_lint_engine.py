@@ -344,6 +344,21 @@ def test_hostile_names_are_escaped_in_every_format(tmp_path: Path, output: str) 
         assert "E003" in text
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+def test_files_named_by_pre_commit_stay_inside_the_root(tmp_path: Path) -> None:
+    # With --force-exclude (pre-commit's hook) the names come from a tool, not the user: a link out of
+    # the root is an E003 finding, not read; the same file named by the user is read.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    _python_link_out(root)
+    done = _lint_cli(root, "--force-exclude", "evil.py", "a.prompt")
+    assert done.returncode == 0, done.stderr
+    assert b"evil.py: E003 a symbolic link out of the project root" in done.stdout
+    assert b"TOP-SECRET" not in done.stdout + done.stderr
+    assert b"TOP-SECRET" in _lint_cli(root, "evil.py").stdout
+
+
 def test_a_huge_pyproject_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A 1 GB (sparse) pyproject.toml: found during root discovery, refused by its size, never opened.
     (tmp_path / "pyproject.toml").touch()

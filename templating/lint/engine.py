@@ -144,10 +144,10 @@ class Project:
                     " or run inside a project: a folder with a pyproject.toml or a .git)"
                 )
             self.walker.skipped.clear()
-            base = self.root if folder.is_relative_to(self.root) else folder
+            inside = folder.is_relative_to(self.root)
             include = glob_list(patterns)
             for entry in self.walker.entries(folder):
-                relative = entry.relative if base == self.root else Path(entry.path).as_posix()
+                relative = entry.relative if inside else Path(entry.path).as_posix()
                 if not include.match(relative):
                     continue
                 name = show(entry.path)
@@ -185,7 +185,8 @@ class Project:
                 key = os.path.realpath(given)
                 if key not in found:
                     found[key] = given
-                    named.add(given)
+                    if not self.force_exclude:  # pre-commit names the files, not the user: they stay inside
+                        named.add(given)
         return list(found.values()), notes, named
 
     # -- reading Python files

@@ -184,6 +184,14 @@ class _Segment:
         first = self.chunks[0]
         self.exact = first.literal if not self.star else None
 
+    def ends(self) -> tuple[str, str]:
+        """The literal text every matching name starts with and (when there is a `*`) ends with."""
+        head = self.chunks[0]
+        tail = self.chunks[-1] if self.star else None
+        prefix = head.literal if head.literal is not None else ""
+        suffix = tail.literal if tail is not None and tail.literal is not None else ""
+        return prefix, suffix
+
     def match(self, name: str) -> bool:
         if self.exact is not None:
             return name == self.exact
@@ -218,12 +226,21 @@ class Glob:
     groups: tuple[tuple[_Segment, ...], ...]  # segment runs separated by `**`
     deep: bool  # whether there is a `**` at all (then groups[0] is the prefix, groups[-1] the suffix)
 
+    def name_segment(self) -> _Segment | None:
+        """The pattern of the one name it matches at any depth (`*.log`), when that is what it is."""
+        if not self.anchored and len(self.groups) == 2 and not self.groups[0] and len(self.groups[1]) == 1:
+            return self.groups[1][0]
+        return None
+
     def match(self, path: str) -> bool:
         """Whether the whole of `path` (relative, `/`-separated) matches."""
         return self.match_parts(path.split("/"))
 
     def match_parts(self, parts: Sequence[str]) -> bool:
         groups = self.groups
+        if len(groups) == 3 and not groups[0] and not groups[2] and len(groups[1]) == 1:
+            segment = groups[1][0]  # `**/NAME/**`: some part is NAME (the usual include and exclude)
+            return any(segment.match(part) for part in parts)
         if not self.deep:
             (only,) = groups
             return len(only) == len(parts) and _fits(only, parts, 0)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, InputError, read_bytes, read_text
 from .config import LintConfig, glob_list, load_config
-from .globs import Glob, GlobError, GlobList, compile_glob
+from .globs import Glob, GlobError, GlobList, _Segment, compile_glob
 
 __all__ = [
     "Entry",
@@ -101,17 +101,27 @@ def project_config(root: Path, config_path: Path | None = None) -> LintConfig:
     return LintConfig(root=root.resolve())
 
 
+_Hit = tuple[int, bool, bool, "_Segment | None"]  # (line index, negate, folders only, the name's pattern)
+
+
 class _Ignores:
     """The lines of one `.gitignore`, compiled once. `decide` gives the verdict of its last matching
-    line (ignored, or re-included by `!`), or None when no line matches. Lines that are a plain name
-    (`build`, `secrets.txt`) are looked up in a dict; the others are tried from the last line up,
-    only those after the best plain-name hit, so the cost is linear in the lines and often less."""
+    line (ignored, or re-included by `!`), or None when no line matches.
 
-    __slots__ = ("base", "globs", "names")
+    Most lines are a name (`build`), or a name's pattern with a fixed start or end (`*.log`,
+    `tmp*`, `*.py[co]`): those are found by looking the name's start or end up in a dict, and only
+    the lines found are tried. The others (anchored paths, `*a*`) are tried from the last line up,
+    down to the best line found so far. The cost per path is at most linear in the lines, and for
+    the usual lines independent of their number."""
+
+    __slots__ = ("base", "globs", "heads", "lengths", "names", "tails")
 
     def __init__(self, base: str, lines: Iterable[str]) -> None:
         self.base = base  # the folder of the .gitignore, relative to the root ("" at the root)
-        self.names: dict[str, list[tuple[int, bool, bool]]] = {}  # name -> [(line index, negate, dir_only)]
+        self.names: dict[str, list[_Hit]] = {}
+        self.heads: dict[str, list[_Hit]] = {}  # a name pattern's literal start -> lines
+        self.tails: dict[str, list[_Hit]] = {}  # a name pattern's literal end (when it starts with `*`)
+        self.lengths: tuple[set[int], set[int]] = (set(), set())  # the lengths of those starts, ends
         self.globs: list[tuple[int, bool, bool, Glob]] = []
         for index, line in enumerate(lines):
             parsed = _gitignore_line(line)
@@ -119,13 +129,25 @@ class _Ignores:
                 continue
             negate, dir_only, pattern = parsed
             if "/" not in pattern and not any(ch in pattern for ch in "*?[\\"):
-                self.names.setdefault(pattern, []).append((index, negate, dir_only))
+                self.names.setdefault(pattern, []).append((index, negate, dir_only, None))
                 continue
             try:
                 glob = compile_glob(pattern)
             except GlobError:  # a pattern git would read differently: passed over
                 continue
-            self.globs.append((index, negate, dir_only, glob))
+            segment = glob.name_segment()
+            head, tail = segment.ends() if segment is not None else ("", "")
+            if segment is not None and head:
+                self.heads.setdefault(head, []).append((index, negate, dir_only, segment))
+                self.lengths[0].add(len(head))
+            elif segment is not None and tail:
+                self.tails.setdefault(tail, []).append((index, negate, dir_only, segment))
+                self.lengths[1].add(len(tail))
+            else:
+                self.globs.append((index, negate, dir_only, glob))
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.heads or self.tails or self.globs)
 
     def decide(self, relative: str, is_dir: bool) -> bool | None:
         if self.base:
@@ -134,8 +156,14 @@ class _Ignores:
             relative = relative[len(self.base) + 1 :]
         name = relative.rpartition("/")[2]
         best, verdict = -1, None
-        for index, negate, dir_only in self.names.get(name, ()):
-            if (is_dir or not dir_only) and index > best:
+        candidates: list[_Hit] = list(self.names.get(name, ()))
+        for size in self.lengths[0]:
+            candidates += self.heads.get(name[:size], ())
+        for size in self.lengths[1]:
+            if size <= len(name):
+                candidates += self.tails.get(name[len(name) - size :], ())
+        for index, negate, dir_only, segment in candidates:
+            if index > best and (is_dir or not dir_only) and (segment is None or segment.match(name)):
                 best, verdict = index, not negate
         parts: list[str] | None = None
         for index, negate, dir_only, glob in reversed(self.globs):
@@ -143,12 +171,8 @@ class _Ignores:
                 break
             if dir_only and not is_dir:
                 continue
-            if glob.anchored:
-                parts = parts or relative.split("/")
-                hit = glob.match_parts(parts)
-            else:
-                hit = glob.match_parts((name,))
-            if hit:
+            parts = parts or relative.split("/")
+            if glob.match_parts(parts if glob.anchored else parts[-1:]):
                 return not negate
         return verdict
 
@@ -176,7 +200,7 @@ def _gitignore(folder: Path, base: str, root: Path) -> _Ignores | None:
     except (OSError, FileSkipped):
         return None
     rules = _Ignores(base, data.decode("utf-8", errors="replace").splitlines())
-    return rules if rules.names or rules.globs else None
+    return rules if rules else None
 
 
 def is_too_wide(folder: Path) -> str | None:
