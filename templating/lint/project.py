@@ -194,9 +194,11 @@ def _gitignore_line(line: str) -> tuple[bool, bool, str] | None:
     return negate, dir_only, line
 
 
-def _gitignore(folder: Path, base: str, root: Path) -> _Ignores | None:
-    try:  # bounded, and never through a link out of the project
-        data = read_bytes(str(folder / ".gitignore"), limit=DEFAULT_MAX_FILE_SIZE, root=root)
+def _gitignore(folder: Path, base: str, root: Path, *, link: bool = True) -> _Ignores | None:
+    try:  # bounded, and never through a link out of the project (`link` false: the walk saw a plain file)
+        path = str(folder / ".gitignore")
+        limit = DEFAULT_MAX_FILE_SIZE
+        data = read_bytes(path, limit=limit, root=root) if link else read_bytes(path, limit=limit, follow=False)
     except (OSError, FileSkipped):
         return None
     rules = _Ignores(base, data.decode("utf-8", errors="replace").splitlines())
@@ -299,14 +301,15 @@ class Walker:
         stack: list[tuple[str, str, list[_Ignores]]] = [(str(folder), "" if start_rel == "." else start_rel, rules)]
         while stack:
             here, rel_here, inherited = stack.pop()
-            own = _gitignore(Path(here), rel_here, root) if inside else None
-            local = [*inherited, own] if own is not None else inherited
             try:
                 with os.scandir(here) as listing:
                     entries = list(listing)
             except OSError as exc:
                 self.skipped.append((here, f"cannot read the folder: {exc.strerror or exc}"))
                 continue
+            marker = next((e for e in entries if e.name == ".gitignore"), None) if inside else None
+            own = _gitignore(Path(here), rel_here, root, link=marker.is_symlink()) if marker is not None else None
+            local = [*inherited, own] if own is not None else inherited
             subfolders: list[tuple[str, str]] = []
             for entry in entries:
                 name = entry.name
