@@ -170,3 +170,16 @@ def test_a_long_gitignore_is_compiled_once(tmp_path: Path, monkeypatch: pytest.M
     assert compiled == 10_000  # the wildcard lines, once each; plain names are looked up, not compiled
     list(walker.walk(tmp_path))
     assert compiled == 10_000  # the walk is kept: not even read again
+
+
+def test_the_matcher_is_a_leaf_without_regular_expressions() -> None:
+    # Nothing from the package (the walk, the config and the server all sit on it), and no `re`:
+    # a regular expression is what backtracks.
+    import ast
+
+    tree = ast.parse(Path(globs.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {
+        ("." * node.level) + (node.module or "") for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    }
+    assert imported <= {"__future__", "collections.abc", "dataclasses"}, imported

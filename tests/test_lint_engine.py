@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import templating
+from templating.inputs import InputError
 from templating.lint.config import LintConfigError
 from templating.lint.engine import Project, lint_project
 
@@ -357,6 +358,33 @@ def test_files_named_by_pre_commit_stay_inside_the_root(tmp_path: Path) -> None:
     assert b"evil.py: E003 a symbolic link out of the project root" in done.stdout
     assert b"TOP-SECRET" not in done.stdout + done.stderr
     assert b"TOP-SECRET" in _lint_cli(root, "evil.py").stdout
+
+
+def test_unreadable_walked_files_are_one_finding_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Permission denied (simulated: the tests may run as root, who reads everything) on a template and a
+    # Python file found by walking: one E003 each, the rest linted. Named, the same file stops the run.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ok.prompt").write_text("Hi < name >", encoding="utf-8")
+    (tmp_path / "locked.prompt").write_text("Hi", encoding="utf-8")
+    (tmp_path / "locked_prompt.py").write_text("X_PROMPT = 'Hi {x}'\n", encoding="utf-8")
+    real_open = os.open
+
+    def refusing(path: Any, *args: Any, **kwargs: Any) -> int:
+        if os.fsdecode(path).endswith(("locked.prompt", "locked_prompt.py")):
+            raise PermissionError(13, "Permission denied", os.fsdecode(path))
+        return int(real_open(path, *args, **kwargs))
+
+    monkeypatch.setattr(os, "open", refusing)
+    monkeypatch.chdir(tmp_path)
+    result = lint_project(["."])
+    found = sorted((d.path, d.code, d.message) for d in result.diagnostics)
+    assert found == [
+        ("locked.prompt", "E003", "cannot be read (Permission denied): not read"),
+        ("locked_prompt.py", "E003", "cannot be read (Permission denied): not read"),
+        ("ok.prompt", "T002", found[2][2]),
+    ]
+    with pytest.raises(InputError, match="permission denied"):
+        lint_project(["locked.prompt"])
 
 
 def test_a_huge_pyproject_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

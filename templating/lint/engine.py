@@ -118,6 +118,7 @@ class Project:
         self._context: list[str] = []
         self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
         self._rules_for: dict[str, frozenset[str]] = {}
+        self._selected: dict[tuple[str, ...], tuple[list[str], list[Diagnostic], set[str]]] = {}
 
     # -- which files
 
@@ -129,7 +130,16 @@ class Project:
 
     def _select(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
         """The files to lint, the findings for those left unread, and which of the files the user
-        named (those may be outside the root; the others were found by walking and stay inside)."""
+        named (those may be outside the root; the others were found by walking and stay inside).
+        Worked out once per list of paths (the command line asks for the files, then lints them)."""
+        key = tuple(paths)
+        kept = self._selected.get(key)
+        if kept is None:
+            kept = self._selected[key] = self._choose(paths)
+        files, notes, named = kept
+        return list(files), list(notes), set(named)
+
+    def _choose(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
         config = self.config
         show = _Shower(self.root)
         found: dict[str, str] = {}  # identity (resolved path) -> as shown; a file named twice is linted once

@@ -12,11 +12,16 @@ Without a marker (no `pyproject.toml` or `.git` at or above the paths, and no ro
 is only the paths' common folder, which may be a home folder: then the Python context of a file is
 the Python files of its own folder (not below), and only folders the user names are walked.
 
-`.gitignore` support is a subset of git's: every `.gitignore` from the root down is read; blank
-lines and `#` comments are skipped; `!` re-includes; a trailing `/` matches folders only; a pattern
-with a `/` (other than a trailing one) is anchored at its file's folder, one without matches a name
-at any depth below it; `*`, `?`, `[...]` and `**` as in `include`. A later matching line wins. As in
-git, nothing inside an ignored folder can be re-included. Global and `info/exclude` files are not read.
+`.gitignore` files are read from the root down, with git's syntax (see `templating.lint.globs`):
+`!` re-includes, a trailing `/` matches folders only, a pattern with a `/` (other than a trailing
+one) is anchored at its file's folder, one without matches a name at any depth below it. A later
+matching line wins. As in git, nothing inside an ignored folder can be re-included. Global and
+`info/exclude` files are not read.
+
+The tree is walked once ([`Walker`][templating.lint.project.Walker] keeps the walk); a file found by
+walking is an [`Entry`][templating.lint.project.Entry] whose resolved path is known without a system
+call unless it is a link. A link that leaves the root is never opened. `/` and the user's home
+folder are never walked whole ([`is_too_wide`][templating.lint.project.is_too_wide]).
 """
 
 from __future__ import annotations
@@ -245,6 +250,10 @@ class Walker:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) of folders left unread
     _walks: dict[tuple[str, bool], list[Entry]] = field(default_factory=dict, repr=False)
     _exclude: GlobList | None = field(default=None, repr=False)
+
+    def forget(self) -> None:
+        """Drop the walks kept (files were added or removed since): the next call walks again."""
+        self._walks.clear()
 
     def exclude(self) -> GlobList:
         if self._exclude is None:
