@@ -387,6 +387,26 @@ def test_unreadable_walked_files_are_one_finding_each(tmp_path: Path, monkeypatc
         lint_project(["locked.prompt"])
 
 
+def test_an_instruction_kept_in_a_text_file_is_reported_with_its_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # writer.txt is reported when a Python file of its folder (or a folder above) that names it is linted.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "agent.py").write_text(
+        "import os\nfrom google.adk.agents import LlmAgent\n\n\ndef load(name):\n"
+        "    with open(os.path.join(os.path.dirname(__file__), name)) as f:\n        return f.read()\n\n\n"
+        'root_agent = LlmAgent(name="a", instruction=load("writer.txt"))\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "sub" / "writer.txt").write_text("Write about {topic}.\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text("X = 1\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for paths in (["sub/agent.py"], ["."]):
+        assert [(d.path, d.code) for d in lint_project(paths).diagnostics] == [("sub/writer.txt", "T014")]
+    assert lint_project(["other.py"]).diagnostics == []
+
+
 def test_a_huge_pyproject_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A 1 GB (sparse) pyproject.toml: found during root discovery, refused by its size, never opened.
     (tmp_path / "pyproject.toml").touch()
