@@ -374,14 +374,25 @@ def test_unreadable_walked_files_are_one_finding_each(tmp_path: Path, monkeypatc
             raise PermissionError(13, "Permission denied", os.fsdecode(path))
         return int(real_open(path, *args, **kwargs))
 
+    (tmp_path / "locked_dir").mkdir()
+    (tmp_path / "locked_dir" / "x.prompt").write_text("Hi", encoding="utf-8")
+    real_scandir = os.scandir
+
+    def refusing_folder(path: Any) -> Any:
+        if os.fspath(path).endswith("locked_dir"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
     monkeypatch.setattr(os, "open", refusing)
+    monkeypatch.setattr(os, "scandir", refusing_folder)
     monkeypatch.chdir(tmp_path)
     result = lint_project(["."])
     found = sorted((d.path, d.code, d.message) for d in result.diagnostics)
     assert found == [
         ("locked.prompt", "E003", "cannot be read (Permission denied): not read"),
+        ("locked_dir", "E003", "cannot read the folder: Permission denied"),
         ("locked_prompt.py", "E003", "cannot be read (Permission denied): not read"),
-        ("ok.prompt", "T002", found[2][2]),
+        ("ok.prompt", "T002", found[3][2]),
     ]
     with pytest.raises(InputError, match="permission denied"):
         lint_project(["locked.prompt"])
@@ -405,6 +416,22 @@ def test_an_instruction_kept_in_a_text_file_is_reported_with_its_agent(
     for paths in (["sub/agent.py"], ["."]):
         assert [(d.path, d.code) for d in lint_project(paths).diagnostics] == [("sub/writer.txt", "T014")]
     assert lint_project(["other.py"]).diagnostics == []
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["from-the-root-walk", "folder-walked-alone"])
+def test_an_excluded_folder_named_yields_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: bool) -> None:
+    # Whether the folder's files come from the root's walk (kept) or from a walk of the folder alone
+    # (as without a project marker), an excluded folder named on the command line gives no file.
+    (tmp_path / "drafts" / "deep").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text('[tool.templating]\nexclude = ["drafts"]\n', encoding="utf-8")
+    (tmp_path / "drafts" / "deep" / "a.prompt").write_text("Hi", encoding="utf-8")
+    (tmp_path / "b.prompt").write_text("Hi", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for named in (["drafts"], ["drafts/deep"]):
+        project = Project(paths=named)
+        project.marked = whole
+        assert project.files(named) == ([], [])
+    assert Project(paths=["."]).files(["."])[0] == ["b.prompt"]
 
 
 def test_a_huge_pyproject_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

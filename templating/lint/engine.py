@@ -153,7 +153,6 @@ class Project:
                     f"refusing to walk {folder}: {refused} (name the project's folder or its files,"
                     " or run inside a project: a folder with a pyproject.toml or a .git)"
                 )
-            self.walker.skipped.clear()
             inside = folder.is_relative_to(self.root)
             include = glob_list(patterns)
             for entry in self.walker.entries(folder):
@@ -170,8 +169,10 @@ class Project:
                 else:
                     self._walked[name] = ""  # a plain file found by walking: read without following links
                 found.setdefault(entry.real, name)
-            for path, reason in self.walker.skipped:
-                notes.append(Diagnostic(SKIPPED_FILE, "info", reason, None, show(path)))
+            below = str(folder).rstrip(os.sep) + os.sep
+            for path, reason in self.walker.skipped:  # folders that could not be listed, in any walk so far
+                if path == str(folder) or path.startswith(below):
+                    notes.append(Diagnostic(SKIPPED_FILE, "info", reason, None, show(path)))
 
         if not paths:
             if not config.include:

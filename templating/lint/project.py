@@ -307,6 +307,8 @@ class Walker:
                         rules.append(found_rules)
         found: list[Entry] = []
         start_rel = folder.relative_to(base).as_posix()
+        if inside and start_rel != "." and glob_list(self.config.exclude).match(start_rel):
+            return found  # an excluded folder (or one inside it): as the root's walk, which never enters it
         stack: list[tuple[str, str, list[_Ignores]]] = [(str(folder), "" if start_rel == "." else start_rel, rules)]
         while stack:
             here, rel_here, inherited = stack.pop()
