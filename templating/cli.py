@@ -241,7 +241,7 @@ def _write_html(args: argparse.Namespace, result: Any) -> None:
         run_findings=result.run_findings,
     )
     try:
-        Path(args.html).write_text(page, encoding="utf-8")
+        Path(args.html).write_text(page, encoding="utf-8", errors="backslashreplace")  # names are escaped already
     except OSError as exc:
         raise UsageError(f"cannot write HTML report {args.html}: {exc.strerror or exc}") from None
 

@@ -12,6 +12,7 @@ from typing import Any
 from jinja2.sandbox import SandboxedEnvironment
 
 from .lint import Diagnostic
+from .lint.outputs import escape_control
 from .nodes import Dialect, Escaped, Literal, Placeholder, Span
 from .template import parse
 
@@ -124,7 +125,7 @@ def render_html(reports: Sequence[FileReport], *, run_findings: Sequence[Diagnos
             counts[d.severity] += 1
         files.append(
             {
-                "path": report.path,
+                "path": escape_control(report.path),
                 "anchor": f"file{number}",
                 "segments": _segments(report, ids),
                 "findings": [

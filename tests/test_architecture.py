@@ -355,7 +355,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "lint rules",
         {"lint.registry", "lint.util", "lint.source", "lint.schema", "lint.config", "lint.rules", "lint.rules.*"}
-        | {"lint.check", "lint.adk_schema"},
+        | {"lint.check", "lint.adk_schema", "lint.globs"},
     ),
     (
         "lint engine",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 
 import templating
+from templating.inputs import InputError
+from templating.lint.config import LintConfigError
 from templating.lint.engine import Project, lint_project
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "adk_project"
@@ -193,6 +196,40 @@ def _only_fifo(root: Path) -> None:
     os.mkfifo(root / "b.prompt")
 
 
+def _python_link_out(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    secret = root.parent / "outside.py"
+    secret.write_text('SECRET_PROMPT = "TOP-SECRET {key}"\n', encoding="utf-8")  # T014 would quote it
+    os.symlink(secret, root / "evil.py")
+
+
+def _dangling(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    os.symlink(root / "gone.prompt", root / "dangling.prompt")
+
+
+def _looping_prompt(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    os.symlink(root / "l.prompt", root / "l.prompt")
+
+
+def _not_utf8(root: Path) -> None:
+    (root / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    (root / "bad.prompt").write_bytes(b"Hi \xff\xfe <x>")
+
+
+def _broken_beside_an_error(root: Path) -> None:
+    (root / "bad.prompt").write_bytes(b"\xff")
+    os.symlink(root / "gone.py", root / "gone.py")
+    (root / "broken.py").write_text("def f(:\n", encoding="utf-8")  # E002, an error: exit code 1
+
+
+def _glob_bomb(root: Path) -> None:
+    # a .gitignore line that makes a regex-based matcher backtrack for ages on a long name
+    (root / ".gitignore").write_text("*a*a*a*a*a*a*a*a*a*a*b\n", encoding="utf-8")
+    (root / ("a" * 200 + ".prompt")).write_text("Hi < name >", encoding="utf-8")
+
+
 HOSTILE = [
     # (id, build, extra args, exit code, text that must appear in stdout+stderr, text that must not)
     ("symlink-loop", _loop, [], 0, "1 template checked", "Traceback"),
@@ -204,6 +241,12 @@ HOSTILE = [
     ("escape-in-text", _newline_name, [], 0, "\\x1b[31m", "\x1b"),
     ("deep-schema", _deep_schema, ["--schema", "s.json"], 2, "schema", "Traceback"),
     ("nothing-readable", _only_fifo, ["b.prompt"], 2, "nothing could be linted", "Traceback"),
+    ("python-link-out-of-root", _python_link_out, [], 0, "evil.py: E003 a symbolic link out of", "TOP-SECRET"),
+    ("dangling-link", _dangling, [], 0, "dangling.prompt: E003", "Traceback"),
+    ("looping-link", _looping_prompt, [], 0, "l.prompt: E003", "Traceback"),
+    ("not-utf8", _not_utf8, [], 0, "bad.prompt: E003 not valid UTF-8", "Traceback"),
+    ("broken-beside-an-error", _broken_beside_an_error, [], 1, "broken.py:1:7: E002", "Traceback"),
+    ("glob-bomb", _glob_bomb, [], 0, "T002", "Traceback"),
 ]
 
 
@@ -230,6 +273,213 @@ def test_hostile_trees(tmp_path: Path, build: Any, extra: list[str], code: int, 
     assert done.returncode == code, output
     assert present in output
     assert absent not in output
+
+
+def _lint_cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    base = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    return subprocess.run(
+        [sys.executable, "-m", "templating", "lint", *args],
+        capture_output=True,
+        env={**base, **(env or {})},
+        cwd=root,
+        timeout=60,
+    )
+
+
+FORMATS = ["text", "json", "sarif", "github"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="a Linux /proc")
+@pytest.mark.parametrize("output", FORMATS)
+def test_a_link_to_the_environment_is_never_read(tmp_path: Path, output: str) -> None:
+    # Links found by walking, a .prompt and a .py, to the process's environment (CI secrets): each is
+    # one E003 finding naming the link; the environment is in no output and not in the HTML report.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    os.symlink("/proc/self/environ", root / "env.prompt")
+    os.symlink("/proc/self/environ", root / "env_prompt.py")
+    secret = "templating-test-secret-4f1c9"
+    done = _lint_cli(root, ".", "--format", output, "--html", "report.html", env={"CI_TOKEN": secret})
+    assert done.returncode == 0, done.stderr
+    everything = done.stdout + done.stderr + (root / "report.html").read_bytes()
+    assert secret.encode() not in everything
+    assert b"CI_TOKEN" not in everything
+    text = done.stdout.decode("utf-8")
+    if output in ("json", "sarif"):
+        data = json.loads(text)
+        results = data if output == "json" else data["runs"][0]["results"]
+        assert len([r for r in results if (r.get("code") or r.get("ruleId")) == "E003"]) == 2
+    else:
+        assert "env.prompt" in text
+        assert "env_prompt.py" in text
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names that are not UTF-8, as on Linux")
+@pytest.mark.parametrize("output", FORMATS)
+def test_hostile_names_are_escaped_in_every_format(tmp_path: Path, output: str) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    raw = os.fsencode(root) + b"/n\xffm\x1b[31mx.prompt"
+    with open(raw, "wb") as handle:
+        handle.write(b"Hi < name >")
+    os.symlink(b"/nowhere/\xfe\x1b[2J", os.fsencode(root) + b"/d\x1b]0;t\x07.prompt")  # dangling: E003
+    done = _lint_cli(root, ".", "--format", output, "--html", "report.html")
+    assert done.returncode == 0, done.stderr
+    assert b"\x1b" not in done.stdout + done.stderr
+    assert b"\x1b" not in (root / "report.html").read_bytes()
+    text = done.stdout.decode("utf-8")  # valid UTF-8 whatever the names
+    if output == "json":
+        paths = {row["path"] for row in json.loads(text)}
+        assert "n\\xffm\\x1b[31mx.prompt" in paths
+    elif output == "sarif":
+        results = json.loads(text)["runs"][0]["results"]
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+        assert "n%FFm%1B%5B31mx.prompt" in uris
+        assert all(_uri_reference(uri) for uri in uris), uris
+    else:
+        assert "n\\xffm\\x1b[31mx.prompt" in text
+        assert "T002" in text
+        assert "E003" in text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+def test_files_named_by_pre_commit_stay_inside_the_root(tmp_path: Path) -> None:
+    # With --force-exclude (pre-commit's hook) the names come from a tool, not the user: a link out of
+    # the root is an E003 finding, not read; the same file named by the user is read.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    _python_link_out(root)
+    done = _lint_cli(root, "--force-exclude", "evil.py", "a.prompt")
+    assert done.returncode == 0, done.stderr
+    assert b"evil.py: E003 a symbolic link out of the project root" in done.stdout
+    assert b"TOP-SECRET" not in done.stdout + done.stderr
+    assert b"TOP-SECRET" in _lint_cli(root, "evil.py").stdout
+
+
+def test_unreadable_walked_files_are_one_finding_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Permission denied (simulated: the tests may run as root, who reads everything) on a template and a
+    # Python file found by walking: one E003 each, the rest linted. Named, the same file stops the run.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ok.prompt").write_text("Hi < name >", encoding="utf-8")
+    (tmp_path / "locked.prompt").write_text("Hi", encoding="utf-8")
+    (tmp_path / "locked_prompt.py").write_text("X_PROMPT = 'Hi {x}'\n", encoding="utf-8")
+    real_open = os.open
+
+    def refusing(path: Any, *args: Any, **kwargs: Any) -> int:
+        if os.fsdecode(path).endswith(("locked.prompt", "locked_prompt.py")):
+            raise PermissionError(13, "Permission denied", os.fsdecode(path))
+        return int(real_open(path, *args, **kwargs))
+
+    (tmp_path / "locked_dir").mkdir()
+    (tmp_path / "locked_dir" / "x.prompt").write_text("Hi", encoding="utf-8")
+    real_scandir = os.scandir
+
+    def refusing_folder(path: Any) -> Any:
+        if os.fspath(path).endswith("locked_dir"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "open", refusing)
+    monkeypatch.setattr(os, "scandir", refusing_folder)
+    monkeypatch.chdir(tmp_path)
+    result = lint_project(["."])
+    found = sorted((d.path, d.code, d.message) for d in result.diagnostics)
+    assert found == [
+        ("locked.prompt", "E003", "cannot be read (Permission denied): not read"),
+        ("locked_dir", "E003", "cannot read the folder: Permission denied"),
+        ("locked_prompt.py", "E003", "cannot be read (Permission denied): not read"),
+        ("ok.prompt", "T002", found[3][2]),
+    ]
+    with pytest.raises(InputError, match="permission denied"):
+        lint_project(["locked.prompt"])
+
+
+def test_an_instruction_kept_in_a_text_file_is_reported_with_its_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # writer.txt is reported when a Python file of its folder (or a folder above) that names it is linted.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "agent.py").write_text(
+        "import os\nfrom google.adk.agents import LlmAgent\n\n\ndef load(name):\n"
+        "    with open(os.path.join(os.path.dirname(__file__), name)) as f:\n        return f.read()\n\n\n"
+        'root_agent = LlmAgent(name="a", instruction=load("writer.txt"))\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "sub" / "writer.txt").write_text("Write about {topic}.\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text("X = 1\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for paths in (["sub/agent.py"], ["."]):
+        assert [(d.path, d.code) for d in lint_project(paths).diagnostics] == [("sub/writer.txt", "T014")]
+    assert lint_project(["other.py"]).diagnostics == []
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["from-the-root-walk", "folder-walked-alone"])
+def test_an_excluded_folder_named_yields_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: bool) -> None:
+    # Whether the folder's files come from the root's walk (kept) or from a walk of the folder alone
+    # (as without a project marker), an excluded folder named on the command line gives no file.
+    (tmp_path / "drafts" / "deep").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text('[tool.templating]\nexclude = ["drafts"]\n', encoding="utf-8")
+    (tmp_path / "drafts" / "deep" / "a.prompt").write_text("Hi", encoding="utf-8")
+    (tmp_path / "b.prompt").write_text("Hi", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for named in (["drafts"], ["drafts/deep"]):
+        project = Project(paths=named)
+        project.marked = whole
+        assert project.files(named) == ([], [])
+    assert Project(paths=["."]).files(["."])[0] == ["b.prompt"]
+
+
+def test_a_huge_pyproject_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 1 GB (sparse) pyproject.toml: found during root discovery, refused by its size, never opened.
+    (tmp_path / "pyproject.toml").touch()
+    with open(tmp_path / "pyproject.toml", "r+b") as handle:
+        handle.truncate(2**30)
+    (tmp_path / "a.prompt").write_text("Hi <name>", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    opened: list[str] = []
+
+    def spy(real: Any) -> Any:
+        def opening(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(path, str | bytes | os.PathLike):
+                opened.append(os.fsdecode(path))
+            return real(path, *args, **kwargs)
+
+        return opening
+
+    monkeypatch.setattr(os, "open", spy(os.open))
+    monkeypatch.setattr(io, "open", spy(io.open))
+    with pytest.raises(LintConfigError, match=r"pyproject.toml: 1073741824 bytes, more than the limit"):
+        lint_project(["a.prompt"])
+    assert not any(name.endswith("pyproject.toml") for name in opened)
+
+
+def test_the_filesystem_root_is_not_walked(tmp_path: Path) -> None:
+    done = _lint_cli(tmp_path, "/")
+    assert done.returncode == 2
+    assert b"refusing to walk /: it is the filesystem's root" in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_a_home_folder_is_not_walked_but_its_files_are_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / "far" / "deep").mkdir(parents=True)
+    (home / ".git").mkdir()  # a dotfiles repository: a marker, but not a project to walk whole
+    (home / "pyproject.toml").write_text('[tool.templating]\ninclude = ["**/*.prompt"]\n', encoding="utf-8")
+    (home / "a.prompt").write_text("Hi < name >", encoding="utf-8")
+    (home / "far" / "deep" / "b.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    for paths in ([], ["."]):
+        with pytest.raises(LintConfigError, match=r"refusing to walk .*: it is your home folder"):
+            lint_project(paths)
+    project = Project(paths=["a.prompt"])
+    assert not project.marked  # the context of a file is its own folder's Python files, not a walk of home
+    assert [d.code for d in project.lint(["a.prompt"]).diagnostics] == ["T002"]
 
 
 def test_a_deep_schema_from_python_is_a_clear_error() -> None:

@@ -7,7 +7,8 @@ as literal text today; schema rules compare placeholders with a declared schema 
 JSON Schema, or a list of keys). Configuration comes from `[tool.templating]` in `pyproject.toml`.
 
 The package: `registry` (every rule, once), `check` (one template), `rules/` (the checks, by
-family), `schema`, `config`, `discovery` (root and files), `engine` (a project run), `outputs/`.
+family), `schema`, `config`, `globs` (glob and `.gitignore` matching), `discovery` and `project` (root,
+walk and files), `engine` (a project run), `outputs/`.
 """
 
 from __future__ import annotations

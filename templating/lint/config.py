@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from ..inputs import InputError, read_text
 # Module constants of Python files linted even when no call site uses them: names ending in these (the
 # scanner's default, defined with it: reading Python sources sits below the linter).
 from ..pysource.found import CONSTANT_SUFFIXES as CONSTANT_SUFFIXES
+from .globs import Glob, GlobError, GlobList, compile_glob
 from .registry import DEFAULT_RULES, RULES, SYNTAX_CHECKS
 from .util import relative as _relative
 
@@ -180,63 +180,37 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
 
 
 def _clean(pattern: str) -> str:
-    """A glob or path written `./a/b/` or `a\\b` compares as `a/b`."""
-    pattern = pattern.replace("\\", "/")
+    """A glob or path written `./a/b/` compares as `a/b`."""
     while pattern.startswith("./"):
         pattern = pattern[2:]
     return pattern.rstrip("/") or pattern
 
 
-@functools.lru_cache(maxsize=512)  # a walk matches every file against the same few globs
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over `/`-separated relative paths: `*`, `?` and `[ab]`/`[!ab]` stay in one folder,
-    `**` spans folders. A leading `./` is ignored."""
-    pattern = _clean(pattern)
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) > 0:
-            body = pattern[i + 1 : close]
-            negate = body[:1] in "!^" and len(body) > 1
-            chars = body[1:] if negate else body
-            escaped = "".join("\\" + ch if ch in "\\^[]" else ch for ch in chars)
-            out.append(f"[^/{escaped}]" if negate else f"(?!/)[{escaped}]")
-            i = close + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
+def glob_regex(pattern: str) -> Glob:
+    """`pattern` compiled (see [`templating.lint.globs`][templating.lint.globs]): its `match(path)`
+    tells whether the whole relative path matches. A leading `./` is ignored. The name is kept from
+    when globs were regular expressions; matching no longer uses `re` (which backtracks)."""
     try:
-        return re.compile("".join(out) + r"\Z")
-    except re.error as exc:  # [z-a]: a reversed range
-        raise LintConfigError(f"bad glob {pattern!r}: {exc.msg}") from None
+        return compile_glob(_clean(pattern))
+    except GlobError as exc:
+        raise LintConfigError(str(exc)) from None
+
+
+@functools.lru_cache(maxsize=256)  # a walk matches every file against the same few lists
+def glob_list(patterns: tuple[str, ...], *, prefixes: bool = True) -> GlobList:
+    """`patterns` compiled once, as include/exclude/per-file-ignores read them (`prefixes`: a pattern
+    also matches the files inside a folder it matches)."""
+    try:
+        return GlobList([_clean(p) for p in patterns], prefixes=prefixes)
+    except GlobError as exc:
+        raise LintConfigError(str(exc)) from None
 
 
 def _matches(relative: str, patterns: Iterable[str]) -> bool:
     """Whether the file `relative` or one of its folders matches a pattern, like .gitignore: a pattern
     without `/` matches a file or folder name at any depth (`drafts`), one with `/` the path
     from the root (`prompts/drafts`, `prompts/*.txt`)."""
-    parts = relative.split("/")
-    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-    for pattern in patterns:
-        regex = glob_regex(pattern)
-        if "/" in _clean(pattern):
-            if any(regex.match(prefix) for prefix in prefixes):
-                return True
-        elif any(regex.match(part) for part in parts):
-            return True
-    return False
+    return glob_list(tuple(patterns)).match(relative)
 
 
 def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> frozenset[str]:
@@ -246,6 +220,6 @@ def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> fr
     relative = _relative(Path(path), config.root)
     dropped: set[str] = set()
     for glob, ignored in config.per_file_ignores.items():
-        if _matches(relative, [glob]):
+        if glob_list((glob,)).match(relative):
             dropped |= _codes(ignored, "per-file-ignores")
     return codes - dropped

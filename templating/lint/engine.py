@@ -19,7 +19,7 @@ from ..nodes import Dialect, Span
 from ..template import parse
 from .adk_schema import check_against_schema, schema_keys
 from .check import lint
-from .config import LintConfig, LintConfigError, rules_for, select_rules
+from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules
 from .discovery import DEFAULT_INCLUDE
 from .project import (
     FileSkipped,
@@ -27,10 +27,10 @@ from .project import (
     Walker,
     find_root,
     has_marker,
+    is_too_wide,
     project_config,
     read_bytes,
     read_text,
-    wanted,
 )
 from .reach import flagged, imports_test, reads_any, reported_in
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
@@ -81,8 +81,9 @@ class Project:
         if root is None and config_path is not None:
             root = Path(config_path).resolve().parent
         self.root = Path(root).resolve() if root is not None else find_root(paths).resolve()
-        # a root found by a marker (or given) is walked for context; else only the named files' folders
-        self.marked = root is not None or has_marker(self.root)
+        # a root found by a marker (or given) is walked for context; else (or when the root is / or a
+        # home folder: never walked whole) only the named files' folders
+        self.marked = (root is not None or has_marker(self.root)) and not is_too_wide(self.root)
         self.config: LintConfig = project_config(self.root, Path(config_path) if config_path else None)
         self.dialect: Dialect = dialect
         self.force_exclude = force_exclude
@@ -115,45 +116,89 @@ class Project:
         self._writes: dict[str, list[Write]] = {}
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
+        self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
+        self._rules_for: dict[str, frozenset[str]] = {}
+        self._selected: dict[tuple[str, ...], tuple[list[str], list[Diagnostic], set[str]]] = {}
 
     # -- which files
 
     def files(self, paths: Sequence[str] = ()) -> tuple[list[str], list[Diagnostic]]:
         """The files to lint for `paths` (shown relative to the current folder), and findings for
         those skipped unread. A file named is linted unless `force_exclude` and `exclude` drop it."""
+        files, notes, _ = self._select(paths)
+        return files, notes
+
+    def _select(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
+        """The files to lint, the findings for those left unread, and which of the files the user
+        named (those may be outside the root; the others were found by walking and stay inside).
+        Worked out once per list of paths (the command line asks for the files, then lints them)."""
+        key = tuple(paths)
+        kept = self._selected.get(key)
+        if kept is None:
+            kept = self._selected[key] = self._choose(paths)
+        files, notes, named = kept
+        return list(files), list(notes), set(named)
+
+    def _choose(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
         config = self.config
-        found: list[str] = []
+        show = _Shower(self.root)
+        found: dict[str, str] = {}  # identity (resolved path) -> as shown; a file named twice is linted once
+        named: set[str] = set()
         notes: list[Diagnostic] = []
+
+        def add_walked(folder: Path, patterns: tuple[str, ...]) -> None:
+            refused = is_too_wide(folder)
+            if refused:
+                raise LintConfigError(
+                    f"refusing to walk {folder}: {refused} (name the project's folder or its files,"
+                    " or run inside a project: a folder with a pyproject.toml or a .git)"
+                )
+            inside = folder.is_relative_to(self.root)
+            include = glob_list(patterns)
+            for entry in self.walker.entries(folder):
+                relative = entry.relative if inside else Path(entry.path).as_posix()
+                if not include.match(relative):
+                    continue
+                name = show(entry.path)
+                if entry.skip is not None:
+                    notes.append(Diagnostic(SKIPPED_FILE, "info", entry.skip, None, name))
+                    continue
+                if entry.link:
+                    name = show(entry.real)
+                    self._walked[name] = entry.real
+                else:
+                    self._walked[name] = ""  # a plain file found by walking: read without following links
+                found.setdefault(entry.real, name)
+            below = str(folder).rstrip(os.sep) + os.sep
+            for path, reason in self.walker.skipped:  # folders that could not be listed, in any walk so far
+                if path == str(folder) or path.startswith(below):
+                    notes.append(Diagnostic(SKIPPED_FILE, "info", reason, None, show(path)))
+
         if not paths:
             if not config.include:
                 raise LintConfigError(
                     "no paths given and no 'include' globs in [tool.templating] of pyproject.toml"
                     + (f" ({config.path})" if config.path else " (none found)")
                 )
-            found = [
-                shown(item) for item in self.walker.walk(self.root) if wanted(relative(item, self.root), config.include)
-            ]
+            add_walked(self.root, tuple(config.include))
         patterns = (*config.include, *DEFAULT_INCLUDE)
         for given in paths:
             if given == "-":
-                found.append("-")
+                found.setdefault("-", "-")
                 continue
             item = Path(given)
             if item.is_dir():
                 folder = item.resolve()
-                self.walker.skipped.clear()
-                for sub in self.walker.walk(folder if folder.is_relative_to(self.root) else item.absolute()):
-                    if wanted(relative(sub, self.root), patterns):
-                        found.append(shown(sub))
-                for path, reason in self.walker.skipped:
-                    notes.append(Diagnostic(SKIPPED_FILE, "info", reason, None, shown(Path(path))))
+                if self.marked and folder.is_relative_to(self.root):
+                    self.walker.entries(self.root)  # the whole tree, walked once: the Python context reads it too
+                add_walked(folder if folder.is_relative_to(self.root) else Path(os.path.abspath(item)), patterns)
             elif not (self.force_exclude and _excluded(item, config)):
-                found.append(given)
-        unique: dict[str, str] = {}
-        for name in found:
-            key = name if name == "-" else os.path.realpath(name)
-            unique.setdefault(key, name)
-        return list(unique.values()), notes
+                key = os.path.realpath(given)
+                if key not in found:
+                    found[key] = given
+                    if not self.force_exclude:  # pre-commit names the files, not the user: they stay inside
+                        named.add(given)
+        return list(found.values()), notes, named
 
     # -- reading Python files
 
@@ -165,8 +210,7 @@ class Project:
         cached = self._texts.get(path)
         if cached is None:
             try:
-                root = None if named else self.root
-                cached = python_text(read_bytes(path, limit=self.config.max_file_size, root=root))
+                cached = python_text(self._read_bytes(path, named=named))
             except (OSError, FileSkipped, UnicodeDecodeError) as exc:
                 cached = exc
             self._texts[path] = cached
@@ -174,27 +218,52 @@ class Project:
             raise cached
         return cached
 
+    def _read_bytes(self, path: str, *, named: bool) -> bytes:
+        """A file's bytes: one the user named as it is; one found by walking without following a
+        link at its end (its folders are the walk's, inside the root), or through its link once the
+        walk saw the link's target is inside; any other only inside the root."""
+        limit = self.config.max_file_size
+        if named:
+            return read_bytes(path, limit=limit)
+        walked = self._walked.get(path)
+        if walked == "":
+            return read_bytes(path, limit=limit, follow=False)
+        return read_bytes(path, limit=limit, root=self.root)
+
     def _reader(self, path: str) -> str:
         return self._read_python(shown(Path(path)) if os.path.isabs(path) else path, named=False)
 
     def _context_files(self, named: Sequence[str] = ()) -> list[str]:
         """The Python files read for context: the whole project's, or without a project marker (the
         root is then just the paths' common folder, say a home folder) those of the named files' folders."""
+        show = _Shower(self.root)
         if not self.marked:
             folders = sorted({Path(name).absolute().parent for name in named})
-            return [shown(p) for f in folders for p in self.walker.walk(f, recursive=False) if p.suffix == ".py"]
+            return [
+                show(e.path)
+                for f in folders
+                for e in self.walker.entries(f, recursive=False)
+                if e.skip is None and not e.link and e.relative.endswith(".py")
+            ]
         if not self._context:
-            self._context = [shown(p) for p in self.walker.walk(self.root) if p.suffix == ".py"]
+            self._context = [
+                show(e.path)
+                for e in self.walker.entries(self.root)
+                if e.skip is None and not e.link and e.relative.endswith(".py")
+            ]
+            for name in self._context:
+                self._walked.setdefault(name, "")
         return self._context
 
-    def _full_scan(self, named: Sequence[str]) -> Scan:
+    def _full_scan(self, linted: Sequence[str], named: set[str] | None = None) -> Scan:
         from ..pysource import scan
 
-        files = list(dict.fromkeys([*named, *self._context_files(named)]))
+        given = set(linted) if named is None else named  # the files the user named: read wherever they are
+        files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
         usable = []
         for path in files:
             try:
-                self._read_python(path, named=path in named)
+                self._read_python(path, named=path in given)
             except UnicodeDecodeError:
                 pass  # scanned: an E002 finding
             except (OSError, FileSkipped):
@@ -222,22 +291,26 @@ class Project:
     # -- linting
 
     def lint(self, paths: Sequence[str] = ()) -> LintResult:
-        """Lint `paths` (files, folders; none: the configured `include`) in this project."""
-        files, notes = self.files(paths)
+        """Lint `paths` (files, folders; none: the configured `include`) in this project.
+
+        A file found by walking that cannot be read (a link out of the root, dangling or looping, a
+        FIFO, too large, not UTF-8, unreadable) is one E003 finding and the rest is linted; a file
+        the user named that cannot be read is an error (`LintInputError`)."""
+        files, notes, named = self._select(paths)
         if list(paths).count("-") > 1:
             raise LintInputError("stdin ('-') can be linted only once")
         result = LintResult([], [], [], root=self.root)
         python_files = [name for name in files if name != "-" and name.endswith(".py")]
+        python_set = set(python_files)
         templates_for_t011: list[Any] = []
         for name in files:
-            if name in python_files:
+            if name in python_set:
                 continue
             path_shown = "<stdin>" if name == "-" else name
             try:
                 text = self.overrides.get(name) if name in self.overrides else None
                 if text is None:
-                    guard = None if name in paths else self.root  # a file found by walking stays inside
-                    text = read_text(name, limit=self.config.max_file_size, root=guard)
+                    text = self._read_template(name, named=name in named)
             except FileSkipped as exc:
                 notes.append(Diagnostic(SKIPPED_FILE, "info", exc.reason, None, path_shown))
                 continue
@@ -245,7 +318,7 @@ class Project:
             result.sources[path_shown] = text
             template = parse(text, dialect=self.dialect)
             templates_for_t011.append(template)
-            on = rules_for(None if name == "-" else name, self.config, self.codes)
+            on = self._rules(None if name == "-" else name)
             result.diagnostics += lint(
                 template, schema=self.schema, select=on, path=path_shown, allow=self.config.allow
             )
@@ -261,25 +334,33 @@ class Project:
                 )
             )
         if python_files:
-            display = {shown(Path(name)): name for name in python_files}  # the scan's names -> as named
+            display = {}  # the scan's names -> as named
+            for name in python_files:
+                scanned = name if name in self._walked else shown(Path(name))
+                display[scanned] = name
+                if name in named:
+                    named.add(scanned)
             python_files = list(display)
-            found = self._full_scan(python_files)
-            named = set(python_files)
+            found = self._full_scan(python_files, named)
+            linted = set(python_files)
             for path in python_files:
                 if path not in found.sources:
                     try:
-                        self._read_python(path, named=True)
+                        self._read_python(path, named=path in named)
                     except FileSkipped as exc:
                         notes.append(Diagnostic(SKIPPED_FILE, "info", exc.reason, None, path))
                         continue
                     except OSError as exc:
-                        raise LintInputError(f"cannot read Python file {path}: {exc.strerror or exc}") from None
+                        if path in named:
+                            raise LintInputError(f"cannot read Python file {path}: {exc.strerror or exc}") from None
+                        notes.append(Diagnostic(SKIPPED_FILE, "info", _unreadable(exc), None, path))
+                        continue
                 result.files.append(path)
-            self._python_findings(found, named, result)
+            self._python_findings(found, linted, result)
             templates_for_t011 += [
                 parse(item.text, dialect=item.dialect)
                 for item in found.instructions
-                if item.dialect != "jinja" and item.path in named
+                if item.dialect != "jinja" and item.path in linted
             ]
             renamed(result, display)
         result.files = list(dict.fromkeys(result.files))
@@ -288,6 +369,30 @@ class Project:
             result.run_findings = [relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
             result.diagnostics += result.run_findings
         return result
+
+    def _read_template(self, name: str, *, named: bool) -> str:
+        """A template file's text (`-`: stdin). One found by walking that cannot be read or decoded is
+        `FileSkipped` (an E003 finding); one the user named, an `InputError` (the run stops)."""
+        if name == "-" or named:
+            return read_text(name, limit=self.config.max_file_size)
+        try:
+            data = self._read_bytes(name, named=False)
+            return data.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise FileSkipped(name, f"not valid UTF-8 (byte {exc.start}): not read") from None
+        except FileSkipped:
+            raise
+        except OSError as exc:
+            raise FileSkipped(name, _unreadable(exc)) from None
+
+    def _rules(self, path: str | None) -> frozenset[str]:
+        """The rules on for `path` (per-file-ignores applied), worked out once per file."""
+        if path is None:
+            return rules_for(None, self.config, self.codes)
+        on = self._rules_for.get(path)
+        if on is None:
+            on = self._rules_for[path] = rules_for(path, self.config, self.codes)
+        return on
 
     def _python_findings(self, found: Scan, named: set[str], result: LintResult) -> None:
         """Findings of the instructions written in the `named` files, with the project's writes.
@@ -332,7 +437,7 @@ class Project:
             key = (diag.path, diag.span.start, diag.span.end, diag.code)
             if diag.path not in shown_in or key in seen:
                 continue
-            if diag.code not in SYNTAX_CHECKS and diag.code not in rules_for(diag.path, config, codes):
+            if diag.code not in SYNTAX_CHECKS and diag.code not in self._rules(diag.path):
                 continue
             if found.sources.get(diag.path or "", "")[diag.span.start : diag.span.end] in allowed:
                 continue  # an allowed snippet, as written in the .py file ({summary}, <br>)
@@ -437,17 +542,37 @@ class Project:
         chosen = [target]
         frontier = [target]
         context = self._context_files([target])
+        seen = {target}
         for _ in range(2):
             tests = [imports_test(name) for name in frontier]
             frontier = []
             for name in context:
-                if name in chosen:
+                if name in seen:
                     continue
                 text = self.overrides.get(name) or self._texts.get(name)
                 if isinstance(text, str) and any(test(name, text) for test in tests):
                     chosen.append(name)
+                    seen.add(name)
                     frontier.append(name)
         return chosen
+
+
+class _Shower:
+    """Paths as findings show them (see `util.shown`), without a system call per path: relative to
+    the current folder when under it, else absolute. Made once per run (it reads the current folder)."""
+
+    def __init__(self, root: Path) -> None:
+        self.cwd = str(Path.cwd().resolve())
+        self.prefix = self.cwd.rstrip(os.sep) + os.sep
+
+    def __call__(self, path: str) -> str:
+        if path.startswith(self.prefix):
+            return path[len(self.prefix) :]
+        return "." if path == self.cwd else path
+
+
+def _unreadable(exc: OSError) -> str:
+    return f"cannot be read ({exc.strerror or exc}): not read"
 
 
 def _excluded(item: Path, config: LintConfig) -> bool:

@@ -12,26 +12,41 @@ Without a marker (no `pyproject.toml` or `.git` at or above the paths, and no ro
 is only the paths' common folder, which may be a home folder: then the Python context of a file is
 the Python files of its own folder (not below), and only folders the user names are walked.
 
-`.gitignore` support is a subset of git's: every `.gitignore` from the root down is read; blank
-lines and `#` comments are skipped; `!` re-includes; a trailing `/` matches folders only; a pattern
-with a `/` (other than a trailing one) is anchored at its file's folder, one without matches a name
-at any depth below it; `*`, `?`, `[...]` and `**` as in `include`. A later matching line wins. As in
-git, nothing inside an ignored folder can be re-included. Global and `info/exclude` files are not read.
+`.gitignore` files are read from the root down, with git's syntax (see `templating.lint.globs`):
+`!` re-includes, a trailing `/` matches folders only, a pattern with a `/` (other than a trailing
+one) is anchored at its file's folder, one without matches a name at any depth below it. A later
+matching line wins. As in git, nothing inside an ignored folder can be re-included. Global and
+`info/exclude` files are not read.
+
+The tree is walked once ([`Walker`][templating.lint.project.Walker] keeps the walk); a file found by
+walking is an [`Entry`][templating.lint.project.Entry] whose resolved path is known without a system
+call unless it is a link. A link that leaves the root is never opened. `/` and the user's home
+folder are never walked whole ([`is_too_wide`][templating.lint.project.is_too_wide]).
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import TemplatingError
 from ..inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, InputError, read_bytes, read_text
-from .config import LintConfig, _clean, _matches, glob_regex, load_config
+from .config import LintConfig, glob_list, load_config
+from .globs import Glob, GlobError, GlobList, _Segment, compile_glob
 
-__all__ = ["FileSkipped", "LintInputError", "Walker", "find_root", "has_marker", "read_bytes", "read_text"]
+__all__ = [
+    "Entry",
+    "FileSkipped",
+    "LintInputError",
+    "Walker",
+    "find_root",
+    "has_marker",
+    "is_too_wide",
+    "read_bytes",
+    "read_text",
+]
 
 _NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # besides hidden folders (.git, .venv)
 
@@ -40,9 +55,9 @@ LintInputError = InputError  # the name the linter's errors were raised under; o
 
 
 def _has_table(pyproject: Path) -> bool:
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    try:  # within the size limit, never waiting on a FIFO
+        data = tomllib.loads(read_bytes(str(pyproject), limit=DEFAULT_MAX_FILE_SIZE).decode("utf-8-sig"))
+    except (OSError, FileSkipped, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return True  # a broken one is still the project's: load_config reports it
     tool = data.get("tool")
     return isinstance(tool, dict) and "templating" in tool
@@ -91,112 +106,266 @@ def project_config(root: Path, config_path: Path | None = None) -> LintConfig:
     return LintConfig(root=root.resolve())
 
 
-@dataclass(frozen=True, slots=True)
-class _Ignore:
-    base: str  # the folder of the .gitignore, relative to the root ("" at the root)
-    pattern: str
-    negate: bool
-    dir_only: bool
-    anchored: bool
+_Hit = tuple[int, bool, bool, "_Segment | None"]  # (line index, negate, folders only, the name's pattern)
 
-    def matches(self, relative: str, is_dir: bool) -> bool:
-        if self.dir_only and not is_dir:
-            return False
+
+class _Ignores:
+    """The lines of one `.gitignore`, compiled once. `decide` gives the verdict of its last matching
+    line (ignored, or re-included by `!`), or None when no line matches.
+
+    Most lines are a name (`build`), or a name's pattern with a fixed start or end (`*.log`,
+    `tmp*`, `*.py[co]`): those are found by looking the name's start or end up in a dict, and only
+    the lines found are tried. The others (anchored paths, `*a*`) are tried from the last line up,
+    down to the best line found so far. The cost per path is at most linear in the lines, and for
+    the usual lines independent of their number."""
+
+    __slots__ = ("base", "globs", "heads", "lengths", "names", "tails")
+
+    def __init__(self, base: str, lines: Iterable[str]) -> None:
+        self.base = base  # the folder of the .gitignore, relative to the root ("" at the root)
+        self.names: dict[str, list[_Hit]] = {}
+        self.heads: dict[str, list[_Hit]] = {}  # a name pattern's literal start -> lines
+        self.tails: dict[str, list[_Hit]] = {}  # a name pattern's literal end (when it starts with `*`)
+        self.lengths: tuple[set[int], set[int]] = (set(), set())  # the lengths of those starts, ends
+        self.globs: list[tuple[int, bool, bool, Glob]] = []
+        for index, line in enumerate(lines):
+            parsed = _gitignore_line(line)
+            if parsed is None:
+                continue
+            negate, dir_only, pattern = parsed
+            if "/" not in pattern and not any(ch in pattern for ch in "*?[\\"):
+                self.names.setdefault(pattern, []).append((index, negate, dir_only, None))
+                continue
+            try:
+                glob = compile_glob(pattern)
+            except GlobError:  # a pattern git would read differently: passed over
+                continue
+            segment = glob.name_segment()
+            head, tail = segment.ends() if segment is not None else ("", "")
+            if segment is not None and head:
+                self.heads.setdefault(head, []).append((index, negate, dir_only, segment))
+                self.lengths[0].add(len(head))
+            elif segment is not None and tail:
+                self.tails.setdefault(tail, []).append((index, negate, dir_only, segment))
+                self.lengths[1].add(len(tail))
+            else:
+                self.globs.append((index, negate, dir_only, glob))
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.heads or self.tails or self.globs)
+
+    def decide(self, relative: str, is_dir: bool) -> bool | None:
         if self.base:
             if not relative.startswith(self.base + "/"):
-                return False
+                return None
             relative = relative[len(self.base) + 1 :]
-        regex = glob_regex(self.pattern)
-        if self.anchored:
-            return regex.match(relative) is not None
-        return regex.match(relative.rpartition("/")[2]) is not None
+        name = relative.rpartition("/")[2]
+        best, verdict = -1, None
+        candidates: list[_Hit] = list(self.names.get(name, ()))
+        for size in self.lengths[0]:
+            candidates += self.heads.get(name[:size], ())
+        for size in self.lengths[1]:
+            if size <= len(name):
+                candidates += self.tails.get(name[len(name) - size :], ())
+        for index, negate, dir_only, segment in candidates:
+            if index > best and (is_dir or not dir_only) and (segment is None or segment.match(name)):
+                best, verdict = index, not negate
+        parts: list[str] | None = None
+        for index, negate, dir_only, glob in reversed(self.globs):
+            if index < best:
+                break
+            if dir_only and not is_dir:
+                continue
+            parts = parts or relative.split("/")
+            if glob.match_parts(parts if glob.anchored else parts[-1:]):
+                return not negate
+        return verdict
 
 
-def _gitignore(folder: Path, base: str) -> list[_Ignore]:
-    try:
-        data = read_bytes(str(folder / ".gitignore"), limit=DEFAULT_MAX_FILE_SIZE, root=None)
-        lines = data.decode("utf-8", errors="replace").splitlines()
+def _gitignore_line(line: str) -> tuple[bool, bool, str] | None:
+    """(negate, folders only, pattern) of a `.gitignore` line, or None for a blank line or a comment."""
+    line = line.rstrip("\r")
+    while line.endswith(" ") and not line.endswith("\\ "):  # trailing spaces, unless escaped
+        line = line[:-1]
+    if not line or line.startswith("#"):
+        return None
+    negate = line.startswith("!")
+    if negate:
+        line = line[1:]
+    dir_only = line.endswith("/") and not line.endswith("\\/")
+    line = line.rstrip("/") if dir_only else line
+    if not line:
+        return None
+    return negate, dir_only, line
+
+
+def _gitignore(folder: Path, base: str, root: Path, *, link: bool = True) -> _Ignores | None:
+    try:  # bounded, and never through a link out of the project (`link` false: the walk saw a plain file)
+        path = str(folder / ".gitignore")
+        limit = DEFAULT_MAX_FILE_SIZE
+        data = read_bytes(path, limit=limit, root=root) if link else read_bytes(path, limit=limit, follow=False)
     except (OSError, FileSkipped):
-        return []
-    rules: list[_Ignore] = []
-    for line in lines:
-        line = line.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        negate = line.startswith("!")
-        line = line[1:] if negate else line.removeprefix("\\")
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        anchored = "/" in line
-        line = line.lstrip("/")
-        if not line:
-            continue
-        try:
-            glob_regex(line)
-        except TemplatingError:  # a pattern git would read differently: passed over
-            continue
-        rules.append(_Ignore(base, line, negate, dir_only, anchored))
-    return rules
+        return None
+    rules = _Ignores(base, data.decode("utf-8", errors="replace").splitlines())
+    return rules if rules else None
+
+
+def is_too_wide(folder: Path) -> str | None:
+    """Why walking `folder` is refused (the filesystem's root, the user's home folder), or None."""
+    folder = Path(os.path.abspath(folder))
+    if folder == Path(folder.anchor):
+        return "it is the filesystem's root"
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, OSError, KeyError):
+        return None
+    if folder == home:
+        return "it is your home folder"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A file found by walking, named once: `relative` to the walk's base ('/'-separated), `real` its
+    resolved absolute path (its identity; computed without a system call unless it is a link),
+    `link` whether it is a symbolic link, `skip` why it is left unread (a link out of the base,
+    dangling, or a loop), if it is."""
+
+    path: str
+    relative: str
+    real: str
+    link: bool = False
+    skip: str | None = None
 
 
 @dataclass
 class Walker:
-    """Walks the project's folders: what is left out, and the files found (as paths under the root)."""
+    """Walks the project's folders once: what is left out, and the files found (as paths under the root).
+
+    The whole root's walk is kept: later calls (the files to lint, the Python context, the
+    language server's file list) read it instead of walking again."""
 
     config: LintConfig
     root: Path
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) of files left unread
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) of folders left unread
+    _walks: dict[tuple[str, bool], list[Entry]] = field(default_factory=dict, repr=False)
+    _exclude: GlobList | None = field(default=None, repr=False)
 
-    def ignored(self, relative: str, is_dir: bool, rules: list[_Ignore]) -> bool:
-        out = False
-        for rule in rules:
-            if rule.matches(relative, is_dir):
-                out = not rule.negate
-        return out
+    def forget(self) -> None:
+        """Drop the walks kept (files were added or removed since): the next call walks again."""
+        self._walks.clear()
+
+    def exclude(self) -> GlobList:
+        if self._exclude is None:
+            self._exclude = GlobList(self.config.exclude, prefixes=False)
+        return self._exclude
 
     def walk(self, folder: Path, *, recursive: bool = True) -> Iterator[Path]:
         """The files under `folder` (sorted), without entering what is ignored or excluded; with
-        `recursive` false, the files in `folder` itself only."""
+        `recursive` false, the files in `folder` itself only. Links left unread are not listed."""
+        for entry in self.entries(folder, recursive=recursive):
+            if entry.skip is None:
+                yield Path(entry.path)
+
+    def entries(self, folder: Path, *, recursive: bool = True) -> list[Entry]:
+        """The files under `folder` as [`Entry`][templating.lint.project.Entry] values, sorted, the
+        links left unread included (with why). Walked once per folder; under the root, read from the
+        root's walk when there is one."""
+        folder = Path(os.path.abspath(folder))
+        key = (str(folder), recursive)
+        cached = self._walks.get(key)
+        if cached is not None:
+            return cached
+        whole = self._walks.get((str(self.root), True))
+        if whole is not None and folder.is_relative_to(self.root):
+            rel = folder.relative_to(self.root).as_posix()
+            prefix = "" if rel == "." else rel + "/"
+            found = [
+                e
+                for e in whole
+                if e.relative.startswith(prefix) and (recursive or "/" not in e.relative[len(prefix) :])
+            ]
+        else:
+            found = self._walk(folder, recursive)
+        self._walks[key] = found
+        return found
+
+    def _walk(self, folder: Path, recursive: bool) -> list[Entry]:
         root = self.root
-        rules: list[_Ignore] = []
-        for parent in reversed([folder, *folder.parents]):  # the .gitignore files above `folder`, root down
-            if parent.is_relative_to(root):
-                rel = parent.relative_to(root).as_posix()
-                rules += _gitignore(parent, "" if rel == "." else rel)
-        found: list[Path] = []
-        stack: list[tuple[Path, list[_Ignore]]] = [(folder, rules)]
+        inside = folder.is_relative_to(root)
+        base = root if inside else folder  # a named folder outside the root is its own bound
+        base_text = str(base)
+        base_slash = base_text.rstrip(os.sep) + os.sep
+        exclude = self.exclude()
+        rules: list[_Ignores] = []
+        if inside:
+            for parent in reversed([folder, *folder.parents]):  # the .gitignore files above `folder`, root down
+                if parent.is_relative_to(root) and parent != folder:
+                    rel = parent.relative_to(root).as_posix()
+                    found_rules = _gitignore(parent, "" if rel == "." else rel, root)
+                    if found_rules is not None:
+                        rules.append(found_rules)
+        found: list[Entry] = []
+        start_rel = folder.relative_to(base).as_posix()
+        if inside and start_rel != "." and glob_list(self.config.exclude).match(start_rel):
+            return found  # an excluded folder (or one inside it): as the root's walk, which never enters it
+        stack: list[tuple[str, str, list[_Ignores]]] = [(str(folder), "" if start_rel == "." else start_rel, rules)]
         while stack:
-            here, inherited = stack.pop()
-            rel_here = here.relative_to(root).as_posix() if here.is_relative_to(root) else None
-            local = inherited if here == folder else inherited + _gitignore(here, rel_here or "")
+            here, rel_here, inherited = stack.pop()
             try:
-                entries = sorted(os.scandir(here), key=lambda e: e.name)
+                with os.scandir(here) as listing:
+                    entries = list(listing)
             except OSError as exc:
-                self.skipped.append((str(here), f"cannot read the folder: {exc.strerror or exc}"))
+                self.skipped.append((here, f"cannot read the folder: {exc.strerror or exc}"))
                 continue
-            subfolders: list[Path] = []
+            marker = next((e for e in entries if e.name == ".gitignore"), None) if inside else None
+            own = _gitignore(Path(here), rel_here, root, link=marker.is_symlink()) if marker is not None else None
+            local = [*inherited, own] if own is not None else inherited
+            subfolders: list[tuple[str, str]] = []
             for entry in entries:
-                if entry.name.startswith("."):
+                name = entry.name
+                if name.startswith("."):
                     continue
-                relative = f"{rel_here}/{entry.name}" if rel_here not in (None, ".") else entry.name
+                relative = f"{rel_here}/{name}" if rel_here else name
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
+                    link = not is_dir and entry.is_symlink()
                 except OSError:
                     continue
                 if is_dir:
-                    if entry.name in _NEVER_WALKED or _matches(relative, self.config.exclude):
+                    if name in _NEVER_WALKED or exclude.match(relative) or _ignored(local, relative, True):
                         continue
-                    if not self.ignored(relative, True, local):
-                        subfolders.append(Path(entry.path))
+                    subfolders.append((entry.path, relative))
                     continue
-                if _matches(relative, self.config.exclude) or self.ignored(relative, False, local):
+                if exclude.match(relative) or _ignored(local, relative, False):
                     continue
-                found.append(Path(entry.path))
+                if not link:
+                    found.append(Entry(entry.path, relative, entry.path))
+                    continue
+                real = os.path.realpath(entry.path)
+                skip = None
+                if not real.startswith(base_slash) and real != base_text:
+                    skip = f"a symbolic link out of the project root (to {real}): not read"
+                else:
+                    try:
+                        os.stat(entry.path)
+                    except OSError as exc:
+                        skip = f"a symbolic link that cannot be followed ({exc.strerror or exc}): not read"
+                found.append(Entry(entry.path, relative, real, link=True, skip=skip))
             if recursive:
-                stack.extend((sub, local) for sub in reversed(subfolders))
-        yield from sorted(found)
+                stack.extend((path, rel, local) for path, rel in subfolders)
+        found.sort(key=lambda e: e.relative.split("/"))
+        return found
+
+
+def _ignored(chain: list[_Ignores], relative: str, is_dir: bool) -> bool:
+    for rules in reversed(chain):  # a deeper .gitignore overrides the ones above it
+        verdict = rules.decide(relative, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
 
 
 def wanted(relative: str, patterns: Sequence[str]) -> bool:
     """Whether a file (relative to the root) matches one of the include `patterns`."""
-    return _matches(_clean(relative), patterns)
+    return glob_list(tuple(patterns)).match(relative)

@@ -35,13 +35,17 @@ def reported_in(found: Scan, named: set[str]) -> set[str]:
     of their folder (or a folder above) names (`load_instruction_from_file("writer.txt")`)."""
     out = set(named)
     texts = {item.path for item in found.instructions if not item.path.endswith(".py")} - out
+    if not texts:
+        return out
+    by_folder: dict[Path, list[str]] = {}  # the named files by folder: each text looks up its own folders
+    for path in named:
+        by_folder.setdefault(Path(path).parent, []).append(path)
     for text in texts:
         item = Path(text)
-        for path in named:
-            folder = Path(path).parent
-            if (folder == item.parent or folder in item.parents) and item.name in found.sources.get(path, ""):
-                out.add(text)
-                break
+        if any(
+            item.name in found.sources.get(path, "") for folder in item.parents for path in by_folder.get(folder, ())
+        ):
+            out.add(text)
     return out
 
 

@@ -86,14 +86,17 @@ class Index:
         self.sources: dict[str, str] = {}
         self.unreadable: dict[str, tuple[str, str]] = {}
         self._checked: dict[str, str] = {}
-        self.python_files = [str(p) for p in project.walker.walk(project.root) if p.suffix == ".py"]
-        self._rescan(self.python_files, full=True)
+        entries = project.walker.entries(project.root)
         include = project.config.include
+        for entry in entries:  # links the walk leaves unread (out of the root, dangling, a loop): one E003 each
+            if entry.skip is not None and (entry.relative.endswith(".py") or wanted(entry.relative, include)):
+                self.unreadable[_absolute(entry.path)] = (SKIPPED_FILE, entry.skip)
+        self.python_files = [e.path for e in entries if e.skip is None and e.relative.endswith(".py")]
+        self._rescan(self.python_files, full=True)
         if include:
-            for item in project.walker.walk(project.root):
-                rel = item.relative_to(project.root).as_posix()
-                if item.suffix != ".py" and wanted(rel, include):
-                    self.update_template(str(item))
+            for entry in entries:
+                if entry.skip is None and not entry.relative.endswith(".py") and wanted(entry.relative, include):
+                    self.update_template(entry.path)
 
     # -- reading
 

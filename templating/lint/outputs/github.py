@@ -10,13 +10,16 @@ from pathlib import Path
 
 from ..registry import Diagnostic
 from ..util import end_of
+from .text import escape_control
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def github_escape(text: str, *, prop: bool = False) -> str:
-    """`text` escaped for a workflow command's message (or, with `prop`, a property value)."""
+    """`text` escaped for a workflow command's message (or, with `prop`, a property value); control
+    characters and bytes that are not UTF-8 as the text output writes them (`\\x1b`, `\\xff`)."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = escape_control(text, keep_newlines=True)  # no line breaks are left: they were encoded
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text

@@ -5,12 +5,14 @@ point at their files with regions (1-based lines and columns, the end column exc
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
 from ..registry import RULES, SYNTAX_CHECKS, Diagnostic, rule_url
 from ..util import end_of
+from .text import escape_control
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -27,9 +29,11 @@ def _version() -> str:
 
 def _uri(path: str) -> str:
     """A URI reference for `path`: `file://` for an absolute path; else relative, every character but `/`
-    percent-encoded when needed (a `:` would read as a scheme: `a:b.txt`)."""
+    percent-encoded when needed (a `:` would read as a scheme: `a:b.txt`), a byte that is not UTF-8
+    as itself (`%FF`)."""
     posix = PurePosixPath(path.replace("\\", "/"))
-    return posix.as_uri() if posix.is_absolute() else quote(posix.as_posix(), safe="/")
+    raw = os.fsencode(posix.as_posix())  # a name's bytes as they are on disk, even those not UTF-8
+    return "file://" + quote(raw, safe="/") if posix.is_absolute() else quote(raw, safe="/")
 
 
 def format_sarif(diagnostics: Sequence[Diagnostic], sources: dict[str, str] | None = None) -> str:
@@ -51,7 +55,9 @@ def format_sarif(diagnostics: Sequence[Diagnostic], sources: dict[str, str] | No
         result: dict[str, object] = {
             "ruleId": diag.code,
             "level": _LEVEL[diag.severity],
-            "message": {"text": diag.message + (f"\nhelp: {diag.help}" if diag.help else "")},
+            "message": {
+                "text": escape_control(diag.message + (f"\nhelp: {diag.help}" if diag.help else ""), keep_newlines=True)
+            },
         }
         if diag.code in described:
             result["ruleIndex"] = codes.index(diag.code)
@@ -69,7 +75,7 @@ def format_sarif(diagnostics: Sequence[Diagnostic], sources: dict[str, str] | No
                 }
             result["locations"] = [{"physicalLocation": location}]
         if diag.origin:
-            result["properties"] = {"origin": diag.origin}
+            result["properties"] = {"origin": escape_control(diag.origin)}
         results.append(result)
     log = {
         "$schema": SCHEMA,

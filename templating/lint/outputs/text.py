@@ -1,7 +1,8 @@
 """The text output: one finding per line with its place, the source excerpt, help and docs address.
 
 Control characters in file names, messages and excerpts are escaped (a newline as `\\n`, ESC as
-`\\x1b`), so no text from a linted tree can start a line of its own or drive the terminal."""
+`\\x1b`), so no text from a linted tree can start a line of its own or drive the terminal; so are
+the bytes of a file name that are not UTF-8 (`\\xff`). Every output format escapes names this way."""
 
 from __future__ import annotations
 
@@ -11,20 +12,24 @@ from collections.abc import Sequence
 from ...errors import excerpt
 from ..registry import Diagnostic
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CONTROL_AND_NEWLINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Control characters, bidirectional overrides, and lone surrogates (a file name's bytes that are not
+# UTF-8, as Python decodes them: `\udcff` for the byte 0xff), which no UTF-8 output can carry.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL_AND_NEWLINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escaped(match: re.Match[str]) -> str:
     char = match.group()
-    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (
-        f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
-    )
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a name: shown as that byte
+        return f"\\x{code - 0xDC00:02x}"
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def escape_control(text: str, *, keep_newlines: bool = False) -> str:
-    """`text` with control characters (and bidirectional overrides) written as escapes; `keep_newlines`:
-    leave line breaks and tabs (an excerpt's own layout)."""
+    """`text` with control characters, bidirectional overrides and undecodable bytes (lone
+    surrogates) written as escapes; `keep_newlines`: leave line breaks and tabs (an excerpt's own
+    layout)."""
     if keep_newlines:
         return _CONTROL.sub(lambda m: "\t" if m.group() == "\t" else _escaped(m), text)
     return _CONTROL_AND_NEWLINE.sub(_escaped, text)
