@@ -291,11 +291,11 @@ ADK2_FINDINGS = [
     ("T014", "story_studio/agent.py", 50, "{{current_document}}"),
     ("T019", "story_studio/scriptwriter_instruction.txt", 3, "{visual-style}"),
     ("T001", "trip_desk/agent.py", 15, "{destinaton}"),  # misspelt: T001 with a did-you-mean, no T014
-    ("T009", "trip_desk/agent.py", 15, "{budget}"),  # declared with a default: no T014
-    ("T010", "trip_desk/agent.py", 16, "{itinerary?}"),
+    ("T014", "trip_desk/agent.py", 15, "{budget}"),  # a default in the schema, nothing writes it: KeyError
     ("T014", "trip_desk/agent.py", 16, "{user:lang}"),  # prefixed: not checked against the schema
-    ("T012", "trip_desk/agent.py", 16, "{temp:draft?}"),
-    ("T009", "trip_desk/agent.py", 25, "<legs.0.origin>"),
+    ("T012", "trip_desk/agent.py", 16, "{temp:draft?}"),  # and no T010 on {itinerary?}: ADK fills no field
+    ("T014", "trip_desk/agent.py", 25, "<legs.0.origin>"),
+    ("T014", "trip_desk/agent.py", 25, "<destination>"),  # required in the schema, nothing writes it
     ("T001", "trip_desk/agent.py", 25, "<traveller.nmae>"),
     ("T014", "trip_desk/agent.py", 32, "{sources}"),  # extra="allow": not T001, but nothing writes it
     ("T014", "weekend_planner/agent.py", 33, "{traveller_count}"),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect, Span
 from ..template import parse
-from .adk_schema import check_against_schema, schema_keys
+from .adk_schema import check_against_schema
 from .check import lint
 from .config import LintConfig, LintConfigError, rules_for, select_rules
 from .discovery import DEFAULT_INCLUDE
@@ -309,14 +309,14 @@ class Project:
                 writes = [w for ws in self._writes.values() for w in ws]
                 here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
             quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
-            if item.state_schemas:  # the agent's state_schema= model: T001/T009/T010 against it
+            if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
                 against = check_against_schema(item, select=codes)
                 here += against
                 quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
             if written is not None:
                 here += [
                     d
-                    for d in never_written(item, written | schema_keys(item), schema=self.schema)
+                    for d in never_written(item, written, schema=self.schema)
                     if (d.path, d.span and d.span.start) not in quiet
                 ]
             findings += here
