@@ -673,6 +673,17 @@ NEWER_SYNTAX = [
     ("f-string-backslash-and-comment", "x = f\"{'\\n'.join(a)}\" + f'''{\n1 # one\n}'''\n"),
     ("f-string-format-spec", 'x = f"{n:\'>10}" + f"{d["k"]:>{w}}" + f"{{literal}} {a!=b}"\n'),
     ("f-string-and-type-parameters", 'def f[T](x: T) -> str:\n    return f"{x["k"]}"\n'),
+    (
+        "f-string-nested-string-holding-its-quote",
+        'x = f"{q(\'select * from "table"\')}" + f"{q(\'... "t"\')} {q("x")}"\n',
+    ),
+    ("f-string-triple-quoted-holding-a-quote", 'x = f"""{q(\'a " b\')} {d["k"]}"""\n'),
+    ("f-string-field-over-lines", 'x = f"{a\n    + b}" + f\'{", ".join([\n    "a",\n])}\'\n'),
+    ("f-string-field-over-crlf-lines", 'x = f"{a\r\n    + b}"\r\n'),
+    ("f-string-comment-in-one-line-string", 'x = f"{a  # the a\n}"\n'),
+    ("f-string-backslash-in-nested-string", "x = f\"{'\\t'.join(a)}\" + f'{a!r:>{\"\\n\".count(b)}}'\n"),
+    ("type-parameter-defaults", "type Pair[T = int] = tuple[T, T]\ndef f[T = str](x: T) -> T:\n    return x\n"),
+    ("type-parameters-not-ascii", "def f[Tü](x: Tü) -> Tü:\n    return x\nclass Bäx[T]:\n    pass\n"),
     ("type-as-a-name", "type = 3\ntype(x)\nprint(type)\ndef f[T](type: T) -> T:\n    return type\n"),
 ]
 
@@ -703,31 +714,65 @@ def test_an_f_string_only_312_reads_is_still_an_f_string() -> None:
     assert (skipped.span.line, skipped.span.column) == (2, 32)
 
 
+# Files no Python accepts: an error (E002) where Python 3.12 reports it, 3.12 syntax before it read (id, source,
+# line and column of the error), and no hint to run a newer Python, which would refuse the file too.
 NO_NEWER_PYTHON_HINT = [
-    ("unclosed-bracket", "PROMPT = (\n    '<b>Plan</b> {trip}'\n"),
-    ("unterminated-string", "PROMPT = '## Plan {trip}\n"),
-    ("null-byte", "PROMPT = 'a'\x00\n"),
-    ("unmatched-bracket", "PROMPT = '{trip}')\n"),
-    ("unexpected-indent", "PROMPT = 'x'\n    OTHER = 'y'\n"),
+    ("unclosed-bracket", "PROMPT = (\n    '<b>Plan</b> {trip}'\n", 1, 10),
+    ("unterminated-string", "PROMPT = '## Plan {trip}\n", 1, 10),
+    ("null-byte", "PROMPT = 'a'\x00\n", 1, 1),
+    ("unmatched-bracket", "PROMPT = '{trip}')\n", 1, 18),
+    ("unexpected-indent", "PROMPT = 'x'\n    OTHER = 'y'\n", 2, 4),
+    ("after-a-type-alias", "type X = int\nif x\n", 2, 5),
+    ("after-an-f-string-reusing-its-quote", 'A = f"{d["k"]}" + f"{q(\'"t"\')}"\nif x\n', 2, 5),
+    ("after-an-f-string-over-lines", 'A = f"{a\n  + b}"\nif x\n', 3, 5),
+    ("jinja-templated-module", "{% if tools %}\nfrom .tools import search\n{% endif %}\nPROMPT = '{{ p }}'\n", 1, 2),
+    ("jinja-templated-statement", "def f():\n    {% for x in xs %}\n    pass\n", 2, 6),
+    ("ten-thousand-nested-parentheses", "x = " + "(" * 10_000 + ")" * 10_000 + "\n", 1, 205),
 ]
 
 
-@pytest.mark.parametrize("source", [c[1] for c in NO_NEWER_PYTHON_HINT], ids=[c[0] for c in NO_NEWER_PYTHON_HINT])
-def test_errors_no_python_accepts_get_no_newer_python_hint(source: str) -> None:
+@pytest.mark.parametrize(
+    ("source", "line", "column"), [c[1:] for c in NO_NEWER_PYTHON_HINT], ids=[c[0] for c in NO_NEWER_PYTHON_HINT]
+)
+def test_errors_no_python_accepts_get_no_newer_python_hint(source: str, line: int, column: int) -> None:
     with pytest.raises(PythonSourceError) as info:
         scan_texts({"bad.py": source})
+    if "\x00" not in source:  # null bytes: Python gives no position
+        assert (info.value.span.line, info.value.span.column) == (line, column)
     assert info.value.help is None
 
 
-def test_a_file_not_valid_in_any_python_is_still_an_error() -> None:
+# Syntax of a Python newer than 3.12 (3.14's template strings, its except without parentheses): Python 3.11
+# to 3.13 refuse the file, a newer one accepts it, and the help says to run templating under it.
+NEWER_THAN_312 = [
+    ("template-string", 'PROMPT = t"Hi {name}"\n', 1, 10),
+    ("raw-template-string", "PROMPT = rt'Hi {name}' + Tr'x'\n", 1, 11),
+    ("except-without-parentheses", "try:\n    pass\nexcept KeyError, ValueError:\n    pass\n", 3, 8),
+]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="Python 3.14 reads these")
+@pytest.mark.parametrize(
+    ("source", "line", "column"), [c[1:] for c in NEWER_THAN_312], ids=[c[0] for c in NEWER_THAN_312]
+)
+def test_syntax_of_a_newer_python_gets_the_newer_python_hint(source: str, line: int, column: int) -> None:
     with pytest.raises(PythonSourceError) as info:
-        scan_texts({"bad.py": "type X = int\nif x\n"})
-    assert (info.value.span.line, info.value.span.column) == (2, 5)
-    if sys.version_info < (3, 12):  # the help names the Python that read it
-        assert info.value.help is not None
-        assert "run templating under that version" in info.value.help
-    else:
-        assert info.value.help is None
+        scan_texts({"new.py": source})
+    assert info.value.span.line == line
+    assert info.value.help is not None
+    assert "run templating under that version" in info.value.help
+    assert f"read by Python {sys.version_info[0]}.{sys.version_info[1]}" in info.value.help
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["except (KeyError, ValueError) as e, f:\n", "x = t + 'a'\nif x\n", "x = at'b'\n"],
+    ids=["except-with-as", "a-name-t", "a-name-ending-in-t"],
+)
+def test_look_alikes_of_newer_syntax_get_no_hint(source: str) -> None:
+    with pytest.raises(PythonSourceError) as info:
+        scan_texts({"bad.py": source})
+    assert info.value.help is None
 
 
 def test_keep_going_records_a_file_that_is_not_python_and_scans_the_others() -> None:
