@@ -728,6 +728,9 @@ NO_NEWER_PYTHON_HINT = [
     ("jinja-templated-module", "{% if tools %}\nfrom .tools import search\n{% endif %}\nPROMPT = '{{ p }}'\n", 1, 2),
     ("jinja-templated-statement", "def f():\n    {% for x in xs %}\n    pass\n", 2, 6),
     ("ten-thousand-nested-parentheses", "x = " + "(" * 10_000 + ")" * 10_000 + "\n", 1, 205),
+    ("template-string-then-a-mistake", 'PROMPT = t"Hi {name}"\nif x\n', 2, 5),  # 3.14 refuses it too
+    ("except-without-parentheses-then-a-mistake", "try:\n    pass\nexcept A, B:\n    pass\nif x\n", 5, 5),
+    ("except-without-parentheses-with-as", "try:\n    pass\nexcept A, B as e:\n    pass\n", 3, 8),
 ]
 
 
@@ -748,6 +751,8 @@ NEWER_THAN_312 = [
     ("template-string", 'PROMPT = t"Hi {name}"\n', 1, 10),
     ("raw-template-string", "PROMPT = rt'Hi {name}' + Tr'x'\n", 1, 11),
     ("except-without-parentheses", "try:\n    pass\nexcept KeyError, ValueError:\n    pass\n", 3, 8),
+    ("except-expressions", "try:\n    pass\nexcept (A), b.C, d[0]:\n    pass\n", 3, 8),
+    ("template-string-beside-a-312-f-string", 'A = f"{d["k"]}"\nPROMPT = t"Hi {name}"\n', 2, 10),
 ]
 
 

@@ -75,22 +75,80 @@ def _newer_python_hint(exc: SyntaxError) -> str | None:
     return _NEWER_PYTHON if getattr(exc, "newer_python", False) else None
 
 
-# Syntax of Python 3.13+ that 3.11 and 3.12 refuse, found where the error is: a template string (PEP 750,
-# `t"..."`, 3.14), several exception types without parentheses (PEP 758, `except A, B:`, 3.14).
+# Syntax of Python 3.14 that 3.11 to 3.13 refuse: a template string (PEP 750, `t"..."`), several exception types
+# without parentheses (PEP 758, `except A, B:`).
 _TSTRING = re.compile(r"(?<![\w.])(?:[tT][rR]?|[rR][tT])$")
+_T_PREFIXES = {"t", "rt", "tr"}
 
 
 def _newer_than_312(exc: SyntaxError, text: str) -> bool:
-    """Whether `exc`, raised by this Python on `text`, stands where a Python newer than 3.12 accepts the code."""
+    """Whether `exc`, raised by this Python on `text`, stands at syntax that Python 3.14 accepts."""
     lines = text.splitlines()
     if not exc.lineno or not 0 < exc.lineno <= len(lines):
         return False
     line = lines[exc.lineno - 1]
     if (exc.msg or "").startswith("multiple exception types must be parenthesized"):
-        return " as " not in line and line.rstrip().endswith(":")
+        return " as " not in line
     at = (exc.offset or 1) - 1
     quote = next((k for k in range(max(at - 1, 0), min(at + 2, len(line))) if line[k] in "'\""), None)
     return quote is not None and _TSTRING.search(line[:quote]) is not None
+
+
+def _as_312(text: str) -> str | None:
+    """`text` with Python 3.14's syntax written as older Python's: each template string a plain string of the
+    same size (`t"..."` as ` "..."`), each `except A, B:` as `except (A, B):`. None if there is none."""
+    try:
+        tokens = [tok for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type != tokenize.NL]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []  # (line, start column, end column, new text)
+    for i, tok in enumerate(tokens[:-1]):
+        after = tokens[i + 1]
+        if tok.type == tokenize.NAME and tok.string.lower() in _T_PREFIXES:
+            if after.type == tokenize.STRING and after.start == tok.end:
+                raw = "r" if "r" in tok.string.lower() else ""
+                edits.append((tok.start[0], tok.start[1], tok.end[1], " " * (len(tok.string) - len(raw)) + raw))
+        elif tok.type == tokenize.NAME and tok.string == "except" and after.string not in (":", "*"):
+            depth, comma, named = 0, False, False
+            for close in tokens[i + 1 :]:
+                if close.string in "([{":
+                    depth += 1
+                elif close.string in ")]}":
+                    depth -= 1
+                elif depth == 0 and close.string == ",":
+                    comma = True
+                elif depth == 0 and close.string == "as":
+                    named = True
+                elif (depth == 0 and close.string == ":") or close.type == tokenize.NEWLINE:
+                    break
+            if comma and not named and close.string == ":" and close.start[0] == after.start[0]:
+                edits.append((close.start[0], close.start[1], close.start[1], ")"))
+                edits.append((after.start[0], after.start[1], after.start[1], "("))
+    if not edits:
+        return None
+    for row, begin, finish, new in sorted(edits, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:begin] + new + line[finish:]
+    return "".join(lines)
+
+
+def _hint_or_real_error(error: SyntaxError, text: str, path: str) -> SyntaxError:
+    """`error` marked with whether Python 3.14 accepts the file (its syntax at the error, and the file read once
+    that syntax is written as 3.12's), or, when the file has another mistake besides, that mistake."""
+    error.newer_python = False  # type: ignore[attr-defined]
+    if not _newer_than_312(error, text):
+        return error
+    older = _as_312(text)
+    if older is None:
+        return error
+    try:
+        ast.parse(older, filename=path)
+    except SyntaxError as exc:
+        exc.newer_python = False  # type: ignore[attr-defined]
+        return exc  # a mistake 3.14 refuses too (its column may be off by the parentheses added on its line)
+    error.newer_python = True  # type: ignore[attr-defined]
+    return error
 
 
 def _parse(text: str, path: str) -> ast.Module:
@@ -101,8 +159,8 @@ def _parse(text: str, path: str) -> ast.Module:
     and its type parameters (`type Alias = ...`, `def f[T](...)`, `class C[T]:`).
 
     A file still not read raises the `SyntaxError` Python 3.12 would (where it is, after those parts),
-    its `newer_python` attribute saying whether a newer Python is known to accept the file (syntax of
-    3.13+ where the error is)."""
+    its `newer_python` attribute saying whether a newer Python is known to accept the file (Python 3.14's
+    syntax where the error is, and none of 3.12's errors once it is written as 3.12's)."""
     with warnings.catch_warnings():  # an invalid escape such as "\d" warns; it is still a string
         warnings.simplefilter("ignore")
         try:
@@ -121,8 +179,8 @@ def _parse(text: str, path: str) -> ast.Module:
                     return ast.parse(candidate, filename=path)
                 except SyntaxError as exc:
                     error = exc  # the file's own error, where 3.12 finds it
-        error.newer_python = _newer_than_312(error, text)  # type: ignore[attr-defined]
-        raise error
+            text = candidate  # positions are the file's
+        raise _hint_or_real_error(error, text, path) from None
 
 
 class _Unreadable(Exception):
