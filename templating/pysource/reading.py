@@ -79,6 +79,7 @@ def _newer_python_hint(exc: SyntaxError) -> str | None:
 # without parentheses (PEP 758, `except A, B:`).
 _TSTRING = re.compile(r"(?<![\w.])(?:[tT][rR]?|[rR][tT])$")
 _T_PREFIXES = {"t", "rt", "tr"}
+_STATEMENT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
 
 
 def _newer_than_312(exc: SyntaxError, text: str) -> bool:
@@ -109,7 +110,12 @@ def _as_312(text: str) -> str | None:
             if after.type == tokenize.STRING and after.start == tok.end:
                 raw = "r" if "r" in tok.string.lower() else ""
                 edits.append((tok.start[0], tok.start[1], tok.end[1], " " * (len(tok.string) - len(raw)) + raw))
-        elif tok.type == tokenize.NAME and tok.string == "except" and after.string not in (":", "*"):
+        elif (
+            tok.type == tokenize.NAME
+            and tok.string == "except"
+            and after.string not in (":", "*")
+            and (i == 0 or tokens[i - 1].type in _STATEMENT_START)  # each statement scanned once: linear
+        ):
             depth, comma, named = 0, False, False
             for close in tokens[i + 1 :]:
                 if close.string in "([{":
