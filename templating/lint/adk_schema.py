@@ -31,7 +31,7 @@ from .check import lint
 from .registry import Diagnostic
 from .schema import Schema, SchemaField
 
-__all__ = ["SCHEMA_RULES", "ModelReader", "StateSchema", "check_against_schema", "declared", "schema_keys"]
+__all__ = ["SCHEMA_RULES", "ModelReader", "StateSchema", "check_against_schema", "schema_keys"]
 
 # The rules a state schema turns on: an unknown key (T001), a required read of a nested field with a default
 # (T009). T010 (an optional read of a required field) does not apply: google-adk never fills a required field,
@@ -371,28 +371,6 @@ class ModelReader:
         return SchemaField(fields=self.fields_of(model), open=model.open)
 
 
-class _Written(Mapping[str, SchemaField]):
-    """A model's top-level fields, each taken as present (required): whether a top-level key is in the session
-    is a matter of what writes it (T014), not of its default. Nested fields are as declared."""
-
-    __slots__ = ("_fields",)
-
-    def __init__(self, fields: Mapping[str, SchemaField]) -> None:
-        self._fields = fields
-
-    def __getitem__(self, name: str) -> SchemaField:
-        return replace(self._fields[name], required=True)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._fields
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._fields)
-
-    def __len__(self) -> int:
-        return len(self._fields)
-
-
 def schema_keys(found: Instruction) -> frozenset[str]:
     """The top-level keys that the state schemas of the agents using `found` declare. google-adk does not
     write them (it validates writes against the schema): they are not "written" for T014."""
@@ -401,14 +379,6 @@ def schema_keys(found: Instruction) -> frozenset[str]:
         if state.schema is not None:
             keys.update(state.schema.fields)
     return frozenset(keys)
-
-
-def declared(found: Instruction, key: str) -> tuple[StateSchema, SchemaField] | None:
-    """The first state schema of the agents using `found` that declares the top-level `key`, with its field."""
-    for state in found.state_schemas:
-        if state.schema is not None and key in state.schema.fields:
-            return state, state.schema.fields[key]
-    return None
 
 
 def check_against_schema(found: Instruction, *, select: Iterable[str] = SCHEMA_RULES) -> list[Diagnostic]:
@@ -427,7 +397,8 @@ def check_against_schema(found: Instruction, *, select: Iterable[str] = SCHEMA_R
         if state.schema is None:
             continue
         where = f"{state.model}, the state_schema of {state.agent} ({state.path}:{state.span.line})"
-        present = replace(state.schema, fields=_Written(state.schema.fields))
+        # each top-level field taken as present: whether it is in the session is T014's question, not its default's
+        present = replace(state.schema, fields={k: replace(f, required=True) for k, f in state.schema.fields.items()})
         for diag in lint(template, schema=present, select=on):
             assert diag.span is not None
             if (diag.span.start, diag.span.end) in exempt:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import TemplatingError
 from ..inputs import InputError, read_text
-from .registry import DEFAULT_RULES, RULES, SEVERITIES, SYNTAX_CHECKS, Severity
+from .registry import DEFAULT_RULES, RULES, SYNTAX_CHECKS
 from .util import relative as _relative
 
 
@@ -65,30 +65,6 @@ def select_rules(
     return frozenset(chosen)
 
 
-def severities(values: Mapping[str, Any] | None, what: str) -> dict[str, Severity]:
-    """The severity each rule is reported with instead of its own: `{"T014": "error"}` (codes or rule
-    names; levels `error`, `warning`, `info`). Raises `LintConfigError` naming a bad rule or level."""
-    if values is None:
-        return {}
-    if not isinstance(values, Mapping):
-        raise LintConfigError(
-            f"{what}: 'severity' must be a table of rule = level, such as severity = {{ T014 = \"error\" }}"
-        )
-    out: dict[str, Severity] = {}
-    levels = ", ".join(f'"{level}"' for level in SEVERITIES[:-1]) + f' or "{SEVERITIES[-1]}"'
-    for key, level in values.items():
-        name = str(key).strip()
-        code = name.upper() if name.upper() in RULES else next((c for c, r in RULES.items() if r.name == name), None)
-        if code is None:
-            if name.upper() in SYNTAX_CHECKS or name in {check.name for check in SYNTAX_CHECKS.values()}:
-                raise LintConfigError(f"{what}: {name!r} in 'severity' is a syntax check, whose severity is fixed")
-            raise LintConfigError(f"{what}: unknown rule {name!r} in 'severity' (known: {', '.join(RULES)})")
-        if level not in SEVERITIES:
-            raise LintConfigError(f"{what}: the severity of {name} must be {levels}, not {level!r}")
-        out[code] = level
-    return out
-
-
 # Module constants of Python files linted even when no call site uses them: names ending in these.
 CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLATE")
 
@@ -109,7 +85,7 @@ class LintConfig:
     allow: tuple[str, ...] = ()
     constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
     max_file_size: int = 2_000_000
-    severity: Mapping[str, Severity] = field(default_factory=dict)
+    severity: Mapping[str, str] = field(default_factory=dict)  # rule code -> error, warning or info
 
 
 _CONFIG_KEYS = {
@@ -276,3 +252,29 @@ def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> fr
         if _matches(relative, [glob]):
             dropped |= _codes(ignored, "per-file-ignores")
     return codes - dropped
+
+
+def severities(values: Mapping[str, Any] | None, what: str) -> dict[str, str]:
+    """The severity each rule is reported with instead of its own: `{"T014": "error"}` (codes or rule
+    names; levels `error`, `warning`, `info`). Raises `LintConfigError` naming a bad rule or level."""
+    from .registry import SEVERITIES
+
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise LintConfigError(
+            f"{what}: 'severity' must be a table of rule = level, such as severity = {{ T014 = \"error\" }}"
+        )
+    out: dict[str, str] = {}
+    levels = ", ".join(f'"{level}"' for level in SEVERITIES[:-1]) + f' or "{SEVERITIES[-1]}"'
+    for key, level in values.items():
+        name = str(key).strip()
+        code = name.upper() if name.upper() in RULES else next((c for c, r in RULES.items() if r.name == name), None)
+        if code is None:
+            if name.upper() in SYNTAX_CHECKS or name in {check.name for check in SYNTAX_CHECKS.values()}:
+                raise LintConfigError(f"{what}: {name!r} in 'severity' is a syntax check, whose severity is fixed")
+            raise LintConfigError(f"{what}: unknown rule {name!r} in 'severity' (known: {', '.join(RULES)})")
+        if level not in SEVERITIES:
+            raise LintConfigError(f"{what}: the severity of {name} must be {levels}, not {level!r}")
+        out[code] = level
+    return out

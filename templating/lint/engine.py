@@ -14,7 +14,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..nodes import Dialect, Span
 from ..template import parse
@@ -34,7 +34,7 @@ from .project import (
     wanted,
 )
 from .reach import flagged, imports_test, reads_any, reported_in
-from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
+from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, LintResult, checked, relative_to_cwd, renamed
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
@@ -296,7 +296,7 @@ class Project:
     def _leveled(self, result: LintResult) -> LintResult:
         """`result` with each finding at the severity `[tool.templating] severity` (or `severity=`) gives its rule."""
         if self.severity:
-            levels = self.severity
+            levels = cast("dict[str, Severity]", self.severity)  # checked by severities()
             result.diagnostics = [
                 dataclasses.replace(d, severity=levels[d.code]) if d.code in levels else d for d in result.diagnostics
             ]

@@ -73,8 +73,6 @@ def never_written(found: Instruction, written: frozenset[str], *, schema: Any = 
     with `--schema` or in the config) count as written. The `state_schema=` of a google-adk agent does
     not: google-adk validates writes against it and never fills state from it, defaults included, so
     a key it declares that nothing writes raises `KeyError` all the same; the finding says so."""
-    from ..adk_schema import declared
-
     template = _text_of(found)
     if template is None:
         return []
@@ -91,9 +89,17 @@ def never_written(found: Instruction, written: frozenset[str], *, schema: Any = 
         shown = found.text[node.span.start : node.span.end]
         close = close_match(node.name, sorted(known), cutoff=0.8)
         hint = f"did you mean {close!r}, which is written? Otherwise " if close else ""
-        message, help_ = _unwritten(found, node.name, node.key, shown, declared(found, node.name))
+        message, help_ = _unwritten(found, node.name, node.key, shown, _declared(found, node.name))
         out.append(Diagnostic("T014", RULES["T014"].severity, message, span, path, hint + help_, found.label))
     return out
+
+
+def _declared(found: Instruction, key: str) -> tuple[Any, Any] | None:
+    """The first `state_schema=` of the agents given `found` that declares the top-level `key`, with its field."""
+    for state in found.state_schemas:
+        if state.schema is not None and key in state.schema.fields:
+            return state, state.schema.fields[key]
+    return None
 
 
 def _unwritten(found: Instruction, name: str, key: str, shown: str, model: Any) -> tuple[str, str]:
