@@ -1066,6 +1066,55 @@ def test_keys_written_through_names(code: str, written: set[str] | None) -> None
     assert scan_texts({**KEY_MODULES, "app/m.py": code}, linted).written == written
 
 
+# A session seeded from a pydantic model (`create_session(state=TripState(...).model_dump())`): pydantic dumps
+# every field, defaults included, so each is written (id, app/main.py, the keys written or None: unknown).
+STATE_MODEL = (
+    "from pydantic import BaseModel, ConfigDict\n"
+    "class TripState(BaseModel):\n    destination: str\n    budget_pref: str = 'mid-range'\n"
+    "class Open(BaseModel):\n    model_config = ConfigDict(extra='allow')\n    destination: str\n"
+)
+SEED = "async def f(s):\n    await s.create_session(app_name='a', user_id='u', state={})\n"
+MODEL_DUMPS = [
+    ("model-dump", "from .state import TripState\n" + SEED.format("TripState(destination='x').model_dump()"), True),
+    (
+        "model-dump-json",
+        "from . import state\n" + SEED.format("state.TripState(destination='x').model_dump(mode='json')"),
+        True,
+    ),
+    ("dict", "from .state import TripState\n" + SEED.format("TripState(destination='x').dict()"), True),
+    (
+        "name-in-function",
+        "from .state import TripState\nasync def f(s):\n    t = TripState(destination='x')\n"
+        "    await s.create_session(app_name='a', user_id='u', state=t.model_dump())\n",
+        True,
+    ),
+    (
+        "module-constant",
+        "from .state import TripState\nT = TripState(destination='x')\n" + SEED.format("T.model_dump()"),
+        True,
+    ),
+    (
+        "exclude-unset",
+        "from .state import TripState\n" + SEED.format("TripState(destination='x').model_dump(exclude_unset=True)"),
+        False,
+    ),
+    ("open-model", "from .state import Open\n" + SEED.format("Open(destination='x').model_dump()"), False),
+    ("not-a-model", SEED.format("s.model_dump()"), False),
+    (
+        "a-name-bound-twice",
+        "from .state import TripState\nT = TripState(destination='x')\nT = None\n" + SEED.format("T.model_dump()"),
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "known"), [c[1:] for c in MODEL_DUMPS], ids=[c[0] for c in MODEL_DUMPS])
+def test_a_session_seeded_from_a_model_dump_writes_every_field(code: str, known: bool) -> None:
+    files = {"app/__init__.py": "", "app/state.py": STATE_MODEL, "app/main.py": code}
+    written = scan_texts(files, ["app/main.py"]).written
+    assert written == ({"destination", "budget_pref"} if known else None)
+
+
 def test_a_name_bound_to_state_in_a_function_writes_state() -> None:
     source = (
         "def tool(tool_context):\n    memory = tool_context.state\n    memory['plan'] = 1\n    memory.update(score=2)\n"
