@@ -673,6 +673,7 @@ NEWER_SYNTAX = [
     ("f-string-backslash-and-comment", "x = f\"{'\\n'.join(a)}\" + f'''{\n1 # one\n}'''\n"),
     ("f-string-format-spec", 'x = f"{n:\'>10}" + f"{d["k"]:>{w}}" + f"{{literal}} {a!=b}"\n'),
     ("f-string-and-type-parameters", 'def f[T](x: T) -> str:\n    return f"{x["k"]}"\n'),
+    ("f-string-issue-25", 'x = f"{f(\'... "table"\')}"\ny = f"{f(\'SELECT * FROM "table" WHERE id = 1\')}"\n'),
     (
         "f-string-nested-string-holding-its-quote",
         'x = f"{q(\'select * from "table"\')}" + f"{q(\'... "t"\')} {q("x")}"\n',
