@@ -158,11 +158,13 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
 def _cmd_lint(args: argparse.Namespace) -> int:
     """Lint with the engine (templating.lint.engine) and print the result in the format asked for."""
     from .lint.engine import Project
-    from .lint.outputs import format_github, format_json, format_sarif, format_text, summary
+    from .lint.outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
     from .lint.project import LintInputError
 
     if args.paths.count("-") > 1:
         raise UsageError("stdin ('-') can be linted only once")
+    if args.statistics and args.format in ("sarif", "github"):
+        raise UsageError(f"--statistics prints text or json, not {args.format}: drop one of the two options")
     if args.select is not None and not [c for v in args.select for c in v.split(",") if c.strip()]:
         raise UsageError("--select needs at least one rule code (to turn rules off, use --ignore)")
     try:
@@ -205,18 +207,54 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     everything = result.diagnostics
     if args.html:
         _write_html(args, result)
-    if args.format == "json":
-        print(format_json(everything))
+    report = summary(everything, len(result.templates))
+    if args.statistics:
+        output = format_statistics(everything, as_json=args.format == "json")
+    elif args.format == "json":
+        output = format_json(everything)
     elif args.format == "sarif":
-        print(format_sarif(everything, result.sources))
+        output = format_sarif(everything, result.sources)
     elif args.format == "github":
-        if everything:
-            print(format_github(everything, result.sources))
+        output = format_github(everything, result.sources) if everything else ""
     else:
-        if everything:
-            print(format_text(everything, result.sources))
-        print(summary(everything, len(result.templates)), file=sys.stderr if everything else sys.stdout)
-    return EXIT_FINDINGS if result.errors else EXIT_OK
+        output = format_text(everything, result.sources) if everything else ""
+    if args.output_file:
+        _write_atomically(args.output_file, output + "\n" if output else "")
+    elif output:
+        print(output)
+    if args.format == "text":  # the summary: on stdout when it is all there is to say
+        print(report, file=sys.stderr if everything or args.output_file else sys.stdout)
+    return EXIT_FINDINGS if result.errors and not args.exit_zero else EXIT_OK
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` whole or not at all: a temporary file in the same folder, then renamed over it
+    (a file already there keeps its permissions; a new one gets the usual ones)."""
+    import stat
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write the output file {path}: it is a folder")
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    except OSError as exc:
+        raise UsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
+    temp = None
+    try:
+        handle, temp = tempfile.mkstemp(prefix=".templating-", suffix=".tmp", dir=folder)
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except OSError as exc:
+        if temp is not None and os.path.exists(temp):
+            os.unlink(temp)
+        raise UsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
 
 
 def _write_html(args: argparse.Namespace, result: Any) -> None:
@@ -256,7 +294,8 @@ def _add_lint_command(commands: Any) -> None:
     lint = commands.add_parser(
         "lint",
         help="check instructions for likely mistakes (near-miss placeholders, schema mismatches, ...)",
-        description="Lint instruction templates. Exit 0 when clean, 1 on error-level findings, 2 on bad usage.",
+        description="Lint instruction templates. Exit 0 when clean, 1 on error-level findings (none with "
+        "--exit-zero; [tool.templating] severity sets each rule's level), 2 on bad usage.",
     )
     lint.add_argument(
         "paths",
@@ -277,6 +316,17 @@ def _add_lint_command(commands: Any) -> None:
     lint.add_argument("--extend-select", action="append", metavar="CODES", help="rules to add, e.g. T011")
     lint.add_argument("--ignore", action="append", metavar="CODES", help="rules to skip")
     lint.add_argument("--config", metavar="PYPROJECT", help="the pyproject.toml to read (default: nearest one)")
+    lint.add_argument(
+        "--statistics", action="store_true", help="print how many findings each rule gave instead of the findings"
+    )
+    lint.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when there are error findings (2 still means bad usage)"
+    )
+    lint.add_argument(
+        "--output-file",
+        metavar="FILE",
+        help="write the findings (or statistics) to FILE instead of stdout, whole or not at all",
+    )
     lint.add_argument(
         "--force-exclude",
         action="store_true",

@@ -11,10 +11,14 @@ can never be skipped silently.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
 import os
 import re
-from collections.abc import AsyncGenerator
+import shutil
+import sys
+from collections.abc import AsyncGenerator, Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -458,3 +462,97 @@ def test_our_instruction_renders_from_state_adk_persisted_across_a_restart(make_
     ]
     for value, ours in checks:
         assert value == ours or value.startswith(ours + "\n\n"), f"expected {ours!r} first, ADK sent {value!r}"
+
+
+# --- lint's T014 against google-adk's state_schema=: a key nothing writes raises KeyError, whatever its default -----
+# A project written as the samples write one (tests/fixtures/adk_state_project): its real LlmAgents, each with
+# state_schema=TripState, render their instructions through ADK's own path (_process_agent_instruction: the
+# agent's canonical instruction, then inject_session_state) on the session state the linter says the project
+# writes (create_session(state=...), output_keys, a tool's and a callback's writes), each value written through
+# ADK's schema-validating State first.
+
+ADK_STATE_PROJECT = Path(__file__).resolve().parent / "fixtures" / "adk_state_project"
+_MISSING = re.compile(r"Context variable not found: `([^`]+)`")
+
+
+@pytest.fixture
+def trip_planner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Any]]:
+    root = tmp_path / "adk_state_project"
+    shutil.copytree(ADK_STATE_PROJECT, root)
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root))
+    agent = importlib.import_module("trip_planner.agent")
+    yield root, agent
+    for name in [name for name in sys.modules if name == "trip_planner" or name.startswith("trip_planner.")]:
+        del sys.modules[name]
+
+
+async def _missing_keys(agent: LlmAgent, state: dict[str, Any]) -> tuple[list[str], str]:
+    """The keys for which ADK raises KeyError rendering `agent`'s instruction on `state` (each found, then
+    set so the next one shows), and the instruction ADK builds once none is missing."""
+    from google.adk.flows.llm_flows.prompt._instructions import _process_agent_instruction
+
+    missing: list[str] = []
+    while True:
+        sessions = InMemorySessionService()
+        given = {**state, **{key: f"<{key}>" for key in missing}}
+        session = await sessions.create_session(app_name="trip_planner", user_id="u1", state=given)
+        context = InvocationContext(session_service=sessions, invocation_id="i1", agent=agent, session=session)
+        try:
+            return missing, await _process_agent_instruction(agent, context)
+        except KeyError as exc:
+            message = str(exc)
+        found = _MISSING.search(message)
+        assert found is not None, message
+        assert found.group(1) not in missing
+        missing.append(found.group(1))
+
+
+def test_t014_reports_exactly_the_keys_adk_raises_key_error_for_under_a_state_schema(
+    trip_planner: tuple[Path, Any],
+) -> None:
+    from google.adk.sessions.state import State
+    from pydantic_core import PydanticUndefined
+
+    from templating import lint_project
+    from templating.pysource import scan
+
+    root, module = trip_planner
+    trip_state = importlib.import_module("trip_planner.state").TripState
+    prompts = vars(importlib.import_module("trip_planner.prompt"))
+    result = lint_project(["."])
+    assert {d.code for d in result.diagnostics} == {"T014"}  # no T009 noise on keys something writes
+    reported: dict[str, set[str]] = {}
+    for diag in result.diagnostics:
+        assert diag.span is not None
+        assert diag.path is not None
+        assert diag.origin is not None
+        key = result.sources[diag.path][diag.span.start : diag.span.end].strip("{}")
+        reported.setdefault(diag.origin, set()).add(key)
+        assert "google-adk raises KeyError" in diag.message
+        assert f"write {{{key}?}} only if the agent can do without it" in (diag.help or "")
+        assert f"create_session(..., state={{{key!r}: " in (diag.help or "")
+
+    python = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
+    written = scan(python, root=str(root)).written
+    assert written is not None
+    state = State({}, {}, schema=trip_state)  # ADK validates each write against the schema: these are valid
+    for key in sorted(written):
+        default = trip_state.model_fields[key].default
+        state[key] = f"<{key}>" if default is PydanticUndefined or default is None else default
+    agents = [module.researcher, module.planner, module.summariser]
+    raised: dict[str, set[str]] = {}
+    for agent in agents:
+        assert agent.state_schema is trip_state
+        (label,) = [name for name, value in prompts.items() if value is agent.instruction]
+        missing, rendered = asyncio.run(_missing_keys(agent, state.to_dict()))
+        if missing:
+            raised[label] = set(missing)
+        for key in written:  # what is written renders
+            if "{" + key + "}" in agent.instruction:
+                assert str(state[key]) in rendered
+    assert raised == reported
+    # the two mistakes: a field with a default and a required one, neither filled by ADK
+    keys = set().union(*raised.values())
+    assert {trip_state.model_fields[key].is_required() for key in keys} == {True, False}

@@ -1730,3 +1730,168 @@ def test_lint_counts_templates_the_same_in_text_and_html(
     assert f"\n{count} {noun} checked: " in "\n" + (out + err).splitlines()[-1]
     html = (py_tree / "r.html").read_text(encoding="utf-8")
     assert f"<span>{count} {noun}</span>" in html
+
+
+# --- templating lint: severity overrides, --statistics, --exit-zero, --output-file (issue 25)
+# py_tree gives three T014 warnings and one T002 warning.
+
+
+def _config(severity: str | None) -> None:
+    text = '[tool.templating]\ninclude = ["agents/**/*.py"]\n'
+    Path("pyproject.toml").write_text(text + (f"severity = {severity}\n" if severity else ""), encoding="utf-8")
+
+
+# (id, the severity table, options, exit code, what stdout holds)
+LINT_LEVELS = [
+    ("warnings-only-exit-0", None, [], 0, "T014"),
+    ("t014-as-error-exits-1", '{ T014 = "error" }', [], 1, "T014"),
+    ("by-rule-name", '{ key-never-written = "error" }', [], 1, "T014"),
+    ("lowercase-code", '{ t014 = "error" }', [], 1, "T014"),
+    ("exit-zero", '{ T014 = "error" }', ["--exit-zero"], 0, "T014"),
+    ("statistics", '{ T014 = "error" }', ["--statistics"], 1, "3  T014  error    key-never-written\n"),
+    (
+        "statistics-json",
+        '{ T002 = "info" }',
+        ["--statistics", "--format", "json"],
+        0,
+        '"code": "T002",\n    "name": "spaced-placeholder",\n    "severity": "info",\n    "count": 1',
+    ),
+    ("statistics-exit-zero", '{ T002 = "error" }', ["--statistics", "--exit-zero"], 0, "1  T002  error    "),
+    ("demoted-error-exits-0", '{ T014 = "info", T002 = "info" }', ["--select", "T014,T002"], 0, "T014"),
+]
+
+
+@pytest.mark.parametrize(
+    ("severity", "options", "code", "shown"), [c[1:] for c in LINT_LEVELS], ids=[c[0] for c in LINT_LEVELS]
+)
+def test_lint_severity_overrides_and_exit_code(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], severity: str | None, options: list[str], code: int, shown: str
+) -> None:
+    _config(severity)
+    exit_code, out, err = run(["lint", *options], capsys)
+    assert exit_code == code, err
+    assert shown in out
+    if "--statistics" in options and "json" not in options:
+        assert out.splitlines()[0].split()[:2] == ["3", "T014"]  # most findings first
+        assert "agents/agent.py" not in out  # counts, not the findings
+
+
+def test_lint_statistics_counts_every_finding(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(None)
+    _, out, _ = run(["lint", "--format", "json"], capsys)
+    findings = json.loads(out)
+    _, out, _ = run(["lint", "--statistics", "--format", "json"], capsys)
+    counts = {row["code"]: row["count"] for row in json.loads(out)}
+    assert counts == {code: sum(f["code"] == code for f in findings) for code in {f["code"] for f in findings}}
+    assert sum(counts.values()) == len(findings) == 4
+
+
+# (format, what shows each T014 finding at the severity "error")
+LEVEL_IN_FORMATS = [
+    ("text", None),
+    ("json", '"severity": "error"'),
+    ("github", "::error file="),
+    ("sarif", "error"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "marker"), LEVEL_IN_FORMATS, ids=[c[0] for c in LEVEL_IN_FORMATS])
+def test_every_output_format_shows_the_configured_severity(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], fmt: str, marker: str | None
+) -> None:
+    _config('{ T014 = "error" }')
+    code, out, err = run(["lint", "--format", fmt, "--html", "report.html"], capsys)
+    assert code == 1
+    if marker is None:
+        assert err.strip().endswith("3 errors, 1 warning")
+    elif fmt == "sarif":
+        results = json.loads(out)["runs"][0]["results"]
+        assert sorted((r["ruleId"], r["level"]) for r in results) == [("T002", "warning")] + [("T014", marker)] * 3
+    else:
+        assert out.count(marker) == 3
+    assert "3 errors" in Path("report.html").read_text(encoding="utf-8")
+
+
+# (id, the severity table, the error message's end)
+BAD_SEVERITIES = [
+    ("unknown-code", '{ T099 = "error" }', "unknown rule 'T099' in 'severity' (known: T001, T002,"),
+    ("unknown-name", '{ never-written = "error" }', "unknown rule 'never-written' in 'severity'"),
+    ("bad-level", '{ T014 = "fatal" }', 'the severity of T014 must be "error", "warning" or "info", not \'fatal\''),
+    ("level-in-capitals", '{ T014 = "ERROR" }', "not 'ERROR'"),
+    ("level-not-a-string", "{ T014 = 2 }", "the severity of T014 must be"),
+    ("syntax-check", '{ E002 = "warning" }', "'E002' in 'severity' is a syntax check, whose severity is fixed"),
+    ("not-a-table", '"error"', "'severity' must be a table of rule = level, such as severity = { T014 = \"error\" }"),
+]
+
+
+@pytest.mark.parametrize(("severity", "message"), [c[1:] for c in BAD_SEVERITIES], ids=[c[0] for c in BAD_SEVERITIES])
+def test_a_bad_severity_is_a_usage_error_naming_it_and_writes_nothing(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], severity: str, message: str
+) -> None:
+    _config(severity)
+    Path("findings.json").write_text("earlier run\n", encoding="utf-8")
+    code, out, err = run(["lint", "--format", "json", "--output-file", "findings.json"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("templating: error: ")
+    assert "pyproject.toml [tool.templating]: " in err
+    assert message in err
+    assert Path("findings.json").read_text(encoding="utf-8") == "earlier run\n"  # a failed lint changes nothing
+    assert sorted(p.name for p in py_tree.iterdir()) == ["agents", "findings.json", "pyproject.toml"]
+
+
+# (id, options): --output-file holds exactly what stdout would
+OUTPUT_FILES = [
+    ("text", []),
+    ("json", ["--format", "json"]),
+    ("sarif", ["--format", "sarif"]),
+    ("github", ["--format", "github"]),
+    ("statistics", ["--statistics"]),
+    ("statistics-json", ["--statistics", "--format", "json"]),
+]
+
+
+@pytest.mark.parametrize("options", [c[1] for c in OUTPUT_FILES], ids=[c[0] for c in OUTPUT_FILES])
+def test_output_file_holds_what_stdout_would(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
+    _config('{ T014 = "error" }')
+    code, printed, _ = run(["lint", *options], capsys)
+    (py_tree / "out").mkdir()
+    target = py_tree / "out" / "findings"
+    target.write_text("an older and much longer report\n" * 100, encoding="utf-8")
+    target.chmod(0o640)
+    assert run(["lint", *options, "--output-file", "out/findings"], capsys)[:2] == (code, "")
+    assert target.read_text(encoding="utf-8") == printed
+    assert (target.stat().st_mode & 0o777) == 0o640  # the file's permissions are kept
+    assert [p.name for p in (py_tree / "out").iterdir()] == ["findings"]  # no temporary file left
+
+
+def test_output_file_new_and_exit_zero(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config('{ T014 = "error" }')
+    code, out, err = run(["lint", "--exit-zero", "--output-file", "report.txt"], capsys)
+    assert (code, out) == (0, "")
+    assert err.strip() == "3 templates checked: 3 errors, 1 warning"
+    assert Path("report.txt").read_text(encoding="utf-8").startswith("agents/agent.py:8:70: T014 ")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [("missing/findings.txt", "No such file or directory"), ("agents", "it is a folder")],
+    ids=["folder-missing", "a-folder"],
+)
+def test_output_file_that_cannot_be_written_is_a_usage_error(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], target: str, message: str
+) -> None:
+    code, out, err = run(["lint", "agents", "--output-file", target], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"templating: error: cannot write the output file {target}: {message}\n"
+    assert sorted(p.name for p in py_tree.iterdir()) == ["agents"]
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github"])
+def test_statistics_in_sarif_or_github_is_a_usage_error(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    code, out, err = run(["lint", "agents", "--statistics", "--format", fmt], capsys)
+    assert (code, out) == (2, "")
+    assert f"--statistics prints text or json, not {fmt}" in err

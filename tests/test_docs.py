@@ -274,6 +274,19 @@ def test_every_rule_has_its_page(code: str) -> None:
     assert any(lang == "python" for _, lang, _, _ in blocks(page)), "its example runs in the tests"
 
 
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_each_rule_page_says_how_to_change_its_severity(code: str) -> None:
+    """The page's `severity = { CODE = "level" }` line is valid configuration, at a level other than the rule's."""
+    import tomllib
+
+    from templating.lint.config import severities
+
+    text = (DOCS / "rules" / f"{code}.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"`(severity = \{ " + code + r' = "\w+" \})` under `\[tool\.templating\]`', text)
+    (level,) = severities(tomllib.loads(example)["severity"], "the page").values()
+    assert level != RULES[code].severity
+
+
 @pytest.mark.parametrize("code", sorted(DESCRIBED))
 def test_each_rule_page_header_agrees_with_the_registry(code: str) -> None:
     rule = DESCRIBED[code]

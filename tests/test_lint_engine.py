@@ -542,11 +542,11 @@ ADK2_FINDINGS = [
     ("T014", "story_studio/agent.py", 50, "{{current_document}}"),
     ("T019", "story_studio/scriptwriter_instruction.txt", 3, "{visual-style}"),
     ("T001", "trip_desk/agent.py", 15, "{destinaton}"),  # misspelt: T001 with a did-you-mean, no T014
-    ("T009", "trip_desk/agent.py", 15, "{budget}"),  # declared with a default: no T014
-    ("T010", "trip_desk/agent.py", 16, "{itinerary?}"),
+    ("T014", "trip_desk/agent.py", 15, "{budget}"),  # a default in the schema, nothing writes it: KeyError
     ("T014", "trip_desk/agent.py", 16, "{user:lang}"),  # prefixed: not checked against the schema
-    ("T012", "trip_desk/agent.py", 16, "{temp:draft?}"),
-    ("T009", "trip_desk/agent.py", 25, "<legs.0.origin>"),
+    ("T012", "trip_desk/agent.py", 16, "{temp:draft?}"),  # and no T010 on {itinerary?}: ADK fills no field
+    ("T014", "trip_desk/agent.py", 25, "<legs.0.origin>"),
+    ("T014", "trip_desk/agent.py", 25, "<destination>"),  # required in the schema, nothing writes it
     ("T001", "trip_desk/agent.py", 25, "<traveller.nmae>"),
     ("T014", "trip_desk/agent.py", 32, "{sources}"),  # extra="allow": not T001, but nothing writes it
     ("T014", "weekend_planner/agent.py", 33, "{traveller_count}"),
@@ -714,6 +714,68 @@ def test_update_reports_the_prompt_module_an_agent_edit_changes(
     booking = "travel_concierge/sub_agents/booking/prompt.py"
     assert booking in result.files
     assert [(d.code, d.path) for d in result.diagnostics if "'plan'" in d.message] == [("T014", booking)]
+
+
+# --- severity overrides through the engine: lint_project, and Project.update (the language server's path)
+
+ADK_STATE = Path(__file__).resolve().parent / "fixtures" / "adk_state_project"
+
+
+@pytest.fixture
+def trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "trip"
+    shutil.copytree(ADK_STATE, root)
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+# (id, [tool.templating] severity, severity= of lint_project, the level of each T014, errors)
+SEVERITIES = [
+    ("default", None, None, "warning", 0),
+    ("config", '{ T014 = "error" }', None, "error", 2),
+    ("config-section-by-name", "\n[tool.templating.severity]\nkey-never-written = 'error'", None, "error", 2),
+    ("argument", None, {"T014": "error"}, "error", 2),
+    ("argument-over-config", '{ T014 = "error" }', {"key-never-written": "info"}, "info", 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "given", "level", "errors"), [c[1:] for c in SEVERITIES], ids=[c[0] for c in SEVERITIES]
+)
+def test_lint_project_reports_each_rule_at_its_configured_severity(
+    trip: Path, config: str | None, given: dict[str, str] | None, level: str, errors: int
+) -> None:
+    if config is not None:
+        table = f"severity = {config}" if not config.startswith("\n") else config
+        (trip / "pyproject.toml").write_text(f"[tool.templating]\n{table}\n", encoding="utf-8")
+    result = lint_project(["."], severity=given)
+    assert [(d.code, d.severity) for d in result.diagnostics] == [("T014", level)] * 2
+    assert result.errors == errors
+
+
+def test_project_update_keeps_the_configured_severity(trip: Path) -> None:
+    """The language server lints an edited buffer with Project.update: the levels are the configured ones."""
+    (trip / "pyproject.toml").write_text('[tool.templating]\nseverity = { T014 = "error" }\n', encoding="utf-8")
+    project = Project(trip)
+    path = "trip_planner/prompt.py"
+    text = (trip / path).read_text(encoding="utf-8")
+    result = project.update(path, text.replace("{traveller_name}", "{user:traveller_name}"))
+    assert [(d.code, d.severity) for d in result.diagnostics] == [("T014", "error")] * 2
+    result = project.update(path, text.replace("{budget_pref}", "{budget_pref?}"))
+    assert [(d.code, d.severity) for d in result.diagnostics] == [("T014", "error")]
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [({"T099": "error"}, "unknown rule 'T099'"), ({"T014": "fatal"}, "not 'fatal'")],
+    ids=["unknown-rule", "bad-level"],
+)
+def test_a_bad_severity_argument_is_a_config_error(trip: Path, given: dict[str, str], message: str) -> None:
+    from templating.lint.config import LintConfigError
+
+    with pytest.raises(LintConfigError, match=re.escape(message)):
+        lint_project(["."], severity=given)
 
 
 # --- no project marker: the root is the paths' common folder (a home folder, say); context stays bounded

@@ -6,7 +6,15 @@ model. The scanner of Python code reads such a model's fields from the parsed co
 Python sources sits below the linter) into a [`Schema`][templating.lint.Schema].
 [`check_against_schema`][templating.lint.adk_schema.check_against_schema] checks an instruction's keys
 against the state schemas of the agents that use it; [`schema_keys`][templating.lint.adk_schema.schema_keys]
-are the keys they declare (written by contract, so no T014).
+are the keys they declare.
+
+What google-adk 2.13 does with the model, and so what is checked: it validates each state write against it
+(a key it does not declare is refused: T001), and nothing else. It never fills state from it: a field's default
+is not applied to the session, and a required field may be missing as long as nothing writes a wrong value.
+So whether a top-level `{key}` renders depends only on whether something writes `key` (T014, with the
+schema's default named in its help), never on the field's default (no T009 or T010 for a top-level key). Inside
+a written value, ADK stores what was written, not the model's validated copy: a nested field with a default may
+still be missing, and T009 says so for a nested path (`<legs.0.origin>`).
 """
 
 from __future__ import annotations
@@ -23,9 +31,10 @@ from .registry import Diagnostic
 
 __all__ = ["SCHEMA_RULES", "StateSchema", "check_against_schema", "schema_keys"]
 
-# The rules a state schema turns on: an unknown key (T001), a required read of an optional field (T009),
-# an optional read of a required field (T010).
-SCHEMA_RULES = frozenset({"T001", "T009", "T010"})
+# The rules a state schema turns on: an unknown key (T001), a required read of a nested field with a default
+# (T009). T010 (an optional read of a required field) does not apply: google-adk never fills a required field,
+# so a `?` on a state_schema key is never redundant.
+SCHEMA_RULES = frozenset({"T001", "T009"})
 # ADK validates only keys without a scope prefix against state_schema: app:, user: and temp: keys go free.
 _EXEMPT_SCOPES = frozenset({"app", "user", "temp"})
 
@@ -45,7 +54,8 @@ class Instruction(Protocol):
 
 
 def schema_keys(found: Instruction) -> frozenset[str]:
-    """The top-level keys that the state schemas of the agents using `found` declare (by contract, written)."""
+    """The top-level keys that the state schemas of the agents using `found` declare. google-adk does not
+    write them (it validates writes against the schema): they are not "written" for T014."""
     keys: set[str] = set()
     for state in found.state_schemas:
         if state.schema is not None:
@@ -54,9 +64,10 @@ def schema_keys(found: Instruction) -> frozenset[str]:
 
 
 def check_against_schema(found: Instruction, *, select: Iterable[str] = SCHEMA_RULES) -> list[Diagnostic]:
-    """T001, T009 and T010 for one instruction against the `state_schema` of each ADK agent that uses it,
+    """T001 and T009 for one instruction against the `state_schema` of each ADK agent that uses it,
     placed in the file the instruction is written in. Keys with an `app:`, `user:` or `temp:` prefix
-    are not checked: ADK does not validate them against the schema either."""
+    are not checked: ADK does not validate them against the schema either. T009 is reported for nested
+    paths only: a top-level key is present when something writes it, whatever its default (T014)."""
     on = SCHEMA_RULES & set(select)
     if not on or found.dialect == "jinja":
         return []
@@ -68,7 +79,9 @@ def check_against_schema(found: Instruction, *, select: Iterable[str] = SCHEMA_R
         if state.schema is None:
             continue
         where = f"{state.model}, the state_schema of {state.agent} ({state.path}:{state.span.line})"
-        for diag in lint(template, schema=state.schema, select=on):
+        # each top-level field taken as present: whether it is in the session is T014's question, not its default's
+        present = replace(state.schema, fields={k: replace(f, required=True) for k, f in state.schema.fields.items()})
+        for diag in lint(template, schema=present, select=on):
             assert diag.span is not None
             if (diag.span.start, diag.span.end) in exempt:
                 continue

@@ -85,6 +85,7 @@ class LintConfig:
     allow: tuple[str, ...] = ()
     constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
     max_file_size: int = 2_000_000
+    severity: Mapping[str, str] = field(default_factory=dict)  # rule code -> error, warning or info
 
 
 _CONFIG_KEYS = {
@@ -98,6 +99,7 @@ _CONFIG_KEYS = {
     "allow",
     "constant-suffixes",
     "max-file-size",
+    "severity",
 }
 
 
@@ -158,6 +160,7 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         constant_suffixes=_strings(table, "constant-suffixes", where)
         if "constant-suffixes" in table
         else CONSTANT_SUFFIXES,
+        severity=severities(table.get("severity"), where),
     )
     size = table.get("max-file-size", config.max_file_size)
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
@@ -223,3 +226,29 @@ def rules_for(path: str | None, config: LintConfig, codes: frozenset[str]) -> fr
         if glob_list((glob,)).match(relative):
             dropped |= _codes(ignored, "per-file-ignores")
     return codes - dropped
+
+
+def severities(values: Mapping[str, Any] | None, what: str) -> dict[str, str]:
+    """The severity each rule is reported with instead of its own: `{"T014": "error"}` (codes or rule
+    names; levels `error`, `warning`, `info`). Raises `LintConfigError` naming a bad rule or level."""
+    from .registry import SEVERITIES
+
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise LintConfigError(
+            f"{what}: 'severity' must be a table of rule = level, such as severity = {{ T014 = \"error\" }}"
+        )
+    out: dict[str, str] = {}
+    levels = ", ".join(f'"{level}"' for level in SEVERITIES[:-1]) + f' or "{SEVERITIES[-1]}"'
+    for key, level in values.items():
+        name = str(key).strip()
+        code = name.upper() if name.upper() in RULES else next((c for c, r in RULES.items() if r.name == name), None)
+        if code is None:
+            if name.upper() in SYNTAX_CHECKS or name in {check.name for check in SYNTAX_CHECKS.values()}:
+                raise LintConfigError(f"{what}: {name!r} in 'severity' is a syntax check, whose severity is fixed")
+            raise LintConfigError(f"{what}: unknown rule {name!r} in 'severity' (known: {', '.join(RULES)})")
+        if level not in SEVERITIES:
+            raise LintConfigError(f"{what}: the severity of {name} must be {levels}, not {level!r}")
+        out[code] = level
+    return out

@@ -10,16 +10,17 @@ file's new text (an editor's buffer) is re-linted without reading the rest again
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..nodes import Dialect, Span
 from ..template import parse
-from .adk_schema import check_against_schema, schema_keys
+from .adk_schema import check_against_schema
 from .check import lint
-from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules
+from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE
 from .project import (
     FileSkipped,
@@ -33,7 +34,7 @@ from .project import (
     read_text,
 )
 from .reach import flagged, imports_test, reads_any, reported_in
-from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
+from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, LintResult, checked, relative_to_cwd, renamed
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
@@ -62,7 +63,8 @@ class Project:
     `root`: the project folder (default: found from the paths, see `templating.lint.project`);
     `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to use instead
     of a file's (an editor's unsaved buffers), by path; `schema`, `select`, `extend_select`, `ignore`:
-    as the command line's options, on top of `[tool.templating]`; `dialect`: of template files."""
+    as the command line's options, on top of `[tool.templating]`; `severity`: the level each rule is
+    reported with (`{"T014": "error"}`), on top of the table's `severity`; `dialect`: of template files."""
 
     def __init__(
         self,
@@ -77,6 +79,7 @@ class Project:
         ignore: Iterable[str] | str | None = None,
         dialect: Dialect = "angle",
         force_exclude: bool = False,
+        severity: Mapping[str, str] | None = None,
     ) -> None:
         if root is None and config_path is not None:
             root = Path(config_path).resolve().parent
@@ -87,6 +90,7 @@ class Project:
         self.config: LintConfig = project_config(self.root, Path(config_path) if config_path else None)
         self.dialect: Dialect = dialect
         self.force_exclude = force_exclude
+        self.severity = {**self.config.severity, **severities(severity, "severity=")}
         self.overrides = {shown(Path(path)): text for path, text in (overrides or {}).items()}
         chosen = _codes_of(select)
         if chosen == []:
@@ -368,6 +372,18 @@ class Project:
         if "T011" in self.codes and self.schema is not None:
             result.run_findings = [relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
             result.diagnostics += result.run_findings
+        return self._leveled(result)
+
+    def _leveled(self, result: LintResult) -> LintResult:
+        """`result` with each finding at the severity `[tool.templating] severity` (or `severity=`) gives its rule."""
+        if self.severity:
+            levels = cast("dict[str, Severity]", self.severity)  # checked by severities()
+            result.diagnostics = [
+                dataclasses.replace(d, severity=levels[d.code]) if d.code in levels else d for d in result.diagnostics
+            ]
+            result.run_findings = [
+                dataclasses.replace(d, severity=levels[d.code]) if d.code in levels else d for d in result.run_findings
+            ]
         return result
 
     def _read_template(self, name: str, *, named: bool) -> str:
@@ -414,14 +430,14 @@ class Project:
                 writes = [w for ws in self._writes.values() for w in ws]
                 here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
             quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
-            if item.state_schemas:  # the agent's state_schema= model: T001/T009/T010 against it
+            if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
                 against = check_against_schema(item, select=codes)
                 here += against
                 quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
             if written is not None:
                 here += [
                     d
-                    for d in never_written(item, written | schema_keys(item), schema=self.schema)
+                    for d in never_written(item, written, schema=self.schema)
                     if (d.path, d.span and d.span.start) not in quiet
                 ]
             findings += here
@@ -534,7 +550,7 @@ class Project:
         result.files = files
         self._python_findings(merged, set(files), result)
         result.files = sorted({*files, *result.sources})
-        return result
+        return self._leveled(result)
 
     def _importers(self, target: str) -> list[str]:
         """`target` and the project's Python files that may import it (two steps out): an import line
@@ -603,6 +619,7 @@ def lint_project(
     dialect: Dialect = "angle",
     config_path: str | Path | None = None,
     force_exclude: bool = False,
+    severity: Mapping[str, str] | None = None,
 ) -> LintResult:
     """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
     context. See [`Project`][templating.lint.engine.Project] for the options."""
@@ -617,5 +634,6 @@ def lint_project(
         ignore=ignore,
         dialect=dialect,
         force_exclude=force_exclude,
+        severity=severity,
     )
     return project.lint(paths)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import sys
 import tokenize
 import warnings
@@ -62,69 +63,143 @@ def _undecodable(path: str, exc: UnicodeDecodeError) -> PythonSourceError:
 # Parsing, newer Python syntax included
 
 _NEWER_PYTHON = (
-    None
-    if sys.version_info >= (3, 12)
-    else f"read by Python {sys.version_info[0]}.{sys.version_info[1]}: if the file is written for a newer "
-    "Python, run templating under that version"
-)
-
-
-# Errors that no newer Python accepts either (an unclosed bracket or string, a null byte, bad
-# indentation): for them, the hint to run a newer Python would mislead.
-_NOT_A_VERSION_ERROR = (
-    "was never closed",
-    "unterminated",
-    "unmatched",
-    "does not match opening parenthesis",
-    "null bytes",
-    "unexpected eof",
-    "unexpected indent",
-    "expected an indented block",
-    "unindent does not match",
-    "inconsistent use of tabs",
+    f"read by Python {sys.version_info[0]}.{sys.version_info[1]}, which does not know this syntax of a newer "
+    "Python: if the file is written for a newer Python, run templating under that version"
 )
 
 
 def _newer_python_hint(exc: SyntaxError) -> str | None:
-    """The hint to run a newer Python, when `exc` may come from syntax newer than this Python's."""
-    if _NEWER_PYTHON is None or isinstance(exc, IndentationError):
+    """The hint to run a newer Python, given only when `exc` comes from syntax a newer Python is known to
+    accept: `_parse` marks such an error. An error that Python 3.12 would also report (an unclosed
+    bracket, a Jinja-templated `.py` file, parentheses nested beyond the parser's limit) gets none."""
+    return _NEWER_PYTHON if getattr(exc, "newer_python", False) else None
+
+
+# Syntax of Python 3.14 that 3.11 to 3.13 refuse: a template string (PEP 750, `t"..."`), several exception types
+# without parentheses (PEP 758, `except A, B:`).
+_TSTRING = re.compile(r"(?<![\w.])(?:[tT][rR]?|[rR][tT])$")
+_T_PREFIXES = {"t", "rt", "tr"}
+_STATEMENT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+
+
+def _newer_than_312(exc: SyntaxError, text: str) -> bool:
+    """Whether `exc`, raised by this Python on `text`, stands at syntax that Python 3.14 accepts."""
+    lines = text.splitlines()
+    if not exc.lineno or not 0 < exc.lineno <= len(lines):
+        return False
+    line = lines[exc.lineno - 1]
+    if (exc.msg or "").startswith("multiple exception types must be parenthesized"):
+        return " as " not in line
+    at = (exc.offset or 1) - 1
+    quote = next((k for k in range(max(at - 1, 0), min(at + 2, len(line))) if line[k] in "'\""), None)
+    return quote is not None and _TSTRING.search(line[:quote]) is not None
+
+
+def _as_312(text: str) -> str | None:
+    """`text` with Python 3.14's syntax written as older Python's: each template string a plain string of the
+    same size (`t"..."` as ` "..."`), each `except A, B:` as `except (A, B):`. None if there is none."""
+    try:
+        tokens = [tok for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type != tokenize.NL]
+    except (tokenize.TokenError, SyntaxError):
         return None
-    message = (exc.msg or "").lower()
-    return None if any(part in message for part in _NOT_A_VERSION_ERROR) else _NEWER_PYTHON
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []  # (line, start column, end column, new text)
+    for i, tok in enumerate(tokens[:-1]):
+        after = tokens[i + 1]
+        if tok.type == tokenize.NAME and tok.string.lower() in _T_PREFIXES:
+            if after.type == tokenize.STRING and after.start == tok.end:
+                raw = "r" if "r" in tok.string.lower() else ""
+                edits.append((tok.start[0], tok.start[1], tok.end[1], " " * (len(tok.string) - len(raw)) + raw))
+        elif (
+            tok.type == tokenize.NAME
+            and tok.string == "except"
+            and after.string not in (":", "*")
+            and (i == 0 or tokens[i - 1].type in _STATEMENT_START)  # each statement scanned once: linear
+        ):
+            depth, comma, named = 0, False, False
+            for close in tokens[i + 1 :]:
+                if close.string in "([{":
+                    depth += 1
+                elif close.string in ")]}":
+                    depth -= 1
+                elif depth == 0 and close.string == ",":
+                    comma = True
+                elif depth == 0 and close.string == "as":
+                    named = True
+                elif (depth == 0 and close.string == ":") or close.type == tokenize.NEWLINE:
+                    break
+            if comma and not named and close.string == ":" and close.start[0] == after.start[0]:
+                edits.append((close.start[0], close.start[1], close.start[1], ")"))
+                edits.append((after.start[0], after.start[1], after.start[1], "("))
+    if not edits:
+        return None
+    for row, begin, finish, new in sorted(edits, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:begin] + new + line[finish:]
+    return "".join(lines)
+
+
+def _hint_or_real_error(error: SyntaxError, text: str, path: str) -> SyntaxError:
+    """`error` marked with whether Python 3.14 accepts the file (its syntax at the error, and the file read once
+    that syntax is written as 3.12's), or, when the file has another mistake besides, that mistake."""
+    error.newer_python = False  # type: ignore[attr-defined]
+    if not _newer_than_312(error, text):
+        return error
+    older = _as_312(text)
+    if older is None:
+        return error
+    try:
+        ast.parse(older, filename=path)
+    except SyntaxError as exc:
+        exc.newer_python = False  # type: ignore[attr-defined]
+        return exc  # a mistake 3.14 refuses too (its column may be off by the parentheses added on its line)
+    error.newer_python = True  # type: ignore[attr-defined]
+    return error
 
 
 def _parse(text: str, path: str) -> ast.Module:
-    """`text` parsed by `ast`. Under Python 3.11, a file that uses 3.12's type parameter syntax
-    (`type Alias = ...`, `def f[T](...)`, `class C[T]:`) is parsed with those parts written
-    over by blanks of the same size, so every other position stays as written (nothing in them is
-    an instruction or a state write)."""
+    """`text` parsed by `ast`. Under Python 3.11, a file written with 3.12's syntax is parsed with those
+    parts written over at the same positions (byte for byte, so every other position stays as
+    written; nothing in them is an instruction or a state write): its f-strings that 3.11 does not
+    read (a quote reused inside a replacement field, a backslash, a comment or a line end in one)
+    and its type parameters (`type Alias = ...`, `def f[T](...)`, `class C[T]:`).
+
+    A file still not read raises the `SyntaxError` Python 3.12 would (where it is, after those parts),
+    its `newer_python` attribute saying whether a newer Python is known to accept the file (Python 3.14's
+    syntax where the error is, and none of 3.12's errors once it is written as 3.12's)."""
     with warnings.catch_warnings():  # an invalid escape such as "\d" warns; it is still a string
         warnings.simplefilter("ignore")
         try:
             return ast.parse(text, filename=path)
         except SyntaxError as exc:
-            if sys.version_info >= (3, 12):
-                raise
             error = exc
-        # Python 3.11: try with 3.12's type parameters blanked, then also its f-strings rewritten.
-        blanked = _without_type_parameters(text)
-        rewritten = _fstrings_for_311(text)
-        tries = [blanked, _without_type_parameters(rewritten) or rewritten if rewritten else None]
-        for candidate in tries:
-            if candidate is None:
-                continue
+        if sys.version_info < (3, 12):  # 3.12's f-strings rewritten, then its type parameters blanked
             try:
-                return ast.parse(candidate, filename=path)
-            except SyntaxError as exc:
-                error = error if candidate is not blanked else exc  # a real error shows where 3.12 shows it
-        raise error
+                fstrings = _fstrings_for_311(text) or text
+                candidate = _without_type_parameters(fstrings) or fstrings
+            except _Unreadable:
+                error.newer_python = True  # type: ignore[attr-defined]
+                raise error from None
+            if candidate != text:
+                try:
+                    return ast.parse(candidate, filename=path)
+                except SyntaxError as exc:
+                    error = exc  # the file's own error, where 3.12 finds it
+            text = candidate  # positions are the file's
+        raise _hint_or_real_error(error, text, path) from None
+
+
+class _Unreadable(Exception):
+    """3.12 syntax that Python 3.11 cannot be given at the same positions (a one-line f-string whose field
+    spans an empty line)."""
 
 
 def _fstrings_for_311(text: str) -> str | None:
     """`text` with each f-string that only Python 3.12 reads (its quote reused inside a replacement
-    field, `f"{d["k"]}"`; a backslash or a comment in one) written over by an f-string of the same
-    size in UTF-8 (`f"      "`), so it stays an f-string and ast's columns (bytes) stay those of
-    the file. None if there is none, or a string in it is not closed."""
+    field, `f"{d["k"]}"`, `f"{f('a "b"')}"`; a backslash, a comment or a line end in one) written over
+    by an f-string of the same size in UTF-8 (`f"      "`; a line end inside a one-line string continued
+    by a backslash), so it stays an f-string and ast's columns (bytes) stay those of the file. None if
+    there is none, or a string in it is not closed; `_Unreadable` when one cannot be written over."""
     pieces: list[str] = []
     done = 0  # text[:done] is in pieces
     i, n = 0, len(text)
@@ -146,10 +221,16 @@ def _fstrings_for_311(text: str) -> str | None:
             head = text[i : i + 3]
             quote = head if head in ('"""', "'''") else text[i]
             inner = text[i + len(quote) : end - len(quote)]
-            if len(quote) == 1 and "\n" in inner:
-                return None
-            body = "".join(c if c == "\n" else " " * len(c.encode("utf-8")) for c in inner)
-            pieces += [text[done:i], quote, body, quote]  # f"   " is still an f-string (ast.JoinedStr)
+            body = [c if c in "\r\n" else " " * len(c.encode("utf-8")) for c in inner]
+            if len(quote) == 1:  # a field over several lines (3.12): each line end continued by a backslash
+                for k, c in enumerate(inner):
+                    if c == "\n" and inner[k - 1 : k] == "\r":
+                        continue
+                    if c in "\r\n":
+                        if not k or inner[k - 1] in "\r\n":
+                            raise _Unreadable  # an empty line in the field: no place for the backslash
+                        body[k - 1] = "\\" + body[k - 1][1:]
+            pieces += [text[done:i], quote, "".join(body), quote]  # f"   " is still an f-string (ast.JoinedStr)
             done = end
         i = end
     return "".join([*pieces, text[done:]]) if pieces else None
@@ -221,12 +302,12 @@ def _field_end(text: str, j: int, quote: str) -> tuple[int, bool] | None:
                 j += 1
             continue
         elif ch in "'\"":
-            newer = newer or text.startswith(quote, j)
             _, prefix = _string_prefix(text, j)
             found = _string_end(text, j, "f" in prefix)
             if found is None:
                 return None
-            newer = newer or found[1] or "\\" in text[j : found[0]]  # f"{'\n'.join(x)}"
+            nested = text[j : found[0]]  # f"{d["k"]}", f"{f('a "b"')}", f"{'\n'.join(x)}": only 3.12 reads them
+            newer = newer or found[1] or quote in nested or "\\" in nested
             j = found[0]
             continue
         elif ch in "\\#" or (ch == "\n" and len(quote) == 1):
@@ -241,8 +322,9 @@ def _field_end(text: str, j: int, quote: str) -> tuple[int, bool] | None:
 
 def _without_type_parameters(text: str) -> str | None:
     """`text` with PEP 695 syntax made valid for Python 3.11 at the same positions: the soft keyword
-    of `type X = ...` becomes an annotation (`_:  X = ...`), the `[T]` of `def f[T]` or
-    `class C[T]` becomes blanks (a backslash at each of its line ends). None if there is none."""
+    of `type X = ...` becomes an annotation (`_:  X = ...`), the `[T]` of `type X[T]`, `def f[T]` or
+    `class C[T]` becomes blanks of its size in UTF-8 (a backslash at each of its line ends). None if there
+    is none; `_Unreadable` when it cannot be blanked in place."""
     tokens: list[tokenize.TokenInfo] = []
     try:  # the tokens up to an error (an unclosed bracket): the file's real error then shows as in 3.12
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -259,6 +341,28 @@ def _without_type_parameters(text: str) -> str | None:
     def at(pos: tuple[int, int]) -> int:
         return starts[pos[0] - 1] + pos[1]
 
+    def blank(bracket: int) -> bool:
+        """Blanks the `[...]` whose opening token is tokens[bracket] (its bytes kept, each line end continued)."""
+        depth = 0
+        for close in tokens[bracket:]:
+            depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(close.string, 0)
+            if depth == 0:
+                break
+        else:
+            return False
+        begin, end = at(tokens[bracket].start), at(close.end)
+        part = text[begin:end]
+        blanks = [ch if ch in "\r\n" else " " * len(ch.encode("utf-8")) for ch in part]
+        for k, ch in enumerate(part):  # parameters across lines: each line end is continued
+            if ch == "\n" and part[k - 1 : k] == "\r":
+                continue
+            if ch in "\r\n":
+                if part[k - 1] in "\r\n":
+                    raise _Unreadable  # an empty line among the parameters: no place for the backslash
+                blanks[k - 1] = "\\" + blanks[k - 1][1:]
+        chars[begin:end] = blanks
+        return True
+
     new_statement = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
     for i, tok in enumerate(tokens[:-2]):
         after, then = tokens[i + 1], tokens[i + 2]
@@ -271,23 +375,12 @@ def _without_type_parameters(text: str) -> str | None:
             and then.string in ("=", "[")
         ):
             chars[at(tok.start) : at(tok.end)] = "_:  "
+            if then.string == "[" and not blank(i + 2):  # type Pair[T = int] (3.13's defaults): blanked
+                return None
             changed = True
         elif tok.string in ("def", "class") and after.type == tokenize.NAME and then.string == "[":
-            depth = 0
-            for close in tokens[i + 2 :]:
-                depth += {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}.get(close.string, 0)
-                if depth == 0:
-                    break
-            else:
+            if not blank(i + 2):
                 return None
-            begin, end = at(then.start), at(close.end)
-            if not text[begin:end].isascii():
-                return None  # blanks must take the bytes of what they replace
-            blank = [ch if ch in "\r\n" else " " for ch in text[begin:end]]
-            for k, ch in enumerate(blank):  # parameters across lines: each line end is continued
-                if ch == "\n":
-                    blank[k - 2 if blank[k - 1] == "\r" else k - 1] = "\\"
-            chars[begin:end] = blank
             changed = True
     return "".join(chars) if changed else None
 

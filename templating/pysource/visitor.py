@@ -318,10 +318,39 @@ class _Visitor:
                 self.write(kw.arg, kw.value, how)
             return
         if not isinstance(value, ast.Dict):
-            self.write(None, value, how)
+            fields = self.dumped_fields(value, scope)
+            for key in fields if fields is not None else [None]:
+                self.write(key, value, how)
             return
         for k in value.keys:
             self.write(self.key_of(k, scope), k if k is not None else value, how)
+
+    def dumped_fields(self, value: ast.AST, scope: _Scope | None) -> list[str] | None:
+        """The keys of `Model(...).model_dump()` (or `.dict()`, or of a name bound once to `Model(...)`) for a
+        pydantic model of the project: every field, defaults included, as pydantic dumps them. None when that is
+        not what `value` is, or the dump leaves fields out (`exclude=`, `exclude_unset=`...)."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.args):
+            return None
+        if value.func.attr not in ("model_dump", "dict") or any(
+            kw.arg not in ("mode", "by_alias") for kw in value.keywords
+        ):
+            return None
+        made = value.func.value
+        if isinstance(made, ast.Name):  # state = TripState(...), then state.model_dump()
+            bound = scope.assigned.get(made.id, []) if scope is not None else []
+            if not bound:
+                bound = [
+                    node.value
+                    for node in self.module.tree.body
+                    if isinstance(node, ast.Assign) and any(_names(t, made.id) for t in node.targets)
+                ]
+            made = bound[0] if len(bound) == 1 else made
+        if not isinstance(made, ast.Call) or not isinstance(made.func, ast.Name | ast.Attribute):
+            return None
+        found = self.project.models.schema(self.module, made.func)
+        if isinstance(found, str) or found[2].open:
+            return None  # not a model of the project, or one whose fields are not all known
+        return list(found[2].fields)
 
     def call_writes(self, call: ast.Call, scope: _Scope | None) -> None:
         for kw in call.keywords:

@@ -69,7 +69,10 @@ def _text_of(found: Instruction) -> Template | None:
 def never_written(found: Instruction, written: frozenset[str], *, schema: Any = None) -> list[Diagnostic]:
     """T014 for one instruction: required placeholders (not `temp:`) whose key nothing writes.
 
-    `written`: the keys the linted code writes; the schema's top-level keys count as written."""
+    `written`: the keys the linted code writes; the top-level keys of `schema` (templating's own, given
+    with `--schema` or in the config) count as written. The `state_schema=` of a google-adk agent does
+    not: google-adk validates writes against it and never fills state from it, defaults included, so
+    a key it declares that nothing writes raises `KeyError` all the same; the finding says so."""
     template = _text_of(found)
     if template is None:
         return []
@@ -84,24 +87,54 @@ def never_written(found: Instruction, written: frozenset[str], *, schema: Any = 
         reported.add(node.name)
         path, span = found.locate(node.span.start, node.span.end)
         shown = found.text[node.span.start : node.span.end]
-        optional = f"{{{node.key}?}}" if found.dialect == "adk" else f"<{node.key}?>"
         close = close_match(node.name, sorted(known), cutoff=0.8)
         hint = f"did you mean {close!r}, which is written? Otherwise " if close else ""
-        out.append(
-            Diagnostic(
-                "T014",
-                RULES["T014"].severity,
-                f"{shown!r} reads state key {node.name!r}, which nothing in the linted files writes "
-                "(no output_key, state write, state_delta or create_session state sets it)",
-                span,
-                path,
-                f"{hint}set {node.name!r} before this agent runs (an earlier agent's output_key, a tool's "
-                f"tool_context.state[{node.name!r}] = ...), declare it in the schema, or write {optional} "
-                "if it may be missing",
-                found.label,
-            )
-        )
+        message, help_ = _unwritten(found, node.name, node.key, shown, _declared(found, node.name))
+        out.append(Diagnostic("T014", RULES["T014"].severity, message, span, path, hint + help_, found.label))
     return out
+
+
+def _declared(found: Instruction, key: str) -> tuple[Any, Any] | None:
+    """The first `state_schema=` of the agents given `found` that declares the top-level `key`, with its field."""
+    for state in found.state_schemas:
+        if state.schema is not None and key in state.schema.fields:
+            return state, state.schema.fields[key]
+    return None
+
+
+def _unwritten(found: Instruction, name: str, key: str, shown: str, model: Any) -> tuple[str, str]:
+    """T014's message and help for the key `name` read as `shown` (`key`: its whole path), nothing writing it;
+    `model`: the (state schema, field) of an agent's `state_schema=` that declares it, or None."""
+    adk = found.dialect == "adk"
+    optional = f"{{{key}?}}" if adk else f"<{key}?>"
+    raises = "google-adk raises KeyError" if adk else "templating raises MissingKeyError"
+    if model is None:
+        return (
+            f"{shown!r} reads state key {name!r}, which nothing in the linted files writes "
+            "(no output_key, state write, state_delta or create_session state sets it)",
+            f"set {name!r} before this agent runs (an earlier agent's output_key, a tool's "
+            f"tool_context.state[{name!r}] = ...), declare it in the schema, or write {optional} "
+            "if it may be missing",
+        )
+    state, field = model
+    default = field.default
+    if default is not None:
+        why = (
+            f"{state.model} declares it with the default {default}, but google-adk never fills state from a "
+            "state_schema (it only validates what is written)"
+        )
+        value = default
+    else:
+        why = f"{state.model} declares it, but a state_schema only validates what is written: it writes nothing"
+        value = "..."
+    return (
+        f"{shown!r} reads state key {name!r}, which nothing in the linted files writes: {raises} for it "
+        f"when {state.agent} runs; {why}",
+        f"write {name!r} before {state.agent} runs: in the session's initial state "
+        f"(create_session(..., state={{{name!r}: {value}}})), in a before_agent_callback "
+        f"(callback_context.state[{name!r}] = {value}), or as an earlier agent's output_key; "
+        f"write {optional} only if the agent can do without it",
+    )
 
 
 def skipped_findings(result: Scan) -> list[Diagnostic]:
