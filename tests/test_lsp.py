@@ -76,8 +76,9 @@ async def start(client: LanguageClient, root: Path, encodings: list[str] | None 
 
 
 async def published(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
-    """The next diagnostics published for `uri` (after `client.diagnostics.pop(uri)`)."""
-    async with asyncio.timeout(30):
+    """The next diagnostics published for `uri` (after `client.diagnostics.pop(uri)`). The timeout only turns a
+    server that never answers into a failure: it is far above what a busy machine takes."""
+    async with asyncio.timeout(300):
         while uri not in client.diagnostics:
             await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     return list(client.diagnostics[uri])
