@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts a process: the language server, or an editor that starts it.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "adk_project"
 
