@@ -12,11 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from syrupy.assertion import SnapshotAssertion
 
 from templating.pytest_plugin import extension_for
 
 pytest_plugins = ["pytester"]
+
+# Hypothesis judges no test by the clock: no deadline per example and no health check of how fast data is
+# generated, both of which a busy machine fails by chance. A test's own @settings still sets its number of
+# examples; what it leaves out comes from this profile.
+settings.register_profile("templating", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("templating")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,10 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def _inner_pytest_runs_without_asyncio(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pytest runs a test starts (pytester, a docs block's tests) need no pytest-asyncio, which the dev
-    extra brings for pytest-lsp: without this project's ini they would each warn that its loop scope is unset."""
+    extra brings for pytest-lsp: without this project's ini they would each warn that its loop scope is unset.
+    Nor do they need Hypothesis, whose plugin imports the whole of it (with its asserts rewritten) at the end
+    of every inner run that pytester's clean-up has unloaded it from: seconds per run."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts: set it after
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:asyncio")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:asyncio -p no:hypothesispytest")
 
 
 SNAPSHOTS = ROOT / "snapshots"
@@ -49,6 +58,9 @@ def snapshot(snapshot: SnapshotAssertion, pytestconfig: pytest.Config) -> Snapsh
 # unless TEMPLATING_REQUIRE_POSTGRES=1 (set by CI, .ci/run) turns the skip into a failure.
 
 SERVICES = ["memory", "sqlite", "postgresql"]
+# A database service's timeout (connecting; waiting for SQLite's write lock) in the contract suite: far
+# above what a busy machine takes, so that only a hang fails a test (the default, 10 s, is for users).
+LIVENESS = 300.0
 
 
 def _require_postgres() -> bool:
@@ -112,9 +124,11 @@ def make_service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
         if kind == "memory":
             service: Any = InMemorySessionService()
         elif kind == "sqlite":
-            service = DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / f'sessions-{number}.db'}")
+            service = DatabaseSessionService(
+                f"sqlite+aiosqlite:///{tmp_path / f'sessions-{number}.db'}", timeout=LIVENESS
+            )
         else:
-            service = DatabaseSessionService(server.fresh_database(f"contract_{number}"))
+            service = DatabaseSessionService(server.fresh_database(f"contract_{number}"), timeout=LIVENESS)
         made.append(service)
         return service
 

@@ -100,7 +100,19 @@ class PostgresServer:
                 "-c synchronous_commit=off -c full_page_writes=off -c max_connections=100"
             )
             try:
-                server._run("pg_ctl", "-D", str(root / "data"), "-l", str(root / "log"), "-o", options, "-w", "start")
+                server._run(
+                    "pg_ctl",
+                    "-D",
+                    str(root / "data"),
+                    "-l",
+                    str(root / "log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "600",
+                    "start",
+                )
             except RuntimeError as error:
                 last_error = error
                 continue
@@ -120,7 +132,7 @@ class PostgresServer:
             check=False,
             cwd=self.root,
             env=env,
-            timeout=120,
+            timeout=900,  # a bound on a hang (pg_ctl waits up to 600 s itself), never a verdict
             **extra,
         )
         if result.returncode != 0:

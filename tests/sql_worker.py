@@ -20,6 +20,9 @@ import sys
 from templating import DatabaseSessionService, Event, EventActions, GetSessionConfig, StaleSessionError
 
 APP, USER = "app", "ada"
+# How long to wait for a connection, or for another process's SQLite write lock: far longer than a busy
+# machine takes (the default 10 s is for users), so only a real hang fails the test.
+LIVENESS = 300.0
 
 
 def event(delta: dict[str, object], event_id: str) -> Event:
@@ -66,7 +69,7 @@ async def stream(service: DatabaseSessionService) -> None:
 
 
 async def main(mode: str, url: str, args: list[str]) -> None:
-    async with DatabaseSessionService(url) as service:
+    async with DatabaseSessionService(url, timeout=LIVENESS) as service:
         await service.list_sessions(app_name=APP)  # open: tables checked before "ready"
         print("ready", flush=True)
         sys.stdin.readline()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import pkgutil
 import subprocess
 import sys
 import tempfile
@@ -217,9 +218,16 @@ def test_lazy_names_resolve_to_the_objects_in_any_order(code: str) -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow
 def test_type_checkers_still_see_misspelt_public_names(tmp_path: Path) -> None:
     # The lazy __getattr__ exists only at run time, so mypy keeps rejecting names that do not exist.
-    args = ["--strict", "--cache-dir", str(tmp_path / "cache"), "-c"]
+    # What decides that is templating/__init__.py alone: mypy reads it and skips the modules it imports
+    # (their names are then of type Any, but they exist), a tenth of the work of checking the package.
+    inner = sorted(m.name for m in pkgutil.iter_modules(templating.__path__))
+    skipped = ",".join(f"templating.{name},templating.{name}.*" for name in inner)
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nstrict = True\n\n[mypy-{skipped}]\nfollow_imports = skip\n", encoding="utf-8")
+    args = ["--config-file", str(config), "--cache-dir", str(tmp_path / "cache"), "-c"]
     good = subprocess.run(
         [sys.executable, "-m", "mypy", *args, "from templating import Runner, Template"],
         capture_output=True,
@@ -235,7 +243,7 @@ def test_type_checkers_still_see_misspelt_public_names(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert good.returncode == 0, good.stdout
-    assert bad.returncode == 1
+    assert bad.returncode == 1, bad.stdout
     assert 'Module "templating" has no attribute "Templat"; maybe "Template"?' in bad.stdout
 
 

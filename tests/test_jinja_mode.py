@@ -564,7 +564,9 @@ def test_values_read_through_our_contexts_cannot_be_changed_by_a_template(
 
 
 # --- budgets: each render stays within its JinjaBudget ------------------------------------------------
-SMALL = JinjaBudget(max_time=0.2, max_output=1_000, max_value=500, max_loop_steps=100, max_total=20_000)
+# The clock is off in SMALL: the budget a row names stops it however busy the machine. Only the "time" row
+# (its steps are each within the other limits) runs with a time budget.
+SMALL = JinjaBudget(max_time=None, max_output=1_000, max_value=500, max_loop_steps=100, max_total=20_000)
 OVER_BUDGET = [
     ("loop-steps", "a\n{% for i in range(50) %}{% for j in range(50) %}{% endfor %}{% endfor %}", "max_loop_steps", 2),
     ("recursive-loop", "{% for x in [1, 2] recursive %}{{ loop(range(200)) }}{% endfor %}", "max_loop_steps", 1),
@@ -602,15 +604,14 @@ OVER_BUDGET = [
 
 @pytest.mark.parametrize(("source", "budget", "line"), [c[1:] for c in OVER_BUDGET], ids=[c[0] for c in OVER_BUDGET])
 def test_going_over_a_budget_names_it_its_limit_and_the_line(source: str, budget: str, line: int) -> None:
-    big = JinjaBudget(
-        max_time=0.2, max_output=1_000, max_value=100_000 if budget == "max_time" else 500, max_loop_steps=100
-    )
+    timed = JinjaBudget(max_time=0.2, max_output=1_000, max_value=100_000, max_loop_steps=100)
+    used = timed if budget == "max_time" else SMALL
     with pytest.raises(JinjaBudgetError) as caught:
-        jinja(source, budget=big if budget == "max_time" else SMALL)({})
+        jinja(source, budget=used)({})
     error = caught.value
     assert isinstance(error, JinjaSecurityError)
     assert error.budget == budget
-    assert error.limit == getattr(SMALL, budget)
+    assert error.limit == getattr(used, budget)
     assert f"({budget}={error.limit})" in error.message
     assert error.span is not None
     assert error.span.line == line
@@ -627,7 +628,8 @@ def test_a_budget_of_none_is_no_limit() -> None:
 def test_generous_defaults_render_a_100_kb_prompt_over_10_000_loop_steps() -> None:
     rows = [{"id": f"A-{n:05}", "note": "x" * 3} for n in range(10_000)]
     source = "Orders:\n{% for row in rows %}- {{ row.id }}: {{ row.note }}\n{% endfor %}"
-    text = jinja(source)({"rows": rows})
+    # Every default but the clock's: a busy machine may take more than its second, and no test judges by it.
+    text = jinja(source, budget=JinjaBudget(max_time=None))({"rows": rows})
     assert len(text) > 100_000
     assert text.count("\n") == 10_001
 

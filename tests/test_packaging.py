@@ -2,8 +2,9 @@
 
 It pulls in the core dependencies only (no test tool), renders, and the pytest plugin its entry point
 registers loads without syrupy: a test using `prompt_snapshot` fails with one line naming the extra, the
-others pass. This test builds the wheel and installs from the package index (PyPI), so it takes some
-30 seconds; `pytest -m "not wheel"` leaves it out, CI runs it.
+others pass. This test builds the wheel (once per session; `TEMPLATING_WHEEL=path/to.whl` hands it one built
+already, as .ci/run does) and installs from the package index (PyPI), so it takes some 10 to 30 seconds;
+`pytest -m "not slow"` (or `-m "not wheel"`) leaves it out, CI runs it.
 """
 
 from __future__ import annotations
@@ -72,15 +73,31 @@ def run(*args: str | Path, cwd: Path) -> str:
     return result.stdout
 
 
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this checkout: the one named by TEMPLATING_WHEEL (.ci/run builds it before the tests),
+    else built here once per test session."""
+    given = os.environ.get("TEMPLATING_WHEEL")
+    if given:
+        path = Path(given)
+        assert path.is_file(), f"TEMPLATING_WHEEL={given!r} is not a file"
+        return path
+    dist = tmp_path_factory.mktemp("dist")
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", dist, ROOT, cwd=dist)
+    (built,) = dist.glob("*.whl")
+    return built
+
+
 @pytest.mark.wheel
-def test_the_wheel_installs_lean_and_renders(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", dist, ROOT, cwd=tmp_path)
-    (wheel,) = dist.glob("*.whl")
+@pytest.mark.slow
+def test_the_wheel_installs_lean_and_renders(tmp_path: Path, wheel: Path) -> None:
     assert wheel.name.startswith(DISTRIBUTION.replace("-", "_") + "-")
-    run(sys.executable, "-m", "venv", tmp_path / "venv", cwd=tmp_path)
+    # A venv without pip of its own (seeding one costs more than all the rest): this interpreter's pip
+    # installs into it (pip --python).
+    run(sys.executable, "-m", "venv", "--without-pip", tmp_path / "venv", cwd=tmp_path)
     python = tmp_path / "venv" / ("Scripts" if os.name == "nt" else "bin") / "python"
-    run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel, cwd=tmp_path)
+    pip = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--disable-pip-version-check"]
+    run(*pip, wheel, cwd=tmp_path)
 
     code = (
         "import json, importlib.metadata as m, templating\n"
@@ -92,7 +109,7 @@ def test_the_wheel_installs_lean_and_renders(tmp_path: Path) -> None:
     assert {DISTRIBUTION, *CORE} <= installed
 
     # pytest without syrupy: the entry point loads, the fixtures say which extra they need.
-    run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pytest", cwd=tmp_path)
+    run(*pip, "pytest", cwd=tmp_path)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_it.py").write_text(SNAPSHOT_TESTS, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}

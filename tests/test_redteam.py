@@ -1,17 +1,19 @@
-"""The red-team table: hostile inputs, each ending in a clear `TemplatingError` within its bounds.
+"""The red-team table: hostile inputs, each ending in a clear `TemplatingError`.
 
-Each row says which error it must end in, and the time (and, for Jinja2, memory) it may take before it
-does: ceilings far below what the input asks for (gigabytes, minutes) and far above what a row takes, so
-they catch a hang or a runaway, never a slowdown (bench/ measures speed). Sections: Jinja2 templates,
-state values on every session service, snapshot ids, the Python API.
+Each row says what the code promises for its input: the error it ends in and, for a Jinja2 render, the
+budget that stops it (`budget` and `limit` of the `JinjaBudgetError`: a size, a step count, the
+recursion limit, or the time budget where nothing else bounds the work). No row asserts a time or a
+memory figure, which a busy machine cannot keep: what the rows take and allocate, against a plain
+render in the same process, is printed by bench/bench_redteam.py. Each input is as large as its limit
+needs (a value nested past the depth Python prints, not 100,000 deep), so the table runs in seconds.
+Sections: Jinja2 templates, state values on every session service, snapshot ids, the Python API.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import time
-import tracemalloc
+import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -42,20 +44,13 @@ from templating import (
 )
 
 
-def measured(action: Any) -> tuple[BaseException | None, float, int]:
-    """Run `action`; what it raised, the seconds it took and the peak bytes it allocated."""
-    gc.collect()
-    tracemalloc.start()
-    started = time.perf_counter()
-    raised: BaseException | None = None
+def raised_by(action: Callable[[], Any]) -> BaseException | None:
+    """What `action` raised, if anything."""
     try:
         action()
     except BaseException as error:
-        raised = error
-    elapsed = time.perf_counter() - started
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return raised, elapsed, peak
+        return error
+    return None
 
 
 # --- Jinja2 templates -------------------------------------------------------------------------------------
@@ -78,171 +73,158 @@ class _Object:
 
 
 MB = 1 << 20
-# (id, template, state, the error it must raise, at most seconds, at most bytes allocated)
-JINJA_ROWS: list[tuple[str, str, dict[str, Any], type[TemplatingError], float, int]] = [
+# (id, template, state, the error it must raise, the budget that stops it: a JinjaBudget field, "recursion",
+# or None for an error that is not a budget's). Each row renders with the time budget off, so that the
+# limit it asserts, a size or a step count, is the one that stops it however busy the machine is; a row
+# whose only bound is the clock ("slow-steps": every step is small) gets a short time budget instead.
+JINJA_ROWS: list[tuple[str, str, dict[str, Any], type[TemplatingError], str | None]] = [
     (
         "nested-range-loops",
         "{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}",
         {},
         JinjaBudgetError,
-        5.0,
-        200 * MB,
+        "max_loop_steps",
     ),
-    ("list-of-big-strings", "{% set s = 'a' * 100000 %}{{ [s] * 100000 }}", {}, JinjaBudgetError, 2.0, 200 * MB),
+    ("list-of-big-strings", "{% set s = 'a' * 100000 %}{{ [s] * 100000 }}", {}, JinjaBudgetError, "max_output"),
     (
         "wordwrap-amplifies",
         "{{ ('a ' * 1000) | wordwrap(1, wrapstring='x' * 99999) }}",
         {},
         JinjaBudgetError,
-        2,
-        200 * MB,
+        "max_value",
     ),
-    ("wordwrap-quadratic", "{{ 'x'|center(99999)|wordwrap(1) }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("str-repeat", "{{ 'a' * 10**9 }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("power", "{{ 2 ** 10000000 }}", {}, JinjaSecurityError, 2.0, 200 * MB),
-    ("join-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|join }}", {}, JinjaBudgetError, 2.0, 200 * MB),
+    ("wordwrap-quadratic", "{{ 'x'|center(99999)|wordwrap(1) }}", {}, JinjaBudgetError, "max_value"),
+    ("str-repeat", "{{ 'a' * 10**9 }}", {}, JinjaBudgetError, "max_value"),
+    ("power", "{{ 2 ** 10000000 }}", {}, JinjaSecurityError, None),
+    ("join-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|join }}", {}, JinjaBudgetError, "max_value"),
     (
         "map-builds-copies",
         "{% set s = 'a' * 99999 %}{{ ([s] * 99999)|map('upper')|list }}",
         {},
         JinjaBudgetError,
-        2,
-        200 * MB,
+        "max_value",
     ),
     (
         "sum-concatenates",
         "{% set s = 'a' * 9 %}{{ ([[s]] * 100000)|sum(start=[]) }}",
         {},
         JinjaBudgetError,
-        2.0,
-        200 * MB,
+        "max_output",
     ),
-    ("tojson-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|tojson }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("string-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|string }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("pprint-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|pprint }}", {}, JinjaBudgetError, 2.0, 200 * MB),
+    ("tojson-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|tojson }}", {}, JinjaBudgetError, "max_value"),
+    ("string-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|string }}", {}, JinjaBudgetError, "max_value"),
+    ("pprint-of-repeats", "{% set s = 'a' * 100000 %}{{ ([s] * 100000)|pprint }}", {}, JinjaBudgetError, "max_value"),
     (
         "tilde-in-a-loop",
         "{% set ns = namespace(s='ab') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
         {},
         JinjaBudgetError,
-        2.0,
-        200 * MB,
+        "max_value",
     ),
     (
         "plus-in-a-loop",
         "{% set ns = namespace(l=[0]) %}{% for i in range(60) %}{% set ns.l = ns.l + ns.l %}{% endfor %}",
         {},
         JinjaBudgetError,
-        2.0,
-        200 * MB,
+        "max_value",
     ),
-    ("format-width", "{{ '%1000000000s'|format('') }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("str-format-width", "{{ '{:>1000000000}'.format('') }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("center-width", "{{ ''|center(1000000000) }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("indent-width", "{{ 'a\nb'|indent(1000000000) }}", {}, JinjaBudgetError, 2.0, 200 * MB),
-    ("replace-amplifies", "{{ ('a' * 100000)|replace('a', 'b' * 100000) }}", {}, JinjaBudgetError, 2.0, 200 * MB),
+    ("format-width", "{{ '%1000000000s'|format('') }}", {}, JinjaBudgetError, "max_value"),
+    ("str-format-width", "{{ '{:>1000000000}'.format('') }}", {}, JinjaBudgetError, "max_value"),
+    ("center-width", "{{ ''|center(1000000000) }}", {}, JinjaBudgetError, "max_value"),
+    ("indent-width", "{{ 'a\nb'|indent(1000000000) }}", {}, JinjaBudgetError, "max_value"),
+    ("replace-amplifies", "{{ ('a' * 100000)|replace('a', 'b' * 100000) }}", {}, JinjaBudgetError, "max_value"),
     (
         "output-in-a-loop",
         "{% for i in range(100000) %}{{ 'x' * 100000 }}{% endfor %}",
         {},
         JinjaBudgetError,
-        2,
-        200 * MB,
+        "max_output",
     ),
     (
         "output-in-a-macro-buffer",
         "{% macro m() %}{% for i in range(100000) %}{{ 'x' * 99999 }}{% endfor %}{% endmacro %}{{ m()|length }}",
         {},
         JinjaBudgetError,
-        2.0,
-        200 * MB,
+        "max_output",
     ),
     (
         "slow-steps",
         "{% for i in range(100000) %}{{ (range(100000)|list|sort|length) }}{% endfor %}",
         {},
         JinjaBudgetError,
-        5.0,
-        200 * MB,
+        "max_time",
     ),
     (
         "recursive-loop",
         "{% for x in range(1000) recursive %}{{ loop(range(1000)) }}{% endfor %}",
         {},
         JinjaBudgetError,
-        2,
-        200 * MB,
+        "recursion",
     ),
     (
         "macro-fan-out",
         "{% macro m(n) %}{{ m(n + 1) }}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}",
         {},
         JinjaBudgetError,
-        2,
-        200 * MB,
+        "recursion",
     ),
-    ("print-cyclic-list", "{{ l }}", {"l": _cyclic_list()}, JinjaCyclicValueError, 2.0, 200 * MB),
-    ("print-cyclic-dict", "{{ d }}", {"d": _cyclic_dict()}, JinjaCyclicValueError, 2.0, 200 * MB),
-    ("join-cyclic", "{{ [l]|join }}", {"l": _cyclic_list()}, JinjaCyclicValueError, 2.0, 200 * MB),
-    ("tojson-cyclic", "{{ d|tojson }}", {"d": _cyclic_dict()}, JinjaCyclicValueError, 2.0, 200 * MB),
-    ("address-of-a-global", "{{ range|string }}", {}, JinjaUnprintableError, 2.0, 200 * MB),
-    ("address-of-an-object", "{{ '%s' % o }}", {"o": _Object()}, JinjaUnprintableError, 2.0, 200 * MB),
-    (
-        "address-of-a-method",
-        "{% for i in [1] %}{{ [loop.cycle]|join }}{% endfor %}",
-        {},
-        JinjaUnprintableError,
-        2,
-        200 * MB,
-    ),
-    ("sandbox-escape", "{{ ''.__class__.__mro__[1].__subclasses__() }}", {}, JinjaSecurityError, 2.0, 200 * MB),
+    ("print-cyclic-list", "{{ l }}", {"l": _cyclic_list()}, JinjaCyclicValueError, None),
+    ("print-cyclic-dict", "{{ d }}", {"d": _cyclic_dict()}, JinjaCyclicValueError, None),
+    ("join-cyclic", "{{ [l]|join }}", {"l": _cyclic_list()}, JinjaCyclicValueError, None),
+    ("tojson-cyclic", "{{ d|tojson }}", {"d": _cyclic_dict()}, JinjaCyclicValueError, None),
+    ("address-of-a-global", "{{ range|string }}", {}, JinjaUnprintableError, None),
+    ("address-of-an-object", "{{ '%s' % o }}", {"o": _Object()}, JinjaUnprintableError, None),
+    ("address-of-a-method", "{% for i in [1] %}{{ [loop.cycle]|join }}{% endfor %}", {}, JinjaUnprintableError, None),
+    ("sandbox-escape", "{{ ''.__class__.__mro__[1].__subclasses__() }}", {}, JinjaSecurityError, None),
 ]
+# The time budget of "slow-steps": any positive time stops it (its other limits would let it run for
+# half a minute), so a short one keeps the row short.
+SLOW_STEPS_TIME = 0.1
+
+
+def _limit_of(budget: JinjaBudget, name: str) -> float | int | None:
+    return sys.getrecursionlimit() if name == "recursion" else getattr(budget, name)
 
 
 @pytest.mark.parametrize(
-    ("source", "state", "expected", "seconds", "memory"),
+    ("source", "state", "expected", "budget_name"),
     [row[1:] for row in JINJA_ROWS],
     ids=[row[0] for row in JINJA_ROWS],
 )
 def test_jinja_row(
-    source: str, state: dict[str, Any], expected: type[TemplatingError], seconds: float, memory: int
+    source: str, state: dict[str, Any], expected: type[TemplatingError], budget_name: str | None
 ) -> None:
-    provider = jinja(source)
-    raised, elapsed, peak = measured(lambda: provider(state))
+    budget = JinjaBudget(max_time=SLOW_STEPS_TIME if budget_name == "max_time" else None)
+    raised = raised_by(lambda: jinja(source, budget=budget)(state))
     assert type(raised) is expected, f"raised {raised!r}"
-    assert elapsed < seconds, f"stopped after {elapsed:.2f} s"
-    assert peak < memory, f"allocated {peak / MB:.0f} MB"
+    if budget_name is not None:
+        assert isinstance(raised, JinjaBudgetError)
+        assert (raised.budget, raised.limit) == (budget_name, _limit_of(budget, budget_name))
     assert "0x" not in str(raised)
 
 
 # Fresh values, each under max_value, kept in a namespace: 100,000 steps of 100 KB ask for 10 GB. With the
-# time budget off, only max_total stops them. (id, template, at most seconds, at most bytes allocated)
+# time budget off, only max_total stops them. (id, template)
 TOTAL_ROWS = [
     (
         "namespace-of-fresh-strings",
         "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
         "{% set ns.l = ns.l + [('a' * 99990) ~ i] %}{% endfor %}{{ ns.l|length }}",
-        2.0,
-        100 * MB,
     ),
     (
         "namespace-of-fresh-lists",
         "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
         "{% set ns.l = ns.l + [[i] * 99999] %}{% endfor %}{{ ns.l|length }}",
-        5.0,
-        400 * MB,
     ),
 ]
 
 
-@pytest.mark.parametrize(("source", "seconds", "memory"), [r[1:] for r in TOTAL_ROWS], ids=[r[0] for r in TOTAL_ROWS])
-def test_jinja_total_budget_row(source: str, seconds: float, memory: int) -> None:
-    provider = jinja(source, budget=JinjaBudget(max_time=None))
-    raised, elapsed, peak = measured(lambda: provider({}))
+@pytest.mark.parametrize("source", [r[1] for r in TOTAL_ROWS], ids=[r[0] for r in TOTAL_ROWS])
+def test_jinja_total_budget_row(source: str) -> None:
+    budget = JinjaBudget(max_time=None)
+    raised = raised_by(lambda: jinja(source, budget=budget)({}))
     assert type(raised) is JinjaBudgetError, f"raised {raised!r}"
-    assert raised.budget == "max_total"
-    assert elapsed < seconds, f"stopped after {elapsed:.2f} s"
-    assert peak < memory, f"allocated {peak / MB:.0f} MB"
+    assert (raised.budget, raised.limit) == ("max_total", budget.max_total)
 
 
 CYCLIC_TEMPLATE_ROWS = [
@@ -256,10 +238,9 @@ CYCLIC_TEMPLATE_ROWS = [
 )
 def test_cyclic_values_in_the_other_syntaxes(source: str, dialect: Any) -> None:
     template = Template(source, dialect=dialect)
-    raised, elapsed, peak = measured(lambda: template.render({"l": _cyclic_list()}))
+    raised = raised_by(lambda: template.render({"l": _cyclic_list()}))
     assert type(raised) is CyclicValueError
-    assert elapsed < 2.0
-    assert peak < 200 * MB
+    assert "contains itself" in str(raised)
 
 
 # --- end of the Jinja2 templates section ------------------------------------------------------------------
@@ -287,31 +268,30 @@ def _cyclic_dict() -> Any:
     return value
 
 
-# id, a maker of the hostile value, the exception it must end in, words of its message, seconds it may take
-STATE_ROWS: list[tuple[str, Callable[[], Any], type[TemplatingError], str, float]] = [
-    ("nested-500", lambda: _nested(500), InvalidStateError, "nests lists and dicts more than 100 deep", 5.0),
-    ("nested-100000", lambda: _nested(100_000), InvalidStateError, "more than 100 deep", 5.0),
-    ("dicts-nested-100000", lambda: _nested(100_000, kind="dict"), InvalidStateError, "more than 100 deep", 5.0),
-    ("list-containing-itself", _cyclic_list, InvalidStateError, "contains itself", 5.0),
-    ("dict-containing-itself", _cyclic_dict, InvalidStateError, "contains itself", 5.0),
-    ("lone-surrogate", lambda: "\ud800", InvalidStateError, "lone surrogate", 5.0),
-    ("lone-surrogate-key", lambda: {"a": {"\udc00": 1}}, InvalidStateError, "has a key that holds the lone", 5.0),
-    ("int-10-to-5000", lambda: 10**5000, InvalidStateError, "int of about 5001 digits", 5.0),
-    ("int-2-to-64", lambda: 2**64, InvalidStateError, "outside the 64-bit range", 5.0),
-    ("nan", lambda: float("nan"), InvalidStateError, "which JSON cannot hold", 5.0),
-    ("wide-then-deep", lambda: [list(range(10_000)), _nested(1_000)], InvalidStateError, "more than 100 deep", 5.0),
-    ("object", lambda: object(), InvalidStateError, "is of type object", 5.0),
+# id, a maker of the hostile value, the exception it must end in, words of its message
+STATE_ROWS: list[tuple[str, Callable[[], Any], type[TemplatingError], str]] = [
+    ("nested-500", lambda: _nested(500), InvalidStateError, "nests lists and dicts more than 100 deep"),
+    ("nested-100000", lambda: _nested(100_000), InvalidStateError, "more than 100 deep"),
+    ("dicts-nested-100000", lambda: _nested(100_000, kind="dict"), InvalidStateError, "more than 100 deep"),
+    ("list-containing-itself", _cyclic_list, InvalidStateError, "contains itself"),
+    ("dict-containing-itself", _cyclic_dict, InvalidStateError, "contains itself"),
+    ("lone-surrogate", lambda: "\ud800", InvalidStateError, "lone surrogate"),
+    ("lone-surrogate-key", lambda: {"a": {"\udc00": 1}}, InvalidStateError, "has a key that holds the lone"),
+    ("int-10-to-5000", lambda: 10**5000, InvalidStateError, "int of about 5001 digits"),
+    ("int-2-to-64", lambda: 2**64, InvalidStateError, "outside the 64-bit range"),
+    ("nan", lambda: float("nan"), InvalidStateError, "which JSON cannot hold"),
+    ("wide-then-deep", lambda: [list(range(10_000)), _nested(1_000)], InvalidStateError, "more than 100 deep"),
+    ("object", lambda: object(), InvalidStateError, "is of type object"),
 ]
 _STATE_IDS = [row[0] for row in STATE_ROWS]
 
 
-@pytest.mark.parametrize(("make", "error", "words", "seconds"), [r[1:] for r in STATE_ROWS], ids=_STATE_IDS)
+@pytest.mark.parametrize(("make", "error", "words"), [r[1:] for r in STATE_ROWS], ids=_STATE_IDS)
 @pytest.mark.parametrize("how", ["create", "append"])
 def test_hostile_state_on_every_service(
     make: Callable[[], Any],
     error: type[TemplatingError],
     words: str,
-    seconds: float,
     how: str,
     service: SessionService,
 ) -> None:
@@ -325,10 +305,8 @@ def test_hostile_state_on_every_service(
             return service.create_session(app_name="red", user_id="u", session_id="t", state={"v": value})
         return service.append_event(session, bad)
 
-    started = time.perf_counter()
     with pytest.raises(error) as info:
         asyncio.run(call())
-    assert time.perf_counter() - started < seconds
     assert words in str(info.value)
     stored = asyncio.run(service.get_session(app_name="red", user_id="u", session_id="s"))
     assert stored is not None
@@ -336,40 +314,34 @@ def test_hostile_state_on_every_service(
     assert asyncio.run(service.get_session(app_name="red", user_id="u", session_id="t")) is None
 
 
-@pytest.mark.parametrize(("make", "error", "words", "seconds"), [r[1:] for r in STATE_ROWS], ids=_STATE_IDS)
-def test_hostile_state_through_state(
-    make: Callable[[], Any], error: type[TemplatingError], words: str, seconds: float
-) -> None:
+@pytest.mark.parametrize(("make", "error", "words"), [r[1:] for r in STATE_ROWS], ids=_STATE_IDS)
+def test_hostile_state_through_state(make: Callable[[], Any], error: type[TemplatingError], words: str) -> None:
     value = make()
     state = State({"keep": 1})
-    started = time.perf_counter()
     with pytest.raises(error) as info:
         state["v"] = value
     with pytest.raises(error):
         State({"v": value})
-    assert time.perf_counter() - started < seconds
     assert words in str(info.value)
     assert state.to_dict() == {"keep": 1}
 
 
 # === snapshot ids: hostile parametrized ids (issue 19, item 5) =======================================
 
-# id, the test ids given to one parametrized test, how many of them would share a file, seconds it may take
-SNAPSHOT_ROWS: list[tuple[str, list[str], int, float]] = [
-    ("slash", ["a/b", "ab"], 2, 30.0),
-    ("slash-plain-angle", ["a/b", "ab", "a<b"], 3, 30.0),
-    ("colon-pipe-quote", ["a:b", "a|b", 'a"b', "a-b"], 3, 30.0),
-    ("star-question-backslash", ["a*b", "a?b", "a\\b"], 3, 30.0),
-    ("escaped-control", ["a\x1bb", "ax1bb"], 2, 30.0),  # pytest writes \x1b into the id, the file name drops "\"
-    ("cut-at-251", ["x" * 300 + "1", "x" * 300 + "2", "short"], 2, 30.0),
-    ("distinct", ["a-b", "a_b", "a.b", "a b"], 0, 30.0),
+# id, the test ids given to one parametrized test, how many of them would share a file
+SNAPSHOT_ROWS: list[tuple[str, list[str], int]] = [
+    ("slash", ["a/b", "ab"], 2),
+    ("slash-plain-angle", ["a/b", "ab", "a<b"], 3),
+    ("colon-pipe-quote", ["a:b", "a|b", 'a"b', "a-b"], 3),
+    ("star-question-backslash", ["a*b", "a?b", "a\\b"], 3),
+    ("escaped-control", ["a\x1bb", "ax1bb"], 2),  # pytest writes \x1b into the id, the file name drops "\"
+    ("cut-at-251", ["x" * 300 + "1", "x" * 300 + "2", "short"], 2),
+    ("distinct", ["a-b", "a_b", "a.b", "a b"], 0),
 ]
 
 
-@pytest.mark.parametrize(
-    ("ids", "colliding", "seconds"), [r[1:] for r in SNAPSHOT_ROWS], ids=[r[0] for r in SNAPSHOT_ROWS]
-)
-def test_hostile_snapshot_ids(pytester: pytest.Pytester, ids: list[str], colliding: int, seconds: float) -> None:
+@pytest.mark.parametrize(("ids", "colliding"), [r[1:] for r in SNAPSHOT_ROWS], ids=[r[0] for r in SNAPSHOT_ROWS])
+def test_hostile_snapshot_ids(pytester: pytest.Pytester, ids: list[str], colliding: int) -> None:
     pytester.makepyfile(
         test_hostile=(
             "import pytest\n\n"
@@ -378,9 +350,7 @@ def test_hostile_snapshot_ids(pytester: pytest.Pytester, ids: list[str], collidi
             "    assert prompt_snapshot('Hi <n>', {'n': n}) == snapshot\n"
         )
     )
-    started = time.perf_counter()
     result = pytester.runpytest("--snapshot-update", "-p", "no:cacheprovider")
-    assert time.perf_counter() - started < seconds
     result.assert_outcomes(passed=len(ids) - colliding, errors=colliding)
     folder = pytester.path / "__snapshots__" / "test_hostile"
     written = list(folder.iterdir()) if folder.exists() else []
@@ -403,98 +373,77 @@ class _Holder:
         self.state = state
 
 
-_SCHEMA_DEPTH = 100_000
+# Deeper than a recursive walk could go: the schema readers walk without recursion.
+_PAST_RECURSION = 10 * sys.getrecursionlimit()
 
 
 def _deep_schema() -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string"}
-    for _ in range(_SCHEMA_DEPTH):
+    for _ in range(_PAST_RECURSION):
         schema = {"type": "object", "properties": {"a": schema}}
     return schema
 
 
-# id, what to call, the exception it must end in (None: it must succeed), seconds, bytes it may allocate
-# (the time includes building the 100,000-deep values, under tracemalloc)
-API_ROWS: list[tuple[str, Callable[[], Any], type[BaseException] | None, float, int]] = [
-    ("render-deep-list", lambda: render("<a>", {"a": _nested(100_000)}), UnprintableValueError, 15.0, 200 * MB),
-    (
-        "render-deep-dict",
-        lambda: render("<a>", {"a": _nested(100_000, kind="dict")}),
-        UnprintableValueError,
-        5.0,
-        200 * MB,
-    ),
-    (
-        "render-adk-deep-list",
-        lambda: render("{a}", {"a": _nested(100_000)}, dialect="adk"),
-        UnprintableValueError,
-        5.0,
-        200 * MB,
-    ),
-    ("render-int-10-to-5000", lambda: render("<a>", {"a": 10**5000}), UnprintableValueError, 2.0, 50 * MB),
-    (
-        "render-adk-int-10-to-5000",
-        lambda: render("{a}", {"a": 10**5000}, dialect="adk"),
-        UnprintableValueError,
-        2.0,
-        50 * MB,
-    ),
-    (
-        "render-int-in-dict",
-        lambda: Template("<a.b>").render({"a": {"b": [10**5000]}}),
-        UnprintableValueError,
-        2.0,
-        50 * MB,
-    ),
-    ("render-cyclic", lambda: render("<a>", {"a": _cyclic_list()}), CyclicValueError, 2.0, 50 * MB),
-    (
-        "instruction-deep-list",
-        lambda: instruction("<a>")(_Holder({"a": _nested(100_000)})),
-        UnprintableValueError,
-        5.0,
-        200 * MB,
-    ),
-    ("instruction-int", lambda: instruction("<a>")(_Holder({"a": 10**5000})), UnprintableValueError, 2.0, 50 * MB),
-    (
-        "jinja-deep-list",
-        lambda: jinja("{{ a }}")(_Holder({"a": _nested(100_000)})),
-        JinjaUnprintableError,
-        5.0,
-        200 * MB,
-    ),
-    ("jinja-int", lambda: jinja("{{ a }}")(_Holder({"a": 10**5000})), JinjaUnprintableError, 2.0, 50 * MB),
-    ("jinja-int-concat", lambda: jinja("{{ a ~ '' }}")(_Holder({"a": 10**5000})), JinjaUnprintableError, 2.0, 50 * MB),
-    (
-        "jinja-int-tojson",
-        lambda: jinja("{{ [a]|tojson }}")(_Holder({"a": 10**5000})),
-        JinjaUnprintableError,
-        2.0,
-        50 * MB,
-    ),
-    ("lint-deep-schema", lambda: lint("<a>", schema=_deep_schema()), None, 15.0, 400 * MB),
-    ("lint-deep-list-schema", lambda: lint("<a>", schema={"a": _nested(100_000)}), SchemaError, 15.0, 200 * MB),
-    ("escape-1mb-of-angles", lambda: escape("<" * MB), None, 2.0, 50 * MB),
-    ("convert-1mb-of-braces", lambda: convert_adk("{" * MB + "a" + "}" * MB), None, 5.0, 400 * MB),
-    ("template-1mb-nested-angles", lambda: Template("<" * MB + "a" + ">" * MB), None, 5.0, 400 * MB),
-    ("lint-1mb-nested-braces", lambda: lint("{" * MB + "a" + "}" * MB, dialect="adk"), None, 15.0, 400 * MB),
+@functools.cache
+def _too_deep_to_print(kind: str) -> int:
+    """A depth of nested lists (or dicts) that `str()` cannot print here: twice the recursion limit on
+    Python 3.11, whose `str()` stops there; doubled until it fails on a Python that stops elsewhere.
+    The renderer promises an `UnprintableValueError` for any such value, however deep."""
+    depth = 2 * sys.getrecursionlimit()
+    while depth <= 1 << 22:
+        try:
+            str(_nested(depth, kind=kind))
+        except RecursionError:
+            return depth
+        depth *= 2
+    pytest.fail(f"str() printed {kind}s nested {depth // 2} deep: no depth here is too deep to print")
+
+
+def _too_deep(kind: str = "list") -> Any:
+    return _nested(_too_deep_to_print(kind), kind=kind)
+
+
+# id, what to call, the exception it must end in (None: it must succeed)
+API_ROWS: list[tuple[str, Callable[[], Any], type[BaseException] | None]] = [
+    ("render-deep-list", lambda: render("<a>", {"a": _too_deep()}), UnprintableValueError),
+    ("render-deep-dict", lambda: render("<a>", {"a": _too_deep("dict")}), UnprintableValueError),
+    ("render-adk-deep-list", lambda: render("{a}", {"a": _too_deep()}, dialect="adk"), UnprintableValueError),
+    ("render-int-10-to-5000", lambda: render("<a>", {"a": 10**5000}), UnprintableValueError),
+    ("render-adk-int-10-to-5000", lambda: render("{a}", {"a": 10**5000}, dialect="adk"), UnprintableValueError),
+    ("render-int-in-dict", lambda: Template("<a.b>").render({"a": {"b": [10**5000]}}), UnprintableValueError),
+    ("render-cyclic", lambda: render("<a>", {"a": _cyclic_list()}), CyclicValueError),
+    ("instruction-deep-list", lambda: instruction("<a>")(_Holder({"a": _too_deep()})), UnprintableValueError),
+    ("instruction-int", lambda: instruction("<a>")(_Holder({"a": 10**5000})), UnprintableValueError),
+    ("jinja-deep-list", lambda: jinja("{{ a }}")(_Holder({"a": _too_deep()})), JinjaUnprintableError),
+    ("jinja-int", lambda: jinja("{{ a }}")(_Holder({"a": 10**5000})), JinjaUnprintableError),
+    ("jinja-int-concat", lambda: jinja("{{ a ~ '' }}")(_Holder({"a": 10**5000})), JinjaUnprintableError),
+    ("jinja-int-tojson", lambda: jinja("{{ [a]|tojson }}")(_Holder({"a": 10**5000})), JinjaUnprintableError),
+    ("lint-deep-schema", lambda: lint("<a>", schema=_deep_schema()), None),
+    ("lint-deep-list-schema", lambda: lint("<a>", schema={"a": _nested(_PAST_RECURSION)}), SchemaError),
+    ("escape-1mb-of-angles", lambda: escape("<" * MB), None),
+    ("convert-1mb-of-braces", lambda: convert_adk("{" * MB + "a" + "}" * MB), None),
+    ("template-1mb-nested-angles", lambda: Template("<" * MB + "a" + ">" * MB), None),
+    ("lint-1mb-nested-braces", lambda: lint("{" * MB + "a" + "}" * MB, dialect="adk"), None),
 ]
+# The words each error's message must hold: it says what was wrong.
+_API_WORDS = {
+    UnprintableValueError: ("nests too deeply to print", "digits"),
+    CyclicValueError: ("contains itself",),
+    JinjaUnprintableError: ("nests too deeply to print", "digits"),
+    SchemaError: ("schema",),
+}
 
 
-@pytest.mark.parametrize(
-    ("action", "expected", "seconds", "memory"), [r[1:] for r in API_ROWS], ids=[r[0] for r in API_ROWS]
-)
-def test_python_api_row(
-    action: Callable[[], Any], expected: type[BaseException] | None, seconds: float, memory: int
-) -> None:
-    raised, elapsed, peak = measured(action)
+@pytest.mark.parametrize(("action", "expected"), [r[1:] for r in API_ROWS], ids=[r[0] for r in API_ROWS])
+def test_python_api_row(action: Callable[[], Any], expected: type[BaseException] | None) -> None:
+    raised = raised_by(action)
     if expected is None:
         assert raised is None, f"raised {raised!r}"
     else:
         assert type(raised) is expected, f"raised {raised!r}"
         assert isinstance(raised, TemplatingError)
         assert not isinstance(raised, RecursionError)
-    assert elapsed < seconds, f"stopped after {elapsed:.2f} s"
-    assert peak < memory, f"allocated {peak / MB:.0f} MB"
+        assert any(words in str(raised) for words in _API_WORDS[expected]), str(raised)
 
 
 # --- end of the Python API section ------------------------------------------------------------------------

@@ -162,6 +162,7 @@ def chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str
 REQUIRE_BROWSER = os.environ.get("TEMPLATING_REQUIRE_BROWSER", "") not in ("", "0")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     CHROMIUM is None and not REQUIRE_BROWSER, reason="no Chromium or Chrome (Debian: apt-get install chromium)"
 )

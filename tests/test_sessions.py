@@ -24,6 +24,7 @@ from templating import (
     Event,
     EventActions,
     GetSessionConfig,
+    InMemorySessionService,
     InvalidStateError,
     Session,
     SessionNotFoundError,
@@ -808,18 +809,33 @@ def test_session_errors_are_templating_errors_and_pickle() -> None:
 
 # --- concurrency ----------------------------------------------------------------------------
 # Threads contend for the same keys of the same session. The interpreter switches threads every
-# microsecond here (not every 5 ms), so a service without its lock loses updates within a run.
+# microsecond here (not every 5 ms) for the in-memory service, so without its lock it loses updates within
+# a run.
 
-# The same sizes for every service. The threads need this many appends for an in-memory service
-# without its lock to lose updates within a run (smaller sizes let it pass). Tasks cannot race
-# inside the in-memory service (nothing there awaits); for a database service 40 of them contend
-# plenty (each test asserts it saw stale copies refused; retries grow with the square of TASKS).
-WORKERS, EACH = 8, 100
-TASKS = 40
+# How many appends each thread makes depends on where a service can interleave two appends. The
+# in-memory service awaits nothing: only a thread switch in the middle of an append can, so without its
+# lock it loses updates only over many appends (8 threads x 100; fewer let it pass). A database service
+# interleaves at every await on its connection: 8 threads x 10 contend plenty (each test asserts it saw
+# stale copies refused), and without its staleness check (or, on PostgreSQL, its row locks) it loses
+# updates within the first round. Tasks cannot race inside the in-memory service; for a database service
+# 16 tasks contend plenty. Retries grow with the square of the contenders: the database sizes are what
+# keeps these tests short (docs/contributing.md).
+WORKERS, MEMORY_EACH, DATABASE_EACH = 8, 100, 10
+TASKS = 16
+
+
+def appends_per_thread(service: SessionService) -> int:
+    return MEMORY_EACH if isinstance(service, InMemorySessionService) else DATABASE_EACH
 
 
 @pytest.fixture
-def fast_switching() -> Iterator[None]:
+def fast_switching(service: SessionService) -> Iterator[None]:
+    """Threads switch every microsecond for the in-memory service. A database service runs every call on
+    its own loop thread, where appends interleave at awaits whatever the interval: switching that often
+    would only hand the interpreter lock round nine threads, several times slower."""
+    if not isinstance(service, InMemorySessionService):
+        yield
+        return
     before = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
@@ -860,6 +876,7 @@ def in_threads(work: Any) -> list[Any]:
         return list(pool.map(work, range(WORKERS)))
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_switching")
 def test_threads_incrementing_one_counter_lose_no_update(service: SessionService) -> None:
     create(service, session_id="s1", state={"count": 0, "user:visits": 0})
@@ -867,30 +884,33 @@ def test_threads_incrementing_one_counter_lose_no_update(service: SessionService
 
     # Every thread reads before any appends, so their first appends surely contend: each writes
     # user:visits, which all of them read at the same value.
-    everyone_read = threading.Barrier(WORKERS, timeout=120)
+    everyone_read = threading.Barrier(WORKERS, timeout=600)  # a bound on a hang, never a verdict
+    each = appends_per_thread(service)
 
     async def increments(worker: int) -> int:
         session_id = "s1" if worker % 2 else "s2"
         first = await read_modify_write(service, session_id, bump, after_first_read=everyone_read.wait)
-        return first + sum([await read_modify_write(service, session_id, bump) for _ in range(EACH - 1)])
+        return first + sum([await read_modify_write(service, session_id, bump) for _ in range(each - 1)])
 
     retries = in_threads(lambda worker: run(increments(worker)))
     assert sum(retries) >= WORKERS - 1  # all but the first append of the first round were refused as stale
     first, second = fetch(service, "s1"), fetch(service, "s2")
-    half = WORKERS * EACH // 2
+    half = WORKERS * each // 2
     assert (first.state["count"], second.state["count"]) == (half, half)
-    assert first.state["user:visits"] == second.state["user:visits"] == WORKERS * EACH
+    assert first.state["user:visits"] == second.state["user:visits"] == WORKERS * each
     assert (len(first.events), len(second.events)) == (half, half)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_switching")
 def test_threads_appending_to_one_shared_session_lose_no_event_and_no_update(service: SessionService) -> None:
     create(service, session_id="shared", state={"log": []})
+    each = appends_per_thread(service)
 
     def work(worker: int) -> None:
         own = create(service, session_id=f"own-{worker}")
         copy = fetch(service, "shared")  # goes stale at once; keys of its own still go through
-        for step in range(EACH):
+        for step in range(each):
             entry = f"{worker}-{step}"
             run(read_modify_write(service, "shared", lambda state, entry=entry: {"log": [*state["log"], entry]}))
             run(service.append_event(copy, event({f"k{entry}": step, f"user:u{worker}": step})))
@@ -898,19 +918,20 @@ def test_threads_appending_to_one_shared_session_lose_no_event_and_no_update(ser
 
     in_threads(work)
     stored = fetch(service, "shared")
-    expected = {f"{worker}-{step}" for worker in range(WORKERS) for step in range(EACH)}
-    assert len(stored.state["log"]) == WORKERS * EACH
+    expected = {f"{worker}-{step}" for worker in range(WORKERS) for step in range(each)}
+    assert len(stored.state["log"]) == WORKERS * each
     assert set(stored.state["log"]) == expected
     assert {key[1:] for key in stored.state if key.startswith("k")} == expected
-    assert len(stored.events) == 2 * WORKERS * EACH
-    assert len({e.id for e in stored.events}) == 2 * WORKERS * EACH
-    assert all(stored.state[f"user:u{w}"] == EACH - 1 for w in range(WORKERS))
+    assert len(stored.events) == 2 * WORKERS * each
+    assert len({e.id for e in stored.events}) == 2 * WORKERS * each
+    assert all(stored.state[f"user:u{w}"] == each - 1 for w in range(WORKERS))
     for worker in range(WORKERS):
         own = fetch(service, f"own-{worker}")
-        assert len(own.events) == EACH
-        assert own.state["n"] == EACH - 1
+        assert len(own.events) == each
+        assert own.state["n"] == each - 1
 
 
+@pytest.mark.slow
 def test_asyncio_tasks_lose_no_event_and_no_update(service: SessionService) -> None:
     create(service, session_id="s1", state={"count": 0, "user:visits": 0})
     create(service, session_id="s2", state={"count": 0, "user:visits": 0})
