@@ -28,6 +28,8 @@ import pytest
 
 import templating
 
+pytestmark = pytest.mark.slow  # a real editor and a language server each
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "editors.md"
 

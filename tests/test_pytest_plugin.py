@@ -338,6 +338,7 @@ NOT_READ: list[tuple[str, Callable[[Path], None], str, bool]] = [
 ]
 
 
+@pytest.mark.slow  # a pytest run in a subprocess each (a FIFO must not hang this one)
 @pytest.mark.parametrize("update", [False, True], ids=["check", "update"])
 @pytest.mark.parametrize(("make", "reason", "hostile"), [r[1:] for r in NOT_READ], ids=[r[0] for r in NOT_READ])
 def test_a_snapshot_that_is_not_a_regular_file_fails_naming_it(
