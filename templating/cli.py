@@ -263,6 +263,10 @@ def _write_html(args: argparse.Namespace, result: Any) -> None:
     from .report import FileReport, render_html
 
     by_file = result.by_file()
+    spans: dict[str, list[Any]] = {}
+    for checked in result.templates:  # the instructions of each Python file, where they are written
+        if checked.name is not None:
+            spans.setdefault(checked.path, []).append(checked.span)
     page = render_html(
         [
             FileReport(
@@ -272,6 +276,7 @@ def _write_html(args: argparse.Namespace, result: Any) -> None:
                 args.dialect,
                 python=path in result.python,
                 templates=result.python.get(path, 1),
+                instructions=tuple(spans.get(path, ())),
             )
             for path in result.files
             if path in result.sources
@@ -440,26 +445,42 @@ Line endings are kept as written. Values: ADK renders them with
 str(), the angle syntax renders dicts, lists and tuples as JSON; strings, numbers and None render
 the same. Exit 0 on success, 1 if the text cannot be said exactly in the angle syntax
 (<{key}> would read as the escape <<key>>), 2 on bad usage or unreadable input.
+
+FILE.py:NAME converts one instruction written in Python code (a module constant, or the instruction
+of the agent with that name=), picked as templating render and templating keys pick it; FILE.py alone
+when it holds one instruction. The converted text is printed; the .py file is not changed (a google-adk
+agent given the angle syntax would send it as written: give the result to templating's instruction()).
 """
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    path = args.file.rpartition(":")[0] if ".py:" in args.file else args.file
-    if path != "-" and path.endswith(".py"):
-        raise UsageError(
-            f"{args.file} is Python code: convert rewrites all of its input, code included; convert one "
-            "instruction's text instead: put it in a file of its own, or pipe it in (templating convert - --from adk); "
-            f"templating keys {path} lists where each instruction starts"
-        )
-    source = read_text(args.file)
-    name = "<stdin>" if args.file == "-" else args.file
+    from .lint.pick import pick_instruction, python_target, where
+
+    target = python_target(args.file)  # FILE.py[:NAME]: one instruction of the code, as render and keys pick it
+    item: Any = None
+    if target is not None:
+        item = pick_instruction(*target)
+        if item.dialect != "adk":
+            raise UsageError(
+                f"{where(item)}: {item.label} is read in the {item.dialect} syntax, not ADK's {{key}}: "
+                "there is nothing to convert"
+            )
+        source = item.text
+        name = f"{where(item)} ({item.label})"
+    else:
+        source = read_text(args.file)
+        name = "<stdin>" if args.file == "-" else args.file
     try:
         text, differences = convert_adk(source)
     except ConversionError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    for item in differences:
-        print(f"{name}:{item.span.line}:{item.span.column}: warning: {item.text!r}: {item.message}", file=sys.stderr)
+    for found in differences:
+        place = f"{name}:{found.span.line}:{found.span.column}"
+        if item is not None:  # where the span is written in the .py file
+            path, span = item.locate(found.span.start, found.span.end)
+            place = f"{path}:{span.line}:{span.column}"
+        print(f"{place}: warning: {found.text!r}: {found.message}", file=sys.stderr)
     print(text, end="")
     return EXIT_OK
 
@@ -478,7 +499,10 @@ def _add_convert(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     convert.add_argument(
-        "file", metavar="FILE", help="the instruction's text to convert ('-' reads stdin); not a .py file"
+        "file",
+        metavar="FILE",
+        help="the instruction's text to convert ('-' reads stdin), or FILE.py:NAME: an instruction in Python code, "
+        "picked as render and keys pick it (the module constant or the agent's name=)",
     )
     convert.add_argument(
         "--from", dest="source_dialect", required=True, choices=("adk",), help="the syntax FILE is written in"

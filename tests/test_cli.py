@@ -1681,22 +1681,75 @@ def test_render_python_missing_keys_point_into_the_py_file(
     assert err.splitlines()[-1].startswith("help: ")
 
 
-@pytest.mark.parametrize(
-    "target", ["agents/agent.py", "agents/agent.py:helper", "agents/nope.py"], ids=["file", "file-name", "missing"]
+CANDIDATES = (
+    '  agents/agent.py:8:47: LlmAgent(name="helper").instruction (helper, helper.instruction)\n'
+    "  agents/agent.py:9:24: instruction(...) (support)\n"
+    "  agents/prompt.py:3:18: ROOT_PROMPT, given at agents/agent.py:7:48 (ROOT_PROMPT, planner, planner.instruction)\n"
 )
-def test_convert_refuses_python_code_and_changes_nothing(
-    py_tree: Path, capsys: pytest.CaptureFixture[str], target: str
+CONVERT_PY = [
+    ("by-agent-name", "agents/agent.py:helper", 0, "Summarise <plan>, then <extra>.", ""),
+    ("by-constant", "agents/agent.py:ROOT_PROMPT", 0, "\nYou plan trips for <user:name>.\nUse <itinerary>.\n", ""),
+    (
+        "by-agent-field",
+        "agents/agent.py:planner.instruction",
+        0,
+        "\nYou plan trips for <user:name>.\nUse <itinerary>.\n",
+        "",
+    ),
+    ("one-instruction", "agents/prompt.py", 0, "\nYou plan trips for <user:name>.\nUse <itinerary>.\n", ""),
+    (
+        "no-name-several",
+        "agents/agent.py",
+        2,
+        "",
+        "templating: error: agents/agent.py holds 3 instructions: name one as agents/agent.py:NAME\n" + CANDIDATES,
+    ),
+    (
+        "unknown-name",
+        "agents/agent.py:nope",
+        2,
+        "",
+        "templating: error: no instruction named 'nope' in agents/agent.py; its instructions (line:column, label, "
+        "names):\n" + CANDIDATES,
+    ),
+    (
+        "angle-instruction",
+        "agents/agent.py:support",
+        2,
+        "",
+        "templating: error: agents/agent.py:9:24: instruction(...) is read in the angle syntax, not ADK's {key}: "
+        "there is nothing to convert\n",
+    ),
+    ("missing-file", "agents/nope.py:X", 2, "", "templating: error: Python file not found: agents/nope.py\n"),
+]
+
+
+@pytest.mark.parametrize(("target", "code", "out", "err"), [c[1:] for c in CONVERT_PY], ids=[c[0] for c in CONVERT_PY])
+def test_convert_an_instruction_of_a_python_file(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], target: str, code: int, out: str, err: str
 ) -> None:
-    before = (py_tree / "agents" / "agent.py").read_text(encoding="utf-8")
-    code, out, err = run(["convert", target, "--from", "adk"], capsys)
-    assert (code, out) == (2, "")
-    path = target.partition(":")[0]
-    assert err == (
-        f"templating: error: {target} is Python code: convert rewrites all of its input, code included; convert "
-        "one instruction's text instead: put it in a file of its own, or pipe it in (templating convert - --from "
-        f"adk); templating keys {path} lists where each instruction starts\n"
+    """FILE.py:NAME is picked as render and keys pick it; the .py file itself is never changed."""
+    before = {p: p.read_bytes() for p in (py_tree / "agents").iterdir()}
+    assert run(["convert", target, "--from", "adk"], capsys) == (code, out, err)
+    assert {p: p.read_bytes() for p in (py_tree / "agents").iterdir()} == before
+    if code == 0:  # the result renders as the ADK instruction did, in the angle syntax
+        state = write(py_tree, "s.json", '{"user:name": "Ada", "itinerary": "Rome", "plan": "P", "extra": "E"}')
+        converted = write(py_tree, "converted.txt", out)
+        rendered = run(["render", converted, "--state", state], capsys)
+        assert rendered == (0, run(["render", target, "--state", state], capsys)[1], "")
+
+
+def test_convert_a_python_instruction_warns_at_its_place_in_the_file(
+    py_tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (py_tree / "agents" / "docs.py").write_text(
+        "from google.adk.agents import Agent\n\n"
+        'A = Agent(name="docs", instruction="Use {artifact.faq} for {topic}.")\n',
+        encoding="utf-8",
     )
-    assert (py_tree / "agents" / "agent.py").read_text(encoding="utf-8") == before
+    code, out, err = run(["convert", "agents/docs.py:docs", "--from", "adk"], capsys)
+    assert (code, out) == (0, "Use {artifact.faq} for <topic>.")
+    assert err.startswith("agents/docs.py:3:41: warning: '{artifact.faq}': "), err
 
 
 TEMPLATE_COUNTS = [

@@ -538,3 +538,57 @@ def test_the_api_page_has_no_stray_tag(api_page: str, module: str) -> None:
         if m[1].lower() not in HTML_TAGS
     ]
     assert not found, "tags the browser reads as HTML (put placeholders in backticks):\n" + "\n".join(found)
+
+
+def _sarif_workflows() -> list[tuple[str, dict[str, object]]]:
+    """Every GitHub Actions workflow shown in the docs that uploads a SARIF log, parsed."""
+    import yaml
+
+    found = []
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            if match["lang"] == "yaml" and "upload-sarif" in match["code"]:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append((f"{path.relative_to(ROOT).as_posix()}:{line}", yaml.safe_load(match["code"])))
+    return found
+
+
+def test_the_sarif_upload_in_the_docs_runs_after_findings(tmp_path: Path) -> None:
+    """The documented workflow uploads the log even when the lint finds errors, and the job still fails
+    on them: checked on the parsed YAML, and by running its lint commands on a project with an error."""
+    workflows = _sarif_workflows()
+    assert workflows, "no workflow in the docs uploads the SARIF log"
+    for where, workflow in workflows:
+        jobs = workflow["jobs"]
+        assert isinstance(jobs, dict)
+        for job in jobs.values():
+            assert job["permissions"]["security-events"] == "write", where
+            steps = job["steps"]
+            upload = next(i for i, step in enumerate(steps) if "upload-sarif" in step.get("uses", ""))
+            sarif_file = steps[upload]["with"]["sarif_file"]
+            (lint,) = [s for s in steps[:upload] if "--format sarif" in s.get("run", "")]
+            assert f"--output-file {sarif_file}" in lint["run"], where
+            # the upload runs after a failed step, or the SARIF lint does not fail
+            runs_anyway = any(c in str(steps[upload].get("if", "")) for c in ("always()", "!cancelled()"))
+            assert runs_anyway or "--exit-zero" in lint["run"], where
+            assert not lint.get("continue-on-error"), where  # that would let the job pass on errors
+            gates = [s["run"] for s in steps if "templating lint" in s.get("run", "") and "--exit-zero" not in s["run"]]
+            assert gates, f"{where}: no step fails the job on error-level findings"
+            # run the lint steps as written on a project with an error: the log is written, the gate fails
+            project = tmp_path / "project"
+            project.mkdir(exist_ok=True)
+            (project / "pyproject.toml").write_text('[tool.templating]\ninclude = ["*.prompt"]\n', encoding="utf-8")
+            (project / "a.prompt").write_text("Show <example>x</example>\n", encoding="utf-8")
+            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            for command, code in [(lint["run"], 0), *((gate, 1) for gate in gates)]:
+                args = shlex.split(command)
+                done = subprocess.run(
+                    [sys.executable, "-m", "templating", *args[1:]],
+                    cwd=project,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
+                assert done.returncode == code, (where, command, done.stderr)
+            assert '"ruleId": "T007"' in (project / sarif_file).read_text(encoding="utf-8")

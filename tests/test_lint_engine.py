@@ -836,7 +836,7 @@ SARIF_SUBSET: dict[str, Any] = {
         },
         "driver": {
             **_OBJ,
-            "required": ["name"],
+            "required": ["name", "version"],
             "properties": {
                 "name": {"type": "string"},
                 "version": {"type": "string"},
@@ -932,6 +932,7 @@ def test_sarif_output_is_valid_sarif_2_1_0(tmp_path: Path, monkeypatch: pytest.M
     log = json.loads(done.stdout)
     jsonschema.Draft7Validator(SARIF_SUBSET).validate(log)
     (run,) = log["runs"]
+    assert run["tool"]["driver"]["version"] == templating.__version__  # the package's, not a placeholder
     codes = {item["ruleId"] for item in run["results"]}
     assert codes >= {"T002", "E003", "T001", "T020", "T021", "T014"}
     uris = [item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for item in run["results"]]

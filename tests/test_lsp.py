@@ -4,15 +4,22 @@ Skipped without the `lsp` extra, but failing instead when TEMPLATING_REQUIRE_LSP
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+
+from templating import MissingKeyError, Template, parse
+from templating.lint.config import load_config, rules_for
 
 # Every test here starts a process: the language server, or an editor that starts it.
 pytestmark = pytest.mark.slow
@@ -472,26 +479,235 @@ async def test_angle_fixes_escape_a_tag_and_close_a_spaced_placeholder(client: L
     assert new.endswith('[tool.templating.per-file-ignores]\n"support.prompt" = ["T007"]\n')
 
 
+def _instruction(source: str) -> str:
+    """The literal `instruction=` of the one agent call in the Python `source`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg == "instruction":
+                    value = ast.literal_eval(keyword.value)
+                    assert isinstance(value, str)
+                    return value
+    raise AssertionError("no instruction= in the source")
+
+
+async def _adk_renders(instruction: str, state: dict[str, str], artifacts: bool) -> str:
+    """What google-adk 2.x's own inject_session_state makes of `instruction` (an empty artifact service
+    when `artifacts`)."""
+    if importlib.util.find_spec("google.adk") is None:
+        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed", pytrace=False)
+        pytest.skip("google-adk is not installed (pip install '.[adk]')")
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.invocation_context import InvocationContext
+    from google.adk.agents.readonly_context import ReadonlyContext
+    from google.adk.artifacts import InMemoryArtifactService
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.utils.instructions_utils import inject_session_state
+
+    sessions = InMemorySessionService()
+    session = await sessions.create_session(app_name="demo", user_id="u1", state=state)
+    context = InvocationContext(
+        session_service=sessions,
+        invocation_id="i1",
+        agent=LlmAgent(name="demo", model="gemini-2.5-flash"),
+        session=session,
+        artifact_service=InMemoryArtifactService() if artifacts else None,
+    )
+    return await inject_session_state(instruction, ReadonlyContext(context))
+
+
+async def _actions_on(client: LanguageClient, path: Path, found: list[types.Diagnostic]) -> list[types.CodeAction]:
+    actions = []
+    for diag in found:
+        answer = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                types.TextDocumentIdentifier(path.as_uri()), diag.range, types.CodeActionContext([diag])
+            )
+        )
+        actions += [a for a in answer or [] if isinstance(a, types.CodeAction)]
+    return actions
+
+
 @pytest.mark.asyncio
-async def test_convert_an_adk_instruction_to_the_angle_syntax(client: LanguageClient, project: Path) -> None:
+@pytest.mark.parametrize(
+    ("instruction", "code", "title", "fixed", "state", "artifacts", "rendered"),
+    [
+        ("check {plann} now.", "T014", "Make it optional: {plann?}", "check {plann?} now.", {}, False, "check  now."),
+        (
+            "Policy: {artifact.policy}.",
+            "T018",
+            "Make it optional: {artifact.policy?}",
+            "Policy: {artifact.policy?}.",
+            {},
+            True,
+            "Policy: .",
+        ),
+        (
+            "check {user-name} now.",
+            "T019",
+            "Replace with {user_name}",
+            "check {user_name} now.",
+            {"user_name": "Ada"},
+            False,
+            "check Ada now.",
+        ),
+    ],
+    ids=["t014-make-optional", "t018-artifact-make-optional", "t019-near-miss"],
+)
+async def test_quick_fixes_in_a_google_adk_instruction_keep_its_dialect(
+    client: LanguageClient,
+    project: Path,
+    instruction: str,
+    code: str,
+    title: str,
+    fixed: str,
+    state: dict[str, str],
+    artifacts: bool,
+    rendered: str,
+) -> None:
+    """A google-adk agent's `{key}` instruction: no action rewrites it in the angle syntax (google-adk
+    would send `<key>` to the model as written); the fix renders under google-adk's own injection."""
     await start(client, project)
     reviewer = project / REVIEWER_PATH
-    text = REVIEWER.replace("{plann}", "{plan}")
-    await open_file(client, reviewer, text)
-    line = text.splitlines()[TYPO_LINE]
-    here = _position(line, "check", TYPO_LINE)
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            types.TextDocumentIdentifier(reviewer.as_uri()), types.Range(here, here), types.CodeActionContext([])
+    text = REVIEWER.replace("check {plann} against {itinerary}.", instruction)
+    found = [d for d in await open_file(client, reviewer, text) if d.code == code]
+    assert found
+    actions = await _actions_on(client, reviewer, found)
+    for action in actions:  # every edit of the agent's file keeps the ADK dialect
+        assert action.edit is not None
+        assert not action.title.startswith("Convert"), action.title
+        edits = (action.edit.changes or {}).get(reviewer.as_uri())
+        if edits:
+            after = _instruction(_apply(text, list(edits)))
+            assert not parse(after, dialect="angle").placeholders, (action.title, after)
+            # google-adk's own pattern (instructions_utils) still finds every `{...}` the instruction had
+            assert len(re.findall(r"{+[^{}]*}+", after)) == len(re.findall(r"{+[^{}]*}+", instruction)), after
+    chosen = [a for a in actions if a.title == title]
+    assert chosen, [a.title for a in actions]
+    assert chosen[0].edit is not None
+    assert chosen[0].edit.changes is not None
+    new = _apply(text, list(chosen[0].edit.changes[reviewer.as_uri()]))
+    assert new == REVIEWER.replace("check {plann} against {itinerary}.", fixed)
+    assert await _adk_renders(_instruction(new), state, artifacts) == _instruction(REVIEWER).replace(
+        "check {plann} against {itinerary}.", rendered
+    )
+    if code != "T019":  # before the fix, google-adk raises KeyError for the same state
+        with pytest.raises(KeyError):
+            await _adk_renders(_instruction(text), state, artifacts)
+
+
+@pytest.mark.asyncio
+async def test_make_optional_in_an_angle_instruction(client: LanguageClient, project: Path) -> None:
+    await start(client, project)
+    module = project / "travel_concierge" / "greeting.py"
+    text = 'from templating import Template\n\nPROMPT = Template("Greet <guest> now.")\n'
+    module.write_text(text, encoding="utf-8")
+    found = [d for d in await open_file(client, module) if d.code == "T014"]
+    assert found
+    actions = {a.title: a for a in await _actions_on(client, module, found)}
+    chosen = actions["Make it optional: <guest?>"]
+    assert chosen.edit is not None
+    assert chosen.edit.changes is not None
+    new = _apply(text, list(chosen.edit.changes[module.as_uri()]))
+    assert new == text.replace("<guest>", "<guest?>")
+    with pytest.raises(MissingKeyError):
+        Template("Greet <guest> now.").render({})
+    fixed = new.split("Template(")[-1].removesuffix(")\n")
+    assert Template(ast.literal_eval(fixed)).render({}) == "Greet  now."
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("pyproject", "title"),
+    [
+        ('[project]\nname = "demo"\n', "Turn T014 off for this file (per-file-ignores)"),
+        ('[project]\nname = "demo"', "Turn T014 off for this file (per-file-ignores)"),
+        ('[project]\nname = "demo"\n', "Allow {plann} everywhere (allow)"),
+        (
+            '[project]\nname = "demo"\n\n[tool.templating.severity]\nT014 = "error"\n',
+            "Allow {plann} everywhere (allow)",
+        ),
+        ("[tool.templating]\n", "Turn T014 off for this file (per-file-ignores)"),
+    ],
+    ids=["no-table", "no-final-newline", "allow-no-table", "allow-after-a-sub-table", "empty-table"],
+)
+async def test_suppress_adds_the_table_to_pyproject(
+    client: LanguageClient, project: Path, pyproject: str, title: str
+) -> None:
+    """A project whose pyproject.toml has no `[tool.templating]` table: the action adds it, and the
+    configuration then silences the finding."""
+    config = project / "pyproject.toml"
+    config.write_text(pyproject, encoding="utf-8")
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    found = [d for d in await open_file(client, reviewer) if d.code == "T014"]
+    assert found
+    actions = {a.title: a for a in await _actions_on(client, reviewer, found)}
+    assert title in actions, sorted(actions)
+    edit = actions[title].edit
+    assert edit is not None
+    assert edit.changes is not None
+    new = _apply(pyproject, list(edit.changes[config.as_uri()]))
+    assert new.startswith(pyproject)  # nothing of the user's text is changed
+    config.write_text(new, encoding="utf-8")
+    settings = load_config(path=config)
+    if "per-file" in title:
+        assert "T014" not in rules_for(str(reviewer), settings, frozenset({"T014"}))
+    else:
+        assert settings.allow == ("{plann}",)
+    if pyproject.startswith("[project]"):
+        assert tomllib.loads(new)["project"] == {"name": "demo"}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("creates", [True, False], ids=["client-creates-files", "client-cannot"])
+async def test_suppress_without_pyproject_creates_it(client: LanguageClient, project: Path, creates: bool) -> None:
+    """No pyproject.toml: the action creates one holding only the table, when the client can create
+    files in a workspace edit; otherwise no suppression is offered."""
+    (project / "pyproject.toml").unlink()
+    capabilities = client_capabilities("neovim@v0.10.0")
+    assert capabilities.workspace is not None
+    capabilities.workspace.workspace_edit = types.WorkspaceEditClientCapabilities(
+        document_changes=creates, resource_operations=[types.ResourceOperationKind.Create] if creates else None
+    )
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=project.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(project.as_uri(), "project")],
         )
     )
-    assert actions is not None
-    convert = [a for a in actions if isinstance(a, types.CodeAction) and a.title.startswith("Convert")]
-    assert len(convert) == 1
-    assert convert[0].edit is not None
-    assert convert[0].edit.changes is not None
-    new = _apply(text, list(convert[0].edit.changes[reviewer.as_uri()]))
-    assert "check <plan> against <itinerary>." in new
+    reviewer = project / REVIEWER_PATH
+    found = [d for d in await open_file(client, reviewer) if d.code == "T014"]
+    assert found
+    actions = await _actions_on(client, reviewer, found)
+    suppress = [a for a in actions if "pyproject.toml" in a.title]
+    if not creates:
+        assert suppress == []
+        assert not any("per-file-ignores" in a.title or "(allow)" in a.title for a in actions)
+        return
+    assert sorted(a.title for a in suppress) == [
+        "Allow {plann} everywhere (allow), in a new pyproject.toml",
+        "Turn T014 off for this file (per-file-ignores), in a new pyproject.toml",
+    ]
+    config = project / "pyproject.toml"
+    for action in suppress:
+        assert action.edit is not None
+        assert action.edit.changes is None
+        create, change = action.edit.document_changes or []
+        assert isinstance(create, types.CreateFile)
+        assert create.uri == config.as_uri()
+        assert create.options is not None
+        assert create.options.overwrite is False
+        assert isinstance(change, types.TextDocumentEdit)
+        new = _apply("", [e for e in change.edits if isinstance(e, types.TextEdit)])
+        config.write_text(new, encoding="utf-8")
+        settings = load_config(path=config)
+        if "per-file" in action.title:
+            assert "T014" not in rules_for(str(reviewer), settings, frozenset({"T014"}))
+        else:
+            assert settings.allow == ("{plann}",)
 
 
 # -- workspace folders: each its own project, added and removed

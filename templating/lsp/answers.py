@@ -12,7 +12,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from ..lint.engine import Project
 from ..lint.registry import Diagnostic, described
 from ..nodes import SCOPE_PREFIXES
-from .fixes import Fix, convert_fix, fixes_for, suppress_fixes
+from .fixes import Fix, fixes_for, suppress_fixes
 from .folders import Folder, contains
 from .model import Index, Reading, Written, describe_field
 from .positions import Lines
@@ -203,48 +203,70 @@ class Answers(TemplatingServer):
         lines = Lines(text, self.encoding)
         start = lines.offset(wanted_range.start.line, wanted_range.start.character)
         end = lines.offset(wanted_range.end.line, wanted_range.end.character)
-        fixes: list[tuple[Fix, Diagnostic | None]] = []
+        fixes: list[tuple[Fix, Diagnostic]] = []
         config = project.config
-        pyproject = os.path.realpath(config.path) if config.path else None
-        pyproject_text = self.text_of(pyproject, folder) if pyproject else None
+        # The project's pyproject.toml, or the one a suppression creates at the folder's root (only for
+        # a client that can create files in a workspace edit).
+        pyproject = os.path.realpath(config.path) if config.path else os.path.join(config.root, "pyproject.toml")
+        exists = config.path is not None or os.path.lexists(pyproject)
+        pyproject_text = self.text_of(pyproject, folder) if exists else None
+        can_suppress = pyproject_text is not None if exists else self.can_create_files()
         for diag in self.findings.get(path, []):
             if diag.span is None or diag.span.end < start or diag.span.start > end:
                 continue
-            fixes += [(fix, diag) for fix in fixes_for(diag, text)]
-            if pyproject and pyproject_text is not None and diag.code in _SUPPRESSIBLE:
-                rel = os.path.relpath(path, config.root)
+            fixes += [(fix, diag) for fix in fixes_for(diag, text, dialect=self.dialect_at(project, index, path, diag))]
+            if can_suppress and diag.code in _SUPPRESSIBLE:
+                rel = os.path.relpath(path, config.root).replace(os.sep, "/")
                 flagged = text[diag.span.start : diag.span.end]
                 fixes += [(fix, diag) for fix in suppress_fixes(diag, rel, flagged, pyproject_text, pyproject)]
-        convert = self.convert_action(project, index, path, text, start)
-        if convert is not None:
-            fixes.append((convert, None))
         out = []
         for fix, about in fixes:
             target = fix.path or path
             target_text = text if target == path else (self.text_of(target, folder) or "")
             target_lines = lines if target == path else Lines(target_text, self.encoding)
             edits = [types.TextEdit(self.range_of(target_lines, a, b), new) for a, b, new in fix.edits]
-            kind = types.CodeActionKind.QuickFix if about is not None else types.CodeActionKind.RefactorRewrite
+            uri_of = from_fs_path(target) or target
+            if target == pyproject and not exists:
+                edit = types.WorkspaceEdit(
+                    document_changes=[
+                        types.CreateFile(
+                            uri=uri_of, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+                        ),
+                        types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri_of, None), edits),
+                    ]
+                )
+            else:
+                edit = types.WorkspaceEdit(changes={uri_of: edits})
             out.append(
                 types.CodeAction(
                     title=fix.title,
-                    kind=kind,
-                    diagnostics=[self.to_lsp(about, lines, folder)] if about is not None else None,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[self.to_lsp(about, lines, folder)],
                     is_preferred=fix.preferred or None,
-                    edit=types.WorkspaceEdit(changes={from_fs_path(target) or target: edits}),
+                    edit=edit,
                 )
             )
         return out
 
-    def convert_action(self, project: Project, index: Index, path: str, text: str, offset: int) -> Fix | None:
+    def dialect_at(self, project: Project, index: Index, path: str, diag: Diagnostic) -> str | None:
+        """The dialect of the instruction holding `diag`: a fix keeps it (google-adk reads `{key}` only)."""
         if not path.endswith(".py"):
-            return convert_fix(text, 0, len(text)) if project.dialect == "adk" else None
-        item = index.instruction_at(path, offset)
-        if item is None or item.dialect != "adk":
-            return None
-        if text[item.span.start : item.span.end] != item.text:  # written with escapes or in pieces
-            return None
-        return convert_fix(text, item.span.start, item.span.end)
+            return project.dialect
+        item = index.instruction_at(path, diag.span.start) if diag.span is not None else None
+        return item.dialect if item is not None else None
+
+    def can_create_files(self) -> bool:
+        """Whether the client applies a workspace edit that creates a file."""
+        try:
+            workspace = self.ls.client_capabilities.workspace
+        except RuntimeError:
+            return False
+        edits = workspace.workspace_edit if workspace is not None else None
+        return bool(
+            edits is not None
+            and edits.document_changes
+            and types.ResourceOperationKind.Create in (edits.resource_operations or ())
+        )
 
 
 # Rules a user may turn off (the syntax checks E001-E003 are no rules: a file that cannot be read stays reported).
