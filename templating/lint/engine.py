@@ -34,7 +34,7 @@ from .project import (
 )
 from .reach import affected, flagged, reported_in
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic
-from .result import CheckedTemplate, LintResult, checked, relative_to_cwd, renamed
+from .result import CheckedTemplate, FileFindings, LintResult, checked, of_files, per_file, relative_to_cwd, renamed
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
@@ -48,8 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
 
 
-# Each file's findings, templates, text and number of instructions.
-_Findings = dict[str, tuple[list[Diagnostic], list[CheckedTemplate], "str | None", "int | None"]]
+_Findings = dict[str, FileFindings]
 
 
 def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
@@ -120,6 +119,7 @@ class Project:
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
         self._last: _Findings | None = None  # each file's findings after the last update
+        self._unwalked: set[str] = set()  # files updated that the walk leaves out
         self._statements: dict[str, Any] = {}  # each Python file's import statements, with the text read
 
     # -- which files
@@ -414,9 +414,11 @@ class Project:
         before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
         previous = old.sources.get(target)
         self._texts.pop(target, None)
-        if target not in self._context or not os.path.lexists(target):
+        if os.path.lexists(target) != (target in self._context) and target not in self._unwalked:
             self._context = []  # a file created or deleted: the project's files are walked again
         context = self._context_files([target])
+        if os.path.lexists(target) and target not in context:
+            self._unwalked.add(target)  # not walked (excluded, ignored, outside): not looked for again
         usable = self._usable([*context, *([] if target in context else [target])], named=(target,))
         texts = {name: self._text_of(name) for name in usable}
         texts.setdefault(target, "")
@@ -452,16 +454,7 @@ class Project:
         after = self._all_findings(merged, context)
         self._last = after
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
-        result = LintResult([], [], sorted(changed), root=self.root)
-        for name in result.files:
-            diagnostics, templates, source, count = after.get(name, ([], [], None, None))
-            result.diagnostics += diagnostics
-            result.templates += templates
-            if source is not None:
-                result.sources[name] = source
-            if count is not None:
-                result.python[name] = count
-        return result
+        return of_files(after, sorted(changed), root=self.root)
 
     def _text_of(self, name: str) -> str:
         text = self.overrides.get(name)
@@ -476,14 +469,7 @@ class Project:
         named = {name for name in context if name in found.sources}
         result = LintResult([], [], [], root=self.root)
         self._python_findings(found, named, result)
-        out: _Findings = {}
-        for name in {*result.sources, *result.python}:
-            out[name] = ([], [], result.sources.get(name), result.python.get(name))
-        for diag in result.diagnostics:
-            out.setdefault(diag.path or "", ([], [], None, None))[0].append(diag)
-        for template in result.templates:
-            out.setdefault(template.path, ([], [], None, None))[1].append(template)
-        return out
+        return per_file(result)
 
 
 def _excluded(item: Path, config: LintConfig) -> bool:

@@ -75,49 +75,61 @@ _IMPORT = re.compile(
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-_Imports = tuple[tuple[PurePosixPath | None, frozenset[str]], ...]
+# What an import statement may load: a module's path from a folder (relative) or the end of its path (absolute).
+_Imports = tuple[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]], ...]
 
 
 def import_statements(path: str, text: str) -> _Imports:
-    """The import statements of a file: for a relative one, the folder it starts from (else `None`),
-    with every name the statement holds (modules, packages, imported names)."""
-    found = []
+    """The import statements of a file, each as the modules it may load: for a relative one, the folder it
+    starts from and the paths below it; for an absolute one (folder `None`), the dotted names (`a.b`
+    and `a.b.c` for `from a.b import c`; `a`, `a.b` for `import a.b`, whose `a` is bound)."""
+    found: list[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]]] = []
     for m in _IMPORT.finditer(text):
-        names = frozenset(
-            _WORD.findall(m.group("module") or "") + _WORD.findall(m.group("names") or m.group("plain") or "")
-        )
-        base = None
+        names = _WORD.findall(m.group("names") or "")
+        module = tuple(_WORD.findall(m.group("module") or ""))
+        if m.group("plain") is not None:  # import a.b, c as d
+            dotted = [tuple(_WORD.findall(part.split(" as ")[0])) for part in m.group("plain").split(",")]
+            found.append((None, tuple(chain[: i + 1] for chain in dotted for i in range(len(chain)))))
+            continue
+        candidates = (module, *((*module, name) for name in names if name != "as"))
         if m.group("dots"):
             base = PurePosixPath(path).parent
             for _ in range(len(m.group("dots")) - 1):
                 base = base.parent
-            base = base.joinpath(*(m.group("module") or "").split(".")) if m.group("module") else base
-        found.append((base, names))
+            found.append((base, candidates))
+        else:
+            found.append((None, candidates))
     return tuple(found)
 
 
 def reaches(path: str, text: str, target: str, *, statements: _Imports | None = None) -> bool:
-    """Whether the scan of the file `path` (its text `text`) may read the Python file `target`: one of its
-    import statements names `target`'s module (or a package holding it, when `text` then names the module
-    after a dot: `pkg.prompt.ROOT`), from a folder that can hold it. It may be true of a file that does
-    not read `target`, never false of one that does. `statements`: the file's, if already read."""
+    """Whether the scan of the file `path` (its text `text`) may read the Python file `target`: an import
+    statement may load `target`'s module (its dotted name ends the module's path; or it loads a package
+    holding the module and `text` names the module after a dot: `pkg.prompt.ROOT`). It may be true of a
+    file that does not read `target`, never false of one that does. `statements`: the file's, if read."""
     item = PurePosixPath(target)
     module = item.parent if item.stem == "__init__" else item.with_suffix("")
     name = module.name
     if name not in text:
         return False
-    packages = {folder.name for folder in module.parents}
-    dotted = None  # whether the text names the module after a dot (an attribute chain from a package)
-    for base, names in import_statements(path, text) if statements is None else statements:
-        if base is not None and base != module and base not in module.parents:
-            continue  # a relative import from a folder that cannot hold it
-        if name in names:
-            return True
-        if names & packages:
-            if dotted is None:
-                dotted = re.search(rf"\.[ \t]*{re.escape(name)}\b", text) is not None
-            if dotted:
-                return True
+    parts = module.parts
+    dotted: bool | None = None  # whether the text names the module after a dot (an attribute chain)
+    for base, candidates in import_statements(path, text) if statements is None else statements:
+        for candidate in candidates:
+            if base is not None:
+                place = base.joinpath(*candidate)
+                if place == module:
+                    return True
+                holds = place in module.parents
+            else:
+                if candidate and parts[-len(candidate) :] == candidate:
+                    return True
+                holds = any(parts[i : i + len(candidate)] == candidate for i in range(len(parts) - len(candidate)))
+            if holds:
+                if dotted is None:
+                    dotted = re.search(rf"\.[ \t]*{re.escape(name)}\b", text) is not None
+                if dotted:
+                    return True
     return False
 
 
