@@ -255,7 +255,7 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
     base = tmp_path_factory.mktemp("incremental")
 
     @settings(
-        max_examples=int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "12")),
+        max_examples=int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8")),
         phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: the message names every edit
         deadline=None,
         derandomize=True,
@@ -381,3 +381,16 @@ def test_update_publishes_what_a_fresh_run_reports(
     assert_published_as_fresh(published, overrides, f"{path} edited")
     fresh = lint_project(["."], root=".", overrides=overrides)
     assert fresh.diagnostics or any(published.values()), "the case lints something"
+
+
+def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, content in _BASE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    edited = _BASE["app/agent.py"].replace(", output_key='itinerary'", "")
+    published: Published = {}
+    result = Project(tmp_path).update("app/agent.py", edited)
+    publish(published, result)
+    assert [(d.path, d.code) for d in result.diagnostics] == [("app/prompt.py", "T014")]
+    assert_published_as_fresh(published, {"app/agent.py": edited}, "a first update")

@@ -397,7 +397,7 @@ class Project:
         texts gives. Only the files whose scan may change are scanned again (`path`, what it imports,
         and the files importing those: see `templating.lint.reach.affected`); the findings of every
         file are then computed from that scan as a fresh run computes them, and compared with the
-        last ones."""
+        last ones (after the first update of a project not yet linted: every file)."""
         target = shown(Path(path))
         if text is None:
             self.overrides.pop(target, None)
@@ -407,10 +407,11 @@ class Project:
             if text is None and not os.path.lexists(target):
                 return LintResult([], [], [target], root=self.root)
             return self.lint([target])
-        if self._scan is None:
-            self._full_scan([])
+        if self._scan is None:  # nothing linted yet: every file's findings
+            context = self._context_files([target])
+            self._last = self._all_findings(self._full_scan([] if target in context else [target]), context)
+            return of_files(self._last, sorted({target, *self._last}), root=self.root)
         old = self._scan
-        assert old is not None
         before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
         previous = old.sources.get(target)
         self._texts.pop(target, None)
