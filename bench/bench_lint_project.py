@@ -5,7 +5,11 @@ same files (measured in the same process), and re-linting one changed file (targ
 the share of it spent choosing the files (the walk, the globs, `.gitignore`), and `templating lint`
 as a process, each against `ast.parse` of the same Python files in this process (target: 4x).
 `--copies N`: on N renamed copies of the corpus side by side (23 copies of adk-samples: about
-5,000 Python files), to compare the cost per file with the corpus as it is."""
+5,000 Python files), to compare the cost per file with the corpus as it is.
+
+Then `Project.update` against a fresh `lint_project` with the same unsaved text, on a copy of the shared
+corpus's travel-concierge (adk-samples; skipped when absent): the time of each (median of 7, interleaved) and their
+ratio (target: at most 0.5), and whether the update published what the fresh run reports."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import argparse
 import ast
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -132,5 +137,74 @@ def main() -> None:
             project.update(target, original)
 
 
+CORPUS = next(
+    (
+        p / "shared/corpora/adk-samples/python/agents"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared").is_dir()
+    ),
+    Path("adk-samples/python/agents"),
+)
+CORPUS_EDITS = [
+    # (label, file, old, new) in travel-concierge
+    (
+        "prompt: placeholder added",
+        "travel_concierge/sub_agents/planning/prompt.py",
+        "{itinerary}",
+        "{itinerary} {budget}",
+    ),
+    ("agent: output_key removed", "travel_concierge/sub_agents/planning/agent.py", 'output_key="itinerary",', ""),
+    ("tool: write removed", "travel_concierge/tools/memory.py", "tool_context.state[key] = []", "pass"),
+    ("root agent: import removed", "travel_concierge/agent.py", "from travel_concierge import prompt\n", ""),
+]
+
+
+def corpus_update_vs_fresh() -> None:
+    source = Path(os.environ.get("TEMPLATING_ADK_SAMPLES", "")) / "python" / "agents"
+    source = source if source.is_dir() else CORPUS
+    if not (source / "travel-concierge").is_dir():
+        print("travel-concierge: the shared corpus is absent (set TEMPLATING_ADK_SAMPLES): skipped")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / "travel-concierge"
+        shutil.copytree(source / "travel-concierge", root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+        (root / ".git").mkdir()
+        os.chdir(root)
+        project = Project(root)
+        project.lint(["."])
+        print("travel-concierge (adk-samples): Project.update vs a fresh lint_project, same unsaved text")
+        for label, target, old, new in CORPUS_EDITS:
+            original = (root / target).read_text(encoding="utf-8")
+            if old not in original:
+                print(f"  {label}: {old!r} not in {target}: skipped")
+                continue
+            text = original.replace(old, new)
+            fresh_times, update_times = [], []
+            for _ in range(7):  # interleaved, so that both see the same load
+                start = time.perf_counter()
+                lint_project(["."], root=root, overrides={target: text})
+                fresh_times.append(time.perf_counter() - start)
+                project.update(target, original)
+                start = time.perf_counter()
+                project.update(target, text)
+                update_times.append(time.perf_counter() - start)
+            fresh, both = statistics.median(fresh_times), 2 * statistics.median(update_times)
+            project.update(target, original)
+            again = project.update(target, text)
+            expected = lint_project(["."], root=root, overrides={target: text})
+            same = all(
+                sorted(str(d) for d in again.diagnostics if d.path == name)
+                == sorted(str(d) for d in expected.diagnostics if d.path == name)
+                for name in again.files
+            )
+            project.update(target, original)
+            print(
+                f"  {label + ':':28} update {both / 2 * 1000:6.1f} ms, fresh {fresh * 1000:6.1f} ms, "
+                f"ratio {both / 2 / fresh:.2f} (target <= 0.5); {len(again.files)} files published; "
+                f"same as fresh: {same}"
+            )
+
+
 if __name__ == "__main__":
     main()
+    corpus_update_vs_fresh()

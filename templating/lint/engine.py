@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -33,9 +33,9 @@ from .project import (
     read_bytes,
     read_text,
 )
-from .reach import flagged, imports_test, reads_any, reported_in
+from .reach import affected, flagged, reported_in
 from .registry import PYTHON_SYNTAX, SKIPPED_FILE, SYNTAX_CHECKS, Diagnostic, Severity
-from .result import CheckedTemplate, LintResult, checked, relative_to_cwd, renamed
+from .result import CheckedTemplate, FileFindings, LintResult, checked, of_files, per_file, relative_to_cwd, renamed
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from ..pysource import Instruction, InstructionKey, Scan, Skipped, Write
 
 __all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
+
+
+_Findings = dict[str, FileFindings]
 
 
 def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
@@ -123,6 +126,9 @@ class Project:
         self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
         self._rules_for: dict[str, frozenset[str]] = {}
         self._selected: dict[tuple[str, ...], tuple[list[str], list[Diagnostic], set[str]]] = {}
+        self._last: _Findings | None = None  # each file's findings after the last update
+        self._unwalked: set[str] = set()  # files updated that the walk leaves out
+        self._statements: dict[str, Any] = {}  # each Python file's import statements, with the text read
 
     # -- which files
 
@@ -264,22 +270,27 @@ class Project:
 
         given = set(linted) if named is None else named  # the files the user named: read wherever they are
         files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
-        usable = []
-        for path in files:
-            try:
-                self._read_python(path, named=path in given)
-            except UnicodeDecodeError:
-                pass  # scanned: an E002 finding
-            except (OSError, FileSkipped):
-                continue
-            usable.append(path)
-        found = self._run_scan(scan, usable)
+        found = self._run_scan(scan, self._usable(files, named=given))
         self._scan = found
+        self._last = None
         self._writes = {}
         for write in found.writes:
             self._writes.setdefault(write.path, []).append(write)
         self._errors = {error.path: error for error in found.errors}
         return found
+
+    def _usable(self, files: Sequence[str], *, named: Collection[str]) -> list[str]:
+        """The `files` that can be scanned: read (a file not valid UTF-8 is scanned: an E002 finding)."""
+        usable = []
+        for path in files:
+            try:
+                self._read_python(path, named=path in named)
+            except UnicodeDecodeError:
+                pass
+            except (OSError, FileSkipped):
+                continue
+            usable.append(path)
+        return usable
 
     def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
         return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
@@ -427,7 +438,8 @@ class Project:
         for item in instructions:
             here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
             if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
-                writes = [w for ws in self._writes.values() for w in ws]
+                # the first writer in the project's files' order, whatever order they were scanned in
+                writes = sorted((w for ws in self._writes.values() for w in ws), key=lambda w: (w.path, w.span.start))
                 here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
             quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
             if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
@@ -496,81 +508,93 @@ class Project:
                 chosen.setdefault(key, item)
         return list(chosen.values()), skipped
 
-    def update(self, path: str, text: str) -> LintResult:
-        """Re-lint with `text` as the content of the file `path` (an editor's buffer), re-reading nothing
-        else: only this file and the project files that import it are scanned again.
+    def update(self, path: str, text: str | None) -> LintResult:
+        """Re-lint with `text` as the content of the file `path` (an editor's buffer; `None`: the file's
+        own content again, or none when it was deleted), reading no other file again.
 
-        The result gives what a fresh [`lint_project`][templating.lint.engine.lint_project] with this
-        override gives for every file whose findings may have changed, and lists those files in
-        `files` (an empty list of findings clears a file): `path`, the files scanned again, the files
-        of the instructions they reach (a prompt module whose agent is in `path`), and the files that
-        read a state key whose writing the edit added or removed (T014)."""
+        The result lists in `files` the files whose findings or templates changed (an empty list of
+        findings clears a file), and `path`; for each, it gives exactly what a fresh
+        [`lint_project`][templating.lint.engine.lint_project] of the project with the same unsaved
+        texts gives. Only the files whose scan may change are scanned again (`path`, what it imports,
+        and the files importing those: see `templating.lint.reach.affected`); the findings of every
+        file are then computed from that scan as a fresh run computes them, and compared with the
+        last ones (after the first update of a project not yet linted: every file)."""
+        target = shown(Path(path))
+        if text is None:
+            self.overrides.pop(target, None)
+        else:
+            self.overrides[target] = text
+        if not target.endswith(".py"):
+            if text is None and not os.path.lexists(target):
+                return LintResult([], [], [target], root=self.root)
+            return self.lint([target])
+        if self._scan is None:  # nothing linted yet: every file's findings
+            context = self._context_files([target])
+            outside = [] if target in context else [target]  # a file the walk leaves out is linted as named
+            self._last = self._all_findings(self._full_scan(outside), [*context, *outside])
+            return self._leveled(of_files(self._last, sorted({target, *self._last}), root=self.root))
+        old = self._scan
+        before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
+        previous = old.sources.get(target)
+        self._texts.pop(target, None)
+        if os.path.lexists(target) != (target in self._context) and target not in self._unwalked:
+            self._context = []  # a file created or deleted: the project's files are walked again
+            self._selected.clear()
+            self.walker.forget()
+        context = self._context_files([target])
+        if os.path.lexists(target) and target not in context:
+            self._unwalked.add(target)  # not walked (excluded, ignored, outside): not looked for again
+        usable = self._usable([*context, *([] if target in context else [target])], named=(target,))
+        texts = {name: self._text_of(name) for name in usable}
+        texts.setdefault(target, "")
+        given_in = [item.given_in for item in old.instructions]
+        rescanned = affected(target, texts, previous, given_in, self._statements)
+        for name in set(self._statements) - set(texts):
+            del self._statements[name]
         from ..pysource import Scan, scan
 
-        target = shown(Path(path))
-        self.overrides[target] = text
-        if not target.endswith(".py"):
-            return self.lint([target])
-        if self._scan is None:
-            self._full_scan([target])
-        assert self._scan is not None
-        before = self._written()
-        self._texts.pop(target, None)
-        affected = self._importers(target)
-        sub = self._run_scan(scan, affected)
-        for name in affected:
+        sub = self._run_scan(scan, [name for name in usable if name in rescanned])
+        for name in rescanned:
             self._writes.pop(name, None)
             self._errors.pop(name, None)
         for write in sub.writes:
             self._writes.setdefault(write.path, []).append(write)
         for error in sub.errors:
             self._errors[error.path] = error
-        old, rescanned = self._scan, set(affected)
         # Kept: what no file scanned again gives (those give theirs anew), each by its identity.
         found: dict[InstructionKey, Instruction] = {
-            item.key: item for item in old.instructions if item.path != target and rescanned.isdisjoint(item.given_in)
+            item.key: item for item in old.instructions if rescanned.isdisjoint(item.given_in)
         }
         found.update({item.key: item for item in sub.instructions})
+        sources = {name: source for name, source in old.sources.items() if name not in rescanned}
         merged = Scan(
             instructions=list(found.values()),
             skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,
             writes=[w for writes in self._writes.values() for w in writes],
-            sources={**old.sources, **sub.sources},
+            sources={**sources, **sub.sources},
             errors=list(self._errors.values()),
-            state_schemas=[s for s in old.state_schemas if s.path not in rescanned] + sub.state_schemas,
+            state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
         )
         self._scan = merged
-        after = self._written()
-        reported = {*affected, *(item.path for item in sub.instructions)}
-        if "T014" in self.codes and before != after:
-            changed = None if before is None or after is None else before ^ after
-            reported |= {item.path for item in merged.instructions if reads_any(item, changed)}
-        result = LintResult([], [], [], root=self.root)
-        files = sorted(name for name in reported if name.endswith(".py") and name in merged.sources)
-        result.files = files
-        self._python_findings(merged, set(files), result)
-        result.files = sorted({*files, *result.sources})
-        return self._leveled(result)
+        after = self._all_findings(merged, context if target in context else [*context, target])
+        self._last = after
+        changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
+        return self._leveled(of_files(after, sorted(changed), root=self.root))
 
-    def _importers(self, target: str) -> list[str]:
-        """`target` and the project's Python files that may import it (two steps out): an import line
-        naming its module, in a folder at or above the target's, or naming its package too."""
-        chosen = [target]
-        frontier = [target]
-        context = self._context_files([target])
-        seen = {target}
-        for _ in range(2):
-            tests = [imports_test(name) for name in frontier]
-            frontier = []
-            for name in context:
-                if name in seen:
-                    continue
-                text = self.overrides.get(name) or self._texts.get(name)
-                if isinstance(text, str) and any(test(name, text) for test in tests):
-                    chosen.append(name)
-                    seen.add(name)
-                    frontier.append(name)
-        return chosen
+    def _text_of(self, name: str) -> str:
+        text = self.overrides.get(name)
+        if text is None:
+            cached = self._texts.get(name)
+            text = cached if isinstance(cached, str) else ""
+        return text
+
+    def _all_findings(self, found: Scan, context: Sequence[str]) -> _Findings:
+        """Each Python file's findings, templates, text and count of instructions, as a fresh run of the
+        project's Python files (`context`) gives them from the scan `found`."""
+        named = {name for name in context if name in found.sources}
+        result = LintResult([], [], [], root=self.root)
+        self._python_findings(found, named, result)
+        return per_file(result)
 
 
 class _Shower:

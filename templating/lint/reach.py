@@ -4,7 +4,8 @@ files that may import a module, the instructions that read some keys. Read by th
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from collections.abc import Iterable, Mapping, MutableMapping
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..template import parse
@@ -13,7 +14,7 @@ from .registry import Diagnostic
 if TYPE_CHECKING:
     from ..pysource import Instruction, Scan
 
-__all__ = ["flagged", "imports_test", "reads_any", "reported_in"]
+__all__ = ["affected", "flagged", "import_statements", "imports_test", "reaches", "reads_any", "reported_in"]
 
 
 def reads_any(item: Instruction, keys: frozenset[str] | None) -> bool:
@@ -67,3 +68,116 @@ def imports_test(target: str) -> Any:
         return folder == here or here in folder.parents or bool(package and package in found.group())
 
     return test
+
+
+# An import statement: `from ..pkg.mod import (a, b as c)` (continued in parentheses or backslashes), `import a.b`.
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<dots>\.*)[ \t]*(?P<module>[\w.]*)[ \t]+import[ \t]*(?P<names>\([^)]*\)|(?:[^\n\\]|\\\n)*)"
+    r"|import[ \t]+(?P<plain>(?:[^\n\\]|\\\n)*))",
+    re.MULTILINE,
+)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+# What an import statement may load: a module's path from a folder (relative) or the end of its path (absolute).
+_Imports = tuple[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]], ...]
+
+
+def import_statements(path: str, text: str) -> _Imports:
+    """The import statements of a file, each as the modules it may load: for a relative one, the folder it
+    starts from and the paths below it; for an absolute one (folder `None`), the dotted names (`a.b`
+    and `a.b.c` for `from a.b import c`; `a`, `a.b` for `import a.b`, whose `a` is bound)."""
+    found: list[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]]] = []
+    for m in _IMPORT.finditer(text):
+        names = _WORD.findall(m.group("names") or "")
+        module = tuple(_WORD.findall(m.group("module") or ""))
+        if m.group("plain") is not None:  # import a.b, c as d
+            dotted = [tuple(_WORD.findall(part.split(" as ")[0])) for part in m.group("plain").split(",")]
+            found.append((None, tuple(chain[: i + 1] for chain in dotted for i in range(len(chain)))))
+            continue
+        candidates = (module, *((*module, name) for name in names if name != "as"))
+        if m.group("dots"):
+            base = PurePosixPath(path).parent
+            for _ in range(len(m.group("dots")) - 1):
+                base = base.parent
+            found.append((base, candidates))
+        else:
+            found.append((None, candidates))
+    return tuple(found)
+
+
+def reaches(path: str, text: str, target: str, *, statements: _Imports | None = None) -> bool:
+    """Whether the scan of the file `path` (its text `text`) may read the Python file `target`: an import
+    statement may load `target`'s module (its dotted name ends the module's path; or it loads a package
+    holding the module and `text` names the module after a dot: `pkg.prompt.ROOT`). It may be true of a
+    file that does not read `target`, never false of one that does. `statements`: the file's, if read."""
+    item = PurePosixPath(target)
+    module = item.parent if item.stem == "__init__" else item.with_suffix("")
+    name = module.name
+    if name not in text:
+        return False
+    parts = module.parts
+    dotted: bool | None = None  # whether the text names the module after a dot (an attribute chain)
+    for base, candidates in import_statements(path, text) if statements is None else statements:
+        for candidate in candidates:
+            if base is not None:
+                place = base.joinpath(*candidate)
+                if place == module:
+                    return True
+                holds = place in module.parents
+            else:
+                if candidate and parts[-len(candidate) :] == candidate:
+                    return True
+                holds = any(parts[i : i + len(candidate)] == candidate for i in range(len(parts) - len(candidate)))
+            if holds:
+                if dotted is None:
+                    dotted = re.search(rf"\.[ \t]*{re.escape(name)}\b", text) is not None
+                if dotted:
+                    return True
+    return False
+
+
+def affected(
+    target: str,
+    texts: Mapping[str, str],
+    before: str | None,
+    given_in: Iterable[tuple[str, ...]],
+    memo: MutableMapping[str, tuple[str, _Imports]],
+) -> set[str]:
+    """The files whose scan may change when the Python file `target` changes (from `before` to
+    `texts[target]`): `target`, the files it reads (with either text) and what they read, every file
+    that reads one of those, and every file giving an instruction one of them gives (`given_in`: the
+    files giving each instruction of the last scan). A scan of these files gives exactly what a scan of
+    the whole project gives for them: no file outside reads one inside. `memo` keeps each file's import
+    statements with the text they were read from (one entry a file: an old text is not kept)."""
+    files = list(texts)
+
+    def reads(importer: str, module: str) -> bool:
+        text = texts[importer]
+        known = memo.get(importer)
+        if known is None or known[0] is not text:
+            known = memo[importer] = (text, import_statements(importer, text))
+        return reaches(importer, text, module, statements=known[1])
+
+    out = {target}
+    stack = [target]
+    while stack:  # what target reads (with its old and its new text), and what that reads
+        here = stack.pop()
+        for other in files:
+            if other in out:
+                continue
+            if reads(here, other) or (here == target and before is not None and reaches(target, before, other)):
+                out.add(other)
+                stack.append(other)
+    groups = [set(group) for group in given_in if len(group) > 1]
+    stack = list(out)
+    while stack:  # every file reading one of those; and the other givers of an instruction one of them gives
+        here = stack.pop()
+        more = [other for other in files if other not in out and reads(other, here)]
+        for group in groups:
+            if here in group:
+                more += [other for other in group if other not in out and other not in more]
+        for other in more:
+            out.add(other)
+            stack.append(other)
+    return out

@@ -60,6 +60,36 @@ class LintResult:
         return out
 
 
+# A file's findings, templates, text and number of instructions (of a Python file), as a run gives them.
+FileFindings = tuple[list[Diagnostic], list[CheckedTemplate], str | None, int | None]
+
+
+def per_file(result: LintResult) -> dict[str, FileFindings]:
+    """`result` split by file: what it gives for each file (those it has no findings for included)."""
+    out: dict[str, FileFindings] = {}
+    for name in {*result.sources, *result.python}:
+        out[name] = ([], [], result.sources.get(name), result.python.get(name))
+    for diag in result.diagnostics:
+        out.setdefault(diag.path or "", ([], [], None, None))[0].append(diag)
+    for template in result.templates:
+        out.setdefault(template.path, ([], [], None, None))[1].append(template)
+    return out
+
+
+def of_files(found: dict[str, FileFindings], files: list[str], *, root: Path) -> LintResult:
+    """The result of the `files` (in that order) from what a run gave for each file (none: no findings)."""
+    result = LintResult([], [], files, root=root)
+    for name in files:
+        diagnostics, templates, source, count = found.get(name, ([], [], None, None))
+        result.diagnostics += diagnostics
+        result.templates += templates
+        if source is not None:
+            result.sources[name] = source
+        if count is not None:
+            result.python[name] = count
+    return result
+
+
 def renamed(result: LintResult, display: dict[str, str]) -> None:
     """Show each Python file as the user named it (`./a.py`, an absolute path), not as scanned."""
     if all(key == value for key, value in display.items()):

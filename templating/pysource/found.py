@@ -24,7 +24,8 @@ CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLAT
 class StateSchema:
     """The `state_schema=` of one ADK agent: `agent` names the call (`Agent(name="planner")`),
     `model` the class as written; `path`/`span` are where the class is defined (where the argument is,
-    when it cannot be read). `schema` is its fields, or `None` with `reason` saying why it is unknown."""
+    when it cannot be read). `schema` is its fields, or `None` with `reason` saying why it is unknown.
+    `given_in`: the Python file of the agent's call (the file whose scan finds it)."""
 
     agent: str
     model: str
@@ -32,6 +33,7 @@ class StateSchema:
     span: Span
     schema: Schema | None
     reason: str | None = None
+    given_in: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -287,13 +287,13 @@ class _Project(_Modules):
         """The `state_schema=` model `expr` of the ADK agent `agent`, read from the code."""
         found = self.models.schema(module, expr)
         if isinstance(found, str):
-            state = StateSchema(agent, _short(expr), module.path, module.node_span(expr), None, found)
+            state = StateSchema(agent, _short(expr), module.path, module.node_span(expr), None, found, module.path)
         else:
             where, cls, schema = found
             at = where.node_span(cls).start
             named = where.text.find(cls.name, at)  # class TripState(BaseModel): the place of its name
             span = where.span(named, named + len(cls.name)) if named >= 0 else where.span(at, at)
-            state = StateSchema(agent, cls.name, where.path, span, schema)
+            state = StateSchema(agent, cls.name, where.path, span, schema, None, module.path)
         self.result.state_schemas.append(state)
         return state
 

@@ -1,0 +1,396 @@
+"""`Project.update` (the editor path) publishes what a fresh `lint_project` with the same texts reports.
+
+A property test edits copies of real ADK projects (Google's adk-samples, the shared corpus) the way
+their authors do: an `output_key=` added or removed, a state write, a placeholder, an import of a
+prompt module, a whole prompt module created or deleted. After each edit, the findings and the
+templates published so far (each file's as of the last result that listed it) equal a fresh run's,
+for every file. The regression rows below are the discrepancies it found, each kept as a fixed case.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from templating.lint.engine import LintResult, Project, lint_project
+
+
+def _corpus() -> Path | None:
+    given_path = os.environ.get("TEMPLATING_ADK_SAMPLES")
+    if given_path:
+        return Path(given_path)
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "corpora" / "adk-samples"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+CORPUS = _corpus()
+AGENTS = CORPUS / "python" / "agents" if CORPUS else None
+PROJECTS = ["travel-concierge", "customer-service", "data-science"]
+KEYS = ["itinerary", "user_profile", "draft", "plan", "user:name", "temp:notes", "app:mode", "seat"]
+
+# --- what a caller publishes, and what a fresh run reports
+
+
+Published = dict[str, tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]
+
+
+def _diag_rows(result: LintResult, path: str) -> list[tuple[Any, ...]]:
+    return sorted(
+        (d.code, d.severity, d.message, d.span and (d.span.start, d.span.end), d.help or "", d.origin or "")
+        for d in result.diagnostics
+        if d.path == path
+    )
+
+
+def _template_rows(result: LintResult, path: str) -> list[tuple[Any, ...]]:
+    return sorted(
+        (t.name or "", t.dialect, t.span.start, t.span.end, t.keys, t.optional_keys)
+        for t in result.templates
+        if t.path == path
+    )
+
+
+def publish(published: Published, result: LintResult) -> None:
+    """What an editor does with a result: each file listed gets its findings anew (none: cleared)."""
+    for path in result.files:
+        published[path] = (_diag_rows(result, path), _template_rows(result, path))
+
+
+def assert_published_as_fresh(published: Published, overrides: dict[str, str], step: str) -> None:
+    fresh = lint_project(["."], root=".", overrides=overrides)
+    expected: Published = {}
+    publish(expected, fresh)
+    for path in sorted({*published, *expected}):
+        got = published.get(path, ([], []))
+        want = expected.get(path, ([], []))
+        assert got[0] == want[0], f"findings of {path} after {step}"
+        assert got[1] == want[1], f"templates of {path} after {step}"
+
+
+# --- edits, as the corpus's authors write them: each takes (path, text, n) and gives the new text or None
+
+_AGENT_CALL = re.compile(r"\b(?:Llm)?Agent\(\s*\n?")
+_OUTPUT_KEY = re.compile(r"[ \t]*output_key\s*=\s*['\"][^'\"]*['\"],?[ \t]*(?:#[^\n]*)?\n?")
+# a write by a literal key or by a key known at run time (`tool_context.state[key] = []`), as the corpus has
+_STATE_WRITE = re.compile(r"^([ \t]*)[\w.]*state(?:\[[^\]\n]+\])+\s*=[^\n]*$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_][\w:]*\??\}")
+_PROMPT_CONSTANT = re.compile(r'^([A-Z_]*(?:PROMPT|INSTR|INSTRUCTION)[A-Z_]*\s*=\s*(?:\(\s*)?[rf]?""")', re.MULTILINE)
+_IMPORT_LINE = re.compile(
+    r"^(?:from [\w.]+ import [^\n(]*prompt[^\n(]*|from [\w.]*prompt[\w.]* import [^\n(]+)\n", re.M
+)
+
+
+def add_output_key(path: str, text: str, n: int) -> str | None:
+    calls = list(_AGENT_CALL.finditer(text))
+    if not calls:
+        return None
+    at = calls[n % len(calls)].end()
+    return f'{text[:at]}output_key="{KEYS[n % len(KEYS)]}", {text[at:]}'
+
+
+def remove_output_key(path: str, text: str, n: int) -> str | None:
+    found = list(_OUTPUT_KEY.finditer(text))
+    if not found:
+        return None
+    m = found[n % len(found)]
+    return text[: m.start()] + text[m.end() :]
+
+
+def add_state_write(path: str, text: str, n: int) -> str | None:
+    key = KEYS[n % len(KEYS)]
+    how = [
+        f'def edit_tool_{n}(tool_context):\n    tool_context.state["{key}"] = "x"\n    return {{}}\n',
+        f'def edit_callback_{n}(callback_context):\n    callback_context.state["{key}"] = []\n',
+        f"async def edit_session_{n}(session_service):\n"
+        f'    await session_service.create_session(app_name="app", user_id="u", state={{"{key}": 1}})\n',
+    ][n % 3]
+    return f"{text.rstrip()}\n\n\n{how}"
+
+
+def remove_state_write(path: str, text: str, n: int) -> str | None:
+    found = list(_STATE_WRITE.finditer(text))
+    if not found:
+        return None
+    m = found[n % len(found)]
+    return f"{text[: m.start()]}{m.group(1)}pass{text[m.end() :]}"
+
+
+def add_placeholder(path: str, text: str, n: int) -> str | None:
+    found = list(_PROMPT_CONSTANT.finditer(text))
+    if not found:
+        return None
+    m = found[n % len(found)]
+    braces = "{{{}}}" if "f" in m.group(1)[-4:-3] else "{}"  # an f-string's braces are Python's
+    return f"{text[: m.end()]}Use {braces.format(KEYS[n % len(KEYS)])}.\n{text[m.end() :]}"
+
+
+def remove_placeholder(path: str, text: str, n: int) -> str | None:
+    found = [m for m in _PLACEHOLDER.finditer(text)]
+    if not found:
+        return None
+    m = found[n % len(found)]
+    return text[: m.start()] + text[m.end() :]
+
+
+def remove_import(path: str, text: str, n: int) -> str | None:
+    found = list(_IMPORT_LINE.finditer(text))
+    if not found:
+        return None
+    m = found[n % len(found)]
+    return text[: m.start()] + text[m.end() :]
+
+
+def add_import(path: str, text: str, n: int, prompt: str) -> str | None:
+    """An agent given a constant of a prompt module imported here (absolute import, as the corpus does)."""
+    names = re.findall(r"^([A-Z_]*(?:PROMPT|INSTR|INSTRUCTION)[A-Z_]*)\s*=", Path(prompt).read_text("utf-8"), re.M)
+    if not names or prompt == path:
+        return None
+    module = prompt.removesuffix(".py").replace("/", ".")
+    name = names[n % len(names)]
+    return (
+        f"from google.adk.agents import LlmAgent\nfrom {module} import {name} as EDIT_{n}\n{text}\n\n"
+        f'edit_agent_{n} = LlmAgent(name="edit_{n}", model="gemini-2.0-flash", instruction=EDIT_{n})\n'
+    )
+
+
+EDITS: dict[str, Callable[[str, str, int], str | None]] = {
+    "add output_key": add_output_key,
+    "remove output_key": remove_output_key,
+    "add state write": add_state_write,
+    "remove state write": remove_state_write,
+    "add placeholder": add_placeholder,
+    "remove placeholder": remove_placeholder,
+    "remove import": remove_import,
+}
+KINDS = [*EDITS, "add import", "add file", "remove file"]
+
+
+def _python_files() -> list[str]:
+    return sorted(p.as_posix() for p in Path(".").rglob("*.py") if not any(s.startswith(".") for s in p.parts))
+
+
+def _prompt_modules() -> list[str]:
+    return [p for p in _python_files() if "prompt" in Path(p).name]
+
+
+def _copy(name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    if AGENTS is None or not (AGENTS / name).is_dir():
+        pytest.skip(f"the shared corpus is absent (no adk-samples/python/agents/{name}; set TEMPLATING_ADK_SAMPLES)")
+    root = tmp / name
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(AGENTS / name, root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def run_edits(root: Path, data: Any) -> None:
+    project = Project(root)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    overrides: dict[str, str] = {}
+    steps: list[str] = []
+    for _ in range(data.draw(st.integers(1, 6), label="steps")):
+        kind = data.draw(st.sampled_from(KINDS), label="edit")
+        n = data.draw(st.integers(0, 50), label="n")
+        files = _python_files()
+        if kind == "add file":
+            folder = Path(data.draw(st.sampled_from(sorted({Path(p).parent.as_posix() for p in files})), label="in"))
+            path = (folder / f"edit_prompt_{n}.py").as_posix()
+            if path in files:
+                continue
+            key = KEYS[n % len(KEYS)]
+            text = f'"""A prompt module."""\n\nEDIT_INSTR = """Plan with {{{key}}} and {{user_profile?}}."""\n'
+            Path(path).write_text(text, encoding="utf-8")  # created on disk, as an editor saves a new file
+            overrides.pop(path, None)
+            result = project.update(path, text)
+        elif kind == "remove file":
+            candidates = _prompt_modules()
+            if not candidates:
+                continue
+            path = data.draw(st.sampled_from(candidates), label="file")
+            Path(path).unlink()
+            overrides.pop(path, None)
+            result = project.update(path, None)
+        else:
+            prompts = _prompt_modules()
+            candidates: dict[str, str] = {}  # the files this edit applies to, and their new text
+            for name in files:
+                text = overrides.get(name) or Path(name).read_text(encoding="utf-8")
+                if kind == "add import":
+                    edited = add_import(name, text, n, prompts[n % len(prompts)]) if prompts else None
+                else:
+                    edited = EDITS[kind](name, text, n)
+                if edited is not None and edited != text:
+                    candidates[name] = edited
+            if not candidates:
+                continue
+            path = data.draw(st.sampled_from(sorted(candidates)), label="file")
+            edited = candidates[path]
+            overrides[path] = edited  # an unsaved buffer
+            result = project.update(path, edited)
+        steps.append(f"{kind} {path}")
+        assert path in result.files
+        assert {d.path for d in result.diagnostics} <= set(result.files)
+        publish(published, result)
+        assert_published_as_fresh(published, overrides, " -> ".join(steps))
+
+
+@pytest.mark.parametrize("name", PROJECTS)
+def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
+    name: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = tmp_path_factory.mktemp("incremental")
+
+    @settings(
+        max_examples=int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8")),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: the message names every edit
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(data=st.data())
+    def edits(data: Any) -> None:
+        root = _copy(name, base, monkeypatch)
+        run_edits(root, data)
+
+    edits()
+
+
+# --- the discrepancies found, each a fixed case: a small project, one edit (None: the file deleted)
+
+_AGENT = "from google.adk.agents import LlmAgent\n"
+_BASE = {
+    "pyproject.toml": "[project]\nname = 'app'\n",
+    "app/__init__.py": "from . import agent\n",
+    "app/prompt.py": 'ROOT_INSTR = """Plan the trip with {itinerary} for {user_profile?}."""\n',
+    "app/tools.py": "def save(tool_context):\n    tool_context.state['user_profile'] = {}\n",
+    "app/agent.py": _AGENT + "from . import prompt\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=prompt.ROOT_INSTR, output_key='itinerary')\n",
+}
+_SUB = {
+    **_BASE,
+    "app/sub/__init__.py": "",
+    "app/sub/agent.py": _AGENT + "from .. import prompt\n\n"
+    "sub_agent = LlmAgent(name='sub', model='m', instruction=prompt.ROOT_INSTR)\n",
+}
+_PARENS = {
+    **_BASE,
+    "app/agent.py": _AGENT + "from .prompt import (\n    ROOT_INSTR,\n)\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=ROOT_INSTR, output_key='itinerary')\n",
+}
+_TWO_WRITERS = {
+    **_BASE,
+    "app/prompt.py": 'ROOT_INSTR = """Plan the trip with {itinerary} for {user_profile.name}."""\n',
+    "app/z_tools.py": "def keep(tool_context):\n    tool_context.state['user_profile'] = 1\n",
+}
+
+REGRESSIONS = [
+    # (id, project, edited file, its new text: None when deleted)
+    (  # its constant without a placeholder is no instruction once no agent is given it
+        "an-import-removed-clears-the-prompt-module-s-instruction",
+        {
+            **_BASE,
+            "app/prompt.py": _BASE["app/prompt.py"] + 'PAY_INSTR = """Ask how to pay."""\n',
+            "app/agent.py": _BASE["app/agent.py"]
+            + "pay_agent = LlmAgent(name='pay', model='m', instruction=prompt.PAY_INSTR)\n",
+        },
+        "app/agent.py",
+        _AGENT + "prompt = None\n\n"
+        "root_agent = LlmAgent(name='root', model='m', instruction=prompt.ROOT_INSTR, output_key='itinerary')\n"
+        "pay_agent = LlmAgent(name='pay', model='m', instruction=prompt.PAY_INSTR)\n",
+    ),
+    (
+        "an-output-key-removed-is-a-t014-in-a-module-imported-two-dots-up",
+        _SUB,
+        "app/agent.py",
+        _AGENT
+        + "from . import prompt\n\nroot_agent = LlmAgent(name='root', model='m', instruction=prompt.ROOT_INSTR)\n",
+    ),
+    (
+        "a-prompt-edit-reaches-an-agent-importing-it-in-parentheses",
+        _PARENS,
+        "app/prompt.py",
+        'ROOT_INSTR = """Plan the trip with {itinerary} for {user_profile?} and {budget}."""\n',
+    ),
+    (
+        "a-prompt-module-deleted-is-cleared-and-its-agent-re-linted",
+        _BASE,
+        "app/prompt.py",
+        None,
+    ),
+    (
+        "a-file-created-that-an-agent-already-imports",
+        {
+            **_BASE,
+            "app/agent.py": _BASE["app/agent.py"] + "from .extra import EXTRA_INSTR\n"
+            "extra_agent = LlmAgent(name='extra', model='m', instruction=EXTRA_INSTR)\n",
+        },
+        "app/extra.py",
+        'EXTRA_INSTR = """Check {itinerary} and {budget}."""\n',
+    ),
+    (
+        "t020-s-help-names-the-writer-s-new-line",  # and the first writer in the files' order, however scanned
+        _TWO_WRITERS,
+        "app/tools.py",
+        "import json\n\n\ndef save(tool_context):\n    tool_context.state['user_profile'] = json.loads('{}')\n",
+    ),
+    (
+        "the-last-unknown-write-removed-makes-t014s-appear",
+        {**_BASE, "app/tools.py": "def save(tool_context, key):\n    tool_context.state[key] = {}\n"},
+        "app/tools.py",
+        "def save(tool_context, key):\n    pass\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "path", "text"), [c[1:] for c in REGRESSIONS], ids=[c[0] for c in REGRESSIONS])
+def test_update_publishes_what_a_fresh_run_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], path: str, text: str | None
+) -> None:
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    overrides = {}
+    if text is None:
+        (tmp_path / path).unlink()
+    elif path in files:
+        overrides[path] = text
+    else:
+        (tmp_path / path).write_text(text, encoding="utf-8")  # a new file, saved
+    result = project.update(path, text)
+    assert path in result.files
+    publish(published, result)
+    assert_published_as_fresh(published, overrides, f"{path} edited")
+    fresh = lint_project(["."], root=".", overrides=overrides)
+    assert fresh.diagnostics or any(published.values()), "the case lints something"
+
+
+def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, content in _BASE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    edited = _BASE["app/agent.py"].replace(", output_key='itinerary'", "")
+    published: Published = {}
+    result = Project(tmp_path).update("app/agent.py", edited)
+    publish(published, result)
+    assert [(d.path, d.code) for d in result.diagnostics] == [("app/prompt.py", "T014")]
+    assert_published_as_fresh(published, {"app/agent.py": edited}, "a first update")
