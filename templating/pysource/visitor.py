@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from ..lint import CONSTANT_SUFFIXES
 from .found import Kind, Scan, Skipped, StateSchema, Write
-from .positions import _Module
+from .positions import _children, _Module
 from .reading import PythonSourceError, _read_python
 from .resolve import _Project
 from .syntax import (
@@ -63,7 +63,7 @@ class _Visitor:
         `def _set_initial_states(source, target)`."""
         functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         calls: list[ast.Call] = []
-        for node in ast.walk(self.module.tree):
+        for node in self.module.nodes:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 functions.setdefault(node.name, node)
             elif isinstance(node, ast.Call) and any(
@@ -135,7 +135,9 @@ class _Visitor:
                         and self.module.bindings.get(target.id) is item.value
                     ):  # B = instruction("..."): a module constant, named B
                         self.names_for.setdefault(id(item.value), []).append(target.id)
-            stack.extend((child, here) for child in reversed(list(ast.iter_child_nodes(item))))
+            children = _children(item)
+            children.reverse()
+            stack += [(child, here) for child in children]
 
     # -- instructions
 
@@ -281,7 +283,7 @@ class _Visitor:
         if isinstance(value, ast.Name):  # state=initial_state: one dict assigned to it in this module...
             name = value.id
             assigned: list[ast.expr] = []
-            for node in ast.walk(self.module.tree):
+            for node in self.module.nodes:
                 if isinstance(node, ast.Assign | ast.AnnAssign):
                     for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                         if isinstance(target, ast.Name) and target.id == name and node.value is not None:
