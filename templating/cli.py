@@ -8,6 +8,7 @@ Errors are one clear message on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -175,6 +176,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             ignore=args.ignore,
             dialect=args.dialect,
             force_exclude=args.force_exclude,
+            cache=not args.no_cache,
+            cache_dir=None if args.no_cache else args.cache_dir,
         )
         files, _ = project.files(args.paths)
         if not files:
@@ -192,7 +195,12 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             else:
                 source = "the default patterns"
             raise UsageError(f"no template files found to lint{where} (files matching {patterns}, from {source})")
-        result = project.lint(args.paths)
+        thresholds = gc.get_threshold()
+        gc.set_threshold(*thresholds[:2], 1_000_000)  # no full collections during the run: its objects all live on
+        try:
+            result = project.lint(args.paths)
+        finally:
+            gc.set_threshold(*thresholds)
     except LintInputError as exc:
         raise UsageError(exc.message) from None
     except TemplatingError as exc:
@@ -281,6 +289,15 @@ def _add_lint_command(commands: Any) -> None:
         "--force-exclude",
         action="store_true",
         help="apply 'exclude' to files named on the command line too (for pre-commit, which names every file)",
+    )
+    lint.add_argument(
+        "--cache-dir",
+        metavar="FOLDER",
+        help="keep the lint cache in FOLDER (default: $TEMPLATING_CACHE_DIR, 'cache-dir' in [tool.templating],"
+        " or .templating_cache at the project root)",
+    )
+    lint.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the lint cache: lint every file afresh"
     )
     lint.set_defaults(run=_cmd_lint)
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..nodes import Dialect, Span
 from ..template import parse
 from .adk_schema import check_against_schema, schema_keys
+from .cache import LintCache, cache_folder
 from .check import lint
 from .config import LintConfig, LintConfigError, rules_for, select_rules
 from .discovery import DEFAULT_INCLUDE
@@ -62,7 +63,9 @@ class Project:
     `root`: the project folder (default: found from the paths, see `templating.lint.project`);
     `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to use instead
     of a file's (an editor's unsaved buffers), by path; `schema`, `select`, `extend_select`, `ignore`:
-    as the command line's options, on top of `[tool.templating]`; `dialect`: of template files."""
+    as the command line's options, on top of `[tool.templating]`; `dialect`: of template files; `cache`:
+    keep runs on disk and give a run none of whose inputs changed from there (`cache_dir`: in that folder,
+    which also turns the cache on; see `templating.lint.cache`)."""
 
     def __init__(
         self,
@@ -77,6 +80,8 @@ class Project:
         ignore: Iterable[str] | str | None = None,
         dialect: Dialect = "angle",
         force_exclude: bool = False,
+        cache: bool = False,
+        cache_dir: str | Path | None = None,
     ) -> None:
         if root is None and config_path is not None:
             root = Path(config_path).resolve().parent
@@ -110,6 +115,9 @@ class Project:
                 )
             self.codes = self.codes - {"T011"}  # "ALL": every rule that applies; without a schema, T011 does not
         self.walker = Walker(self.config, self.root)
+        self.cache: LintCache | None = None  # runs kept on disk (templating.lint.cache), when asked for
+        if cache or cache_dir is not None:
+            self.cache = LintCache(cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir))
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
         self._writes: dict[str, list[Write]] = {}
@@ -222,7 +230,13 @@ class Project:
     # -- linting
 
     def lint(self, paths: Sequence[str] = ()) -> LintResult:
-        """Lint `paths` (files, folders; none: the configured `include`) in this project."""
+        """Lint `paths` (files, folders; none: the configured `include`) in this project; with the cache on,
+        a run none of whose inputs changed is read from it."""
+        if self.cache is not None and not self.overrides and "-" not in paths:
+            return self.cache.lint(self, paths, self._lint)
+        return self._lint(paths)
+
+    def _lint(self, paths: Sequence[str]) -> LintResult:
         files, notes = self.files(paths)
         if list(paths).count("-") > 1:
             raise LintInputError("stdin ('-') can be linted only once")
@@ -476,6 +490,8 @@ def lint_project(
     dialect: Dialect = "angle",
     config_path: str | Path | None = None,
     force_exclude: bool = False,
+    cache: bool = False,
+    cache_dir: str | Path | None = None,
 ) -> LintResult:
     """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
     context. See [`Project`][templating.lint.engine.Project] for the options."""
@@ -490,5 +506,7 @@ def lint_project(
         ignore=ignore,
         dialect=dialect,
         force_exclude=force_exclude,
+        cache=cache,
+        cache_dir=cache_dir,
     )
     return project.lint(paths)
