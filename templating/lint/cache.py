@@ -94,12 +94,15 @@ class LintCache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._files: list[str] = []  # the files the current run lints
+        self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
 
     # -- a run, from the cache or fresh
 
     def lint(self, project: Project, paths: Sequence[str], run: Callable[[Sequence[str]], LintResult]) -> LintResult:
         """`run(paths)`'s result: the cached one when every input of the run is unchanged, else a fresh one,
         then kept for the next run."""
+        self._folders = {}
         key = self._key(project, paths)
         named = {*paths, *(shown(Path(p)) for p in paths)}
         hit = self._load(key, project, named)
@@ -107,14 +110,15 @@ class LintCache:
             return hit
         result = run(paths)
         with contextlib.suppress(OSError):  # a cache that cannot be written (read-only folder) is no error
-            self._store(key, project, paths, named, result)
+            self._store(key, project, named, result)
         return result
 
     def _key(self, project: Project, paths: Sequence[str]) -> str:
         from .. import __version__
 
         files, _ = project.files(paths)
-        python = [shown(Path(name)) for name in files if name.endswith(".py")]
+        self._files = files
+        python = [name for name in files if name.endswith(".py")]  # only their folders matter (no marker)
         context = project._context_files(python) if python else []
         parts = [
             FORMAT,
@@ -142,14 +146,27 @@ class LintCache:
         from ..pysource import python_text
         from ..pysource.resolve import _MAX_TEXT_BYTES
 
-        guard = None if path in named else project.root
         limit = max(_MAX_TEXT_BYTES, project.config.max_file_size) if mode == "text" else project.config.max_file_size
         try:
-            data = read_bytes(path, limit=limit, root=guard)
+            if path not in named and not self._inside(path, project.root):
+                return None, f"!outside the root: {path}"
+            data = read_bytes(path, limit=limit, root=None)  # the bound above, each folder resolved once
             text = python_text(data) if mode == "py" else data.decode("utf-8").removeprefix("\ufeff")
         except (OSError, FileSkipped, UnicodeDecodeError, ValueError) as exc:
             return None, _failure(exc)
         return text, _digest(text)
+
+    def _inside(self, path: str, root: Path) -> bool:
+        """Whether `path`, links followed, is inside `root` (as `read_bytes` checks it, with the real path
+        of each folder worked out once: a project's files share few folders)."""
+        folder, name = os.path.split(os.path.abspath(path))
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        target = os.path.join(real, name)
+        if os.path.islink(target):
+            target = os.path.realpath(target)
+        return Path(target).is_relative_to(root)
 
     def _load(self, key: str, project: Project, named: set[str]) -> LintResult | None:
         try:
@@ -170,9 +187,7 @@ class LintCache:
 
     # -- writing
 
-    def _inputs(
-        self, project: Project, paths: Sequence[str], named: set[str], result: LintResult
-    ) -> dict[str, tuple[str, str]] | None:
+    def _inputs(self, project: Project, named: set[str], result: LintResult) -> dict[str, tuple[str, str]] | None:
         """Every file the run read or tried to read: path -> (mode, digest). None when an input that could
         not be read during the run can be now (it changed meanwhile: the result is not kept)."""
         inputs: dict[str, tuple[str, str]] = {}
@@ -189,8 +204,7 @@ class LintCache:
                 if name not in inputs and path not in inputs:
                     inputs[path] = ("text", _digest(text))
             failed += [(path, "text") for path in scan.unread]
-        files, _ = project.files(paths)
-        for name in files:
+        for name in self._files:
             if name == "-" or name.endswith(".py") or name in inputs:
                 continue
             template = result.sources.get(name)
@@ -205,13 +219,15 @@ class LintCache:
             inputs[path] = (mode, digest)
         return inputs
 
-    def _store(self, key: str, project: Project, paths: Sequence[str], named: set[str], result: LintResult) -> None:
-        inputs = self._inputs(project, paths, named, result)
+    def _store(self, key: str, project: Project, named: set[str], result: LintResult) -> None:
+        inputs = self._inputs(project, named, result)
         if inputs is None:
             return
-        by_real = {os.path.realpath(path): path for path in inputs}
+        by_real: dict[str, str] = {}
         sources: dict[str, str] = {}
         for name in result.sources:
+            if name not in inputs and not by_real:  # a file shown as named (./a.py): matched by real path
+                by_real = {os.path.realpath(path): path for path in inputs}
             found = name if name in inputs else by_real.get(os.path.realpath(name))
             if found is None:
                 return  # a text the entry could not give back: not kept

@@ -10,8 +10,11 @@ file's new text (an editor's buffer) is re-linted without reading the rest again
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -468,9 +471,35 @@ def _excluded(item: Path, config: LintConfig) -> bool:
     return _matches(relative(item, config.root), config.exclude)
 
 
+_collections = threading.Lock()
+_scans = 0  # scans running (threads: the language server)
+_thresholds = gc.get_threshold()
+
+
+@contextlib.contextmanager
+def _no_full_collections() -> Iterator[None]:
+    """No full garbage collection while scans run: a scan keeps every tree it parses, so each full
+    collection would walk them all again (about a third of the parsing time on a large project);
+    the young generations are still collected, and the thresholds are restored when the last ends."""
+    global _scans, _thresholds
+    with _collections:
+        if _scans == 0:
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(_thresholds[0], _thresholds[1], 1_000_000)
+        _scans += 1
+    try:
+        yield
+    finally:
+        with _collections:
+            _scans -= 1
+            if _scans == 0:
+                gc.set_threshold(*_thresholds)
+
+
 def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str) -> Scan:
     try:
-        result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root)
+        with _no_full_collections():
+            result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root)
     except RecursionError:
         raise LintInputError(
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"
