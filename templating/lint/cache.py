@@ -34,17 +34,38 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..inputs import FileSkipped, read_bytes
 from ..nodes import Span
-from .config import LintConfigError
+from .config import LintConfig, LintConfigError
 from .registry import Diagnostic
 from .result import CheckedTemplate, LintResult
 from .util import shown
 
 if TYPE_CHECKING:
-    from .engine import Project
+    from ..pysource import Scan
+
+
+class Project(Protocol):
+    """What the cache reads of the engine's `Project` (named here, not imported: the engine imports this)."""
+
+    root: Path
+    marked: bool
+    config: LintConfig
+    codes: frozenset[str]
+    schema: Any
+    force_exclude: bool
+    _texts: dict[str, str | Exception]
+    _scan: Scan | None
+
+    @property
+    def dialect(self) -> str: ...
+
+    def files(self, paths: Sequence[str] = ()) -> tuple[list[str], list[Diagnostic]]: ...
+
+    def _context_files(self, named: Sequence[str] = ()) -> list[str]: ...
+
 
 __all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "cache_folder"]
 
