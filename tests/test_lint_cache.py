@@ -279,6 +279,27 @@ def test_a_cache_dir_setting_outside_the_root_is_refused(
     assert main(["lint", ".", "--no-cache"]) == 0  # the setting is not read without the cache
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links as on POSIX")
+@pytest.mark.parametrize("setting", ["", 'cache-dir = "build/cache"'], ids=["default", "setting"])
+def test_a_cache_folder_linked_out_of_the_root_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setting: str
+) -> None:
+    """A project can hold a link where its cache would be: nothing is written through it."""
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "pyproject.toml": f"[tool.templating]\n{setting}\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if setting:
+        (root / "build").symlink_to(outside, target_is_directory=True)
+    else:
+        (root / ".templating_cache").symlink_to(outside, target_is_directory=True)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    assert main(["lint", "."]) == 0
+    assert "T014" in capsys.readouterr().out
+    assert list(outside.rglob("*")) == []
+
+
 def test_the_folder_holds_at_most_max_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     build(tmp_path)
     monkeypatch.chdir(tmp_path)

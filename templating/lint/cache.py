@@ -81,16 +81,17 @@ _TAG = (
 )
 
 
-def cache_folder(root: Path, *, given: str | Path | None = None, configured: str | None = None) -> Path:
+def cache_folder(root: Path, *, given: str | Path | None = None, configured: str | None = None) -> Path | None:
     """Where a project's cache lives: `given` (the command line's `--cache-dir`, the API's `cache_dir`), else
     `TEMPLATING_CACHE_DIR`, else `configured` (`cache-dir` of `[tool.templating]`, relative to the root and
     inside it: a project's own settings never make the linter write elsewhere), else `.templating_cache` at
-    the root."""
+    the root. None (no cache) when the project's folder is a link that leaves the root."""
     if given is not None:
         return Path(given).absolute()
     from_env = os.environ.get(CACHE_ENV)
     if from_env:
         return Path(from_env).absolute()
+    folder = root / DEFAULT_FOLDER
     if configured is not None:
         folder = Path(os.path.normpath(root / configured))
         if not folder.is_relative_to(root) or folder == root:
@@ -98,8 +99,8 @@ def cache_folder(root: Path, *, given: str | Path | None = None, configured: str
                 f"'cache-dir' in [tool.templating] must be a folder inside the project root ({root}), not "
                 f"{configured!r} (to use another folder, pass --cache-dir or set {CACHE_ENV})"
             )
-        return folder
-    return root / DEFAULT_FOLDER
+    real = Path(os.path.realpath(folder))
+    return folder if real.is_relative_to(root) and real != root else None
 
 
 def _digest(text: str) -> str:

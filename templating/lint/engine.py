@@ -120,7 +120,8 @@ class Project:
         self.walker = Walker(self.config, self.root)
         self.cache: LintCache | None = None  # runs kept on disk (templating.lint.cache), when asked for
         if cache or cache_dir is not None:
-            self.cache = LintCache(cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir))
+            folder = cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir)
+            self.cache = LintCache(folder) if folder is not None else None
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
         self._writes: dict[str, list[Write]] = {}
