@@ -18,13 +18,14 @@ from .reading import _field_end
 class _Module:
     """One parsed `.py` file: its text, its tree, and its module-level names."""
 
-    __slots__ = ("_line_starts", "_lines", "_nodes", "bindings", "key", "linted", "path", "text", "tree")
+    __slots__ = ("_line_starts", "_lines", "_nodes", "_preorder", "bindings", "key", "linted", "path", "text", "tree")
 
     def __init__(self, path: str, key: str, text: str, tree: ast.Module, *, linted: bool) -> None:
         self.path, self.key, self.text, self.tree, self.linted = path, key, text, tree, linted
         self._lines: list[str] | None = None
         self._line_starts: list[int] | None = None
         self._nodes: list[ast.AST] | None = None
+        self._preorder: _Preorder | None = None
         self.bindings: dict[str, ast.AST] = {}
         for stmt in _top_level(tree.body):
             for name, value in _bound(stmt):
@@ -37,6 +38,19 @@ class _Module:
         if self._nodes is None:
             self._nodes = _walk(self.tree)
         return self._nodes
+
+    @property
+    def preorder(self) -> _Preorder:
+        """Every node of the tree, parents before children and in the order written (operators and
+        load/store markers left out), each with the function or lambda it is in: the one walk the scan's
+        passes share."""
+        if self._preorder is None:
+            self._preorder = _walk_preorder(self.tree)
+        return self._preorder
+
+    def forget_walks(self) -> None:
+        """Drop the lists of nodes (a scan's result keeps its modules; the lists are for the scan only)."""
+        self._nodes = self._preorder = None
 
     @property
     def line_starts(self) -> list[int]:
@@ -103,6 +117,38 @@ def _walk(node: ast.AST) -> list[ast.AST]:
         found += _children(found[i])
         i += 1
     return found
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class _Preorder:
+    """A tree's nodes in preorder; `owners[i]`: the function or lambda `nodes[i]` is in (None: the module);
+    `depths`: how deep each function or lambda is (by `id`), so a pass can prefer the shallowest as
+    `ast.walk` (breadth first) would meet it first."""
+
+    __slots__ = ("depths", "nodes", "owners")
+
+    def __init__(self, nodes: list[ast.AST], owners: list[ast.AST | None], depths: dict[int, int]) -> None:
+        self.nodes, self.owners, self.depths = nodes, owners, depths
+
+
+def _walk_preorder(tree: ast.AST) -> _Preorder:
+    nodes: list[ast.AST] = []
+    owners: list[ast.AST | None] = []
+    depths: dict[int, int] = {}
+    stack: list[tuple[ast.AST, ast.AST | None, int]] = [(tree, None, 0)]
+    while stack:
+        node, owner, depth = stack.pop()
+        nodes.append(node)
+        owners.append(owner)
+        if isinstance(node, _FUNCTIONS):
+            depths[id(node)] = depth
+            owner = node
+        children = _children(node)
+        children.reverse()
+        stack += [(child, owner, depth + 1) for child in children]
+    return _Preorder(nodes, owners, depths)
 
 
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
