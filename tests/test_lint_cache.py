@@ -305,9 +305,31 @@ def test_the_folder_holds_at_most_max_entries(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 2)
     folder = tmp_path / "cache"
-    for paths in (["."], ["trip"], ["prompts"], ["trip/agent.py"]):
+    for paths in (["trip"], ["prompts"], ["trip/agent.py"], ["."]):
         lint_project(paths, cache_dir=folder)
     assert len(list(folder.glob("*.json"))) == 2
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 10)
+    sizes = [entry.stat().st_size for entry in folder.glob("*.json")]
+    monkeypatch.setattr(lint_cache, "MAX_TOTAL_BYTES", sum(sizes) - 1)  # no room for both any more
+    lint_project(["."], cache_dir=folder)  # a hit: nothing written, nothing pruned
+    assert len(list(folder.glob("*.json"))) == 2
+    (tmp_path / "trip/tools.py").write_text("def save(tool_context):\n    pass\n", encoding="utf-8")
+    lint_project(["."], cache_dir=folder)  # a miss, written again: the older entry goes
+    assert len(list(folder.glob("*.json"))) == 1
+
+
+def test_a_hit_keeps_its_entry_from_being_pruned_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 2)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    (kept,) = folder.glob("*.json")
+    os.utime(kept, (1, 1))  # written long ago
+    lint_project(["trip"], cache_dir=folder)
+    lint_project(["."], cache_dir=folder)  # a hit: used now
+    lint_project(["prompts"], cache_dir=folder)  # one entry must go: not the one just used
+    assert kept.exists()
 
 
 def test_an_unwritable_folder_lints_without_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,6 +74,7 @@ CACHE_ENV = "TEMPLATING_CACHE_DIR"
 FORMAT = 1  # the layout of an entry; a change makes every older entry a miss
 MAX_ENTRIES = 64
 MAX_ENTRY_BYTES = 64 * 2**20
+MAX_TOTAL_BYTES = 256 * 2**20
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by templating (the lint cache).\n"
@@ -203,7 +204,10 @@ class LintCache:
                     return None
                 if text is not None:
                     texts[path] = text
-            return _result(entry["result"], texts, project.root)
+            result = _result(entry["result"], texts, project.root)
+            with contextlib.suppress(OSError):
+                os.utime(self.folder / f"{key}.json")  # recently used: pruned last
+            return result
         except (OSError, FileSkipped, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None  # no entry, or one cut short or not ours: a miss, rewritten by this run
 
@@ -287,16 +291,21 @@ class LintCache:
                 os.replace(temporary, target)
 
     def _prune(self) -> None:
-        """At most `MAX_ENTRIES` entries: the least recently written go (another run may remove them too)."""
-        entries: list[tuple[float, str]] = []
+        """At most `MAX_ENTRIES` entries and `MAX_TOTAL_BYTES` in all: the least recently used go (a hit
+        touches its entry; another run may remove entries at the same time)."""
+        entries: list[tuple[float, int, str]] = []
         for item in os.scandir(self.folder):
             if item.name.endswith(".json") and not item.name.startswith("."):
                 with contextlib.suppress(OSError):
-                    entries.append((item.stat().st_mtime, item.path))
-        entries.sort()
-        for _, path in entries[: max(0, len(entries) - MAX_ENTRIES)]:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+                    info = item.stat(follow_symlinks=False)
+                    entries.append((info.st_mtime, info.st_size, item.path))
+        entries.sort(reverse=True)
+        total = 0
+        for count, (_, size, path) in enumerate(entries):
+            total += size
+            if count >= MAX_ENTRIES or total > MAX_TOTAL_BYTES:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
 
 # -- a result as JSON and back
