@@ -153,6 +153,7 @@ class LintCache:
             repr(project.config),
             sorted(project.codes),
             repr(project.schema),
+            sorted(getattr(project, "severity", {}).items()),  # the levels given on top of the table's
             project.dialect,
             project.force_exclude,
             list(paths),
