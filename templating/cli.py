@@ -177,6 +177,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             ignore=args.ignore,
             dialect=args.dialect,
             force_exclude=args.force_exclude,
+            cache=not args.no_cache,
+            cache_dir=None if args.no_cache else args.cache_dir,
         )
         files, _ = project.files(args.paths)
         if not files:
@@ -336,6 +338,15 @@ def _add_lint_command(commands: Any) -> None:
         "--force-exclude",
         action="store_true",
         help="apply 'exclude' to files named on the command line too (for pre-commit, which names every file)",
+    )
+    lint.add_argument(
+        "--cache-dir",
+        metavar="FOLDER",
+        help="keep the lint cache in FOLDER (default: $TEMPLATING_CACHE_DIR, 'cache-dir' in [tool.templating],"
+        " or .templating_cache at the project root)",
+    )
+    lint.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the lint cache: lint every file afresh"
     )
     lint.set_defaults(run=_cmd_lint)
 

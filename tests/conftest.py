@@ -39,6 +39,18 @@ def _inner_pytest_runs_without_asyncio(request: pytest.FixtureRequest, monkeypat
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:asyncio -p no:hypothesispytest")
 
 
+_LINT_CACHES = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _lint_cache_outside_the_repository(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`templating lint` keeps its cache at the project root by default: a test that lints this repository's
+    own examples would leave one there. Each test gets its own folder (made only if a run writes to it)."""
+    monkeypatch.setenv("TEMPLATING_CACHE_DIR", str(tmp_path_factory.getbasetemp() / f"lint-cache-{next(_LINT_CACHES)}"))
+
+
 SNAPSHOTS = ROOT / "snapshots"
 # Every snapshot of this project's tests is a text file at snapshots/<test file path, no .py>/<test>.prompt.snap,
 # stored by templating's pytest plugin: prompt_snapshot / lint_snapshot because pyproject.toml sets its ini option

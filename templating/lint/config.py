@@ -86,9 +86,11 @@ class LintConfig:
     constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
     max_file_size: int = 2_000_000
     severity: Mapping[str, str] = field(default_factory=dict)  # rule code -> error, warning or info
+    cache_dir: str | None = None  # the lint cache's folder, relative to the root (templating.lint.cache)
 
 
 _CONFIG_KEYS = {
+    "cache-dir",
     "schema",
     "include",
     "exclude",
@@ -166,6 +168,11 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise LintConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, not {size!r}")
     config = dataclasses.replace(config, max_file_size=size)
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None:
+        if not isinstance(cache_dir, str) or not cache_dir.strip():
+            raise LintConfigError(f"{where}: 'cache-dir' must be a folder (a path relative to the project root)")
+        config = dataclasses.replace(config, cache_dir=cache_dir)
     if any(not suffix for suffix in config.constant_suffixes):
         raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):

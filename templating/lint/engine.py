@@ -10,15 +10,19 @@ file's new text (an editor's buffer) is re-linted without reading the rest again
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import threading
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..nodes import Dialect, Span
 from ..template import parse
 from .adk_schema import check_against_schema
+from .cache import LintCache, cache_folder
 from .check import lint
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE
@@ -67,7 +71,9 @@ class Project:
     `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to use instead
     of a file's (an editor's unsaved buffers), by path; `schema`, `select`, `extend_select`, `ignore`:
     as the command line's options, on top of `[tool.templating]`; `severity`: the level each rule is
-    reported with (`{"T014": "error"}`), on top of the table's `severity`; `dialect`: of template files."""
+    reported with (`{"T014": "error"}`), on top of the table's `severity`; `dialect`: of template files;
+    `cache`: keep runs on disk and give a run none of whose inputs changed from there (`cache_dir`: in that
+    folder, which also turns the cache on; see `templating.lint.cache`)."""
 
     def __init__(
         self,
@@ -83,6 +89,8 @@ class Project:
         dialect: Dialect = "angle",
         force_exclude: bool = False,
         severity: Mapping[str, str] | None = None,
+        cache: bool = False,
+        cache_dir: str | Path | None = None,
     ) -> None:
         if root is None and config_path is not None:
             root = Path(config_path).resolve().parent
@@ -118,6 +126,10 @@ class Project:
                 )
             self.codes = self.codes - {"T011"}  # "ALL": every rule that applies; without a schema, T011 does not
         self.walker = Walker(self.config, self.root)
+        self.cache: LintCache | None = None  # runs kept on disk (templating.lint.cache), when asked for
+        if cache or cache_dir is not None:
+            folder = cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir)
+            self.cache = LintCache(folder) if folder is not None else None
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
         self._writes: dict[str, list[Write]] = {}
@@ -306,11 +318,17 @@ class Project:
     # -- linting
 
     def lint(self, paths: Sequence[str] = ()) -> LintResult:
-        """Lint `paths` (files, folders; none: the configured `include`) in this project.
+        """Lint `paths` (files, folders; none: the configured `include`) in this project; with the cache on,
+        a run none of whose inputs changed is read from it.
 
         A file found by walking that cannot be read (a link out of the root, dangling or looping, a
         FIFO, too large, not UTF-8, unreadable) is one E003 finding and the rest is linted; a file
         the user named that cannot be read is an error (`LintInputError`)."""
+        if self.cache is not None and not self.overrides and "-" not in paths:
+            return self.cache.lint(self, paths, self._lint)
+        return self._lint(paths)
+
+    def _lint(self, paths: Sequence[str]) -> LintResult:
         files, notes, named = self._select(paths)
         if list(paths).count("-") > 1:
             raise LintInputError("stdin ('-') can be linted only once")
@@ -621,9 +639,35 @@ def _excluded(item: Path, config: LintConfig) -> bool:
     return _matches(relative(item, config.root), config.exclude)
 
 
+_collections = threading.Lock()
+_scans = 0  # scans running (threads: the language server)
+_thresholds = gc.get_threshold()
+
+
+@contextlib.contextmanager
+def _no_full_collections() -> Iterator[None]:
+    """No full garbage collection while scans run: a scan keeps every tree it parses, so each full
+    collection would walk them all again (about a third of the parsing time on a large project);
+    the young generations are still collected, and the thresholds are restored when the last ends."""
+    global _scans, _thresholds
+    with _collections:
+        if _scans == 0:
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(_thresholds[0], _thresholds[1], 1_000_000)
+        _scans += 1
+    try:
+        yield
+    finally:
+        with _collections:
+            _scans -= 1
+            if _scans == 0:
+                gc.set_threshold(*_thresholds)
+
+
 def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str) -> Scan:
     try:
-        result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root)
+        with _no_full_collections():
+            result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root)
     except RecursionError:
         raise LintInputError(
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"
@@ -644,6 +688,8 @@ def lint_project(
     config_path: str | Path | None = None,
     force_exclude: bool = False,
     severity: Mapping[str, str] | None = None,
+    cache: bool = False,
+    cache_dir: str | Path | None = None,
 ) -> LintResult:
     """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
     context. See [`Project`][templating.lint.engine.Project] for the options."""
@@ -659,5 +705,7 @@ def lint_project(
         dialect=dialect,
         force_exclude=force_exclude,
         severity=severity,
+        cache=cache,
+        cache_dir=cache_dir,
     )
     return project.lint(paths)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,3 +27,11 @@ def relative(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root).as_posix()
     except (ValueError, OSError, RuntimeError):  # outside the root; a symlink loop
         return path.as_posix()
+
+
+def running_version() -> str:
+    """The running package's version (`templating.__version__`, the one place it is written), read
+    without importing the package from below it: it is always imported, as every module is part of it."""
+    package = sys.modules.get(__name__.split(".")[0])
+    version = getattr(package, "__version__", None)
+    return version if isinstance(version, str) else "unknown"

@@ -23,11 +23,22 @@ class _Modules:
         self.modules: dict[str, _Module] = {}
         self.result = Scan()
         self.unreadable: set[str] = set()
+        # a scan's paths resolved once each (every import tries up to 24 candidate files)
+        self._real: dict[str, str] = {}
+        self._shown: dict[Path, str] = {}
+        self._parents: dict[str, list[Path]] = {}
+
+    def realpath(self, path: str) -> str:
+        """`os.path.realpath(path)`, computed once per path in a scan."""
+        real = self._real.get(path)
+        if real is None:
+            real = self._real[path] = os.path.realpath(path)
+        return real
 
     # -- loading
 
     def load(self, path: str, *, linted: bool) -> _Module:
-        key = os.path.realpath(path)
+        key = self.realpath(path)
         module = self.modules.get(key)
         if module is not None:
             module.linted = module.linted or linted
@@ -60,14 +71,21 @@ class _Modules:
                 base = base.parent
             bases = [base]
         else:
-            bases = list(Path(importer.path).resolve().parents)[:12]
+            bases = self._parents.get(importer.path) or []
+            if not bases:
+                bases = self._parents[importer.path] = list(Path(importer.path).resolve().parents)[:12]
         for base in bases:
             target = base.joinpath(*parts)
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
                 if candidate is None:
                     continue
-                shown = str(candidate) if level else places.shown(candidate)
-                key = os.path.realpath(shown)
+                if level:
+                    shown = str(candidate)
+                else:
+                    shown = self._shown.get(candidate) or ""
+                    if not shown:
+                        shown = self._shown[candidate] = places.shown(candidate)
+                key = self.realpath(shown)
                 if key in self.modules:
                     return self.modules[key]
                 if key in self.unreadable:

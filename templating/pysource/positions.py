@@ -4,6 +4,8 @@ knows where in which file it was written (literals with their escapes, f-strings
 from __future__ import annotations
 
 import ast
+import functools
+import re
 import textwrap
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -16,16 +18,39 @@ from .reading import _field_end
 class _Module:
     """One parsed `.py` file: its text, its tree, and its module-level names."""
 
-    __slots__ = ("_line_starts", "_lines", "bindings", "key", "linted", "path", "text", "tree")
+    __slots__ = ("_line_starts", "_lines", "_nodes", "_preorder", "bindings", "key", "linted", "path", "text", "tree")
 
     def __init__(self, path: str, key: str, text: str, tree: ast.Module, *, linted: bool) -> None:
         self.path, self.key, self.text, self.tree, self.linted = path, key, text, tree, linted
         self._lines: list[str] | None = None
         self._line_starts: list[int] | None = None
+        self._nodes: list[ast.AST] | None = None
+        self._preorder: _Preorder | None = None
         self.bindings: dict[str, ast.AST] = {}
         for stmt in _top_level(tree.body):
             for name, value in _bound(stmt):
                 self.bindings[name] = value
+
+    @property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the tree in `ast.walk`'s order (operators and load/store markers left out),
+        listed once: the passes over the whole module share it instead of walking the tree again."""
+        if self._nodes is None:
+            self._nodes = _walk(self.tree)
+        return self._nodes
+
+    @property
+    def preorder(self) -> _Preorder:
+        """Every node of the tree, parents before children and in the order written (operators and
+        load/store markers left out), each with the function or lambda it is in: the one walk the scan's
+        passes share."""
+        if self._preorder is None:
+            self._preorder = _walk_preorder(self.tree)
+        return self._preorder
+
+    def forget_walks(self) -> None:
+        """Drop the lists of nodes (a scan's result keeps its modules; the lists are for the scan only)."""
+        self._nodes = self._preorder = None
 
     @property
     def line_starts(self) -> list[int]:
@@ -55,6 +80,75 @@ class _Module:
         start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
         end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         return self.span(start, end)
+
+
+# Fields that hold only markers nothing looks for by walking (Load/Store, operators) or no node at all (names,
+# numbers), and the fields of each node class that may hold nodes: children found without `ast.iter_fields`.
+_MARKER_FIELDS = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "name", "arg", "asname", "module", "level", "kind", "conversion"}
+    | {"is_async", "simple", "type_comment", "tag"}
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
+if hasattr(ast, "TypeAlias"):  # Python 3.12: `type X = ...` holds its name as a node
+    _CHILD_FIELDS[ast.TypeAlias] = ast.TypeAlias._fields
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of `node`, as `ast.iter_child_nodes` gives them, less operators and Load/Store."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _MARKER_FIELDS)
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out += [item for item in value if isinstance(item, ast.AST)]
+    return out
+
+
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """`node` and every node below it in `ast.walk`'s order (breadth first), less operators and Load/Store."""
+    found = [node]
+    i = 0
+    while i < len(found):
+        found += _children(found[i])
+        i += 1
+    return found
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class _Preorder:
+    """A tree's nodes in preorder; `owners[i]`: the function or lambda `nodes[i]` is in (None: the module);
+    `depths`: how deep each function or lambda is (by `id`), so a pass can prefer the shallowest as
+    `ast.walk` (breadth first) would meet it first."""
+
+    __slots__ = ("depths", "nodes", "owners")
+
+    def __init__(self, nodes: list[ast.AST], owners: list[ast.AST | None], depths: dict[int, int]) -> None:
+        self.nodes, self.owners, self.depths = nodes, owners, depths
+
+
+def _walk_preorder(tree: ast.AST) -> _Preorder:
+    nodes: list[ast.AST] = []
+    owners: list[ast.AST | None] = []
+    depths: dict[int, int] = {}
+    stack: list[tuple[ast.AST, ast.AST | None, int]] = [(tree, None, 0)]
+    while stack:
+        node, owner, depth = stack.pop()
+        nodes.append(node)
+        owners.append(owner)
+        if isinstance(node, _FUNCTIONS):
+            depths[id(node)] = depth
+            owner = node
+        children = _children(node)
+        children.reverse()
+        stack += [(child, owner, depth + 1) for child in children]
+    return _Preorder(nodes, owners, depths)
 
 
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -164,6 +258,12 @@ def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     return _Mapped(value, [module] * len(value), starts, ends)
 
 
+@functools.cache
+def _plain_run(quote: str, is_f: bool) -> re.Pattern[str]:
+    """What ends a run of characters that stand for themselves in a literal quoted by `quote`."""
+    return re.compile("[\\\\\r" + quote + ("{}" if is_f else "") + "]")
+
+
 def _read_literals(
     text: str,
     i: int,
@@ -200,6 +300,7 @@ def _read_literals(
         if quote not in ('"', "'", '"""', "'''"):
             raise ValueError("no quote")
         j += len(quote)
+        plain = _plain_run(quote[0], is_f)
         while not text.startswith(quote, j):
             c = text[j]
             if is_f and c in "{}" and fields is not None:
@@ -253,9 +354,13 @@ def _read_literals(
                 size = 2 if text[j + 1] == "\n" else 1
                 emit_c("\n"), emit_s(j), emit_e(j + size)
                 j += size
-            else:
-                emit_c(c), emit_s(j), emit_e(j + 1)
-                j += 1
+            else:  # a run of plain characters, each standing for itself
+                found = plain.search(text, j + 1)
+                k = found.start() if found is not None else len(text)
+                chars += text[j:k]
+                starts += range(j, k)
+                ends += range(j + 1, k + 1)
+                j = k
         i = j + len(quote)
 
 

@@ -173,7 +173,14 @@ class _Project(_Modules):
 
     def text_file(self, path: str, what: str) -> _Mapped | str:
         """The text of the file `path` an instruction is read from, each character placed in it: only a
-        regular file inside the scan's root, of at most `_MAX_TEXT_BYTES`; else why not (a str)."""
+        regular file inside the scan's root, of at most `_MAX_TEXT_BYTES`; else why not (a str), and the
+        path is listed in `Scan.unread`."""
+        found = self._text_file(path, what)
+        if isinstance(found, str):
+            self.result.unread.append(path)
+        return found
+
+    def _text_file(self, path: str, what: str) -> _Mapped | str:
         real = os.path.realpath(path)
         if real != self.root and not real.startswith(self.root.rstrip(os.sep) + os.sep):
             return f"{what} reads {path}, which is outside the project: not followed"

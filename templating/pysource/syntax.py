@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .positions import _Module
+from .positions import _children, _Module, _walk
 
 # How far a chain of names, imports or nested expressions is followed (input cannot reach the recursion limit).
 _MAX_HOPS = 40
@@ -53,7 +53,7 @@ def _returns_and_yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[l
             returns.append(node)
         elif isinstance(node, ast.Yield | ast.YieldFrom):
             yields = True
-        stack.extend(ast.iter_child_nodes(node))
+        stack += _children(node)
     return returns, yields
 
 
@@ -88,7 +88,7 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
             others.add(node.id)  # for targets, with targets, augmented assignments, walrus
         elif isinstance(node, ast.Import | ast.ImportFrom):
             others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        stack.extend(ast.iter_child_nodes(node))
+        stack += _children(node)
     for name in list(assigned):
         if name in others:  # also bound another way (a loop, +=): not one known value
             assigned[name].append(ast.Name("<rebound>"))
@@ -104,7 +104,7 @@ def _mentions_state(annotation: ast.expr | None) -> bool:
     """Whether a parameter's annotation names ADK's `State` (`State`, `State | dict`, `"State"`)."""
     if annotation is None:
         return False
-    for node in ast.walk(annotation):
+    for node in _walk(annotation):
         if (isinstance(node, ast.Name) and node.id == "State") or (
             isinstance(node, ast.Attribute) and node.attr == "State"
         ):
@@ -204,7 +204,7 @@ def _file_read_by(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> l
         return None
     found: list[list[str | None]] = []
     reads = False
-    for node in ast.walk(func):
+    for node in _walk(func):
         if not isinstance(node, ast.Call):
             continue
         target: ast.AST | None = None

@@ -54,7 +54,7 @@ class _Visitor:
         self.schemas_for: dict[int, tuple[StateSchema, ...]] = {}
 
     def run(self) -> None:
-        self.walk(self.module.tree, None)
+        self.walk()
 
     def find_state_arguments(self) -> None:
         """The parameters of this module's functions that a call here gives a context's state:
@@ -62,9 +62,13 @@ class _Visitor:
         `def _set_initial_states(source, target)`."""
         functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         calls: list[ast.Call] = []
-        for node in ast.walk(self.module.tree):
+        walked = self.module.preorder
+        for node in walked.nodes:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                functions.setdefault(node.name, node)
+                # the first met breadth first (as ast.walk would): the shallowest, then the first written
+                first = functions.get(node.name)
+                if first is None or walked.depths[id(node)] < walked.depths[id(first)]:
+                    functions[node.name] = node
             elif isinstance(node, ast.Call) and any(
                 _is_state(a) for a in (*node.args, *(k.value for k in node.keywords))
             ):
@@ -104,10 +108,12 @@ class _Visitor:
         found = source.bindings.get(name) if source is not None else None
         return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
-    def walk(self, node: ast.AST, scope: _Scope | None) -> None:
-        stack: list[tuple[ast.AST, _Scope | None]] = [(node, scope)]
-        while stack:
-            item, here = stack.pop()
+    def walk(self) -> None:
+        """Every node of the module, parents first, each in the scope of the function it is in."""
+        walked = self.module.preorder
+        scopes: dict[int, _Scope] = {}  # each function's scope, by id
+        for item, owner in zip(walked.nodes, walked.owners, strict=True):
+            here = None if owner is None else scopes[id(owner)]
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 inner = _function_scope(item)
                 inner.state_params |= self.given_state.get(item, set()) - inner.assigned.keys() - inner.others
@@ -118,7 +124,7 @@ class _Visitor:
                             inner.assigned[name] = values
                     inner.params |= {p for p in here.params if not inner.binds(p)}
                     inner.others |= {o for o in here.others if not inner.binds(o)}
-                here = inner
+                scopes[id(item)] = inner
             elif isinstance(item, ast.Call):
                 self.call(item, here)
             elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Mod):
@@ -134,7 +140,6 @@ class _Visitor:
                         and self.module.bindings.get(target.id) is item.value
                     ):  # B = instruction("..."): a module constant, named B
                         self.names_for.setdefault(id(item.value), []).append(target.id)
-            stack.extend((child, here) for child in reversed(list(ast.iter_child_nodes(item))))
 
     # -- instructions
 
@@ -282,7 +287,7 @@ class _Visitor:
         if isinstance(value, ast.Name):  # state=initial_state: one dict assigned to it in this module...
             name = value.id
             assigned: list[ast.expr] = []
-            for node in ast.walk(self.module.tree):
+            for node in self.module.nodes:
                 if isinstance(node, ast.Assign | ast.AnnAssign):
                     for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                         if isinstance(target, ast.Name) and target.id == name and node.value is not None:
@@ -428,4 +433,6 @@ def scan(
     for visitor in visitors:
         visitor.run()
     project.add_unused_constants(modules)
+    for module in project.modules.values():
+        module.forget_walks()
     return project.result

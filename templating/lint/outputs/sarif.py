@@ -6,25 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
 from ..registry import RULES, SYNTAX_CHECKS, Diagnostic, rule_url
-from ..util import end_of
+from ..util import end_of, running_version
 from .text import escape_control
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-
-
-def _version() -> str:
-    """The running package's version (`templating.__version__`, the one place it is written), for
-    `tool.driver.version`: code scanning shows which linter made the findings."""
-    package = sys.modules.get(__name__.split(".")[0])  # always imported: this module is part of it
-    version = getattr(package, "__version__", None)
-    return version if isinstance(version, str) else "unknown"
 
 
 def _uri(path: str) -> str:
@@ -85,7 +76,7 @@ def format_sarif(diagnostics: Sequence[Diagnostic], sources: dict[str, str] | No
                 "tool": {
                     "driver": {
                         "name": "templating",
-                        "version": _version(),
+                        "version": running_version(),
                         "informationUri": rule_url("T001").rsplit("rules/", 1)[0],
                         "rules": rules,
                     }

@@ -1,0 +1,355 @@
+"""The persistent lint cache: a run's result kept on disk, given again while none of its inputs changed.
+
+What a Python file's findings are depends on other files (an instruction built from constants imported from
+another module, a state key written in a third file, a function given state by a caller elsewhere), so the
+scan is not a function of each file alone. The cache therefore keeps whole runs, each checked input by input:
+
+- an entry is found by a key over what decides which files a run reads and how: the tool's version and
+  Python's (the `ast` differs), the cache format, the current folder (paths are shown relative to it), the
+  root, the configuration, the rules on, the schema, the dialect, the paths named, the files chosen and the
+  project's Python files read for context;
+- the entry lists every file the run read or tried to read (each Python file, each template file, each text
+  file an instruction reads, and the modules an import could have named but that were not there), each
+  with a digest of its text or of why it could not be read;
+- a run whose key has an entry reads those files again (with the same bounds: inside the root unless the
+  user named the file, at most `max-file-size`) and uses the entry only when every digest is the same.
+  Otherwise it lints afresh and writes the entry again. A cached run gives exactly what a fresh run gives.
+
+Entries are JSON (never pickle: a cache folder is a file anyone with the project can write), written to a
+temporary file of the folder and moved into place with `os.replace`, so two runs at once never see half an
+entry; an entry that cannot be read, parsed or checked is a miss, and the next run rewrites it. The folder
+holds at most `MAX_ENTRIES` entries (the oldest are removed) and an entry over `MAX_ENTRY_BYTES` is not
+written. It is `.templating_cache` at the project root unless the command line (`--cache-dir`), the
+environment (`TEMPLATING_CACHE_DIR`) or `cache-dir` in `[tool.templating]` (a folder inside the root) name
+another; it holds a `CACHEDIR.TAG` and a `.gitignore` of `*`, and can be deleted or moved at any time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..inputs import FileSkipped, read_bytes
+from ..nodes import Span
+from .config import LintConfig, LintConfigError
+from .registry import Diagnostic
+from .result import CheckedTemplate, LintResult
+from .util import running_version, shown
+
+if TYPE_CHECKING:
+    from ..pysource import Scan
+
+
+class Project(Protocol):
+    """What the cache reads of the engine's `Project` (named here, not imported: the engine imports this)."""
+
+    root: Path
+    marked: bool
+    config: LintConfig
+    codes: frozenset[str]
+    schema: Any
+    force_exclude: bool
+    _texts: dict[str, str | Exception]
+    _scan: Scan | None
+
+    @property
+    def dialect(self) -> str: ...
+
+    def files(self, paths: Sequence[str] = ()) -> tuple[list[str], list[Diagnostic]]: ...
+
+    def _context_files(self, named: Sequence[str] = ()) -> list[str]: ...
+
+
+__all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "cache_folder"]
+
+DEFAULT_FOLDER = ".templating_cache"
+CACHE_ENV = "TEMPLATING_CACHE_DIR"
+FORMAT = 1  # the layout of an entry; a change makes every older entry a miss
+MAX_ENTRIES = 64
+MAX_ENTRY_BYTES = 64 * 2**20
+MAX_TOTAL_BYTES = 256 * 2**20
+_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by templating (the lint cache).\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+def cache_folder(root: Path, *, given: str | Path | None = None, configured: str | None = None) -> Path | None:
+    """Where a project's cache lives: `given` (the command line's `--cache-dir`, the API's `cache_dir`), else
+    `TEMPLATING_CACHE_DIR`, else `configured` (`cache-dir` of `[tool.templating]`, relative to the root and
+    inside it: a project's own settings never make the linter write elsewhere), else `.templating_cache` at
+    the root. None (no cache) when the project's folder is a link that leaves the root."""
+    if given is not None:
+        return Path(given).absolute()
+    from_env = os.environ.get(CACHE_ENV)
+    if from_env:
+        return Path(from_env).absolute()
+    folder = root / DEFAULT_FOLDER
+    if configured is not None:
+        folder = Path(os.path.normpath(root / configured))
+        if not folder.is_relative_to(root) or folder == root:
+            raise LintConfigError(
+                f"'cache-dir' in [tool.templating] must be a folder inside the project root ({root}), not "
+                f"{configured!r} (to use another folder, pass --cache-dir or set {CACHE_ENV})"
+            )
+    real = Path(os.path.realpath(folder))
+    return folder if real.is_relative_to(root) and real != root else None
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+def _failure(exc: BaseException) -> str:
+    return f"!{type(exc).__name__}: {exc}"
+
+
+class LintCache:
+    """The cache of one project's lint runs, in `folder` (see the module's description)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._files: list[str] = []  # the files the current run lints
+        self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
+
+    # -- a run, from the cache or fresh
+
+    def lint(self, project: Project, paths: Sequence[str], run: Callable[[Sequence[str]], LintResult]) -> LintResult:
+        """`run(paths)`'s result: the cached one when every input of the run is unchanged, else a fresh one,
+        then kept for the next run."""
+        self._folders = {}
+        key = self._key(project, paths)
+        named = {*paths, *(shown(Path(p)) for p in paths)}
+        hit = self._load(key, project, named)
+        if hit is not None:
+            return hit
+        result = run(paths)
+        with contextlib.suppress(OSError):  # a cache that cannot be written (read-only folder) is no error
+            self._store(key, project, named, result)
+        return result
+
+    def _key(self, project: Project, paths: Sequence[str]) -> str:
+        files, _ = project.files(paths)
+        self._files = files
+        python = [name for name in files if name.endswith(".py")]  # only their folders matter (no marker)
+        context = project._context_files(python) if python else []
+        parts = [
+            FORMAT,
+            running_version(),
+            list(sys.version_info[:2]),
+            os.getcwd(),
+            str(project.root),
+            project.marked,
+            repr(project.config),
+            sorted(project.codes),
+            repr(project.schema),
+            sorted(getattr(project, "severity", {}).items()),  # the levels given on top of the table's
+            project.dialect,
+            project.force_exclude,
+            list(paths),
+            files,
+            context,
+        ]
+        return _digest(json.dumps(parts, default=str))
+
+    # -- reading files again
+
+    def _read(self, path: str, mode: str, project: Project, named: set[str]) -> tuple[str | None, str]:
+        """The text of an input (`mode`: "py" decoded as Python does, "text" as UTF-8) and its digest, or
+        None and why it cannot be read; read with the bounds the run read it with."""
+        from ..pysource import python_text
+        from ..pysource.resolve import _MAX_TEXT_BYTES
+
+        limit = max(_MAX_TEXT_BYTES, project.config.max_file_size) if mode == "text" else project.config.max_file_size
+        try:
+            if path not in named and not self._inside(path, project.root):
+                return None, f"!outside the root: {path}"
+            data = read_bytes(path, limit=limit, root=None)  # the bound above, each folder resolved once
+            text = python_text(data) if mode == "py" else data.decode("utf-8").removeprefix("\ufeff")
+        except (OSError, FileSkipped, UnicodeDecodeError, ValueError) as exc:
+            return None, _failure(exc)
+        return text, _digest(text)
+
+    def _inside(self, path: str, root: Path) -> bool:
+        """Whether `path`, links followed, is inside `root` (as `read_bytes` checks it, with the real path
+        of each folder worked out once: a project's files share few folders)."""
+        folder, name = os.path.split(os.path.abspath(path))
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        target = os.path.join(real, name)
+        if os.path.islink(target):
+            target = os.path.realpath(target)
+        return Path(target).is_relative_to(root)
+
+    def _load(self, key: str, project: Project, named: set[str]) -> LintResult | None:
+        try:
+            data = read_bytes(str(self.folder / f"{key}.json"), limit=MAX_ENTRY_BYTES, root=self.folder.resolve())
+            entry = json.loads(data)
+            if entry.get("format") != FORMAT or entry.get("key") != key:
+                return None
+            texts: dict[str, str] = {}
+            for path, mode, digest in entry["inputs"]:
+                text, now = self._read(path, mode, project, named)
+                if now != digest:
+                    return None
+                if text is not None:
+                    texts[path] = text
+            result = _result(entry["result"], texts, project.root)
+            with contextlib.suppress(OSError):
+                os.utime(self.folder / f"{key}.json")  # recently used: pruned last
+            return result
+        except (OSError, FileSkipped, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return None  # no entry, or one cut short or not ours: a miss, rewritten by this run
+
+    # -- writing
+
+    def _inputs(self, project: Project, named: set[str], result: LintResult) -> dict[str, tuple[str, str]] | None:
+        """Every file the run read or tried to read: path -> (mode, digest). None when an input that could
+        not be read during the run can be now (it changed meanwhile: the result is not kept)."""
+        inputs: dict[str, tuple[str, str]] = {}
+        failed: list[tuple[str, str]] = []
+        for path, text in project._texts.items():
+            if isinstance(text, str):
+                inputs[path] = ("py", _digest(text))
+            else:
+                failed.append((path, "py"))
+        scan = project._scan
+        if scan is not None:
+            for path, text in scan.sources.items():
+                name = shown(Path(path)) if os.path.isabs(path) else path
+                if name not in inputs and path not in inputs:
+                    inputs[path] = ("text", _digest(text))
+            failed += [(path, "text") for path in scan.unread]
+        for name in self._files:
+            if name == "-" or name.endswith(".py") or name in inputs:
+                continue
+            template = result.sources.get(name)
+            if template is not None:
+                inputs[name] = ("text", _digest(template))
+            else:
+                failed.append((name, "text"))
+        for path, mode in failed:
+            now, digest = self._read(path, mode, project, named)
+            if now is not None:
+                return None
+            inputs[path] = (mode, digest)
+        return inputs
+
+    def _store(self, key: str, project: Project, named: set[str], result: LintResult) -> None:
+        inputs = self._inputs(project, named, result)
+        if inputs is None:
+            return
+        by_real: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        for name in result.sources:
+            if name not in inputs and not by_real:  # a file shown as named (./a.py): matched by real path
+                by_real = {os.path.realpath(path): path for path in inputs}
+            found = name if name in inputs else by_real.get(os.path.realpath(name))
+            if found is None:
+                return  # a text the entry could not give back: not kept
+            sources[name] = found
+        entry = {
+            "format": FORMAT,
+            "key": key,
+            "inputs": [[path, mode, digest] for path, (mode, digest) in inputs.items()],
+            "result": _payload(result, sources),
+        }
+        data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
+        if len(data) > MAX_ENTRY_BYTES:
+            return
+        self._prepare()
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, self.folder / f"{key}.json")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        self._prune()
+
+    def _prepare(self) -> None:
+        """The folder, made with its `CACHEDIR.TAG` and a `.gitignore` that ignores it all."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# made by templating: the lint cache\n*\n")):
+            target = self.folder / name
+            if not target.exists():
+                handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    out.write(text)
+                os.replace(temporary, target)
+
+    def _prune(self) -> None:
+        """At most `MAX_ENTRIES` entries and `MAX_TOTAL_BYTES` in all: the least recently used go (a hit
+        touches its entry; another run may remove entries at the same time)."""
+        entries: list[tuple[float, int, str]] = []
+        for item in os.scandir(self.folder):
+            if item.name.endswith(".json") and not item.name.startswith("."):
+                with contextlib.suppress(OSError):
+                    info = item.stat(follow_symlinks=False)
+                    entries.append((info.st_mtime, info.st_size, item.path))
+        entries.sort(reverse=True)
+        total = 0
+        for count, (_, size, path) in enumerate(entries):
+            total += size
+            if count >= MAX_ENTRIES or total > MAX_TOTAL_BYTES:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+
+# -- a result as JSON and back
+
+
+def _span(span: Span | None) -> list[int] | None:
+    return None if span is None else [span.start, span.end, span.line, span.column]
+
+
+def _diagnostic(d: Diagnostic) -> list[Any]:
+    return [d.code, d.severity, d.message, _span(d.span), d.path, d.help, d.origin]
+
+
+def _payload(result: LintResult, sources: dict[str, str]) -> dict[str, Any]:
+    return {
+        "diagnostics": [_diagnostic(d) for d in result.diagnostics],
+        "run_findings": [_diagnostic(d) for d in result.run_findings],
+        "templates": [
+            [t.path, t.name, t.dialect, _span(t.span), list(t.keys), list(t.optional_keys)] for t in result.templates
+        ],
+        "files": result.files,
+        "python": result.python,
+        "sources": sources,
+    }
+
+
+def _from_span(value: list[int] | None) -> Span | None:
+    return None if value is None else Span(*value)
+
+
+def _from_diagnostic(value: list[Any]) -> Diagnostic:
+    code, severity, message, span, path, help, origin = value
+    return Diagnostic(code, severity, message, _from_span(span), path, help, origin)
+
+
+def _result(payload: dict[str, Any], texts: dict[str, str], root: Path) -> LintResult:
+    templates = []
+    for path, name, dialect, span, keys, optional in payload["templates"]:
+        templates.append(CheckedTemplate(path, name, dialect, Span(*span), tuple(keys), tuple(optional)))
+    return LintResult(
+        [_from_diagnostic(d) for d in payload["diagnostics"]],
+        templates,
+        list(payload["files"]),
+        sources={name: texts[path] for name, path in payload["sources"].items()},
+        python=dict(payload["python"]),
+        root=root,
+        run_findings=[_from_diagnostic(d) for d in payload["run_findings"]],
+    )

@@ -1,0 +1,352 @@
+"""The persistent lint cache (templating.lint.cache): a cached run gives exactly a fresh run's findings, after
+any edit; a bad entry is a miss that the run rewrites; two processes at once; where the folder is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import templating
+from templating.cli import main
+from templating.lint import cache as lint_cache
+from templating.lint.engine import Project, lint_project
+from templating.lint.result import LintResult
+
+PROJECT = {
+    "pyproject.toml": "[tool.templating]\n",
+    "trip/__init__.py": "from . import agent\n",
+    "trip/prompt.py": 'PLAN_PROMPT = """Plan for {user:name?} with {plan}, {notes} and {budget}."""\n',
+    "trip/agent.py": (
+        "from pathlib import Path\n"
+        "from google.adk.agents import LlmAgent\n"
+        "from .prompt import PLAN_PROMPT\n"
+        "def load(name):\n    return (Path(__file__).parent / name).read_text()\n"
+        "root_agent = LlmAgent(name='planner', instruction=PLAN_PROMPT, output_key='plan')\n"
+        "writer = LlmAgent(name='writer', instruction=load('writer.txt'))\n"
+    ),
+    "trip/tools.py": "def save(tool_context):\n    tool_context.state['notes'] = 1\n",
+    "prompts/greet.prompt": "Hello <user:name>, your <plan>.\n",
+}
+
+
+def build(root: Path, files: dict[str, str] = PROJECT) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def shape(result: LintResult) -> Any:
+    """Everything a run gives its callers, to compare a cached run with a fresh one."""
+    return (
+        [repr(d) for d in result.diagnostics],
+        [repr(t) for t in result.templates],
+        result.files,
+        result.python,
+        result.sources,
+        [repr(d) for d in result.run_findings],
+        result.root,
+    )
+
+
+def fresh_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time a run lints afresh (not from the cache)."""
+    calls: list[int] = []
+    real = Project._lint
+
+    def counted(self: Project, paths: Any) -> LintResult:
+        calls.append(1)
+        return real(self, paths)
+
+    monkeypatch.setattr(Project, "_lint", counted)
+    return calls
+
+
+def _write(name: str, text: str) -> Callable[[Path], None]:
+    return lambda root: (root / name).write_text(text, encoding="utf-8")
+
+
+EDITS: list[tuple[str, Callable[[Path], None] | None, list[str]]] = [
+    # (id, the edit between the two runs, the paths linted)
+    ("unchanged", None, ["."]),
+    ("unchanged-files-named", None, ["trip/agent.py", "prompts/greet.prompt"]),
+    # the imported constant changes: agent.py's instruction (found through the import) reads a key nobody writes
+    ("imported-module-edited", _write("trip/prompt.py", 'PLAN_PROMPT = """Use {plan} and {notez}."""\n'), ["."]),
+    # a write removed in a third file: the key read in prompt.py is now written nowhere (T014)
+    ("write-removed-elsewhere", _write("trip/tools.py", "def save(tool_context):\n    pass\n"), ["."]),
+    ("write-removed-elsewhere-reader-named", _write("trip/tools.py", "def save(ctx):\n    pass\n"), ["trip/prompt.py"]),
+    ("template-edited", _write("prompts/greet.prompt", "Hello <user:nmae>.\n"), ["."]),
+    ("text-file-created", _write("trip/writer.txt", "Write about {plan} and {missing_key}.\n"), ["."]),
+    ("module-added", _write("trip/extra.py", "def more(tool_context):\n    tool_context.state['notez'] = 2\n"), ["."]),
+    ("module-removed", lambda root: (root / "trip/tools.py").unlink(), ["."]),
+    ("not-utf-8", lambda root: (root / "trip/tools.py").write_bytes(b"x = '\xff'\n"), ["."]),
+    ("settings-changed", _write("pyproject.toml", '[tool.templating]\nignore = ["T014"]\n'), ["."]),
+]
+
+
+@pytest.mark.parametrize(("edit", "paths"), [e[1:] for e in EDITS], ids=[e[0] for e in EDITS])
+def test_a_cached_run_gives_a_fresh_runs_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], None] | None, paths: list[str]
+) -> None:
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    first = lint_project(paths, cache_dir=folder)
+    assert list(folder.glob("*.json"))  # written
+    if edit is not None:
+        edit(root)
+    calls = fresh_calls(monkeypatch)
+    cached = lint_project(paths, cache_dir=folder)
+    assert calls == ([] if edit is None else [1])  # read from the cache exactly when nothing changed
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    fresh = lint_project(paths)
+    assert shape(cached) == shape(fresh)
+    if edit is not None:
+        assert shape(fresh) != shape(first)  # each edit changes what a run gives
+    again = lint_project(paths, cache_dir=folder)  # the entry rewritten by the second run gives it back
+    assert shape(again) == shape(fresh)
+
+
+def test_findings_of_a_cached_run_name_the_same_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    outputs = []
+    for extra in (["--no-cache"], [], []):
+        code = main(["lint", ".", *extra])
+        outputs.append((code, *capsys.readouterr()))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert "T014" in outputs[0][1]
+
+
+CORRUPT: list[tuple[str, Callable[[Path], None]]] = [
+    ("empty", lambda entry: entry.write_bytes(b"")),
+    ("truncated", lambda entry: entry.write_bytes(entry.read_bytes()[: len(entry.read_bytes()) // 2])),
+    ("not-json", lambda entry: entry.write_bytes(b"\x00\xff garbage")),
+    ("a-list", lambda entry: entry.write_text("[1, 2, 3]")),
+    ("other-format", lambda entry: entry.write_text(entry.read_text().replace('"format":1', '"format":99'))),
+    ("inputs-not-triples", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=[["a"]])))),
+    ("bad-span", lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["templates"][0].insert(3, 7)))),
+    ("source-missing", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=e["inputs"][:1])))),
+    ("a-folder", lambda entry: (entry.unlink(), entry.mkdir())),
+    ("a-fifo", lambda entry: (entry.unlink(), os.mkfifo(entry))),
+]
+
+
+def _edited(entry: Path, change: Callable[[dict[str, Any]], Any]) -> str:
+    data = json.loads(entry.read_text())
+    change(data)
+    return json.dumps(data)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs as on POSIX")
+@pytest.mark.parametrize("corrupt", [c[1] for c in CORRUPT], ids=[c[0] for c in CORRUPT])
+def test_a_bad_entry_is_a_miss_and_is_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corrupt: Callable[[Path], None]
+) -> None:
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    fresh = lint_project(["."])
+    lint_project(["."], cache_dir=folder)
+    (entry,) = folder.glob("*.json")
+    corrupt(entry)
+    result = lint_project(["."], cache_dir=folder)  # never blocks on a FIFO, never raises
+    assert shape(result) == shape(fresh)
+    if entry.is_file():
+        assert json.loads(entry.read_text())["format"] == lint_cache.FORMAT  # rewritten whole
+        calls = fresh_calls(monkeypatch)
+        assert shape(lint_project(["."], cache_dir=folder)) == shape(fresh)
+        assert calls == []
+
+
+def test_an_entry_naming_a_file_outside_the_root_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry is data anyone with the project can write: it cannot make the linter read outside the root."""
+    root = tmp_path / "project"
+    build(root)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET", encoding="utf-8")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    folder = root / ".templating_cache"
+    lint_project(["."], cache=True)
+    (entry,) = folder.glob("*.json")
+    data = json.loads(entry.read_text())
+    data["inputs"].append([str(secret), "text", lint_cache._digest("TOP-SECRET")])
+    data["result"]["diagnostics"] = []  # what a forged entry would claim
+    entry.write_text(json.dumps(data))
+    opened: list[str] = []
+    real_open = os.open
+
+    def watch(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", watch)
+    result = lint_project(["."], cache=True)
+    assert str(secret) not in opened
+    assert result.diagnostics  # the fresh findings, not the forged entry's
+
+
+def test_two_processes_at_once(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    build(root)
+    for i in range(30):  # enough files that the runs overlap
+        (root / f"trip/m{i}.py").write_text(f"M{i}_PROMPT = 'Use {{k{i}}}.'\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(templating.__file__).parent.parent)}
+    env.pop("TEMPLATING_CACHE_DIR")
+    command = [sys.executable, "-m", "templating", "lint", ".", "--format", "json"]
+    fresh = subprocess.run([*command, "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    for _ in range(3):
+        runs = [subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        outputs = [run.communicate(timeout=120)[0] for run in runs]
+        assert [run.returncode for run in runs] == [fresh.returncode] * 2
+        assert outputs == [fresh.stdout] * 2
+    entries = list((root / ".templating_cache").glob("*.json"))
+    assert len(entries) == 1
+    assert json.loads(entries[0].read_text())["format"] == lint_cache.FORMAT
+    assert not list((root / ".templating_cache").glob(".tmp-*"))  # no temporary file left behind
+
+
+FOLDERS: list[tuple[str, list[str], dict[str, str], str, str | None]] = [
+    # (id, options, environment, [tool.templating] lines, the folder expected, relative to tmp_path; None: none)
+    ("default", [], {}, "", "project/.templating_cache"),
+    ("option", ["--cache-dir", "../elsewhere"], {}, "", "elsewhere"),
+    ("environment", [], {"TEMPLATING_CACHE_DIR": "{tmp}/from-env"}, "", "from-env"),
+    ("option-over-environment", ["--cache-dir", "../opt"], {"TEMPLATING_CACHE_DIR": "{tmp}/env"}, "", "opt"),
+    ("setting", [], {}, 'cache-dir = "build/lint-cache"', "project/build/lint-cache"),
+    ("environment-over-setting", [], {"TEMPLATING_CACHE_DIR": "{tmp}/env"}, 'cache-dir = "c"', "env"),
+    ("no-cache", ["--no-cache"], {}, "", None),
+    ("no-cache-over-option", ["--no-cache", "--cache-dir", "../x"], {}, "", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("options", "environment", "setting", "expected"), [f[1:] for f in FOLDERS], ids=[f[0] for f in FOLDERS]
+)
+def test_where_the_cache_is(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    environment: dict[str, str],
+    setting: str,
+    expected: str | None,
+) -> None:
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "pyproject.toml": f"[tool.templating]\n{setting}\n"})
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value.format(tmp=tmp_path))
+    assert main(["lint", ".", *options]) == 0
+    capsys.readouterr()
+    made = sorted(p.parent.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("CACHEDIR.TAG"))
+    assert made == ([] if expected is None else [expected])
+    if expected is not None:
+        folder = tmp_path / expected
+        assert (folder / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+        tag = (folder / "CACHEDIR.TAG").read_text(encoding="utf-8")
+        assert tag.startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+        assert len(list(folder.glob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("setting", ["../outside", "/tmp/anywhere", ".", "sub/../.."], ids=str)
+def test_a_cache_dir_setting_outside_the_root_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setting: str
+) -> None:
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "pyproject.toml": f'[tool.templating]\ncache-dir = "{setting}"\n'})
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    assert main(["lint", "."]) == 2
+    err = capsys.readouterr().err
+    assert "'cache-dir' in [tool.templating] must be a folder inside the project root" in err
+    assert not list(tmp_path.rglob("CACHEDIR.TAG"))
+    assert main(["lint", ".", "--no-cache"]) == 0  # the setting is not read without the cache
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links as on POSIX")
+@pytest.mark.parametrize("setting", ["", 'cache-dir = "build/cache"'], ids=["default", "setting"])
+def test_a_cache_folder_linked_out_of_the_root_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setting: str
+) -> None:
+    """A project can hold a link where its cache would be: nothing is written through it."""
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "pyproject.toml": f"[tool.templating]\n{setting}\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if setting:
+        (root / "build").symlink_to(outside, target_is_directory=True)
+    else:
+        (root / ".templating_cache").symlink_to(outside, target_is_directory=True)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    assert main(["lint", "."]) == 0
+    assert "T014" in capsys.readouterr().out
+    assert list(outside.rglob("*")) == []
+
+
+def test_the_folder_holds_at_most_max_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 2)
+    folder = tmp_path / "cache"
+    for paths in (["trip"], ["prompts"], ["trip/agent.py"], ["."]):
+        lint_project(paths, cache_dir=folder)
+    assert len(list(folder.glob("*.json"))) == 2
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 10)
+    sizes = [entry.stat().st_size for entry in folder.glob("*.json")]
+    monkeypatch.setattr(lint_cache, "MAX_TOTAL_BYTES", sum(sizes) - 1)  # no room for both any more
+    lint_project(["."], cache_dir=folder)  # a hit: nothing written, nothing pruned
+    assert len(list(folder.glob("*.json"))) == 2
+    (tmp_path / "trip/tools.py").write_text("def save(tool_context):\n    pass\n", encoding="utf-8")
+    lint_project(["."], cache_dir=folder)  # a miss, written again: the older entry goes
+    assert len(list(folder.glob("*.json"))) == 1
+
+
+def test_a_hit_keeps_its_entry_from_being_pruned_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 2)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    (kept,) = folder.glob("*.json")
+    os.utime(kept, (1, 1))  # written long ago
+    lint_project(["trip"], cache_dir=folder)
+    lint_project(["."], cache_dir=folder)  # a hit: used now
+    lint_project(["prompts"], cache_dir=folder)  # one entry must go: not the one just used
+    assert kept.exists()
+
+
+def test_an_unwritable_folder_lints_without_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    result = lint_project(["."], cache_dir=blocker / "cache")  # its parent is a file: it cannot be made
+    assert shape(result) == shape(lint_project(["."]))
+
+
+def test_the_api_writes_no_cache_unless_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    lint_project(["."])
+    Project().lint(["."])
+    assert not (tmp_path / ".templating_cache").exists()
+    lint_project(["."], cache=True)
+    assert (tmp_path / ".templating_cache" / "CACHEDIR.TAG").is_file()
