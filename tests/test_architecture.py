@@ -359,7 +359,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     (
         "lint engine",
-        {"lint", "lint.discovery", "lint.project", "lint.reach", "lint.result", "lint.engine", "lint.pick"},
+        {"lint", "lint.discovery", "lint.project", "lint.reach", "lint.result", "lint.engine", "lint.pick"}
+        | {"lint.suppress", "lint.baseline"},
     ),
     ("lint outputs", {"lint.outputs", "lint.outputs.*", "report"}),
     ("the Python API", {"providers", "agents", "runner", ""}),

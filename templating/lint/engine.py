@@ -41,6 +41,7 @@ from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
 from .rules.state_schema import unread_state_schemas
 from .schema import Schema, load_schema
+from .suppress import apply_suppressions, read_suppressions
 from .util import relative, shown
 
 if TYPE_CHECKING:
@@ -424,6 +425,7 @@ class Project:
             if error.path in named
         ]
         instructions = [item for item in found.instructions if item.path in shown_in]
+        given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
         for item in instructions:
             here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
             if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
@@ -440,6 +442,9 @@ class Project:
                     for d in never_written(item, written, schema=self.schema)
                     if (d.path, d.span and d.span.start) not in quiet
                 ]
+            for d in here:
+                if d.span is not None and item.given_at:
+                    given_at.setdefault((d.path, d.span.start, d.span.end, d.code), []).extend(item.given_at)
             findings += here
         if "T015" in codes:
             findings += [d for d in skipped_findings(found) if d.path in named]
@@ -459,6 +464,7 @@ class Project:
                 continue  # an allowed snippet, as written in the .py file ({summary}, <br>)
             seen.add(key)
             kept.append(diag)
+        kept = self._suppressed(found, kept, given_at, named, instructions)
         kept.sort(key=lambda d: (d.path or "", d.span.start if d.span else -1, d.code))
         result.diagnostics += kept
         for path in shown_in:
@@ -469,6 +475,37 @@ class Project:
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
             result.templates.append(checked(item))
+
+    def _suppressed(
+        self,
+        found: Scan,
+        findings: list[Diagnostic],
+        given_at: dict[tuple[object, ...], list[tuple[str, Span]]],
+        named: set[str],
+        instructions: list[Instruction],
+    ) -> list[Diagnostic]:
+        """`findings` without those a `# templating: ignore[...]` comment silences, with the findings
+        about the comments of the `named` files (T022, T023); see `templating.lint.suppress`."""
+        places = set(named)  # the files whose comments may silence a finding: its own, its call sites'
+        for d in findings:
+            places.add(d.path or "")
+            if d.span is not None:
+                places.update(path for path, _ in given_at.get((d.path, d.span.start, d.span.end, d.code), ()))
+        files = {
+            path: read_suppressions(path, found.sources[path])
+            for path in places
+            if path.endswith(".py") and path in found.sources
+        }
+        linted = {item.key for item in instructions}
+        unsure = [place for item in found.instructions if item.key not in linted for place in item.given_at]
+        return apply_suppressions(
+            findings,
+            given_at,
+            files,
+            report_in={path for path in named if path in files},
+            rule_on=lambda code, path: code in self._rules(path),
+            unsure=unsure,
+        )
 
     def instructions(self, path: str, *, reached: bool = False) -> tuple[list[Instruction], list[Skipped]]:
         """The instructions written in the Python file `path`, read with the project's context, and
