@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..nodes import Dialect, Span
 from ..template import parse
 from .adk_schema import check_against_schema
+from .baseline import Baseline, apply_baseline, load_baseline
 from .check import lint
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE
@@ -657,9 +658,15 @@ def lint_project(
     config_path: str | Path | None = None,
     force_exclude: bool = False,
     severity: Mapping[str, str] | None = None,
+    baseline: str | Path | Baseline | None = None,
 ) -> LintResult:
     """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
-    context. See [`Project`][templating.lint.engine.Project] for the options."""
+    context. See [`Project`][templating.lint.engine.Project] for the options.
+
+    `baseline`: a baseline file (or a loaded [`Baseline`][templating.lint.baseline.Baseline]) whose
+    findings are left out; `baselined` and `stale` in the result count what it dropped and what it
+    records that was not found (see `templating.lint.baseline`)."""
+    recorded = load_baseline(baseline) if isinstance(baseline, str | Path) else baseline
     project = Project(
         root,
         paths=paths,
@@ -673,4 +680,7 @@ def lint_project(
         force_exclude=force_exclude,
         severity=severity,
     )
-    return project.lint(paths)
+    result = project.lint(paths)
+    if recorded is not None:
+        apply_baseline(result, recorded)
+    return result
