@@ -71,17 +71,24 @@ def _project_path(path: str | None, root: Path) -> str:
     return absolute.as_posix()
 
 
-def key_of(diag: Diagnostic, result: LintResult) -> Key:
-    """What a baseline records of `diag`: its project-relative file, code, and the text it flags."""
+def key_of(diag: Diagnostic, result: LintResult, paths: dict[str | None, str] | None = None) -> Key:
+    """What a baseline records of `diag`: its project-relative file, code, and the text it flags.
+    `paths`: each path as the project names it, filled as paths are met (one look-up per file)."""
     source = result.sources.get(diag.path or "")
     # a finding about a whole file (skipped) or a whole run (T011): its message says which
     text = source[diag.span.start : diag.span.end] if diag.span is not None and source is not None else diag.message
-    return _project_path(diag.path, result.root), diag.code, text
+    if paths is None:
+        return _project_path(diag.path, result.root), diag.code, text
+    where = paths.get(diag.path)
+    if where is None:
+        where = paths[diag.path] = _project_path(diag.path, result.root)
+    return where, diag.code, text
 
 
 def baseline_of(result: LintResult) -> Baseline:
     """The baseline recording every finding of `result`."""
-    return Baseline(dict(Counter(key_of(d, result) for d in result.diagnostics)))
+    paths: dict[str | None, str] = {}
+    return Baseline(dict(Counter(key_of(d, result, paths) for d in result.diagnostics)))
 
 
 def dump_baseline(baseline: Baseline) -> str:
@@ -198,14 +205,16 @@ def apply_baseline(result: LintResult, baseline: Baseline) -> Applied:
     left = dict(baseline.counts)
     kept: list[Diagnostic] = []
     dropped: list[Diagnostic] = []
+    paths: dict[str | None, str] = {}
     for diag in result.diagnostics:
-        key = key_of(diag, result)
+        key = key_of(diag, result, paths)
         if left.get(key, 0) > 0:
             left[key] -= 1
             dropped.append(diag)
         else:
             kept.append(diag)
-    linted = {_project_path(path, result.root) for path in result.files}
+    stale_files = {path for (path, _, _), n in left.items() if n}
+    linted = {paths.get(p) or _project_path(p, result.root) for p in result.files} if stale_files else set()
     stale = sum(n for (path, _, _), n in left.items() if path in linted or not path)
     result.diagnostics = kept
     gone = set(map(id, dropped))

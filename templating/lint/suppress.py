@@ -21,6 +21,7 @@ import ast
 import io
 import re
 import tokenize
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -63,21 +64,30 @@ _NONE = Suppressions([], [])
 def read_suppressions(path: str, text: str) -> Suppressions:
     """The `# templating: ignore[...]` comments of the Python file `path` with text `text`.
 
-    A file that cannot be tokenized (not valid Python, or syntax this Python cannot read) has none: its
-    findings are all reported."""
-    if _DIRECTIVE.search(text) is None:  # most files: no tokenizing
+    Only the statements holding a line that looks like a directive are tokenized (each from its first
+    line, where no string is open), so a large file with one comment costs one `ast.parse`. A file that
+    cannot be parsed is tokenized whole; one that cannot be tokenized (syntax this Python cannot read)
+    has none: its findings are all reported."""
+    if _DIRECTIVE.search(text) is None:  # most files: nothing to tokenize
         return _NONE
     starts = [0, *(m.end() for m in re.finditer("\n", text))]  # as tokenize counts lines
-    found: list[tuple[int, int, str]] = []  # line, column, comment
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT and "templating" in token.string:
-                found.append((token.start[0], token.start[1], token.string))
-    except (tokenize.TokenError, SyntaxError):
-        return _NONE
+    candidates = sorted({bisect_right(starts, m.start()) for m in _DIRECTIVE.finditer(text)})
+    statements = _statement_lines(text)
+    found: dict[tuple[int, int], str] = {}  # (line, column) -> comment
+    if statements is None:
+        found = _comments(text, 1)
+        statements = _alone
+    else:
+        done: set[int] = set()
+        for line in candidates:
+            if line in done:
+                continue
+            first, last = statements(line)
+            end = starts[last] if last < len(starts) else len(text)
+            found.update(_comments(text[starts[first - 1] : end], first))
+            done.update(range(first, last + 1))
     if not found:
         return _NONE
-    statements = _statement_lines(text)
     directives: list[Directive] = []
     invalid: list[Diagnostic] = []
 
@@ -85,7 +95,7 @@ def read_suppressions(path: str, text: str) -> Suppressions:
         start = starts[line - 1] + column
         return Span(start, start + max(length, 1), line, column + 1)
 
-    for line, column, comment in found:
+    for (line, column), comment in sorted(found.items()):
         for match in _DIRECTIVE.finditer(comment):
             where = span(line, column + match.start(), match.end() - match.start())
             first, last = statements(line)
@@ -144,13 +154,30 @@ def _unknown(code: str) -> tuple[str, str] | None:
     )
 
 
-def _statement_lines(text: str) -> Callable[[int], tuple[int, int]]:
+def _comments(text: str, first: int) -> dict[tuple[int, int], str]:
+    """The comments of `text` (Python lines starting at line `first` of their file) that mention
+    `templating`, by (line, column); none when `text` cannot be tokenized."""
+    found: dict[tuple[int, int], str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT and "templating" in token.string:
+                found[token.start[0] + first - 1, token.start[1]] = token.string
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return found
+
+
+def _alone(line: int) -> tuple[int, int]:
+    return line, line
+
+
+def _statement_lines(text: str) -> Callable[[int], tuple[int, int]] | None:
     """A function giving, for a line, the lines of the innermost statement it belongs to (a compound
-    statement's header only), or the line alone when none holds it."""
+    statement's header only), or the line alone when none holds it; `None` when `text` cannot be parsed."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return lambda line: (line, line)
+        return None
     ranges: list[tuple[int, int]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt):
@@ -159,13 +186,16 @@ def _statement_lines(text: str) -> Callable[[int], tuple[int, int]]:
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
             last = max(node.lineno, body[0].lineno - 1)  # the header: up to the body
-            if getattr(body[0], "lineno", 0) == node.lineno:  # `if x: y = 1` on one line
+            if body[0].lineno == node.lineno:  # `if x: y = 1` on one line
                 last = node.lineno
         else:
             last = node.end_lineno or node.lineno
         ranges.append((first, last))
+
+    # Each line's innermost statement: the widest first, overwritten by those inside. Simple statements do
+    # not nest and a compound one counts its header only, so this is linear in the file's lines.
     owner: dict[int, tuple[int, int]] = {}
-    for first, last in sorted(ranges, key=lambda r: r[0] - r[1]):  # widest first: the innermost wins
+    for first, last in sorted(ranges, key=lambda r: r[0] - r[1]):
         for line in range(first, last + 1):
             owner[line] = (first, last)
     return lambda line: owner.get(line, (line, line))
