@@ -181,6 +181,9 @@ def test_the_language_servers_path_gets_the_same_results(tmp_path: Path, monkeyp
     ("text", "codes"),
     [
         pytest.param("x = 1  # templating: ignore[T014]\n", [["T014"]], id="one"),
+        pytest.param('def f():\n    """Doc.\n    # templating: ignore[T014]\n    """\n', [], id="in-a-docstring"),
+        pytest.param("class A:\n    x = 1  # templating: ignore[T014]\n", [["T014"]], id="indented"),
+        pytest.param("x = 1 +\ny = 2  # templating: ignore[T014]\n", [["T014"]], id="not-parsed-but-tokenized"),
         pytest.param("x = 1  # templating: ignore[ T014 ,T009 ]\n", [["T014", "T009"]], id="spaces"),
         pytest.param("x = '# templating: ignore[T014]'\n", [], id="in-a-string"),
         pytest.param('x = """\n# templating: ignore[T014]\n"""\n', [], id="in-a-triple-quoted-string"),
@@ -201,3 +204,18 @@ def test_a_codes_span_points_at_the_code() -> None:
     (bad,) = read.invalid
     assert bad.span is not None
     assert text[bad.span.start : bad.span.end] == "T999"
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        pytest.param("x = (\n    1,  # templating: ignore[T014]\n)\n", (1, 3), id="a-call-over-lines"),
+        pytest.param("if x:  # templating: ignore[T014]\n    y = 1\n", (1, 1), id="a-header"),
+        pytest.param("@dec(\n  a)  # templating: ignore[T014]\ndef f():\n    pass\n", (1, 3), id="decorated-header"),
+        pytest.param("def f():\n    pass\n# templating: ignore[T014]\n", (3, 3), id="between-statements"),
+        pytest.param("if x: y = [\n  1]  # templating: ignore[T014]\n", (1, 2), id="one-line-if-body"),
+    ],
+)
+def test_a_directive_covers_its_statements_lines(text: str, lines: tuple[int, int]) -> None:
+    (directive,) = read_suppressions("a.py", text).directives
+    assert (directive.first, directive.last) == lines
