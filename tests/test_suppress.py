@@ -219,3 +219,12 @@ def test_a_codes_span_points_at_the_code() -> None:
 def test_a_directive_covers_its_statements_lines(text: str, lines: tuple[int, int]) -> None:
     (directive,) = read_suppressions("a.py", text).directives
     assert (directive.first, directive.last) == lines
+
+
+def test_comments_need_no_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = 'a = LlmAgent(name="a", instruction="Read {plan} {x}.")  # templating: ignore[T014]\n'
+    (tmp_path / "agent.py").write_text(HEAD + body, encoding="utf-8")  # no pyproject.toml at all
+    monkeypatch.chdir(tmp_path)
+    assert lint_project(["agent.py"]).diagnostics == []
+    (tmp_path / "agent.py").write_text(HEAD + body.replace("  # templating: ignore[T014]", ""), encoding="utf-8")
+    assert [d.code for d in lint_project(["agent.py"]).diagnostics] == ["T014", "T014"]
