@@ -184,6 +184,9 @@ def test_the_language_servers_path_gets_the_same_results(tmp_path: Path, monkeyp
         pytest.param('def f():\n    """Doc.\n    # templating: ignore[T014]\n    """\n', [], id="in-a-docstring"),
         pytest.param("class A:\n    x = 1  # templating: ignore[T014]\n", [["T014"]], id="indented"),
         pytest.param("x = 1 +\ny = 2  # templating: ignore[T014]\n", [["T014"]], id="not-parsed-but-tokenized"),
+        pytest.param(
+            'x = """\nA""" ; y = 1  # templating: ignore[T014]\n', [["T014"]], id="after-a-string-ending-on-its-line"
+        ),
         pytest.param("x = 1  # templating: ignore[ T014 ,T009 ]\n", [["T014", "T009"]], id="spaces"),
         pytest.param("x = '# templating: ignore[T014]'\n", [], id="in-a-string"),
         pytest.param('x = """\n# templating: ignore[T014]\n"""\n', [], id="in-a-triple-quoted-string"),

@@ -75,7 +75,7 @@ def read_suppressions(path: str, text: str) -> Suppressions:
     statements = _statement_lines(text)
     found: dict[tuple[int, int], str] = {}  # (line, column) -> comment
     if statements is None:
-        found = _comments(text, 1)
+        found = _comments(text, 1) or {}
         statements = _alone
     else:
         done: set[int] = set()
@@ -84,7 +84,11 @@ def read_suppressions(path: str, text: str) -> Suppressions:
                 continue
             first, last = statements(line)
             end = starts[last] if last < len(starts) else len(text)
-            found.update(_comments(text[starts[first - 1] : end], first))
+            chunk = _comments(text[starts[first - 1] : end], first)
+            if chunk is None:  # the line starts inside another statement's string (`x = """\n"""; y = 1`)
+                found = _comments(text, 1) or {}
+                break
+            found.update(chunk)
             done.update(range(first, last + 1))
     if not found:
         return _NONE
@@ -154,16 +158,16 @@ def _unknown(code: str) -> tuple[str, str] | None:
     )
 
 
-def _comments(text: str, first: int) -> dict[tuple[int, int], str]:
+def _comments(text: str, first: int) -> dict[tuple[int, int], str] | None:
     """The comments of `text` (Python lines starting at line `first` of their file) that mention
-    `templating`, by (line, column); none when `text` cannot be tokenized."""
+    `templating`, by (line, column); `None` when `text` cannot be tokenized."""
     found: dict[tuple[int, int], str] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT and "templating" in token.string:
                 found[token.start[0] + first - 1, token.start[1]] = token.string
     except (tokenize.TokenError, SyntaxError):
-        return {}
+        return None
     return found
 
 
