@@ -167,6 +167,16 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         raise UsageError(f"--statistics prints text or json, not {args.format}: drop one of the two options")
     if args.select is not None and not [c for v in args.select for c in v.split(",") if c.strip()]:
         raise UsageError("--select needs at least one rule code (to turn rules off, use --ignore)")
+    if args.write_baseline is not None:
+        clash = [opt for opt, on in (("--baseline", args.baseline), ("--statistics", args.statistics)) if on]
+        clash += ["--output-file"] if args.output_file else []
+        if clash:
+            raise UsageError(f"--write-baseline records every finding: it cannot be combined with {clash[0]}")
+    recorded = None
+    if args.baseline is not None:
+        from .lint.baseline import load_baseline
+
+        recorded = load_baseline(args.baseline)  # read before linting: a bad file stops the run, nothing written
     try:
         project = Project(
             paths=args.paths,
@@ -206,6 +216,24 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot read the paths to lint{where}: {exc.strerror or exc}") from None
     if not result.files:
         raise UsageError("nothing could be linted: " + "; ".join(d.message for d in result.diagnostics[:3]))
+    if args.write_baseline is not None:
+        from .lint.baseline import write_baseline
+
+        written = write_baseline(args.write_baseline, result)
+        noun = "finding" if written.total == 1 else "findings"
+        print(f"wrote {written.total} {noun} to the baseline {args.write_baseline}")
+        return EXIT_OK
+    baseline_note = ""
+    if recorded is not None:
+        from .lint.baseline import apply_baseline
+
+        applied = apply_baseline(result, recorded)
+        noun = "finding" if applied.baselined == 1 else "findings"
+        baseline_note = f"{applied.baselined} {noun} left out: recorded in the baseline {args.baseline}"
+        if applied.stale:
+            baseline_note += (
+                f"; {applied.stale} it records no longer found (fixed): drop them with --write-baseline {args.baseline}"
+            )
     everything = result.diagnostics
     if args.html:
         _write_html(args, result)
@@ -226,6 +254,10 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         print(output)
     if args.format == "text":  # the summary: on stdout when it is all there is to say
         print(report, file=sys.stderr if everything or args.output_file else sys.stdout)
+        if baseline_note:
+            print(baseline_note, file=sys.stderr if everything or args.output_file else sys.stdout)
+    elif baseline_note:
+        _error(f"templating: {baseline_note}")
     return EXIT_FINDINGS if result.errors and not args.exit_zero else EXIT_OK
 
 
@@ -333,6 +365,16 @@ def _add_lint_command(commands: Any) -> None:
         "--output-file",
         metavar="FILE",
         help="write the findings (or statistics) to FILE instead of stdout, whole or not at all",
+    )
+    lint.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only the findings FILE does not record (written by --write-baseline); exit code from those",
+    )
+    lint.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record today's findings in FILE (by file, rule and flagged text) and exit 0",
     )
     lint.add_argument(
         "--force-exclude",

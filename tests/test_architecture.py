@@ -368,7 +368,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "lint engine",
         {"lint", "lint.discovery", "lint.project", "lint.reach", "lint.result", "lint.engine", "lint.pick"}
-        | {"lint.cache"},
+        | {"lint.cache", "lint.suppress", "lint.baseline"},
     ),
     ("lint outputs", {"lint.outputs", "lint.outputs.*", "report"}),
     ("the Python API", {"providers", "agents", "runner", ""}),

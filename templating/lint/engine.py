@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..nodes import Dialect, Span
 from ..template import parse
 from .adk_schema import check_against_schema
+from .baseline import Baseline, apply_baseline, load_baseline
 from .cache import LintCache, cache_folder
 from .check import lint
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
@@ -45,6 +46,7 @@ from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.schema_keys import unused_keys
 from .rules.state_schema import unread_state_schemas
 from .schema import Schema, load_schema
+from .suppress import apply_suppressions, read_suppressions
 from .util import relative, shown
 
 if TYPE_CHECKING:
@@ -453,6 +455,7 @@ class Project:
             if error.path in named
         ]
         instructions = [item for item in found.instructions if item.path in shown_in]
+        given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
         for item in instructions:
             here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
             if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
@@ -470,6 +473,9 @@ class Project:
                     for d in never_written(item, written, schema=self.schema)
                     if (d.path, d.span and d.span.start) not in quiet
                 ]
+            for d in here:
+                if d.span is not None and item.given_at:
+                    given_at.setdefault((d.path, d.span.start, d.span.end, d.code), []).extend(item.given_at)
             findings += here
         if "T015" in codes:
             findings += [d for d in skipped_findings(found) if d.path in named]
@@ -489,6 +495,7 @@ class Project:
                 continue  # an allowed snippet, as written in the .py file ({summary}, <br>)
             seen.add(key)
             kept.append(diag)
+        kept = self._suppressed(found, kept, given_at, named, instructions)
         kept.sort(key=lambda d: (d.path or "", d.span.start if d.span else -1, d.code))
         result.diagnostics += kept
         for path in shown_in:
@@ -499,6 +506,37 @@ class Project:
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
             result.templates.append(checked(item))
+
+    def _suppressed(
+        self,
+        found: Scan,
+        findings: list[Diagnostic],
+        given_at: dict[tuple[object, ...], list[tuple[str, Span]]],
+        named: set[str],
+        instructions: list[Instruction],
+    ) -> list[Diagnostic]:
+        """`findings` without those a `# templating: ignore[...]` comment silences, with the findings
+        about the comments of the `named` files (T022, T023); see `templating.lint.suppress`."""
+        places = set(named)  # the files whose comments may silence a finding: its own, its call sites'
+        for d in findings:
+            places.add(d.path or "")
+            if d.span is not None:
+                places.update(path for path, _ in given_at.get((d.path, d.span.start, d.span.end, d.code), ()))
+        files = {
+            path: read_suppressions(path, found.sources[path])
+            for path in places
+            if path.endswith(".py") and path in found.sources
+        }
+        linted = {item.key for item in instructions}
+        unsure = [place for item in found.instructions if item.key not in linted for place in item.given_at]
+        return apply_suppressions(
+            findings,
+            given_at,
+            files,
+            report_in={path for path in named if path in files},
+            rule_on=lambda code, path: code in self._rules(path),
+            unsure=unsure,
+        )
 
     def instructions(self, path: str, *, reached: bool = False) -> tuple[list[Instruction], list[Skipped]]:
         """The instructions written in the Python file `path`, read with the project's context, and
@@ -690,9 +728,15 @@ def lint_project(
     severity: Mapping[str, str] | None = None,
     cache: bool = False,
     cache_dir: str | Path | None = None,
+    baseline: str | Path | Baseline | None = None,
 ) -> LintResult:
     """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
-    context. See [`Project`][templating.lint.engine.Project] for the options."""
+    context. See [`Project`][templating.lint.engine.Project] for the options.
+
+    `baseline`: a baseline file (or a loaded [`Baseline`][templating.lint.baseline.Baseline]) whose
+    findings are left out; `baselined` and `stale` in the result count what it dropped and what it
+    records that was not found (see `templating.lint.baseline`)."""
+    recorded = load_baseline(baseline) if isinstance(baseline, str | Path) else baseline
     project = Project(
         root,
         paths=paths,
@@ -708,4 +752,7 @@ def lint_project(
         cache=cache,
         cache_dir=cache_dir,
     )
-    return project.lint(paths)
+    result = project.lint(paths)
+    if recorded is not None:
+        apply_baseline(result, recorded)
+    return result

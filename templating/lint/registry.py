@@ -191,8 +191,27 @@ RULES: dict[str, Rule] = {
             _ADK,
             scope="python",
         ),
+        Rule(
+            "T022",
+            "unused-suppression",
+            "warning",
+            "a # templating: ignore[...] code that silences nothing",
+            "# templating: ignore[T014] (no T014 there)",
+            scope="python",
+        ),
+        Rule(
+            "T023",
+            "invalid-suppression",
+            "warning",
+            "a suppression comment naming no rule or an unknown code",
+            "# templating: ignore[T999]",
+            scope="python",
+        ),
     )
 }
+# The codes of the findings about suppression comments (templating.lint.suppress).
+UNUSED_SUPPRESSION = "T022"
+INVALID_SUPPRESSION = "T023"
 # The rules that read one dialect's own syntax; the others (placeholders against a schema, temp: keys) apply to both.
 ANGLE_ONLY: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.dialects == _ANGLE)
 ADK_ONLY: frozenset[str] = frozenset(code for code, rule in RULES.items() if rule.dialects == _ADK)

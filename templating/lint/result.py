@@ -36,7 +36,8 @@ class LintResult:
     """What a run found: `diagnostics` (each with its `path`), `templates` checked, and the `files` linted.
 
     `sources` holds the text of every file a finding points into; `python` counts the instructions
-    linted in each Python file linted."""
+    linted in each Python file linted. With a baseline, `baselined` counts the findings it dropped and
+    `stale` those it records that this run did not find (fixed since)."""
 
     diagnostics: list[Diagnostic]
     templates: list[CheckedTemplate]
@@ -45,6 +46,9 @@ class LintResult:
     python: dict[str, int] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     run_findings: list[Diagnostic] = field(default_factory=list)
+    # with a baseline (templating.lint.baseline): the findings it dropped, and those it records not found
+    baselined: int = 0
+    stale: int = 0
 
     @property
     def errors(self) -> int:
