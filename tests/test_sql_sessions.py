@@ -350,7 +350,7 @@ async def execute(url: str, statement: str) -> list[Any]:
 
 
 def test_tables_are_created_on_first_use_with_a_schema_version_row(url: str) -> None:
-    from templating.sql_sessions import SCHEMA_VERSION
+    from templating.sessions.sql import SCHEMA_VERSION
 
     async def scenario() -> None:
         service = service_on(url)  # making the service does not touch the database
