@@ -999,9 +999,12 @@ def test_a_value_shared_past_the_size_budget_is_refused_at_once_by_every_service
     with pytest.raises(InvalidStateError, match="too large") as info:
         create(service, session_id="s1", state={"v": shared})
     assert info.value.key == "v"
+    with pytest.raises(pydantic.ValidationError, match="too large"):  # an event refuses it too, at once
+        event({"v": shared})
     session = create(service, session_id="s1")
+    unchecked = Event(author="agent", actions=EventActions.model_construct(state_delta={"ok": 1, "v": shared}))
     with pytest.raises(InvalidStateError, match="too large"):
-        run(service.append_event(session, event({"ok": 1, "v": shared})))
+        run(service.append_event(session, unchecked))
     assert fetch(service, "s1").state == {}
 
 

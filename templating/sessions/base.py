@@ -50,8 +50,9 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-# Unknown fields are rejected, and assigning to a field validates the value as construction does.
-_CONFIG = ConfigDict(extra="forbid", validate_assignment=True)
+# Unknown fields are rejected, and assigning to a field validates the value as construction does. Errors
+# leave the input out: its repr() can be huge (a value shared many times), and the message names the key.
+_CONFIG = ConfigDict(extra="forbid", validate_assignment=True, hide_input_in_errors=True)
 
 
 def _checked(value: dict[str, Any]) -> dict[str, Any]:

@@ -6,10 +6,11 @@ memory, with the same interface, semantics and errors: both are a
 [`SessionService`][templating.SessionService], which does every check and applies every rule; this module
 only reads and writes rows, on SQLAlchemy 2's asyncio API (`agent-prompt-templating[sql]`).
 
-Tables (all prefixed `templating_`): one row per app (`app:` state), per app and user
-(`user:` state), per session (its own state) and per stored event, plus a schema-version row.
-State is a JSON column, with a JSON map of the scope revision that last wrote each key; times are
-epoch seconds in a double column, so both are the same on SQLite and PostgreSQL.
+Tables (all prefixed `templating_`): one row per app and per app and user (the revision of their
+`app:` and `user:` state), per session, per stored event, and one row per state key of each scope
+(its JSON text and the scope revision that last wrote it), plus a schema-version row. So an append
+reads and writes the rows of the keys its delta writes, never the whole state; times are epoch
+seconds in a double column, so both are the same on SQLite and PostgreSQL.
 
 Concurrency is optimistic and enforced by the database: an append reads and locks the rows it
 writes (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: `SELECT ... FOR UPDATE`, always app, then user,
@@ -75,10 +76,17 @@ except ImportError as error:  # the sql extra is not installed: say so when the 
 else:
     _MISSING = None
 
-__all__ = ["SCHEMA_VERSION", "DatabaseSessionService", "SessionStoreError"]
+__all__ = ["DEFAULT_STATEMENT_TIMEOUT", "SCHEMA_VERSION", "DatabaseSessionService", "SessionStoreError"]
 
-SCHEMA_VERSION = 1
-"""The layout of the tables this module writes. A database holding another version is refused."""
+SCHEMA_VERSION = 2
+"""The layout of the tables this module writes. A database holding another version is refused.
+
+Version 2: state is one row per key (`templating_state_values`); version 1 kept each scope's
+state as one JSON document, which every append decoded and wrote again whole."""
+
+DEFAULT_STATEMENT_TIMEOUT = 30.0
+"""How long (seconds) one statement may wait or run before the service gives up with
+[`SessionStoreError`][templating.SessionStoreError]: a frozen or locked database fails in bounded time."""
 
 _INSTALL = "install the sql extra: pip install 'agent-prompt-templating[sql]' (SQLAlchemy 2 with aiosqlite and asyncpg)"
 _DRIVERS = {"sqlite+aiosqlite": "sqlite", "postgresql+asyncpg": "postgresql"}
@@ -120,10 +128,11 @@ class _Tables:
     users: sa.Table
     sessions: sa.Table
     events: sa.Table
+    values: sa.Table
 
 
 def _tables() -> _Tables:
-    """The schema, version `SCHEMA_VERSION`. Every JSON column holds a dict."""
+    """The schema, version `SCHEMA_VERSION`."""
     metadata = sa.MetaData()
     big = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite numbers its rowid only for INTEGER
     schema = sa.Table(
@@ -136,8 +145,6 @@ def _tables() -> _Tables:
         "templating_app_states",
         metadata,
         sa.Column("app_name", sa.Text, primary_key=True),
-        sa.Column("state", sa.JSON, nullable=False),
-        sa.Column("written", sa.JSON, nullable=False),
         sa.Column("revision", sa.BigInteger, nullable=False),
     )
     users = sa.Table(
@@ -145,8 +152,6 @@ def _tables() -> _Tables:
         metadata,
         sa.Column("app_name", sa.Text, primary_key=True),
         sa.Column("user_id", sa.Text, primary_key=True),
-        sa.Column("state", sa.JSON, nullable=False),
-        sa.Column("written", sa.JSON, nullable=False),
         sa.Column("revision", sa.BigInteger, nullable=False),
     )
     sessions = sa.Table(
@@ -157,8 +162,6 @@ def _tables() -> _Tables:
         sa.Column("user_id", sa.Text, nullable=False),
         sa.Column("session_id", sa.Text, nullable=False),
         sa.Column("token", sa.Text, nullable=False),  # new for every session created: tells copies apart
-        sa.Column("state", sa.JSON, nullable=False),
-        sa.Column("written", sa.JSON, nullable=False),
         sa.Column("revision", sa.BigInteger, nullable=False),
         sa.Column("event_count", sa.BigInteger, nullable=False),
         sa.Column("last_update_time", sa.Double, nullable=False),
@@ -174,7 +177,28 @@ def _tables() -> _Tables:
         sa.Column("data", sa.JSON, nullable=False),  # the whole event, as Event.model_dump()
         sa.UniqueConstraint("session_pk", "event_id", name="templating_events_id"),
     )
-    return _Tables(metadata, schema, apps, users, sessions, events)
+    # One row per key of each scope, owned by (app_name, user_id, session_pk): a session's own keys by
+    # its row's pk, a user's by (app, user, 0), an app's by (app, "", 0) (user ids are never blank).
+    values = sa.Table(
+        "templating_state_values",
+        metadata,
+        sa.Column("app_name", sa.Text, primary_key=True),
+        sa.Column("user_id", sa.Text, primary_key=True),
+        sa.Column("session_pk", sa.BigInteger, primary_key=True),
+        sa.Column("key", sa.Text, primary_key=True),
+        sa.Column("value", sa.Text, nullable=False),  # JSON text
+        sa.Column("written", sa.BigInteger, nullable=False),  # the scope revision that last wrote it
+    )
+    return _Tables(metadata, schema, apps, users, sessions, events, values)
+
+
+Owner = tuple[str, str, int]
+"""Who owns a row of state values: (app_name, user_id, session_pk), see `_tables`."""
+
+
+def _owners(app_name: str, user_id: str, session_pk: int) -> tuple[Owner, Owner, Owner]:
+    """The owners of a session's scopes, in the order of `Scopes`: the session, its user, its app."""
+    return (app_name, user_id, session_pk), (app_name, user_id, 0), (app_name, "", 0)
 
 
 def _masked(url: str) -> str:
@@ -235,15 +259,22 @@ class DatabaseSessionService(SessionService):
     option
     or port the driver refuses, or a database that cannot be reached (the URL is named, its password
     masked), and nothing is changed. `timeout` (seconds) bounds connecting, and for SQLite how
-    long to wait for another process's write. Call `await service.close()` (or use `async
-    with`) to release the connections; a service left open is closed at exit.
+    long to wait for another process's write. `statement_timeout` (seconds, default
+    `DEFAULT_STATEMENT_TIMEOUT`, 30) bounds each PostgreSQL statement (the server cancels it, the
+    driver stops waiting for it) and a whole call at `timeout + statement_timeout`, so a frozen or
+    locked server gives [`SessionStoreError`][templating.SessionStoreError] in bounded time.
+    Call `await service.close()` (or use `async with`) to release the connections; a service
+    left open is closed at exit.
     """
 
-    def __init__(self, url: str, *, timeout: float = 10.0) -> None:
+    def __init__(
+        self, url: str, *, timeout: float = 10.0, statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT
+    ) -> None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        for name, value in (("timeout", timeout), ("statement_timeout", statement_timeout)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
         self.url = _masked(url)
         if _MISSING is not None:
             raise ImportError(f"DatabaseSessionService needs SQLAlchemy: {_INSTALL}") from _MISSING
@@ -266,13 +297,19 @@ class DatabaseSessionService(SessionService):
             Path(parsed.database) if self.backend == "sqlite" and not self._memory and parsed.database else None
         )
         self._timeout = timeout
+        self._statement_timeout = float(statement_timeout)
         options: dict[str, Any] = {"json_serializer": _dumps, "json_deserializer": json.loads}
         if self.backend == "sqlite":
             options["connect_args"] = {"timeout": float(timeout)}  # how long to wait for the write lock
             if self._memory:
                 options["poolclass"] = StaticPool  # one connection: it is the database
         else:
-            options["connect_args"] = {"timeout": float(timeout)}
+            milliseconds = str(max(1, round(statement_timeout * 1000)))
+            options["connect_args"] = {
+                "timeout": float(timeout),
+                "command_timeout": float(statement_timeout),  # the driver gives up waiting for an answer
+                "server_settings": {"statement_timeout": milliseconds},  # the server cancels the statement
+            }
             options["pool_pre_ping"] = True
         try:
             self._engine = create_async_engine(parsed, **options)
@@ -310,7 +347,28 @@ class DatabaseSessionService(SessionService):
             raise SessionStoreError(
                 f"this DatabaseSessionService ({self.url!r}) is closed", url=self.url, help="make a new one"
             )
-        return await self._runner.run(self._guarded(work))
+        return await self._runner.run(self._bounded(work) if self.backend == "postgresql" else self._guarded(work))
+
+    async def _bounded(self, work: Callable[[], Awaitable[T]]) -> T:
+        """`_guarded(work)`, given up after `timeout + statement_timeout` seconds: a frozen server never
+        answers, nor lets a cancelled statement's connection be cleaned up, so the call stops waiting
+        for it (the clean-up goes on in the background) and raises `SessionStoreError`."""
+        task = asyncio.ensure_future(self._guarded(work))
+        done, _ = await asyncio.wait({task}, timeout=self._timeout + self._statement_timeout)
+        if task in done:
+            return task.result()
+        task.cancel()
+        task.add_done_callback(_retrieved)
+        raise SessionStoreError(
+            f"the session database {self.url!r} did not answer within "
+            f"timeout={self._timeout} + statement_timeout={self._statement_timeout} seconds",
+            url=self.url,
+            help=(
+                "check that the server is running and that no other connection holds a lock on the templating_* "
+                "tables; an append that timed out may or may not be stored: read the session again (appending the "
+                "same event again stores it once)"
+            ),
+        )
 
     async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:
         try:
@@ -327,7 +385,8 @@ class DatabaseSessionService(SessionService):
         """The error for a failed connection or transaction, with the help that fits its cause."""
         reason = _reason(error)
         if isinstance(error, TimeoutError) and reason == "TimeoutError":
-            reason = f"no answer within timeout={self._timeout} seconds"
+            limit = f"statement_timeout={self._statement_timeout}" if self._opened else f"timeout={self._timeout}"
+            reason = f"no answer within {limit} seconds"
         help = (
             "check that the database is reachable and the URL (user, password, host, port, database) is right; "
             "nothing was changed"
@@ -377,7 +436,7 @@ class DatabaseSessionService(SessionService):
                     version = (
                         await conn.execute(sa.select(t.schema.c.version).where(t.schema.c.name == "sessions"))
                     ).scalar()
-                foreign = sorted(existing & {table.name for table in (t.apps, t.users, t.sessions, t.events)})
+                foreign = sorted(existing & {table.name for table in (t.apps, t.users, t.sessions, t.events, t.values)})
                 if version is None and foreign:  # checked before anything is created: nothing changes
                     raise SessionStoreError(
                         f"tables named templating_* exist in {self.url!r} without a schema version: written by "
@@ -386,9 +445,15 @@ class DatabaseSessionService(SessionService):
                         help="use another database, or drop those tables if nothing needs them; nothing was changed",
                     )
                 if version is not None and version != SCHEMA_VERSION:
+                    older = (
+                        " (version 1 kept each scope's state as one JSON document; version 2 stores one row per "
+                        "state key, so that an append writes only the keys it changes)"
+                        if version == 1
+                        else ""
+                    )
                     raise SessionStoreError(
                         f"the session tables in {self.url!r} have schema version {version}, and this version of "
-                        f"templating reads version {SCHEMA_VERSION}",
+                        f"templating reads version {SCHEMA_VERSION}{older}",
                         url=self.url,
                         help="use the templating version that wrote them, or another database; nothing was changed",
                     )
@@ -431,6 +496,11 @@ class DatabaseSessionService(SessionService):
         t = self._tables
         token, now = uuid.uuid4().hex, time.time()
         async with self._transaction(write=True) as conn:
+            # app, then user, then session: the order every writer locks them in
+            app_revision = await self._scope_row(conn, t.apps, {"app_name": app_name}, bool(scopes[APP]))
+            user_revision = await self._scope_row(
+                conn, t.users, {"app_name": app_name, "user_id": user_id}, bool(scopes[USER])
+            )
             exists = await conn.execute(
                 sa.select(t.sessions.c.pk).where(
                     t.sessions.c.app_name == app_name,
@@ -441,14 +511,12 @@ class DatabaseSessionService(SessionService):
             if exists.first() is not None:
                 raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
             try:
-                await conn.execute(
+                result = await conn.execute(
                     t.sessions.insert().values(
                         app_name=app_name,
                         user_id=user_id,
                         session_id=session_id,
                         token=token,
-                        state=scopes[SESSION],
-                        written=dict.fromkeys(scopes[SESSION], 1),
                         revision=1,
                         event_count=0,
                         last_update_time=now,
@@ -456,39 +524,75 @@ class DatabaseSessionService(SessionService):
                 )
             except sa.exc.IntegrityError:  # created by another writer since the check: nothing else was written
                 raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id) from None
-            app = await self._scope_row(conn, t.apps, {"app_name": app_name}, scopes[APP])
-            user = await self._scope_row(conn, t.users, {"app_name": app_name, "user_id": user_id}, scopes[USER])
-        merged = merge_scopes((scopes[SESSION], user[0], app[0]))
+            inserted = result.inserted_primary_key
+            assert inserted is not None
+            pk = int(inserted[0])
+            owners = _owners(app_name, user_id, pk)
+            for index, revision in ((SESSION, 1), (USER, user_revision), (APP, app_revision)):
+                await self._write_values(conn, owners[index], scopes[index], revision)
+            user, app = await self._read_values(conn, [owners[USER], owners[APP]])
         return stored_copy(
             session_id=session_id,
             app_name=app_name,
             user_id=user_id,
-            state=merged,  # its own: built from the checked copy of the initial state and rows just read
+            state=merge_scopes((scopes[SESSION], user, app)),  # its own: the checked initial state, rows just read
             events=[],
             last_update_time=now,
             token=token,
-            seen=(1, user[1], app[1]),
+            seen=(1, user_revision, app_revision),
         )
 
-    async def _scope_row(
-        self, conn: AsyncConnection, table: sa.Table, key: dict[str, str], values: dict[str, Any]
-    ) -> tuple[dict[str, Any], int]:
-        """Make sure a user or app row exists, write `values` to it (if any) at its next revision, and
-        return its state and revision."""
+    async def _scope_row(self, conn: AsyncConnection, table: sa.Table, key: dict[str, str], write: bool) -> int:
+        """Make sure a user or app row exists; if `write`, lock it and move it to its next revision.
+        Return its revision."""
         insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(table)
-        await conn.execute(
-            insert.values(**key, state={}, written={}, revision=0).on_conflict_do_nothing(index_elements=list(key))
-        )
+        await conn.execute(insert.values(**key, revision=0).on_conflict_do_nothing(index_elements=list(key)))
         where = [table.c[name] == value for name, value in key.items()]
-        query = sa.select(table.c.state, table.c.written, table.c.revision).where(*where)
-        row = (await conn.execute(query.with_for_update() if values else query)).one()
-        state, written, revision = dict(row.state), dict(row.written), int(row.revision)
-        if values:
+        query = sa.select(table.c.revision).where(*where)
+        revision = int((await conn.execute(query.with_for_update() if write else query)).scalar_one())
+        if write:
             revision += 1
-            state.update(values)
-            written.update(dict.fromkeys(values, revision))
-            await conn.execute(table.update().where(*where).values(state=state, written=written, revision=revision))
-        return state, revision
+            await conn.execute(table.update().where(*where).values(revision=revision))
+        return revision
+
+    def _owned_by(self, owner: Owner) -> Any:
+        c = self._tables.values.c
+        return sa.and_(c.app_name == owner[0], c.user_id == owner[1], c.session_pk == owner[2])
+
+    async def _read_values(self, conn: AsyncConnection, owners: list[Owner]) -> list[dict[str, Any]]:
+        """The whole state of each owner, in one query (decoded: the caller's own)."""
+        c = self._tables.values.c
+        query = sa.select(c.app_name, c.user_id, c.session_pk, c.key, c.value).where(
+            sa.or_(*(self._owned_by(owner) for owner in owners))
+        )
+        found: dict[Owner, dict[str, Any]] = {owner: {} for owner in owners}
+        for app_name, user_id, session_pk, name, value in await conn.execute(query):
+            found[(app_name, user_id, int(session_pk))][name] = json.loads(value)
+        return [found[owner] for owner in owners]
+
+    async def _write_values(self, conn: AsyncConnection, owner: Owner, values: dict[str, Any], revision: int) -> None:
+        """Insert or replace the rows of `values` (keys of one owner), written at `revision`."""
+        if not values:
+            return
+        table = self._tables.values
+        insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(table)
+        upsert = insert.on_conflict_do_update(
+            index_elements=["app_name", "user_id", "session_pk", "key"],
+            set_={"value": insert.excluded.value, "written": insert.excluded.written},
+        )
+        app_name, user_id, session_pk = owner
+        rows = [
+            {
+                "app_name": app_name,
+                "user_id": user_id,
+                "session_pk": session_pk,
+                "key": name,
+                "value": _dumps(value),
+                "written": revision,
+            }
+            for name, value in values.items()
+        ]
+        await conn.execute(upsert, rows)
 
     async def _get(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
         return await self._call(lambda: self._get_now(key, config))
@@ -511,22 +615,19 @@ class DatabaseSessionService(SessionService):
             t.sessions.c.session_id,
             t.sessions.c.user_id,
             t.sessions.c.token,
-            t.sessions.c.state,
             t.sessions.c.revision,
             t.sessions.c.last_update_time,
-            t.users.c.state.label("user_state"),
             t.users.c.revision.label("user_revision"),
-            t.apps.c.state.label("app_state"),
             t.apps.c.revision.label("app_revision"),
         ]
 
     @staticmethod
-    def _copy(app_name: str, row: Any, events: list[Event]) -> Session:
+    def _copy(app_name: str, row: Any, scopes: list[dict[str, Any]], events: list[Event]) -> Session:
         return stored_copy(
             session_id=row.session_id,
             app_name=app_name,
             user_id=row.user_id,
-            state=merge_scopes((row.state, row.user_state, row.app_state)),  # freshly decoded: our own
+            state=merge_scopes((scopes[SESSION], scopes[USER], scopes[APP])),  # freshly decoded: our own
             events=events,
             last_update_time=row.last_update_time,
             token=row.token,
@@ -545,6 +646,7 @@ class DatabaseSessionService(SessionService):
             row = (await conn.execute(query)).first()
             if row is None:
                 return None
+            scopes = await self._read_values(conn, list(_owners(app_name, user_id, int(row.pk))))
             # The same choice as select_events, made by the query: at or after after_timestamp, then
             # the num_recent_events most recent of those.
             recent = config.num_recent_events if config is not None else None
@@ -559,19 +661,30 @@ class DatabaseSessionService(SessionService):
                 else:
                     newest = events.order_by(t.events.c.seq.desc()).limit(recent)
                     data = list((await conn.execute(newest)).scalars())[::-1]
-        return self._copy(app_name, row, [Event.model_validate(item) for item in data])
+        return self._copy(app_name, row, scopes, [Event.model_validate(item) for item in data])
 
     async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
         return await self._call(lambda: self._list_now(app_name, user_id))
 
     async def _list_now(self, app_name: str, user_id: str | None) -> list[Session]:
         t = self._tables
+        c = t.values.c
         query = self._joined(*self._read_columns()).where(t.sessions.c.app_name == app_name)
+        values = sa.select(c.user_id, c.session_pk, c.key, c.value).where(c.app_name == app_name)
         if user_id is not None:
             query = query.where(t.sessions.c.user_id == user_id)
+            values = values.where(c.user_id.in_([user_id, ""]))
         async with self._transaction(write=False) as conn:
             rows = (await conn.execute(query.order_by(t.sessions.c.pk))).all()
-        return [self._copy(app_name, row, []) for row in rows]
+            owned: dict[tuple[str, int], dict[str, Any]] = {}
+            for owner, session_pk, name, value in await conn.execute(values):
+                owned.setdefault((owner, int(session_pk)), {})[name] = value
+        sessions = []
+        for row in rows:
+            texts = [owned.get(owner[1:], {}) for owner in _owners(app_name, row.user_id, int(row.pk))]
+            scopes = [{name: json.loads(text) for name, text in scope.items()} for scope in texts]  # each its own
+            sessions.append(self._copy(app_name, row, scopes, []))
+        return sessions
 
     async def _delete(self, key: tuple[str, str, str]) -> None:
         await self._call(lambda: self._delete_now(key))
@@ -582,6 +695,7 @@ class DatabaseSessionService(SessionService):
         async with self._transaction(write=True) as conn:
             pk = (await conn.execute(sa.select(t.sessions.c.pk).where(*where).with_for_update())).scalar()
             if pk is not None:
+                await conn.execute(t.values.delete().where(self._owned_by((key[0], key[1], int(pk)))))
                 await conn.execute(t.events.delete().where(t.events.c.session_pk == pk))
                 await conn.execute(t.sessions.delete().where(t.sessions.c.pk == pk))
 
@@ -589,11 +703,8 @@ class DatabaseSessionService(SessionService):
         return await self._call(lambda: self._user_state_now(app_name, user_id))
 
     async def _user_state_now(self, app_name: str, user_id: str) -> dict[str, Any]:
-        t = self._tables
-        query = sa.select(t.users.c.state).where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
         async with self._transaction(write=False) as conn:
-            state = (await conn.execute(query)).scalar()
-        return dict(state) if state is not None else {}
+            return (await self._read_values(conn, [(app_name, user_id, 0)]))[0]
 
     async def _append(
         self,
@@ -629,13 +740,7 @@ class DatabaseSessionService(SessionService):
                     .where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
                     .with_for_update()
                 )
-            columns = [
-                *self._read_columns(),
-                t.sessions.c.written,
-                t.sessions.c.event_count,
-                t.users.c.written.label("user_written"),
-                t.apps.c.written.label("app_written"),
-            ]
+            columns = [*self._read_columns(), t.sessions.c.event_count]
             if ids:  # whether any of the ids is stored already, in the same statement (one round trip less)
                 stored_ids = sa.exists().where(t.events.c.session_pk == t.sessions.c.pk, t.events.c.event_id.in_(ids))
                 columns.append(stored_ids.label("has_known"))
@@ -661,15 +766,27 @@ class DatabaseSessionService(SessionService):
                     event.model_copy(deep=True) if stored.partial else Event.model_validate(known[stored.id])
                     for (stored, _), event in zip(prepared, events, strict=True)
                 ]
-            states = (dict(row.state), dict(row.user_state), dict(row.app_state))
-            written = (dict(row.written), dict(row.user_written), dict(row.app_written))
+            owners = _owners(app_name, user_id, int(row.pk))
             revisions = [int(row.revision), int(row.user_revision), int(row.app_revision)]
+            # The revision that last wrote each key the events write: the rows of those keys only.
+            written: dict[str, int] = {}
+            if writes:
+                c = t.values.c
+                by_scope: dict[int, list[str]] = {}
+                for name in writes:
+                    by_scope.setdefault(scope_index(name) or SESSION, []).append(name)
+                query = sa.select(c.key, c.written).where(
+                    sa.or_(
+                        *(sa.and_(self._owned_by(owners[index]), c.key.in_(names)) for index, names in by_scope.items())
+                    )
+                )
+                written = {name: int(revision) for name, revision in await conn.execute(query)}
             check_fresh(
                 session,
                 token=row.token,
                 session_id=session_id,
                 keys=writes,
-                written=lambda name: int(written[scope_index(name) or SESSION].get(name, 0)),
+                written=lambda name: written.get(name, 0),
             )
             # The scopes another writer changed since the copy was read: the copy takes them whole.
             behind = [index for index in (SESSION, USER, APP) if revisions[index] > session._seen[index]]
@@ -678,10 +795,12 @@ class DatabaseSessionService(SessionService):
             changed.add(SESSION)  # its events, count and time change on every stored append
             for index in changed:
                 revisions[index] += 1
+            values: Scopes = ({}, {}, {})
             for stored in new:
-                for index, values in enumerate(split_scopes(stored.actions.state_delta)):
-                    states[index].update(values)
-                    written[index].update(dict.fromkeys(values, revisions[index]))
+                for index, scope in enumerate(split_scopes(stored.actions.state_delta)):
+                    values[index].update(scope)
+            for index in (SESSION, USER, APP):
+                await self._write_values(conn, owners[index], values[index], revisions[index])
             count = int(row.event_count)
             await conn.execute(
                 t.events.insert(),
@@ -699,32 +818,23 @@ class DatabaseSessionService(SessionService):
             await conn.execute(
                 t.sessions.update()
                 .where(t.sessions.c.pk == row.pk)
-                .values(
-                    state=states[SESSION],
-                    written=written[SESSION],
-                    revision=revisions[SESSION],
-                    event_count=count + len(new),
-                    last_update_time=new[-1].timestamp,
-                )
+                .values(revision=revisions[SESSION], event_count=count + len(new), last_update_time=new[-1].timestamp)
             )
             if USER in changed:
                 await conn.execute(
                     t.users.update()
                     .where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
-                    .values(state=states[USER], written=written[USER], revision=revisions[USER])
+                    .values(revision=revisions[USER])
                 )
             if APP in changed:
-                await conn.execute(
-                    t.apps.update()
-                    .where(t.apps.c.app_name == app_name)
-                    .values(state=states[APP], written=written[APP], revision=revisions[APP])
-                )
+                await conn.execute(t.apps.update().where(t.apps.c.app_name == app_name).values(revision=revisions[APP]))
+            reloaded: dict[int, dict[str, Any]] = {}
+            if behind:  # rare: the whole of each scope another writer changed, as stored now
+                reloaded = dict(zip(behind, await self._read_values(conn, [owners[i] for i in behind]), strict=True))
         # Committed: now (never before) the caller's copy is brought up to date.
         seen: Seen = (revisions[SESSION], revisions[USER], revisions[APP])
         appended = [(stored, delta) for (stored, delta), keep in zip(prepared, store, strict=True) if keep]
-        added = iter(
-            refresh_copy(session, appended, seen, {index: json.loads(_dumps(states[index])) for index in behind})
-        )
+        added = iter(refresh_copy(session, appended, seen, reloaded))
         results: list[Event] = []
         by_id: dict[str, Event] = {}
         for (stored, _), event, keep in zip(prepared, events, store, strict=True):
@@ -738,6 +848,12 @@ class DatabaseSessionService(SessionService):
             else:
                 results.append(Event.model_validate(known[stored.id]))
         return results
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Take the outcome of a task given up on, so that asyncio does not report it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _sqlite_connect(dbapi_connection: Any, record: Any, *, memory: bool) -> None:
