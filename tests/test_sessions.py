@@ -1016,3 +1016,32 @@ def test_a_shared_value_within_the_budget_is_stored_in_full(service: SessionServ
     run(service.append_event(session, event({"v": shared})))
     assert fetch(service, "s1").state["v"] == shared
     assert session.state["v"] == shared
+
+
+@pytest.mark.parametrize(
+    ("fields", "stored"),
+    [
+        ({"id": "  e1  "}, {"id": "e1"}),
+        ({"timestamp": 5}, {"timestamp": 5.0}),
+        ({"id": ""}, {}),
+    ],
+    ids=["unstripped-id", "int-timestamp", "blank-id"],
+)
+def test_an_event_built_without_validation_is_validated_when_stored(
+    fields: dict[str, Any], stored: dict[str, Any], service: SessionService
+) -> None:
+    session = create(service, session_id="s1")
+    made = Event.model_construct(author="agent", actions=EventActions(), **fields)
+    result = run(service.append_event(session, made))
+    for name, value in stored.items():
+        assert getattr(result, name) == value
+        assert type(getattr(result, name)) is type(value)
+    assert result.id.strip() == result.id != ""
+    assert fetch(service, "s1").events[0].id == result.id
+
+
+def test_an_event_built_without_validation_with_a_bad_field_is_refused(service: SessionService) -> None:
+    session = create(service, session_id="s1")
+    with pytest.raises(pydantic.ValidationError):
+        run(service.append_event(session, Event.model_construct(author=3, actions=EventActions())))
+    assert fetch(service, "s1").events == []

@@ -22,6 +22,7 @@ that revision; a delta that touches none of those keys goes through. See docs/se
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -261,11 +262,36 @@ def select_events(events: Sequence[Event], config: GetSessionConfig | None) -> l
 def prepare_event(event: Event) -> tuple[Event, dict[str, Any]]:
     """The event to store (a validated private copy without `temp:` keys) and its whole checked delta."""
     delta = check_state(event.actions.state_delta, what="state delta")
-    persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
+    persisted = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
+    actions = EventActions.model_construct(state_delta=persisted)  # checked above: not again
+    if _plainly_valid(event):  # every field already what validation would make it: a shallow copy will do
+        return event.model_copy(update={"actions": actions}), delta
     # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
     fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
-    actions = EventActions.model_construct(state_delta=persisted)  # checked above: not again
     return Event.model_validate({**fields, "actions": actions}), delta
+
+
+def _plainly_valid(event: Event) -> bool:
+    """Whether every field but `actions` of an `Event` is exactly what validating it would give (a
+    model_construct()ed event may hold anything): its values are immutable, so they can be shared."""
+    fields = event.__dict__
+    event_id, invocation, author, content = fields["id"], fields["invocation_id"], fields["author"], fields["content"]
+    timestamp = fields["timestamp"]
+    return (
+        type(event) is Event
+        and type(event_id) is str
+        and type(invocation) is str
+        and type(author) is str
+        and (content is None or type(content) is str)
+        and type(fields["partial"]) is bool
+        and type(timestamp) is float
+        and math.isfinite(timestamp)
+        and event_id.strip() == event_id != ""
+        and all(
+            text is None or text.isascii() or text_problem(text) is None
+            for text in (event_id, invocation, author, content)
+        )
+    )
 
 
 def copy_stored(event: Event) -> Event:
@@ -292,6 +318,15 @@ def plan_append(
     return store, list(writes)
 
 
+def privates(session: Session) -> dict[str, Any]:
+    """The private attributes of a session copy (`_origin`, `_seen`, `_invocation`, `_temp`), as the
+    dict pydantic keeps them in: read and written directly, an append's hot path skips pydantic's
+    attribute hooks."""
+    private = session.__pydantic_private__
+    assert private is not None
+    return private
+
+
 def check_fresh(
     session: Session, *, token: str, session_id: str, keys: Sequence[str], written: Callable[[str], int]
 ) -> None:
@@ -299,7 +334,8 @@ def check_fresh(
     the stored
     session `token` names, or if any of `keys` was written (`written(key)`, the revision of its
     scope that last wrote it) after the revision of that scope the copy reflects."""
-    if session._origin != token:
+    private = privates(session)
+    if private["_origin"] != token:
         raise StaleSessionError(
             session_id=session_id,
             keys=tuple(keys),
@@ -308,7 +344,8 @@ def check_fresh(
                 "the session was deleted and created again, or the copy was built by hand)"
             ),
         )
-    changed = tuple(key for key in keys if written(key) > session._seen[scope_index(key) or SESSION])
+    seen = private["_seen"]
+    changed = tuple(key for key in keys if written(key) > seen[scope_index(key) or SESSION])
     if changed:
         raise StaleSessionError(session_id=session_id, keys=changed)
 
@@ -329,11 +366,12 @@ def refresh_copy(
     append costs its delta, never the size of the state. Once per append, however many events it
     stores; nothing of the copy changes before everything is computed. Returns the copies of the
     events it added to the caller's copy (also what `append_events` returns for them)."""
-    temp = session._temp
+    private = privates(session)
+    temp: set[str] = private["_temp"]
     expired: set[str] = set()
     written: dict[str, Any] = {}
     fresh: dict[str, Any] = {}
-    invocation = session._invocation
+    invocation = private["_invocation"]
     for stored, delta in appended:
         if invocation not in (None, stored.invocation_id):  # temp: values live for one invocation
             expired.update(temp)
@@ -359,10 +397,10 @@ def refresh_copy(
     state.update(written)
     state.update(fresh)
     session.events.extend(events)
-    session.last_update_time = appended[-1][0].timestamp
-    session._temp = temp | fresh.keys()
-    session._seen = seen
-    session._invocation = invocation
+    session.__dict__["last_update_time"] = appended[-1][0].timestamp  # a stored event's: already valid
+    private["_temp"] = temp | fresh.keys()
+    private["_seen"] = seen
+    private["_invocation"] = invocation
     return events
 
 

@@ -25,6 +25,7 @@ from .base import (
     copy_stored,
     merge_scopes,
     plan_append,
+    privates,
     refresh_copy,
     scope_index,
     select_events,
@@ -246,7 +247,9 @@ class InMemorySessionService(SessionService):
                 )
             # The scopes another writer changed since the copy was read: the copy takes them whole.
             behind = [
-                index for index in (SESSION, USER, APP) if self._revision_of(record, index) > session._seen[index]
+                index
+                for index in (SESSION, USER, APP)
+                if self._revision_of(record, index) > privates(session)["_seen"][index]
             ]
             appended: list[tuple[Event, dict[str, Any]]] = []
             for (stored, delta), event, new in zip(prepared, events, store, strict=True):
@@ -271,7 +274,7 @@ class InMemorySessionService(SessionService):
         self._apply(record, split_scopes(stored.actions.state_delta))
         record.session.events.append(stored)
         record.event_ids.add(stored.id)
-        record.session.last_update_time = stored.timestamp
+        record.session.__dict__["last_update_time"] = stored.timestamp  # a stored event's: already valid
 
     def _existing(self, record: _Record, index: int) -> _Scope | None:
         """A scope of `record`, if it exists."""

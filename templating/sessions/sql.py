@@ -57,6 +57,7 @@ from .base import (
     copy_stored,
     merge_scopes,
     plan_append,
+    privates,
     refresh_copy,
     scope_index,
     split_scopes,
@@ -789,7 +790,7 @@ class DatabaseSessionService(SessionService):
                 written=lambda name: written.get(name, 0),
             )
             # The scopes another writer changed since the copy was read: the copy takes them whole.
-            behind = [index for index in (SESSION, USER, APP) if revisions[index] > session._seen[index]]
+            behind = [index for index in (SESSION, USER, APP) if revisions[index] > privates(session)["_seen"][index]]
             new = [stored for stored, keep in zip((p[0] for p in prepared), store, strict=True) if keep]
             changed = {scope_index(name) or SESSION for stored in new for name in stored.actions.state_delta}
             changed.add(SESSION)  # its events, count and time change on every stored append
