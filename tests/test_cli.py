@@ -1497,3 +1497,29 @@ def test_lint_counts_templates_the_same_in_text_and_html(
     assert f"\n{count} {noun} checked: " in "\n" + (out + err).splitlines()[-1]
     html = (py_tree / "r.html").read_text(encoding="utf-8")
     assert f"<span>{count} {noun}</span>" in html
+
+
+@pytest.mark.parametrize(
+    ("metadata_text", "expected"),
+    [
+        ("Metadata-Version: 2.1\nName: agent-prompt-templating\nVersion: 9.8.7\n\nVersion: 1.0\n", "9.8.7"),
+        ("Metadata-Version: 2.1\n\nVersion: 1.0\n", None),
+    ],
+    ids=["first-on-the-path", "no-version-header-falls-back"],
+)
+def test_version_reads_the_metadata_of_the_first_distribution_on_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metadata_text: str, expected: str | None
+) -> None:
+    from importlib import metadata as importlib_metadata
+
+    from templating.cli import _version
+
+    try:  # what is installed, found before the folder below is on the path
+        installed = importlib_metadata.version("agent-prompt-templating")
+    except importlib_metadata.PackageNotFoundError:
+        installed = "unknown"
+    info = tmp_path / "agent_prompt_templating-9.8.7.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(metadata_text, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _version() == (expected or installed)  # a METADATA without a version is passed over
