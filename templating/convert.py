@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 
 from .errors import TemplatingError
-from .inputs import DEFAULT_MAX_FILE_SIZE
 from .nodes import Escaped, Literal, Node, Placeholder, Span, is_adk_state_name
 from .parser import parse_nodes
 from .template import escape
@@ -113,7 +112,7 @@ def _rendered_shape(nodes: tuple[Node, ...]) -> list[str | tuple[str, bool]]:
     return shape
 
 
-def convert_adk(source: str, *, limit: int = DEFAULT_MAX_FILE_SIZE) -> tuple[str, tuple[AdkDifference, ...]]:
+def convert_adk(source: str, *, limit: int | None = None) -> tuple[str, tuple[AdkDifference, ...]]:
     """Rewrite `source`, an instruction in Google ADK's `{key}` syntax, into the angle syntax.
 
     Returns `(text, differences)`: `text` renders as `Template(source, dialect="adk")` does
@@ -123,12 +122,13 @@ def convert_adk(source: str, *, limit: int = DEFAULT_MAX_FILE_SIZE) -> tuple[str
     `{name}}`, `{artifact.x}`). Line endings are kept as written (`\\r\\n` stays `\\r\\n`).
     Raises [`ConversionError`][templating.ConversionError] for the one thing the angle syntax cannot say: a placeholder
     with `<` right before it and `>` right after it (`<{key}>`, which would read as the
-    escape `<<key>>`), and for a source longer than `limit` characters (the size limit of the
-    files the command line reads, `DEFAULT_MAX_FILE_SIZE`). Linear in the size of the source.
+    escape `<<key>>`), and for a source longer than `limit` characters when one is given (the
+    command line converts files of at most `DEFAULT_MAX_FILE_SIZE` bytes, the limit of every file it
+    parses; like `parse`, the function itself has none by default). Linear in the size of the source.
     """
     if not isinstance(source, str):
         raise TypeError(f"a template source must be a str, not {type(source).__name__}")
-    if len(source) > limit:
+    if limit is not None and len(source) > limit:
         raise ConversionError(
             f"the instruction is {len(source):,} characters long, more than the limit of {limit:,}",
             help="convert it in parts, or pass a larger limit= if you mean to",

@@ -178,11 +178,11 @@ def test_differences_match_real_adk(source: str, differs: bool) -> None:
     assert (adk != Template(source, dialect="adk").render(state)) == differs
 
 
-def test_a_source_longer_than_the_limit_is_refused_before_parsing() -> None:
+def test_a_source_longer_than_a_limit_given_is_refused_before_parsing() -> None:
     from templating.inputs import DEFAULT_MAX_FILE_SIZE
 
     with pytest.raises(ConversionError, match=f"more than the limit of {DEFAULT_MAX_FILE_SIZE:,}"):
-        convert_adk("x" * (DEFAULT_MAX_FILE_SIZE + 1))
+        convert_adk("x" * (DEFAULT_MAX_FILE_SIZE + 1), limit=DEFAULT_MAX_FILE_SIZE)
     with pytest.raises(ConversionError, match="10 characters long, more than the limit of 9"):
         convert_adk("Hi {name}.", limit=9)
     assert convert_adk("Hi {name}.", limit=10) == ("Hi <name>.", ())
