@@ -48,6 +48,7 @@ def main() -> None:
         "templating render FILE --state S": [*cli, "render", template, "--state", state],
         "templating keys FILE": [*cli, "keys", template],
         "templating lint FILE": [*cli, "lint", template],
+        "templating --version": [*cli, "--version"],
     }
     # Outside the checkout: no pyproject.toml to find for lint's configuration, as for a user's file.
     with tempfile.TemporaryDirectory() as cwd:
@@ -82,7 +83,32 @@ def main() -> None:
         ok = ok and verdict != "FAIL"
         print(f"{name:<34} {seconds * 1e3:8.1f} ms   ratio {ratio:5.2f}   {verdict}")
     print(f"Lark imported by `templating keys`: {'yes (FAIL)' if lark_loaded else 'no (pass)'}")
+    version_lookups(runs)
     print(f"target: each command <= {TARGET:.1f}x the import: {'pass' if ok else 'FAIL'}")
+
+
+def version_lookups(runs: int) -> None:
+    """The import change of `--version`: its METADATA read directly, against `importlib.metadata`, each
+    in a fresh interpreter (what a process pays), the median of `runs` interleaved runs."""
+    code = {
+        "importlib.metadata.version()": (
+            "import importlib.metadata as m; m.version('agent-prompt-templating')",
+            "",
+        ),
+        "templating.cli._version()": ("from templating.cli import _version; _version()", "from templating import cli"),
+    }
+    times: dict[str, list[float]] = {name: [] for name in code}
+    for _ in range(runs):
+        for name, (work, setup) in code.items():
+            timed = f"import time; {setup}; t = time.perf_counter(); {work}; print(time.perf_counter() - t)"
+            done = subprocess.run([sys.executable, "-c", timed], capture_output=True, text=True, check=True)
+            times[name].append(float(done.stdout))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ours, reference = medians["templating.cli._version()"], medians["importlib.metadata.version()"]
+    print(
+        f"--version lookup in a fresh process: METADATA read directly {ours * 1e3:6.2f} ms, "
+        f"importlib.metadata {reference * 1e3:6.2f} ms, ratio {ours / reference:5.2f}"
+    )
 
 
 if __name__ == "__main__":

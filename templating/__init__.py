@@ -44,7 +44,6 @@ from .template import Template, escape, parse, render
 
 if TYPE_CHECKING:
     from .agents import Agent
-    from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
     from .jinja_budget import JinjaBudget
     from .jinja_mode import (
         JinjaBudgetError,
@@ -58,27 +57,28 @@ if TYPE_CHECKING:
         jinja,
     )
     from .runner import Model, Runner
-    from .sessions import (
+    from .sessions.base import (
         AlreadyExistsError,
         Event,
         EventActions,
         GetSessionConfig,
-        InMemorySessionService,
         Session,
         SessionNotFoundError,
         SessionService,
         StaleSessionError,
     )
-    from .sql_sessions import DatabaseSessionService, SessionStoreError
-    from .state import InvalidStateError, State
+    from .sessions.contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
+    from .sessions.memory import InMemorySessionService
+    from .sessions.sql import DatabaseSessionService, SessionStoreError
+    from .sessions.state import InvalidStateError, State
 
 # name -> the submodule that defines it, for the names imported on first use.
 _LAZY = {
     "Agent": "agents",
-    "CallbackContext": "contexts",
-    "ReadonlyContext": "contexts",
-    "ToolContext": "contexts",
-    "inject_session_state": "contexts",
+    "CallbackContext": "sessions.contexts",
+    "ReadonlyContext": "sessions.contexts",
+    "ToolContext": "sessions.contexts",
+    "inject_session_state": "sessions.contexts",
     "JinjaBudget": "jinja_budget",
     "JinjaBudgetError": "jinja_mode",
     "JinjaCyclicValueError": "jinja_mode",
@@ -91,19 +91,19 @@ _LAZY = {
     "jinja": "jinja_mode",
     "Model": "runner",
     "Runner": "runner",
-    "AlreadyExistsError": "sessions",
-    "Event": "sessions",
-    "EventActions": "sessions",
-    "GetSessionConfig": "sessions",
-    "InMemorySessionService": "sessions",
-    "Session": "sessions",
-    "SessionNotFoundError": "sessions",
-    "SessionService": "sessions",
-    "DatabaseSessionService": "sql_sessions",
-    "SessionStoreError": "sql_sessions",
-    "StaleSessionError": "sessions",
-    "InvalidStateError": "state",
-    "State": "state",
+    "AlreadyExistsError": "sessions.base",
+    "Event": "sessions.base",
+    "EventActions": "sessions.base",
+    "GetSessionConfig": "sessions.base",
+    "InMemorySessionService": "sessions.memory",
+    "Session": "sessions.base",
+    "SessionNotFoundError": "sessions.base",
+    "SessionService": "sessions.base",
+    "DatabaseSessionService": "sessions.sql",
+    "SessionStoreError": "sessions.sql",
+    "StaleSessionError": "sessions.base",
+    "InvalidStateError": "sessions.state",
+    "State": "sessions.state",
 }
 
 

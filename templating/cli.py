@@ -393,13 +393,43 @@ def _add_lint_command(commands: Any) -> None:
     lint.set_defaults(run=_cmd_lint)
 
 
+_DIST_INFO = "agent_prompt_templating-"
+
+
 def _version() -> str:
-    from importlib import metadata  # slow to import: only for --version
+    """The installed distribution's version, read from its `METADATA` where `importlib.metadata`
+    would find it first (the first `sys.path` entry holding its `.dist-info`): importing
+    `importlib.metadata` costs more than the rest of `--version`. Falls back to it otherwise."""
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(_DIST_INFO) and name.endswith(".dist-info"):
+                found = _metadata_version(os.path.join(entry or ".", name, "METADATA"))
+                if found:
+                    return found
+    from importlib import metadata  # slow to import: only when the file above is not there
 
     try:
-        return metadata.version("agent-prompt-templating")
+        return metadata.version("agent-prompt-templating") or "unknown"
     except metadata.PackageNotFoundError:  # running from a checkout that is not installed
         return "unknown"
+
+
+def _metadata_version(path: str) -> str | None:
+    """The `Version:` header of a distribution's `METADATA` file, or `None`."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            for line in file:
+                if not line.strip():
+                    return None  # the headers end at the first blank line
+                if line.startswith("Version:"):
+                    return line.partition(":")[2].strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 class _VersionAction(argparse.Action):

@@ -9,6 +9,7 @@ renders dicts, lists and tuples as JSON, so only their formatting can differ aft
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -44,15 +45,22 @@ class ConversionError(TemplatingError):
     """An ADK instruction that the angle syntax cannot say exactly; nothing is converted."""
 
 
-def _span_at(source: str, start: int, end: int) -> Span:
-    line = source.count("\n", 0, start) + 1
-    column = start - (source.rfind("\n", 0, start) + 1) + 1
-    return Span(start, end, line, column)
+class _Lines:
+    """Where each line of a source starts, found once: a span costs a binary search, not a count
+    from the start of the source (which made many differences quadratic)."""
+
+    def __init__(self, source: str) -> None:
+        self.starts = [0, *(match.end() for match in re.finditer("\n", source))]
+
+    def span(self, start: int, end: int) -> Span:
+        line = bisect.bisect_right(self.starts, start)
+        return Span(start, end, line, start - self.starts[line - 1] + 1)
 
 
 def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
     """Where ADK's code would render `source` otherwise than its documentation says (and we do)."""
     found: list[AdkDifference] = []
+    lines: _Lines | None = None
     ours = {(node.span.start, node.span.end) for node in parse_nodes(source, "adk") if isinstance(node, Placeholder)}
     for match in ADK_CODE_MATCH.finditer(source):
         opening, inner, closing = match.groups()
@@ -80,26 +88,31 @@ def adk_code_differences(source: str) -> tuple[AdkDifference, ...]:
                 "ADK's code substitutes this placeholder inside {{ ... }}; ADK's documentation, "
                 "and the converted template, keep the whole {{ ... }} span as written"
             )
-        found.append(AdkDifference(_span_at(source, match.start(), match.end()), text, message))
+        lines = lines or _Lines(source)
+        found.append(AdkDifference(lines.span(match.start(), match.end()), text, message))
     return tuple(found)
 
 
 def _rendered_shape(nodes: tuple[Node, ...]) -> list[str | tuple[str, bool]]:
-    """Literal text (merged) and placeholders in order: what two templates must share to render alike."""
+    """Literal text (merged) and placeholders in order: what two templates must share to render alike.
+    (Text is gathered in pieces and joined once: adding to a string each time was quadratic.)"""
     shape: list[str | tuple[str, bool]] = []
+    text: list[str] = []
     for node in nodes:
         match node:
-            case Literal(text=text) | Escaped(text=text):
-                if shape and isinstance(shape[-1], str):
-                    shape[-1] += text
-                else:
-                    shape.append(text)
+            case Literal(text=piece) | Escaped(text=piece):
+                text.append(piece)
             case Placeholder(key=key, optional=optional):
+                if text:
+                    shape.append("".join(text))
+                    text = []
                 shape.append((key, optional))
+    if text:
+        shape.append("".join(text))
     return shape
 
 
-def convert_adk(source: str) -> tuple[str, tuple[AdkDifference, ...]]:
+def convert_adk(source: str, *, limit: int | None = None) -> tuple[str, tuple[AdkDifference, ...]]:
     """Rewrite `source`, an instruction in Google ADK's `{key}` syntax, into the angle syntax.
 
     Returns `(text, differences)`: `text` renders as `Template(source, dialect="adk")` does
@@ -109,8 +122,17 @@ def convert_adk(source: str) -> tuple[str, tuple[AdkDifference, ...]]:
     `{name}}`, `{artifact.x}`). Line endings are kept as written (`\\r\\n` stays `\\r\\n`).
     Raises [`ConversionError`][templating.ConversionError] for the one thing the angle syntax cannot say: a placeholder
     with `<` right before it and `>` right after it (`<{key}>`, which would read as the
-    escape `<<key>>`).
+    escape `<<key>>`), and for a source longer than `limit` characters when one is given (the
+    command line converts files of at most `DEFAULT_MAX_FILE_SIZE` bytes, the limit of every file it
+    parses; like `parse`, the function itself has none by default). Linear in the size of the source.
     """
+    if not isinstance(source, str):
+        raise TypeError(f"a template source must be a str, not {type(source).__name__}")
+    if limit is not None and len(source) > limit:
+        raise ConversionError(
+            f"the instruction is {len(source):,} characters long, more than the limit of {limit:,}",
+            help="convert it in parts, or pass a larger limit= if you mean to",
+        )
     nodes = parse_nodes(source, "adk")
     out: list[str] = []
     for index, node in enumerate(nodes):

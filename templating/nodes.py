@@ -20,6 +20,8 @@ __all__ = [
     "APP_PREFIX",
     "USER_PREFIX",
     "TEMP_PREFIX",
+    "MAX_VALUE_SIZE",
+    "VALUE_ITEM_SIZE",
     "check_dialect",
     "is_adk_state_name",
 ]
@@ -30,6 +32,14 @@ SCOPES: tuple[Scope, ...] = ("app", "user", "temp")
 # The prefixes, defined here once for every stage (parser, lint, convert, state, sessions).
 SCOPE_PREFIXES: tuple[str, ...] = tuple(f"{scope}:" for scope in SCOPES)
 APP_PREFIX, USER_PREFIX, TEMP_PREFIX = SCOPE_PREFIXES
+
+# The one size budget of state values, for the state contract (sessions) and for printing (render):
+# a value's size is about the bytes of its JSON, counted as written out, so a sub-value that appears
+# twice counts twice (`v = [v, v]` nested 30 times is small in memory and a gigabyte as JSON).
+VALUE_ITEM_SIZE = 8
+"""The size of one value (a scalar, a list, a dict); a str adds its length, and a dict key its length."""
+MAX_VALUE_SIZE = 64 * 1024 * 1024
+"""The largest size, as `VALUE_ITEM_SIZE` counts it, of one state delta, one initial state, or one printed value."""
 
 Dialect: TypeAlias = _Literal["angle", "adk"]
 """The syntax a source is written in: `"angle"` (`<key>`, ours) or `"adk"` (Google ADK's `{key}`)."""

@@ -6,15 +6,17 @@ mapping, a session, an agent context with a `.state` mapping) and is only ever r
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
 from .errors import CyclicValueError, MissingKey, MissingKeyError, UnprintableValueError
-from .nodes import Dialect, Node, Placeholder
+from .nodes import MAX_VALUE_SIZE, VALUE_ITEM_SIZE, Dialect, Node, Placeholder
 
 __all__ = [
     "Formatter",
@@ -36,8 +38,11 @@ _ABSENT: Any = object()
 def format_value(value: Any) -> str:
     """The default formatting of a state value: `None` is empty, containers are JSON, the rest `str()`.
 
-    A value that cannot be written out (it contains itself, nests deeper than Python can walk, or
-    is an integer of more digits than Python writes) raises [`UnprintableValueError`][templating.UnprintableValueError].
+    A value that cannot be written out raises [`UnprintableValueError`][templating.UnprintableValueError]
+    (never another exception, never a memory address): it contains itself, nests deeper than Python
+    can walk, is an integer of more digits than Python writes, is larger than `MAX_VALUE_SIZE` once
+    written out, has a dict key JSON cannot hold (a tuple), holds an object that prints only as its
+    place in memory (`object()`), or its `str()` fails.
     """
     if value is None:
         return ""
@@ -45,10 +50,17 @@ def format_value(value: Any) -> str:
         return value
     try:
         if isinstance(value, (Mapping, list, tuple)):
+            check_size(value)
             return json.dumps(_plain(value), ensure_ascii=False, default=_json_default)
-        return str(value)
+        return _text(value)
+    except UnprintableValueError:
+        raise
     except (ValueError, RecursionError) as error:
         raise unprintable(value, error) from None
+    except TypeError as error:  # json: a dict key that is not str, int, float, bool or None
+        raise UnprintableValueError(_NOT_JSON.format(error=error)) from None
+    except Exception as error:  # a __str__ or __repr__ of the value's own that fails
+        raise UnprintableValueError(_FAILED.format(kind=type(error).__name__, error=error)) from None
 
 
 def format_adk_value(value: Any) -> str:
@@ -56,16 +68,26 @@ def format_adk_value(value: Any) -> str:
 
     So a dict renders as Python writes it (`{'a': 1}`), not as JSON. A list or dict that contains
     itself is an error (Python would write `[[...]]`), as is any value [`format_value`][templating.format_value]
-    cannot write out.
+    cannot write out (the same reasons, but that Python writes any dict key).
     """
     if value is None:
         return ""
     try:
+        if isinstance(value, (Mapping, list, tuple)):
+            check_size(value)
         text = str(value)
+    except UnprintableValueError:
+        raise
     except (ValueError, RecursionError) as error:
         raise unprintable(value, error) from None
+    except Exception as error:  # a __str__ or __repr__ (a dict key's) that fails
+        raise UnprintableValueError(_FAILED.format(kind=type(error).__name__, error=error)) from None
     if "..." in text and isinstance(value, (Mapping, list, tuple)) and _shape(value) == "cyclic":
         raise CyclicValueError(_CYCLIC)
+    if _ADDRESS.search(text) and not isinstance(value, str):
+        culprit = _addressed(value)
+        if culprit is not None:
+            raise UnprintableValueError(_ADDRESSED.format(kind=type(culprit).__name__))
     return text
 
 
@@ -73,6 +95,88 @@ _CYCLIC = "a value contains itself (a list or dict that holds itself), so it can
 _DEEP = "a value nests too deeply to print (lists or dicts deeper than Python can walk, about {limit} levels)"
 _DIGITS = "a value is an integer of more than {limit} digits, more than Python writes out as text"
 _OTHER = "a value cannot be printed: {error}"
+_NOT_JSON = "a value cannot be printed as JSON: {error}"
+_FAILED = "a value cannot be printed: turning it into text raised {kind}: {error}"
+_ADDRESSED = "a value holds an object of type {kind}, which prints only as its place in memory"
+_TOO_LARGE = "a value is too large to print: more than {limit:,} in size once written out (about its bytes)"
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
+def _text(value: Any) -> str:
+    """`str(value)` of a value that is not a container; refused if it is only a memory address."""
+    text = str(value)
+    if _ADDRESS.search(text):
+        raise UnprintableValueError(_ADDRESSED.format(kind=type(value).__name__))
+    return text
+
+
+def _addressed(value: Any) -> Any:
+    """The first object inside a container whose `repr()` is a memory address, or `None` (walked
+    without recursion, each container once)."""
+    stack: list[Any] = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) not in seen:
+                seen.add(id(item))
+                stack.extend(_children(item))
+                if isinstance(item, Mapping):
+                    stack.extend(_keys_of(item))
+        elif not isinstance(item, str) and _ADDRESS.search(repr(item)):
+            return item
+    return None
+
+
+def _children(value: Any) -> Any:
+    """The values in a container as stored: a dict's or list's own storage (a read-only view's is its
+    source's values, never views made afresh), any other mapping's values."""
+    if isinstance(value, dict):
+        return dict.values(value)
+    if isinstance(value, list):
+        return list.__iter__(value)
+    if isinstance(value, tuple):
+        return value
+    return value.values()
+
+
+def _keys_of(value: Any) -> Any:
+    return dict.keys(value) if isinstance(value, dict) else value.keys()
+
+
+def check_size(value: Any) -> None:
+    """[`UnprintableValueError`][templating.UnprintableValueError] if `value` (a container) written out
+    is larger than `MAX_VALUE_SIZE`, as the state contract counts it: linear in its distinct containers,
+    so `v = [v, v]` nested 60 times is refused at once, not written out. Cycles and depth are left to
+    the writer, which reports them."""
+    with contextlib.suppress(RecursionError):  # too deep to walk: the writer says so
+        _size(value, {}, set())
+
+
+def _size(value: Any, memo: dict[int, int], active: set[int]) -> int:
+    if isinstance(value, str):
+        return VALUE_ITEM_SIZE + len(value)
+    if not isinstance(value, (Mapping, list, tuple)):
+        return VALUE_ITEM_SIZE
+    ident = id(value)
+    known = memo.get(ident)
+    if known is not None:
+        return known
+    if ident in active:
+        return 0  # a cycle: the writer reports it
+    active.add(ident)
+    total = VALUE_ITEM_SIZE
+    if isinstance(value, Mapping):
+        for key in _keys_of(value):
+            if isinstance(key, str):
+                total += len(key)
+    for item in _children(value):
+        total += _size(item, memo, active)
+        if total > MAX_VALUE_SIZE:
+            raise UnprintableValueError(_TOO_LARGE.format(limit=MAX_VALUE_SIZE))
+    active.discard(ident)
+    memo[ident] = total
+    return total
 
 
 def unprintable(value: Any, error: ValueError | RecursionError) -> UnprintableValueError:
@@ -119,7 +223,7 @@ def _plain(value: Any) -> Any:
 def _json_default(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
-    return str(value)
+    return _text(value)
 
 
 Getter: TypeAlias = Callable[[str, Any], Any]

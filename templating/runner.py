@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias
 
 from .agents import Agent
-from .contexts import ReadonlyContext
-from .sessions import Event, EventActions, GetSessionConfig, SessionNotFoundError, SessionService
-from .state import check_state
+from .sessions.base import Event, EventActions, GetSessionConfig, SessionNotFoundError, SessionService
+from .sessions.contexts import ReadonlyContext
+from .sessions.state import check_state
 
 __all__ = ["Model", "Runner"]
 
@@ -75,9 +75,10 @@ class Runner:
         if not isinstance(message, str):
             raise TypeError(f"message must be a str, not {type(message).__name__}")
         delta = check_state(state_delta if state_delta is not None else {}, what="state_delta")
-        # A turn reads the state, never the history: no copy of the stored events is made.
-        session = await self.session_service.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id, config=_NO_EVENTS
+        # A turn reads the state, never the history: no copy of the stored events is made; a service
+        # may hand out its stored state itself (read-only), so a turn copies nothing of the state.
+        session, settled = await self.session_service._turn_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
         )
         if session is None:
             raise SessionNotFoundError(app_name=self.app_name, user_id=user_id, session_id=session_id)
@@ -90,11 +91,22 @@ class Runner:
         )
         # The instruction sees the state as it will be once the user's event is appended; the
         # events themselves are appended only after the model has answered. ``session`` is this
-        # turn's own copy (appending replaces its state with the stored one), so the delta is
-        # written into it: a render costs the keys it reads, never a copy of the whole state.
+        # turn's own (appending writes into its state), so the delta is written into it: a render
+        # costs the keys it reads, never a copy of the whole state.
         session.state.update(delta)
         ctx = ReadonlyContext(session, invocation_id=invocation_id, agent_name=self.agent.name)
         instruction = await self.agent.canonical_instruction(ctx)
+        if not settled():  # a write landed while rendering from the stored state: render again from a copy
+            session = await self.session_service.get_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id, config=_NO_EVENTS
+            )
+            if session is None:
+                raise SessionNotFoundError(app_name=self.app_name, user_id=user_id, session_id=session_id)
+            session.state.update(delta)
+            ctx = ReadonlyContext(session, invocation_id=invocation_id, agent_name=self.agent.name)
+            instruction = await self.agent.canonical_instruction(ctx)
+        elif type(session.state) is not dict:  # a view of the stored state: the turn keeps only its own writes
+            session.state = dict(delta)  # (the append brings them up to date; nothing reads the rest)
         reply = self.model(instruction, message)
         if inspect.isawaitable(reply):
             reply = await reply

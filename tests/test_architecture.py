@@ -17,6 +17,10 @@ import templating
 
 PACKAGE = Path(__file__).resolve().parent.parent / "templating"
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
+# The sessions layer (templating/sessions/), its modules named "sessions/<module>".
+SESSIONS = sorted(f"sessions/{p.stem}" for p in (PACKAGE / "sessions").glob("*.py"))
+# The old module paths of the sessions layer: each only makes the moved module importable under its old name.
+MOVED = {"state": "sessions/state", "contexts": "sessions/contexts", "sql_sessions": "sessions/sql"}
 
 # What each lower-stage module may import from the package. Modules not listed sit on top.
 ALLOWED: dict[str, set[str]] = {
@@ -25,26 +29,32 @@ ALLOWED: dict[str, set[str]] = {
     "parser": {"nodes"},
     "render": {"nodes", "errors"},
     "template": {"nodes", "errors", "parser", "render"},
-    # State, sessions and contexts supply state from above; nothing below them imports them.
-    "state": {"errors", "nodes"},
-    "sessions": {"errors", "state"},
-    "contexts": {"render", "sessions", "state", "template"},
+    # The sessions layer supplies state from above; nothing below it imports it. Within it: the state
+    # contract, then the shared rules, then the services and the contexts, then the package's lazy names.
+    "sessions/state": {"errors", "nodes"},
+    "sessions/base": {"errors", "nodes", "sessions/state"},
+    "sessions/memory": {"sessions/base", "sessions/state"},
+    "sessions/sql": {"errors", "sessions/base", "sessions/state"},
+    "sessions/contexts": {"render", "template", "sessions/base", "sessions/state"},
+    "sessions/__init__": {"sessions/base", "sessions/contexts", "sessions/memory", "sessions/sql", "sessions/state"},
+    **{old: {"sessions"} for old in MOVED},
 }
 CORE = ("nodes", "errors", "parser", "render", "template")
 
 
 def imports_of(module: str) -> tuple[set[str], set[str]]:
-    """(package modules imported, top-level third-party/stdlib modules imported)."""
+    """(package modules imported, top-level third-party/stdlib modules imported). A module of the sessions
+    package is named "sessions/<module>", as are its siblings it imports."""
     tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
+    inside = module.startswith("sessions/")
     local: set[str] = set()
     external: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                if node.module:
-                    local.add(node.module.split(".")[0])
-                else:
-                    local.update(alias.name for alias in node.names)
+                names = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
+                sibling = inside and node.level == 1
+                local.update(f"sessions/{name}" if sibling else name for name in names)
             elif node.module:
                 root = node.module.split(".")[0]
                 (local if root == "templating" else external).add(
@@ -80,7 +90,7 @@ def pysource_imports(layer: str) -> tuple[set[str], set[str], set[str]]:
     return siblings, local, external
 
 
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("module", MODULES + SESSIONS)
 def test_only_the_parser_imports_lark(module: str) -> None:
     _, external = imports_of(module)
     assert ("lark" in external) == (module == "parser")
@@ -89,8 +99,8 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 # Heavier libraries stay behind the few modules that need them.
 IMPORTERS = {
     "jinja2": {"jinja_filters", "jinja_mode", "jinja_sandbox", "report"},
-    "pydantic": {"agents", "sessions"},
-    "sqlalchemy": {"sql_sessions"},
+    "pydantic": {"agents", "sessions/base"},
+    "sqlalchemy": {"sessions/sql"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},
 }
@@ -98,7 +108,7 @@ IMPORTERS = {
 
 @pytest.mark.parametrize("library", sorted(IMPORTERS))
 def test_libraries_are_imported_only_where_needed(library: str) -> None:
-    importers = {module for module in MODULES if library in imports_of(module)[1]}
+    importers = {module for module in MODULES + SESSIONS if library in imports_of(module)[1]}
     assert importers == IMPORTERS[library]
 
 
@@ -111,6 +121,26 @@ def test_lower_stages_import_only_what_comes_before(module: str) -> None:
 def test_renderer_never_imports_sessions() -> None:
     local, _ = imports_of("render")
     assert not local & {"sessions", "state", "contexts", "providers", "cli", "lint"}
+
+
+def test_every_module_of_the_sessions_layer_has_its_place() -> None:
+    assert set(SESSIONS) <= set(ALLOWED)
+    assert set(MOVED) <= set(MODULES)
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
+def test_the_old_module_paths_are_the_moved_modules(old: str, new: str) -> None:
+    """`import templating.state` (and the others) gives the module itself, so a monkeypatch reaches its users."""
+    code = (
+        f"import importlib; old = importlib.import_module('templating.{old}'); "
+        f"new = importlib.import_module('templating.{new.replace('/', '.')}'); "
+        "assert old is new, (old, new); print(sorted(n for n in new.__all__ if not hasattr(old, n)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tempfile.gettempdir()
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
 
 
 def test_python_sources_sit_below_the_linter() -> None:
@@ -355,7 +385,16 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     (
         "state, sessions, Jinja2 mode",
-        {"state", "sessions", "sql_sessions", "contexts", "jinja_budget", "jinja_filters", "jinja_sandbox"}
+        {
+            "state",
+            "sessions",
+            "sessions.*",
+            "sql_sessions",
+            "contexts",
+            "jinja_budget",
+            "jinja_filters",
+            "jinja_sandbox",
+        }
         | {"jinja_mode"},
     ),
     ("reading Python sources", {"pysource", "pysource.*"}),

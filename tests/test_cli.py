@@ -1948,3 +1948,29 @@ def test_statistics_in_sarif_or_github_is_a_usage_error(
     code, out, err = run(["lint", "agents", "--statistics", "--format", fmt], capsys)
     assert (code, out) == (2, "")
     assert f"--statistics prints text or json, not {fmt}" in err
+
+
+@pytest.mark.parametrize(
+    ("metadata_text", "expected"),
+    [
+        ("Metadata-Version: 2.1\nName: agent-prompt-templating\nVersion: 9.8.7\n\nVersion: 1.0\n", "9.8.7"),
+        ("Metadata-Version: 2.1\n\nVersion: 1.0\n", None),
+    ],
+    ids=["first-on-the-path", "no-version-header-falls-back"],
+)
+def test_version_reads_the_metadata_of_the_first_distribution_on_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metadata_text: str, expected: str | None
+) -> None:
+    from importlib import metadata as importlib_metadata
+
+    from templating.cli import _version
+
+    try:  # what is installed, found before the folder below is on the path
+        installed = importlib_metadata.version("agent-prompt-templating")
+    except importlib_metadata.PackageNotFoundError:
+        installed = "unknown"
+    info = tmp_path / "agent_prompt_templating-9.8.7.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(metadata_text, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _version() == (expected or installed)  # a METADATA without a version is passed over

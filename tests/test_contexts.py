@@ -536,10 +536,10 @@ def test_making_the_read_only_view_reads_nothing_and_a_read_reads_one_key() -> N
 
 def count_views(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record the type of every read-only view made from now on."""
-    import templating.state
+    import templating.sessions.state
 
     made: list[str] = []
-    real = templating.state.read_only
+    real = templating.sessions.state.read_only
 
     def counting(value: Any) -> Any:
         view = real(value)
@@ -547,7 +547,7 @@ def count_views(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             made.append(type(view).__name__)
         return view
 
-    monkeypatch.setattr(templating.state, "read_only", counting)
+    monkeypatch.setattr(templating.sessions.state, "read_only", counting)
     return made
 
 

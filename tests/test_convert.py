@@ -178,3 +178,23 @@ def test_differences_match_real_adk(source: str, differs: bool) -> None:
     _, differences = convert_adk(source)
     assert bool(differences) == differs
     assert (adk != Template(source, dialect="adk").render(state)) == differs
+
+
+def test_a_source_longer_than_a_limit_given_is_refused_before_parsing() -> None:
+    from templating.inputs import DEFAULT_MAX_FILE_SIZE
+
+    with pytest.raises(ConversionError, match=f"more than the limit of {DEFAULT_MAX_FILE_SIZE:,}"):
+        convert_adk("x" * (DEFAULT_MAX_FILE_SIZE + 1), limit=DEFAULT_MAX_FILE_SIZE)
+    with pytest.raises(ConversionError, match="10 characters long, more than the limit of 9"):
+        convert_adk("Hi {name}.", limit=9)
+    assert convert_adk("Hi {name}.", limit=10) == ("Hi <name>.", ())
+
+
+@pytest.mark.parametrize(("piece", "converted"), [("<a>", "<<a>>"), ("{{a}}\n", "{{a}}\n")], ids=["escapes", "braces"])
+def test_a_large_source_of_many_escapes_or_differences_converts_whole(piece: str, converted: str) -> None:
+    """Each escaped piece and each difference costs the same wherever it is (no quadratic merging)."""
+    text, differences = convert_adk(piece * 50_000)
+    assert text == converted * 50_000
+    if piece.startswith("{"):
+        assert len(differences) == 50_000
+        assert (differences[-1].span.line, differences[-1].span.column) == (50_000, 1)

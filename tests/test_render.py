@@ -474,6 +474,23 @@ def nested(depth: int, *, kind: str = "list") -> Any:
 
 
 # id, source, dialect, state, the line of the placeholder, a word of the message
+class BadRepr:
+    """An object whose str() and repr() raise."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+    __str__ = __repr__
+
+
+def doubled(times: int) -> list[Any]:
+    """``v = [v, v]`` repeated: a few objects in memory, 2**times values written out."""
+    value: list[Any] = []
+    for _ in range(times):
+        value = [value, value]
+    return value
+
+
 UNPRINTABLE = [
     ("angle-deep-list", "Hi\n<x>", "angle", {"x": nested(100_000)}, 2, "nests too deeply"),
     ("angle-deep-dict", "<x>", "angle", {"x": nested(5_000, kind="dict")}, 1, "nests too deeply"),
@@ -484,6 +501,16 @@ UNPRINTABLE = [
     ("adk-deep-list", "Hi {x}", "adk", {"x": nested(100_000)}, 1, "nests too deeply"),
     ("adk-huge-int", "\n{x}", "adk", {"x": -(10**5000)}, 2, "more than 4300 digits"),
     ("adk-huge-int-in-a-dict", "{x}", "adk", {"x": {"n": 10**5000}}, 1, "more than 4300 digits"),
+    ("angle-tuple-key", "<x>", "angle", {"x": {(1, 2): "y"}}, 1, "cannot be printed as JSON"),
+    ("angle-key-whose-repr-fails", "<x>", "angle", {"x": {"a": {BadRepr(): 1}}}, 1, "cannot be printed as JSON"),
+    ("adk-key-whose-repr-fails", "{x}", "adk", {"x": {BadRepr(): 1}}, 1, "raised RuntimeError"),
+    ("angle-object", "<x>", "angle", {"x": object()}, 1, "an object of type object, which prints only"),
+    ("angle-object-inside", "<x>", "angle", {"x": {"a": object()}}, 1, "an object of type object, which prints"),
+    ("adk-object", "{x}", "adk", {"x": object()}, 1, "an object of type object, which prints only"),
+    ("adk-object-inside", "{x}", "adk", {"x": {"a": [object()]}}, 1, "an object of type object, which prints"),
+    ("angle-str-that-fails", "<x>", "angle", {"x": BadRepr()}, 1, "raised RuntimeError"),
+    ("angle-shared-60-times", "<x>", "angle", {"x": doubled(60)}, 1, "too large to print"),
+    ("adk-shared-60-times", "{x}", "adk", {"x": doubled(60)}, 1, "too large to print"),
 ]
 
 
@@ -535,3 +562,26 @@ def test_format_functions_refuse_what_cannot_be_printed(format_function: Any, va
 def test_values_near_the_limits_still_print(value: Any, angle: str, adk: str) -> None:
     assert render("<v>", {"v": value}) == angle
     assert render("{v}", {"v": value}, dialect="adk") == adk
+
+
+@pytest.mark.parametrize("dialect", ["angle", "adk"])
+def test_a_value_shared_many_times_within_the_size_budget_prints_in_full(dialect: Any) -> None:
+    """The size budget counts a shared value each time it is written out, as printing does: 2**12 of it fits."""
+    source = "<x>" if dialect == "angle" else "{x}"
+    text = Template(source, dialect=dialect).render({"x": doubled(12)})
+    assert text.count("[]") == 2**12
+
+
+@pytest.mark.parametrize(
+    ("dialect", "value", "text"),
+    [
+        ("angle", ["<tag at 0x1>"], '["<tag at 0x1>"]'),
+        ("adk", ["<tag at 0x1>"], "['<tag at 0x1>']"),
+        ("angle", "<tag at 0x1>", "<tag at 0x1>"),
+        ("adk", {1: "one"}, "{1: 'one'}"),
+    ],
+    ids=["angle-text-in-a-list", "adk-text-in-a-list", "angle-text", "adk-int-key"],
+)
+def test_text_that_looks_like_an_address_is_still_printed(dialect: Any, value: Any, text: str) -> None:
+    source = "<x>" if dialect == "angle" else "{x}"
+    assert Template(source, dialect=dialect).render({"x": value}) == text

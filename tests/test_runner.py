@@ -4,6 +4,7 @@ run once per session service (tests/conftest.py: in memory, a SQLite file, a thr
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -329,3 +330,65 @@ def test_every_allowlisted_read_method_works_in_a_jinja_instruction_run_by_the_r
     assert asyncio.run(scenario()) == (
         'You work for Acme.\n\nen - lang=en,tone=brief, ["lang", "tone"] ["en", "brief"] 2 1'
     )
+
+
+def test_a_write_landing_while_the_instruction_renders_makes_the_turn_render_again_from_one_state(
+    service: SessionService,
+) -> None:
+    """A turn that reads the stored state in place (in memory) sees a write landing during the render
+    and renders again from a copy; one that reads a copy (a database) renders from the state before
+    it. Either way the model never gets half of another writer's delta."""
+    renders: list[tuple[Any, Any]] = []
+
+    async def scenario() -> None:
+        await setup(service)
+
+        async def provider(ctx: ReadonlyContext) -> str:
+            first = ctx.state["order_id"]
+            if not renders:  # another writer changes both keys between the two reads of the first render
+                other = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+                assert other is not None
+                delta = {"order_id": "B-2", "user:name": "Bea"}
+                await service.append_event(other, Event(author="elsewhere", actions=EventActions(state_delta=delta)))
+            renders.append((first, ctx.state["user:name"]))
+            return f"{first} for {ctx.state['user:name']}"
+
+        model = Recorder()
+        agent = make_agent(global_instruction="", instruction=provider)
+        runner = Runner(agent=agent, app_name=APP, session_service=service, model=model)
+        await runner.run(user_id="u1", session_id="s1", message="hi")
+        assert model.calls in ([("B-2 for Bea", "hi")], [("A-1 for Ada", "hi")])
+        assert model.calls[0][0] == "{} for {}".format(*renders[-1])
+        stored = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert stored is not None
+        assert [event.author for event in stored.events] == ["elsewhere", "user", "support"]
+        assert stored.state["last_reply"] == "Sure."
+
+    asyncio.run(scenario())
+    if isinstance(service, InMemorySessionService):  # read in place: the first render saw half, and was redone
+        assert renders == [("A-1", "Bea"), ("B-2", "Bea")]
+
+
+def test_the_turns_state_reads_like_the_sessions_combined_state(service: SessionService) -> None:
+    """What a provider sees of state in a turn (iteration, length, membership, JSON) is the stored
+    combined state with the turn's own delta on top, however the service hands it out."""
+    seen: list[Any] = []
+
+    async def scenario() -> None:
+        await setup(service)
+
+        def provider(ctx: ReadonlyContext) -> str:
+            state = ctx.state
+            seen.append((sorted(state), len(state), "temp:step" in state, "nope" in state, json.dumps(state)))
+            seen.append((dict(state.items()), state.get("temp:other", "default"), state.get("app:brand")))
+            return "ok"
+
+        agent = make_agent(global_instruction="", instruction=provider)
+        runner = Runner(agent=agent, app_name=APP, session_service=service, model=Recorder())
+        await runner.run(user_id="u1", session_id="s1", message="hi", state_delta={"temp:step": 1, "order_id": "A-2"})
+
+    asyncio.run(scenario())
+    expected = {"app:brand": "Acme", "user:name": "Ada", "order_id": "A-2", "temp:step": 1}
+    keys, length, has_temp, has_nope, text = seen[0]
+    assert (keys, length, has_temp, has_nope, json.loads(text)) == (sorted(expected), 4, True, False, expected)
+    assert seen[1] == (expected, "default", "Acme")

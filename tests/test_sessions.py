@@ -32,7 +32,7 @@ from templating import (
     StaleSessionError,
     TemplatingError,
 )
-from templating.state import MAX_DEPTH
+from templating.sessions.state import MAX_DEPTH
 
 T = TypeVar("T")
 APP, USER = "shop", "ada"
@@ -978,3 +978,91 @@ def test_append_events_checks_every_event_before_storing_any(service: SessionSer
     stored = run(service.get_session(app_name=APP, user_id=USER, session_id="s1"))
     assert stored is not None
     assert stored.events == []
+
+
+# --- appends cost the delta ------------------------------------------------------------------
+
+
+def test_an_append_changes_only_the_keys_its_delta_writes_in_the_callers_copy(service: SessionService) -> None:
+    """The copy takes the delta, not a new copy of the whole state: values the delta does not touch
+    stay the very objects the copy had, and the values it writes are the copy's own."""
+    session = create(service, session_id="s1", state={"big": {"rows": list(range(100))}, "user:prefs": {"a": [1]}})
+    big, prefs = session.state["big"], session.state["user:prefs"]
+    written = {"rows": [1, 2]}
+    run(service.append_event(session, event({"small": written, "temp:t": written}, invocation_id="inv-1")))
+    assert session.state["big"] is big
+    assert session.state["user:prefs"] is prefs
+    assert session.state == {**fetch(service, "s1").state, "temp:t": written}
+    assert session.state["small"] is not written
+    assert session.state["temp:t"] is not written
+    assert session.state["small"] is not session.state["temp:t"]  # the stored value is not the caller's temp: one
+    session.state["small"]["rows"].append(3)
+    assert fetch(service, "s1").state["small"] == {"rows": [1, 2]}
+
+
+def test_a_copy_behind_another_writer_takes_the_changed_scope_whole(service: SessionService) -> None:
+    mine = create(service, session_id="s1", state={"a": 1, "user:u": 1, "app:x": {"k": 1}})
+    app_value = mine.state["app:x"]
+    theirs = fetch(service, "s1")
+    run(service.append_event(theirs, event({"b": 2, "user:u": 2})))  # session and user: scopes change
+    run(service.append_event(mine, event({"c": 3})))
+    assert mine.state == {"a": 1, "b": 2, "c": 3, "user:u": 2, "app:x": {"k": 1}}
+    assert mine.state["app:x"] is app_value  # the app: scope did not change: not copied again
+
+
+@pytest.mark.parametrize("times", [30, 60], ids=["30", "60"])
+def test_a_value_shared_past_the_size_budget_is_refused_at_once_by_every_service(
+    times: int, service: SessionService
+) -> None:
+    shared: list[Any] = []
+    for _ in range(times):
+        shared = [shared, shared]
+    with pytest.raises(InvalidStateError, match="too large") as info:
+        create(service, session_id="s1", state={"v": shared})
+    assert info.value.key == "v"
+    with pytest.raises(pydantic.ValidationError, match="too large"):  # an event refuses it too, at once
+        event({"v": shared})
+    session = create(service, session_id="s1")
+    unchecked = Event(author="agent", actions=EventActions.model_construct(state_delta={"ok": 1, "v": shared}))
+    with pytest.raises(InvalidStateError, match="too large"):
+        run(service.append_event(session, unchecked))
+    assert fetch(service, "s1").state == {}
+
+
+def test_a_shared_value_within_the_budget_is_stored_in_full(service: SessionService) -> None:
+    shared: list[Any] = [{"a": 1}]
+    for _ in range(10):
+        shared = [shared, shared]
+    session = create(service, session_id="s1")
+    run(service.append_event(session, event({"v": shared})))
+    assert fetch(service, "s1").state["v"] == shared
+    assert session.state["v"] == shared
+
+
+@pytest.mark.parametrize(
+    ("fields", "stored"),
+    [
+        ({"id": "  e1  "}, {"id": "e1"}),
+        ({"timestamp": 5}, {"timestamp": 5.0}),
+        ({"id": ""}, {}),
+    ],
+    ids=["unstripped-id", "int-timestamp", "blank-id"],
+)
+def test_an_event_built_without_validation_is_validated_when_stored(
+    fields: dict[str, Any], stored: dict[str, Any], service: SessionService
+) -> None:
+    session = create(service, session_id="s1")
+    made = Event.model_construct(author="agent", actions=EventActions(), **fields)
+    result = run(service.append_event(session, made))
+    for name, value in stored.items():
+        assert getattr(result, name) == value
+        assert type(getattr(result, name)) is type(value)
+    assert result.id.strip() == result.id != ""
+    assert fetch(service, "s1").events[0].id == result.id
+
+
+def test_an_event_built_without_validation_with_a_bad_field_is_refused(service: SessionService) -> None:
+    session = create(service, session_id="s1")
+    with pytest.raises(pydantic.ValidationError):
+        run(service.append_event(session, Event.model_construct(author=3, actions=EventActions())))
+    assert fetch(service, "s1").events == []

@@ -356,7 +356,7 @@ async def execute(url: str, statement: str) -> list[Any]:
 
 
 def test_tables_are_created_on_first_use_with_a_schema_version_row(url: str) -> None:
-    from templating.sql_sessions import SCHEMA_VERSION
+    from templating.sessions.sql import SCHEMA_VERSION
 
     async def scenario() -> None:
         service = service_on(url)  # making the service does not touch the database
@@ -380,7 +380,7 @@ def test_another_schema_version_is_refused_and_nothing_changes(url: str) -> None
         async with service_on(url) as service:
             with pytest.raises(SessionStoreError, match="schema version 99") as info:
                 await service.create_session(app_name=APP, user_id=USER, session_id="s2")
-            assert "reads version 1" in str(info.value)
+            assert "reads version 2" in str(info.value)
             assert f"tables in {service.url!r} have" in str(info.value)
             with pytest.raises(SessionStoreError, match="schema version 99"):
                 await service.get_session(app_name=APP, user_id=USER, session_id="s1")
@@ -485,3 +485,82 @@ def test_an_in_memory_sqlite_database_is_private_to_its_service() -> None:
             assert await two.get_session(app_name=APP, user_id=USER, session_id="s1") is None
 
     run(scenario())
+
+
+def test_a_database_of_the_first_schema_version_is_refused_with_what_changed(url: str) -> None:
+    """Version 1 kept each scope's state as one JSON document; version 2 stores a row per key."""
+    run(seed(url, {"s1": {"a": 1}}))
+    run(execute(url, "UPDATE templating_schema SET version = 1"))
+
+    async def attempt() -> None:
+        async with service_on(url) as service:
+            with pytest.raises(SessionStoreError, match="schema version 1,") as info:
+                await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert "one row per state key" in str(info.value)
+
+    run(attempt())
+    assert run(execute(url, "SELECT version FROM templating_schema")) == [(1,)]
+
+
+def test_state_is_stored_one_row_per_key(url: str) -> None:
+    """An append writes the rows of the keys its delta writes: the others keep the revision that wrote them."""
+
+    async def scenario() -> None:
+        async with service_on(url) as service:
+            session = await service.create_session(
+                app_name=APP, user_id=USER, session_id="s1", state={"a": 1, "b": [1], "user:n": "x"}
+            )
+            await service.append_event(session, Event(author="a", actions=EventActions(state_delta={"b": [2]})))
+
+    run(scenario())
+    rows = run(execute(url, "SELECT user_id, key, value, written FROM templating_state_values ORDER BY key"))
+    assert [tuple(row) for row in rows] == [(USER, "a", "1", 1), (USER, "b", "[2]", 2), (USER, "user:n", '"x"', 1)]
+
+
+@pytest.mark.parametrize("statement", ["LOCK TABLE templating_sessions IN ACCESS EXCLUSIVE MODE"], ids=["lock-table"])
+def test_a_locked_postgresql_gives_a_store_error_in_bounded_time(statement: str, postgres: Any) -> None:
+    """Another connection holds a lock the append needs: the statement timeout ends the wait with a
+    SessionStoreError, nothing is stored, and the service works again once the lock is gone. The
+    bound asserted is a liveness bound (minutes), not a time."""
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from templating import DatabaseSessionService
+
+    url = str(postgres.fresh_database("locked"))
+
+    async def scenario() -> None:
+        async with DatabaseSessionService(url, statement_timeout=0.5) as service:
+            session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+            engine = create_async_engine(url)
+            try:
+                async with engine.connect() as other:
+                    await other.begin()
+                    await other.execute(sa.text(statement))
+                    append = service.append_event(
+                        session, Event(author="a", actions=EventActions(state_delta={"x": 1}))
+                    )
+                    with pytest.raises(SessionStoreError) as info:
+                        await asyncio.wait_for(append, timeout=120)
+                    assert "statement" in str(info.value)
+                    await other.rollback()
+            finally:
+                await engine.dispose()
+            stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert stored is not None
+            assert stored.state == {}
+            assert stored.events == []
+            await service.append_event(stored, Event(author="a", actions=EventActions(state_delta={"x": 2})))
+            again = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert again is not None
+            assert again.state == {"x": 2}
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("value", [0, -1, True, "1"], ids=["zero", "negative", "bool", "str"])
+def test_statement_timeout_must_be_a_positive_number(value: Any) -> None:
+    from templating import DatabaseSessionService
+
+    with pytest.raises(ValueError, match="statement_timeout must be a positive number of seconds"):
+        DatabaseSessionService("sqlite+aiosqlite://", statement_timeout=value)

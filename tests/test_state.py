@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from templating import InvalidStateError, State, TemplatingError, render
 from templating.nodes import SCOPE_PREFIXES, SCOPES
-from templating.state import (
+from templating.sessions.state import (
     MAX_DEPTH,
     MAX_INT,
+    MAX_VALUE_SIZE,
     MIN_INT,
     _copy,
     _fast_copy,
@@ -388,7 +389,7 @@ def test_the_fast_path_and_the_checker_accept_the_same_values(value: Any) -> Non
     except _Refused:
         fast = _Refused
     try:
-        slow: Any = _copy(value, "v", "v", set(), 0)
+        slow: Any = _copy(value, "v", "v", 0)
     except InvalidStateError:
         slow = _Refused
     assert (fast is _Refused) == (slow is _Refused)
@@ -422,3 +423,72 @@ def test_a_state_made_from_values_outside_the_contract_is_refused(
         State(value, delta=delta)
     assert words in str(info.value)
     assert info.value.key == "k"
+
+
+def doubled(times: int, leaf: Any = None) -> Any:
+    """``v = [v, v]`` repeated: ``times + 1`` objects in memory, ``2**times`` leaves written out."""
+    value = [] if leaf is None else leaf
+    for _ in range(times):
+        value = [value, value]
+    return value
+
+
+@pytest.mark.parametrize("times", [24, 60, MAX_DEPTH - 1], ids=["24", "60", "as-deep-as-allowed"])
+def test_a_value_shared_past_the_size_budget_is_refused_naming_its_key(times: int) -> None:
+    """Checked once per distinct list: refused at once (a walk of the tree would take 2**times steps)."""
+    with pytest.raises(InvalidStateError) as info:
+        check_state({"ok": 1, "v": doubled(times)})
+    error = info.value
+    assert error.key == "v"
+    assert error.path.startswith("v[")
+    assert "state is too large" in str(error)
+    assert "help: a state delta, or an initial state, holds at most" in str(error)
+    with pytest.raises(InvalidStateError):
+        State({}).update({"v": doubled(times)})
+
+
+def test_a_shared_value_is_copied_once_and_keeps_its_sharing() -> None:
+    value = doubled(16, leaf=[{"a": "b"}])  # 65,536 leaves written out, 17 lists and one dict in memory
+    copied = check_value("v", value)
+    assert copied == value
+    assert copied[0] is copied[1]  # copied once, shared as in the value given
+    assert not set(map(id, (copied, copied[0], copied[0][0]))) & set(map(id, (value, value[0], value[0][0])))
+    again = copy_checked({"v": copied})["v"]
+    assert again == value
+    assert again[0] is again[1]
+    assert again[0] is not copied[0]
+
+
+def test_a_shared_value_that_nests_too_deeply_where_it_appears_again_is_refused() -> None:
+    deep = nested(MAX_DEPTH - 2)
+    assert check_value("v", [deep])[0] == deep  # at depth 1: fits
+    with pytest.raises(InvalidStateError, match=f"more than {MAX_DEPTH} deep") as info:
+        check_value("v", [deep, [[deep]]])  # the same list, two levels deeper the second time
+    assert info.value.path.startswith("v[1][0][0]")
+
+
+def test_the_size_budget_is_for_the_whole_state_and_names_the_key_that_exceeds_it() -> None:
+    half = "x" * (MAX_VALUE_SIZE // 2)
+    assert check_state({"a": half})["a"] is half
+    with pytest.raises(InvalidStateError) as info:
+        check_state({"a": half, "b": "y", "c": half})
+    assert info.value.key == "c"
+
+
+class _BadRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+@pytest.mark.parametrize(
+    ("state", "words"),
+    [
+        ({"v": {_BadRepr(): 1}}, "state value 'v[<a _BadRepr whose repr() fails>]' is not plain JSON"),
+        ({_BadRepr(): 1}, "state key <a _BadRepr whose repr() fails> is a _BadRepr, not a string"),
+    ],
+    ids=["inside-a-value", "top-level"],
+)
+def test_a_key_whose_repr_fails_is_refused_with_a_clear_error(state: dict[Any, Any], words: str) -> None:
+    with pytest.raises(InvalidStateError) as info:
+        check_state(state)
+    assert words in str(info.value)

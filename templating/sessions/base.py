@@ -1,15 +1,15 @@
 """Sessions, events, and the session services that store them: the supplier of the state templates render from.
 
 A session holds `state` and `events`; state changes only arrive as an event's `actions.state_delta`
-through [`SessionService.append_event`][templating.sessions.SessionService.append_event]. `app:` and `user:`
+through [`SessionService.append_event`][templating.SessionService.append_event]. `app:` and `user:`
 values are stored once, in their scope, and merged into every session returned; `temp:` values
 are never stored. Every session a service returns is a copy.
 
-[`SessionService`][templating.SessionService] holds everything the services share: checking arguments, splitting state
-into scopes, preparing events, the staleness rule, bringing the caller's copy up to date, and
+[`SessionService`][templating.SessionService] (this module) holds everything the services share: checking
+arguments, splitting state into scopes, preparing events, the staleness rule, bringing the caller's copy up to date, and
 choosing events with [`GetSessionConfig`][templating.GetSessionConfig]. A service only stores and reads:
-[`InMemorySessionService`][templating.InMemorySessionService] here, `DatabaseSessionService` (`sql_sessions`) in a
-database.
+[`InMemorySessionService`][templating.InMemorySessionService] (`templating.sessions.memory`), and
+`DatabaseSessionService` (`templating.sessions.sql`) in a database.
 
 Stale sessions: every copy remembers which stored session it was read from and, for each scope it
 merges (session, `user:`, `app:`), the revision of that scope it reflects (when it was read, or
@@ -22,17 +22,17 @@ that revision; a delta that touches none of those keys goes through. See docs/se
 
 from __future__ import annotations
 
-import threading
+import math
 import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Container, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, StrictInt, field_validator
 
-from .errors import TemplatingError
+from ..errors import TemplatingError
+from ..nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX
 from .state import check_state, copy_checked, scope_of, text_problem
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "Event",
     "EventActions",
     "GetSessionConfig",
-    "InMemorySessionService",
     "Session",
     "SessionService",
     "SessionNotFoundError",
@@ -52,8 +51,9 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-# Unknown fields are rejected, and assigning to a field validates the value as construction does.
-_CONFIG = ConfigDict(extra="forbid", validate_assignment=True)
+# Unknown fields are rejected, and assigning to a field validates the value as construction does. Errors
+# leave the input out: its repr() can be huge (a value shared many times), and the message names the key.
+_CONFIG = ConfigDict(extra="forbid", validate_assignment=True, hide_input_in_errors=True)
 
 
 def _checked(value: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +121,8 @@ class Session(BaseModel):
     _origin: str = PrivateAttr(default="")
     _seen: tuple[int, int, int] = PrivateAttr(default=(0, 0, 0))
     _invocation: str | None = PrivateAttr(default=None)
+    # The temp: keys this copy carries, from its creation or appends through it (expired with their invocation).
+    _temp: set[str] = PrivateAttr(default_factory=set)
 
     _check_state = field_validator("state")(_checked)
 
@@ -187,15 +189,13 @@ SESSION, USER, APP = 0, 1, 2  # the index of each stored scope in Scopes and See
 
 def scope_index(key: str) -> int | None:
     """Where `key` is stored: `SESSION`, `USER` or `APP`; `None` for `temp:` (never)."""
-    match scope_of(key):
-        case "temp":
-            return None
-        case "user":
-            return USER
-        case "app":
-            return APP
-        case _:
-            return SESSION
+    if key.startswith(USER_PREFIX):
+        return USER
+    if key.startswith(APP_PREFIX):
+        return APP
+    if key.startswith(TEMP_PREFIX):
+        return None
+    return SESSION
 
 
 def split_scopes(checked: Mapping[str, Any]) -> Scopes:
@@ -262,10 +262,43 @@ def select_events(events: Sequence[Event], config: GetSessionConfig | None) -> l
 def prepare_event(event: Event) -> tuple[Event, dict[str, Any]]:
     """The event to store (a validated private copy without `temp:` keys) and its whole checked delta."""
     delta = check_state(event.actions.state_delta, what="state delta")
-    persisted = {k: v for k, v in delta.items() if scope_of(k) != "temp"}
+    persisted = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
+    actions = EventActions.model_construct(state_delta=persisted)  # checked above: not again
+    if _plainly_valid(event):  # every field already what validation would make it: a shallow copy will do
+        return event.model_copy(update={"actions": actions}), delta
     # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
     fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
-    return Event.model_validate({**fields, "actions": EventActions(state_delta=persisted)}), delta
+    return Event.model_validate({**fields, "actions": actions}), delta
+
+
+def _plainly_valid(event: Event) -> bool:
+    """Whether every field but `actions` of an `Event` is exactly what validating it would give (a
+    model_construct()ed event may hold anything): its values are immutable, so they can be shared."""
+    fields = event.__dict__
+    event_id, invocation, author, content = fields["id"], fields["invocation_id"], fields["author"], fields["content"]
+    timestamp = fields["timestamp"]
+    return (
+        type(event) is Event
+        and type(event_id) is str
+        and type(invocation) is str
+        and type(author) is str
+        and (content is None or type(content) is str)
+        and type(fields["partial"]) is bool
+        and type(timestamp) is float
+        and math.isfinite(timestamp)
+        and event_id.strip() == event_id != ""
+        and all(
+            text is None or text.isascii() or text_problem(text) is None
+            for text in (event_id, invocation, author, content)
+        )
+    )
+
+
+def copy_stored(event: Event) -> Event:
+    """A copy of a stored event (one `prepare_event` made) that shares nothing mutable with it: its
+    fields are immutable but its delta, which is copied. Cheaper than a deep copy of the model."""
+    actions = event.actions.model_copy(update={"state_delta": copy_checked(event.actions.state_delta)})
+    return event.model_copy(update={"actions": actions})
 
 
 def plan_append(
@@ -285,6 +318,15 @@ def plan_append(
     return store, list(writes)
 
 
+def privates(session: Session) -> dict[str, Any]:
+    """The private attributes of a session copy (`_origin`, `_seen`, `_invocation`, `_temp`), as the
+    dict pydantic keeps them in: read and written directly, an append's hot path skips pydantic's
+    attribute hooks."""
+    private = session.__pydantic_private__
+    assert private is not None
+    return private
+
+
 def check_fresh(
     session: Session, *, token: str, session_id: str, keys: Sequence[str], written: Callable[[str], int]
 ) -> None:
@@ -292,7 +334,8 @@ def check_fresh(
     the stored
     session `token` names, or if any of `keys` was written (`written(key)`, the revision of its
     scope that last wrote it) after the revision of that scope the copy reflects."""
-    if session._origin != token:
+    private = privates(session)
+    if private["_origin"] != token:
         raise StaleSessionError(
             session_id=session_id,
             keys=tuple(keys),
@@ -301,33 +344,64 @@ def check_fresh(
                 "the session was deleted and created again, or the copy was built by hand)"
             ),
         )
-    changed = tuple(key for key in keys if written(key) > session._seen[scope_index(key) or SESSION])
+    seen = private["_seen"]
+    changed = tuple(key for key in keys if written(key) > seen[scope_index(key) or SESSION])
     if changed:
         raise StaleSessionError(session_id=session_id, keys=changed)
 
 
 def refresh_copy(
-    session: Session, appended: Sequence[tuple[Event, Mapping[str, Any]]], merged: dict[str, Any], seen: Seen
-) -> None:
+    session: Session,
+    appended: Sequence[tuple[Event, Mapping[str, Any]]],
+    seen: Seen,
+    reloaded: Mapping[int, dict[str, Any]],
+) -> list[Event]:
     """Bring the caller's copy up to date after `appended` (stored events and their whole deltas, in
-    order, at least one) were appended through it: the stored state (`merged`, which becomes the
-    copy's own), plus the `temp:` values of the last event's invocation, and the events.
+    order, at least one) were appended through it: the stored values the events wrote, the `temp:`
+    values of the last event's invocation, and the events.
 
-    Once per append, however many events it stores: the state is replaced once, not per event."""
-    temp = temp_values(session.state)
-    invocation = session._invocation
+    `reloaded` holds, for each scope the copy was behind on (another writer wrote it after the
+    revision the copy reflects), the whole stored values of that scope, as the copy's own: they
+    replace the copy's keys of that scope. Every other scope takes only what the events wrote, so an
+    append costs its delta, never the size of the state. Once per append, however many events it
+    stores; nothing of the copy changes before everything is computed. Returns the copies of the
+    events it added to the caller's copy (also what `append_events` returns for them)."""
+    private = privates(session)
+    temp: set[str] = private["_temp"]
+    expired: set[str] = set()
+    written: dict[str, Any] = {}
+    fresh: dict[str, Any] = {}
+    invocation = private["_invocation"]
     for stored, delta in appended:
         if invocation not in (None, stored.invocation_id):  # temp: values live for one invocation
-            temp = {}
-        temp.update(temp_values(delta))
+            expired.update(temp)
+            expired.update(fresh)
+            temp, fresh = set(), {}
+        for key, value in delta.items():
+            if key.startswith(TEMP_PREFIX):
+                fresh[key] = value
+        for key, value in stored.actions.state_delta.items():
+            if (scope_index(key) or SESSION) not in reloaded:
+                written[key] = value
         invocation = stored.invocation_id
-        session.events.append(stored.model_copy(deep=True))
-        session.last_update_time = stored.timestamp
-    session.state.clear()
-    session.state.update(merged)
-    session.state.update(temp)
-    session._seen = seen
-    session._invocation = invocation
+    events = [copy_stored(stored) for stored, _ in appended]
+    written, fresh = copy_checked(written), copy_checked(fresh)  # the copy's own: never what is stored
+    state = session.state
+    if reloaded:
+        for key in [key for key in state if (scope_index(key) or SESSION) in reloaded and scope_of(key) != "temp"]:
+            del state[key]
+        for values in reloaded.values():
+            state.update(values)
+    for key in expired - fresh.keys():
+        state.pop(key, None)
+    state.update(written)
+    state.update(fresh)
+    session.events.extend(events)
+    session.__dict__["last_update_time"] = appended[-1][0].timestamp  # a stored event's: already valid
+    private["_temp"] = temp | fresh.keys()
+    private["_seen"] = seen
+    private["_invocation"] = invocation
+    return events
 
 
 def stored_copy(
@@ -356,6 +430,10 @@ def stored_copy(
 
 
 # --- the services ---------------------------------------------------------------------------
+
+
+def _settled() -> bool:
+    return True
 
 
 class SessionService(ABC):
@@ -387,7 +465,9 @@ class SessionService(ABC):
         checked = check_state({} if state is None else state, what="initial state")
         session_id = clean_id(session_id, "session_id") if session_id is not None else ""
         copy = await self._create(app_name, user_id, session_id or _new_id(), split_scopes(checked))
-        copy.state.update(temp_values(checked))
+        temp = temp_values(checked)
+        copy.state.update(temp)
+        copy._temp = set(temp)
         return copy
 
     async def get_session(
@@ -405,6 +485,19 @@ class SessionService(ABC):
         """
         key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
         return await self._get(key, coerce_config(config))
+
+    async def _turn_session(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> tuple[Session | None, Callable[[], bool]]:
+        """For a [`Runner`][templating.Runner] turn: a session to render the instruction from (read-only)
+        and to append the turn's events through, without its events, and a check, made after
+        rendering, that what the render read was one consistent state (if not, the Runner renders
+        again from a copy). Here: a copy, always consistent. A service may hand out a view of what
+        it stores instead, so that a turn costs the same whatever the size of the state."""
+        session = await self.get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=GetSessionConfig(num_recent_events=0)
+        )
+        return session, _settled
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> list[Session]:
         """Copies of the app's sessions (of one user, if given), without events, oldest update first."""
@@ -490,159 +583,3 @@ class SessionService(ABC):
         """Append prepared events all or nothing, following `plan_append`, `check_fresh`
         and `refresh_copy`; return copies: the stored event, the one already stored under its id,
         or (partial) a copy of the event given."""
-
-
-@dataclass
-class _Scope:
-    """Stored values of one scope, and the revision at which each key was last written."""
-
-    values: dict[str, Any] = field(default_factory=dict)
-    written: dict[str, int] = field(default_factory=dict)
-
-    def write(self, values: Mapping[str, Any], revision: int) -> None:
-        for key, value in values.items():
-            self.values[key] = value
-            self.written[key] = revision
-
-
-@dataclass
-class _Record:
-    """A stored session: its own (unprefixed) state and its events. `token` is unique to this record,
-    so a copy read from another service, or from an earlier session with the same id, is told apart."""
-
-    session: Session
-    scope: _Scope
-    token: str = field(default_factory=_new_id)
-    event_ids: set[str] = field(default_factory=set)
-
-
-class InMemorySessionService(SessionService):
-    """Sessions kept in memory (lost when the process ends). Safe to share between threads and tasks.
-
-    One lock guards every read and write; nothing inside it awaits, so the `async` methods can
-    be called from any event loop or thread. One revision counter serves every scope.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._revision = 0
-        self._sessions: dict[tuple[str, str, str], _Record] = {}
-        self._users: dict[tuple[str, str], _Scope] = {}
-        self._apps: dict[str, _Scope] = {}
-
-    async def _create(self, app_name: str, user_id: str, session_id: str, scopes: Scopes) -> Session:
-        key = (app_name, user_id, session_id)
-        with self._lock:
-            if key in self._sessions:
-                raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
-            self._revision += 1
-            record = _Record(
-                session=Session(id=session_id, app_name=app_name, user_id=user_id, last_update_time=time.time()),
-                scope=_Scope(),
-            )
-            self._sessions[key] = record
-            self._apply(record, scopes)
-            return self._copy(record, events=[])
-
-    async def _get(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
-        with self._lock:
-            record = self._sessions.get(key)
-            if record is None:
-                return None
-            return self._copy(record, events=select_events(record.session.events, config))
-
-    async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
-        with self._lock:
-            return [
-                self._copy(record, events=[])
-                for (app, owner, _), record in self._sessions.items()
-                if app == app_name and (user_id is None or owner == user_id)
-            ]
-
-    async def _delete(self, key: tuple[str, str, str]) -> None:
-        with self._lock:
-            self._sessions.pop(key, None)
-
-    async def _user_state(self, app_name: str, user_id: str) -> dict[str, Any]:
-        with self._lock:
-            scope = self._users.get((app_name, user_id))
-            return copy_checked(scope.values) if scope else {}
-
-    async def _append(
-        self,
-        key: tuple[str, str, str],
-        session: Session,
-        prepared: list[tuple[Event, dict[str, Any]]],
-        events: list[Event],
-    ) -> list[Event]:
-        results: list[Event] = []
-        with self._lock:
-            record = self._sessions.get(key)
-            if record is None:
-                raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
-            store, writes = plan_append(prepared, record.event_ids)
-            if any(store):
-                check_fresh(
-                    session,
-                    token=record.token,
-                    session_id=record.session.id,
-                    keys=writes,
-                    written=lambda name: self._scope(record, scope_index(name) or SESSION).written.get(name, 0),
-                )
-            appended: list[tuple[Event, dict[str, Any]]] = []
-            for (stored, delta), event, new in zip(prepared, events, store, strict=True):
-                if new:
-                    self._store(record, stored)
-                    appended.append((stored, delta))
-                    results.append(stored.model_copy(deep=True))
-                elif stored.partial:
-                    results.append(event.model_copy(deep=True))
-                else:
-                    results.append(next(e for e in record.session.events if e.id == stored.id).model_copy(deep=True))
-            if appended:
-                revision = self._revision
-                refresh_copy(session, appended, self._merged(record), (revision, revision, revision))
-        return results
-
-    def _store(self, record: _Record, stored: Event) -> None:
-        """Apply and store one checked, fresh event (lock held)."""
-        self._revision += 1
-        self._apply(record, split_scopes(stored.actions.state_delta))
-        record.session.events.append(stored)
-        record.event_ids.add(stored.id)
-        record.session.last_update_time = stored.timestamp
-
-    def _scope(self, record: _Record, index: int) -> _Scope:
-        session = record.session
-        if index == APP:
-            return self._apps.setdefault(session.app_name, _Scope())
-        if index == USER:
-            return self._users.setdefault((session.app_name, session.user_id), _Scope())
-        return record.scope
-
-    def _apply(self, record: _Record, scopes: Scopes) -> None:
-        """Write stored values to their scopes at the current revision."""
-        for index, values in enumerate(scopes):
-            if values:
-                self._scope(record, index).write(values, self._revision)
-
-    def _merged(self, record: _Record) -> dict[str, Any]:
-        session = record.session
-        app = self._apps.get(session.app_name)
-        user = self._users.get((session.app_name, session.user_id))
-        merged = merge_scopes((record.scope.values, user.values if user else {}, app.values if app else {}))
-        return copy_checked(merged)  # a deep copy: nothing handed out shares anything with what is stored
-
-    def _copy(self, record: _Record, *, events: list[Event]) -> Session:
-        stored = record.session
-        revision = self._revision
-        return stored_copy(
-            session_id=stored.id,
-            app_name=stored.app_name,
-            user_id=stored.user_id,
-            state=self._merged(record),
-            events=[event.model_copy(deep=True) for event in events],
-            last_update_time=stored.last_update_time,
-            token=record.token,
-            seen=(revision, revision, revision),
-        )

@@ -1,0 +1,326 @@
+"""The in-memory session service: sessions kept in a dict, guarded by one lock (lost when the process ends)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import (
+    APP,
+    SESSION,
+    USER,
+    AlreadyExistsError,
+    Event,
+    GetSessionConfig,
+    Scopes,
+    Session,
+    SessionNotFoundError,
+    SessionService,
+    _new_id,
+    check_fresh,
+    clean_id,
+    copy_stored,
+    merge_scopes,
+    plan_append,
+    privates,
+    refresh_copy,
+    scope_index,
+    select_events,
+    split_scopes,
+    stored_copy,
+)
+from .state import copy_checked
+
+__all__ = ["InMemorySessionService"]
+
+
+@dataclass
+class _Scope:
+    """Stored values of one scope, and the revision at which each key was last written."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    written: dict[str, int] = field(default_factory=dict)
+    revision: int = 0  # the last revision that wrote any key
+
+    def write(self, values: Mapping[str, Any], revision: int) -> None:
+        self.revision = revision  # first: a reader without the lock that sees a new value sees this too
+        self.values.update(values)
+        self.written.update(dict.fromkeys(values, revision))
+
+
+_EMPTY = _Scope()
+
+
+def _values(scope: _Scope | None) -> dict[str, Any]:
+    return scope.values if scope is not None else {}
+
+
+def _never() -> bool:
+    return False
+
+
+class _StoredView(dict[str, Any]):
+    """The combined state of a stored session read where it is stored, under a dict of its own
+    writes (a Runner turn's `state_delta`): a `dict` whose own storage holds only those writes.
+
+    Only for a Runner turn, which reads it through read-only views (contexts, the renderer) and
+    never hands it out; reads cost the keys read, and making one costs nothing, whatever the size
+    of the state. Writes (`update`, item assignment) go to its own storage."""
+
+    __slots__ = ("_scopes",)
+
+    def __init__(self, scopes: tuple[dict[str, Any], dict[str, Any], dict[str, Any]]) -> None:
+        super().__init__()
+        self._scopes = scopes
+
+    def _stored(self, key: str) -> dict[str, Any] | None:
+        index = scope_index(key) if isinstance(key, str) else None
+        return None if index is None else self._scopes[index]
+
+    def __getitem__(self, key: str) -> Any:
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        stored = self._stored(key)
+        if stored is None:
+            raise KeyError(key)
+        return stored[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        stored = self._stored(key)
+        return default if stored is None else stored.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        stored = self._stored(key) if isinstance(key, str) else None
+        return stored is not None and key in stored
+
+    def __iter__(self) -> Iterator[str]:
+        own = list(dict.__iter__(self))
+        keys = set(own)
+        for scope in self._scopes:
+            own.extend(key for key in list(scope) if key not in keys)
+        return iter(own)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def keys(self) -> KeysView[str]:  # type: ignore[override]
+        return KeysView(self)
+
+    def values(self) -> ValuesView[Any]:  # type: ignore[override]
+        return ValuesView(self)
+
+    def items(self) -> ItemsView[str, Any]:  # type: ignore[override]
+        return ItemsView(self)
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self.items()) == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+@dataclass
+class _Record:
+    """A stored session: its own (unprefixed) state and its events. `token` is unique to this record,
+    so a copy read from another service, or from an earlier session with the same id, is told apart."""
+
+    session: Session
+    scope: _Scope
+    token: str = field(default_factory=_new_id)
+    event_ids: set[str] = field(default_factory=set)
+
+
+class InMemorySessionService(SessionService):
+    """Sessions kept in memory (lost when the process ends). Safe to share between threads and tasks.
+
+    One lock guards every read and write; nothing inside it awaits, so the `async` methods can
+    be called from any event loop or thread. One revision counter serves every scope.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._revision = 0
+        self._sessions: dict[tuple[str, str, str], _Record] = {}
+        self._users: dict[tuple[str, str], _Scope] = {}
+        self._apps: dict[str, _Scope] = {}
+
+    async def _create(self, app_name: str, user_id: str, session_id: str, scopes: Scopes) -> Session:
+        key = (app_name, user_id, session_id)
+        with self._lock:
+            if key in self._sessions:
+                raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
+            self._revision += 1
+            record = _Record(
+                session=Session(id=session_id, app_name=app_name, user_id=user_id, last_update_time=time.time()),
+                scope=_Scope(),
+            )
+            self._sessions[key] = record
+            self._apply(record, scopes)
+            return self._copy(record, events=[])
+
+    async def _turn_session(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> tuple[Session | None, Callable[[], bool]]:
+        """A session whose state is read where it is stored (`_StoredView`): a turn copies nothing
+        of the state. Consistency: every write moves its scope's revision before it changes a value,
+        so a render that overlapped a write sees a revision past the one it started from."""
+        key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
+        with self._lock:  # no write is half done while the revision is read
+            record = self._sessions.get(key)
+            if record is None:
+                return None, _never
+            revision = self._revision
+            scopes = (self._existing(record, SESSION), self._existing(record, USER), self._existing(record, APP))
+            stored = record.session
+            session = stored_copy(
+                session_id=stored.id,
+                app_name=stored.app_name,
+                user_id=stored.user_id,
+                state=_StoredView((record.scope.values, _values(scopes[USER]), _values(scopes[APP]))),
+                events=[],
+                last_update_time=stored.last_update_time,
+                token=record.token,
+                seen=(revision, revision, revision),
+            )
+
+        def settled() -> bool:
+            return all(
+                (scope or self._existing(record, index) or _EMPTY).revision <= revision
+                for index, scope in enumerate(scopes)
+            )
+
+        return session, settled
+
+    async def _get(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
+        with self._lock:
+            record = self._sessions.get(key)
+            if record is None:
+                return None
+            return self._copy(record, events=select_events(record.session.events, config))
+
+    async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
+        with self._lock:
+            return [
+                self._copy(record, events=[])
+                for (app, owner, _), record in self._sessions.items()
+                if app == app_name and (user_id is None or owner == user_id)
+            ]
+
+    async def _delete(self, key: tuple[str, str, str]) -> None:
+        with self._lock:
+            self._sessions.pop(key, None)
+
+    async def _user_state(self, app_name: str, user_id: str) -> dict[str, Any]:
+        with self._lock:
+            scope = self._users.get((app_name, user_id))
+            return copy_checked(scope.values) if scope else {}
+
+    async def _append(
+        self,
+        key: tuple[str, str, str],
+        session: Session,
+        prepared: list[tuple[Event, dict[str, Any]]],
+        events: list[Event],
+    ) -> list[Event]:
+        results: list[Event | None] = []
+        with self._lock:
+            record = self._sessions.get(key)
+            if record is None:
+                raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
+            store, writes = plan_append(prepared, record.event_ids)
+            if any(store):
+                check_fresh(
+                    session,
+                    token=record.token,
+                    session_id=record.session.id,
+                    keys=writes,
+                    written=lambda name: self._scope(record, scope_index(name) or SESSION).written.get(name, 0),
+                )
+            # The scopes another writer changed since the copy was read: the copy takes them whole.
+            behind = [
+                index
+                for index in (SESSION, USER, APP)
+                if self._revision_of(record, index) > privates(session)["_seen"][index]
+            ]
+            appended: list[tuple[Event, dict[str, Any]]] = []
+            for (stored, delta), event, new in zip(prepared, events, store, strict=True):
+                if new:
+                    self._store(record, stored)
+                    appended.append((stored, delta))
+                    results.append(None)  # the caller's copy of it, below
+                elif stored.partial:
+                    results.append(event.model_copy(deep=True))
+                else:
+                    results.append(copy_stored(next(e for e in record.session.events if e.id == stored.id)))
+            if appended:
+                revision = self._revision
+                reloaded = {index: copy_checked(self._scope(record, index).values) for index in behind}
+                added = iter(refresh_copy(session, appended, (revision, revision, revision), reloaded))
+                results = [next(added) if result is None else result for result in results]
+        return [result for result in results if result is not None]
+
+    def _store(self, record: _Record, stored: Event) -> None:
+        """Apply and store one checked, fresh event (lock held)."""
+        self._revision += 1
+        self._apply(record, split_scopes(stored.actions.state_delta))
+        record.session.events.append(stored)
+        record.event_ids.add(stored.id)
+        record.session.__dict__["last_update_time"] = stored.timestamp  # a stored event's: already valid
+
+    def _existing(self, record: _Record, index: int) -> _Scope | None:
+        """A scope of `record`, if it exists."""
+        session = record.session
+        if index == APP:
+            return self._apps.get(session.app_name)
+        if index == USER:
+            return self._users.get((session.app_name, session.user_id))
+        return record.scope
+
+    def _revision_of(self, record: _Record, index: int) -> int:
+        """The revision that last wrote a scope of `record` (0 if none has)."""
+        scope = self._existing(record, index)
+        return scope.revision if scope is not None else 0
+
+    def _scope(self, record: _Record, index: int) -> _Scope:
+        session = record.session
+        if index == APP:
+            return self._apps.setdefault(session.app_name, _Scope())
+        if index == USER:
+            return self._users.setdefault((session.app_name, session.user_id), _Scope())
+        return record.scope
+
+    def _apply(self, record: _Record, scopes: Scopes) -> None:
+        """Write stored values to their scopes at the current revision."""
+        for index, values in enumerate(scopes):
+            if values:
+                self._scope(record, index).write(values, self._revision)
+
+    def _merged(self, record: _Record) -> dict[str, Any]:
+        session = record.session
+        app = self._apps.get(session.app_name)
+        user = self._users.get((session.app_name, session.user_id))
+        merged = merge_scopes((record.scope.values, user.values if user else {}, app.values if app else {}))
+        return copy_checked(merged)  # a deep copy: nothing handed out shares anything with what is stored
+
+    def _copy(self, record: _Record, *, events: list[Event]) -> Session:
+        stored = record.session
+        revision = self._revision
+        return stored_copy(
+            session_id=stored.id,
+            app_name=stored.app_name,
+            user_id=stored.user_id,
+            state=self._merged(record),
+            events=[copy_stored(event) for event in events],
+            last_update_time=stored.last_update_time,
+            token=record.token,
+            seen=(revision, revision, revision),
+        )
