@@ -209,7 +209,14 @@ class Project:
         return found
 
     def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
-        return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
+        try:
+            return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
+        finally:
+            # A kept read error is raised again at each scan, and each raise adds that scan's frames to its
+            # traceback (and with them its syntax trees): an editor's session grew by megabytes an edit.
+            for kept in self._texts.values():
+                if isinstance(kept, BaseException):
+                    kept.__traceback__ = kept.__context__ = kept.__cause__ = None
 
     def _written(self) -> frozenset[str] | None:
         if self._errors:

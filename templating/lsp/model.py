@@ -16,7 +16,7 @@ from ..lint.project import FileSkipped, read_bytes, wanted
 from ..lint.registry import PYTHON_SYNTAX, SKIPPED_FILE
 from ..lint.schema import Schema, SchemaField
 from ..nodes import Placeholder
-from ..pysource import Instruction, Write, python_text, scan
+from ..pysource import Instruction, Scan, Write, python_text, scan
 from ..template import parse
 
 __all__ = ["Index", "Reading", "Written"]
@@ -129,7 +129,6 @@ class Index:
     # -- building
 
     def _rescan(self, paths: list[str], *, full: bool = False) -> None:
-        chosen = {_absolute(p) for p in paths}
         found = scan(
             [path for path in paths if self._readable(path)],
             suffixes=self.project.config.constant_suffixes,
@@ -138,13 +137,26 @@ class Index:
             root=str(self.project.root),
         )
         self._checked.clear()
+        self._absorb(found, paths, full=full)
+
+    def absorb(self, found: Scan, paths: Iterable[str]) -> None:
+        """Take what the engine's scan `found` (of the whole project, as `Project.update` left it) says
+        of the Python files `paths`, the files an edit may have changed: no second scan of them."""
+        paths = [path for path in paths if path.endswith(".py")]
+        for path in paths:
+            self.unreadable.pop(_absolute(path), None)
+        self._absorb(found, paths, full=False)
+
+    def _absorb(self, found: Scan, paths: Iterable[str], *, full: bool) -> None:
+        chosen = {_absolute(p) for p in paths}
         if not full:
             for path in chosen:
                 self.writes.pop(path, None)
                 self.readings.pop(path, None)
                 self.instructions.pop(path, None)
         for path, text in found.sources.items():
-            self.sources[_absolute(path)] = text
+            if full or _absolute(path) in chosen or _absolute(path) not in self.sources:
+                self.sources[_absolute(path)] = text
         agents: dict[str, dict[int, str]] = {}
         for write in found.writes:
             path = _absolute(write.path)
