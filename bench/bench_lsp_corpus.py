@@ -127,7 +127,10 @@ async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str
     at = text.index(ANCHOR)
     typed = "- Please be brief and kind when you answer the user "
     times = []
+    rss_warm = rss_open
     for n in range(edits):
+        if n == edits // 10:
+            rss_warm = rss_mib(pid)  # after the first tenth of the edits: the allocator's peak of one scan
         char = typed[n % len(typed)]
         text = text[:at] + char + text[at:]
         at += 1
@@ -153,6 +156,7 @@ async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str
         "times": times,
         "rss_start": rss_start,
         "rss_open": rss_open,
+        "rss_warm": rss_warm,
         "rss_end": rss_end,
     }
 
@@ -208,10 +212,11 @@ def report(
             + (f"p95 {p95:.1f} ms (target {p95_target:.0f}), " if p95_target else f"p95 {p95:.1f} ms, ")
             + f"max {times[-1]:.1f} ms; median = {median / (parse * 1000):.0f}x ast.parse of the open files"
         )
-    start, opened, end = (float(figures[k]) for k in ("rss_start", "rss_open", "rss_end"))  # type: ignore[arg-type]
+    start, opened, warm, end = (float(figures[k]) for k in ("rss_start", "rss_open", "rss_warm", "rss_end"))  # type: ignore[arg-type]
     print(
-        f"  server VmRSS: {start:.0f} MiB at start, {opened:.0f} MiB with the files open, {end:.0f} MiB after "
-        f"the edits: {end - opened:+.1f} MiB over the edits (target <= +30)"
+        f"  server VmRSS: {start:.0f} MiB at start, {opened:.0f} MiB with the files open, {warm:.0f} MiB after "
+        f"a tenth of the edits, {end:.0f} MiB after them: {end - opened:+.1f} MiB over the edits (target <= +30), "
+        f"{end - warm:+.1f} MiB over the last nine tenths"
     )
 
 

@@ -940,3 +940,24 @@ def test_the_index_taken_from_the_engine_equals_its_own_scan(project: Path, name
         )
     # the edit is seen: a placeholder added, or a write renamed
     assert fresh.readers_of("budget") if name == "prompt.py" else fresh.writes_of("draft")
+
+
+def test_the_index_built_from_the_engine_scan_equals_its_own(project: Path) -> None:
+    from templating.lint.engine import Project
+    from templating.lsp.model import Index
+
+    (project / "broken.py").write_bytes(b"X = '\xff'\n")  # unreadable: listed by both
+    engine = Project(project)
+    taken, own = Index(engine, dict, found=engine._full_scan([])), Index(engine, dict)
+
+    def seen(index: Index) -> tuple[object, ...]:
+        writes = sorted((w.path, w.start, w.key, w.agent) for w in index.all_writes())
+        readings = sorted((r.path, r.start, r.label) for rs in index.readings.values() for r in rs)
+        instructions = sorted(
+            (i.path, i.label or "", i.span.start) for items in index.instructions.values() for i in items
+        )
+        return writes, readings, instructions, sorted(index.unreadable), sorted(index.sources)
+
+    assert seen(taken) == seen(own)
+    assert taken.readings
+    assert taken.unreadable

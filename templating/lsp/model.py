@@ -72,12 +72,13 @@ def _agents_by_output_key(text: str) -> dict[int, str]:
 class Index:
     """The state keys of a project: writes, reads (placeholders) and schemas, by file.
 
-    `texts`: the editor's unsaved text by absolute path (read before the file on disk). A file is
+    `texts`: the editor's unsaved text by absolute path (read before the file on disk); `found`: the
+    engine's scan of the whole project with those texts, taken instead of scanning again. A file is
     read only inside the project's root (a link out of it is not followed) and within its size
     limit; one that cannot be read is left out and listed in `unreadable` with the finding's code
     (`E003`, or `E002` for a Python file that is not UTF-8) and the reason."""
 
-    def __init__(self, project: Project, texts: Callable[[], dict[str, str]]) -> None:
+    def __init__(self, project: Project, texts: Callable[[], dict[str, str]], *, found: Scan | None = None) -> None:
         self.project = project
         self.texts = texts
         self.writes: dict[str, list[Written]] = {}
@@ -87,7 +88,14 @@ class Index:
         self.unreadable: dict[str, tuple[str, str]] = {}
         self._checked: dict[str, str] = {}
         self.python_files = [str(p) for p in project.walker.walk(project.root) if p.suffix == ".py"]
-        self._rescan(self.python_files, full=True)
+        if found is None:
+            self._rescan(self.python_files, full=True)
+        else:  # the engine's scan of the whole project (the same files, the same texts): not scanned twice
+            readable = [path for path in self.python_files if self._readable(path)]
+            self._checked.clear()
+            self._absorb(found, readable, full=True)
+            for path in self.unreadable:
+                self.sources.pop(path, None)
         include = project.config.include
         if include:
             for item in project.walker.walk(project.root):
