@@ -1094,3 +1094,127 @@ def test_instructions_that_start_at_one_character_are_two(key: str, agents: list
     shutil.copytree(ROOT / "tests" / "fixtures" / "tutor_project", root)
     readers = Index(Project(root), dict).readers_of(key)
     assert sorted(reading.label for reading in readers) == [f'LlmAgent(name="{agent}").instruction' for agent in agents]
+
+
+def _edited(project: Path) -> tuple[object, object, str, str]:
+    """The fixture's project and index as the server holds them, and its planner module's path and text."""
+    from templating.lint.engine import Project
+    from templating.lsp.model import Index
+
+    engine = Project(project)
+    index = Index(engine, dict)
+    engine._full_scan([])
+    path = str(project / "travel_concierge/sub_agents/planning/agent.py")
+    return engine, index, path, Path(path).read_text(encoding="utf-8")
+
+
+def _syntax_trees() -> int:
+    import ast
+    import gc
+
+    gc.collect()
+    return sum(1 for item in gc.get_objects() if isinstance(item, ast.Module))
+
+
+def test_edits_keep_no_syntax_tree_of_an_earlier_scan(project: Path) -> None:
+    # The server's edit path (one Project.update, the index taking the engine's scan): an earlier scan's
+    # trees are dropped (a read error kept by the engine held every scan's frames through its traceback).
+    engine, index, path, text = _edited(project)
+
+    def type_in(times: int) -> None:
+        nonlocal text
+        for _ in range(times):
+            text = text.replace('output_key="plan"', 'output_key="plan"  # x', 1)
+            result = engine.update(path, text)  # type: ignore[attr-defined]
+            index.absorb(engine._scan, result.files)  # type: ignore[attr-defined]
+
+    type_in(2)
+    before = _syntax_trees()
+    type_in(6)
+    assert _syntax_trees() <= before
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        pytest.param("agent.py", 'output_key="plan"', 'output_key="draft"', id="a-write-renamed"),
+        pytest.param("prompt.py", "{origin}", "{origin} {budget} {plan}", id="placeholders-added"),
+    ],
+)
+def test_the_index_taken_from_the_engine_equals_its_own_scan(project: Path, name: str, old: str, new: str) -> None:
+    from templating.lsp.model import Index
+
+    engine, index, _, _ = _edited(project)
+    path = str(project / "travel_concierge/sub_agents/planning" / name)
+    text = Path(path).read_text(encoding="utf-8")
+    assert old in text
+    changed = text.replace(old, new)
+    result = engine.update(path, changed)  # type: ignore[attr-defined]
+    index.absorb(engine._scan, result.files)  # type: ignore[attr-defined]
+    fresh = Index(engine, lambda: {path: changed})  # type: ignore[arg-type]
+    for key in ("plan", "draft", "origin", "budget"):
+        assert sorted((w.path, w.start, w.key) for w in index.writes_of(key)) == sorted(  # type: ignore[attr-defined]
+            (w.path, w.start, w.key) for w in fresh.writes_of(key)
+        )
+        assert sorted((r.path, r.start, r.label) for r in index.readers_of(key)) == sorted(  # type: ignore[attr-defined]
+            (r.path, r.start, r.label) for r in fresh.readers_of(key)
+        )
+    # the edit is seen: a placeholder added, or a write renamed
+    assert fresh.readers_of("budget") if name == "prompt.py" else fresh.writes_of("draft")
+
+
+def test_the_index_built_from_the_engine_scan_equals_its_own(project: Path) -> None:
+    from templating.lint.engine import Project
+    from templating.lsp.model import Index
+
+    (project / "broken.py").write_bytes(b"X = '\xff'\n")  # unreadable: listed by both
+    engine = Project(project)
+    taken, own = Index(engine, dict, found=engine._full_scan([])), Index(engine, dict)
+
+    def seen(index: Index) -> tuple[object, ...]:
+        writes = sorted((w.path, w.start, w.key, w.agent) for w in index.all_writes())
+        readings = sorted((r.path, r.start, r.label) for rs in index.readings.values() for r in rs)
+        instructions = sorted(
+            (i.path, i.label or "", i.span.start) for items in index.instructions.values() for i in items
+        )
+        return writes, readings, instructions, sorted(index.unreadable), sorted(index.sources)
+
+    assert seen(taken) == seen(own)
+    assert taken.readings
+    assert taken.unreadable
+
+
+KEYS_MODULE = '"""State keys the tools write."""\n\nNOTES_KEY = "research_notes"\n'
+TOOLS_MODULE = """from google.adk.tools import ToolContext
+
+from .keys import NOTES_KEY
+
+
+def save_notes(notes: str, tool_context: ToolContext) -> dict:
+    tool_context.state[NOTES_KEY] = notes
+    return {"status": "ok"}
+"""
+
+
+def test_the_index_takes_again_what_an_edit_changes_in_other_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the tool writes the key a constant of another module names: renaming it changes no finding, only the write
+    from templating.lint.engine import Project
+    from templating.lsp.model import Index
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "app" / "keys.py").write_text(KEYS_MODULE, encoding="utf-8")
+    (tmp_path / "app" / "tools.py").write_text(TOOLS_MODULE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    project.lint(["."])
+    index = Index(project, dict, found=project._scan)
+    assert [w.key for ws in index.writes.values() for w in ws] == ["research_notes"]
+    result = project.update("app/keys.py", KEYS_MODULE.replace("research_notes", "draft_notes"))
+    assert result.files == ["app/keys.py"]  # no finding changed elsewhere
+    assert project._scan is not None
+    index.absorb(project._scan, {*result.files, *project.scanned_again})
+    assert [w.key for ws in index.writes.values() for w in ws] == ["draft_notes"]

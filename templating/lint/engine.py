@@ -142,6 +142,9 @@ class Project:
         self._selected: dict[tuple[str, ...], tuple[list[str], list[Diagnostic], set[str]]] = {}
         self._last: _Findings | None = None  # each file's findings after the last update
         self._unwalked: set[str] = set()  # files updated that the walk leaves out
+        # the files whose part of the scan the last update changed (scanned again, or holding an instruction
+        # given by one scanned again): what a caller keeping its own view of the scan must take again
+        self.scanned_again: frozenset[str] = frozenset()
         self._statements: dict[str, Any] = {}  # each Python file's import statements, with the text read
 
     # -- which files
@@ -307,7 +310,14 @@ class Project:
         return usable
 
     def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
-        return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
+        try:
+            return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
+        finally:
+            # A kept read error is raised again at each scan, and each raise adds that scan's frames to its
+            # traceback (and with them its syntax trees): an editor's session grew by megabytes an edit.
+            for kept in self._texts.values():
+                if isinstance(kept, BaseException):
+                    kept.__traceback__ = kept.__context__ = kept.__cause__ = None
 
     def _written(self) -> frozenset[str] | None:
         if self._errors:
@@ -587,7 +597,9 @@ class Project:
         if self._scan is None:  # nothing linted yet: every file's findings
             context = self._context_files([target])
             outside = [] if target in context else [target]  # a file the walk leaves out is linted as named
-            self._last = self._all_findings(self._full_scan(outside), [*context, *outside])
+            first = self._full_scan(outside)
+            self._last = self._all_findings(first, [*context, *outside])
+            self.scanned_again = frozenset(first.sources)
             return self._leveled(of_files(self._last, sorted({target, *self._last}), root=self.root))
         old = self._scan
         before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
@@ -632,6 +644,10 @@ class Project:
             state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
         )
         self._scan = merged
+        self.scanned_again = frozenset(
+            {*rescanned, *(item.path for item in sub.instructions)}
+            | {item.path for item in old.instructions if not rescanned.isdisjoint(item.given_in)}
+        )
         after = self._all_findings(merged, context if target in context else [*context, target])
         self._last = after
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}

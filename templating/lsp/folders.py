@@ -86,8 +86,8 @@ class Folder:
             error = ""
             try:
                 project = Project(self.root, overrides=texts)
-                index = Index(project, lambda: texts)
-                project._full_scan([])  # the engine's context, read now rather than at the first edit
+                # the engine's context, read now rather than at the first edit; the index takes that scan
+                index = Index(project, lambda: texts, found=project._full_scan([]))
             except TemplatingError as exc:
                 error = str(exc)
             except Exception as exc:  # a bug must not leave the folder loading for ever

@@ -16,7 +16,7 @@ from ..lint.project import FileSkipped, read_bytes, wanted
 from ..lint.registry import PYTHON_SYNTAX, SKIPPED_FILE
 from ..lint.schema import Schema, SchemaField
 from ..nodes import Placeholder
-from ..pysource import Instruction, Write, python_text, scan
+from ..pysource import Instruction, Scan, Write, python_text, scan
 from ..template import parse
 
 __all__ = ["Index", "Reading", "Written"]
@@ -72,12 +72,13 @@ def _agents_by_output_key(text: str) -> dict[int, str]:
 class Index:
     """The state keys of a project: writes, reads (placeholders) and schemas, by file.
 
-    `texts`: the editor's unsaved text by absolute path (read before the file on disk). A file is
+    `texts`: the editor's unsaved text by absolute path (read before the file on disk); `found`: the
+    engine's scan of the whole project with those texts, taken instead of scanning again. A file is
     read only inside the project's root (a link out of it is not followed) and within its size
     limit; one that cannot be read is left out and listed in `unreadable` with the finding's code
     (`E003`, or `E002` for a Python file that is not UTF-8) and the reason."""
 
-    def __init__(self, project: Project, texts: Callable[[], dict[str, str]]) -> None:
+    def __init__(self, project: Project, texts: Callable[[], dict[str, str]], *, found: Scan | None = None) -> None:
         self.project = project
         self.texts = texts
         self.writes: dict[str, list[Written]] = {}
@@ -92,7 +93,14 @@ class Index:
             if entry.skip is not None and (entry.relative.endswith(".py") or wanted(entry.relative, include)):
                 self.unreadable[_absolute(entry.path)] = (SKIPPED_FILE, entry.skip)
         self.python_files = [e.path for e in entries if e.skip is None and e.relative.endswith(".py")]
-        self._rescan(self.python_files, full=True)
+        if found is None:
+            self._rescan(self.python_files, full=True)
+        else:  # the engine's scan of the whole project (the same files, the same texts): not scanned twice
+            readable = [path for path in self.python_files if self._readable(path)]
+            self._checked.clear()
+            self._absorb(found, readable, full=True)
+            for path in self.unreadable:
+                self.sources.pop(path, None)
         if include:
             for entry in entries:
                 if entry.skip is None and not entry.relative.endswith(".py") and wanted(entry.relative, include):
@@ -132,7 +140,6 @@ class Index:
     # -- building
 
     def _rescan(self, paths: list[str], *, full: bool = False) -> None:
-        chosen = {_absolute(p) for p in paths}
         found = scan(
             [path for path in paths if self._readable(path)],
             suffixes=self.project.config.constant_suffixes,
@@ -141,13 +148,26 @@ class Index:
             root=str(self.project.root),
         )
         self._checked.clear()
+        self._absorb(found, paths, full=full)
+
+    def absorb(self, found: Scan, paths: Iterable[str]) -> None:
+        """Take what the engine's scan `found` (of the whole project, as `Project.update` left it) says
+        of the Python files `paths`, the files an edit may have changed: no second scan of them."""
+        paths = [path for path in paths if path.endswith(".py")]
+        for path in paths:
+            self.unreadable.pop(_absolute(path), None)
+        self._absorb(found, paths, full=False)
+
+    def _absorb(self, found: Scan, paths: Iterable[str], *, full: bool) -> None:
+        chosen = {_absolute(p) for p in paths}
         if not full:
             for path in chosen:
                 self.writes.pop(path, None)
                 self.readings.pop(path, None)
                 self.instructions.pop(path, None)
         for path, text in found.sources.items():
-            self.sources[_absolute(path)] = text
+            if full or _absolute(path) in chosen or _absolute(path) not in self.sources:
+                self.sources[_absolute(path)] = text
         agents: dict[str, dict[int, str]] = {}
         for write in found.writes:
             path = _absolute(write.path)

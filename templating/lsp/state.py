@@ -2,9 +2,11 @@
 the open documents, their findings and pending lints.
 
 Each open document's text is the engine's override for its file; an edit is linted again after a
-short pause (edits typed during the pause are linted once), with the findings of the other open
-documents of its folder that depend on it. A change of a folder's `pyproject.toml` reads that
-folder again. The requests about a document (hover, completion...) are answered by `answers`."""
+short pause (edits typed during the pause are linted once) by one incremental `Project.update`,
+whose result also gives the findings of the other open documents the edit reaches (published when
+they changed); nothing else is linted again, and the index takes the engine's scan. A change of a
+folder's `pyproject.toml` reads that folder again. The requests about a document (hover,
+completion...) are answered by `answers`."""
 
 from __future__ import annotations
 
@@ -35,8 +37,9 @@ __all__ = ["DEBOUNCE_SECONDS", "TemplatingServer"]
 
 log = logging.getLogger(__name__)
 
-# How long an edit waits for the next keystroke before it is linted: short, as linting one file is fast.
-DEBOUNCE_SECONDS = 0.05
+# How long an edit waits for the next keystroke before it is linted: short (it is part of every edit's
+# latency); edits that arrive while a lint runs are queued and linted once after it.
+DEBOUNCE_SECONDS = 0.015
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -259,22 +262,29 @@ class TemplatingServer:
             )
             self.publish(path, [note], folder=folder)
             return
-        found: list[Diagnostic] = []
+        found: dict[str, list[Diagnostic]] = {path: []}
         try:
             if self.lintable(path, project, alone=alone):
+                # One incremental re-lint: the files whose findings the edit may change, each with its findings.
                 result = project.update(path, text)
-                found = [d for d in result.diagnostics if d.path and os.path.abspath(d.path) == path]
+                for name in result.files:
+                    found.setdefault(os.path.abspath(name), [])
+                for diag in result.diagnostics:
+                    if diag.path:
+                        found.setdefault(os.path.abspath(diag.path), []).append(diag)
+                if index is not None and path.endswith(".py") and project._scan is not None:
+                    # the engine's scan, not a second one: each file it changed, and each whose findings changed
+                    index.absorb(project._scan, {*result.files, *project.scanned_again})
+                    index = None
             if index is not None:
                 index.update(path)
         except TemplatingError as exc:
             log.warning("linting %s failed: %s", path, exc)
-        self.publish(path, found, force=others, folder=folder)
-        if others and path.endswith(".py"):
-            for other in list(self.open):
-                if other == path or not other.endswith(".py") or other in self.pending:
-                    continue
-                if self.owner(other) is folder:
-                    self.lint_now(other, others=False)
+        self.publish(path, found[path], force=others, folder=folder)
+        if others:  # the other open documents the edit reaches, if their findings changed
+            for other, theirs in found.items():
+                if other != path and other in self.open and other not in self.pending and self.owner(other) is folder:
+                    self.publish(other, theirs, force=False, folder=folder)
 
     def publish(self, path: str, found: list[Diagnostic], *, force: bool = True, folder: Folder | None = None) -> None:
         uri = self.open.get(path) or from_fs_path(path) or path
