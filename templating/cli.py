@@ -262,32 +262,12 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
 
 def _write_atomically(path: str, text: str) -> None:
-    """Write `text` to `path` whole or not at all: a temporary file in the same folder, then renamed over it
-    (a file already there keeps its permissions; a new one gets the usual ones)."""
-    import stat
-    import tempfile
+    """Write `text` to `path` whole or not at all (see `templating.inputs.write_text_whole`)."""
+    from .inputs import write_text_whole
 
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise UsageError(f"cannot write the output file {path}: it is a folder")
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        write_text_whole(path, text, newline="")
     except OSError as exc:
-        raise UsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
-    temp = None
-    try:
-        handle, temp = tempfile.mkstemp(prefix=".templating-", suffix=".tmp", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except OSError as exc:
-        if temp is not None and os.path.exists(temp):
-            os.unlink(temp)
         raise UsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
 
 

@@ -6,6 +6,7 @@ safety is a [`FileSkipped`][templating.inputs.FileSkipped], one that cannot be r
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -15,7 +16,15 @@ from typing import Any
 
 from .errors import TemplatingError
 
-__all__ = ["DEFAULT_MAX_FILE_SIZE", "FileSkipped", "InputError", "read_bytes", "read_state", "read_text"]
+__all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
+    "FileSkipped",
+    "InputError",
+    "read_bytes",
+    "read_state",
+    "read_text",
+    "write_text_whole",
+]
 
 DEFAULT_MAX_FILE_SIZE = 2_000_000  # bytes: far above any instruction file, far below what hurts
 
@@ -198,3 +207,32 @@ def read_state(path: str | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(f"state must be a JSON object (key -> value), not {_json_type(data)}: {name}")
     return data
+
+
+def write_text_whole(path: str, text: str, *, newline: str | None = None) -> None:
+    """Write `text` to `path` whole or not at all: a temporary file in the same folder, renamed over
+    `path`, so a reader never sees half a file and a failed write leaves the old one as it was (a file
+    already there keeps its permissions; a new one gets the usual ones). Raises `OSError` (with its
+    `strerror`), `IsADirectoryError` for a folder."""
+    import tempfile
+
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "it is a folder", path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    temp = None
+    try:
+        handle, temp = tempfile.mkstemp(prefix=".templating-", suffix=".tmp", dir=folder)
+        with os.fdopen(handle, "w", encoding="utf-8", newline=newline) as out:
+            out.write(text)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except OSError:
+        if temp is not None and os.path.exists(temp):
+            os.unlink(temp)
+        raise

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplatingError
-from ..inputs import InputError, read_text
+from ..inputs import InputError, read_text, write_text_whole
 from .registry import Diagnostic
 
 if TYPE_CHECKING:
@@ -108,27 +106,9 @@ def write_baseline(path: str | Path, result: LintResult) -> Baseline:
 
 
 def _write_atomically(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise BaselineError(f"cannot write the baseline {path}: it is a folder")
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        write_text_whole(path, text, newline="\n")
     except OSError as exc:
-        raise BaselineError(f"cannot write the baseline {path}: {exc.strerror or exc}") from None
-    temp = None
-    try:
-        handle, temp = tempfile.mkstemp(prefix=".templating-baseline-", suffix=".tmp", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except OSError as exc:
-        if temp is not None and os.path.exists(temp):
-            os.unlink(temp)
         raise BaselineError(f"cannot write the baseline {path}: {exc.strerror or exc}") from None
 
 
