@@ -262,13 +262,43 @@ def select_events(events: Sequence[Event], config: GetSessionConfig | None) -> l
 def prepare_event(event: Event) -> tuple[Event, dict[str, Any]]:
     """The event to store (a validated private copy without `temp:` keys) and its whole checked delta."""
     delta = check_state(event.actions.state_delta, what="state delta")
-    persisted = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
-    actions = EventActions.model_construct(state_delta=persisted)  # checked above: not again
+    if any(key.startswith(TEMP_PREFIX) for key in delta):
+        persisted = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
+    else:
+        persisted = delta.copy()  # the stored event's own: never the caller's copy's
+    actions = _actions(persisted)  # checked above: not again
     if _plainly_valid(event):  # every field already what validation would make it: a shallow copy will do
-        return event.model_copy(update={"actions": actions}), delta
+        return _event_with(event, actions), delta
     # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
     fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
     return Event.model_validate({**fields, "actions": actions}), delta
+
+
+_set_attribute = object.__setattr__
+
+
+def _actions(delta: dict[str, Any]) -> EventActions:
+    """`EventActions.model_construct(state_delta=delta)` without its generic work (a delta already checked)."""
+    actions = EventActions.__new__(EventActions)
+    _set_attribute(actions, "__dict__", {"state_delta": delta})
+    _set_attribute(actions, "__pydantic_fields_set__", {"state_delta"})
+    _set_attribute(actions, "__pydantic_extra__", None)
+    _set_attribute(actions, "__pydantic_private__", None)
+    return actions
+
+
+def _event_with(event: Event, actions: EventActions) -> Event:
+    """A shallow copy of a valid `Event` with other `actions`: what `model_copy(update=...)` makes, without
+    its generic work. Every other field of an `Event` is immutable (str, float, bool or None), so sharing
+    them shares nothing that can change."""
+    copy = Event.__new__(Event)
+    fields = event.__dict__.copy()
+    fields["actions"] = actions
+    _set_attribute(copy, "__dict__", fields)
+    _set_attribute(copy, "__pydantic_fields_set__", event.__pydantic_fields_set__ | {"actions"})
+    _set_attribute(copy, "__pydantic_extra__", None)
+    _set_attribute(copy, "__pydantic_private__", None)
+    return copy
 
 
 def _plainly_valid(event: Event) -> bool:
@@ -297,8 +327,7 @@ def _plainly_valid(event: Event) -> bool:
 def copy_stored(event: Event) -> Event:
     """A copy of a stored event (one `prepare_event` made) that shares nothing mutable with it: its
     fields are immutable but its delta, which is copied. Cheaper than a deep copy of the model."""
-    actions = event.actions.model_copy(update={"state_delta": copy_checked(event.actions.state_delta)})
-    return event.model_copy(update={"actions": actions})
+    return _event_with(event, _actions(copy_checked(event.actions.state_delta)))
 
 
 def plan_append(
