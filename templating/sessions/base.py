@@ -220,6 +220,8 @@ def temp_values(state: Mapping[str, Any]) -> dict[str, Any]:
 def clean_id(value: str, what: str) -> str:
     """An id stripped of surrounding whitespace; `TypeError` if it is not a str, `ValueError` if no
     database could store it (a NUL character, a lone surrogate), so every service takes the same ids."""
+    if type(value) is str and value.isascii() and "\x00" not in value:  # the usual id: nothing to explain
+        return value.strip()
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
     if "\x00" in value:
@@ -317,10 +319,10 @@ def _plainly_valid(event: Event) -> bool:
         and type(timestamp) is float
         and math.isfinite(timestamp)
         and event_id.strip() == event_id != ""
-        and all(
-            text is None or text.isascii() or text_problem(text) is None
-            for text in (event_id, invocation, author, content)
-        )
+        and (event_id.isascii() or text_problem(event_id) is None)
+        and (invocation.isascii() or text_problem(invocation) is None)
+        and (author.isascii() or text_problem(author) is None)
+        and (content is None or content.isascii() or text_problem(content) is None)
     )
 
 
@@ -335,6 +337,10 @@ def plan_append(
 ) -> tuple[list[bool], list[str]]:
     """Which prepared events an append stores (neither partial, nor with an id the session already has
     or an earlier event of the same batch has), and the keys those events write, in order."""
+    if len(prepared) == 1:  # the usual append: one event
+        stored = prepared[0][0]
+        new = not stored.partial and stored.id not in known
+        return [new], list(stored.actions.state_delta) if new else []
     store: list[bool] = []
     seen_ids: set[str] = set()
     writes: dict[str, None] = {}
@@ -406,15 +412,22 @@ def refresh_copy(
             expired.update(temp)
             expired.update(fresh)
             temp, fresh = set(), {}
-        for key, value in delta.items():
-            if key.startswith(TEMP_PREFIX):
-                fresh[key] = value
-        for key, value in stored.actions.state_delta.items():
-            if (scope_index(key) or SESSION) not in reloaded:
-                written[key] = value
+        stored_delta = stored.actions.state_delta
+        if len(delta) != len(stored_delta):  # only temp: keys are left out of what is stored
+            for key, value in delta.items():
+                if key.startswith(TEMP_PREFIX):
+                    fresh[key] = value
+        if not reloaded:
+            written.update(stored_delta)
+        else:
+            for key, value in stored_delta.items():
+                if (scope_index(key) or SESSION) not in reloaded:
+                    written[key] = value
         invocation = stored.invocation_id
     events = [copy_stored(stored) for stored, _ in appended]
-    written, fresh = copy_checked(written), copy_checked(fresh)  # the copy's own: never what is stored
+    # The copy's own: never what is stored.
+    written = copy_checked(written) if written else written
+    fresh = copy_checked(fresh) if fresh else fresh
     state = session.state
     if reloaded:
         for key in [key for key in state if (scope_index(key) or SESSION) in reloaded and scope_of(key) != "temp"]:
@@ -427,7 +440,7 @@ def refresh_copy(
     state.update(fresh)
     session.events.extend(events)
     session.__dict__["last_update_time"] = appended[-1][0].timestamp  # a stored event's: already valid
-    private["_temp"] = temp | fresh.keys()
+    private["_temp"] = temp | fresh.keys() if fresh else temp
     private["_seen"] = seen
     private["_invocation"] = invocation
     return events
@@ -459,6 +472,11 @@ def stored_copy(
 
 
 # --- the services ---------------------------------------------------------------------------
+
+
+def _key_of(session: Session) -> tuple[str, str, str]:
+    """Where a session is stored: its clean app name, user id and id."""
+    return (clean_id(session.app_name, "app_name"), clean_id(session.user_id, "user_id"), clean_id(session.id, "id"))
 
 
 def _settled() -> bool:
@@ -561,7 +579,7 @@ class SessionService(ABC):
         """
         if not isinstance(session, Session) or not isinstance(event, Event):
             raise TypeError("append_event(session, event) takes a Session and an Event")
-        return (await self.append_events(session, [event]))[0]
+        return (await self._append(_key_of(session), session, [prepare_event(event)], [event]))[0]
 
     async def append_events(self, session: Session, events: Sequence[Event]) -> list[Event]:
         """Append several events at once, all or nothing; return them as stored (copies), in order.
@@ -575,8 +593,7 @@ class SessionService(ABC):
         if not isinstance(session, Session) or not all(isinstance(event, Event) for event in events):
             raise TypeError("append_events(session, events) takes a Session and a sequence of Events")
         prepared = [prepare_event(event) for event in events]
-        key = (clean_id(session.app_name, "app_name"), clean_id(session.user_id, "user_id"), clean_id(session.id, "id"))
-        return await self._append(key, session, prepared, list(events))
+        return await self._append(_key_of(session), session, prepared, list(events))
 
     # What a service implements: ids are clean, state checked and split, events prepared.
 

@@ -153,12 +153,15 @@ def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
     Only for such state: anything else (a tuple, a dict subclass, an object) is passed through as is.
     A list or dict that appears in several places is copied once (the copy shares it the same way)."""
     memo: dict[int, Any] = {}
-    return {key: _tree_copy(value, memo) for key, value in state.items()}
+    return {key: _tree_copy(value, memo) if type(value) in _NESTED else value for key, value in state.items()}
 
 
 def copy_value(value: Any) -> Any:
     """`copy_checked` of one value."""
     return _tree_copy(value, {})
+
+
+_NESTED = (dict, list)  # what copy_checked copies; anything else in checked state is immutable
 
 
 def _tree_copy(value: Any, memo: dict[int, Any]) -> Any:
