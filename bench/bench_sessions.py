@@ -1,6 +1,6 @@
 """State at scale: appends and agent turns against Google ADK's session services, at 10, 2,000 and 20,000 keys.
 
-Run: python bench/bench_sessions.py [--quick] [--memory]   (needs the sql and adk extras: pip install -e ".[dev,adk,sql]")
+Run: python bench/bench_sessions.py [--quick] [--memory]   (needs the sql and adk extras: pip install -e ".[adk,sql]")
 
 In one process, for each size of state (a session created with that many keys: short strings, every
 tenth a small dict with a list), this times:
