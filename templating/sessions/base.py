@@ -277,11 +277,12 @@ def prepare_event(event: Event) -> tuple[Event, dict[str, Any]]:
 
 
 _set_attribute = object.__setattr__
+_new = object.__new__  # what a pydantic model's __new__ is
 
 
 def _actions(delta: dict[str, Any]) -> EventActions:
     """`EventActions.model_construct(state_delta=delta)` without its generic work (a delta already checked)."""
-    actions = EventActions.__new__(EventActions)
+    actions = _new(EventActions)
     _set_attribute(actions, "__dict__", {"state_delta": delta})
     _set_attribute(actions, "__pydantic_fields_set__", {"state_delta"})
     _set_attribute(actions, "__pydantic_extra__", None)
@@ -293,7 +294,7 @@ def _event_with(event: Event, actions: EventActions) -> Event:
     """A shallow copy of a valid `Event` with other `actions`: what `model_copy(update=...)` makes, without
     its generic work. Every other field of an `Event` is immutable (str, float, bool or None), so sharing
     them shares nothing that can change."""
-    copy = Event.__new__(Event)
+    copy = _new(Event)
     fields = event.__dict__.copy()
     fields["actions"] = actions
     _set_attribute(copy, "__dict__", fields)
@@ -380,9 +381,9 @@ def check_fresh(
             ),
         )
     seen = private["_seen"]
-    changed = tuple(key for key in keys if written(key) > seen[scope_index(key) or SESSION])
+    changed = [key for key in keys if written(key) > seen[scope_index(key) or SESSION]]
     if changed:
-        raise StaleSessionError(session_id=session_id, keys=changed)
+        raise StaleSessionError(session_id=session_id, keys=tuple(changed))
 
 
 def refresh_copy(

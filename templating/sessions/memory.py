@@ -242,7 +242,8 @@ class InMemorySessionService(SessionService):
             if record is None:
                 raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
             store, writes = plan_append(prepared, record.event_ids)
-            scopes = (record.scope, self._existing(record, USER), self._existing(record, APP))
+            app_name, user_id = record.session.app_name, record.session.user_id
+            scopes = (record.scope, self._users.get((app_name, user_id)), self._apps.get(app_name))
             if any(store):
                 check_fresh(
                     session,
