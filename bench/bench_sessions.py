@@ -1,6 +1,6 @@
 """State at scale: appends and agent turns against Google ADK's session services, at 10, 2,000 and 20,000 keys.
 
-Run: python bench/bench_sessions.py [--quick]   (needs the sql and adk extras: pip install -e ".[dev,adk,sql]")
+Run: python bench/bench_sessions.py [--quick] [--memory]   (needs the sql and adk extras: pip install -e ".[adk,sql]")
 
 In one process, for each size of state (a session created with that many keys: short strings, every
 tenth a small dict with a list), this times:
@@ -18,6 +18,8 @@ tenth a small dict with a list), this times:
 
 Times are CPU time of the process (the service threads included), the median of rounds; services
 take turns round by round. Compare ratios, not absolute numbers, between machines.
+
+``--quick`` leaves out 20,000 keys; ``--memory`` times only the in-memory appends (no SQL, no Runner).
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ def _importable(name: str) -> bool:
         return False
 
 
-async def main(sizes: tuple[int, ...]) -> None:
+async def main(sizes: tuple[int, ...], *, memory_only: bool = False) -> None:
     from google.adk.sessions import DatabaseSessionService as AdkDatabase
     from google.adk.sessions import InMemorySessionService as AdkMemory
 
@@ -169,6 +171,8 @@ async def main(sizes: tuple[int, ...]) -> None:
     print(f"append_event, one key per event, {APPENDS} per round, median of {ROUNDS} rounds (CPU time):")
     memory = (Service("in memory", InMemorySessionService(), False), Service("ADK in memory", AdkMemory(), True))
     await compare_appends([memory], sizes)
+    if memory_only:
+        return
     folder = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
     sqlite = (
         Service("SQLite file", DatabaseSessionService(f"sqlite+aiosqlite:///{folder / 'ours.db'}"), False),
@@ -212,4 +216,4 @@ if __name__ == "__main__":
         sys.exit(f"bench_sessions needs {', '.join(missing)}: pip install -e '.[dev,adk,sql]'")
     warnings.simplefilter("ignore")  # ADK's experimental-feature warnings are not what is measured
     logging.disable(logging.WARNING)
-    asyncio.run(main(SIZES[:2] if "--quick" in sys.argv else SIZES))
+    asyncio.run(main(SIZES[:2] if "--quick" in sys.argv else SIZES, memory_only="--memory" in sys.argv))

@@ -273,6 +273,28 @@ def test_events_handed_out_are_deep_copies(service: SessionService) -> None:
     assert stored.state == {"m": {"k": [1]}}
 
 
+def test_a_flat_delta_is_stored_apart_from_every_event_handed_in_or_out(service: SessionService) -> None:
+    """A delta of plain scalars takes the fast path (no walk, shallow copies): the stored event still shares
+    nothing that can change with the event given, the one returned, or the one in the caller's copy."""
+    session = create(service, session_id="s1")
+    given = event({"n": 1, "user:u": "a", "temp:t": 2.5}, id="e1", invocation_id="i1", content="hi")
+    returned = run(service.append_event(session, given))
+    assert returned is not given
+    assert returned is session.events[-1]
+    assert returned.actions.state_delta == {"n": 1, "user:u": "a"}  # temp: never stored
+    given.actions.state_delta["n"] = "given"
+    given.content = "given"
+    returned.actions.state_delta["n"] = "returned"
+    returned.actions.state_delta["x"] = "returned"
+    returned.content = "returned"
+    returned.actions = EventActions(state_delta={"n": "replaced"})
+    stored = fetch(service, "s1")
+    assert stored.events[0].actions.state_delta == {"n": 1, "user:u": "a"}
+    assert stored.events[0].content == "hi"
+    assert stored.state == {"n": 1, "user:u": "a"}
+    assert session.state == {"n": 1, "user:u": "a", "temp:t": 2.5}  # the caller's copy keeps its temp: value
+
+
 def test_get_user_state_returns_a_copy(service: SessionService) -> None:
     create(service, session_id="s1", state={"user:profile": {"tags": ["a"]}})
     first = run(service.get_user_state(app_name=APP, user_id=USER))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import pickle
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from templating import InvalidStateError, State, TemplatingError, render
-from templating.nodes import SCOPE_PREFIXES, SCOPES
+from templating.nodes import SCOPE_PREFIXES, SCOPES, VALUE_ITEM_SIZE
 from templating.sessions.state import (
     MAX_DEPTH,
     MAX_INT,
@@ -20,6 +22,7 @@ from templating.sessions.state import (
     MIN_INT,
     _copy,
     _fast_copy,
+    _flat_copy,
     _Refused,
     check_state,
     check_value,
@@ -492,3 +495,96 @@ def test_a_key_whose_repr_fails_is_refused_with_a_clear_error(state: dict[Any, A
     with pytest.raises(InvalidStateError) as info:
         check_state(state)
     assert words in str(info.value)
+
+
+class _Color(enum.IntEnum):
+    RED = 1
+
+
+class _Ratio(float):
+    pass
+
+
+class _Name(str):
+    pass
+
+
+# A flat delta (every value a scalar) takes a fast path in check_state: each case is refused, or accepted
+# as the same value of the same type, exactly as the general walk does.
+FLAT_EDGES = [
+    ("bool", {"v": True}, True),
+    ("none", {"v": None}, True),
+    ("max-int", {"v": MAX_INT}, True),
+    ("min-int", {"v": MIN_INT}, True),
+    ("int-past-max", {"v": MAX_INT + 1}, "outside the 64-bit range"),
+    ("int-below-min", {"v": MIN_INT - 1}, "outside the 64-bit range"),
+    ("huge-int", {"v": 10**400}, "outside the 64-bit range"),
+    ("nan", {"v": float("nan")}, "is nan, which JSON cannot hold"),
+    ("infinity", {"v": float("-inf")}, "is -inf, which JSON cannot hold"),
+    ("int-subclass", {"v": _Color.RED}, "is of type _Color"),
+    ("float-subclass", {"v": _Ratio(0.5)}, "is of type _Ratio"),
+    ("str-subclass", {"v": _Name("x")}, "is of type _Name"),
+    ("surrogate-value", {"v": "a\udc80"}, "not plain JSON"),
+    ("surrogate-key", {"a\ud800": 1}, "is not valid Unicode"),
+    ("int-key", {1: "x"}, "is a int, not a string"),
+    ("non-ascii", {"clé": "é"}, True),
+    ("empty", {}, True),
+]
+
+
+@pytest.mark.parametrize(("state", "outcome"), [c[1:] for c in FLAT_EDGES], ids=[c[0] for c in FLAT_EDGES])
+def test_a_flat_state_is_checked_as_the_general_walk_checks_it(state: dict[Any, Any], outcome: bool | str) -> None:
+    general: Any  # the same state through the general walk (not a dict: no fast path)
+    try:
+        general = check_state(MappingProxyType(state))
+    except InvalidStateError as error:
+        general = error
+    if outcome is True:
+        checked = check_state(state)
+        assert checked == state == general
+        assert checked is not state
+        assert [type(value) for value in checked.values()] == [type(value) for value in state.values()]
+    else:
+        assert _flat_copy(state) is None  # left to the general walk, which says what is wrong
+        with pytest.raises(InvalidStateError, match=str(outcome)):
+            check_state(state)
+        assert isinstance(general, InvalidStateError)
+        assert str(outcome) in str(general)
+
+
+def test_a_str_subclass_key_of_a_flat_state_is_left_to_the_general_walk() -> None:
+    state = {_Name("k"): 1}
+    assert _flat_copy(state) is None
+    assert check_state(state) == {"k": 1}
+
+
+@pytest.mark.parametrize("extra", [0, 1], ids=["at-the-budget", "one-past-it"])
+def test_the_size_budget_of_a_flat_state_is_the_general_walks(extra: int) -> None:
+    text = "x" * (MAX_VALUE_SIZE - 2 * VALUE_ITEM_SIZE - len("a") + extra)
+    state = {"a": text}
+    if extra:
+        with pytest.raises(InvalidStateError, match="too large") as info:
+            check_state(state)
+        assert info.value.key == "a"
+        with pytest.raises(InvalidStateError, match="too large"):
+            check_state(MappingProxyType(state))
+    else:
+        assert check_state(state)["a"] is text
+        assert check_state(MappingProxyType(state))["a"] is text
+
+
+flat_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3)
+
+
+@given(st.dictionaries(st.text(max_size=3), flat_scalars, max_size=4))
+def test_the_flat_fast_path_and_the_general_walk_agree(state: dict[str, Any]) -> None:
+    try:
+        general: Any = check_state(MappingProxyType(state))
+    except InvalidStateError:
+        general = None
+    fast = _flat_copy(state)
+    if fast is not None:  # what the fast path accepts, the walk accepts the same
+        assert general is not None
+        assert fast == general or fast.keys() == general.keys()  # (NaN is never equal, and never accepted)
+    elif general is not None:  # only refusals are left to the walk: it accepts nothing the fast path refused
+        pytest.fail(f"the fast path refused {state!r}, which the walk accepts")

@@ -220,6 +220,8 @@ def temp_values(state: Mapping[str, Any]) -> dict[str, Any]:
 def clean_id(value: str, what: str) -> str:
     """An id stripped of surrounding whitespace; `TypeError` if it is not a str, `ValueError` if no
     database could store it (a NUL character, a lone surrogate), so every service takes the same ids."""
+    if type(value) is str and value.isascii() and "\x00" not in value:  # the usual id: nothing to explain
+        return value.strip()
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
     if "\x00" in value:
@@ -262,13 +264,44 @@ def select_events(events: Sequence[Event], config: GetSessionConfig | None) -> l
 def prepare_event(event: Event) -> tuple[Event, dict[str, Any]]:
     """The event to store (a validated private copy without `temp:` keys) and its whole checked delta."""
     delta = check_state(event.actions.state_delta, what="state delta")
-    persisted = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
-    actions = EventActions.model_construct(state_delta=persisted)  # checked above: not again
+    if any(key.startswith(TEMP_PREFIX) for key in delta):
+        persisted = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
+    else:
+        persisted = delta.copy()  # the stored event's own: never the caller's copy's
+    actions = _actions(persisted)  # checked above: not again
     if _plainly_valid(event):  # every field already what validation would make it: a shallow copy will do
-        return event.model_copy(update={"actions": actions}), delta
+        return _event_with(event, actions), delta
     # Validated again (fields assigned on a model_construct()ed event are not), into a private copy.
     fields = {name: getattr(event, name) for name in Event.model_fields if name != "actions"}
     return Event.model_validate({**fields, "actions": actions}), delta
+
+
+_set_attribute = object.__setattr__
+_new = object.__new__  # what a pydantic model's __new__ is
+
+
+def _actions(delta: dict[str, Any]) -> EventActions:
+    """`EventActions.model_construct(state_delta=delta)` without its generic work (a delta already checked)."""
+    actions = _new(EventActions)
+    _set_attribute(actions, "__dict__", {"state_delta": delta})
+    _set_attribute(actions, "__pydantic_fields_set__", {"state_delta"})
+    _set_attribute(actions, "__pydantic_extra__", None)
+    _set_attribute(actions, "__pydantic_private__", None)
+    return actions
+
+
+def _event_with(event: Event, actions: EventActions) -> Event:
+    """A shallow copy of a valid `Event` with other `actions`: what `model_copy(update=...)` makes, without
+    its generic work. Every other field of an `Event` is immutable (str, float, bool or None), so sharing
+    them shares nothing that can change."""
+    copy = _new(Event)
+    fields = event.__dict__.copy()
+    fields["actions"] = actions
+    _set_attribute(copy, "__dict__", fields)
+    _set_attribute(copy, "__pydantic_fields_set__", event.__pydantic_fields_set__ | {"actions"})
+    _set_attribute(copy, "__pydantic_extra__", None)
+    _set_attribute(copy, "__pydantic_private__", None)
+    return copy
 
 
 def _plainly_valid(event: Event) -> bool:
@@ -287,18 +320,17 @@ def _plainly_valid(event: Event) -> bool:
         and type(timestamp) is float
         and math.isfinite(timestamp)
         and event_id.strip() == event_id != ""
-        and all(
-            text is None or text.isascii() or text_problem(text) is None
-            for text in (event_id, invocation, author, content)
-        )
+        and (event_id.isascii() or text_problem(event_id) is None)
+        and (invocation.isascii() or text_problem(invocation) is None)
+        and (author.isascii() or text_problem(author) is None)
+        and (content is None or content.isascii() or text_problem(content) is None)
     )
 
 
 def copy_stored(event: Event) -> Event:
     """A copy of a stored event (one `prepare_event` made) that shares nothing mutable with it: its
     fields are immutable but its delta, which is copied. Cheaper than a deep copy of the model."""
-    actions = event.actions.model_copy(update={"state_delta": copy_checked(event.actions.state_delta)})
-    return event.model_copy(update={"actions": actions})
+    return _event_with(event, _actions(copy_checked(event.actions.state_delta)))
 
 
 def plan_append(
@@ -306,6 +338,10 @@ def plan_append(
 ) -> tuple[list[bool], list[str]]:
     """Which prepared events an append stores (neither partial, nor with an id the session already has
     or an earlier event of the same batch has), and the keys those events write, in order."""
+    if len(prepared) == 1:  # the usual append: one event
+        stored = prepared[0][0]
+        new = not stored.partial and stored.id not in known
+        return [new], list(stored.actions.state_delta) if new else []
     store: list[bool] = []
     seen_ids: set[str] = set()
     writes: dict[str, None] = {}
@@ -345,9 +381,9 @@ def check_fresh(
             ),
         )
     seen = private["_seen"]
-    changed = tuple(key for key in keys if written(key) > seen[scope_index(key) or SESSION])
+    changed = [key for key in keys if written(key) > seen[scope_index(key) or SESSION]]
     if changed:
-        raise StaleSessionError(session_id=session_id, keys=changed)
+        raise StaleSessionError(session_id=session_id, keys=tuple(changed))
 
 
 def refresh_copy(
@@ -377,15 +413,22 @@ def refresh_copy(
             expired.update(temp)
             expired.update(fresh)
             temp, fresh = set(), {}
-        for key, value in delta.items():
-            if key.startswith(TEMP_PREFIX):
-                fresh[key] = value
-        for key, value in stored.actions.state_delta.items():
-            if (scope_index(key) or SESSION) not in reloaded:
-                written[key] = value
+        stored_delta = stored.actions.state_delta
+        if len(delta) != len(stored_delta):  # only temp: keys are left out of what is stored
+            for key, value in delta.items():
+                if key.startswith(TEMP_PREFIX):
+                    fresh[key] = value
+        if not reloaded:
+            written.update(stored_delta)
+        else:
+            for key, value in stored_delta.items():
+                if (scope_index(key) or SESSION) not in reloaded:
+                    written[key] = value
         invocation = stored.invocation_id
     events = [copy_stored(stored) for stored, _ in appended]
-    written, fresh = copy_checked(written), copy_checked(fresh)  # the copy's own: never what is stored
+    # The copy's own: never what is stored.
+    written = copy_checked(written) if written else written
+    fresh = copy_checked(fresh) if fresh else fresh
     state = session.state
     if reloaded:
         for key in [key for key in state if (scope_index(key) or SESSION) in reloaded and scope_of(key) != "temp"]:
@@ -398,7 +441,7 @@ def refresh_copy(
     state.update(fresh)
     session.events.extend(events)
     session.__dict__["last_update_time"] = appended[-1][0].timestamp  # a stored event's: already valid
-    private["_temp"] = temp | fresh.keys()
+    private["_temp"] = temp | fresh.keys() if fresh else temp
     private["_seen"] = seen
     private["_invocation"] = invocation
     return events
@@ -430,6 +473,11 @@ def stored_copy(
 
 
 # --- the services ---------------------------------------------------------------------------
+
+
+def _key_of(session: Session) -> tuple[str, str, str]:
+    """Where a session is stored: its clean app name, user id and id."""
+    return (clean_id(session.app_name, "app_name"), clean_id(session.user_id, "user_id"), clean_id(session.id, "id"))
 
 
 def _settled() -> bool:
@@ -532,7 +580,7 @@ class SessionService(ABC):
         """
         if not isinstance(session, Session) or not isinstance(event, Event):
             raise TypeError("append_event(session, event) takes a Session and an Event")
-        return (await self.append_events(session, [event]))[0]
+        return (await self._append(_key_of(session), session, [prepare_event(event)], [event]))[0]
 
     async def append_events(self, session: Session, events: Sequence[Event]) -> list[Event]:
         """Append several events at once, all or nothing; return them as stored (copies), in order.
@@ -546,8 +594,7 @@ class SessionService(ABC):
         if not isinstance(session, Session) or not all(isinstance(event, Event) for event in events):
             raise TypeError("append_events(session, events) takes a Session and a sequence of Events")
         prepared = [prepare_event(event) for event in events]
-        key = (clean_id(session.app_name, "app_name"), clean_id(session.user_id, "user_id"), clean_id(session.id, "id"))
-        return await self._append(key, session, prepared, list(events))
+        return await self._append(_key_of(session), session, prepared, list(events))
 
     # What a service implements: ids are clean, state checked and split, events prepared.
 

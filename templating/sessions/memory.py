@@ -58,6 +58,11 @@ def _values(scope: _Scope | None) -> dict[str, Any]:
     return scope.values if scope is not None else {}
 
 
+def _written(scope: _Scope | None, key: str) -> int:
+    """The revision that last wrote `key` in `scope` (0 if none has)."""
+    return scope.written.get(key, 0) if scope is not None else 0
+
+
 def _never() -> bool:
     return False
 
@@ -237,20 +242,24 @@ class InMemorySessionService(SessionService):
             if record is None:
                 raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
             store, writes = plan_append(prepared, record.event_ids)
+            app_name, user_id = record.session.app_name, record.session.user_id
+            scopes = (record.scope, self._users.get((app_name, user_id)), self._apps.get(app_name))
             if any(store):
                 check_fresh(
                     session,
                     token=record.token,
                     session_id=record.session.id,
                     keys=writes,
-                    written=lambda name: self._scope(record, scope_index(name) or SESSION).written.get(name, 0),
+                    written=lambda name: _written(scopes[scope_index(name) or SESSION], name),
                 )
             # The scopes another writer changed since the copy was read: the copy takes them whole.
-            behind = [
-                index
-                for index in (SESSION, USER, APP)
-                if self._revision_of(record, index) > privates(session)["_seen"][index]
-            ]
+            seen = privates(session)["_seen"]
+            behind = [index for index, scope in enumerate(scopes) if scope is not None and scope.revision > seen[index]]
+            if len(store) == 1 and store[0]:  # the usual append: one event, stored
+                self._store(record, prepared[0][0])
+                revision = self._revision
+                reloaded = {index: copy_checked(self._scope(record, index).values) for index in behind}
+                return refresh_copy(session, prepared, (revision, revision, revision), reloaded)
             appended: list[tuple[Event, dict[str, Any]]] = []
             for (stored, delta), event, new in zip(prepared, events, store, strict=True):
                 if new:
@@ -271,7 +280,9 @@ class InMemorySessionService(SessionService):
     def _store(self, record: _Record, stored: Event) -> None:
         """Apply and store one checked, fresh event (lock held)."""
         self._revision += 1
-        self._apply(record, split_scopes(stored.actions.state_delta))
+        delta = stored.actions.state_delta
+        if delta:
+            self._apply(record, split_scopes(delta))
         record.session.events.append(stored)
         record.event_ids.add(stored.id)
         record.session.__dict__["last_update_time"] = stored.timestamp  # a stored event's: already valid
@@ -284,11 +295,6 @@ class InMemorySessionService(SessionService):
         if index == USER:
             return self._users.get((session.app_name, session.user_id))
         return record.scope
-
-    def _revision_of(self, record: _Record, index: int) -> int:
-        """The revision that last wrote a scope of `record` (0 if none has)."""
-        scope = self._existing(record, index)
-        return scope.revision if scope is not None else 0
 
     def _scope(self, record: _Record, index: int) -> _Scope:
         session = record.session
