@@ -186,7 +186,10 @@ def _prompt_modules() -> list[str]:
 
 def _copy(name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     if AGENTS is None or not (AGENTS / name).is_dir():
-        pytest.skip(f"the shared corpus is absent (no adk-samples/python/agents/{name}; set TEMPLATING_ADK_SAMPLES)")
+        reason = f"the shared corpus is absent (no adk-samples/python/agents/{name}; set TEMPLATING_ADK_SAMPLES)"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":  # CI: the corpus is beside the checkout
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
     root = tmp / name
     if root.exists():
         shutil.rmtree(root)
