@@ -109,6 +109,17 @@ class Instruction:
         file_start, file_end = m.starts[start], max(m.ends[last], m.starts[start] + 1)
         return module.path, module.span(file_start, file_end)
 
+    def written_as_is(self, path: str) -> list[int | None]:
+        """For each character of `text`, its offset in the `.py` file `path` when it is written there as
+        itself, one character of a string literal (no escape sequence, no `{{` of an f-string); None for
+        any other (from another file, or written otherwise). A fix edits only characters written as is."""
+        m = self._mapped
+        out: list[int | None] = []
+        for char, module, start, end in zip(m.text, m.mods, m.starts, m.ends, strict=True):
+            ok = module.path == path and end - start == 1 and module.text[start:end] == char
+            out.append(start if ok else None)
+        return out
+
     def file_text(self, path: str) -> str | None:
         """The text of the `.py` file `path` that part of this instruction was written in (as read)."""
         for module in self._mapped.mods:
