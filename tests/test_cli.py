@@ -2195,3 +2195,48 @@ def test_lint_fix_usage_errors(
     assert code == 2
     assert message in err
     assert path.read_text(encoding="utf-8") == "Thanks < guest >.\n"
+
+
+def _adk_injects(instruction: str, state: dict[str, Any]) -> str:
+    """What google-adk's own inject_session_state sends to the model for `instruction` and `state`."""
+    import asyncio
+    import importlib.util
+
+    if importlib.util.find_spec("google.adk") is None:
+        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed", pytrace=False)
+        pytest.skip("google-adk is not installed (pip install '.[adk]')")
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.invocation_context import InvocationContext
+    from google.adk.agents.readonly_context import ReadonlyContext
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.utils.instructions_utils import inject_session_state
+
+    async def inject() -> str:
+        sessions = InMemorySessionService()
+        session = await sessions.create_session(app_name="demo", user_id="u1", state=state)
+        context = InvocationContext(
+            session_service=sessions,
+            invocation_id="i1",
+            agent=LlmAgent(name="demo", model="gemini-2.5-flash"),
+            session=session,
+        )
+        return await inject_session_state(instruction, ReadonlyContext(context))
+
+    return asyncio.run(inject())
+
+
+def test_lint_fix_in_an_adk_agent_changes_only_the_mistake_google_adk_sends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ast
+
+    instruction = "Hello {user_name}, check {user-name} now."
+    path = _fix_project(tmp_path, "agent.py", _ADK_AGENT.format(instruction))
+    monkeypatch.chdir(tmp_path)
+    run(["lint", "--no-cache", "--fix", "agent.py"], capsys)
+    start, end = _literal_span(path.read_text(encoding="utf-8"))
+    fixed = ast.literal_eval('"' + path.read_text(encoding="utf-8")[start:end] + '"')
+    state = {"user_name": "Ada"}
+    assert _adk_injects(instruction, state) == "Hello Ada, check {user-name} now."  # the mistake: sent as written
+    assert _adk_injects(fixed, state) == "Hello Ada, check Ada now."

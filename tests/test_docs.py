@@ -269,7 +269,7 @@ def test_every_rule_has_its_page(code: str) -> None:
     assert rule_url(code) == f"{DOCS_URL}rules/{code}/"
     text = page.read_text(encoding="utf-8")
     assert text.startswith(f"# {code} {DESCRIBED[code].name}\n"), "the page's title is its code and name"
-    for section in ("## What it catches", "## Why", "## Example", "## How to silence it"):
+    for section in ("## What it catches", "## Why", "## Example", "## Fix", "## How to silence it"):
         assert section in text, f"docs/rules/{code}.md has no {section!r} section"
     assert any(lang == "python" for _, lang, _, _ in blocks(page)), "its example runs in the tests"
 
