@@ -265,7 +265,12 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             if on
         ]
         if clash:
-            raise UsageError(f"{option} edits files on disk: it cannot be combined with {clash[0]}")
+            raise UsageError(f"{option} fixes files on disk: it cannot be combined with {clash[0]}")
+    if args.diff:
+        shown = (("--html", args.html), ("--output-file", args.output_file), ("--statistics", args.statistics))
+        clash = [o for o, on in shown if on]
+        if clash:
+            raise UsageError(f"--diff prints the fixes and nothing else: it cannot be combined with {clash[0]}")
     recorded = None
     if args.baseline is not None:
         from .lint.baseline import load_baseline

@@ -2059,6 +2059,7 @@ def _fix_project(tmp_path: Path, name: str, text: str) -> Path:
             [],
             0,
         ),
+        ("support.prompt", "Thanks <guest??>.\n", False, "Thanks <guest?>.\n", [], 0),
         ("support.prompt", "Thanks < guest >.\n", False, None, ["T002"], 0),
         ("support.prompt", "Thanks < guest >.\n", True, "Thanks <guest>.\n", [], 0),
     ],
@@ -2069,6 +2070,7 @@ def _fix_project(tmp_path: Path, name: str, text: str) -> Path:
         "prompt-module-close-and-escape",
         "python-escape-sequence-not-edited",
         "prompt-file-close-and-escape",
+        "doubled-question-mark",
         "new-required-key-not-safe",
         "new-required-key-unsafe-fixes",
     ],
@@ -2181,10 +2183,12 @@ def test_lint_fix_never_writes_through_a_link(
     ("args", "message"),
     [
         (["--unsafe-fixes", "x.prompt"], "--unsafe-fixes widens --fix or --diff"),
-        (["--fix", "-"], "--fix edits files on disk: it cannot be combined with '-' (stdin)"),
-        (["--diff", "--write-baseline", "b.json", "x.prompt"], "--diff edits files on disk"),
+        (["--fix", "-"], "--fix fixes files on disk: it cannot be combined with '-' (stdin)"),
+        (["--diff", "--write-baseline", "b.json", "x.prompt"], "--diff fixes files on disk"),
+        (["--diff", "--output-file", "out.txt", "x.prompt"], "--diff prints the fixes and nothing else"),
+        (["--diff", "--statistics", "x.prompt"], "it cannot be combined with --statistics"),
     ],
-    ids=["unsafe-alone", "fix-stdin", "diff-baseline"],
+    ids=["unsafe-alone", "fix-stdin", "diff-baseline", "diff-output-file", "diff-statistics"],
 )
 def test_lint_fix_usage_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
@@ -2240,3 +2244,28 @@ def test_lint_fix_in_an_adk_agent_changes_only_the_mistake_google_adk_sends(
     state = {"user_name": "Ada"}
     assert _adk_injects(instruction, state) == "Hello Ada, check {user-name} now."  # the mistake: sent as written
     assert _adk_injects(fixed, state) == "Hello Ada, check Ada now."
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [("outside", "it is outside the project"), ("inside", "")],
+    ids=["outside-the-root", "inside-the-root"],
+)
+def test_a_fix_is_written_only_inside_the_root(tmp_path: Path, where: str, message: str) -> None:
+    from templating.lint.fixes import FileFix, FixWriteError, write_fix
+
+    root = tmp_path / "project"
+    root.mkdir()
+    path = (tmp_path if where == "outside" else root) / "support.prompt"
+    path.write_text("<example>x</example>\n", encoding="utf-8")
+    path.chmod(0o640)
+    fixed = FileFix(str(path), "<example>x</example>\n", "<<example>>x</example>\n", [])
+    if message:
+        with pytest.raises(FixWriteError, match=message):
+            write_fix(fixed, root=str(root))
+        assert path.read_text(encoding="utf-8") == "<example>x</example>\n"
+    else:
+        write_fix(fixed, root=str(root))
+        assert path.read_text(encoding="utf-8") == "<<example>>x</example>\n"
+        assert path.stat().st_mode & 0o777 == 0o640  # the file keeps its permissions
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".templating-")] == []

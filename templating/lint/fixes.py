@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FileFix", "Fix", "Region", "diff_of", "fix_file", "fixes_for", "plan_fixes", "suppress_fixes", "write_fix"]
 
-_DID_YOU_MEAN = re.compile(r"did you mean (.+?)(?:, which is written)?\?")
+# the suggestion ends at the "?" that ends the question (`did you mean <name?>?`)
+_DID_YOU_MEAN = re.compile(r"did you mean (.+?)(?:, which is written)?\?(?=\s|$)")
 _USES = re.compile(r"this template uses (<[^>]+>)$")
 
 
