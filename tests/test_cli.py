@@ -2269,3 +2269,36 @@ def test_a_fix_is_written_only_inside_the_root(tmp_path: Path, where: str, messa
         assert path.read_text(encoding="utf-8") == "<<example>>x</example>\n"
         assert path.stat().st_mode & 0o777 == 0o640  # the file keeps its permissions
     assert [p.name for p in path.parent.iterdir() if p.name.startswith(".templating-")] == []
+
+
+_SHARED = (
+    'from templating import Template\n\nBASE = "Hi, < guest >."\n'
+    'ONE = Template(BASE + " {0}")\nTWO = Template(BASE + " {1}")\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("one", "two", "unsafe", "fixed"),
+    [
+        ("Bye <guest>.", "Bye <guest>.", False, True),  # both instructions require guest already
+        ("Bye <guest>.", "Bye.", False, False),  # TWO would require a key it did not: unsafe there
+        ("Bye <guest>.", "Bye.", True, True),
+    ],
+    ids=["safe-in-both", "unsafe-in-one", "unsafe-fixes"],
+)
+def test_lint_fix_judges_a_shared_constant_in_every_instruction(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    one: str,
+    two: str,
+    unsafe: bool,
+    fixed: bool,
+) -> None:
+    """A constant given to two instructions is fixed by --fix only when the fix is safe in both."""
+    before = _SHARED.format(one, two)
+    path = _fix_project(tmp_path, "prompts.py", before)
+    monkeypatch.chdir(tmp_path)
+    run(["lint", "--no-cache", "--fix", *(["--unsafe-fixes"] if unsafe else []), "prompts.py"], capsys)
+    base = path.read_text(encoding="utf-8").splitlines()[2]
+    assert base == ('BASE = "Hi, <guest>."' if fixed else 'BASE = "Hi, < guest >."')

@@ -255,23 +255,25 @@ def fix_file(
     path: str, text: str, findings: list[Diagnostic], regions: list[Region], *, unsafe: bool = False
 ) -> FileFix:
     """Fix the findings of the file `path` (its `text`): for each finding, its first fix that is safe
-    (`unsafe`: or unsafe, safe ones first) and whose edits fall inside one region (an instruction) of
-    the file; one fix per finding, none overlapping another. Python files (`path` ending in `.py`)
-    take only edits that need no escape in the literal."""
+    (`unsafe`: or unsafe, safe ones first) in every region (instruction) holding the finding's text,
+    its edits inside the literal of each; one fix per finding, none overlapping another. Python files
+    (`path` ending in `.py`) take only edits that need no escape in the literal."""
     python = path.endswith(".py")
     chosen: list[tuple[Diagnostic, Fix]] = []
     taken: list[tuple[int, int]] = []
     for diag in sorted(findings, key=lambda d: (d.span.start, d.span.end) if d.span else (-1, -1)):
         if diag.span is None:
             continue
-        region = next((r for r in regions if r.inside(diag.span.start, diag.span.end) is not None), None)
-        if region is None:
-            continue
-        for fix in _ranked(fixes_for(diag, text, dialect=region.dialect), unsafe=unsafe):
+        # every instruction holding the text (a constant given to two agents, `BASE + QUIZ` and `BASE + MEMORY`)
+        holding = [r for r in regions if r.inside(diag.span.start, diag.span.end) is not None]
+        dialects = {r.dialect for r in holding}
+        if len(dialects) != 1:
+            continue  # none, or read in two dialects: no fix keeps both
+        for fix in _ranked(fixes_for(diag, text, dialect=dialects.pop()), unsafe=unsafe):
             if any(a < end and start < b for a, b, _ in fix.edits for start, end in taken):
                 break  # another fix edits this text already: the next run takes it
-            verdict = _judge(fix, text, region, python=python)
-            if verdict is None or (not verdict and not unsafe):
+            verdicts = [_judge(fix, text, region, python=python) for region in holding]
+            if None in verdicts or (not all(verdicts) and not unsafe):
                 continue
             chosen.append((diag, fix))
             taken += [(a, b) for a, b, _ in fix.edits]
