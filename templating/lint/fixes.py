@@ -346,24 +346,13 @@ def plan_fixes(project: Project, result: LintResult, *, unsafe: bool = False) ->
                 items, _ = project.instructions(path)
             except TemplatingError:
                 continue
-            where = os.path.realpath(path)
-            regions = [
-                Region(item.text, item.dialect, tuple(item.written_as_is(_module_path(item, where)))) for item in items
-            ]
+            regions = [Region(item.text, item.dialect, tuple(item.written_as_is(path))) for item in items]
         else:
             regions = [Region.whole(text, dialects.get(path, project.dialect or "angle"))]
         fixed = fix_file(path, text, findings, regions, unsafe=unsafe)
         if fixed.after != fixed.before:
             out.append(fixed)
     return out
-
-
-def _module_path(item: Any, real: str) -> str:
-    """The path under which the scan of `item` holds the file whose real path is `real`."""
-    for module in item._mapped.mods:
-        if os.path.realpath(module.path) == real:
-            return str(module.path)
-    return real
 
 
 def diff_of(fixed: FileFix) -> str:
