@@ -155,28 +155,12 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
 # --- templating lint -------------------------------------------------------------------------
 
 
-def _cmd_lint(args: argparse.Namespace) -> int:
-    """Lint with the engine (templating.lint.engine) and print the result in the format asked for."""
+def _lint_once(args: argparse.Namespace) -> tuple[Any, Any]:
+    """One run of the engine over the paths of `args`: the project and its result (None: every file named
+    is excluded, nothing to do)."""
     from .lint.engine import Project
-    from .lint.outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
     from .lint.project import LintInputError
 
-    if args.paths.count("-") > 1:
-        raise UsageError("stdin ('-') can be linted only once")
-    if args.statistics and args.format in ("sarif", "github"):
-        raise UsageError(f"--statistics prints text or json, not {args.format}: drop one of the two options")
-    if args.select is not None and not [c for v in args.select for c in v.split(",") if c.strip()]:
-        raise UsageError("--select needs at least one rule code (to turn rules off, use --ignore)")
-    if args.write_baseline is not None:
-        clash = [opt for opt, on in (("--baseline", args.baseline), ("--statistics", args.statistics)) if on]
-        clash += ["--output-file"] if args.output_file else []
-        if clash:
-            raise UsageError(f"--write-baseline records every finding: it cannot be combined with {clash[0]}")
-    recorded = None
-    if args.baseline is not None:
-        from .lint.baseline import load_baseline
-
-        recorded = load_baseline(args.baseline)  # read before linting: a bad file stops the run, nothing written
     try:
         project = Project(
             paths=args.paths,
@@ -193,7 +177,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         files, _ = project.files(args.paths)
         if not files:
             if args.force_exclude and args.paths and not any(os.path.isdir(p) for p in args.paths):
-                return EXIT_OK  # pre-commit passed only excluded files: nothing to do
+                return project, None  # pre-commit passed only excluded files: nothing to do
             from .lint.discovery import DEFAULT_INCLUDE
 
             config = project.config
@@ -216,6 +200,93 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot read the paths to lint{where}: {exc.strerror or exc}") from None
     if not result.files:
         raise UsageError("nothing could be linted: " + "; ".join(d.message for d in result.diagnostics[:3]))
+    return project, result
+
+
+def _print_diff(project: Any, result: Any, *, unsafe: bool) -> int:
+    """`--diff`: the unified diff of every fix, nothing written; exit 1 when there is anything to fix."""
+    from .lint.fixes import diff_of, plan_fixes
+
+    planned = plan_fixes(project, result, unsafe=unsafe)
+    for fixed in planned:
+        sys.stdout.write(diff_of(fixed))
+    count = sum(len(fixed.applied) for fixed in planned)
+    files = "file" if len(planned) == 1 else "files"
+    print(
+        f"{count} {_fixes(count)} would be applied in {len(planned)} {files}" if count else "nothing to fix",
+        file=sys.stderr,
+    )
+    return EXIT_FINDINGS if count else EXIT_OK
+
+
+def _apply_fixes(project: Any, result: Any, *, unsafe: bool) -> str:
+    """`--fix`: write the fixes, file by file; a file that cannot be written is said on stderr and left as is."""
+    from .lint.fixes import FixWriteError, plan_fixes, write_fix
+
+    count = files = 0
+    for fixed in plan_fixes(project, result, unsafe=unsafe):
+        try:
+            write_fix(fixed, root=str(project.config.root))
+        except FixWriteError as exc:
+            _error(f"templating: {exc.message}")
+            continue
+        count += len(fixed.applied)
+        files += 1
+    return f"applied {count} {_fixes(count)} in {files} {'file' if files == 1 else 'files'}"
+
+
+def _fixes(count: int) -> str:
+    return "fix" if count == 1 else "fixes"
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    """Lint with the engine (templating.lint.engine) and print the result in the format asked for; with
+    `--fix`, write the fixes first and report what is left."""
+    from .lint.outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
+
+    if args.paths.count("-") > 1:
+        raise UsageError("stdin ('-') can be linted only once")
+    if args.statistics and args.format in ("sarif", "github"):
+        raise UsageError(f"--statistics prints text or json, not {args.format}: drop one of the two options")
+    if args.select is not None and not [c for v in args.select for c in v.split(",") if c.strip()]:
+        raise UsageError("--select needs at least one rule code (to turn rules off, use --ignore)")
+    if args.write_baseline is not None:
+        clash = [opt for opt, on in (("--baseline", args.baseline), ("--statistics", args.statistics)) if on]
+        clash += ["--output-file"] if args.output_file else []
+        if clash:
+            raise UsageError(f"--write-baseline records every finding: it cannot be combined with {clash[0]}")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes widens --fix or --diff: add one of them")
+    if args.fix or args.diff:
+        option = "--diff" if args.diff else "--fix"
+        clash = [
+            o
+            for o, on in (("--write-baseline", args.write_baseline is not None), ("'-' (stdin)", "-" in args.paths))
+            if on
+        ]
+        if clash:
+            raise UsageError(f"{option} fixes files on disk: it cannot be combined with {clash[0]}")
+    if args.diff:
+        shown = (("--html", args.html), ("--output-file", args.output_file), ("--statistics", args.statistics))
+        clash = [o for o, on in shown if on]
+        if clash:
+            raise UsageError(f"--diff prints the fixes and nothing else: it cannot be combined with {clash[0]}")
+    recorded = None
+    if args.baseline is not None:
+        from .lint.baseline import load_baseline
+
+        recorded = load_baseline(args.baseline)  # read before linting: a bad file stops the run, nothing written
+    project, result = _lint_once(args)
+    if result is None:
+        return EXIT_OK
+    if args.diff:
+        return _print_diff(project, result, unsafe=args.unsafe_fixes)
+    fixed_note = ""
+    if args.fix:
+        fixed_note = _apply_fixes(project, result, unsafe=args.unsafe_fixes)
+        project, result = _lint_once(args)  # what is left, read again from disk
+        if result is None:
+            return EXIT_OK
     if args.write_baseline is not None:
         from .lint.baseline import write_baseline
 
@@ -253,11 +324,15 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     elif output:
         print(output)
     if args.format == "text":  # the summary: on stdout when it is all there is to say
+        if fixed_note:
+            print(fixed_note, file=sys.stderr if everything or args.output_file else sys.stdout)
         print(report, file=sys.stderr if everything or args.output_file else sys.stdout)
         if baseline_note:
             print(baseline_note, file=sys.stderr if everything or args.output_file else sys.stdout)
     elif baseline_note:
         _error(f"templating: {baseline_note}")
+    if fixed_note and args.format != "text":
+        _error(f"templating: {fixed_note}")
     return EXIT_FINDINGS if result.errors and not args.exit_zero else EXIT_OK
 
 
@@ -369,6 +444,21 @@ def _add_lint_command(commands: Any) -> None:
     )
     lint.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the lint cache: lint every file afresh"
+    )
+    lint.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the safe fixes to the files, then lint again and report what is left",
+    )
+    lint.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff: also the unsafe fixes (they change what renders, e.g. make a placeholder optional)",
+    )
+    lint.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff and write nothing; exit 1 when there is anything to fix",
     )
     lint.set_defaults(run=_cmd_lint)
 

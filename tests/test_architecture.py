@@ -407,7 +407,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "lint engine",
         {"lint", "lint.discovery", "lint.project", "lint.reach", "lint.result", "lint.engine", "lint.pick"}
-        | {"lint.cache", "lint.suppress", "lint.baseline"},
+        | {"lint.cache", "lint.suppress", "lint.baseline", "lint.fixes"},
     ),
     ("lint outputs", {"lint.outputs", "lint.outputs.*", "report"}),
     ("the Python API", {"providers", "agents", "runner", ""}),
@@ -436,7 +436,7 @@ def test_the_import_graph_sees_every_kind_of_import() -> None:
     assert "templating.pysource" in graph["templating.lint.result"]  # under TYPE_CHECKING
     assert {"templating.lint", "templating.lint.engine"} <= graph["templating"]
     # from outside lint, `from ..lint.util import x` runs lint/__init__.py: an edge to the package too
-    assert "templating.lint" in graph["templating.lsp.fixes"]
+    assert "templating.lint" in graph["templating.lsp.answers"]
     # from inside lint, the package is already running
     assert "templating.lint" not in graph["templating.lint.rules.python"]
     assert "templating.lint.check" in graph["templating.lint.rules.python"]

@@ -1974,3 +1974,331 @@ def test_version_reads_the_metadata_of_the_first_distribution_on_the_path(
     (info / "METADATA").write_text(metadata_text, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert _version() == (expected or installed)  # a METADATA without a version is passed over
+
+
+# --- templating lint --fix / --unsafe-fixes / --diff ------------------------------------------------------------
+
+_ADK_AGENT = 'from google.adk.agents import LlmAgent\n\nroot = LlmAgent(name="r", model="m", instruction="{0}")\n'
+_PROMPT_MODULE = 'from templating import Template\n\nPROMPT = Template("{0}")\n'
+
+
+def _literal_span(source: str) -> tuple[int, int]:
+    """The character span of the one string literal holding the instruction (quotes excluded)."""
+    import ast
+
+    lines = source.splitlines(keepends=True)
+    starts = [sum(len(line) for line in lines[:n]) for n in range(len(lines))]
+    for node in ast.walk(ast.parse(source)):
+        text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+        if ("<" in text or "{" in text) and node.end_lineno is not None:  # ASCII sources: columns are characters
+            start = starts[node.lineno - 1] + node.col_offset
+            end = starts[node.end_lineno - 1] + (node.end_col_offset or 0)
+            return start + 1, end - 1
+    raise AssertionError("no instruction literal")
+
+
+def _changed(before: str, after: str) -> tuple[int, int]:
+    """The span of `before` an edit replaced (common prefix and suffix left out)."""
+    prefix = 0
+    while prefix < min(len(before), len(after)) and before[prefix] == after[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(before), len(after)) - prefix and before[-1 - suffix] == after[-1 - suffix]:
+        suffix += 1
+    return prefix, len(before) - suffix
+
+
+def _fix_project(tmp_path: Path, name: str, text: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "unsafe", "after", "left", "exit_code"),
+    [
+        (
+            "agent.py",
+            _ADK_AGENT.format("Hello {user_name}, check {user-name} now."),
+            False,
+            _ADK_AGENT.format("Hello {user_name}, check {user_name} now."),
+            ["T014"],
+            0,
+        ),
+        ("agent.py", _ADK_AGENT.format("check {plann} now."), False, None, ["T014"], 0),
+        (
+            "agent.py",
+            _ADK_AGENT.format("check {plann} now."),
+            True,
+            _ADK_AGENT.format("check {plann?} now."),
+            [],
+            0,
+        ),
+        (
+            "prompts.py",
+            _PROMPT_MODULE.format("Greet <guest> now, < guest >. An <example>x</example>."),
+            False,
+            _PROMPT_MODULE.format("Greet <guest> now, <guest>. An <<example>>x</example>."),
+            ["T014"],
+            0,
+        ),
+        (
+            "prompts.py",
+            _PROMPT_MODULE.format(r"Greet <guest>. An <\x65xample>x</example>."),
+            False,
+            None,
+            ["T007", "T014"],
+            1,
+        ),
+        (
+            "support.prompt",
+            "Answer <name>.\nShow an <example>like this</example>.\nThanks < name >.\n",
+            False,
+            "Answer <name>.\nShow an <<example>>like this</example>.\nThanks <name>.\n",
+            [],
+            0,
+        ),
+        ("support.prompt", "Thanks <guest??>.\n", False, "Thanks <guest?>.\n", [], 0),
+        ("support.prompt", "Thanks < guest >.\n", False, None, ["T002"], 0),
+        ("support.prompt", "Thanks < guest >.\n", True, "Thanks <guest>.\n", [], 0),
+    ],
+    ids=[
+        "adk-near-miss-safe",
+        "adk-make-optional-not-safe",
+        "adk-make-optional-unsafe-fixes",
+        "prompt-module-close-and-escape",
+        "python-escape-sequence-not-edited",
+        "prompt-file-close-and-escape",
+        "doubled-question-mark",
+        "new-required-key-not-safe",
+        "new-required-key-unsafe-fixes",
+    ],
+)
+def test_lint_fix(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    before: str,
+    unsafe: bool,
+    after: str | None,
+    left: list[str],
+    exit_code: int,
+) -> None:
+    path = _fix_project(tmp_path, name, before)
+    monkeypatch.chdir(tmp_path)
+    extra = ["--unsafe-fixes"] if unsafe else []
+    # --diff shows the fix and writes nothing
+    code, out, err = run(["lint", "--no-cache", "--diff", *extra, name], capsys)
+    assert path.read_text(encoding="utf-8") == before
+    assert code == (1 if after is not None else 0), err
+    assert (f"--- a/{name}" in out) == (after is not None), out
+    # --fix writes it, lints again and exits on what is left
+    code, out, err = run(["lint", "--no-cache", "--format", "json", "--fix", *extra, name], capsys)
+    fixed = path.read_text(encoding="utf-8")
+    assert fixed == (after if after is not None else before)
+    assert sorted(d["code"] for d in json.loads(out)) == left
+    assert code == exit_code, err
+    if name.endswith(".py") and after is not None:  # the edit stays inside the instruction's string literal
+        start, end = _literal_span(before)
+        changed = _changed(before, fixed)
+        assert start <= changed[0] <= changed[1] <= end, (changed, (start, end))
+    # a fix is never applied twice: a second run changes nothing
+    code, _, err = run(["lint", "--no-cache", "--fix", *extra, name], capsys)
+    assert path.read_text(encoding="utf-8") == fixed
+    assert "applied 0 fixes in 0 files" in err or "applied 0 fixes in 0 files" in _
+    code, out, _ = run(["lint", "--no-cache", "--diff", *extra, name], capsys)
+    assert (code, out) == (0, "")
+
+
+def test_lint_fix_rendering_changes_only_the_mistake(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "Answer <name>.\nShow an <example>like this</example>.\nThanks < name >.\n"
+    path = _fix_project(tmp_path, "support.prompt", text)
+    monkeypatch.chdir(tmp_path)
+    run(["lint", "--no-cache", "--fix", "support.prompt"], capsys)
+    rendered = Template(path.read_text(encoding="utf-8")).render({"name": "Ada"})
+    assert rendered == "Answer Ada.\nShow an <example>like this</example>.\nThanks Ada.\n"
+
+
+def test_lint_fix_edits_only_inside_the_literal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every planned edit of a Python file lies inside the span of the instruction's string literal."""
+    from templating.lint.engine import Project
+    from templating.lint.fixes import plan_fixes
+
+    source = _PROMPT_MODULE.format("Greet <guest> now, < guest >. An <example>x</example>.")
+    _fix_project(tmp_path, "prompts.py", source)
+    monkeypatch.chdir(tmp_path)
+    project = Project(paths=["prompts.py"], cache=False)
+    for unsafe in (False, True):
+        planned = plan_fixes(project, project.lint(["prompts.py"]), unsafe=unsafe)
+        assert len(planned) == 1
+        start, end = _literal_span(source)
+        edits = [edit for _, fix in planned[0].applied for edit in fix.edits]
+        assert len(edits) == (3 if unsafe else 2)
+        assert all(start <= a <= b <= end for a, b, _ in edits), (edits, (start, end))
+
+
+def test_lint_fix_leaves_a_file_changed_meanwhile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    fixes = importlib.import_module("templating.lint.fixes")
+    path = _fix_project(tmp_path, "support.prompt", "Show an <example>like this</example>.\n")
+    monkeypatch.chdir(tmp_path)
+    planner = fixes.plan_fixes
+    edited = "Show an <example>like that</example>.\n"
+
+    def plan_then_edit(*args: Any, **kwargs: Any) -> Any:
+        planned = planner(*args, **kwargs)
+        path.write_text(edited, encoding="utf-8")  # someone saves the file between the lint and the write
+        return planned
+
+    monkeypatch.setattr(fixes, "plan_fixes", plan_then_edit)
+    code, _, err = run(["lint", "--no-cache", "--fix", "support.prompt"], capsys)
+    assert path.read_text(encoding="utf-8") == edited
+    assert "support.prompt: not fixed, it changed on disk since it was linted" in err
+    assert code == 1  # the T007 error is still there
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".templating-")]  # no temporary file left
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+def test_lint_fix_never_writes_through_a_link(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = _fix_project(tmp_path, "real.txt", "Show an <example>like this</example>.\n")
+    (tmp_path / "support.prompt").symlink_to(real)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["lint", "--no-cache", "--fix", "support.prompt"], capsys)
+    assert real.read_text(encoding="utf-8") == "Show an <example>like this</example>.\n"
+    assert (tmp_path / "support.prompt").is_symlink()
+    assert "support.prompt: not fixed, it is a symbolic link" in err
+    assert code == 1, err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--unsafe-fixes", "x.prompt"], "--unsafe-fixes widens --fix or --diff"),
+        (["--fix", "-"], "--fix fixes files on disk: it cannot be combined with '-' (stdin)"),
+        (["--diff", "--write-baseline", "b.json", "x.prompt"], "--diff fixes files on disk"),
+        (["--diff", "--output-file", "out.txt", "x.prompt"], "--diff prints the fixes and nothing else"),
+        (["--diff", "--statistics", "x.prompt"], "it cannot be combined with --statistics"),
+    ],
+    ids=["unsafe-alone", "fix-stdin", "diff-baseline", "diff-output-file", "diff-statistics"],
+)
+def test_lint_fix_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    path = _fix_project(tmp_path, "x.prompt", "Thanks < guest >.\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["lint", *args], capsys)
+    assert code == 2
+    assert message in err
+    assert path.read_text(encoding="utf-8") == "Thanks < guest >.\n"
+
+
+def _adk_injects(instruction: str, state: dict[str, Any]) -> str:
+    """What google-adk's own inject_session_state sends to the model for `instruction` and `state`."""
+    import asyncio
+    import importlib.util
+
+    if importlib.util.find_spec("google.adk") is None:
+        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed", pytrace=False)
+        pytest.skip("google-adk is not installed (pip install '.[adk]')")
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.invocation_context import InvocationContext
+    from google.adk.agents.readonly_context import ReadonlyContext
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.utils.instructions_utils import inject_session_state
+
+    async def inject() -> str:
+        sessions = InMemorySessionService()
+        session = await sessions.create_session(app_name="demo", user_id="u1", state=state)
+        context = InvocationContext(
+            session_service=sessions,
+            invocation_id="i1",
+            agent=LlmAgent(name="demo", model="gemini-2.5-flash"),
+            session=session,
+        )
+        return await inject_session_state(instruction, ReadonlyContext(context))
+
+    return asyncio.run(inject())
+
+
+def test_lint_fix_in_an_adk_agent_changes_only_the_mistake_google_adk_sends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ast
+
+    instruction = "Hello {user_name}, check {user-name} now."
+    path = _fix_project(tmp_path, "agent.py", _ADK_AGENT.format(instruction))
+    monkeypatch.chdir(tmp_path)
+    run(["lint", "--no-cache", "--fix", "agent.py"], capsys)
+    start, end = _literal_span(path.read_text(encoding="utf-8"))
+    fixed = ast.literal_eval('"' + path.read_text(encoding="utf-8")[start:end] + '"')
+    state = {"user_name": "Ada"}
+    assert _adk_injects(instruction, state) == "Hello Ada, check {user-name} now."  # the mistake: sent as written
+    assert _adk_injects(fixed, state) == "Hello Ada, check Ada now."
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [("outside", "it is outside the project"), ("inside", "")],
+    ids=["outside-the-root", "inside-the-root"],
+)
+def test_a_fix_is_written_only_inside_the_root(tmp_path: Path, where: str, message: str) -> None:
+    from templating.lint.fixes import FileFix, FixWriteError, write_fix
+
+    root = tmp_path / "project"
+    root.mkdir()
+    path = (tmp_path if where == "outside" else root) / "support.prompt"
+    path.write_text("<example>x</example>\n", encoding="utf-8")
+    path.chmod(0o640)
+    fixed = FileFix(str(path), "<example>x</example>\n", "<<example>>x</example>\n", [])
+    if message:
+        with pytest.raises(FixWriteError, match=message):
+            write_fix(fixed, root=str(root))
+        assert path.read_text(encoding="utf-8") == "<example>x</example>\n"
+    else:
+        write_fix(fixed, root=str(root))
+        assert path.read_text(encoding="utf-8") == "<<example>>x</example>\n"
+        assert path.stat().st_mode & 0o777 == 0o640  # the file keeps its permissions
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".templating-")] == []
+
+
+_SHARED = (
+    'from templating import Template\n\nBASE = "Hi, < guest >."\n'
+    'ONE = Template(BASE + " {0}")\nTWO = Template(BASE + " {1}")\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("one", "two", "unsafe", "fixed"),
+    [
+        ("Bye <guest>.", "Bye <guest>.", False, True),  # both instructions require guest already
+        ("Bye <guest>.", "Bye.", False, False),  # TWO would require a key it did not: unsafe there
+        ("Bye <guest>.", "Bye.", True, True),
+    ],
+    ids=["safe-in-both", "unsafe-in-one", "unsafe-fixes"],
+)
+def test_lint_fix_judges_a_shared_constant_in_every_instruction(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    one: str,
+    two: str,
+    unsafe: bool,
+    fixed: bool,
+) -> None:
+    """A constant given to two instructions is fixed by --fix only when the fix is safe in both."""
+    before = _SHARED.format(one, two)
+    path = _fix_project(tmp_path, "prompts.py", before)
+    monkeypatch.chdir(tmp_path)
+    run(["lint", "--no-cache", "--fix", *(["--unsafe-fixes"] if unsafe else []), "prompts.py"], capsys)
+    base = path.read_text(encoding="utf-8").splitlines()[2]
+    assert base == ('BASE = "Hi, <guest>."' if fixed else 'BASE = "Hi, < guest >."')

@@ -269,9 +269,40 @@ def test_every_rule_has_its_page(code: str) -> None:
     assert rule_url(code) == f"{DOCS_URL}rules/{code}/"
     text = page.read_text(encoding="utf-8")
     assert text.startswith(f"# {code} {DESCRIBED[code].name}\n"), "the page's title is its code and name"
-    for section in ("## What it catches", "## Why", "## Example", "## How to silence it"):
+    for section in ("## What it catches", "## Why", "## Example", "## Fix", "## How to silence it"):
         assert section in text, f"docs/rules/{code}.md has no {section!r} section"
     assert any(lang == "python" for _, lang, _, _ in blocks(page)), "its example runs in the tests"
+
+
+def _fix_section(code: str) -> str:
+    text = (DOCS / "rules" / f"{code}.md").read_text(encoding="utf-8")
+    return text.split("## Fix\n", 1)[1].split("\n## ", 1)[0].strip()
+
+
+# The rules whose example (the registry's) is a finding by itself: no schema, no Python code needed.
+_NEEDS_MORE = {"T001", "T009", "T010", "T011", "T014", "T015", "T021", "T022", "T023"}
+_SELF_CONTAINED = sorted(code for code in RULES if code not in _NEEDS_MORE)
+
+
+@pytest.mark.parametrize("code", _SELF_CONTAINED)
+def test_each_rule_page_says_whether_it_has_a_fix(code: str) -> None:
+    """The page's "Fix" section agrees with the fixes: "None" when the rule's example gets none, and the
+    edit of its first fix named there (as `before` -> `after`) when it gets one."""
+    from templating.lint import ADK_ONLY, lint
+    from templating.lint.fixes import fixes_for
+
+    example = RULES[code].example
+    dialect = "adk" if code in ADK_ONLY else "angle"
+    found = [d for d in lint(example, dialect=dialect) if d.code == code]
+    assert found, f"{code}'s example {example!r} is not a finding by itself"
+    fixes = [fix for d in found for fix in fixes_for(d, example, dialect=dialect)]
+    section = _fix_section(code)
+    if not fixes:
+        assert section.startswith("None"), section
+        return
+    start, end, new = fixes[0].edits[0]
+    assert f"`{example[start:end]}` -> `{new}`" in section, (example[start:end], new, section)
+    assert ("unsafe" in section) != fixes[0].safe or "otherwise unsafe" in section
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

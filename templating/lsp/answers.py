@@ -10,9 +10,9 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..lint.engine import Project
+from ..lint.fixes import Fix, fixes_for, suppress_fixes
 from ..lint.registry import Diagnostic, described
 from ..nodes import SCOPE_PREFIXES
-from .fixes import Fix, fixes_for, suppress_fixes
 from .folders import Folder, contains
 from .model import Index, Reading, Written, describe_field
 from .positions import Lines

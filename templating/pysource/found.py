@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Literal as _Literal
 from typing import TypeAlias
@@ -108,6 +109,20 @@ class Instruction:
             last -= 1
         file_start, file_end = m.starts[start], max(m.ends[last], m.starts[start] + 1)
         return module.path, module.span(file_start, file_end)
+
+    def written_as_is(self, path: str) -> list[int | None]:
+        """For each character of `text`, its offset in the `.py` file `path` (any path to it: compared by
+        real path) when it is written there as itself, one character of a string literal (no escape
+        sequence, no `{{` of an f-string); None for any other (from another file, or written otherwise).
+        A fix edits only characters written as is."""
+        m = self._mapped
+        real = os.path.realpath(path)
+        here = {id(module): os.path.realpath(module.path) == real for module in m.mods}
+        out: list[int | None] = []
+        for char, module, start, end in zip(m.text, m.mods, m.starts, m.ends, strict=True):
+            ok = here[id(module)] and end - start == 1 and module.text[start:end] == char
+            out.append(start if ok else None)
+        return out
 
     def file_text(self, path: str) -> str | None:
         """The text of the `.py` file `path` that part of this instruction was written in (as read)."""

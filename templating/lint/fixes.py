@@ -1,0 +1,392 @@
+"""Fixes for findings: text edits computed from a finding and the text of its file, each marked safe or
+unsafe. The language server offers them as quick fixes; `templating lint --fix` applies the safe ones
+(`--unsafe-fixes`: all), through [`fix_file`][templating.lint.fixes.fix_file].
+
+Each fix is a title and edits `(start, end, new_text)` in character offsets of one file. A fix keeps
+the dialect of the instruction it edits: google-adk substitutes only `{key}`, so a fix in an ADK
+instruction writes ADK syntax (`{key?}`, `{user_name}`) or is not offered. Suppressing a rule edits
+`pyproject.toml` (a comment in a template would be sent to the model): a rule is turned off for a file
+in `[tool.templating.per-file-ignores]`, or a snippet is listed in `allow`; the table is added when
+the file has none, and the file is created when the project has none."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import TemplatingError
+from ..inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, read_bytes, write_text_whole
+from ..nodes import Dialect, Escaped, Placeholder
+from ..template import parse
+from .registry import Diagnostic
+
+if TYPE_CHECKING:
+    from .engine import Project
+    from .result import LintResult
+
+__all__ = ["FileFix", "Fix", "Region", "diff_of", "fix_file", "fixes_for", "plan_fixes", "suppress_fixes", "write_fix"]
+
+# the suggestion ends at the "?" that ends the question (`did you mean <name?>?`)
+_DID_YOU_MEAN = re.compile(r"did you mean (.+?)(?:, which is written)?\?(?=\s|$)")
+_USES = re.compile(r"this template uses (<[^>]+>)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    edits: list[tuple[int, int, str]]
+    path: str | None = None  # None: the finding's own file
+    preferred: bool = False
+    codes: tuple[str, ...] = field(default=())
+    # False: the fix changes what renders beyond the mistake (a placeholder made optional), never applied
+    # by `--fix` alone; True: safe when `fix_file` finds that it adds no required key (see `_keeps_meaning`)
+    safe: bool = True
+
+
+def _replace_word(flagged: str, word: str) -> str | None:
+    """`flagged` with the identifier closest to `word` replaced by it."""
+    names = re.findall(r"[^\W\d][\w]*", flagged)
+    match = difflib.get_close_matches(word.split(":")[-1].split(".")[-1], names, n=1, cutoff=0.0)
+    if not match:
+        return None
+    return re.sub(rf"\b{re.escape(match[0])}\b", word.split(":")[-1].split(".")[-1], flagged, count=1)
+
+
+_OPTIONAL = frozenset({"T009", "T014", "T018"})  # findings on a required placeholder a missing value breaks
+
+
+def fixes_for(diag: Diagnostic, text: str, *, dialect: str | None = None) -> list[Fix]:
+    """The quick fixes of one finding in `text`, its file's text. `dialect` is the dialect of the
+    instruction holding the finding (`"adk"`, `"angle"`, `"jinja"`; None: unknown): a fix never writes
+    a placeholder of the other dialect, since whatever reads the instruction (google-adk for `{key}`)
+    would send it to the model as written."""
+    if diag.span is None:
+        return []
+    start, end = diag.span.start, diag.span.end
+    flagged = text[start:end]
+    out: list[Fix] = []
+    for source in (diag.message, diag.help or ""):
+        m = _DID_YOU_MEAN.search(source)
+        if m is None:
+            continue
+        meant = m.group(1)
+        quoted = meant[:1] in "'\"" and meant[-1:] == meant[:1]  # a key: replace the name in the placeholder
+        new = _replace_word(flagged, meant[1:-1]) if quoted else meant
+        if new and new != flagged:
+            out.append(Fix(f"Replace with {new}", [(start, end, new)], preferred=True, codes=(diag.code,)))
+        break
+    m = _USES.search(diag.message)
+    if m and diag.code == "T008":
+        out.append(Fix(f"Replace with {m.group(1)}", [(start, end, m.group(1))], preferred=True, codes=(diag.code,)))
+    optional = _made_optional(flagged)
+    if diag.code in _OPTIONAL and optional is not None:
+        out.append(Fix(f"Make it optional: {optional}", [(start, end, optional)], codes=(diag.code,), safe=False))
+    if diag.code == "T007" and flagged.startswith("<") and not flagged.startswith("<<"):
+        new = f"<{flagged}>"
+        out.append(Fix(f"Escape the tag: {new}", [(start, end, new)], preferred=True, codes=(diag.code,)))
+    return [fix for fix in out if all(_keeps_dialect(new, dialect) for _, _, new in fix.edits)]
+
+
+def _made_optional(flagged: str) -> str | None:
+    """`{key}` as `{key?}`, `<key>` as `<key?>`; None for anything else (an optional one, `{{key}}`,
+    `<<escaped>>`, a span that is not one placeholder)."""
+    for opener, closer in (("{", "}"), ("<", ">")):
+        if len(flagged) < 3 or not (flagged.startswith(opener) and flagged.endswith(closer)):
+            continue
+        inner = flagged[1:-1]
+        if opener in inner or closer in inner or "\n" in inner or not inner.strip() or inner.rstrip().endswith("?"):
+            return None
+        return flagged[:-1].rstrip() + "?" + closer
+    return None
+
+
+def _keeps_dialect(new: str, dialect: str | None) -> bool:
+    """Whether `new`, written into an instruction of `dialect`, holds no placeholder of the other one."""
+    other: Dialect | None = "angle" if dialect == "adk" else "adk" if dialect == "angle" else None
+    if other is None:
+        return True
+    try:
+        return not parse(new, dialect=other).placeholders
+    except TemplatingError:
+        return True  # not a template of the other dialect at all
+
+
+_TABLE = re.compile(r"^\[tool\.templating\][ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_PER_FILE = re.compile(r"^\[tool\.templating\.per-file-ignores\][ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_ALLOW = re.compile(r"^allow[ \t]*=[ \t]*\[", re.MULTILINE)
+
+
+def _toml_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def suppress_fixes(diag: Diagnostic, relative: str, flagged: str, pyproject: str | None, path: str) -> list[Fix]:
+    """Turn `diag`'s rule off for its file (`relative` to the config's folder), or allow the flagged
+    snippet everywhere, by editing the `pyproject.toml` at `path` (its text: `pyproject`; None when the
+    file does not exist: the fix then writes a new one holding only the table). A project without a
+    `[tool.templating]` table gets one. A fix is offered only when the edited file reads back as TOML
+    with the suppression in it; a `pyproject.toml` that is not valid TOML gets none."""
+    text = pyproject or ""
+    if _read_toml(text) is None:
+        return []
+    out: list[Fix] = []
+    checks: list[tuple[str, str]] = []  # what each fix must do: (file, "") turns the rule off, ("", snippet) allows
+    lead = "" if not text or text.endswith("\n") else "\n"
+    gap = lead + ("\n" if text else "")
+    entry = f"{_toml_string(relative)} = [{_toml_string(diag.code)}]"
+    table = _PER_FILE.search(text)
+    ignore: tuple[int, int, str] | None = None
+    if table is not None:
+        if _toml_string(relative) not in text[table.end() :]:
+            ignore = (table.end(), table.end(), "\n" + entry)
+    else:
+        ignore = (len(text), len(text), f"{gap}[tool.templating.per-file-ignores]\n{entry}\n")
+    if ignore is not None:
+        title = f"Turn {diag.code} off for this file (per-file-ignores)"
+        out.append(Fix(title, [ignore], path, codes=(diag.code,)))
+        checks.append((relative, ""))
+    main = _TABLE.search(text)
+    if flagged and "\n" not in flagged:
+        if main is None:
+            at = len(text)
+            allow = (at, at, f"{gap}[tool.templating]\nallow = [{_toml_string(flagged)}]\n")
+        else:
+            body_end = text.find("\n[", main.end())
+            body = text[main.end() : body_end if body_end >= 0 else len(text)]
+            listed = _ALLOW.search(body)
+            if listed is not None:
+                at = main.end() + listed.end()
+                allow = (at, at, _toml_string(flagged) + ", ")
+            else:
+                allow = (main.end(), main.end(), f"\nallow = [{_toml_string(flagged)}]")
+        out.append(Fix(f"Allow {flagged} everywhere (allow)", [allow], path, codes=(diag.code,)))
+        checks.append(("", flagged))
+    if pyproject is None:
+        out = [Fix(f"{fix.title}, in a new pyproject.toml", fix.edits, path, codes=fix.codes) for fix in out]
+    return [
+        fix
+        for fix, (file, snippet) in zip(out, checks, strict=True)
+        if _suppresses(_applied(text, fix.edits), file, diag.code, snippet)
+    ]
+
+
+def _read_toml(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _applied(text: str, edits: list[tuple[int, int, str]]) -> str:
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _suppresses(text: str, relative: str, code: str, flagged: str) -> bool:
+    """Whether the configuration `text` turns `code` off for `relative` (when given), or allows `flagged`
+    (when given)."""
+    data = _read_toml(text)
+    tool = data.get("tool") if data is not None else None
+    table = tool.get("templating") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        return False
+    ignores = table.get("per-file-ignores")
+    if relative:
+        return isinstance(ignores, dict) and code in (ignores.get(relative) or [])
+    allow = table.get("allow")
+    return isinstance(allow, list) and flagged in allow
+
+
+# -- applying fixes to a file (`templating lint --fix`, `--diff`)
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """One instruction as a fix sees it: its `text`, its `dialect`, and for each character of the text its
+    offset in the file when it is written there as itself (None: an escape, an f-string's `{{`, another
+    file). A template file is one region whose every character is written as is; an instruction in Python
+    code is the characters of its string literals, and a fix edits nothing else."""
+
+    text: str
+    dialect: str
+    offsets: tuple[int | None, ...]
+
+    @classmethod
+    def whole(cls, text: str, dialect: str) -> Region:
+        """A template file: the instruction is the file."""
+        return cls(text, dialect, tuple(range(len(text))))
+
+    def inside(self, start: int, end: int) -> tuple[int, int] | None:
+        """The span of `text` written as the file's `[start, end)`, character for character; None when
+        part of it is not (outside the literal, an escape)."""
+        if end <= start:
+            return None
+        try:
+            first = self.offsets.index(start)
+        except ValueError:
+            return None
+        last = first + (end - start)
+        if last > len(self.offsets) or self.offsets[first:last] != tuple(range(start, end)):
+            return None
+        return first, last
+
+
+@dataclass(frozen=True, slots=True)
+class FileFix:
+    """What fixing one file does: its text `before` and `after`, and the fixes applied (finding, fix)."""
+
+    path: str
+    before: str
+    after: str
+    applied: list[tuple[Diagnostic, Fix]]
+
+
+# What may not be written into a Python string literal as is (it would need an escape, or end the literal).
+_NEEDS_ESCAPE = re.compile(r"[\\'\"\n\r]")
+
+
+def fix_file(
+    path: str, text: str, findings: list[Diagnostic], regions: list[Region], *, unsafe: bool = False
+) -> FileFix:
+    """Fix the findings of the file `path` (its `text`): for each finding, its first fix that is safe
+    (`unsafe`: or unsafe, safe ones first) in every region (instruction) holding the finding's text,
+    its edits inside the literal of each; one fix per finding, none overlapping another. Python files
+    (`path` ending in `.py`) take only edits that need no escape in the literal."""
+    python = path.endswith(".py")
+    chosen: list[tuple[Diagnostic, Fix]] = []
+    taken: list[tuple[int, int]] = []
+    for diag in sorted(findings, key=lambda d: (d.span.start, d.span.end) if d.span else (-1, -1)):
+        if diag.span is None:
+            continue
+        # every instruction holding the text (a constant given to two agents, `BASE + QUIZ` and `BASE + MEMORY`)
+        holding = [r for r in regions if r.inside(diag.span.start, diag.span.end) is not None]
+        dialects = {r.dialect for r in holding}
+        if len(dialects) != 1:
+            continue  # none, or read in two dialects: no fix keeps both
+        for fix in _ranked(fixes_for(diag, text, dialect=dialects.pop()), unsafe=unsafe):
+            if any(a < end and start < b for a, b, _ in fix.edits for start, end in taken):
+                break  # another fix edits this text already: the next run takes it
+            verdicts = [_judge(fix, text, region, python=python) for region in holding]
+            if None in verdicts or (not all(verdicts) and not unsafe):
+                continue
+            chosen.append((diag, fix))
+            taken += [(a, b) for a, b, _ in fix.edits]
+            break
+    edits = [edit for _, fix in chosen for edit in fix.edits]
+    return FileFix(path, text, _applied(text, edits), chosen)
+
+
+def _ranked(fixes: list[Fix], *, unsafe: bool) -> list[Fix]:
+    return [f for f in fixes if f.safe] + ([f for f in fixes if not f.safe] if unsafe else [])
+
+
+def _judge(fix: Fix, text: str, region: Region, *, python: bool) -> bool | None:
+    """Whether `fix` is safe (True), unsafe (False), or not to be applied here (None: an edit outside
+    the instruction's literal, one a Python literal would need to escape, or an instruction that no
+    longer parses)."""
+    if fix.path is not None or len(fix.edits) != 1:
+        return None
+    start, end, new = fix.edits[0]
+    inner = region.inside(start, end)
+    if inner is None:
+        return None
+    flagged = text[start:end]
+    if python and (_NEEDS_ESCAPE.search(new) or (set(new) & {"{", "}"} and not set(flagged) & {"{", "}"})):
+        return None  # a brace where the literal had none could be an f-string's replacement field
+    i, j = inner
+    after = region.text[:i] + new + region.text[j:]
+    try:
+        old_nodes = parse(region.text, dialect=region.dialect).nodes  # type: ignore[arg-type]
+        new_nodes = parse(after, dialect=region.dialect).nodes  # type: ignore[arg-type]
+    except (TemplatingError, ValueError):
+        return None
+    return fix.safe and _keeps_meaning(old_nodes, new_nodes, i, j, len(new) - (j - i))
+
+
+def _keeps_meaning(old: tuple[Any, ...], new: tuple[Any, ...], start: int, end: int, shift: int) -> bool:
+    """Whether an edit of `[start, end)` changes only what renders there: every placeholder and escape
+    outside the edit is still there unchanged, and the instruction requires no key it did not (a new
+    required key is a `KeyError` the agent did not raise before)."""
+
+    def marks(nodes: tuple[Any, ...], a: int, b: int, moved: int) -> list[tuple[str, str, bool, int, int]]:
+        out = []
+        for node in nodes:
+            if isinstance(node, Placeholder | Escaped) and (node.span.end <= a or node.span.start >= b):
+                at = node.span.start - (moved if node.span.start >= b else 0)
+                name = node.key if isinstance(node, Placeholder) else node.text
+                out.append((type(node).__name__, name, bool(getattr(node, "optional", False)), at, 0))
+        return out
+
+    if marks(old, start, end, 0) != marks(new, start, end + shift, shift):
+        return False
+
+    def required(nodes: tuple[Any, ...]) -> set[str]:
+        return {n.key for n in nodes if isinstance(n, Placeholder) and not n.optional}
+
+    return required(new) <= required(old)
+
+
+def plan_fixes(project: Project, result: LintResult, *, unsafe: bool = False) -> list[FileFix]:
+    """The fixes of every file `result` (a run of `project`) has findings in, each file as the run read
+    it; only files a fix changes."""
+    dialects = {t.path: t.dialect for t in result.templates if t.name is None}
+    out: list[FileFix] = []
+    for path, findings in result.by_file().items():
+        text = result.sources.get(path)
+        if text is None or not any(d.span is not None for d in findings):
+            continue
+        if path.endswith(".py"):
+            try:
+                items, _ = project.instructions(path)
+            except TemplatingError:
+                continue
+            regions = [Region(item.text, item.dialect, tuple(item.written_as_is(path))) for item in items]
+        else:
+            regions = [Region.whole(text, dialects.get(path, project.dialect or "angle"))]
+        fixed = fix_file(path, text, findings, regions, unsafe=unsafe)
+        if fixed.after != fixed.before:
+            out.append(fixed)
+    return out
+
+
+def diff_of(fixed: FileFix) -> str:
+    """A unified diff of what fixing the file changes."""
+    lines = difflib.unified_diff(
+        fixed.before.splitlines(keepends=True),
+        fixed.after.splitlines(keepends=True),
+        fromfile=f"a/{fixed.path}",
+        tofile=f"b/{fixed.path}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+class FixWriteError(TemplatingError):
+    """A fixed file that was not written (why: the message); the file is unchanged."""
+
+
+def write_fix(fixed: FileFix, *, root: str) -> None:
+    """Write the fixed file whole or not at all (a temporary file beside it, then renamed over it,
+    keeping its permissions). Refused, with the file left as it is: a link, a file outside `root`, a
+    file whose content is no longer what was linted (changed on disk since)."""
+    path = fixed.path
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if os.path.islink(path):
+        raise FixWriteError(f"{path}: not fixed, it is a symbolic link")
+    if os.path.commonpath([real, top]) != top:
+        raise FixWriteError(f"{path}: not fixed, it is outside the project ({root})")
+    try:  # bounded, and never waiting on a pipe put there since
+        now = read_bytes(path, limit=max(DEFAULT_MAX_FILE_SIZE, 2 * len(fixed.before)), follow=False)
+        now_text = now.decode("utf-8")
+    except (OSError, FileSkipped, UnicodeDecodeError) as exc:
+        raise FixWriteError(f"{path}: not fixed, it cannot be read again: {exc}") from None
+    if now_text != fixed.before:
+        raise FixWriteError(f"{path}: not fixed, it changed on disk since it was linted")
+    try:
+        write_text_whole(real, fixed.after, newline="")
+    except OSError as exc:
+        raise FixWriteError(f"{path}: not fixed, it cannot be written: {exc.strerror or exc}") from None
