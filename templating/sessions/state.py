@@ -152,8 +152,12 @@ def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
     out of what it stores. Nothing to check, so no paths to build for errors: a few times faster.
     Only for such state: anything else (a tuple, a dict subclass, an object) is passed through as is.
     A list or dict that appears in several places is copied once (the copy shares it the same way)."""
+    copied = dict(state)
     memo: dict[int, Any] = {}
-    return {key: _tree_copy(value, memo) if type(value) in _NESTED else value for key, value in state.items()}
+    for key, value in copied.items():
+        if type(value) in _NESTED:
+            copied[key] = _tree_copy(value, memo)  # a value replaced: the dict's size, which iteration checks, stays
+    return copied
 
 
 def copy_value(value: Any) -> Any:
