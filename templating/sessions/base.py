@@ -23,8 +23,8 @@ that revision; a delta that touches none of those keys goes through. See docs/se
 from __future__ import annotations
 
 import math
+import os
 import time
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, TypeVar
@@ -48,7 +48,12 @@ __all__ = [
 
 
 def _new_id() -> str:
-    return uuid.uuid4().hex
+    """A random (version 4) UUID as 32 hex digits: what `uuid.uuid4().hex` gives, from the same source
+    (`os.urandom`), without building a `UUID` (a third of the cost of making an event)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40  # version 4
+    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
+    return raw.hex()
 
 
 # Unknown fields are rejected, and assigning to a field validates the value as construction does. Errors
@@ -185,6 +190,9 @@ Seen: TypeAlias = tuple[int, int, int]
 """The revision of each scope (session, `user:`, `app:`) that a session copy reflects."""
 
 SESSION, USER, APP = 0, 1, 2  # the index of each stored scope in Scopes and Seen
+
+SHARED_PREFIXES = (USER_PREFIX, APP_PREFIX)
+"""The prefixes of the stored keys kept outside their session (`str.startswith` takes the tuple)."""
 
 
 def scope_index(key: str) -> int | None:

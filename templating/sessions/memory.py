@@ -8,10 +8,10 @@ from collections.abc import Callable, Collection, ItemsView, Iterator, KeysView,
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..nodes import APP_PREFIX, USER_PREFIX
 from .base import (
     APP,
     SESSION,
+    SHARED_PREFIXES,
     USER,
     AlreadyExistsError,
     Event,
@@ -53,7 +53,6 @@ class _Scope:
 
 
 _EMPTY = _Scope()
-_SHARED = (USER_PREFIX, APP_PREFIX)  # the prefixes of keys stored outside the session
 
 
 def _values(scope: _Scope | None) -> dict[str, Any]:
@@ -322,22 +321,26 @@ class InMemorySessionService(SessionService):
         then nothing more is looked up, whatever the delta."""
         private = privates(session)
         seen = private["_seen"]
-        session_id, app_name, user_id = record.session.id, record.session.app_name, record.session.user_id
-        scopes = (record.scope, self._users.get((app_name, user_id)), self._apps.get(app_name))
-        behind: list[int] = []
-        for index in (SESSION, USER, APP):
-            scope = scopes[index]
-            if scope is not None and scope.revision > seen[index]:
-                behind.append(index)
-        if behind or private["_origin"] != record.token:
-            check_fresh(
-                session,
-                token=record.token,
-                session_id=session_id,
-                keys=writes,
-                written=lambda name: _written(scopes[scope_index(name) or SESSION], name),
-                behind=behind,
-            )
+        stored = record.session
+        user = self._users.get((stored.app_name, stored.user_id))
+        app = self._apps.get(stored.app_name)
+        if (
+            record.scope.revision <= seen[SESSION]
+            and (user is None or user.revision <= seen[USER])
+            and (app is None or app.revision <= seen[APP])
+            and private["_origin"] == record.token
+        ):
+            return []  # the usual append: nothing written since the copy was read, nothing to look up
+        scopes = (record.scope, user, app)
+        behind = [index for index in (SESSION, USER, APP) if (scopes[index] or _EMPTY).revision > seen[index]]
+        check_fresh(
+            session,
+            token=record.token,
+            session_id=stored.id,
+            keys=writes,
+            written=lambda name: _written(scopes[scope_index(name) or SESSION], name),
+            behind=behind,
+        )
         return behind
 
     def _reloaded(self, record: _Record, behind: list[int]) -> dict[int, dict[str, Any]]:
@@ -351,7 +354,7 @@ class InMemorySessionService(SessionService):
         delta = kept.delta
         if delta:
             for name in delta:
-                if name.startswith(_SHARED):  # a user: or app: key: split by scope
+                if name.startswith(SHARED_PREFIXES):  # a user: or app: key: split by scope
                     self._apply(record, split_scopes(delta))
                     break
             else:  # the session's own keys only (a stored delta has no temp: key)

@@ -153,9 +153,12 @@ def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
     Only for such state: anything else (a tuple, a dict subclass, an object) is passed through as is.
     A list or dict that appears in several places is copied once (the copy shares it the same way)."""
     copied = dict(state)
-    memo: dict[int, Any] = {}
+    memo: dict[int, Any] | None = None
     for key, value in copied.items():
-        if type(value) in _NESTED:
+        kind = type(value)
+        if kind is dict or kind is list:
+            if memo is None:
+                memo = {}
             copied[key] = _tree_copy(value, memo)  # a value replaced: the dict's size, which iteration checks, stays
     return copied
 
@@ -163,9 +166,6 @@ def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
 def copy_value(value: Any) -> Any:
     """`copy_checked` of one value."""
     return _tree_copy(value, {})
-
-
-_NESTED = (dict, list)  # what copy_checked copies; anything else in checked state is immutable
 
 
 def _tree_copy(value: Any, memo: dict[int, Any]) -> Any:
