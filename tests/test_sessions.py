@@ -13,6 +13,7 @@ import pickle
 import re
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -81,8 +82,10 @@ def test_models_reject_unknown_fields(model: type[pydantic.BaseModel], fields: d
 
 def test_event_defaults() -> None:
     first, second = Event(author="a"), Event(author="a", id="  ")
-    assert first.id
-    assert second.id
+    for generated in (first.id, second.id):  # a random (version 4) UUID as 32 hex digits, as uuid4().hex gives
+        assert uuid.UUID(hex=generated).hex == generated
+        assert uuid.UUID(hex=generated).version == 4
+        assert uuid.UUID(hex=generated).variant == uuid.RFC_4122
     assert first.id != second.id
     assert Event(author="a", id=" e1 ").id == "e1"
     assert first.invocation_id == ""
