@@ -354,8 +354,9 @@ def _plainly_valid(event: Event) -> bool:
 
 
 def event_from(fields: dict[str, Any], fields_set: Iterable[str], delta: dict[str, Any]) -> Event:
-    """An `Event` from the fields of a valid one but `actions` (immutable values, taken as they are),
-    the names of the fields set when it was made, and a checked delta of its own (taken as it is)."""
+    """An `Event` from the fields of a valid one but `actions` (immutable values, in a dict that
+    becomes the event's own), the names of the fields set when it was made, and a checked delta of
+    its own (taken as it is)."""
     fields["actions"] = _actions(delta)
     event = _new(Event)
     _set_attribute(event, "__dict__", fields)
