@@ -8,10 +8,12 @@ memory, a SQLite file, a throw-away PostgreSQL server), and asserts nothing spec
 from __future__ import annotations
 
 import asyncio
+import copy
 import pickle
 import re
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -80,8 +82,10 @@ def test_models_reject_unknown_fields(model: type[pydantic.BaseModel], fields: d
 
 def test_event_defaults() -> None:
     first, second = Event(author="a"), Event(author="a", id="  ")
-    assert first.id
-    assert second.id
+    for generated in (first.id, second.id):  # a random (version 4) UUID as 32 hex digits, as uuid4().hex gives
+        assert uuid.UUID(hex=generated).hex == generated
+        assert uuid.UUID(hex=generated).version == 4
+        assert uuid.UUID(hex=generated).variant == uuid.RFC_4122
     assert first.id != second.id
     assert Event(author="a", id=" e1 ").id == "e1"
     assert first.invocation_id == ""
@@ -293,6 +297,69 @@ def test_a_flat_delta_is_stored_apart_from_every_event_handed_in_or_out(service:
     assert stored.events[0].content == "hi"
     assert stored.state == {"n": 1, "user:u": "a"}
     assert session.state == {"n": 1, "user:u": "a", "temp:t": 2.5}  # the caller's copy keeps its temp: value
+
+
+HANDED = [
+    # (id, deltas appended (one: append_event, more: append_events), the copy reads another writer's first)
+    ("flat", [{"n": 1, "user:u": "a"}], False),
+    ("nested", [{"m": {"k": [1]}, "app:a": [{"x": 1}]}], False),
+    ("nested-with-temp", [{"m": {"k": [1]}, "temp:t": {"k": [1]}}], False),
+    ("behind-another-writer", [{"m": {"k": [1]}}], True),
+    ("batch", [{"m": {"k": [1]}}, {"m2": {"k": [2]}, "user:u": ["v"]}], False),
+]
+
+
+@pytest.mark.parametrize(("deltas", "behind"), [c[1:] for c in HANDED], ids=[c[0] for c in HANDED])
+def test_nothing_handed_in_or_out_by_an_append_is_stored(
+    deltas: list[dict[str, Any]], behind: bool, service: SessionService
+) -> None:
+    """The events and values given, the events returned and the caller's copy (state and events) are
+    each the caller's: changing any of them afterwards, in place or by assignment, changes nothing stored
+    and nothing else the caller holds."""
+    session = create(service, session_id="s1", state={"k": "v"})
+    if behind:
+        run(service.append_event(fetch(service, "s1"), event({"other": {"o": [1]}})))
+    given = [event(delta, id=f"e{number}", invocation_id="i1") for number, delta in enumerate(deltas)]
+    if len(given) == 1:
+        returned = [run(service.append_event(session, given[0]))]
+    else:
+        returned = run(service.append_events(session, given))
+    stored = fetch(service, "s1")
+    expected_state, expected_events = stored.model_dump()["state"], [e.model_dump() for e in stored.events]
+    mine = copy.deepcopy({**stored.state, **{k: v for d in deltas for k, v in d.items() if k.startswith("temp:")}})
+    assert session.state == mine
+    assert returned == session.events[-len(deltas) :]
+    expected_returned = [e.model_dump() for e in returned]
+
+    for event_given in given:  # the events given, and the values in them
+        for value in event_given.actions.state_delta.values():
+            if isinstance(value, dict):
+                value["k"].append("given")
+            elif isinstance(value, list):
+                value.append("given")
+        event_given.actions.state_delta["added"] = "given"
+        event_given.content = "given"
+    assert [e.model_dump() for e in returned] == expected_returned
+    assert session.state == mine
+
+    for event_returned in returned:  # the events returned, which are those in the caller's copy
+        for value in event_returned.actions.state_delta.values():
+            if isinstance(value, dict):
+                value["k"].append("returned")
+        event_returned.actions.state_delta["added"] = "returned"
+        event_returned.content = "returned"
+    assert session.state == mine  # the copy's state is not its events' deltas
+    returned[0].actions = EventActions(state_delta={"n": "replaced"})
+
+    for value in session.state.values():  # the caller's copy
+        if isinstance(value, dict):
+            value.setdefault("k", []).append("copy")
+    session.state["added"] = "copy"
+    session.events.clear()
+
+    again = fetch(service, "s1")
+    assert again.model_dump()["state"] == expected_state
+    assert [e.model_dump() for e in again.events] == expected_events
 
 
 def test_get_user_state_returns_a_copy(service: SessionService) -> None:

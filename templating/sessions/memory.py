@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Callable, Collection, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .base import (
     APP,
     SESSION,
+    SHARED_PREFIXES,
     USER,
     AlreadyExistsError,
     Event,
@@ -22,7 +23,7 @@ from .base import (
     _new_id,
     check_fresh,
     clean_id,
-    copy_stored,
+    event_from,
     merge_scopes,
     plan_append,
     privates,
@@ -133,15 +134,59 @@ class _StoredView(dict[str, Any]):
         return repr(dict(self.items()))
 
 
+class _Kept(NamedTuple):
+    """A stored event: the fields of the valid `Event` it was made from but `partial` (never, once
+    stored) and `actions`, the names of those set when it was made, and its own checked copy of the
+    delta. Never handed out: a read gets a new `Event` made from it."""
+
+    id: str
+    invocation_id: str
+    author: str
+    timestamp: float
+    content: str | None
+    fields_set: tuple[str, ...]
+    delta: dict[str, Any]
+
+    def event(self) -> Event:
+        """A new `Event` of this one, sharing nothing that can change with it (its fields are immutable)."""
+        fields = {
+            "id": self.id,
+            "invocation_id": self.invocation_id,
+            "author": self.author,
+            "timestamp": self.timestamp,
+            "content": self.content,
+            "partial": False,
+        }
+        return event_from(fields, self.fields_set, copy_checked(self.delta))
+
+
+def _kept(event: Event) -> _Kept:
+    """What the service keeps of an event `prepare_event` made: its immutable fields shared, its delta
+    copied (the event itself goes to the caller's copy of the session)."""
+    fields = event.__dict__
+    values = (
+        fields["id"],
+        fields["invocation_id"],
+        fields["author"],
+        fields["timestamp"],
+        fields["content"],
+        tuple(event.__pydantic_fields_set__),
+        copy_checked(fields["actions"].state_delta),
+    )
+    return tuple.__new__(_Kept, values)  # what _Kept(*values) makes, without its Python-level __new__
+
+
 @dataclass
 class _Record:
     """A stored session: its own (unprefixed) state and its events. `token` is unique to this record,
-    so a copy read from another service, or from an earlier session with the same id, is told apart."""
+    so a copy read from another service, or from an earlier session with the same id, is told apart.
+    `session` holds who and where and `last_update_time`; its `events` stay empty (they are `events`)."""
 
     session: Session
     scope: _Scope
     token: str = field(default_factory=_new_id)
     event_ids: set[str] = field(default_factory=set)
+    events: list[_Kept] = field(default_factory=list)
 
 
 class InMemorySessionService(SessionService):
@@ -210,7 +255,7 @@ class InMemorySessionService(SessionService):
             record = self._sessions.get(key)
             if record is None:
                 return None
-            return self._copy(record, events=select_events(record.session.events, config))
+            return self._copy(record, events=select_events(record.events, config))
 
     async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
         with self._lock:
@@ -236,30 +281,21 @@ class InMemorySessionService(SessionService):
         prepared: list[tuple[Event, dict[str, Any]]],
         events: list[Event],
     ) -> list[Event]:
-        results: list[Event | None] = []
         with self._lock:
             record = self._sessions.get(key)
             if record is None:
                 raise SessionNotFoundError(app_name=key[0], user_id=key[1], session_id=key[2])
+            if len(prepared) == 1:  # the usual append: one event
+                stored = prepared[0][0]
+                if not stored.partial and stored.id not in record.event_ids:
+                    behind = self._check_fresh(record, session, stored.actions.state_delta.keys())
+                    self._store(record, stored)
+                    revision = self._revision
+                    reloaded = self._reloaded(record, behind) if behind else {}
+                    return refresh_copy(session, prepared, (revision, revision, revision), reloaded)
             store, writes = plan_append(prepared, record.event_ids)
-            app_name, user_id = record.session.app_name, record.session.user_id
-            scopes = (record.scope, self._users.get((app_name, user_id)), self._apps.get(app_name))
-            if any(store):
-                check_fresh(
-                    session,
-                    token=record.token,
-                    session_id=record.session.id,
-                    keys=writes,
-                    written=lambda name: _written(scopes[scope_index(name) or SESSION], name),
-                )
-            # The scopes another writer changed since the copy was read: the copy takes them whole.
-            seen = privates(session)["_seen"]
-            behind = [index for index, scope in enumerate(scopes) if scope is not None and scope.revision > seen[index]]
-            if len(store) == 1 and store[0]:  # the usual append: one event, stored
-                self._store(record, prepared[0][0])
-                revision = self._revision
-                reloaded = {index: copy_checked(self._scope(record, index).values) for index in behind}
-                return refresh_copy(session, prepared, (revision, revision, revision), reloaded)
+            behind = self._check_fresh(record, session, writes) if any(store) else []
+            results: list[Event | None] = []
             appended: list[tuple[Event, dict[str, Any]]] = []
             for (stored, delta), event, new in zip(prepared, events, store, strict=True):
                 if new:
@@ -269,23 +305,63 @@ class InMemorySessionService(SessionService):
                 elif stored.partial:
                     results.append(event.model_copy(deep=True))
                 else:
-                    results.append(copy_stored(next(e for e in record.session.events if e.id == stored.id)))
+                    results.append(next(kept for kept in record.events if kept.id == stored.id).event())
             if appended:
                 revision = self._revision
-                reloaded = {index: copy_checked(self._scope(record, index).values) for index in behind}
-                added = iter(refresh_copy(session, appended, (revision, revision, revision), reloaded))
+                added = iter(
+                    refresh_copy(session, appended, (revision, revision, revision), self._reloaded(record, behind))
+                )
                 results = [next(added) if result is None else result for result in results]
         return [result for result in results if result is not None]
 
+    def _check_fresh(self, record: _Record, session: Session, writes: Collection[str]) -> list[int]:
+        """`check_fresh` for an append from `session` writing `writes` (lock held), and the scopes
+        another writer changed since the copy was read: only their keys can be stale, and the copy
+        takes them whole (`_reloaded`). Usually none is, and the copy was read from this record:
+        then nothing more is looked up, whatever the delta."""
+        private = privates(session)
+        seen = private["_seen"]
+        stored = record.session
+        user = self._users.get((stored.app_name, stored.user_id))
+        app = self._apps.get(stored.app_name)
+        if (
+            record.scope.revision <= seen[SESSION]
+            and (user is None or user.revision <= seen[USER])
+            and (app is None or app.revision <= seen[APP])
+            and private["_origin"] == record.token
+        ):
+            return []  # the usual append: nothing written since the copy was read, nothing to look up
+        scopes = (record.scope, user, app)
+        behind = [index for index in (SESSION, USER, APP) if (scopes[index] or _EMPTY).revision > seen[index]]
+        check_fresh(
+            session,
+            token=record.token,
+            session_id=stored.id,
+            keys=writes,
+            written=lambda name: _written(scopes[scope_index(name) or SESSION], name),
+            behind=behind,
+        )
+        return behind
+
+    def _reloaded(self, record: _Record, behind: list[int]) -> dict[int, dict[str, Any]]:
+        """The whole values of the scopes a copy was behind on, as its own (lock held)."""
+        return {index: copy_checked(self._scope(record, index).values) for index in behind}
+
     def _store(self, record: _Record, stored: Event) -> None:
-        """Apply and store one checked, fresh event (lock held)."""
+        """Apply and keep one checked, fresh event (lock held): a copy of it, whose delta the scopes share."""
         self._revision += 1
-        delta = stored.actions.state_delta
+        kept = _kept(stored)
+        delta = kept.delta
         if delta:
-            self._apply(record, split_scopes(delta))
-        record.session.events.append(stored)
-        record.event_ids.add(stored.id)
-        record.session.__dict__["last_update_time"] = stored.timestamp  # a stored event's: already valid
+            for name in delta:
+                if name.startswith(SHARED_PREFIXES):  # a user: or app: key: split by scope
+                    self._apply(record, split_scopes(delta))
+                    break
+            else:  # the session's own keys only (a stored delta has no temp: key)
+                record.scope.write(delta, self._revision)
+        record.events.append(kept)
+        record.event_ids.add(kept.id)
+        record.session.__dict__["last_update_time"] = kept.timestamp  # a stored event's: already valid
 
     def _existing(self, record: _Record, index: int) -> _Scope | None:
         """A scope of `record`, if it exists."""
@@ -317,7 +393,7 @@ class InMemorySessionService(SessionService):
         merged = merge_scopes((record.scope.values, user.values if user else {}, app.values if app else {}))
         return copy_checked(merged)  # a deep copy: nothing handed out shares anything with what is stored
 
-    def _copy(self, record: _Record, *, events: list[Event]) -> Session:
+    def _copy(self, record: _Record, *, events: list[_Kept]) -> Session:
         stored = record.session
         revision = self._revision
         return stored_copy(
@@ -325,7 +401,7 @@ class InMemorySessionService(SessionService):
             app_name=stored.app_name,
             user_id=stored.user_id,
             state=self._merged(record),
-            events=[copy_stored(event) for event in events],
+            events=[kept.event() for kept in events],
             last_update_time=stored.last_update_time,
             token=record.token,
             seen=(revision, revision, revision),

@@ -152,16 +152,20 @@ def copy_checked(state: Mapping[str, Any]) -> dict[str, Any]:
     out of what it stores. Nothing to check, so no paths to build for errors: a few times faster.
     Only for such state: anything else (a tuple, a dict subclass, an object) is passed through as is.
     A list or dict that appears in several places is copied once (the copy shares it the same way)."""
-    memo: dict[int, Any] = {}
-    return {key: _tree_copy(value, memo) if type(value) in _NESTED else value for key, value in state.items()}
+    copied = dict(state)
+    memo: dict[int, Any] | None = None
+    for key, value in copied.items():
+        kind = type(value)
+        if kind is dict or kind is list:
+            if memo is None:
+                memo = {}
+            copied[key] = _tree_copy(value, memo)  # a value replaced: the dict's size, which iteration checks, stays
+    return copied
 
 
 def copy_value(value: Any) -> Any:
     """`copy_checked` of one value."""
     return _tree_copy(value, {})
-
-
-_NESTED = (dict, list)  # what copy_checked copies; anything else in checked state is immutable
 
 
 def _tree_copy(value: Any, memo: dict[int, Any]) -> Any:
