@@ -2112,6 +2112,125 @@ def test_lint_fix(
     assert (code, out) == (0, "")
 
 
+@pytest.mark.parametrize(
+    ("unsafe", "after", "note"),
+    [
+        # the spaced placeholder is closed (a new required key), then T009 makes it optional: two passes
+        (
+            True,
+            "Call <nick?>.\nShow <<example>>x</example>.\n",
+            "applied 3 fixes in 1 file (2 passes); no findings left",
+        ),
+        (
+            False,
+            "Call < nick >.\nShow <<example>>x</example>.\n",
+            "applied 1 fix in 1 file; 1 finding left (1 fixable with --unsafe-fixes)",
+        ),
+    ],
+    ids=["unsafe-two-passes", "safe-one-pass"],
+)
+def test_lint_fix_until_stable(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    unsafe: bool,
+    after: str,
+    note: str,
+) -> None:
+    """--fix lints the fixed text again and fixes what that finds, until nothing is left to fix; --diff shows
+    the end result of every pass and writes nothing; the note says how many fixes and what is left."""
+    before = "Call < nick >.\nShow <example>x</example>.\n"
+    path = _fix_project(tmp_path, "support.prompt", before)
+    (tmp_path / "keys.json").write_text('["nick?"]', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["lint", "--no-cache", "--schema", "keys.json", *(["--unsafe-fixes"] if unsafe else [])]
+    code, out, err = run([*args, "--diff", "support.prompt"], capsys)
+    assert path.read_text(encoding="utf-8") == before
+    assert code == 1
+    removed = [line[1:] for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
+    assert list(zip(removed, added, strict=True)) == changed
+    assert note.removeprefix("applied ").split(";")[0].replace(" in", " would be applied in") in err
+    code, out, err = run([*args, "--fix", "support.prompt"], capsys)
+    assert path.read_text(encoding="utf-8") == after
+    assert note in out + err
+    assert code == 0
+    code, out, err = run([*args, "--diff", "support.prompt"], capsys)  # stable: nothing left to fix
+    assert (code, out) == (0, "")
+    assert "nothing to fix" in err
+
+
+@pytest.mark.parametrize("named", ["./support.prompt", "absolute", "sub/../support.prompt"])
+def test_lint_fix_until_stable_whatever_the_path_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """Each pass lints the fixed text, not the file on disk again, however the file was named."""
+    path = _fix_project(tmp_path, "support.prompt", "Show <example>x</example>.\n")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    name = str(path) if named == "absolute" else named
+    code, _, err = run(["lint", "--no-cache", "--fix", name], capsys)
+    assert path.read_text(encoding="utf-8") == "Show <<example>>x</example>.\n"
+    assert "not fixed" not in err
+    assert code == 0
+
+
+@pytest.mark.parametrize("grow", [True, False], ids=["never-settles", "goes-round"])
+def test_lint_fix_that_does_not_settle_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, grow: bool
+) -> None:
+    """A fix that keeps finding something to change (a bug in a fix, simulated here): the file is named with
+    the rules involved and left as it is, by --fix and by --diff; the other files are fixed."""
+    import importlib
+
+    from templating.lint.fixes import Fix
+
+    fixes = importlib.import_module("templating.lint.fixes")
+    original = fixes.fixes_for
+
+    def restless(diag: Any, text: str, *, dialect: str | None = None) -> list[Any]:
+        if diag.code != "T002":
+            return original(diag, text, dialect=dialect)
+        flagged = text[diag.span.start : diag.span.end]
+        new = flagged.replace(" >", "  >") if grow else ("< name >" if "  " in flagged else "<  name  >")
+        return [Fix(f"Replace with {new}", [(diag.span.start, diag.span.end, new)], codes=(diag.code,))]
+
+    monkeypatch.setattr(fixes, "fixes_for", restless)
+    path = _fix_project(tmp_path, "support.prompt", "Thanks < name >.\n")
+    other = tmp_path / "other.prompt"
+    other.write_text("Show <example>x</example>.\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    message = "support.prompt: not fixed, its fixes (T002) do not settle"
+    code, out, err = run(["lint", "--no-cache", "--diff", "support.prompt", "other.prompt"], capsys)
+    assert message in err
+    assert "support.prompt\n" not in out.replace("other.prompt", "")
+    assert "+++ b/other.prompt" in out
+    assert code == 1
+    code, out, err = run(["lint", "--no-cache", "--fix", "support.prompt", "other.prompt"], capsys)
+    assert message in err
+    assert path.read_text(encoding="utf-8") == "Thanks < name >.\n"
+    assert other.read_text(encoding="utf-8") == "Show <<example>>x</example>.\n"
+    assert "applied 1 fix in 1 file; 1 finding left" in out + err
+    assert code == 0  # what is left is a warning
+
+
+def test_lint_fix_leaves_an_artifact_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T018 has no fix: google-adk loads `{artifact.x?}` from the artifact service as it loads `{artifact.x}`,
+    so making it optional would leave the finding (it did)."""
+    before = _ADK_AGENT.format("Policy: {artifact.policy}.")
+    path = _fix_project(tmp_path, "agent.py", before)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["lint", "--no-cache", "--diff", "--unsafe-fixes", "agent.py"], capsys)
+    assert (code, out) == (0, "")
+    assert "nothing to fix" in err
+    code, out, _ = run(["lint", "--no-cache", "--format", "json", "--fix", "--unsafe-fixes", "agent.py"], capsys)
+    assert path.read_text(encoding="utf-8") == before
+    assert [d["code"] for d in json.loads(out)] == ["T018"]
+
+
 def test_lint_fix_rendering_changes_only_the_mistake(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -410,7 +410,8 @@ class FixRun:
     to its text after the last pass (`after`), with every fix applied to it in any pass; `passes`: how
     many passes applied a fix; `unsettled`: the files whose fixes did not settle (still fixes to apply
     after the last pass, or a pass giving back a text an earlier one had), each with the codes of the
-    findings still fixed there, left out of `files`: such a file is not written."""
+    findings still fixed there, left out of `files`: such a file is not written. `passes` counts the passes
+    that changed a file of `files` (a file left out changes nothing)."""
 
     files: list[FileFix]
     passes: int
@@ -440,12 +441,11 @@ def fix_until_stable(
     applied: dict[str, list[tuple[Diagnostic, Fix]]] = {}
     seen: dict[str, set[str]] = {}
     unsettled: dict[str, tuple[str, ...]] = {}
-    used = 0
-    for _ in range(passes):
+    last: dict[str, int] = {}  # each file: the last pass that changed it
+    for count in range(1, passes + 1):
         planned = [fixed for fixed in plan_fixes(project, result, unsafe=unsafe) if fixed.path not in unsettled]
         if not planned:
             break
-        used += 1
         for fixed in planned:
             before.setdefault(fixed.path, fixed.before)
             known = seen.setdefault(fixed.path, {fixed.before})
@@ -454,6 +454,7 @@ def fix_until_stable(
                 texts.pop(fixed.path, None)
                 continue
             known.add(fixed.after)
+            last[fixed.path] = count
             texts[fixed.path] = fixed.after
             applied.setdefault(fixed.path, []).extend(fixed.applied)
         project, result = relint(dict(texts))
@@ -467,7 +468,7 @@ def fix_until_stable(
         for path, text in texts.items()
         if text != before[path] and path not in unsettled
     ]
-    return FixRun(files, used, unsettled)
+    return FixRun(files, max((last[fixed.path] for fixed in files), default=0), unsettled)
 
 
 def _codes(fixed: FileFix) -> tuple[str, ...]:
