@@ -6,6 +6,7 @@ import argparse
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -912,7 +913,7 @@ def test_pre_commit_manifest() -> None:
     from templating.lint import DEFAULT_INCLUDE, glob_regex
 
     hooks = {hook["id"]: hook for hook in hook_manifest()}
-    assert set(hooks) == {"agent-prompt-templating", "agent-prompt-templating-project"}
+    assert set(hooks) == {"agent-prompt-templating", "agent-prompt-templating-fix", "agent-prompt-templating-project"}
     known = {
         "id", "name", "description", "entry", "language", "types", "files", "require_serial", "pass_filenames",
         "always_run",
@@ -933,6 +934,48 @@ def test_pre_commit_manifest() -> None:
     project = hooks["agent-prompt-templating-project"]
     assert project["pass_filenames"] == "false"
     assert project["always_run"] == "true"
+    fixing = hooks["agent-prompt-templating-fix"]  # the first hook's files and options, with --fix
+    assert fixing["entry"].split() == [*files["entry"].split(), "--fix"]
+    assert {k: v for k, v in fixing.items() if k not in {"id", "name", "description", "entry"}} == {
+        k: v for k, v in files.items() if k not in {"id", "name", "description", "entry"}
+    }
+
+
+def test_pre_commit_fix_hook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fix hook's entry on the files pre-commit stages: the safe fixes are written (pre-commit then fails
+    the commit on the changed files), an excluded file is left alone, and a second run (the next commit
+    attempt) changes nothing and passes when no error is left."""
+    hook = next(h for h in hook_manifest() if h["id"] == "agent-prompt-templating-fix")
+    program, *entry = hook["entry"].split()
+    assert program == "templating"
+    write(tmp_path, "pyproject.toml", '[tool.templating]\nexclude = ["drafts"]\n')
+    (tmp_path / "drafts").mkdir()
+    write(tmp_path, "drafts/wip.prompt", "<example>x</example>\n")
+    write(tmp_path, "support.prompt", "Answer <name>.\nShow an <example>like this</example>.\nThanks < name >.\n")
+    write(
+        tmp_path,
+        "prompts.py",
+        'from templating import Template\n\nPROMPT = Template("Greet <guest>. An <example>x</example>.")\n',
+    )
+    monkeypatch.chdir(tmp_path)
+    staged = ["drafts/wip.prompt", "support.prompt", "prompts.py"]
+    assert all(re.search(hook["files"], name) for name in staged)
+    code, out, err = run([*entry, "--no-cache", *staged], capsys)
+    assert (tmp_path / "drafts/wip.prompt").read_text(encoding="utf-8") == "<example>x</example>\n"
+    fixed = (tmp_path / "support.prompt").read_text(encoding="utf-8")
+    assert fixed == "Answer <name>.\nShow an <<example>>like this</example>.\nThanks <name>.\n"
+    assert 'Template("Greet <guest>. An <<example>>x</example>.")' in (tmp_path / "prompts.py").read_text(
+        encoding="utf-8"
+    )
+    assert "applied 3 fixes in 2 files; 1 finding left" in out + err  # T014: nothing writes guest
+    assert code == 0
+    before = {name: (tmp_path / name).read_bytes() for name in staged}
+    code, out, err = run([*entry, "--no-cache", *staged], capsys)
+    assert {name: (tmp_path / name).read_bytes() for name in staged} == before
+    assert "applied 0 fixes in 0 files; 1 finding left" in out + err
+    assert code == 0
 
 
 def test_bad_glob_in_config_exits_2_in_one_line(

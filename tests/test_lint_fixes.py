@@ -198,3 +198,28 @@ def test_the_unsafe_fix_is_never_the_one_applied() -> None:
     fixes = fixes_for(diag, text, dialect="angle")
     assert [fix.title for fix in fixes] == ["Make it optional: <nick?>"]
     assert applied_fix(diag, fixes, text, [Region.whole(text, "angle")], path="support.prompt") is None
+
+
+_DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "schema"),
+    [("T001", "Hello <nmae>.", ["name"]), ("T009", "Call them <nick>.", ["nick?"]), ("T010", "Hi <name?>.", ["name"])],
+    ids=["T001", "T009", "T010"],
+)
+def test_the_fix_section_of_a_schema_rule_says_what_the_fix_does(code: str, text: str, schema: list[str]) -> None:
+    """The rules whose example needs a schema (tests/test_docs.py checks the others): the page's "Fix"
+    section names the edit of the first fix and whether it is safe, or starts with "None"."""
+    page = (_DOCS / f"{code}.md").read_text(encoding="utf-8")
+    section = page.split("## Fix\n", 1)[1].split("\n## ", 1)[0].strip()
+    (diag,) = lint(text, schema=schema)
+    fixes = fixes_for(diag, text, dialect="angle")
+    if not fixes:
+        assert section.startswith("None"), section
+        return
+    start, end, new = fixes[0].edits[0]
+    assert f"`{text[start:end]}` -> `{new}`" in section
+    assert section.split(":", 1)[1].split()[0].rstrip(".,") == ("safe" if fixes[0].safe else "unsafe") or (
+        "otherwise unsafe" in section
+    )
