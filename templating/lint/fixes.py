@@ -382,9 +382,12 @@ def plan_fixes(project: Project, result: LintResult, *, unsafe: bool = False) ->
     it; only files a fix changes."""
     dialects = {t.path: t.dialect for t in result.templates if t.name is None}
     out: list[FileFix] = []
-    for path, findings in result.by_file().items():
+    for path, all_findings in result.by_file().items():
         text = result.sources.get(path)
-        if text is None or not any(d.span is not None for d in findings):
+        # the findings some fix is offered for (in any dialect): a file with none is not read for its
+        # instructions (in a Python file, a scan of the project's code)
+        findings = [d for d in all_findings if d.span is not None and text is not None and fixes_for(d, text)]
+        if text is None or not findings:
             continue
         items: list[Any] = []
         if path.endswith(".py"):
