@@ -2274,6 +2274,65 @@ def test_lint_fix_leaves_an_artifact_as_written(
     assert [d["code"] for d in json.loads(out)] == ["T018"]
 
 
+_LATIN = '# -*- coding: latin-1 -*-\nfrom templating import Template\n\nP = Template("{0}show <example>x</example>.")\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after", "message"),
+    [
+        (
+            "bom.prompt",
+            "\ufeffShow <example>x</example>.\n".encode(),
+            "\ufeffShow <<example>>x</example>.\n".encode(),
+            "",
+        ),
+        (
+            "bom.py",
+            '\ufefffrom templating import Template\n\nP = Template("Show <example>x</example>.")\n'.encode(),
+            '\ufefffrom templating import Template\n\nP = Template("Show <<example>>x</example>.")\n'.encode(),
+            "",
+        ),
+        (
+            "ascii.py",
+            _LATIN.format("").encode("latin-1"),
+            _LATIN.format("").replace("<example>x", "<<example>>x").encode(),
+            "",
+        ),
+        (
+            "latin.py",
+            _LATIN.format("Caf\xe9: ").encode("latin-1"),
+            None,
+            "latin.py: not fixed, it is written in iso8859-1 (its coding line) and --fix writes UTF-8",
+        ),
+    ],
+    ids=["template-byte-order-mark", "python-byte-order-mark", "latin-1-ascii", "latin-1-not-ascii"],
+)
+def test_lint_fix_keeps_the_encoding(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    before: bytes,
+    after: bytes | None,
+    message: str,
+) -> None:
+    """A byte order mark stays; a Python file in another encoding is fixed only when its bytes do not change
+    by being written in UTF-8, else named and left as it is (never read as 'changed on disk')."""
+    _fix_project(tmp_path, "other.txt", "")
+    path = tmp_path / name
+    path.write_bytes(before)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["lint", "--no-cache", "--fix", name], capsys)
+    assert path.read_bytes() == (after if after is not None else before)
+    assert "changed on disk" not in err
+    if message:
+        assert message in err
+        assert code == 1
+    else:
+        assert "not fixed" not in err
+        assert code == 0
+
+
 def test_lint_fix_rendering_changes_only_the_mistake(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -505,12 +505,49 @@ def write_fix(fixed: FileFix, *, root: str) -> None:
         raise FixWriteError(f"{path}: not fixed, it is outside the project ({root})")
     try:  # bounded, and never waiting on a pipe put there since
         now = read_bytes(path, limit=max(DEFAULT_MAX_FILE_SIZE, 2 * len(fixed.before)), follow=False)
-        now_text = now.decode("utf-8")
-    except (OSError, FileSkipped, UnicodeDecodeError) as exc:
+    except (OSError, FileSkipped) as exc:
         raise FixWriteError(f"{path}: not fixed, it cannot be read again: {exc}") from None
-    if now_text != fixed.before:
-        raise FixWriteError(f"{path}: not fixed, it changed on disk since it was linted")
+    encoding = _encoding_of(path, now)
     try:
-        write_text_whole(real, fixed.after, newline="")
+        now_text = now.decode(encoding)
+    except UnicodeDecodeError:
+        raise FixWriteError(
+            f"{path}: not fixed, it changed on disk since it was linted (no longer {encoding})"
+        ) from None
+    mark = "\ufeff" if now_text.startswith("\ufeff") else ""  # read without it, written back with it
+    if now_text.removeprefix("\ufeff") != fixed.before:
+        raise FixWriteError(f"{path}: not fixed, it changed on disk since it was linted")
+    after = mark + fixed.after
+    if encoding != "utf-8" and after.encode("utf-8") != _encoded(after, encoding):
+        raise FixWriteError(
+            f"{path}: not fixed, it is written in {encoding} (its coding line) and --fix writes UTF-8: "
+            "apply the fix by hand (templating lint --diff shows it)"
+        )
+    try:
+        write_text_whole(real, after, newline="")
     except OSError as exc:
         raise FixWriteError(f"{path}: not fixed, it cannot be written: {exc.strerror or exc}") from None
+
+
+def _encoding_of(path: str, data: bytes) -> str:
+    """The encoding a file was linted in: a `.py` file's coding line (PEP 263, as `pysource` reads it), else
+    UTF-8; a byte order mark is read as a character (written back as it was)."""
+    if not path.endswith(".py"):
+        return "utf-8"
+    import codecs
+    import io
+    import tokenize
+
+    try:
+        declared, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        name = codecs.lookup(declared).name
+    except (SyntaxError, LookupError):
+        return "utf-8"
+    return "utf-8" if name in ("utf-8", "utf-8-sig") else name
+
+
+def _encoded(text: str, encoding: str) -> bytes | None:
+    try:
+        return text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return None
