@@ -488,7 +488,7 @@ def _add_lint_command(commands: Any) -> None:
     lint.add_argument(
         "--fix",
         action="store_true",
-        help="apply the safe fixes to the files, then lint again and report what is left",
+        help="apply the safe fixes to the files (again until none is left), then lint again and report what is left",
     )
     lint.add_argument(
         "--unsafe-fixes",
@@ -498,7 +498,7 @@ def _add_lint_command(commands: Any) -> None:
     lint.add_argument(
         "--diff",
         action="store_true",
-        help="print the fixes as a unified diff and write nothing; exit 1 when there is anything to fix",
+        help="print what --fix would change as a unified diff and write nothing; exit 1 when there is anything to fix",
     )
     lint.set_defaults(run=_cmd_lint)
 
