@@ -1,6 +1,9 @@
 """Fixes for findings: text edits computed from a finding and the text of its file, each marked safe or
-unsafe. The language server offers them as quick fixes; `templating lint --fix` applies the safe ones
-(`--unsafe-fixes`: all), through [`fix_file`][templating.lint.fixes.fix_file].
+unsafe. The language server offers them as quick fixes, the one `--fix` applies marked preferred
+([`applied_fix`][templating.lint.fixes.applied_fix]); `templating lint --fix` applies the safe ones
+(`--unsafe-fixes`: all), file by file through [`fix_file`][templating.lint.fixes.fix_file], again on the
+fixed text until nothing is left ([`fix_until_stable`][templating.lint.fixes.fix_until_stable]). A fix
+is offered only when it resolves its finding (so T018, which `{artifact.x?}` keeps, gets none).
 
 Each fix is a title and edits `(start, end, new_text)` in character offsets of one file. A fix keeps
 the dialect of the instruction it edits: google-adk substitutes only `{key}`, so a fix in an ADK
@@ -31,17 +34,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_PASSES",
-    "applied_fix",
-    "regions_of",
     "FileFix",
     "Fix",
     "FixRun",
     "Region",
+    "applied_fix",
     "diff_of",
     "fix_file",
     "fix_until_stable",
     "fixes_for",
     "plan_fixes",
+    "regions_of",
     "suppress_fixes",
     "write_fix",
 ]
@@ -409,12 +412,11 @@ MAX_PASSES = 10
 
 @dataclass(frozen=True, slots=True)
 class FixRun:
-    """What fixing a project until it is stable does: each file changed, from its text on disk (`before`)
-    to its text after the last pass (`after`), with every fix applied to it in any pass; `passes`: how
-    many passes applied a fix; `unsettled`: the files whose fixes did not settle (still fixes to apply
-    after the last pass, or a pass giving back a text an earlier one had), each with the codes of the
-    findings still fixed there, left out of `files`: such a file is not written. `passes` counts the passes
-    that changed a file of `files` (a file left out changes nothing)."""
+    """What fixing a project until it is stable does. `files`: each file changed, from its text on disk
+    (`before`) to its text after the last pass (`after`), with every fix applied to it in any pass;
+    `passes`: how many passes changed one of them; `unsettled`: the files whose fixes did not settle
+    (fixes still to apply after the last pass, or a pass giving back a text an earlier one had), each
+    with the codes of the findings fixed there, left out of `files`: such a file is not written."""
 
     files: list[FileFix]
     passes: int
