@@ -155,9 +155,9 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
 # --- templating lint -------------------------------------------------------------------------
 
 
-def _lint_once(args: argparse.Namespace) -> tuple[Any, Any]:
+def _lint_once(args: argparse.Namespace, overrides: dict[str, str] | None = None) -> tuple[Any, Any]:
     """One run of the engine over the paths of `args`: the project and its result (None: every file named
-    is excluded, nothing to do)."""
+    is excluded, nothing to do). `overrides`: texts to lint instead of those files' (fixes not written yet)."""
     from .lint.engine import Project
     from .lint.project import LintInputError
 
@@ -165,6 +165,7 @@ def _lint_once(args: argparse.Namespace) -> tuple[Any, Any]:
         project = Project(
             paths=args.paths,
             config_path=args.config,
+            overrides=overrides,
             schema=args.schema,
             select=args.select,
             extend_select=args.extend_select,
@@ -174,6 +175,8 @@ def _lint_once(args: argparse.Namespace) -> tuple[Any, Any]:
             cache=not args.no_cache,
             cache_dir=None if args.no_cache else args.cache_dir,
         )
+        if overrides:  # as named too: a template file named `./a.prompt` is looked up as named, not as shown
+            project.overrides.update(overrides)
         files, _ = project.files(args.paths)
         if not files:
             if args.force_exclude and args.paths and not any(os.path.isdir(p) for p in args.paths):
@@ -203,28 +206,46 @@ def _lint_once(args: argparse.Namespace) -> tuple[Any, Any]:
     return project, result
 
 
-def _print_diff(project: Any, result: Any, *, unsafe: bool) -> int:
-    """`--diff`: the unified diff of every fix, nothing written; exit 1 when there is anything to fix."""
-    from .lint.fixes import diff_of, plan_fixes
+def _fix_run(args: argparse.Namespace, project: Any, result: Any) -> Any:
+    """Fix until stable (`templating.lint.fixes.fix_until_stable`), each pass linted again in memory;
+    a file whose fixes do not settle is said on stderr and left out."""
+    from .lint.fixes import MAX_PASSES, fix_until_stable
 
-    planned = plan_fixes(project, result, unsafe=unsafe)
-    for fixed in planned:
+    def relint(texts: dict[str, str]) -> tuple[Any, Any]:
+        again = _lint_once(args, texts)
+        return again if again[1] is not None else (project, result)
+
+    run = fix_until_stable(project, result, relint, unsafe=args.unsafe_fixes)
+    for path, codes in run.unsettled.items():
+        _error(
+            f"templating: {path}: not fixed, its fixes ({', '.join(codes)}) do not settle (a pass gave back an "
+            f"earlier text, or there were fixes left after {MAX_PASSES} passes): fix it by hand"
+        )
+    return run
+
+
+def _print_diff(args: argparse.Namespace, project: Any, result: Any) -> int:
+    """`--diff`: the unified diff of what fixing until stable changes, nothing written; exit 1 when there
+    is anything to fix."""
+    from .lint.fixes import diff_of
+
+    run = _fix_run(args, project, result)
+    for fixed in run.files:
         sys.stdout.write(diff_of(fixed))
-    count = sum(len(fixed.applied) for fixed in planned)
-    files = "file" if len(planned) == 1 else "files"
-    print(
-        f"{count} {_fixes(count)} would be applied in {len(planned)} {files}" if count else "nothing to fix",
-        file=sys.stderr,
-    )
-    return EXIT_FINDINGS if count else EXIT_OK
+    files = "file" if len(run.files) == 1 else "files"
+    note = f"{run.count} {_fixes(run.count)} would be applied in {len(run.files)} {files}" if run.count else ""
+    print(note + _passes(run.passes) if note else "nothing to fix", file=sys.stderr)
+    return EXIT_FINDINGS if run.count or run.unsettled else EXIT_OK
 
 
-def _apply_fixes(project: Any, result: Any, *, unsafe: bool) -> str:
-    """`--fix`: write the fixes, file by file; a file that cannot be written is said on stderr and left as is."""
-    from .lint.fixes import FixWriteError, plan_fixes, write_fix
+def _apply_fixes(args: argparse.Namespace, project: Any, result: Any) -> str:
+    """`--fix`: fix until stable, then write the files, each whole; a file that cannot be written is said on
+    stderr and left as is. What was applied, for the summary."""
+    from .lint.fixes import FixWriteError, write_fix
 
+    run = _fix_run(args, project, result)
     count = files = 0
-    for fixed in plan_fixes(project, result, unsafe=unsafe):
+    for fixed in run.files:
         try:
             write_fix(fixed, root=str(project.config.root))
         except FixWriteError as exc:
@@ -232,7 +253,24 @@ def _apply_fixes(project: Any, result: Any, *, unsafe: bool) -> str:
             continue
         count += len(fixed.applied)
         files += 1
-    return f"applied {count} {_fixes(count)} in {files} {'file' if files == 1 else 'files'}"
+    return f"applied {count} {_fixes(count)} in {files} {'file' if files == 1 else 'files'}" + _passes(run.passes)
+
+
+def _left(project: Any, result: Any, everything: list[Any], *, unsafe: bool) -> str:
+    """`--fix`'s note on what is left: the findings, and how many of them `--unsafe-fixes` would fix."""
+    from .lint.fixes import plan_fixes
+
+    noun = "finding" if len(everything) == 1 else "findings"
+    note = f"; {len(everything)} {noun} left" if everything else "; no findings left"
+    if everything and not unsafe:  # those only an unsafe fix fixes (a safe one left is a file not written)
+        counts = [sum(len(f.applied) for f in plan_fixes(project, result, unsafe=u)) for u in (True, False)]
+        more = counts[0] - counts[1]
+        note += f" ({more} fixable with --unsafe-fixes)" if more > 0 else ""
+    return note
+
+
+def _passes(passes: int) -> str:
+    return f" ({passes} passes)" if passes > 1 else ""
 
 
 def _fixes(count: int) -> str:
@@ -280,10 +318,10 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     if result is None:
         return EXIT_OK
     if args.diff:
-        return _print_diff(project, result, unsafe=args.unsafe_fixes)
+        return _print_diff(args, project, result)
     fixed_note = ""
     if args.fix:
-        fixed_note = _apply_fixes(project, result, unsafe=args.unsafe_fixes)
+        fixed_note = _apply_fixes(args, project, result)
         project, result = _lint_once(args)  # what is left, read again from disk
         if result is None:
             return EXIT_OK
@@ -306,6 +344,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
                 f"; {applied.stale} it records no longer found (fixed): drop them with --write-baseline {args.baseline}"
             )
     everything = result.diagnostics
+    if fixed_note:
+        fixed_note += _left(project, result, everything, unsafe=args.unsafe_fixes)
     if args.html:
         _write_html(args, result)
     report = summary(everything, len(result.templates))
@@ -448,7 +488,7 @@ def _add_lint_command(commands: Any) -> None:
     lint.add_argument(
         "--fix",
         action="store_true",
-        help="apply the safe fixes to the files, then lint again and report what is left",
+        help="apply the safe fixes to the files (again until none is left), then lint again and report what is left",
     )
     lint.add_argument(
         "--unsafe-fixes",
@@ -458,7 +498,7 @@ def _add_lint_command(commands: Any) -> None:
     lint.add_argument(
         "--diff",
         action="store_true",
-        help="print the fixes as a unified diff and write nothing; exit 1 when there is anything to fix",
+        help="print what --fix would change as a unified diff and write nothing; exit 1 when there is anything to fix",
     )
     lint.set_defaults(run=_cmd_lint)
 

@@ -535,15 +535,6 @@ async def _actions_on(client: LanguageClient, path: Path, found: list[types.Diag
     [
         ("check {plann} now.", "T014", "Make it optional: {plann?}", "check {plann?} now.", {}, False, "check  now."),
         (
-            "Policy: {artifact.policy}.",
-            "T018",
-            "Make it optional: {artifact.policy?}",
-            "Policy: {artifact.policy?}.",
-            {},
-            True,
-            "Policy: .",
-        ),
-        (
             "check {user-name} now.",
             "T019",
             "Replace with {user_name}",
@@ -553,7 +544,7 @@ async def _actions_on(client: LanguageClient, path: Path, found: list[types.Diag
             "check Ada now.",
         ),
     ],
-    ids=["t014-make-optional", "t018-artifact-make-optional", "t019-near-miss"],
+    ids=["t014-make-optional", "t019-near-miss"],
 )
 async def test_quick_fixes_in_a_google_adk_instruction_keep_its_dialect(
     client: LanguageClient,
@@ -595,6 +586,76 @@ async def test_quick_fixes_in_a_google_adk_instruction_keep_its_dialect(
     if code != "T019":  # before the fix, google-adk raises KeyError for the same state
         with pytest.raises(KeyError):
             await _adk_renders(_instruction(text), state, artifacts)
+
+
+@pytest.mark.asyncio
+async def test_an_artifact_gets_no_edit_of_the_instruction(client: LanguageClient, project: Path) -> None:
+    """T018 (an artifact) is about the Runner: google-adk loads `{artifact.x?}` from the artifact service as
+    it loads `{artifact.x}` (ValueError without one), so making it optional would leave the finding; the
+    server offers only the suppressions, none of which edits the agent's file."""
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    text = REVIEWER.replace("check {plann} against {itinerary}.", "Policy: {artifact.policy}.")
+    found = [d for d in await open_file(client, reviewer, text) if d.code == "T018"]
+    assert found
+    actions = await _actions_on(client, reviewer, found)
+    assert sorted(a.title for a in actions) == [
+        "Allow {artifact.policy} everywhere (allow)",
+        "Turn T018 off for this file (per-file-ignores)",
+    ]
+    assert all(reviewer.as_uri() not in (a.edit.changes or {}) for a in actions if a.edit is not None)
+    optional = _instruction(REVIEWER).replace("check {plann} against {itinerary}.", "Policy: {artifact.policy?}.")
+    with pytest.raises(ValueError, match="Artifact service is not initialized"):
+        await _adk_renders(optional, {}, artifacts=False)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("name", "text", "code", "preferred"),
+    [
+        ("support.prompt", "Show an <example>like this</example>.\n", "T007", {"Escape the tag: <<example>>": True}),
+        ("support.prompt", "Thanks < name >, <name>.\n", "T002", {"Replace with <name>": True}),
+        ("support.prompt", "Thanks < name >.\n", "T002", {"Replace with <name>": False}),  # a new required key
+        (
+            REVIEWER_PATH,
+            REVIEWER.replace("check {plann} against", "hello {user_name}, check {user-name} against"),
+            "T019",
+            {"Replace with {user_name}": True},
+        ),
+        (
+            REVIEWER_PATH,
+            REVIEWER,
+            "T014",
+            {"Replace with {plan}": False, "Make it optional: {plann?}": False},  # a new key; a missing one empty
+        ),
+    ],
+    ids=["escape-tag", "close-required-key", "close-new-key", "adk-near-miss-key-required", "adk-typo"],
+)
+async def test_the_safe_fix_is_preferred(
+    client: LanguageClient, project: Path, name: str, text: str, code: str, preferred: dict[str, bool]
+) -> None:
+    """`isPreferred` marks the fix `templating lint --fix` applies (safe); an unsafe fix and a suppression are
+    not preferred, and a finding has at most one preferred fix (an editor's "fix all" does what --fix does)."""
+    from templating.lint.engine import Project
+    from templating.lint.fixes import plan_fixes
+
+    await start(client, project)
+    path = project / name
+    path.write_text(text, encoding="utf-8")
+    found = [d for d in await open_file(client, path) if d.code == code]
+    assert len(found) == 1, found
+    actions = await _actions_on(client, path, found)
+    titles = {a.title: bool(a.is_preferred) for a in actions}
+    assert {title: titles.get(title) for title in preferred} == preferred, titles
+    suppress = {title for title in titles if title.endswith(("(per-file-ignores)", "(allow)"))}
+    assert suppress
+    assert not any(titles[title] for title in suppress)
+    assert sum(titles.values()) <= 1
+    # the preferred action is what --fix applies to the same file
+    linted = Project(project, paths=[str(path)])
+    planned = plan_fixes(linted, linted.lint([str(path)]))
+    applied = [fix.title for fixed in planned for diag, fix in fixed.applied if diag.code == code]
+    assert applied == [title for title, chosen in titles.items() if chosen]
 
 
 @pytest.mark.asyncio

@@ -1,6 +1,9 @@
 """Fixes for findings: text edits computed from a finding and the text of its file, each marked safe or
-unsafe. The language server offers them as quick fixes; `templating lint --fix` applies the safe ones
-(`--unsafe-fixes`: all), through [`fix_file`][templating.lint.fixes.fix_file].
+unsafe. The language server offers them as quick fixes, the one `--fix` applies marked preferred
+([`applied_fix`][templating.lint.fixes.applied_fix]); `templating lint --fix` applies the safe ones
+(`--unsafe-fixes`: all), file by file through [`fix_file`][templating.lint.fixes.fix_file], again on the
+fixed text until nothing is left ([`fix_until_stable`][templating.lint.fixes.fix_until_stable]). A fix
+is offered only when it resolves its finding (so T018, which `{artifact.x?}` keeps, gets none).
 
 Each fix is a title and edits `(start, end, new_text)` in character offsets of one file. A fix keeps
 the dialect of the instruction it edits: google-adk substitutes only `{key}`, so a fix in an ADK
@@ -15,6 +18,7 @@ import difflib
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +32,22 @@ if TYPE_CHECKING:
     from .engine import Project
     from .result import LintResult
 
-__all__ = ["FileFix", "Fix", "Region", "diff_of", "fix_file", "fixes_for", "plan_fixes", "suppress_fixes", "write_fix"]
+__all__ = [
+    "MAX_PASSES",
+    "FileFix",
+    "Fix",
+    "FixRun",
+    "Region",
+    "applied_fix",
+    "diff_of",
+    "fix_file",
+    "fix_until_stable",
+    "fixes_for",
+    "plan_fixes",
+    "regions_of",
+    "suppress_fixes",
+    "write_fix",
+]
 
 # the suggestion ends at the "?" that ends the question (`did you mean <name?>?`)
 _DID_YOU_MEAN = re.compile(r"did you mean (.+?)(?:, which is written)?\?(?=\s|$)")
@@ -40,7 +59,6 @@ class Fix:
     title: str
     edits: list[tuple[int, int, str]]
     path: str | None = None  # None: the finding's own file
-    preferred: bool = False
     codes: tuple[str, ...] = field(default=())
     # False: the fix changes what renders beyond the mistake (a placeholder made optional), never applied
     # by `--fix` alone; True: safe when `fix_file` finds that it adds no required key (see `_keeps_meaning`)
@@ -56,7 +74,10 @@ def _replace_word(flagged: str, word: str) -> str | None:
     return re.sub(rf"\b{re.escape(match[0])}\b", word.split(":")[-1].split(".")[-1], flagged, count=1)
 
 
-_OPTIONAL = frozenset({"T009", "T014", "T018"})  # findings on a required placeholder a missing value breaks
+# Findings on a required placeholder that a missing value breaks, and that making it optional resolves. Not
+# T018: google-adk loads `{artifact.x?}` from the artifact service too (ValueError without one), so the
+# finding stays; what fixes it is the Runner's artifact service, outside the instruction.
+_OPTIONAL = frozenset({"T009", "T014"})
 
 
 def fixes_for(diag: Diagnostic, text: str, *, dialect: str | None = None) -> list[Fix]:
@@ -77,17 +98,17 @@ def fixes_for(diag: Diagnostic, text: str, *, dialect: str | None = None) -> lis
         quoted = meant[:1] in "'\"" and meant[-1:] == meant[:1]  # a key: replace the name in the placeholder
         new = _replace_word(flagged, meant[1:-1]) if quoted else meant
         if new and new != flagged:
-            out.append(Fix(f"Replace with {new}", [(start, end, new)], preferred=True, codes=(diag.code,)))
+            out.append(Fix(f"Replace with {new}", [(start, end, new)], codes=(diag.code,)))
         break
     m = _USES.search(diag.message)
     if m and diag.code == "T008":
-        out.append(Fix(f"Replace with {m.group(1)}", [(start, end, m.group(1))], preferred=True, codes=(diag.code,)))
+        out.append(Fix(f"Replace with {m.group(1)}", [(start, end, m.group(1))], codes=(diag.code,)))
     optional = _made_optional(flagged)
     if diag.code in _OPTIONAL and optional is not None:
         out.append(Fix(f"Make it optional: {optional}", [(start, end, optional)], codes=(diag.code,), safe=False))
     if diag.code == "T007" and flagged.startswith("<") and not flagged.startswith("<<"):
         new = f"<{flagged}>"
-        out.append(Fix(f"Escape the tag: {new}", [(start, end, new)], preferred=True, codes=(diag.code,)))
+        out.append(Fix(f"Escape the tag: {new}", [(start, end, new)], codes=(diag.code,)))
     return [fix for fix in out if all(_keeps_dialect(new, dialect) for _, _, new in fix.edits)]
 
 
@@ -261,14 +282,10 @@ def fix_file(
     chosen: list[tuple[Diagnostic, Fix]] = []
     taken: list[tuple[int, int]] = []
     for diag in sorted(findings, key=lambda d: (d.span.start, d.span.end) if d.span else (-1, -1)):
-        if diag.span is None:
+        holding = _holding(diag, regions)
+        if holding is None:
             continue
-        # every instruction holding the text (a constant given to two agents, `BASE + QUIZ` and `BASE + MEMORY`)
-        holding = [r for r in regions if r.inside(diag.span.start, diag.span.end) is not None]
-        dialects = {r.dialect for r in holding}
-        if len(dialects) != 1:
-            continue  # none, or read in two dialects: no fix keeps both
-        for fix in _ranked(fixes_for(diag, text, dialect=dialects.pop()), unsafe=unsafe):
+        for fix in _ranked(fixes_for(diag, text, dialect=holding[0].dialect), unsafe=unsafe):
             if any(a < end and start < b for a, b, _ in fix.edits for start, end in taken):
                 break  # another fix edits this text already: the next run takes it
             verdicts = [_judge(fix, text, region, python=python) for region in holding]
@@ -279,6 +296,38 @@ def fix_file(
             break
     edits = [edit for _, fix in chosen for edit in fix.edits]
     return FileFix(path, text, _applied(text, edits), chosen)
+
+
+def _holding(diag: Diagnostic, regions: list[Region]) -> list[Region] | None:
+    """Every instruction holding the text of `diag` (a constant given to two agents, `BASE + QUIZ` and
+    `BASE + MEMORY`); None when there is none, or when they read it in two dialects (no fix keeps both)."""
+    if diag.span is None:
+        return None
+    holding = [r for r in regions if r.inside(diag.span.start, diag.span.end) is not None]
+    return holding if len({r.dialect for r in holding}) == 1 else None
+
+
+def applied_fix(diag: Diagnostic, fixes: list[Fix], text: str, regions: list[Region], *, path: str) -> Fix | None:
+    """The one of `fixes` (those of `diag`, in the file `path` whose text is `text` and whose instructions
+    are `regions`) that `templating lint --fix` applies without `--unsafe-fixes`: the first that is safe
+    in every instruction holding the finding; None when none is. The language server marks it preferred
+    (an editor's "fix all" applies what `--fix` would)."""
+    holding = _holding(diag, regions)
+    if holding is None:
+        return None
+    python = path.endswith(".py")
+    for fix in _ranked(fixes, unsafe=False):
+        if all(_judge(fix, text, region, python=python) for region in holding):
+            return fix
+    return None
+
+
+def regions_of(path: str, text: str, instructions: list[Any], *, dialect: str) -> list[Region]:
+    """The instructions of the file `path` as fixes see them: a Python file's `instructions` (each with
+    `text`, `dialect` and `written_as_is`, as `pysource` finds them), or a template file read in `dialect`."""
+    if not path.endswith(".py"):
+        return [Region.whole(text, dialect)]
+    return [Region(item.text, item.dialect, tuple(item.written_as_is(path))) for item in instructions]
 
 
 def _ranked(fixes: list[Fix], *, unsafe: bool) -> list[Fix]:
@@ -336,22 +385,99 @@ def plan_fixes(project: Project, result: LintResult, *, unsafe: bool = False) ->
     it; only files a fix changes."""
     dialects = {t.path: t.dialect for t in result.templates if t.name is None}
     out: list[FileFix] = []
-    for path, findings in result.by_file().items():
+    for path, all_findings in result.by_file().items():
         text = result.sources.get(path)
-        if text is None or not any(d.span is not None for d in findings):
+        # the findings some fix is offered for (in any dialect): a file with none is not read for its
+        # instructions (in a Python file, a scan of the project's code)
+        findings = [d for d in all_findings if d.span is not None and text is not None and fixes_for(d, text)]
+        if text is None or not findings:
             continue
+        items: list[Any] = []
         if path.endswith(".py"):
             try:
                 items, _ = project.instructions(path)
             except TemplatingError:
                 continue
-            regions = [Region(item.text, item.dialect, tuple(item.written_as_is(path))) for item in items]
-        else:
-            regions = [Region.whole(text, dialects.get(path, project.dialect or "angle"))]
+        regions = regions_of(path, text, items, dialect=dialects.get(path, project.dialect or "angle"))
         fixed = fix_file(path, text, findings, regions, unsafe=unsafe)
         if fixed.after != fixed.before:
             out.append(fixed)
     return out
+
+
+# How many times `fix_until_stable` fixes and lints again at most (ruff: 100). A fix resolves its finding, and
+# a finding left for a later pass is one whose fix overlapped another: a project settles in two or three.
+MAX_PASSES = 10
+
+
+@dataclass(frozen=True, slots=True)
+class FixRun:
+    """What fixing a project until it is stable does. `files`: each file changed, from its text on disk
+    (`before`) to its text after the last pass (`after`), with every fix applied to it in any pass;
+    `passes`: how many passes changed one of them; `unsettled`: the files whose fixes did not settle
+    (fixes still to apply after the last pass, or a pass giving back a text an earlier one had), each
+    with the codes of the findings fixed there, left out of `files`: such a file is not written."""
+
+    files: list[FileFix]
+    passes: int
+    unsettled: dict[str, tuple[str, ...]]
+
+    @property
+    def count(self) -> int:
+        """The number of fixes applied, over all passes."""
+        return sum(len(fixed.applied) for fixed in self.files)
+
+
+Relint = Callable[[dict[str, str]], "tuple[Project, LintResult]"]
+
+
+def fix_until_stable(
+    project: Project, result: LintResult, relint: Relint, *, unsafe: bool = False, passes: int = MAX_PASSES
+) -> FixRun:
+    """Fix `result` (a run of `project`), lint again with the fixed texts, and fix what that run finds,
+    until no fix is left, at most `passes` times (as ruff's `--fix` does). `relint(texts)` lints the
+    project again with `texts` (by path) instead of those files' content on disk, and writes nothing.
+
+    Each pass is judged as [`plan_fixes`][templating.lint.fixes.plan_fixes] judges one run: a fix is
+    applied only where it is safe (`unsafe`: acceptable) in the text that pass reads, so what the passes
+    do together changes an instruction only where its mistakes were. Nothing is written here."""
+    texts: dict[str, str] = {}  # each file changed: its text after the last pass applied to it
+    before: dict[str, str] = {}
+    applied: dict[str, list[tuple[Diagnostic, Fix]]] = {}
+    seen: dict[str, set[str]] = {}
+    unsettled: dict[str, tuple[str, ...]] = {}
+    last: dict[str, int] = {}  # each file: the last pass that changed it
+    for count in range(1, passes + 1):
+        planned = [fixed for fixed in plan_fixes(project, result, unsafe=unsafe) if fixed.path not in unsettled]
+        if not planned:
+            break
+        for fixed in planned:
+            before.setdefault(fixed.path, fixed.before)
+            known = seen.setdefault(fixed.path, {fixed.before})
+            if fixed.after in known:  # back to a text an earlier pass had: the fixes go round
+                unsettled[fixed.path] = _codes(fixed)
+                texts.pop(fixed.path, None)
+                continue
+            known.add(fixed.after)
+            last[fixed.path] = count
+            texts[fixed.path] = fixed.after
+            applied.setdefault(fixed.path, []).extend(fixed.applied)
+        project, result = relint(dict(texts))
+    else:
+        for fixed in plan_fixes(project, result, unsafe=unsafe):
+            if fixed.path not in unsettled:
+                unsettled[fixed.path] = _codes(fixed)
+                texts.pop(fixed.path, None)
+    files = [
+        FileFix(path, before[path], text, applied[path])
+        for path, text in texts.items()
+        if text != before[path] and path not in unsettled
+    ]
+    return FixRun(files, max((last[fixed.path] for fixed in files), default=0), unsettled)
+
+
+def _codes(fixed: FileFix) -> tuple[str, ...]:
+    return tuple(sorted({diag.code for diag, _ in fixed.applied}))
 
 
 def diff_of(fixed: FileFix) -> str:
@@ -381,12 +507,49 @@ def write_fix(fixed: FileFix, *, root: str) -> None:
         raise FixWriteError(f"{path}: not fixed, it is outside the project ({root})")
     try:  # bounded, and never waiting on a pipe put there since
         now = read_bytes(path, limit=max(DEFAULT_MAX_FILE_SIZE, 2 * len(fixed.before)), follow=False)
-        now_text = now.decode("utf-8")
-    except (OSError, FileSkipped, UnicodeDecodeError) as exc:
+    except (OSError, FileSkipped) as exc:
         raise FixWriteError(f"{path}: not fixed, it cannot be read again: {exc}") from None
-    if now_text != fixed.before:
-        raise FixWriteError(f"{path}: not fixed, it changed on disk since it was linted")
+    encoding = _encoding_of(path, now)
     try:
-        write_text_whole(real, fixed.after, newline="")
+        now_text = now.decode(encoding)
+    except UnicodeDecodeError:
+        raise FixWriteError(
+            f"{path}: not fixed, it changed on disk since it was linted (no longer {encoding})"
+        ) from None
+    mark = "\ufeff" if now_text.startswith("\ufeff") else ""  # read without it, written back with it
+    if now_text.removeprefix("\ufeff") != fixed.before:
+        raise FixWriteError(f"{path}: not fixed, it changed on disk since it was linted")
+    after = mark + fixed.after
+    if encoding != "utf-8" and after.encode("utf-8") != _encoded(after, encoding):
+        raise FixWriteError(
+            f"{path}: not fixed, it is written in {encoding} (its coding line) and --fix writes UTF-8: "
+            "apply the fix by hand (templating lint --diff shows it)"
+        )
+    try:
+        write_text_whole(real, after, newline="")
     except OSError as exc:
         raise FixWriteError(f"{path}: not fixed, it cannot be written: {exc.strerror or exc}") from None
+
+
+def _encoding_of(path: str, data: bytes) -> str:
+    """The encoding a file was linted in: a `.py` file's coding line (PEP 263, as `pysource` reads it), else
+    UTF-8; a byte order mark is read as a character (written back as it was)."""
+    if not path.endswith(".py"):
+        return "utf-8"
+    import codecs
+    import io
+    import tokenize
+
+    try:
+        declared, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        name = codecs.lookup(declared).name
+    except (SyntaxError, LookupError):
+        return "utf-8"
+    return "utf-8" if name in ("utf-8", "utf-8-sig") else name
+
+
+def _encoded(text: str, encoding: str) -> bytes | None:
+    try:
+        return text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return None

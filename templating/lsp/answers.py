@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..lint.engine import Project
-from ..lint.fixes import Fix, fixes_for, suppress_fixes
+from ..lint.fixes import Fix, applied_fix, fixes_for, regions_of, suppress_fixes
 from ..lint.registry import Diagnostic, described
 from ..nodes import SCOPE_PREFIXES
 from .folders import Folder, contains
@@ -211,10 +211,16 @@ class Answers(TemplatingServer):
         exists = config.path is not None or os.path.lexists(pyproject)
         pyproject_text = self.text_of(pyproject, folder) if exists else None
         can_suppress = pyproject_text is not None if exists else self.can_create_files()
+        # preferred: the fix `templating lint --fix` applies (safe), so an editor's "fix all" does what it does
+        regions = regions_of(path, text, index.instructions.get(path, []), dialect=project.dialect)
+        preferred: set[int] = set()
         for diag in self.findings.get(path, []):
             if diag.span is None or diag.span.end < start or diag.span.start > end:
                 continue
-            fixes += [(fix, diag) for fix in fixes_for(diag, text, dialect=self.dialect_at(project, index, path, diag))]
+            own = fixes_for(diag, text, dialect=self.dialect_at(project, index, path, diag))
+            safe = applied_fix(diag, own, text, regions, path=path)
+            preferred |= {id(safe)} if safe is not None else set()
+            fixes += [(fix, diag) for fix in own]
             if can_suppress and diag.code in _SUPPRESSIBLE:
                 rel = os.path.relpath(path, config.root).replace(os.sep, "/")
                 flagged = text[diag.span.start : diag.span.end]
@@ -242,7 +248,7 @@ class Answers(TemplatingServer):
                     title=fix.title,
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[self.to_lsp(about, lines, folder)],
-                    is_preferred=fix.preferred or None,
+                    is_preferred=id(fix) in preferred or None,
                     edit=edit,
                 )
             )

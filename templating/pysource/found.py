@@ -117,7 +117,8 @@ class Instruction:
         A fix edits only characters written as is."""
         m = self._mapped
         real = os.path.realpath(path)
-        here = {id(module): os.path.realpath(module.path) == real for module in m.mods}
+        modules = {id(module): module for module in m.mods}  # one per character: each module resolved once
+        here = {key: os.path.realpath(module.path) == real for key, module in modules.items()}
         out: list[int | None] = []
         for char, module, start, end in zip(m.text, m.mods, m.starts, m.ends, strict=True):
             ok = here[id(module)] and end - start == 1 and module.text[start:end] == char

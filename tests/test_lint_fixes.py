@@ -1,0 +1,225 @@
+"""templating.lint.fixes: a fix resolves the finding it is offered for, fixing repeats until the project is
+stable (bounded, a fix that goes round is named), and the fix `--fix` applies is the one the server prefers.
+
+The command line (`templating lint --fix`, `--diff`) is tested in tests/test_cli.py, the server's code
+actions in tests/test_lsp.py."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from templating.lint import ADK_ONLY, RULES, lint
+from templating.lint.engine import Project
+from templating.lint.fixes import (
+    MAX_PASSES,
+    Fix,
+    FixRun,
+    Region,
+    applied_fix,
+    fix_file,
+    fix_until_stable,
+    fixes_for,
+)
+from templating.lint.registry import Diagnostic
+from templating.lint.result import LintResult
+
+fixes_module = importlib.import_module("templating.lint.fixes")
+
+
+def _applied(text: str, fix: Fix) -> str:
+    for start, end, new in sorted(fix.edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+# What a rule's own example leaves out: a schema (T001, T009, T010), or a project (T014, T011, T015, T021..T023).
+_CASES = [
+    *[(code, RULES[code].example, None) for code in sorted(RULES) if code not in {"T001", "T009", "T010", "T011"}],
+    ("T001", "Hello <nmae>.", ["name"]),
+    ("T009", "Call them <nick>.", ["nick?"]),
+    ("T010", "Hello <name?>.", ["name"]),
+    ("T002", "Thanks < name >, <name>.", None),
+    ("T006", "Thanks <name ??>.", None),
+    ("T018", "Policy: {artifact.policy}.", None),
+    ("T019", "Hello {usr:name ?}.", None),
+]
+
+
+@pytest.mark.parametrize(("code", "text", "schema"), _CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(_CASES)])
+def test_every_fix_resolves_its_finding(code: str, text: str, schema: list[str] | None) -> None:
+    """Each fix offered for a finding, applied alone, leaves no finding of that rule on the text it wrote:
+    a fix the finding survives (T018's "make optional" did) is not offered."""
+    dialect = "adk" if code in ADK_ONLY else "angle"
+    found = [d for d in lint(text, dialect=dialect, schema=schema) if d.code == code]
+    for diag in found:
+        for fix in fixes_for(diag, text, dialect=dialect):
+            after = _applied(text, fix)
+            (start, end, new), edited = fix.edits[0], fix.edits[0][0]
+            left = [
+                d
+                for d in lint(after, dialect=dialect, schema=schema)
+                if d.code == code and d.span is not None and d.span.start <= edited + len(new) and edited <= d.span.end
+            ]
+            assert not left, (fix.title, after, [d.message for d in left], (start, end))
+
+
+def test_an_artifact_gets_no_fix() -> None:
+    """T018 is about the Runner (an artifact service), which `{artifact.x?}` needs as `{artifact.x}` does."""
+    for text in ("Policy: {artifact.policy}.", "Policy: {artifact.policy?}."):
+        (diag,) = lint(text, dialect="adk")
+        assert diag.code == "T018"
+        assert fixes_for(diag, text, dialect="adk") == []
+
+
+def _project(tmp_path: Path, text: str, schema: str | None = None) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    if schema is not None:
+        (tmp_path / "keys.json").write_text(schema, encoding="utf-8")
+    path = tmp_path / "support.prompt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _run(tmp_path: Path, *, unsafe: bool, schema: bool = False, passes: int = MAX_PASSES) -> tuple[FixRun, int]:
+    """Fix support.prompt of `tmp_path` until stable; (the run, how many times the project was linted)."""
+    keys = str(tmp_path / "keys.json") if schema else None
+    project = Project(tmp_path, paths=["support.prompt"], schema=keys)
+    linted = [0]
+
+    def relint(texts: dict[str, str]) -> tuple[Project, LintResult]:
+        linted[0] += 1
+        again = Project(tmp_path, paths=["support.prompt"], overrides=texts, schema=keys)
+        return again, again.lint(["support.prompt"])
+
+    run = fix_until_stable(project, project.lint(["support.prompt"]), relint, unsafe=unsafe, passes=passes)
+    return run, linted[0]
+
+
+@pytest.mark.parametrize(
+    ("before", "schema", "unsafe", "after", "passes"),
+    [
+        (
+            "Show an <example>x</example>. Thanks < name >, <name>.\n",
+            None,
+            False,
+            "Show an <<example>>x</example>. Thanks <name>, <name>.\n",
+            1,
+        ),
+        # the spaced placeholder closes (a new required key: unsafe), then T009 makes it optional: two passes
+        ("Call < nick >.\n", '["nick?"]', True, "Call <nick?>.\n", 2),
+        ("Call < nick >.\n", '["nick?"]', False, None, 0),
+        ("Thanks <name>.\n", None, True, None, 0),
+    ],
+    ids=["one-pass", "two-passes", "unsafe-not-asked", "nothing-to-fix"],
+)
+def test_fix_until_stable(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    before: str,
+    schema: str | None,
+    unsafe: bool,
+    after: str | None,
+    passes: int,
+) -> None:
+    path = _project(tmp_path, before, schema)
+    monkeypatch.chdir(tmp_path)
+    run, linted = _run(tmp_path, unsafe=unsafe, schema=schema is not None)
+    assert path.read_text(encoding="utf-8") == before  # nothing written
+    assert run.passes == passes == linted
+    assert run.unsettled == {}
+    if after is None:
+        assert run.files == []
+        return
+    (fixed,) = run.files
+    assert (fixed.path, fixed.before, fixed.after) == ("support.prompt", before, after)
+    # the text reached is stable: linting it finds nothing a fix of this kind would change
+    project = Project(
+        tmp_path,
+        paths=["support.prompt"],
+        overrides={"support.prompt": after},
+        schema=str(tmp_path / "keys.json") if schema else None,
+    )
+    again = project.lint(["support.prompt"])
+    regions = [Region.whole(after, "angle")]
+    assert fix_file("support.prompt", after, again.diagnostics, regions, unsafe=unsafe).applied == []
+
+
+@pytest.mark.parametrize(("grow", "linted"), [(True, MAX_PASSES), (False, 2)], ids=["never-settles", "goes-round"])
+def test_fixes_that_do_not_settle_are_named_and_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grow: bool, linted: int
+) -> None:
+    """A fix that keeps finding something to change (a bug in a fix): after MAX_PASSES passes, or as soon as
+    a pass gives back a text an earlier one had, the file is named with the rules involved and left out."""
+    path = _project(tmp_path, "Thanks < name >.\n")
+    monkeypatch.chdir(tmp_path)
+
+    def restless(diag: Diagnostic, text: str, *, dialect: str | None = None) -> list[Fix]:
+        assert diag.span is not None
+        flagged = text[diag.span.start : diag.span.end]
+        new = flagged.replace(" >", "  >") if grow else ("< name >" if "  " in flagged else "<  name  >")
+        return [Fix(f"Replace with {new}", [(diag.span.start, diag.span.end, new)], codes=(diag.code,))]
+
+    monkeypatch.setattr(fixes_module, "fixes_for", restless)
+    run, count = _run(tmp_path, unsafe=False)
+    assert run.unsettled == {"support.prompt": ("T002",)}
+    assert run.files == []
+    assert (run.passes, count) == (0, linted)  # no file kept: no pass changed one
+    assert path.read_text(encoding="utf-8") == "Thanks < name >.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "title", "preferred"),
+    [
+        ("Show an <example>x</example>.", "T007", "Escape the tag: <<example>>", True),
+        ("Thanks < name >, <name>.", "T002", "Replace with <name>", True),  # name is required already
+        ("Thanks < name >.", "T002", "Replace with <name>", False),  # a new required key
+        ("Thanks <name??>.", "T006", "Replace with <name?>", True),
+    ],
+    ids=["escape-tag", "close-known-key", "close-new-key", "doubled-question-mark"],
+)
+def test_the_fix_applied_is_the_safe_one(text: str, code: str, title: str, preferred: bool) -> None:
+    """`applied_fix` (the server's preferred fix) is the fix `fix_file` applies without --unsafe-fixes."""
+    (diag,) = [d for d in lint(text) if d.code == code]
+    regions = [Region.whole(text, "angle")]
+    fixes = fixes_for(diag, text, dialect="angle")
+    assert [fix.title for fix in fixes][:1] == [title]
+    chosen = applied_fix(diag, fixes, text, regions, path="support.prompt")
+    assert (chosen is not None and chosen.title == title) == preferred
+    applied = fix_file("support.prompt", text, [diag], regions).applied
+    assert [fix for _, fix in applied] == ([chosen] if chosen is not None else [])
+
+
+def test_the_unsafe_fix_is_never_the_one_applied() -> None:
+    text = "Call them <nick>."
+    (diag,) = lint(text, schema=["nick?"])
+    fixes = fixes_for(diag, text, dialect="angle")
+    assert [fix.title for fix in fixes] == ["Make it optional: <nick?>"]
+    assert applied_fix(diag, fixes, text, [Region.whole(text, "angle")], path="support.prompt") is None
+
+
+_DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "schema"),
+    [("T001", "Hello <nmae>.", ["name"]), ("T009", "Call them <nick>.", ["nick?"]), ("T010", "Hi <name?>.", ["name"])],
+    ids=["T001", "T009", "T010"],
+)
+def test_the_fix_section_of_a_schema_rule_says_what_the_fix_does(code: str, text: str, schema: list[str]) -> None:
+    """The rules whose example needs a schema (tests/test_docs.py checks the others): the page's "Fix"
+    section names the edit of the first fix and whether it is safe, or starts with "None"."""
+    page = (_DOCS / f"{code}.md").read_text(encoding="utf-8")
+    section = page.split("## Fix\n", 1)[1].split("\n## ", 1)[0].strip()
+    (diag,) = lint(text, schema=schema)
+    fixes = fixes_for(diag, text, dialect="angle")
+    if not fixes:
+        assert section.startswith("None"), section
+        return
+    start, end, new = fixes[0].edits[0]
+    assert f"`{text[start:end]}` -> `{new}`" in section
+    assert section.split(":", 1)[1].split()[0].rstrip(".,") == ("safe" if fixes[0].safe else "unsafe") or (
+        "otherwise unsafe" in section
+    )
