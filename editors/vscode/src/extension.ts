@@ -10,6 +10,7 @@ import {
   LanguageClient,
   RevealOutputChannelOn,
   type CloseHandlerResult,
+  type ErrorHandlerResult,
   type LanguageClientOptions,
 } from "vscode-languageclient/node";
 import { findTemplating, type Found } from "./find";
@@ -24,10 +25,22 @@ const NAME = "templating";
 const MAX_CRASHES = 5;
 const CRASH_WINDOW = 3 * 60_000;
 
+/**
+ * The language client, with its own notifications turned into log lines: it would show several
+ * for one failure ("couldn't create connection", the stream's error, ...). The extension shows one,
+ * saying what is wrong, with the way out (`complain`).
+ */
+class Client extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | "force"): void {
+    super.error(message, data, false);
+  }
+}
+
 class Server implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private process: ChildProcess | undefined;
   private stderrTail = "";
+  private readonly told = new WeakSet<ChildProcess>(); // processes whose failure was shown
   private crashes: number[] = [];
   private key = "";
   private queue: Promise<void> = Promise.resolve();
@@ -89,16 +102,24 @@ class Server implements vscode.Disposable {
     }
     this.key = selectorKey(workspace);
     this.crashes = [];
-    const client = new LanguageClient(NAME, "templating", () => this.spawn(lookup.found), this.options(workspace, lookup.found));
+    const found = lookup.found;
+    const client = new Client(NAME, "templating", () => this.spawn(found), this.options(workspace, found));
     this.client = client;
+    this.process = undefined;
     try {
       await client.start();
-      this.log(`templating ${lookup.found.version} from ${lookup.found.source} is running`);
+      this.log(`templating ${found.version} from ${found.source} is running`);
     } catch (error) {
       this.log(`the server did not start: ${error}`);
-      if (this.client === client && !this.lspExtraMissing()) {
-        void complain(`templating lsp (from ${lookup.found.source}) did not start: ${error}`, this.output);
+      const child = this.process as ChildProcess | undefined;
+      await exited(child, 2000);
+      if (this.client !== client || this.explainExit(found)) {
+        return;
       }
+      if (child === undefined || child.exitCode === null) {
+        // Not started at all (the file cannot be run), or started and not answering.
+        void complain(`templating lsp (from ${found.source}) did not start: ${error}`, this.output);
+      } // else it exited: closed() restarts it, and says so when it keeps exiting
     }
   }
 
@@ -129,22 +150,30 @@ class Server implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       diagnosticCollectionName: NAME,
       markdown: { isTrusted: false, supportHtml: false },
+      initializationFailedHandler: (error) => {
+        this.log(`the server's initialization failed: ${error}`);
+        return false; // stop; the failed start is reported once, by doRestart
+      },
       errorHandler: {
-        error: (_error, _message, count) => ({
-          action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
-        }),
+        error: (error, _message, count) => this.connectionError(error, count),
         closed: () => this.closed(found),
       },
     };
   }
 
+  private connectionError(error: Error, count: number | undefined): ErrorHandlerResult {
+    if ((count ?? 0) <= 3) {
+      return { action: ErrorAction.Continue, handled: true };
+    }
+    const message = `The connection to templating lsp keeps failing (${error.message}); the server is stopped. See the server log, then run "Templating: Restart Server".`;
+    void complain(message, this.output);
+    return { action: ErrorAction.Shutdown, message, handled: true };
+  }
+
   /** The connection closed without being asked to: say why when it is known, restart otherwise. */
   private async closed(found: Found): Promise<CloseHandlerResult> {
     await exited(this.process, 2000);
-    if (this.lspExtraMissing()) {
-      const message = `templating ${found.version} (from ${found.source}) has no language server: ${lastLine(this.stderrTail)}`;
-      this.log(message);
-      void complain(message, this.output);
+    if (this.explainExit(found)) {
       return { action: CloseAction.DoNotRestart, handled: true };
     }
     const now = Date.now();
@@ -159,8 +188,22 @@ class Server implements vscode.Disposable {
     return { action: CloseAction.Restart, handled: true };
   }
 
-  private lspExtraMissing(): boolean {
-    return this.process?.exitCode === 2 && this.stderrTail.includes("needs the lsp extra");
+  /**
+   * When the server exited because `templating` was installed without its `lsp` extra, says so
+   * (once per process) and returns true: starting it again would not help.
+   */
+  private explainExit(found: Found): boolean {
+    const child = this.process;
+    if (child?.exitCode !== 2 || !this.stderrTail.includes("needs the lsp extra")) {
+      return false;
+    }
+    if (!this.told.has(child)) {
+      this.told.add(child);
+      const message = `templating ${found.version} (from ${found.source}) has no language server: ${lastLine(this.stderrTail)}`;
+      this.log(message);
+      void complain(message, this.output);
+    }
+    return true;
   }
 }
 

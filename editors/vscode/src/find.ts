@@ -77,6 +77,7 @@ export async function findTemplating(places: Places): Promise<Lookup> {
     return { kind: "missing", message: `templating on PATH (${onPath}) could not be run: ${answer}` };
   }
   tried.push("on PATH");
+  places.log(`templating is not on PATH: ${places.env.PATH ?? places.env.Path ?? "(no PATH)"}`);
   return {
     kind: "missing",
     message: `templating was not found ${tried.join(" nor ")}. Install it with ${INSTALL} in the project's environment, or set templating.path.`,
