@@ -170,7 +170,7 @@ def test_every_job_is_well_formed() -> None:
         ("deploy-docs", [], ["actions/deploy-pages"]),
         (
             "vscode",
-            ["npm ci", "npm run typecheck", "npm run build", "npm run package"],
+            ["npm ci", "npm run typecheck", "npm test", "npm run build", "npm run package"],
             ["actions/setup-node", "actions/upload-artifact"],
         ),
     ],
