@@ -43,6 +43,7 @@ class Server implements vscode.Disposable {
   private readonly told = new WeakSet<ChildProcess>(); // processes whose failure was shown
   private crashes: number[] = [];
   private key = "";
+  private interpreter: string | undefined; // the one the last start looked in
   private queue: Promise<void> = Promise.resolve();
 
   constructor(private readonly output: vscode.OutputChannel) {}
@@ -61,6 +62,17 @@ class Server implements vscode.Disposable {
   restartIfSelectorChanged(reason: string): void {
     if (selectorKey(folders()) !== this.key) {
       void this.restart(reason);
+    }
+  }
+
+  /** Restarts when the Python extension's selected interpreter is another one than last time. */
+  async restartIfInterpreterChanged(): Promise<void> {
+    if (vscode.workspace.getConfiguration(NAME).get<string>("path", "").trim()) {
+      return; // the setting decides
+    }
+    const now = await selectedInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri, (l) => this.log(l));
+    if (now !== this.interpreter) {
+      await this.restart("the selected Python interpreter changed");
     }
   }
 
@@ -88,6 +100,7 @@ class Server implements vscode.Disposable {
     const setting = vscode.workspace.getConfiguration(NAME).get<string>("path", "");
     const first = vscode.workspace.workspaceFolders?.[0];
     const interpreter = setting.trim() ? undefined : await selectedInterpreter(first?.uri, (l) => this.log(l));
+    this.interpreter = interpreter;
     const lookup = await findTemplating({
       setting,
       folder: first?.uri.fsPath,
@@ -277,11 +290,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     watcher.onDidDelete(pyprojectChanged),
     { dispose: () => clearTimeout(pending) },
   );
-  const interpreterChanged = await onInterpreterChange(() => {
-    if (!vscode.workspace.getConfiguration(NAME).get<string>("path", "").trim()) {
-      void current.restart("the selected Python interpreter changed");
-    }
-  });
+  const interpreterChanged = await onInterpreterChange(() => void current.restartIfInterpreterChanged());
   if (interpreterChanged !== undefined) {
     context.subscriptions.push(interpreterChanged);
   }
