@@ -75,11 +75,14 @@ function startCodeServer() {
       "--vscode-option", "enable-smoke-test-driver",
       "--log", "info",
     ],
-    { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TEMPLATING_E2E_CONFIG: args.config } },
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TEMPLATING_E2E_CONFIG: args.config } },
   );
   return new Promise((resolve, reject) => {
     let seen = "";
-    const timer = setTimeout(() => reject(new Error(`code-server did not listen within ${args.timeout} s`)), timeoutMs);
+    const timer = setTimeout(() => {
+      stop(child);
+      reject(new Error(`code-server did not listen within ${args.timeout} s`));
+    }, timeoutMs);
     const read = (chunk) => {
       log.write(chunk);
       seen += chunk.toString();
@@ -96,13 +99,12 @@ function startCodeServer() {
   });
 }
 
+// code-server ends its extension host when it ends. Whatever is left (when this script is stopped
+// itself) is in this script's process group: tests/test_vscode.py starts it in a group of its own and
+// ends that group afterwards.
 function stop(child) {
   if (child && child.exitCode === null) {
-    try {
-      process.kill(-child.pid, "SIGTERM"); // its own process group: the server and its extension host
-    } catch {
-      // already gone
-    }
+    child.kill("SIGTERM");
   }
 }
 
@@ -122,8 +124,9 @@ async function main() {
     page.on("console", (message) => {
       const text = message.text();
       consoleLog.write(`${message.type()}: ${text}\n`);
-      if (text.includes("[templating-e2e]")) {
-        console.log(text);
+      const at = text.indexOf("[templating-e2e]"); // the suite's lines, without the console's styling
+      if (at >= 0) {
+        console.log(text.slice(at));
       }
     });
     let exit;
