@@ -182,11 +182,16 @@ def test_the_development_set_up_is_what_ci_installs() -> None:
     setup = section(CONTRIBUTING, "## Set up for development")
     block = sh_blocks(setup)[0]
     assert extras(block) == extras(ci), "docs/contributing.md's set-up installs the extras .ci/run installs"
-    ci_packages = set(re.findall(r"apt-get install -y --no-install-recommends ([\w -]+)", ci))
+    ci_packages = set(re.findall(r"apt-get install -y --no-install-recommends ([\w+ -]+)", ci))
     ci_packages = {name for names in ci_packages for name in names.split()}
-    documented = re.findall(r"apt-get install ([\w -]+)", block)
+    documented = re.findall(r"apt-get install ([\w+ -]+)", block)
     assert len(documented) == 1
     assert set(documented[0].split()) == ci_packages, "the set-up installs the Debian packages .ci/run installs"
+    # VS Code for the extension's end-to-end test: the same npm steps, Node 24's headers named the same way
+    steps = ("editors/vscode/e2e", "npm ci --ignore-scripts --no-audit --no-fund", "npm_config_nodedir=", "npm rebuild")
+    for step in steps:
+        assert step in ci, f".ci/run does not run {step!r}"
+        assert step in block, f"docs/contributing.md's set-up does not run {step!r} as .ci/run does"
     switches = set(re.findall(r"\bTEMPLATING_REQUIRE_[A-Z]+\b", ci))
     assert switches, ".ci/run sets TEMPLATING_REQUIRE_* switches"
     for switch in sorted(switches):

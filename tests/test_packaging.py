@@ -168,8 +168,13 @@ def test_every_job_is_well_formed() -> None:
         ("publish", [], ["actions/download-artifact", "pypa/gh-action-pypi-publish"]),
         ("docs", ["mkdocs build --strict"], ["actions/upload-pages-artifact"]),
         ("deploy-docs", [], ["actions/deploy-pages"]),
+        (
+            "vscode",
+            ["npm ci", "npm run typecheck", "npm test", "npm run build", "npm run package"],
+            ["actions/setup-node", "actions/upload-artifact"],
+        ),
     ],
-    ids=["build", "publish", "docs", "deploy-docs"],
+    ids=["build", "publish", "docs", "deploy-docs", "vscode"],
 )
 def test_each_job_does_its_part(job: str, runs: list[str], actions: list[str]) -> None:
     found = workflow()["jobs"][job]
@@ -188,3 +193,23 @@ def test_publishing_is_trusted_and_checked_before() -> None:
     assert "GITHUB_REF_NAME" in steps_running(jobs["build"]), "the tag is checked against the version"
     assert jobs["deploy-docs"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert jobs["deploy-docs"]["environment"]["name"] == "github-pages"
+
+
+# The VS Code extension (editors/vscode) is released with the package: same version, same licence.
+VSCODE = ROOT / "editors" / "vscode"
+
+
+def test_the_vscode_extension_is_released_with_the_package() -> None:
+    import templating
+
+    manifest = json.loads((VSCODE / "package.json").read_text(encoding="utf-8"))
+    assert manifest["version"] == templating.__version__
+    assert manifest["license"] == PYPROJECT["project"]["license"]
+    assert "MIT License" in (VSCODE / "LICENSE").read_text(encoding="utf-8")
+    minimum = re.search(r'MIN_VERSION = "(.+?)"', (VSCODE / "src" / "find.ts").read_text(encoding="utf-8"))
+    assert minimum, "src/find.ts names the oldest templating it accepts"
+    assert tuple(map(int, minimum.group(1).split("."))) <= tuple(map(int, templating.__version__.split(".")[:3]))
+    job = workflow()["jobs"]["vscode"]
+    assert "GITHUB_REF_NAME" in steps_running(job), "the tag is checked against the extension's version"
+    upload = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["path"] == "editors/vscode/*.vsix"

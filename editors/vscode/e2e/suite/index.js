@@ -1,0 +1,208 @@
+// The end-to-end suite, run by VS Code inside its extension host (the `extensionTestsPath` of
+// run.mjs). It checks the installed templating extension against a workspace of real agent code
+// described by the JSON file named in TEMPLATING_E2E_CONFIG (written by tests/test_vscode.py):
+// the findings `templating lint` reports arrive as VS Code diagnostics, a hover on a key names
+// where the key is written, completion inside an instruction offers a state key, and quick fixes
+// apply. VS Code ends the extension host when `run` settles: a rejection is a failed run (exit 1).
+// Every wait is bounded (`waitSeconds`) so that a hung server fails the run; it judges no speed.
+"use strict";
+
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const vscode = require("vscode");
+
+const SEVERITIES = ["error", "warning", "info", "hint"]; // the CLI's names for VS Code's levels
+
+function log(line) {
+  // The extension host's stdout ends up in code-server's log, which run.mjs shows on failure.
+  console.log(`[templating-e2e] ${line}`);
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `probe` until it returns something other than undefined, or fails after `seconds`. */
+async function waitFor(what, seconds, probe) {
+  const deadline = Date.now() + seconds * 1000;
+  let last;
+  for (;;) {
+    last = await probe();
+    if (last.done) {
+      return last.value;
+    }
+    if (Date.now() > deadline) {
+      assert.fail(`waited ${seconds} s for ${what}; last seen: ${JSON.stringify(last.value, null, 1)}`);
+    }
+    await sleep(100);
+  }
+}
+
+function codeOf(diagnostic) {
+  const code = diagnostic.code;
+  return typeof code === "object" && code !== null ? String(code.value) : code === undefined ? null : String(code);
+}
+
+/** A diagnostic as the config writes the CLI's findings: code, range, severity, message. */
+function shape(diagnostic) {
+  const { start, end } = diagnostic.range;
+  return {
+    code: codeOf(diagnostic),
+    range: [start.line, start.character, end.line, end.character],
+    severity: SEVERITIES[diagnostic.severity],
+    message: diagnostic.message,
+  };
+}
+
+function key(finding) {
+  return JSON.stringify([finding.range, finding.code, finding.severity, finding.message]);
+}
+
+/** The server's diagnostics of `uri`, sorted like the config's. */
+function found(uri) {
+  return vscode.languages
+    .getDiagnostics(uri)
+    .filter((d) => d.source === "templating")
+    .map(shape)
+    .sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+function same(actual, expected) {
+  return JSON.stringify(actual.map(key)) === JSON.stringify(expected.map(key));
+}
+
+function position(where) {
+  return new vscode.Position(where.line, where.character);
+}
+
+async function checkExtension(config) {
+  const extension = vscode.extensions.getExtension(config.extension.id);
+  assert.ok(extension, `the extension ${config.extension.id} is not installed`);
+  // The installed .vsix, not a development copy of the sources.
+  assert.ok(
+    extension.extensionPath.startsWith(config.extension.extensionsDir),
+    `${config.extension.id} runs from ${extension.extensionPath}, not from ${config.extension.extensionsDir}`,
+  );
+  assert.equal(extension.packageJSON.version, config.extension.version);
+  await extension.activate();
+  log(`${config.extension.id} ${extension.packageJSON.version} active from ${extension.extensionPath}`);
+}
+
+async function checkDiagnostics(config) {
+  const documents = {};
+  for (const path of Object.keys(config.diagnostics)) {
+    documents[path] = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+  }
+  for (const [path, expected] of Object.entries(config.diagnostics)) {
+    const sorted = [...expected].sort((a, b) => key(a).localeCompare(key(b)));
+    const uri = documents[path].uri;
+    await waitFor(`the findings of ${path}`, config.waitSeconds, () => {
+      const actual = found(uri);
+      return { done: same(actual, sorted), value: { expected: sorted, actual } };
+    });
+    log(`diagnostics of ${path}: ${sorted.map((f) => f.code).join(", ") || "none"}, as the CLI reports`);
+  }
+  return documents;
+}
+
+async function checkHover(config) {
+  const { path, contains } = config.hover;
+  const uri = vscode.Uri.file(path);
+  await vscode.workspace.openTextDocument(uri);
+  const text = await waitFor(`a hover at ${path}:${config.hover.line + 1}`, config.waitSeconds, async () => {
+    const hovers = await vscode.commands.executeCommand("vscode.executeHoverProvider", uri, position(config.hover));
+    const shown = (hovers || [])
+      .flatMap((hover) => hover.contents)
+      .map((part) => (typeof part === "string" ? part : part.value))
+      .join("\n");
+    return { done: contains.every((part) => shown.includes(part)), value: shown };
+  });
+  log(`hover names the writer: ${JSON.stringify(text)}`);
+}
+
+async function checkCompletion(config) {
+  const { path, label } = config.completion;
+  const uri = vscode.Uri.file(path);
+  const labels = await waitFor(`completion offering ${label}`, config.waitSeconds, async () => {
+    const list = await vscode.commands.executeCommand(
+      "vscode.executeCompletionItemProvider",
+      uri,
+      position(config.completion),
+    );
+    const items = (list ? list.items : []).filter((item) => item.kind === vscode.CompletionItemKind.Variable);
+    const names = items.map((item) => (typeof item.label === "string" ? item.label : item.label.label));
+    return { done: names.includes(label), value: names };
+  });
+  log(`completion offers the state keys ${labels.join(", ")}`);
+}
+
+async function checkFix(config, fix) {
+  const uri = vscode.Uri.file(fix.path);
+  const document = await vscode.workspace.openTextDocument(uri);
+  const range = new vscode.Range(position(fix.start), position(fix.end));
+  assert.equal(document.getText(range), fix.replaced, `the finding's text in ${fix.path}`);
+  const action = await waitFor(`the quick fix "${fix.title}"`, config.waitSeconds, async () => {
+    const actions = await vscode.commands.executeCommand(
+      "vscode.executeCodeActionProvider",
+      uri,
+      range,
+      vscode.CodeActionKind.QuickFix.value,
+      10, // resolve up to 10 actions, in case the server sends their edits lazily
+    );
+    const titles = (actions || []).map((a) => a.title);
+    const wanted = (actions || []).find((a) => a.title === fix.title);
+    return { done: wanted !== undefined, value: wanted || titles };
+  });
+  assert.ok(action.edit, `the quick fix "${fix.title}" carries no edit`);
+  assert.ok(await vscode.workspace.applyEdit(action.edit), `VS Code did not apply "${fix.title}"`);
+  const text = document.getText();
+  const fixedAt = document.offsetAt(position(fix.start));
+  assert.equal(text.slice(fixedAt, fixedAt + fix.with.length), fix.with, `the fixed text in ${fix.path}`);
+  assert.equal(text.length, fix.length, `only the flagged text changed in ${fix.path}`);
+  // The server reads the edited (unsaved) text: its findings become what the CLI reports for the fixed file.
+  const after = [...fix.after].sort((a, b) => key(a).localeCompare(key(b)));
+  await waitFor(`the findings of ${fix.path} after the fix`, config.waitSeconds, () => {
+    const actual = found(uri);
+    return { done: same(actual, after), value: { expected: after, actual } };
+  });
+  log(`quick fix "${fix.title}" applied in ${fix.path}`);
+}
+
+/** Shows a finding and its hover, then lets run.mjs take the screenshot (it writes `done`). */
+async function pose(config) {
+  const { path, line, character, ready, done } = config.screenshot;
+  const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+  const editor = await vscode.window.showTextDocument(document, { preview: false });
+  const at = new vscode.Position(line, character);
+  editor.selection = new vscode.Selection(at, at);
+  editor.revealRange(new vscode.Range(at, at), vscode.TextEditorRevealType.InCenter);
+  await vscode.commands.executeCommand("workbench.actions.view.problems");
+  await vscode.commands.executeCommand("workbench.action.focusActiveEditorGroup");
+  await sleep(500);
+  await vscode.commands.executeCommand("editor.action.showHover");
+  fs.writeFileSync(ready, "posed\n");
+  await waitFor("the screenshot", config.waitSeconds, () => ({ done: fs.existsSync(done), value: null }));
+}
+
+async function run() {
+  const config = JSON.parse(fs.readFileSync(process.env.TEMPLATING_E2E_CONFIG, "utf8"));
+  await checkExtension(config);
+  await checkDiagnostics(config);
+  await checkHover(config);
+  await checkCompletion(config);
+  if (config.screenshot) {
+    await pose(config); // before the fixes: the screenshot shows the corpus's findings as they are
+  }
+  for (const fix of config.fixes) {
+    await checkFix(config, fix);
+  }
+  log("all checks passed");
+}
+
+module.exports = {
+  run: () =>
+    run().catch((error) => {
+      console.error(`[templating-e2e] FAILED: ${error && error.stack ? error.stack : error}`);
+      throw error;
+    }),
+};

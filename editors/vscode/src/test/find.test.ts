@@ -1,0 +1,136 @@
+// Which `templating` the extension runs, against small executables written for each case.
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+import { compareVersions, findTemplating, MIN_VERSION, type Lookup } from "../find";
+
+const posix = process.platform !== "win32";
+
+/** A folder holding executables: name -> shell script body. */
+function folderWith(scripts: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "templating-find-"));
+  for (const [name, body] of Object.entries(scripts)) {
+    const file = path.join(dir, name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  }
+  return dir;
+}
+
+const SAYS = (version: string) => `echo "templating ${version}"`;
+// A Python whose environment has (or has not) templating: answers `-m templating --version`.
+const PYTHON_WITH = `[ "$1 $2 $3" = "-m templating --version" ] && echo "templating 0.2.0" && exit 0; exit 9`;
+const PYTHON_WITHOUT = `echo "/usr/bin/python: No module named templating" >&2; exit 1`;
+
+async function find(options: {
+  setting?: string;
+  folder?: string;
+  interpreter?: string;
+  path?: string[];
+}): Promise<Lookup> {
+  return findTemplating({
+    setting: options.setting ?? "",
+    folder: options.folder,
+    interpreter: options.interpreter,
+    env: { PATH: (options.path ?? []).join(path.delimiter) },
+    log: () => undefined,
+  });
+}
+
+function found(lookup: Lookup): { command: string; args: string[]; version: string } {
+  assert.equal(lookup.kind, "found", lookup.kind === "found" ? "" : lookup.message);
+  const { command, args, version } = (lookup as Extract<Lookup, { kind: "found" }>).found;
+  return { command, args, version };
+}
+
+describe("compareVersions", () => {
+  const table: [string, string, number][] = [
+    ["0.1.0", "0.1.0", 0],
+    ["0.1", "0.1.0", 0],
+    ["0.2.0", "0.1.0", 1],
+    ["0.1.0", "0.10.0", -1], // numbers, not text
+    ["1.0.0rc1", "1.0.0", 0], // what follows the numbers is ignored
+    ["0.1.0.dev3", "0.1.0", 0],
+    ["0.0.9", "0.1.0", -1],
+  ];
+  for (const [a, b, sign] of table) {
+    it(`${a} vs ${b}`, () => assert.equal(Math.sign(compareVersions(a, b)), sign));
+  }
+});
+
+describe("findTemplating", { skip: !posix && "the fake executables are shell scripts" }, () => {
+  it("runs the setting's executable, and says its version", async () => {
+    const dir = folderWith({ "bin/templating": SAYS("0.3.1") });
+    const file = path.join(dir, "bin/templating");
+    assert.deepEqual(found(await find({ setting: file })), { command: file, args: [], version: "0.3.1" });
+  });
+
+  it("reads a relative setting from the first workspace folder", async () => {
+    const dir = folderWith({ ".venv/bin/templating": SAYS(MIN_VERSION) });
+    const result = found(await find({ setting: ".venv/bin/templating", folder: dir }));
+    assert.equal(result.command, path.join(dir, ".venv/bin/templating"));
+  });
+
+  it("looks a setting without a separator up on PATH", async () => {
+    const dir = folderWith({ "my-templating": SAYS(MIN_VERSION) });
+    assert.equal(found(await find({ setting: "my-templating", path: [dir] })).command, path.join(dir, "my-templating"));
+  });
+
+  it("never falls back from a setting that names nothing", async () => {
+    const onPath = folderWith({ templating: SAYS(MIN_VERSION) });
+    const lookup = await find({ setting: "/no/such/templating", path: [onPath] });
+    assert.equal(lookup.kind, "missing");
+    assert.match((lookup as { message: string }).message, /templating\.path \(\/no\/such\/templating\) names no executable/);
+  });
+
+  it("says when the setting's executable does not answer --version", async () => {
+    const dir = folderWith({ broken: 'echo "Traceback: ImportError" >&2; exit 1' });
+    const lookup = await find({ setting: path.join(dir, "broken") });
+    assert.equal(lookup.kind, "missing");
+    assert.match((lookup as { message: string }).message, /could not be run from the setting.*Traceback: ImportError/);
+  });
+
+  it("refuses a version older than MIN_VERSION, saying both", async () => {
+    const dir = folderWith({ templating: SAYS("0.0.1") });
+    const lookup = await find({ path: [dir] });
+    assert.equal(lookup.kind, "too-old");
+    const message = (lookup as { message: string }).message;
+    assert.ok(message.includes("templating 0.0.1") && message.includes(`needs ${MIN_VERSION} or later`), message);
+  });
+
+  it("prefers the selected interpreter's environment to PATH", async () => {
+    const dir = folderWith({ "venv/bin/python": PYTHON_WITH, "bin/templating": SAYS(MIN_VERSION) });
+    const python = path.join(dir, "venv/bin/python");
+    const result = found(await find({ interpreter: python, path: [path.join(dir, "bin")] }));
+    assert.deepEqual(result, { command: python, args: ["-m", "templating"], version: "0.2.0" });
+  });
+
+  it("falls back to PATH when the interpreter's environment has no templating", async () => {
+    const dir = folderWith({ "venv/bin/python": PYTHON_WITHOUT, "bin/templating": SAYS(MIN_VERSION) });
+    const result = found(await find({ interpreter: path.join(dir, "venv/bin/python"), path: [path.join(dir, "bin")] }));
+    assert.equal(result.command, path.join(dir, "bin/templating"));
+  });
+
+  it("says where it looked when there is none", async () => {
+    const dir = folderWith({ "venv/bin/python": PYTHON_WITHOUT, "bin/other": SAYS(MIN_VERSION) });
+    const python = path.join(dir, "venv/bin/python");
+    const lookup = await find({ interpreter: python, path: [path.join(dir, "bin")] });
+    assert.equal(lookup.kind, "missing");
+    const message = (lookup as { message: string }).message;
+    assert.ok(message.includes(python) && message.includes("on PATH") && message.includes("[lsp]"), message);
+  });
+
+  it("skips a file on PATH that is not executable", async () => {
+    const dir = folderWith({ "a/templating": SAYS("9.9.9"), "b/templating": SAYS(MIN_VERSION) });
+    fs.chmodSync(path.join(dir, "a/templating"), 0o644);
+    const result = found(await find({ path: [path.join(dir, "a"), path.join(dir, "b")] }));
+    assert.equal(result.command, path.join(dir, "b/templating"));
+  });
+
+  it("accepts an uninstalled checkout, which says 'unknown'", async () => {
+    const dir = folderWith({ templating: SAYS("unknown") });
+    assert.equal(found(await find({ path: [dir] })).version, "unknown");
+  });
+});

