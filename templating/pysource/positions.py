@@ -41,9 +41,9 @@ class _Module:
 
     @property
     def preorder(self) -> _Preorder:
-        """Every node of the tree, parents before children and in the order written (operators and
-        load/store markers left out), each with the function or lambda it is in: the one walk the scan's
-        passes share."""
+        """The nodes the scan's passes act on (calls, binary operations, assignments, functions), parents
+        before children and in the order written, each with the function or lambda it is in: the one walk
+        of the whole tree the scan's passes share."""
         if self._preorder is None:
             self._preorder = _walk_preorder(self.tree)
         return self._preorder
@@ -120,12 +120,18 @@ def _walk(node: ast.AST) -> list[ast.AST]:
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# The nodes the scan's passes act on (calls, `%`, assignments, functions); the others are walked through only.
+_ACTED_ON = frozenset({ast.Call, ast.BinOp, ast.Assign, ast.AugAssign, ast.AnnAssign, *_FUNCTIONS})
+# Nodes that never hold another node: not even put on the walk's stack.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.alias, ast.Load, ast.Store, ast.Del})
 
 
 class _Preorder:
-    """A tree's nodes in preorder; `owners[i]`: the function or lambda `nodes[i]` is in (None: the module);
-    `depths`: how deep each function or lambda is (by `id`), so a pass can prefer the shallowest as
-    `ast.walk` (breadth first) would meet it first."""
+    """The nodes of a tree the scan's passes act on (`_ACTED_ON`: calls, `%` and other binary
+    operations, assignments, functions and lambdas), parents before children and in the order written;
+    `owners[i]`: the function or lambda `nodes[i]` is in (None: the module); `depths`: how deep each
+    function or lambda is in the tree (by `id`), so a pass can prefer the shallowest as `ast.walk`
+    (breadth first) would meet it first."""
 
     __slots__ = ("depths", "nodes", "owners")
 
@@ -134,20 +140,35 @@ class _Preorder:
 
 
 def _walk_preorder(tree: ast.AST) -> _Preorder:
+    """Every node of `tree` walked once (without recursion: any depth), the ones acted on listed. The
+    children are read as `_children` reads them, inlined: this walk visits every node of every file."""
     nodes: list[ast.AST] = []
     owners: list[ast.AST | None] = []
     depths: dict[int, int] = {}
     stack: list[tuple[ast.AST, ast.AST | None, int]] = [(tree, None, 0)]
+    pop, push = stack.pop, stack.append
+    fields_of, acted_on, leaves, functions, node_type = _CHILD_FIELDS.get, _ACTED_ON, _LEAVES, _FUNCTIONS, ast.AST
     while stack:
-        node, owner, depth = stack.pop()
-        nodes.append(node)
-        owners.append(owner)
-        if isinstance(node, _FUNCTIONS):
-            depths[id(node)] = depth
-            owner = node
-        children = _children(node)
-        children.reverse()
-        stack += [(child, owner, depth + 1) for child in children]
+        node, owner, depth = pop()
+        kind = type(node)
+        if kind in acted_on:
+            nodes.append(node)
+            owners.append(owner)
+            if kind in functions:
+                depths[id(node)] = depth
+                owner = node
+        fields = fields_of(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _MARKER_FIELDS)
+        depth += 1
+        for name in reversed(fields):  # pushed last first: popped in the order written
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, node_type) and type(item) not in leaves:
+                        push((item, owner, depth))
+            elif isinstance(value, node_type) and type(value) not in leaves:
+                push((value, owner, depth))
     return _Preorder(nodes, owners, depths)
 
 

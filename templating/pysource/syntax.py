@@ -4,7 +4,7 @@ of a file a function reads next to its module, dotted names, call arguments, sho
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from .positions import _children, _Module, _walk
 
@@ -12,18 +12,79 @@ from .positions import _children, _Module, _walk
 _MAX_HOPS = 40
 
 
-@dataclass(slots=True)
 class _Scope:
-    """The names a function binds, with the expressions assigned to them in its body."""
+    """The names a function binds, with the expressions assigned to them in its body; `state_params`: its
+    parameters that hold session state (named state, annotated State, or given ctx.state by a caller).
 
-    params: set[str]
-    assigned: dict[str, list[ast.expr]]
-    others: set[str]
-    # parameters that hold session state: named state, annotated State, or given ctx.state by a caller
-    state_params: set[str] = field(default_factory=set)
+    Made at once, or by [`later`][templating.pysource.syntax._Scope.later] when it is first read: the scan
+    meets every function of every file, and reads the scope of few of them."""
+
+    __slots__ = ("_assigned", "_build", "_others", "_params", "_state_params")
+
+    def __init__(
+        self,
+        params: set[str],
+        assigned: dict[str, list[ast.expr]],
+        others: set[str],
+        state_params: set[str] | None = None,
+    ) -> None:
+        self._params, self._assigned, self._others = params, assigned, others
+        self._state_params = set() if state_params is None else state_params
+        self._build: Callable[[], _Scope] | None = None
+
+    @classmethod
+    def later(cls, build: Callable[[], _Scope]) -> _Scope:
+        """The scope `build()` makes, made when one of its names is first read."""
+        scope = cls.__new__(cls)
+        scope._build = build
+        return scope
+
+    def _made(self) -> None:
+        build = self._build
+        if build is not None:
+            self._build = None
+            made = build()
+            self._params, self._assigned, self._others = made.params, made.assigned, made.others
+            self._state_params = made.state_params
+
+    @property
+    def params(self) -> set[str]:
+        self._made()
+        return self._params
+
+    @params.setter
+    def params(self, value: set[str]) -> None:
+        self._made()
+        self._params = value
+
+    @property
+    def assigned(self) -> dict[str, list[ast.expr]]:
+        self._made()
+        return self._assigned
+
+    @property
+    def others(self) -> set[str]:
+        self._made()
+        return self._others
+
+    @others.setter
+    def others(self, value: set[str]) -> None:
+        self._made()
+        self._others = value
+
+    @property
+    def state_params(self) -> set[str]:
+        self._made()
+        return self._state_params
+
+    @state_params.setter
+    def state_params(self, value: set[str]) -> None:
+        self._made()
+        self._state_params = value
 
     def binds(self, name: str) -> bool:
-        return name in self.params or name in self.assigned or name in self.others
+        self._made()
+        return name in self._params or name in self._assigned or name in self._others
 
 
 def _final_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | str:
