@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from ..template import parse
 from .found import Instruction, Kind, Skipped, StateSchema
@@ -35,8 +35,14 @@ _MAX_TEXT_BYTES = 1_000_000
 class _Project(_Modules):
     """The modules of a scan, what their expressions stand for, and what was found in them."""
 
-    def __init__(self, read: Callable[[str], str], suffixes: Sequence[str], root: str | None = None) -> None:
-        super().__init__(read)
+    def __init__(
+        self,
+        read: Callable[[str], str],
+        suffixes: Sequence[str],
+        root: str | None = None,
+        unsaved: Collection[str] | None = None,
+    ) -> None:
+        super().__init__(read, unsaved)
         self.root = os.path.realpath(root if root is not None else os.getcwd())
         self.suffixes = tuple(s.upper() for s in suffixes)
         self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from .found import CONSTANT_SUFFIXES, Kind, Scan, Skipped, StateSchema, Write
 from .positions import _Module
@@ -386,7 +386,7 @@ class _Visitor:
             state = _keyword(call, "state")
             if state is not None:
                 self.dict_keys(state, f"{called}(state=...)", scope)
-        if isinstance(func, ast.Attribute) and _is_state(func.value, scope):
+        if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault") and _is_state(func.value, scope):
             if func.attr == "update":
                 for arg in call.args:
                     self.dict_keys(arg, ".state.update(...)", scope)
@@ -412,6 +412,7 @@ def scan(
     read: Callable[[str], str] = _read_python,
     keep_going: bool = False,
     root: str | None = None,
+    unsaved: Collection[str] | None = None,
 ) -> Scan:
     """Find the instructions and state writes of the Python files `paths` (parsed, never run).
 
@@ -432,8 +433,14 @@ def scan(
         root: Bounds the text files an instruction is read from
             (`load_instruction_from_file("writer.txt")`): only regular files inside it are read.
             Default: the current folder.
+        unsaved: With a `read` of your own, the files it may give a text for that are not on disk (an
+            editor's unsaved buffers): an import is looked for on disk first (one `stat`), and read only
+            when the file is there or named as one of these. None (the default with such a `read`):
+            any file may be read without being on disk, so every candidate of an import is read.
     """
-    project = _Project(read, suffixes, root)
+    if unsaved is None and read is _read_python:
+        unsaved = ()  # the default reader reads files on disk only
+    project = _Project(read, suffixes, root, unsaved)
     modules: list[_Module] = []
     for path in paths:
         try:
