@@ -32,6 +32,7 @@ class _Modules:
         self._shown: dict[Path, str] = {}
         self._parents: dict[str, list[Path]] = {}
         self._missing: dict[str, bool] = {}  # candidate files and folders: known not to be there
+        self._found: dict[tuple[str, str, int], _Module | None] = {}  # (importer's folder, name, level) -> module
 
     def realpath(self, path: str) -> str:
         """`os.path.realpath(path)`, computed once per path in a scan, and from its folder's (resolved once
@@ -101,7 +102,18 @@ class _Modules:
         return module
 
     def find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
-        """The module `name` imported from `importer` (`level` dots), if it is a file we can read."""
+        """The module `name` imported from `importer` (`level` dots), if it is a file we can read. Worked
+        out once per folder of importers (the candidates depend on the folder only), and kept for the
+        scan: a candidate read or refused once is so again, so the answer stays the same (until a text
+        file an instruction reads becomes a module: see `_Project.text_file`)."""
+        folder = os.path.dirname(importer.path if level else self.realpath(importer.path))
+        memo = (folder, name, level)
+        if memo in self._found:
+            return self._found[memo]
+        found = self._found[memo] = self._find_module(importer, name, level)
+        return found
+
+    def _find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
         parts = [p for p in name.split(".") if p]
         if level:
             base = Path(importer.path).parent

@@ -15,6 +15,9 @@ from ..places import line_starts, span_at
 from .reading import _field_end
 
 
+_EMPTY_TREE = ast.Module(body=[], type_ignores=[])
+
+
 class _Module:
     """One parsed `.py` file: its text, its tree, and its module-level names."""
 
@@ -51,6 +54,14 @@ class _Module:
     def forget_walks(self) -> None:
         """Drop the lists of nodes (a scan's result keeps its modules; the lists are for the scan only)."""
         self._nodes = self._preorder = None
+
+    def forget_tree(self) -> None:
+        """Drop the syntax tree and the names bound to its nodes, once the scan is done: what a scan's result
+        reads of a module is its path, text and lines. Kept, the trees of a large project (millions of
+        objects) would be walked by each full pass of the garbage collector for as long as the result lives."""
+        self.forget_walks()
+        self.tree = _EMPTY_TREE
+        self.bindings = {}
 
     @property
     def line_starts(self) -> list[int]:

@@ -54,6 +54,14 @@ class _Project(_Modules):
         self.returning: set[ast.AST] = set()  # functions whose return is being resolved (recursion)
         self.models = ModelReader(self.class_named)
 
+    def forget(self) -> None:
+        """Drop what the scan kept of the syntax trees once it is done (the trees go with their last
+        reference, not at the garbage collector's next full pass)."""
+        self.modules.clear()
+        self.given_state.clear()
+        self.returning.clear()
+        self.models = ModelReader(self.class_named)
+
     # -- resolving expressions to strings
 
     def resolve(self, module: _Module, expr: ast.AST, scope: _Scope | None, depth: int = 0) -> _Mapped | str:
@@ -203,6 +211,7 @@ class _Project(_Modules):
                 raw = data.decode("utf-8").removeprefix("\ufeff")
                 module = _Module(path, real, raw, ast.Module(body=[], type_ignores=[]), linted=False)
                 self.modules[real] = module
+                self._found.clear()  # an import of this file now finds it
                 self.result.sources[path] = raw
         except OSError as exc:
             return f"{what} reads {path}, which cannot be read ({exc.strerror or exc})"

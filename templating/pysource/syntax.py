@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from .positions import _children, _Module, _walk
+from .positions import _CHILD_FIELDS, _children, _Module, _walk
 
 # How far a chain of names, imports or nested expressions is followed (input cannot reach the recursion limit).
 _MAX_HOPS = 40
@@ -118,6 +118,9 @@ def _returns_and_yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[l
     return returns, yields
 
 
+_NAMED_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
 def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _Scope:
     args = func.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
@@ -126,30 +129,48 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
     others: set[str] = set()
     body = func.body if isinstance(func.body, list) else []
     stack: list[ast.AST] = list(body)
+    pop, push, node_type, name_type, fields_of = stack.pop, stack.append, ast.AST, ast.Name, _CHILD_FIELDS.get
     while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            others.add(node.name)
+        node = pop()
+        kind = type(node)
+        if kind is name_type:
+            if isinstance(node.ctx, ast.Store):  # type: ignore[attr-defined]
+                others.add(node.id)  # type: ignore[attr-defined]  # for targets, with targets, +=, walrus
             continue
-        if isinstance(node, ast.Lambda):
+        if kind in _NAMED_DEFINITIONS:
+            others.add(node.name)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, ast.Assign):
+        if kind is ast.Lambda:
+            continue
+        if kind is ast.Assign:
+            assert isinstance(node, ast.Assign)
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     assigned.setdefault(target.id, []).append(node.value)
                 else:
-                    stack.append(target)
-            stack.append(node.value)
+                    push(target)
+            push(node.value)
             continue
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        if kind is ast.AnnAssign and isinstance(node.target, ast.Name) and node.value is not None:  # type: ignore[attr-defined]
+            assert isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
             assigned.setdefault(node.target.id, []).append(node.value)
-            stack.append(node.value)
+            push(node.value)
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            others.add(node.id)  # for targets, with targets, augmented assignments, walrus
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        stack += _children(node)
+        if kind is ast.Import or kind is ast.ImportFrom:
+            others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)  # type: ignore[attr-defined]
+        # the children as `_children` gives them, in its order, less the constants (nothing to find in them)
+        fields = fields_of(kind)
+        if fields is None:
+            _children(node)  # fills in the class's fields
+            fields = _CHILD_FIELDS[kind]
+        for field_name in fields:
+            value = getattr(node, field_name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type) and type(item) is not ast.Constant:
+                        push(item)
+            elif isinstance(value, node_type) and type(value) is not ast.Constant:
+                push(value)
     for name in list(assigned):
         if name in others:  # also bound another way (a loop, +=): not one known value
             assigned[name].append(ast.Name("<rebound>"))

@@ -457,5 +457,7 @@ def scan(
         visitor.run()
     project.add_unused_constants(modules)
     for module in project.modules.values():
-        module.forget_walks()
-    return project.result
+        module.forget_tree()
+    found = project.result
+    project.forget()
+    return found
