@@ -456,8 +456,13 @@ def scan(
     for visitor in visitors:
         visitor.run()
     project.add_unused_constants(modules)
-    for module in project.modules.values():
-        module.forget_tree()
     found = project.result
-    project.forget()
+    if any(state.schema is not None for state in found.state_schemas):
+        # a state_schema= model's nested models are read from the trees when a key first goes into them
+        for module in project.modules.values():
+            module.forget_walks()
+    else:
+        for module in project.modules.values():
+            module.forget_tree()
+        project.forget()
     return found
