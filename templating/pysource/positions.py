@@ -227,12 +227,16 @@ class _Mapped:
 
     __slots__ = ("ends", "mods", "starts", "text")
 
-    def __init__(self, text: str, mods: list[_Module], starts: list[int], ends: list[int]) -> None:
+    def __init__(self, text: str, mods: list[_Module], starts: Sequence[int], ends: Sequence[int]) -> None:
+        # `starts`/`ends`: lists, or ranges for a run of characters each written as itself (a plain literal)
         self.text, self.mods, self.starts, self.ends = text, mods, starts, ends
 
     def __add__(self, other: _Mapped) -> _Mapped:
         return _Mapped(
-            self.text + other.text, self.mods + other.mods, self.starts + other.starts, self.ends + other.ends
+            self.text + other.text,
+            self.mods + other.mods,
+            [*self.starts, *other.starts],
+            [*self.ends, *other.ends],
         )
 
     def pick(self, keep: Sequence[int], text: str) -> _Mapped:
@@ -278,6 +282,9 @@ def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     text = module.text
     start = module.offset(node.lineno, node.col_offset)
     end = module.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+    at = _written_as_is(text, start, end, value)
+    if at >= 0:  # each character where it is written, one after another: no list of places to build
+        return _Mapped(value, [module] * len(value), range(at, at + len(value)), range(at + 1, at + len(value) + 1))
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -288,6 +295,30 @@ def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     if "".join(chars) != value:
         return _Mapped(value, [module] * len(value), [start] * len(value), [end] * len(value))
     return _Mapped(value, [module] * len(value), starts, ends)
+
+
+def _written_as_is(text: str, start: int, end: int, value: str) -> int:
+    """Where the body of the literal `text[start:end]` starts when it is one literal (no implicit
+    concatenation: its quote appears nowhere inside it), not a bytes, f- or t-string, whose body is
+    `value` character for character (no escape sequence, line continuation or `\r` changes it): each
+    character of `value` is then written at its place in that body. -1 otherwise (read it character by
+    character)."""
+    i = start
+    while i < end and text[i].isalpha():
+        i += 1
+    if text[start:i].lower() not in ("", "r", "u"):
+        return -1
+    quote = text[i : i + 3]
+    if quote not in ('"""', "'''"):
+        quote = text[i : i + 1]
+        if quote not in ('"', "'"):
+            return -1
+    body_start, body_end = i + len(quote), end - len(quote)
+    if body_end < body_start or not text.startswith(quote, body_end):
+        return -1
+    if text.find(quote, body_start, body_end) >= 0 or text[body_start:body_end] != value:
+        return -1
+    return body_start
 
 
 @functools.cache
