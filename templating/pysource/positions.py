@@ -14,7 +14,6 @@ from ..nodes import Span
 from ..places import line_starts, span_at
 from .reading import _field_end
 
-
 _EMPTY_TREE = ast.Module(body=[], type_ignores=[])
 
 

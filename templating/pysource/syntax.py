@@ -151,11 +151,12 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
                     push(target)
             push(node.value)
             continue
-        if kind is ast.AnnAssign and isinstance(node.target, ast.Name) and node.value is not None:  # type: ignore[attr-defined]
-            assert isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
-            assigned.setdefault(node.target.id, []).append(node.value)
-            push(node.value)
-            continue
+        if kind is ast.AnnAssign:
+            assert isinstance(node, ast.AnnAssign)
+            if isinstance(node.target, ast.Name) and node.value is not None:
+                assigned.setdefault(node.target.id, []).append(node.value)
+                push(node.value)
+                continue
         if kind is ast.Import or kind is ast.ImportFrom:
             others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)  # type: ignore[attr-defined]
         # the children as `_children` gives them, in its order, less the constants (nothing to find in them)

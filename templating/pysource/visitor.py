@@ -140,9 +140,7 @@ class _Visitor:
                 assert isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
                 scopes[id(item)] = _Scope.later(functools.partial(self.scope_of, item, here))
 
-    def scope_of(
-        self, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, enclosing: _Scope | None
-    ) -> _Scope:
+    def scope_of(self, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, enclosing: _Scope | None) -> _Scope:
         """The scope of `func` in the function `enclosing` it (None: at module level): its own names, the
         parameters callers give state, and the enclosing function's names it does not bind itself."""
         inner = _function_scope(func)
