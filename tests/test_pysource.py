@@ -2142,3 +2142,30 @@ def test_a_scan_lets_go_of_its_syntax_trees_unless_a_state_schema_needs_them() -
     assert (path, plain.sources[path][span.start : span.end], span.line) == ("a.py", "Hi", 2)
     with_schema = scan_adk2("trip_desk/agent.py")
     assert all(m.tree.body for item in with_schema.instructions for m in item._mapped.mods)
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["collector on", "collector off"])
+@pytest.mark.parametrize("fails", [False, True], ids=["scan done", "scan raises"])
+def test_a_scan_pauses_the_garbage_collector_and_leaves_it_as_it_found_it(enabled: bool, fails: bool) -> None:
+    import gc
+
+    seen: list[bool] = []
+
+    def read(path: str) -> str:
+        seen.append(gc.isenabled())
+        if fails:
+            raise OSError("unreadable")
+        return 'ROOT_PROMPT = "Hi {name}"\n'
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        if fails:
+            with pytest.raises(OSError, match="unreadable"):
+                scan(["p.py"], read=read)
+        else:
+            assert [item.text for item in scan(["p.py"], read=read).instructions] == ["Hi {name}"]
+        assert seen == [False]
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
