@@ -32,6 +32,7 @@ class _Modules:
         self._shown: dict[Path, str] = {}
         self._parents: dict[str, list[Path]] = {}
         self._missing: dict[str, bool] = {}  # candidate files and folders: known not to be there
+        self._listed: set[str] = set()  # the candidate files not there, listed in the result's `unread`
         self._found: dict[tuple[str, str, int], _Module | None] = {}  # (importer's folder, name, level) -> module
 
     def realpath(self, path: str) -> str:
@@ -55,6 +56,14 @@ class _Modules:
         except OSError:  # not there (or not reachable): realpath keeps such a last part as it is
             return full
         return os.path.realpath(full) if link else full
+
+    def _not_there(self, files: Sequence[str | None]) -> None:
+        """Record the candidate `files` found not there in `Scan.unread`: what the scan gives depends on their
+        absence (the lint cache checks each again), as it does on a file that was read."""
+        for file in files:
+            if file is not None and file not in self._listed:
+                self._listed.add(file)
+                self.result.unread.append(file)
 
     def _absent(self, path: str, files: Sequence[str | None]) -> bool:
         """Whether `path` is certainly not there (nothing of that name, or a part of it is no folder), so
@@ -130,10 +139,14 @@ class _Modules:
             folder = os.path.join(str(base), *parts)
             files = (folder + ".py" if parts else None, os.path.join(folder, "__init__.py"))
             if parts and self._absent(os.path.dirname(folder), files):
+                self._not_there(files)
                 continue
             target: Path | None = None
             for file, made in zip(files, (".py", "__init__.py"), strict=True):
-                if file is None or self._absent(file, (file,)):
+                if file is None:
+                    continue
+                if self._absent(file, (file,)):
+                    self._not_there((file,))
                     continue
                 target = base.joinpath(*parts) if target is None else target
                 candidate = target.with_suffix(".py") if made == ".py" else target / "__init__.py"
