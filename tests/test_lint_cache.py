@@ -350,3 +350,28 @@ def test_the_api_writes_no_cache_unless_asked(tmp_path: Path, monkeypatch: pytes
     assert not (tmp_path / ".templating_cache").exists()
     lint_project(["."], cache=True)
     assert (tmp_path / ".templating_cache" / "CACHEDIR.TAG").is_file()
+
+
+def test_a_module_an_import_looked_for_that_appears_outside_the_walk_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The modules an import could name that are not there are inputs of the run (looked for with a stat,
+    not read): one created since, even in a folder the walk leaves out, makes the next run lint afresh."""
+    build(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.templating]\nexclude = ["vendor/**"]\n',
+            "agent.py": (
+                "from google.adk.agents import LlmAgent\nfrom vendor.prompts import ROOT_PROMPT\n"
+                "root = LlmAgent(name='r', instruction=ROOT_PROMPT, output_key='plan')\n"
+            ),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "cache"
+    first = lint_project(["."], select="ALL", cache_dir=folder)
+    assert [d.code for d in first.diagnostics] == ["T015"]  # imported from a module not there: not checked
+    build(tmp_path, {"vendor/prompts.py": 'ROOT_PROMPT = "Use {plan}."\n'})
+    cached = lint_project(["."], select="ALL", cache_dir=folder)
+    assert shape(cached) == shape(lint_project(["."], select="ALL"))
+    assert cached.diagnostics == []

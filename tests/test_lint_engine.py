@@ -984,3 +984,27 @@ def test_two_instructions_starting_at_one_character_are_both_linted(
         assert found == [("T014", prompts, 10, 'LlmAgent(name="review").instruction')]
     else:
         assert found == []
+
+
+def test_an_unsaved_file_not_on_disk_is_followed_by_the_imports_of_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import's candidates are looked for on disk before they are read; an override (an editor's buffer
+    for a file not saved yet) is read all the same, as the file would be once saved."""
+    (tmp_path / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    (tmp_path / "agent.py").write_text(
+        "from google.adk.agents import LlmAgent\nfrom prompts import ROOT\nroot = LlmAgent(instruction=ROOT)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    prompt = 'ROOT = "Help {user:name} with {order_id}."\n'
+
+    def reached(project: Project) -> list[tuple[str, str, str]]:
+        items, _ = project.instructions("agent.py", reached=True)
+        return [(item.path, item.label, item.text) for item in items]
+
+    unsaved = reached(Project(tmp_path, overrides={"prompts.py": prompt}))
+    assert unsaved == [("prompts.py", "ROOT", "Help {user:name} with {order_id}.")]
+    assert reached(Project(tmp_path)) == []  # not on disk, not given: not found
+    (tmp_path / "prompts.py").write_text(prompt, encoding="utf-8")
+    assert reached(Project(tmp_path)) == unsaved

@@ -8,6 +8,7 @@ import shutil
 import sys
 import textwrap
 import unicodedata
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -2053,3 +2054,118 @@ def test_an_instruction_s_span_ends_in_its_own_file() -> None:
     assert (item.path, item.span.start, item.span.end) == ("p.py", 8, 27)
     assert files["p.py"][item.span.start : item.span.end] == "Tutor {user:name}. "
     assert item.locate(0, len(item.text)) == (item.path, item.span)
+
+
+def test_an_import_is_read_from_the_reader_when_it_may_give_a_file_not_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import's candidate files are first looked for on disk (one stat each); a reader of one's own
+    may give a file that is not there (an editor's unsaved buffer): unless `unsaved` says which files
+    those are, every candidate is read through it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.py").write_text(
+        "from google.adk.agents import LlmAgent\nfrom prompts import ROOT\nroot = LlmAgent(instruction=ROOT)\n",
+        encoding="utf-8",
+    )
+    unsaved = {"prompts.py": 'ROOT = "Help {user:name}."\n'}
+    asked: list[str] = []
+
+    def read(path: str) -> str:
+        asked.append(path)
+        if path in unsaved:
+            return unsaved[path]
+        return Path(path).read_text(encoding="utf-8")
+
+    def texts(**options: Any) -> list[str]:
+        asked.clear()
+        return [item.text for item in scan(["agent.py"], read=read, **options).instructions]
+
+    assert texts() == ["Help {user:name}."]  # a reader of one's own: any file may be its own
+    assert texts(unsaved=["prompts.py"]) == ["Help {user:name}."]
+    assert "prompts.py" in asked
+    assert texts(unsaved=[]) == []  # none: prompts.py is not on disk, so it is not asked for
+    assert asked == ["agent.py"]
+    (tmp_path / "prompts.py").write_text('ROOT = "On disk {user:name}."\n', encoding="utf-8")
+    assert [item.text for item in scan(["agent.py"]).instructions] == ["On disk {user:name}."]
+
+
+LITERALS = [
+    ("plain", 'P = "Hello {name}, how are you?"\n'),
+    ("single quotes", "P = 'it is {name}'\n"),
+    ("triple", 'P = """\n  Line one {a}\n  "quoted" and \'x\'\n"""\n'),
+    ("triple single", "P = '''{a} \"\"\" {b}'''\n"),
+    ("u prefix", 'P = u"{a} and {b}"\n'),
+    ("raw with backslashes", 'P = r"C:\\path\\{a}"\n'),
+    ("raw quote escaped", 'P = r"say \\"{a}\\""\n'),
+    ("escapes", 'P = "tab\\there {a}\\n"\n'),
+    ("unknown escape", 'P = "\\d+ {a}"\n'),
+    ("escaped quote", 'P = "a \\"{b}\\" c"\n'),
+    ("implicit concatenation", 'P = ("{a} " "and {b}")\n'),
+    ("concatenation of two quotes", "P = '{a}' \"{b}\"\n"),
+    ("line continuation", 'P = "one {a} \\\ntwo"\n'),
+    ("crlf", 'P = """one {a}\r\ntwo {b}\r\n"""\r\n'),
+    ("non-ascii", 'P = "héllo {a} ✓ {b}"\n'),
+    ("empty", 'P = ""\n'),
+]
+
+
+@pytest.mark.parametrize("source", [c[1] for c in LITERALS], ids=[c[0] for c in LITERALS])
+def test_a_literal_read_whole_is_placed_as_read_character_by_character(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain literal's characters are placed by a range over its body; every literal is placed exactly as
+    the character-by-character reading places it (which every other literal still goes through)."""
+    from templating.pysource import positions
+    from templating.pysource.positions import _literal, _Module
+
+    with warnings.catch_warnings():  # "\d" is an invalid escape: a warning, still a string
+        warnings.simplefilter("ignore")
+        tree = ast.parse(source)
+    module = _Module("p.py", "p.py", source, tree, linted=True)
+    node = module.bindings["P"]
+    assert isinstance(node, ast.Constant)
+    fast = _literal(module, node)
+    monkeypatch.setattr(positions, "_written_as_is", lambda *args: -1)
+    slow = _literal(module, node)
+    assert (fast.text, list(fast.starts), list(fast.ends)) == (slow.text, list(slow.starts), list(slow.ends))
+    assert fast.text == node.value
+
+
+def test_a_scan_lets_go_of_its_syntax_trees_unless_a_state_schema_needs_them() -> None:
+    """The result keeps each module's text, not its tree (a large project's trees would be walked by every
+    full pass of the garbage collector while the result lives); a state_schema= model's nested models are
+    read from the trees when first looked into, so then they are kept."""
+    plain = scan_texts({"a.py": 'from google.adk.agents import Agent\nA = Agent(instruction="Hi {name}")\n'})
+    (item,) = plain.instructions
+    assert [module.tree.body for module in item._mapped.mods] == [[]] * len(item.text)
+    path, span = item.locate(0, 2)  # places are still given, from the text
+    assert (path, plain.sources[path][span.start : span.end], span.line) == ("a.py", "Hi", 2)
+    with_schema = scan_adk2("trip_desk/agent.py")
+    assert all(m.tree.body for item in with_schema.instructions for m in item._mapped.mods)
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["collector on", "collector off"])
+@pytest.mark.parametrize("fails", [False, True], ids=["scan done", "scan raises"])
+def test_a_scan_pauses_the_garbage_collector_and_leaves_it_as_it_found_it(enabled: bool, fails: bool) -> None:
+    import gc
+
+    seen: list[bool] = []
+
+    def read(path: str) -> str:
+        seen.append(gc.isenabled())
+        if fails:
+            raise OSError("unreadable")
+        return 'ROOT_PROMPT = "Hi {name}"\n'
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        if fails:
+            with pytest.raises(OSError, match="unreadable"):
+                scan(["p.py"], read=read)
+        else:
+            assert [item.text for item in scan(["p.py"], read=read).instructions] == ["Hi {name}"]
+        assert seen == [False]
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

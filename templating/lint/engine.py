@@ -311,7 +311,9 @@ class Project:
 
     def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
         try:
-            return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
+            return _scan_safely(
+                scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root), unsaved=self.overrides
+            )
         finally:
             # A kept read error is raised again at each scan, and each raise adds that scan's frames to its
             # traceback (and with them its syntax trees): an editor's session grew by megabytes an edit.
@@ -718,10 +720,12 @@ def _no_full_collections() -> Iterator[None]:
                 gc.set_threshold(*_thresholds)
 
 
-def _scan_safely(scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str) -> Scan:
+def _scan_safely(
+    scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str, unsaved: Collection[str]
+) -> Scan:
     try:
         with _no_full_collections():
-            result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root)
+            result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved)
     except RecursionError:
         raise LintInputError(
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"

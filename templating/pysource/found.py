@@ -165,8 +165,9 @@ class Scan:
     errors: list[PythonSourceError] = field(default_factory=list)
     # every google-adk agent's state_schema= met, readable or not (the unreadable ones say why)
     state_schemas: list[StateSchema] = field(default_factory=list)
-    # the text files an instruction reads that could not be read (missing, too large, not UTF-8, outside the
-    # root): a run that depends on them not being there (the lint cache checks them again)
+    # the files the scan looked for and could not read: the text files an instruction reads (missing, too large,
+    # not UTF-8, outside the root), and the modules an import could name that are not there (found so with a
+    # `stat`, not read): a run that depends on them not being there (the lint cache checks them again)
     unread: list[str] = field(default_factory=list)
 
     @property

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from .. import places
@@ -18,22 +19,69 @@ from .syntax import _MAX_HOPS, _chain, _describe, _Scope, _short
 class _Modules:
     """The modules of a scan, parsed once each, and name resolution across them."""
 
-    def __init__(self, read: Callable[[str], str]) -> None:
+    def __init__(self, read: Callable[[str], str], unsaved: Collection[str] | None = None) -> None:
         self.read = read
+        # the names of the files `read` gives a text for that may not be on disk (None: any file may be such)
+        self.unsaved = None if unsaved is None else {os.path.basename(path) for path in unsaved}
         self.modules: dict[str, _Module] = {}
         self.result = Scan()
         self.unreadable: set[str] = set()
         # a scan's paths resolved once each (every import tries up to 24 candidate files)
         self._real: dict[str, str] = {}
+        self._real_folders: dict[str, str] = {}
         self._shown: dict[Path, str] = {}
         self._parents: dict[str, list[Path]] = {}
+        self._missing: dict[str, bool] = {}  # candidate files and folders: known not to be there
+        self._listed: set[str] = set()  # the candidate files not there, listed in the result's `unread`
+        self._found: dict[tuple[str, str, int], _Module | None] = {}  # (importer's folder, name, level) -> module
 
     def realpath(self, path: str) -> str:
-        """`os.path.realpath(path)`, computed once per path in a scan."""
+        """`os.path.realpath(path)`, computed once per path in a scan, and from its folder's (resolved once
+        per folder): a system call for the file itself only, and the whole walk again only for a link."""
         real = self._real.get(path)
         if real is None:
-            real = self._real[path] = os.path.realpath(path)
+            real = self._real[path] = self._resolved(path)
         return real
+
+    def _resolved(self, path: str) -> str:
+        folder, name = os.path.split(path)
+        if os.name != "posix" or name in ("", ".", ".."):
+            return os.path.realpath(path)
+        real_folder = self._real_folders.get(folder)
+        if real_folder is None:
+            real_folder = self._real_folders[folder] = os.path.realpath(folder or os.curdir)
+        full = os.path.join(real_folder, name)
+        try:
+            link = stat.S_ISLNK(os.lstat(full).st_mode)
+        except OSError:  # not there (or not reachable): realpath keeps such a last part as it is
+            return full
+        return os.path.realpath(full) if link else full
+
+    def _not_there(self, files: Sequence[str | None]) -> None:
+        """Record the candidate `files` found not there in `Scan.unread`: what the scan gives depends on their
+        absence (the lint cache checks each again), as it does on a file that was read."""
+        for file in files:
+            if file is not None and file not in self._listed:
+                self._listed.add(file)
+                self.result.unread.append(file)
+
+    def _absent(self, path: str, files: Sequence[str | None]) -> bool:
+        """Whether `path` is certainly not there (nothing of that name, or a part of it is no folder), so
+        neither are the `files` (it or in it): one `stat` (no file opened), its answer kept for the scan.
+        Any other failure is not certain; nor is any file named as one `read` may give without a file."""
+        if self.unsaved is None or any(file and os.path.basename(file) in self.unsaved for file in files):
+            return False
+        missing = self._missing.get(path)
+        if missing is None:
+            try:
+                os.stat(path)
+                missing = False
+            except (FileNotFoundError, NotADirectoryError):
+                missing = True
+            except (OSError, ValueError):
+                missing = False
+            self._missing[path] = missing
+        return missing
 
     # -- loading
 
@@ -63,7 +111,18 @@ class _Modules:
         return module
 
     def find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
-        """The module `name` imported from `importer` (`level` dots), if it is a file we can read."""
+        """The module `name` imported from `importer` (`level` dots), if it is a file we can read. Worked
+        out once per folder of importers (the candidates depend on the folder only), and kept for the
+        scan: a candidate read or refused once is so again, so the answer stays the same (until a text
+        file an instruction reads becomes a module: see `_Project.text_file`)."""
+        folder = os.path.dirname(importer.path if level else self.realpath(importer.path))
+        memo = (folder, name, level)
+        if memo in self._found:
+            return self._found[memo]
+        found = self._found[memo] = self._find_module(importer, name, level)
+        return found
+
+    def _find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
         parts = [p for p in name.split(".") if p]
         if level:
             base = Path(importer.path).parent
@@ -73,12 +132,24 @@ class _Modules:
         else:
             bases = self._parents.get(importer.path) or []
             if not bases:
-                bases = self._parents[importer.path] = list(Path(importer.path).resolve().parents)[:12]
+                bases = self._parents[importer.path] = list(Path(self.realpath(importer.path)).parents)[:12]
         for base in bases:
-            target = base.joinpath(*parts)
-            for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
-                if candidate is None:
+            # Most candidates are not there (`google/adk/agents.py` above each folder of the importer's): each
+            # is first looked for with one `stat` of its folder, then of itself, before its names are worked out.
+            folder = os.path.join(str(base), *parts)
+            files = (folder + ".py" if parts else None, os.path.join(folder, "__init__.py"))
+            if parts and self._absent(os.path.dirname(folder), files):
+                self._not_there(files)
+                continue
+            target: Path | None = None
+            for file, made in zip(files, (".py", "__init__.py"), strict=True):
+                if file is None:
                     continue
+                if self._absent(file, (file,)):
+                    self._not_there((file,))
+                    continue
+                target = base.joinpath(*parts) if target is None else target
+                candidate = target.with_suffix(".py") if made == ".py" else target / "__init__.py"
                 if level:
                     shown = str(candidate)
                 else:

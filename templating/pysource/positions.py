@@ -14,6 +14,8 @@ from ..nodes import Span
 from ..places import line_starts, span_at
 from .reading import _field_end
 
+_EMPTY_TREE = ast.Module(body=[], type_ignores=[])
+
 
 class _Module:
     """One parsed `.py` file: its text, its tree, and its module-level names."""
@@ -41,9 +43,9 @@ class _Module:
 
     @property
     def preorder(self) -> _Preorder:
-        """Every node of the tree, parents before children and in the order written (operators and
-        load/store markers left out), each with the function or lambda it is in: the one walk the scan's
-        passes share."""
+        """The nodes the scan's passes act on (calls, binary operations, assignments, functions), parents
+        before children and in the order written, each with the function or lambda it is in: the one walk
+        of the whole tree the scan's passes share."""
         if self._preorder is None:
             self._preorder = _walk_preorder(self.tree)
         return self._preorder
@@ -51,6 +53,14 @@ class _Module:
     def forget_walks(self) -> None:
         """Drop the lists of nodes (a scan's result keeps its modules; the lists are for the scan only)."""
         self._nodes = self._preorder = None
+
+    def forget_tree(self) -> None:
+        """Drop the syntax tree and the names bound to its nodes, once the scan is done: what a scan's result
+        reads of a module is its path, text and lines. Kept, the trees of a large project (millions of
+        objects) would be walked by each full pass of the garbage collector for as long as the result lives."""
+        self.forget_walks()
+        self.tree = _EMPTY_TREE
+        self.bindings = {}
 
     @property
     def line_starts(self) -> list[int]:
@@ -120,12 +130,18 @@ def _walk(node: ast.AST) -> list[ast.AST]:
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# The nodes the scan's passes act on (calls, `%`, assignments, functions); the others are walked through only.
+_ACTED_ON = frozenset({ast.Call, ast.BinOp, ast.Assign, ast.AugAssign, ast.AnnAssign, *_FUNCTIONS})
+# Nodes that never hold another node: not even put on the walk's stack.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.alias, ast.Load, ast.Store, ast.Del})
 
 
 class _Preorder:
-    """A tree's nodes in preorder; `owners[i]`: the function or lambda `nodes[i]` is in (None: the module);
-    `depths`: how deep each function or lambda is (by `id`), so a pass can prefer the shallowest as
-    `ast.walk` (breadth first) would meet it first."""
+    """The nodes of a tree the scan's passes act on (`_ACTED_ON`: calls, `%` and other binary
+    operations, assignments, functions and lambdas), parents before children and in the order written;
+    `owners[i]`: the function or lambda `nodes[i]` is in (None: the module); `depths`: how deep each
+    function or lambda is in the tree (by `id`), so a pass can prefer the shallowest as `ast.walk`
+    (breadth first) would meet it first."""
 
     __slots__ = ("depths", "nodes", "owners")
 
@@ -134,20 +150,35 @@ class _Preorder:
 
 
 def _walk_preorder(tree: ast.AST) -> _Preorder:
+    """Every node of `tree` walked once (without recursion: any depth), the ones acted on listed. The
+    children are read as `_children` reads them, inlined: this walk visits every node of every file."""
     nodes: list[ast.AST] = []
     owners: list[ast.AST | None] = []
     depths: dict[int, int] = {}
     stack: list[tuple[ast.AST, ast.AST | None, int]] = [(tree, None, 0)]
+    pop, push = stack.pop, stack.append
+    fields_of, acted_on, leaves, functions, node_type = _CHILD_FIELDS.get, _ACTED_ON, _LEAVES, _FUNCTIONS, ast.AST
     while stack:
-        node, owner, depth = stack.pop()
-        nodes.append(node)
-        owners.append(owner)
-        if isinstance(node, _FUNCTIONS):
-            depths[id(node)] = depth
-            owner = node
-        children = _children(node)
-        children.reverse()
-        stack += [(child, owner, depth + 1) for child in children]
+        node, owner, depth = pop()
+        kind = type(node)
+        if kind in acted_on:
+            nodes.append(node)
+            owners.append(owner)
+            if kind in functions:
+                depths[id(node)] = depth
+                owner = node
+        fields = fields_of(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _MARKER_FIELDS)
+        depth += 1
+        for name in reversed(fields):  # pushed last first: popped in the order written
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in reversed(value):
+                    if isinstance(item, node_type) and type(item) not in leaves:
+                        push((item, owner, depth))
+            elif isinstance(value, node_type) and type(value) not in leaves:
+                push((value, owner, depth))
     return _Preorder(nodes, owners, depths)
 
 
@@ -195,12 +226,16 @@ class _Mapped:
 
     __slots__ = ("ends", "mods", "starts", "text")
 
-    def __init__(self, text: str, mods: list[_Module], starts: list[int], ends: list[int]) -> None:
+    def __init__(self, text: str, mods: list[_Module], starts: Sequence[int], ends: Sequence[int]) -> None:
+        # `starts`/`ends`: lists, or ranges for a run of characters each written as itself (a plain literal)
         self.text, self.mods, self.starts, self.ends = text, mods, starts, ends
 
     def __add__(self, other: _Mapped) -> _Mapped:
         return _Mapped(
-            self.text + other.text, self.mods + other.mods, self.starts + other.starts, self.ends + other.ends
+            self.text + other.text,
+            self.mods + other.mods,
+            [*self.starts, *other.starts],
+            [*self.ends, *other.ends],
         )
 
     def pick(self, keep: Sequence[int], text: str) -> _Mapped:
@@ -246,6 +281,9 @@ def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     text = module.text
     start = module.offset(node.lineno, node.col_offset)
     end = module.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+    at = _written_as_is(text, start, end, value)
+    if at >= 0:  # each character where it is written, one after another: no list of places to build
+        return _Mapped(value, [module] * len(value), range(at, at + len(value)), range(at + 1, at + len(value) + 1))
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -256,6 +294,30 @@ def _literal(module: _Module, node: ast.Constant) -> _Mapped:
     if "".join(chars) != value:
         return _Mapped(value, [module] * len(value), [start] * len(value), [end] * len(value))
     return _Mapped(value, [module] * len(value), starts, ends)
+
+
+def _written_as_is(text: str, start: int, end: int, value: str) -> int:
+    """Where the body of the literal `text[start:end]` starts when it is one literal (no implicit
+    concatenation: its quote appears nowhere inside it), not a bytes, f- or t-string, whose body is
+    `value` character for character (no escape sequence, line continuation or `\r` changes it): each
+    character of `value` is then written at its place in that body. -1 otherwise (read it character by
+    character)."""
+    i = start
+    while i < end and text[i].isalpha():
+        i += 1
+    if text[start:i].lower() not in ("", "r", "u"):
+        return -1
+    quote = text[i : i + 3]
+    if quote not in ('"""', "'''"):
+        quote = text[i : i + 1]
+        if quote not in ('"', "'"):
+            return -1
+    body_start, body_end = i + len(quote), end - len(quote)
+    if body_end < body_start or not text.startswith(quote, body_end):
+        return -1
+    if text.find(quote, body_start, body_end) >= 0 or text[body_start:body_end] != value:
+        return -1
+    return body_start
 
 
 @functools.cache

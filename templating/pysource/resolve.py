@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from ..template import parse
 from .found import Instruction, Kind, Skipped, StateSchema
@@ -35,8 +35,14 @@ _MAX_TEXT_BYTES = 1_000_000
 class _Project(_Modules):
     """The modules of a scan, what their expressions stand for, and what was found in them."""
 
-    def __init__(self, read: Callable[[str], str], suffixes: Sequence[str], root: str | None = None) -> None:
-        super().__init__(read)
+    def __init__(
+        self,
+        read: Callable[[str], str],
+        suffixes: Sequence[str],
+        root: str | None = None,
+        unsaved: Collection[str] | None = None,
+    ) -> None:
+        super().__init__(read, unsaved)
         self.root = os.path.realpath(root if root is not None else os.getcwd())
         self.suffixes = tuple(s.upper() for s in suffixes)
         self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions
@@ -46,6 +52,14 @@ class _Project(_Modules):
         # constants used as str.format / % templates (PROMPT.format(text=...)): Python's {}, not state keys
         self.formatted: set[tuple[str, str]] = set()
         self.returning: set[ast.AST] = set()  # functions whose return is being resolved (recursion)
+        self.models = ModelReader(self.class_named)
+
+    def forget(self) -> None:
+        """Drop what the scan kept of the syntax trees once it is done (the trees go with their last
+        reference, not at the garbage collector's next full pass)."""
+        self.modules.clear()
+        self.given_state.clear()
+        self.returning.clear()
         self.models = ModelReader(self.class_named)
 
     # -- resolving expressions to strings
@@ -197,6 +211,7 @@ class _Project(_Modules):
                 raw = data.decode("utf-8").removeprefix("\ufeff")
                 module = _Module(path, real, raw, ast.Module(body=[], type_ignores=[]), linted=False)
                 self.modules[real] = module
+                self._found.clear()  # an import of this file now finds it
                 self.result.sources[path] = raw
         except OSError as exc:
             return f"{what} reads {path}, which cannot be read ({exc.strerror or exc})"

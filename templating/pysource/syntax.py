@@ -4,26 +4,87 @@ of a file a function reads next to its module, dotted names, call arguments, sho
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
-from .positions import _children, _Module, _walk
+from .positions import _CHILD_FIELDS, _children, _Module, _walk
 
 # How far a chain of names, imports or nested expressions is followed (input cannot reach the recursion limit).
 _MAX_HOPS = 40
 
 
-@dataclass(slots=True)
 class _Scope:
-    """The names a function binds, with the expressions assigned to them in its body."""
+    """The names a function binds, with the expressions assigned to them in its body; `state_params`: its
+    parameters that hold session state (named state, annotated State, or given ctx.state by a caller).
 
-    params: set[str]
-    assigned: dict[str, list[ast.expr]]
-    others: set[str]
-    # parameters that hold session state: named state, annotated State, or given ctx.state by a caller
-    state_params: set[str] = field(default_factory=set)
+    Made at once, or by [`later`][templating.pysource.syntax._Scope.later] when it is first read: the scan
+    meets every function of every file, and reads the scope of few of them."""
+
+    __slots__ = ("_assigned", "_build", "_others", "_params", "_state_params")
+
+    def __init__(
+        self,
+        params: set[str],
+        assigned: dict[str, list[ast.expr]],
+        others: set[str],
+        state_params: set[str] | None = None,
+    ) -> None:
+        self._params, self._assigned, self._others = params, assigned, others
+        self._state_params = set() if state_params is None else state_params
+        self._build: Callable[[], _Scope] | None = None
+
+    @classmethod
+    def later(cls, build: Callable[[], _Scope]) -> _Scope:
+        """The scope `build()` makes, made when one of its names is first read."""
+        scope = cls.__new__(cls)
+        scope._build = build
+        return scope
+
+    def _made(self) -> None:
+        build = self._build
+        if build is not None:
+            self._build = None
+            made = build()
+            self._params, self._assigned, self._others = made.params, made.assigned, made.others
+            self._state_params = made.state_params
+
+    @property
+    def params(self) -> set[str]:
+        self._made()
+        return self._params
+
+    @params.setter
+    def params(self, value: set[str]) -> None:
+        self._made()
+        self._params = value
+
+    @property
+    def assigned(self) -> dict[str, list[ast.expr]]:
+        self._made()
+        return self._assigned
+
+    @property
+    def others(self) -> set[str]:
+        self._made()
+        return self._others
+
+    @others.setter
+    def others(self, value: set[str]) -> None:
+        self._made()
+        self._others = value
+
+    @property
+    def state_params(self) -> set[str]:
+        self._made()
+        return self._state_params
+
+    @state_params.setter
+    def state_params(self, value: set[str]) -> None:
+        self._made()
+        self._state_params = value
 
     def binds(self, name: str) -> bool:
-        return name in self.params or name in self.assigned or name in self.others
+        self._made()
+        return name in self._params or name in self._assigned or name in self._others
 
 
 def _final_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | str:
@@ -57,6 +118,9 @@ def _returns_and_yields(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[l
     return returns, yields
 
 
+_NAMED_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
 def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _Scope:
     args = func.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
@@ -65,30 +129,49 @@ def _function_scope(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
     others: set[str] = set()
     body = func.body if isinstance(func.body, list) else []
     stack: list[ast.AST] = list(body)
+    pop, push, node_type, name_type, fields_of = stack.pop, stack.append, ast.AST, ast.Name, _CHILD_FIELDS.get
     while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            others.add(node.name)
+        node = pop()
+        kind = type(node)
+        if kind is name_type:
+            if isinstance(node.ctx, ast.Store):  # type: ignore[attr-defined]
+                others.add(node.id)  # type: ignore[attr-defined]  # for targets, with targets, +=, walrus
             continue
-        if isinstance(node, ast.Lambda):
+        if kind in _NAMED_DEFINITIONS:
+            others.add(node.name)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, ast.Assign):
+        if kind is ast.Lambda:
+            continue
+        if kind is ast.Assign:
+            assert isinstance(node, ast.Assign)
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     assigned.setdefault(target.id, []).append(node.value)
                 else:
-                    stack.append(target)
-            stack.append(node.value)
+                    push(target)
+            push(node.value)
             continue
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            assigned.setdefault(node.target.id, []).append(node.value)
-            stack.append(node.value)
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            others.add(node.id)  # for targets, with targets, augmented assignments, walrus
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        stack += _children(node)
+        if kind is ast.AnnAssign:
+            assert isinstance(node, ast.AnnAssign)
+            if isinstance(node.target, ast.Name) and node.value is not None:
+                assigned.setdefault(node.target.id, []).append(node.value)
+                push(node.value)
+                continue
+        if kind is ast.Import or kind is ast.ImportFrom:
+            others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)  # type: ignore[attr-defined]
+        # the children as `_children` gives them, in its order, less the constants (nothing to find in them)
+        fields = fields_of(kind)
+        if fields is None:
+            _children(node)  # fills in the class's fields
+            fields = _CHILD_FIELDS[kind]
+        for field_name in fields:
+            value = getattr(node, field_name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type) and type(item) is not ast.Constant:
+                        push(item)
+            elif isinstance(value, node_type) and type(value) is not ast.Constant:
+                push(value)
     for name in list(assigned):
         if name in others:  # also bound another way (a loop, +=): not one known value
             assigned[name].append(ast.Name("<rebound>"))

@@ -4,7 +4,11 @@ enclosing function), and [`scan`][templating.pysource.scan], which runs it over 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+import contextlib
+import functools
+import gc
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 from .found import CONSTANT_SUFFIXES, Kind, Scan, Skipped, StateSchema, Write
 from .positions import _Module
@@ -24,6 +28,7 @@ from .syntax import (
     _str_value,
 )
 
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign})
 _TEMPLATING_SOURCES = {"instruction", "Template", "parse", "render", "jinja"}
 _AGENT_KWARGS = ("instruction", "global_instruction")
 _ADK_AGENTS = {"Agent", "LlmAgent"}
@@ -109,27 +114,21 @@ class _Visitor:
         return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
     def walk(self) -> None:
-        """Every node of the module, parents first, each in the scope of the function it is in."""
+        """Every node acted on (see `_Module.preorder`), parents first, each in the scope of the function
+        it is in. A function's scope is made when first read (`_Scope.later`): most are never read."""
         walked = self.module.preorder
         scopes: dict[int, _Scope] = {}  # each function's scope, by id
+        call, assign, binop, call_type = self.call, _ASSIGNMENTS, ast.BinOp, ast.Call
         for item, owner in zip(walked.nodes, walked.owners, strict=True):
             here = None if owner is None else scopes[id(owner)]
-            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                inner = _function_scope(item)
-                inner.state_params |= self.given_state.get(item, set()) - inner.assigned.keys() - inner.others
-                if here is not None:  # names of the enclosing function that this one does not bind
-                    inner.state_params |= {s for s in here.state_params if not inner.binds(s)}
-                    for name, values in here.assigned.items():
-                        if not inner.binds(name):
-                            inner.assigned[name] = values
-                    inner.params |= {p for p in here.params if not inner.binds(p)}
-                    inner.others |= {o for o in here.others if not inner.binds(o)}
-                scopes[id(item)] = inner
-            elif isinstance(item, ast.Call):
-                self.call(item, here)
-            elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Mod):
-                self.formatted(item.left, here)
-            elif isinstance(item, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            kind = type(item)
+            if kind is call_type:
+                call(item, here)  # type: ignore[arg-type]
+            elif kind is binop:
+                if isinstance(item.op, ast.Mod):  # type: ignore[attr-defined]
+                    self.formatted(item.left, here)  # type: ignore[attr-defined]
+            elif kind in assign:
+                assert isinstance(item, ast.Assign | ast.AugAssign | ast.AnnAssign)
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 for target in targets:
                     self.assignment(target, item.value, here)
@@ -140,6 +139,23 @@ class _Visitor:
                         and self.module.bindings.get(target.id) is item.value
                     ):  # B = instruction("..."): a module constant, named B
                         self.names_for.setdefault(id(item.value), []).append(target.id)
+            else:  # a function or a lambda
+                assert isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                scopes[id(item)] = _Scope.later(functools.partial(self.scope_of, item, here))
+
+    def scope_of(self, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, enclosing: _Scope | None) -> _Scope:
+        """The scope of `func` in the function `enclosing` it (None: at module level): its own names, the
+        parameters callers give state, and the enclosing function's names it does not bind itself."""
+        inner = _function_scope(func)
+        inner.state_params |= self.given_state.get(func, set()) - inner.assigned.keys() - inner.others
+        if enclosing is not None:  # names of the enclosing function that this one does not bind
+            inner.state_params |= {s for s in enclosing.state_params if not inner.binds(s)}
+            for name, values in enclosing.assigned.items():
+                if not inner.binds(name):
+                    inner.assigned[name] = values
+            inner.params |= {p for p in enclosing.params if not inner.binds(p)}
+            inner.others |= {o for o in enclosing.others if not inner.binds(o)}
+        return inner
 
     # -- instructions
 
@@ -168,8 +184,8 @@ class _Visitor:
             return
         last = origin.rsplit(".", 1)[-1]
         head = origin.lstrip(".").split(".")[0]
-        callee = _short(call.func)
         if head == "templating" and last in _TEMPLATING_SOURCES:
+            callee = _short(call.func)
             arg = _source_arg(call)
             if arg is None or self.is_provider(arg):
                 return
@@ -194,6 +210,7 @@ class _Visitor:
             site = f"{callee}(...)"
             project.add(module, arg, scope, dialect=dialect, site=site, names=names, state_schemas=agents_schemas)
         elif (head == "templating" and last == "Agent") or (head == "google" and last in _ADK_AGENTS):
+            callee = _short(call.func)
             dialect = "angle" if head == "templating" else "adk"
             name = _str_value(_keyword(call, "name"))
             shown = f"{callee}(name={name!r})" if name is not None else f"{callee}(...)"
@@ -370,7 +387,7 @@ class _Visitor:
             state = _keyword(call, "state")
             if state is not None:
                 self.dict_keys(state, f"{called}(state=...)", scope)
-        if isinstance(func, ast.Attribute) and _is_state(func.value, scope):
+        if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault") and _is_state(func.value, scope):
             if func.attr == "update":
                 for arg in call.args:
                     self.dict_keys(arg, ".state.update(...)", scope)
@@ -396,6 +413,7 @@ def scan(
     read: Callable[[str], str] = _read_python,
     keep_going: bool = False,
     root: str | None = None,
+    unsaved: Collection[str] | None = None,
 ) -> Scan:
     """Find the instructions and state writes of the Python files `paths` (parsed, never run).
 
@@ -416,8 +434,52 @@ def scan(
         root: Bounds the text files an instruction is read from
             (`load_instruction_from_file("writer.txt")`): only regular files inside it are read.
             Default: the current folder.
+        unsaved: With a `read` of your own, the files it may give a text for that are not on disk (an
+            editor's unsaved buffers): an import is looked for on disk first (one `stat`), and read only
+            when the file is there or named as one of these. None (the default with such a `read`):
+            any file may be read without being on disk, so every candidate of an import is read.
     """
-    project = _Project(read, suffixes, root)
+    if unsaved is None and read is _read_python:
+        unsaved = ()  # the default reader reads files on disk only
+    with _collector_paused():
+        return _scan(paths, suffixes, read, keep_going, root, unsaved)
+
+
+_pausing = threading.Lock()
+_paused = 0  # scans running (threads: the language server)
+_resume = False  # whether the collector was on when the first of them started
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while scans run, and resumed when the last ends (if it was on
+    when the first started). A scan makes a syntax tree per file, keeps every one until it is done and
+    then lets go of them (unless a `state_schema=` model still reads them): the collector would walk
+    each tree at least twice while it grows and find no cycle in it (a tenth of a large scan)."""
+    global _paused, _resume
+    with _pausing:
+        if _paused == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _paused += 1
+    try:
+        yield
+    finally:
+        with _pausing:
+            _paused -= 1
+            if _paused == 0 and _resume:
+                gc.enable()
+
+
+def _scan(
+    paths: Sequence[str],
+    suffixes: Sequence[str],
+    read: Callable[[str], str],
+    keep_going: bool,
+    root: str | None,
+    unsaved: Collection[str] | None,
+) -> Scan:
+    project = _Project(read, suffixes, root, unsaved)
     modules: list[_Module] = []
     for path in paths:
         try:
@@ -433,6 +495,13 @@ def scan(
     for visitor in visitors:
         visitor.run()
     project.add_unused_constants(modules)
-    for module in project.modules.values():
-        module.forget_walks()
-    return project.result
+    found = project.result
+    if any(state.schema is not None for state in found.state_schemas):
+        # a state_schema= model's nested models are read from the trees when a key first goes into them
+        for module in project.modules.values():
+            module.forget_walks()
+    else:
+        for module in project.modules.values():
+            module.forget_tree()
+        project.forget()
+    return found
