@@ -21,7 +21,7 @@ from .adk_schema import check_against_schema
 from .project import FileSkipped, LintInputError
 from .reach import flagged, reported_in
 from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
-from .result import FileFindings, LintResult, checked, per_file
+from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.state_schema import unread_state_schemas
@@ -29,11 +29,14 @@ from .selection import ProjectFiles
 from .suppress import apply_suppressions, read_suppressions
 
 if TYPE_CHECKING:
-    from ..pysource import Instruction, Scan
+    from ..pysource import Instruction, Scan, Write
 
 __all__ = ["ProjectFindings"]
 
 _Findings = dict[str, FileFindings]
+# An instruction's own findings (see ProjectFindings._own_findings): the instruction, its lint, those against
+# its state_schema= models, where T014 stays quiet, and its template.
+_Own = tuple["Instruction", list[Diagnostic], list[Diagnostic], frozenset[tuple[Any, ...]], CheckedTemplate]
 
 
 class ProjectFindings(ProjectFiles):
@@ -47,6 +50,7 @@ class ProjectFindings(ProjectFiles):
         found = self._run_scan(scan, self._usable(files, named=given))
         self._scan = found
         self._last = None
+        self._ids = {}  # (the other kept facts are those of the instructions of the next findings)
         self._writes = {}
         for write in found.writes:
             self._writes.setdefault(write.path, []).append(write)
@@ -111,23 +115,40 @@ class ProjectFindings(ProjectFiles):
         ]
         instructions = [item for item in found.instructions if item.path in shown_in]
         given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
+        if written != self._unwritten_for:
+            self._unwritten, self._unwritten_for = {}, written
+        kept_own, kept_unwritten = self._own, self._unwritten
+        self._own, self._unwritten = {}, {}  # those of the instructions of this scan only: no other is kept
+        writes: list[Write] | None = None
         for item in instructions:
-            here = lint_instruction(item, schema=self.schema, select=codes, allow=config.allow)
+            own = kept_own.get(id(item))
+            if own is None or own[0] is not item:
+                own = self._own_findings(item)
+            self._own[id(item)] = own
+            _, linted, against, quiet, _ = own
+            here = linted
             if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
-                # the first writer in the project's files' order, whatever order they were scanned in
-                writes = sorted((w for ws in self._writes.values() for w in ws), key=lambda w: (w.path, w.span.start))
+                if (
+                    writes is None
+                ):  # the first writer in the project's files' order, whatever order they were scanned in
+                    writes = sorted(
+                        (w for ws in self._writes.values() for w in ws), key=lambda w: (w.path, w.span.start)
+                    )
                 here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
-            quiet = {(d.path, d.span.start) for d in here if d.code == "T007" and d.span}
-            if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
-                against = check_against_schema(item, select=codes)
-                here += against
-                quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
+            here = here + against
             if written is not None:
-                here += [
-                    d
-                    for d in never_written(item, written, schema=self.schema)
-                    if (d.path, d.span and d.span.start) not in quiet
-                ]
+                unwritten = kept_unwritten.get(id(item))
+                if unwritten is None or unwritten[0] is not item:
+                    unwritten = (
+                        item,
+                        [
+                            d
+                            for d in never_written(item, written, schema=self.schema)
+                            if (d.path, d.span and d.span.start) not in quiet
+                        ],
+                    )
+                self._unwritten[id(item)] = unwritten
+                here += unwritten[1]
             for d in here:
                 if d.span is not None and item.given_at:
                     given_at.setdefault((d.path, d.span.start, d.span.end, d.code), []).extend(item.given_at)
@@ -160,7 +181,19 @@ class ProjectFindings(ProjectFiles):
                     result.python[path] = 0
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
-            result.templates.append(checked(item))
+            result.templates.append(self._own[id(item)][4])
+
+    def _own_findings(self, item: Instruction) -> _Own:
+        """What `item`'s findings owe to it alone: its own lint, those against its agents' `state_schema=`
+        models, the places where T014 stays quiet, and its template."""
+        codes = self.codes
+        linted = lint_instruction(item, schema=self.schema, select=codes, allow=self.config.allow)
+        quiet = {(d.path, d.span.start) for d in linted if d.code == "T007" and d.span}
+        against: list[Diagnostic] = []
+        if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
+            against = check_against_schema(item, select=codes)
+            quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
+        return item, linted, against, frozenset(quiet), checked(item)
 
     def _suppressed(
         self,
@@ -177,13 +210,18 @@ class ProjectFindings(ProjectFiles):
             places.add(d.path or "")
             if d.span is not None:
                 places.update(path for path, _ in given_at.get((d.path, d.span.start, d.span.end, d.code), ()))
-        files = {
-            path: read_suppressions(path, found.sources[path])
-            for path in places
-            if path.endswith(".py") and path in found.sources
-        }
-        linted = {item.key for item in instructions}
-        unsure = [place for item in found.instructions if item.key not in linted for place in item.given_at]
+        kept, self._comments = self._comments, {}
+        files = {}
+        for path in places:
+            if path.endswith(".py") and path in found.sources:
+                text = found.sources[path]
+                known = kept.get(path)
+                if known is None or known[0] is not text:  # read again only when the text changed
+                    known = (text, read_suppressions(path, text))
+                self._comments[path] = known
+                files[path] = known[1]
+        linted = {id(item) for item in instructions}  # (a scan's instructions are distinct by key)
+        unsure = [place for item in found.instructions if id(item) not in linted for place in item.given_at]
         return apply_suppressions(
             findings,
             given_at,
@@ -205,6 +243,10 @@ class ProjectFindings(ProjectFiles):
 _collections = threading.Lock()
 _scans = 0  # scans running (threads: the language server)
 _thresholds = gc.get_threshold()
+
+
+def _place(write: Write) -> tuple[str, int]:
+    return write.path, write.span.start
 
 
 @contextlib.contextmanager

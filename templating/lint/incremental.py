@@ -93,8 +93,8 @@ class IncrementalProject(ProjectFindings):
         usable = self._usable([*context, *([] if target in context else [target])], named=(target,))
         texts = {name: self._text_of(name) for name in usable}
         texts.setdefault(target, "")
-        given_in = [item.given_in for item in old.instructions]
-        rescanned = self._graph.affected(target, texts, previous, given_in)
+        ids = [self._identity(item) for item in old.instructions]
+        rescanned = self._graph.affected(target, texts, previous, [given for _, _, given in ids])
         from ..pysource import Scan, scan
 
         sub = self._run_scan(scan, [name for name in usable if name in rescanned])
@@ -107,9 +107,9 @@ class IncrementalProject(ProjectFindings):
             self._errors[error.path] = error
         # Kept: what no file scanned again gives (those give theirs anew), each by its identity.
         found: dict[InstructionKey, Instruction] = {
-            item.key: item for item in old.instructions if rescanned.isdisjoint(item.given_in)
+            key: item for item, key, given in ids if rescanned.isdisjoint(given)
         }
-        found.update({item.key: item for item in sub.instructions})
+        found.update({self._identity(item)[1]: item for item in sub.instructions})
         sources = {name: source for name, source in old.sources.items() if name not in rescanned}
         merged = Scan(
             instructions=list(found.values()),
@@ -122,12 +122,22 @@ class IncrementalProject(ProjectFindings):
         self._scan = merged
         self.scanned_again = frozenset(
             {*rescanned, *(item.path for item in sub.instructions)}
-            | {item.path for item in old.instructions if not rescanned.isdisjoint(item.given_in)}
+            | {item.path for item, _, given in ids if not rescanned.isdisjoint(given)}
         )
+        kept, self._ids = self._ids, {}  # those of the instructions of this scan only
+        for item in merged.instructions:
+            self._ids[id(item)] = kept.get(id(item)) or self._identity(item)
         after = self._all_findings(merged, context if target in context else [*context, target])
         self._last = after
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
         return self._leveled(of_files(after, sorted(changed), root=self.root))
+
+    def _identity(self, item: Instruction) -> tuple[Instruction, InstructionKey, tuple[str, ...]]:
+        """`item` with its key and the files giving it, worked out once while the scan keeps it."""
+        known: tuple[Instruction, InstructionKey, tuple[str, ...]] | None = self._ids.get(id(item))
+        if known is None or known[0] is not item:
+            known = self._ids[id(item)] = (item, item.key, item.given_in)
+        return known
 
     def _text_of(self, name: str) -> str:
         text = self.overrides.get(name)

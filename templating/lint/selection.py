@@ -118,6 +118,13 @@ class ProjectFiles:
         # given by one scanned again): what a caller keeping its own view of the scan must take again
         self.scanned_again: frozenset[str] = frozenset()
         self._graph = ImportGraph()  # which files' scans may read which, kept between edits
+        # kept by `findings` for the instructions of the last scan: each one's own findings, its T014 findings
+        # for the keys written (`_unwritten_for`), and each file's suppression comments with the text read
+        self._own: dict[int, Any] = {}
+        self._unwritten: dict[int, Any] = {}
+        self._unwritten_for: frozenset[str] | None = None
+        self._comments: dict[str, Any] = {}
+        self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
 
     # -- which files
 
@@ -202,12 +209,12 @@ class ProjectFiles:
     # -- reading Python files
 
     def _read_python(self, path: str, *, named: bool) -> str:
-        from ..pysource import python_text
-
         if path in self.overrides:
             return self.overrides[path]
         cached = self._texts.get(path)
         if cached is None:
+            from ..pysource import python_text
+
             try:
                 cached = python_text(self._read_bytes(path, named=named))
             except (OSError, FileSkipped, UnicodeDecodeError) as exc:
