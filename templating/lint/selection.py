@@ -224,6 +224,17 @@ class ProjectFiles:
             raise cached
         return cached
 
+    def kept_texts(self, paths: Iterable[str]) -> list[str | Exception | None]:
+        """The text of each Python file of `paths` (absolute, or as findings show them) as the project last
+        read it (an unsaved text first), the error reading it met, or None when it was not read: what another
+        view of the project (the language server's index) takes instead of reading the files again."""
+        show = _Shower(self.root)
+        out: list[str | Exception | None] = []
+        for path in paths:
+            name = show(path) if os.path.isabs(path) else path
+            out.append(self.overrides[name] if name in self.overrides else self._texts.get(name))
+        return out
+
     def _read_bytes(self, path: str, *, named: bool) -> bytes:
         """A file's bytes: one the user named as it is; one found by walking without following a
         link at its end (its folders are the walk's, inside the root), or through its link once the
