@@ -72,7 +72,10 @@ class ProjectFindings(ProjectFiles):
 
     def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
         try:
-            return _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
+            found = _scan_safely(scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root))
+            for error in found.errors:  # its frames hold the scan whole (every module read, every tree)
+                error.__traceback__ = error.__context__ = error.__cause__ = None
+            return found
         finally:
             # A kept read error is raised again at each scan, and each raise adds that scan's frames to its
             # traceback (and with them its syntax trees): an editor's session grew by megabytes an edit.

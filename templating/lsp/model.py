@@ -87,7 +87,8 @@ class Index:
         self.sources: dict[str, str] = {}
         self.unreadable: dict[str, tuple[str, str]] = {}
         self._checked: dict[str, str] = {}
-        self._agents: dict[str, tuple[str, dict[int, str]]] = {}  # by file: its text, its agents by output_key
+        self._agents: dict[str, tuple[str, dict[int, str]]] = {}
+        self._absolutes: dict[str, str] = {}  # by file: its text, its agents by output_key
         entries = project.walker.entries(project.root)
         include = project.config.include
         for entry in entries:  # links the walk leaves unread (out of the root, dangling, a loop): one E003 each
@@ -166,23 +167,33 @@ class Index:
             self.unreadable.pop(_absolute(path), None)
         self._absorb(found, paths, full=False)
 
+    def _absolute(self, path: str) -> str:
+        """`path` made absolute, worked out once per name: an edit's findings name every file of the
+        project, and the server's current folder does not change."""
+        known = self._absolutes.get(path)
+        if known is None:
+            known = self._absolutes[path] = _absolute(path)
+        return known
+
     def _absorb(self, found: Scan, paths: Iterable[str], *, full: bool) -> None:
-        chosen = {_absolute(p) for p in paths}
+        absolute = self._absolute
+        chosen = {absolute(p) for p in paths}
         if not full:
             for path in chosen:
                 self.writes.pop(path, None)
                 self.readings.pop(path, None)
                 self.instructions.pop(path, None)
         for path, text in found.sources.items():
-            if full or _absolute(path) in chosen or _absolute(path) not in self.sources:
-                self.sources[_absolute(path)] = text
+            name = absolute(path)
+            if full or name in chosen or name not in self.sources:
+                self.sources[name] = text
         for write in found.writes:
-            path = _absolute(write.path)
+            path = absolute(write.path)
             if path not in chosen:
                 continue
             self.writes.setdefault(path, []).append(_written(write, path))
         for item in found.instructions:
-            path = _absolute(item.path)
+            path = absolute(item.path)
             if path not in chosen and not full:
                 continue
             if any(i.key == item.key for i in self.instructions.get(path, [])):
@@ -197,8 +208,8 @@ class Index:
                 continue
             for node in template.placeholders:
                 where, span = item.locate(node.span.start, node.span.end)
-                self.readings.setdefault(_absolute(where), []).append(
-                    Reading(_absolute(where), span.start, span.end, node, item.dialect, item.label, item)
+                self.readings.setdefault(absolute(where), []).append(
+                    Reading(absolute(where), span.start, span.end, node, item.dialect, item.label, item)
                 )
 
     def agent_of(self, write: Written) -> str | None:
