@@ -17,7 +17,7 @@ References measured in the same run: `templating lint` of the same project as a 
 `ast.parse` of the open files (the least any edit costs). Wall times on a loaded machine are
 inflated: read the ratios.
 
-    python bench/bench_lsp_corpus.py [--edits N] [--copy-edits N] [--copies N] [--skip-copies]
+    python bench/bench_lsp_corpus.py [--edits N] [--copy-edits N] [--copies N] [--skip-copies] [--edit-agent]
 """
 
 from __future__ import annotations
@@ -51,6 +51,10 @@ OPEN = [
 ]
 EDITED = "travel_concierge/prompt.py"
 ANCHOR = "- You help users to discover"  # typing happens right before this, inside ROOT_AGENT_INSTR
+# --edit-agent: typing in the root agent's module instead (its description=), which most of the project
+# imports or is imported by: the edit whose scan reaches the most files
+EDITED_AGENT = "travel_concierge/agent.py"
+ANCHOR_AGENT = "A Travel Conceirge using"
 
 
 def rss_mib(pid: int) -> float:
@@ -86,7 +90,9 @@ def renamed_copies(dest: Path, copies: int) -> None:
                 py.write_text(words.sub(rf"\1_c{i}", text), encoding="utf-8", errors="surrogateescape")
 
 
-async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str, float | list[float]]:
+async def drive(
+    root: Path, project: Path, package: str, edits: int, *, agent: bool = False
+) -> dict[str, float | list[float]]:
     """Start the server on `root`, open the 5 files of `project` (its package named `package`),
     type `edits` characters; the figures."""
     client = LanguageClient("bench", "1")
@@ -131,10 +137,10 @@ async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str
     opened = time.perf_counter() - started
     rss_open = rss_mib(pid)
     cpu_open = cpu_seconds(pid)
-    edited = paths[OPEN.index(EDITED)]
+    edited = paths[OPEN.index(EDITED_AGENT if agent else EDITED)]
     uri = edited.as_uri()
     text = edited.read_text(encoding="utf-8")
-    at = text.index(ANCHOR)
+    at = text.index(ANCHOR_AGENT if agent else ANCHOR)
     typed = "- Please be brief and kind when you answer the user "
     times = []
     rss_warm = rss_open
@@ -245,6 +251,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=23)
     parser.add_argument("--skip-copies", action="store_true")
     parser.add_argument("--skip-single", action="store_true")
+    parser.add_argument("--edit-agent", action="store_true", help="type in agent.py instead of prompt.py")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-lsp-") as tmp:
         base = Path(tmp).resolve()
@@ -253,8 +260,10 @@ def main() -> None:
             shutil.copytree(AGENTS / "travel-concierge", root)
             lint = lint_process(root)
             parse = parse_open([root / name for name in OPEN])
-            figures = asyncio.run(drive(root, root, "travel_concierge", args.edits))
-            report("travel-concierge, 5 files open", figures, median_target=50, p95_target=150, parse=parse, lint=lint)
+            figures = asyncio.run(drive(root, root, "travel_concierge", args.edits, agent=args.edit_agent))
+            where = "agent.py" if args.edit_agent else "prompt.py"
+            title = f"travel-concierge, 5 files open, typing in {where}"
+            report(title, figures, median_target=50, p95_target=150, parse=parse, lint=lint)
         if not args.skip_copies:
             root = base / "copies"
             renamed_copies(root, args.copies)
@@ -262,7 +271,7 @@ def main() -> None:
             project = root / "copy_0" / "travel-concierge"
             lint = lint_process(root)
             parse = parse_open([project / name.replace("travel_concierge", "travel_concierge_c0", 1) for name in OPEN])
-            figures = asyncio.run(drive(root, project, "travel_concierge_c0", args.copy_edits))
+            figures = asyncio.run(drive(root, project, "travel_concierge_c0", args.copy_edits, agent=args.edit_agent))
             report(
                 f"{args.copies} renamed copies ({files} Python files), 5 files open",
                 figures,
