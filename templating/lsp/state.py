@@ -282,6 +282,10 @@ class TemplatingServer:
                 index.update(path)
         except TemplatingError as exc:
             log.warning("linting %s failed: %s", path, exc)
+        # The scan of the files the edit reached leaves its modules (trees included) in reference cycles, out
+        # of the young generations by then: collected now, or the process grew by megabytes an edit until the
+        # next full collection (the heap of the folder's first reading is frozen: this walks what came since).
+        gc.collect()
         self.publish(path, found[path], force=others, folder=folder)
         if others:  # the other open documents the edit reaches, if their findings changed
             for other, theirs in found.items():
