@@ -60,9 +60,10 @@ class IncrementalProject(ProjectFindings):
         findings clears a file), and `path`; for each, it gives exactly what a fresh
         [`lint_project`][templating.lint.engine.lint_project] of the project with the same unsaved
         texts gives. Only the files whose scan may change are scanned again (`path`, what it imports,
-        and the files importing those: see `templating.lint.reach.affected`); the findings of every
-        file are then computed from that scan as a fresh run computes them, and compared with the
-        last ones (after the first update of a project not yet linted: every file)."""
+        and the files importing those: see `templating.lint.reach.affected`, found through the import
+        graph kept between edits); the findings of every file are then computed from that scan as a
+        fresh run computes them (each instruction the scan kept with its own findings, kept too), and
+        compared with the last ones (after the first update of a project not yet linted: every file)."""
         target = shown(Path(path))
         if text is None:
             self.overrides.pop(target, None)
