@@ -17,7 +17,7 @@ References measured in the same run: `templating lint` of the same project as a 
 `ast.parse` of the open files (the least any edit costs). Wall times on a loaded machine are
 inflated: read the ratios.
 
-    python bench/bench_lsp_corpus.py [--edits N] [--copy-edits N] [--copies N] [--skip-copies]
+    python bench/bench_lsp_corpus.py [--edits N] [--copy-edits N] [--copies N] [--skip-copies] [--edit-agent]
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from templating.lsp.state import DEBOUNCE_SECONDS
+
 CORPUS = Path(os.environ.get("TEMPLATING_CORPUS", "/work/shared/corpora/adk-samples"))
 AGENTS = CORPUS / "python" / "agents"
 OPEN = [
@@ -49,6 +51,10 @@ OPEN = [
 ]
 EDITED = "travel_concierge/prompt.py"
 ANCHOR = "- You help users to discover"  # typing happens right before this, inside ROOT_AGENT_INSTR
+# --edit-agent: typing in the root agent's module instead (its description=), which most of the project
+# imports or is imported by: the edit whose scan reaches the most files
+EDITED_AGENT = "travel_concierge/agent.py"
+ANCHOR_AGENT = "A Travel Conceirge using"
 
 
 def rss_mib(pid: int) -> float:
@@ -56,6 +62,12 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return -1.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) the process `pid` has used: what a loaded machine does not inflate."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def renamed_copies(dest: Path, copies: int) -> None:
@@ -78,7 +90,9 @@ def renamed_copies(dest: Path, copies: int) -> None:
                 py.write_text(words.sub(rf"\1_c{i}", text), encoding="utf-8", errors="surrogateescape")
 
 
-async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str, float | list[float]]:
+async def drive(
+    root: Path, project: Path, package: str, edits: int, *, agent: bool = False
+) -> dict[str, float | list[float]]:
     """Start the server on `root`, open the 5 files of `project` (its package named `package`),
     type `edits` characters; the figures."""
     client = LanguageClient("bench", "1")
@@ -101,6 +115,7 @@ async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str
     assert client._server is not None
     pid = client._server.pid
     rss_start = rss_mib(pid)
+    cpu_start = cpu_seconds(pid)
     started = time.perf_counter()
     await client.initialize_async(
         types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri(), process_id=os.getpid())
@@ -121,10 +136,11 @@ async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str
             first = time.perf_counter() - started
     opened = time.perf_counter() - started
     rss_open = rss_mib(pid)
-    edited = paths[OPEN.index(EDITED)]
+    cpu_open = cpu_seconds(pid)
+    edited = paths[OPEN.index(EDITED_AGENT if agent else EDITED)]
     uri = edited.as_uri()
     text = edited.read_text(encoding="utf-8")
-    at = text.index(ANCHOR)
+    at = text.index(ANCHOR_AGENT if agent else ANCHOR)
     typed = "- Please be brief and kind when you answer the user "
     times = []
     rss_warm = rss_open
@@ -147,6 +163,7 @@ async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str
         await done
         times.append(time.perf_counter() - start)
     rss_end = rss_mib(pid)
+    cpu_edits = cpu_seconds(pid) - cpu_open
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
@@ -158,6 +175,8 @@ async def drive(root: Path, project: Path, package: str, edits: int) -> dict[str
         "rss_open": rss_open,
         "rss_warm": rss_warm,
         "rss_end": rss_end,
+        "cpu_open": cpu_open - cpu_start,
+        "cpu_edit": cpu_edits / max(edits, 1),
     }
 
 
@@ -212,6 +231,11 @@ def report(
             + (f"p95 {p95:.1f} ms (target {p95_target:.0f}), " if p95_target else f"p95 {p95:.1f} ms, ")
             + f"max {times[-1]:.1f} ms; median = {median / (parse * 1000):.0f}x ast.parse of the open files"
         )
+        print(
+            f"  server CPU time (not inflated by the machine's load): {float(figures['cpu_open']) * 1000:.0f} ms to "
+            f"open the 5 files, {float(figures['cpu_edit']) * 1000:.1f} ms per edit (mean; the wall time of an edit "
+            f"also holds the {DEBOUNCE_SECONDS * 1000:.0f} ms pause the server waits for the next keystroke)"
+        )
     start, opened, warm, end = (float(figures[k]) for k in ("rss_start", "rss_open", "rss_warm", "rss_end"))  # type: ignore[arg-type]
     print(
         f"  server VmRSS: {start:.0f} MiB at start, {opened:.0f} MiB with the files open, {warm:.0f} MiB after "
@@ -227,6 +251,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=23)
     parser.add_argument("--skip-copies", action="store_true")
     parser.add_argument("--skip-single", action="store_true")
+    parser.add_argument("--edit-agent", action="store_true", help="type in agent.py instead of prompt.py")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-lsp-") as tmp:
         base = Path(tmp).resolve()
@@ -235,8 +260,10 @@ def main() -> None:
             shutil.copytree(AGENTS / "travel-concierge", root)
             lint = lint_process(root)
             parse = parse_open([root / name for name in OPEN])
-            figures = asyncio.run(drive(root, root, "travel_concierge", args.edits))
-            report("travel-concierge, 5 files open", figures, median_target=50, p95_target=150, parse=parse, lint=lint)
+            figures = asyncio.run(drive(root, root, "travel_concierge", args.edits, agent=args.edit_agent))
+            where = "agent.py" if args.edit_agent else "prompt.py"
+            title = f"travel-concierge, 5 files open, typing in {where}"
+            report(title, figures, median_target=50, p95_target=150, parse=parse, lint=lint)
         if not args.skip_copies:
             root = base / "copies"
             renamed_copies(root, args.copies)
@@ -244,7 +271,7 @@ def main() -> None:
             project = root / "copy_0" / "travel-concierge"
             lint = lint_process(root)
             parse = parse_open([project / name.replace("travel_concierge", "travel_concierge_c0", 1) for name in OPEN])
-            figures = asyncio.run(drive(root, project, "travel_concierge_c0", args.copy_edits))
+            figures = asyncio.run(drive(root, project, "travel_concierge_c0", args.copy_edits, agent=args.edit_agent))
             report(
                 f"{args.copies} renamed copies ({files} Python files), 5 files open",
                 figures,

@@ -407,7 +407,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "lint engine",
         {"lint", "lint.discovery", "lint.project", "lint.reach", "lint.result", "lint.engine", "lint.pick"}
-        | {"lint.cache", "lint.suppress", "lint.baseline", "lint.fixes"},
+        | {"lint.cache", "lint.suppress", "lint.baseline", "lint.fixes"}
+        | {"lint.selection", "lint.findings", "lint.incremental"},
     ),
     ("lint outputs", {"lint.outputs", "lint.outputs.*", "report"}),
     ("the Python API", {"providers", "agents", "runner", ""}),

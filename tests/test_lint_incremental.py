@@ -397,3 +397,90 @@ def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, mon
     publish(published, result)
     assert [(d.path, d.code) for d in result.diagnostics] == [("app/prompt.py", "T014")]
     assert_published_as_fresh(published, {"app/agent.py": edited}, "a first update")
+
+
+# --- the import graph an update reads gives what testing every pair of files gives
+
+GRAPH_CASES = [
+    # (id, files: path -> text); every file is a target, with its text and with another's as the one before
+    (
+        "relative-absolute-and-dotted",
+        {
+            "app/__init__.py": "from . import agent\n",
+            "app/prompt.py": "ROOT = 'x'\n",
+            "app/sub/__init__.py": "",
+            "app/sub/agent.py": "from .. import prompt\nfrom app.sub import tools\n",
+            "app/sub/tools.py": "import app.prompt\n",
+            "app/agent.py": "import app\nX = app.sub.agent.Y\nfrom app.sub.tools import (\n    save,\n)\n",
+        },
+    ),
+    (
+        "a-package-at-the-top-and-absolute-paths",
+        {
+            "__init__.py": "",
+            "agent.py": "from . import prompt\nfrom . import x\n",
+            "prompt.py": "from .agent import A\n",
+            "/srv/p/app/agent.py": "from .prompt import P\nimport p.app.prompt\n",
+            "/srv/p/app/prompt.py": "from ..app import agent\n",
+        },
+    ),
+]
+
+
+def _graph_agrees(texts: dict[str, str], graph: Any, targets: list[str]) -> None:
+    from templating.lint.reach import affected
+
+    files = sorted(texts)
+    for n, target in enumerate(targets):
+        before = texts[files[(n * 7 + 3) % len(files)]]
+        for previous in (None, before):
+            groups = [tuple(files[n % len(files) :: 5])]  # files giving one instruction together
+            expected = affected(target, texts, previous, groups, {})
+            assert graph.affected(target, texts, previous, groups) == expected, (target, previous is None)
+
+
+@pytest.mark.parametrize("files", [c[1] for c in GRAPH_CASES], ids=[c[0] for c in GRAPH_CASES])
+def test_the_import_graph_gives_what_testing_every_pair_gives(files: dict[str, str]) -> None:
+    from templating.lint.reach import ImportGraph
+
+    graph = ImportGraph()
+    _graph_agrees(dict(files), graph, sorted(files))
+    edited = {**files, sorted(files)[0]: "from .prompt import ROOT\nimport app.sub\n"}  # a text changed
+    _graph_agrees(edited, graph, sorted(edited))
+    fewer = dict(list(edited.items())[1:])  # a file deleted
+    _graph_agrees(fewer, graph, sorted(fewer))
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate])
+@given(data=st.data())
+def test_the_import_graph_agrees_on_the_corpus_after_random_edits(data: Any) -> None:
+    from templating.lint.reach import ImportGraph
+
+    if AGENTS is None or not AGENTS.is_dir():
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_CORPUS=1 but the shared corpus is absent", pytrace=False)
+        pytest.skip("the shared corpus is absent (set TEMPLATING_ADK_SAMPLES)")
+    texts = _corpus_texts()
+    files = sorted(texts)
+    graph = ImportGraph()
+    graph.sync(texts)
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        edited = data.draw(st.sampled_from(files), label="edited")
+        source = data.draw(st.sampled_from(files), label="text of")
+        texts = {**texts, edited: texts[source]}  # another file's imports, relative ones read from here
+        targets = [data.draw(st.sampled_from(files), label="target")]
+        _graph_agrees(texts, graph, [edited, *targets])
+
+
+_CORPUS_TEXTS: dict[str, str] = {}
+
+
+def _corpus_texts() -> dict[str, str]:
+    """The Python files of the corpus's agents, by path relative to the agents' folder."""
+    if not _CORPUS_TEXTS:
+        assert AGENTS is not None
+        for path in sorted(AGENTS.rglob("*.py")):
+            if not any(part.startswith(".") for part in path.relative_to(AGENTS).parts):
+                name = path.relative_to(AGENTS).as_posix()
+                _CORPUS_TEXTS[name] = path.read_text(encoding="utf-8", errors="replace")
+    return dict(_CORPUS_TEXTS)

@@ -1233,16 +1233,17 @@ def test_the_index_built_from_the_engine_scan_equals_its_own(project: Path) -> N
     taken, own = Index(engine, dict, found=engine._full_scan([])), Index(engine, dict)
 
     def seen(index: Index) -> tuple[object, ...]:
-        writes = sorted((w.path, w.start, w.key, w.agent) for w in index.all_writes())
+        writes = sorted((w.path, w.start, w.key, index.agent_of(w)) for w in index.all_writes())
         readings = sorted((r.path, r.start, r.label) for rs in index.readings.values() for r in rs)
         instructions = sorted(
             (i.path, i.label or "", i.span.start) for items in index.instructions.values() for i in items
         )
-        return writes, readings, instructions, sorted(index.unreadable), sorted(index.sources)
+        return writes, readings, instructions, sorted(index.unreadable.items()), sorted(index.sources)
 
     assert seen(taken) == seen(own)
     assert taken.readings
     assert taken.unreadable
+    assert any(index_agent for w in taken.all_writes() if (index_agent := taken.agent_of(w)))
 
 
 KEYS_MODULE = '"""State keys the tools write."""\n\nNOTES_KEY = "research_notes"\n'

@@ -4,7 +4,7 @@ files that may import a module, the instructions that read some keys. Read by th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,16 @@ from .registry import Diagnostic
 if TYPE_CHECKING:
     from ..pysource import Instruction, Scan
 
-__all__ = ["affected", "flagged", "import_statements", "imports_test", "reaches", "reads_any", "reported_in"]
+__all__ = [
+    "ImportGraph",
+    "affected",
+    "flagged",
+    "import_statements",
+    "imports_test",
+    "reaches",
+    "reads_any",
+    "reported_in",
+]
 
 
 def reads_any(item: Instruction, keys: frozenset[str] | None) -> bool:
@@ -181,3 +190,143 @@ def affected(
             out.add(other)
             stack.append(other)
     return out
+
+
+def _module_of(target: str) -> PurePosixPath:
+    item = PurePosixPath(target)
+    return item.parent if item.stem == "__init__" else item.with_suffix("")
+
+
+class ImportGraph:
+    """Which files' scans may read which (the relation [`reaches`][templating.lint.reach.reaches] gives),
+    kept between edits: each file's targets are worked out again only when its text changes, from indexes
+    of the files by module, folder, name and path part rather than by testing every pair of files.
+
+    [`affected`][templating.lint.reach.ImportGraph.affected] gives exactly what the function `affected`
+    gives for the same texts (a test compares them on the corpus); an edit then costs the few files
+    it touches, not the square of the project's."""
+
+    def __init__(self) -> None:
+        self._files: frozenset[str] = frozenset()
+        self._by_module: dict[PurePosixPath, list[str]] = {}  # a module's path -> its files (x.py, x/__init__.py)
+        self._under: dict[PurePosixPath, list[str]] = {}  # a folder -> the files whose module is below it
+        self._by_name: dict[str, list[str]] = {}  # a module's name -> its files
+        self._by_part: dict[str, list[str]] = {}  # a folder's name in a module's path -> those files
+        self._parts: dict[str, tuple[str, ...]] = {}
+        self._reads: dict[str, tuple[str, frozenset[str]]] = {}  # file -> (the text read, what it may read)
+        self._readers: dict[str, set[str]] = {}  # file -> the files that may read it
+
+    def _index(self, files: frozenset[str]) -> None:
+        self._files = files
+        self._by_module, self._under, self._by_name, self._by_part, self._parts = {}, {}, {}, {}, {}
+        self._reads, self._readers = {}, {}
+        for path in sorted(files):
+            module = _module_of(path)
+            parts = module.parts
+            self._parts[path] = parts
+            self._by_module.setdefault(module, []).append(path)
+            for folder in module.parents:
+                self._under.setdefault(folder, []).append(path)
+            if parts:
+                self._by_name.setdefault(parts[-1], []).append(path)
+            for part in dict.fromkeys(parts[:-1]):
+                self._by_part.setdefault(part, []).append(path)
+
+    def _targets(self, path: str, text: str) -> frozenset[str]:
+        """The files `path` (with `text`) may read: those for which `reaches` is true."""
+        out: set[str] = set()
+        dotted: dict[str, bool] = {}
+
+        def names_after_dot(name: str) -> bool:  # the text names the module after a dot: pkg.prompt.ROOT
+            known = dotted.get(name)
+            if known is None:
+                known = dotted[name] = re.search(rf"\.[ \t]*{re.escape(name)}\b", text) is not None
+            return known
+
+        def holding(files: Iterable[str]) -> Iterator[str]:
+            for other in files:
+                name = self._parts[other][-1] if self._parts[other] else ""
+                if name in text and names_after_dot(name):
+                    yield other
+
+        for base, candidates in import_statements(path, text):
+            for candidate in candidates:
+                if base is not None:
+                    place = base.joinpath(*candidate)
+                    out.update(o for o in self._by_module.get(place, ()) if self._name_in(o, text))
+                    out.update(holding(self._under.get(place, ())))
+                    continue
+                size = len(candidate)
+                if size:
+                    for other in self._by_name.get(candidate[-1], ()):
+                        if self._parts[other][-size:] == candidate and self._name_in(other, text):
+                            out.add(other)
+                    pool: Iterable[str] = self._by_part.get(candidate[0], ())
+                else:  # no module named: every file's path holds it
+                    pool = self._files
+                held = []
+                for other in pool:
+                    parts = self._parts[other]
+                    if any(parts[i : i + size] == candidate for i in range(len(parts) - size)):
+                        held.append(other)
+                out.update(holding(held))
+        out.discard(path)
+        return frozenset(out)
+
+    def _name_in(self, other: str, text: str) -> bool:
+        parts = self._parts[other]
+        return (parts[-1] if parts else "") in text
+
+    def sync(self, texts: Mapping[str, str]) -> None:
+        """Take `texts` (every file's): the files added or removed index the project again, a file whose
+        text changed (another object) has its targets worked out again."""
+        if len(texts) != len(self._files) or not self._files.issuperset(texts):
+            self._index(frozenset(texts))
+        for path, text in texts.items():
+            known = self._reads.get(path)
+            if known is not None and known[0] is text:
+                continue
+            targets = self._targets(path, text)
+            if known is not None:
+                for gone in known[1] - targets:
+                    self._readers[gone].discard(path)
+            for other in targets:
+                self._readers.setdefault(other, set()).add(path)
+            self._reads[path] = (text, targets)
+
+    def reads(self, path: str) -> frozenset[str]:
+        """The files `path` may read, with its text as last synced."""
+        known = self._reads.get(path)
+        return known[1] if known is not None else frozenset()
+
+    def affected(
+        self, target: str, texts: Mapping[str, str], before: str | None, given_in: Iterable[tuple[str, ...]]
+    ) -> set[str]:
+        """What the function [`affected`][templating.lint.reach.affected] gives for the same arguments."""
+        self.sync(texts)
+        out = {target}
+        stack = [target]
+        earlier = self._targets(target, before) if before is not None else frozenset()
+        while stack:  # what target reads (with its old and its new text), and what that reads
+            here = stack.pop()
+            more = self.reads(here) | earlier if here == target else self.reads(here)
+            for other in more:
+                if other not in out:
+                    out.add(other)
+                    stack.append(other)
+        groups = [set(group) for group in given_in if len(group) > 1]
+        stack = list(out)
+        while stack:  # every file reading one of those; and the other givers of an instruction one of them gives
+            here = stack.pop()
+            if here in self._files:
+                found = [other for other in self._readers.get(here, ()) if other not in out]
+            else:  # a file no longer there, giving an instruction of the last scan: tested against each file
+                found = [other for other in texts if other not in out and reaches(other, texts[other], here)]
+            for group in groups:
+                if here in group:
+                    found += [other for other in group if other not in out]
+            for other in found:
+                if other not in out:
+                    out.add(other)
+                    stack.append(other)
+        return out

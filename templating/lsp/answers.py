@@ -55,7 +55,8 @@ class Answers(TemplatingServer):
         shown_path = os.path.relpath(write.path, folder.root) if contains(folder.root, write.path) else write.path
         place = f"`{shown_path}:{write.line}`"
         if write.how == "output_key":
-            who = f" of agent `{write.agent}`" if write.agent else ""
+            agent = folder.index.agent_of(write) if folder.index is not None else None
+            who = f" of agent `{agent}`" if agent else ""
             return f"`output_key={write.key!r}`{who} at {place}"
         return f"`{write.how}` at {place}"
 

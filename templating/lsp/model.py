@@ -37,7 +37,8 @@ class Reading:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """A state write: its key (None: known only at run time), where, how, and the agent (output_key)."""
+    """A state write: its key (None: known only at run time), where, and how (the agent of an `output_key=`:
+    `Index.agent_of`)."""
 
     key: str | None
     path: str
@@ -45,7 +46,6 @@ class Written:
     end: int
     line: int
     how: str
-    agent: str | None
 
 
 def _absolute(path: str) -> str:
@@ -87,6 +87,8 @@ class Index:
         self.sources: dict[str, str] = {}
         self.unreadable: dict[str, tuple[str, str]] = {}
         self._checked: dict[str, str] = {}
+        self._agents: dict[str, tuple[str, dict[int, str]]] = {}
+        self._absolutes: dict[str, str] = {}  # by file: its text, its agents by output_key
         entries = project.walker.entries(project.root)
         include = project.config.include
         for entry in entries:  # links the walk leaves unread (out of the root, dangling, a loop): one E003 each
@@ -96,7 +98,10 @@ class Index:
         if found is None:
             self._rescan(self.python_files, full=True)
         else:  # the engine's scan of the whole project (the same files, the same texts): not scanned twice
-            readable = [path for path in self.python_files if self._readable(path)]
+            # and not read twice: what the engine read of each file (or why it could not) stands
+            kept = project.kept_texts(self.python_files)
+            pairs = zip(self.python_files, kept, strict=True)
+            readable = [path for path, text in pairs if self._readable(path, kept=text)]
             self._checked.clear()
             self._absorb(found, readable, full=True)
             for path in self.unreadable:
@@ -118,11 +123,15 @@ class Index:
             return text
         return python_text(read_bytes(path, limit=self.project.config.max_file_size, root=self.project.root))
 
-    def _readable(self, path: str) -> bool:
-        """Whether `path` can be read; if not, why is kept in `unreadable`."""
+    def _readable(self, path: str, *, kept: str | Exception | None = None) -> bool:
+        """Whether `path` can be read; if not, why is kept in `unreadable`. `kept`: the file's text as the
+        engine read it, or the error it met (None: not read, read now)."""
         path = _absolute(path)
         try:
-            self._checked[path] = self.read(path)
+            if isinstance(kept, Exception):
+                raise kept
+            if kept is None:
+                self._checked[path] = self.read(path)
         except FileSkipped as exc:
             self.unreadable[path] = (SKIPPED_FILE, exc.reason)
             return False
@@ -158,28 +167,33 @@ class Index:
             self.unreadable.pop(_absolute(path), None)
         self._absorb(found, paths, full=False)
 
+    def _absolute(self, path: str) -> str:
+        """`path` made absolute, worked out once per name: an edit's findings name every file of the
+        project, and the server's current folder does not change."""
+        known = self._absolutes.get(path)
+        if known is None:
+            known = self._absolutes[path] = _absolute(path)
+        return known
+
     def _absorb(self, found: Scan, paths: Iterable[str], *, full: bool) -> None:
-        chosen = {_absolute(p) for p in paths}
+        absolute = self._absolute
+        chosen = {absolute(p) for p in paths}
         if not full:
             for path in chosen:
                 self.writes.pop(path, None)
                 self.readings.pop(path, None)
                 self.instructions.pop(path, None)
         for path, text in found.sources.items():
-            if full or _absolute(path) in chosen or _absolute(path) not in self.sources:
-                self.sources[_absolute(path)] = text
-        agents: dict[str, dict[int, str]] = {}
+            name = absolute(path)
+            if full or name in chosen or name not in self.sources:
+                self.sources[name] = text
         for write in found.writes:
-            path = _absolute(write.path)
+            path = absolute(write.path)
             if path not in chosen:
                 continue
-            agent = None
-            if write.how == "output_key":
-                by_place = agents.setdefault(path, _agents_by_output_key(self.sources.get(path, "")))
-                agent = by_place.get(write.span.line * 100_000 + _column_bytes(self.sources.get(path, ""), write))
-            self.writes.setdefault(path, []).append(_written(write, path, agent))
+            self.writes.setdefault(path, []).append(_written(write, path))
         for item in found.instructions:
-            path = _absolute(item.path)
+            path = absolute(item.path)
             if path not in chosen and not full:
                 continue
             if any(i.key == item.key for i in self.instructions.get(path, [])):
@@ -194,9 +208,21 @@ class Index:
                 continue
             for node in template.placeholders:
                 where, span = item.locate(node.span.start, node.span.end)
-                self.readings.setdefault(_absolute(where), []).append(
-                    Reading(_absolute(where), span.start, span.end, node, item.dialect, item.label, item)
+                self.readings.setdefault(absolute(where), []).append(
+                    Reading(absolute(where), span.start, span.end, node, item.dialect, item.label, item)
                 )
+
+    def agent_of(self, write: Written) -> str | None:
+        """The `name=` of the agent whose `output_key=` is `write`, if it is one (worked out when asked,
+        from the file's text as the index has it, once per text)."""
+        if write.how != "output_key":
+            return None
+        text = self.sources.get(write.path, "")
+        known = self._agents.get(write.path)
+        if known is None or known[0] is not text:
+            known = self._agents[write.path] = (text, _agents_by_output_key(text))
+        line_start = text.rfind("\n", 0, write.start) + 1
+        return known[1].get(write.line * 100_000 + len(text[line_start : write.start].encode("utf-8")))
 
     def update(self, path: str) -> None:
         """Read a changed Python file again (and the files that import it), or a template file."""
@@ -317,14 +343,8 @@ class Index:
         return sorted(keys)
 
 
-def _column_bytes(text: str, write: Write) -> int:
-    """The UTF-8 byte column of a write (as `ast` counts), from its character offset."""
-    line_start = text.rfind("\n", 0, write.span.start) + 1
-    return len(text[line_start : write.span.start].encode("utf-8"))
-
-
-def _written(write: Write, path: str, agent: str | None) -> Written:
-    return Written(write.key, path, write.span.start, write.span.end, write.span.line, write.how, agent)
+def _written(write: Write, path: str) -> Written:
+    return Written(write.key, path, write.span.start, write.span.end, write.span.line, write.how)
 
 
 def describe_field(field: SchemaField) -> str:

@@ -1,0 +1,287 @@
+"""A project's Python files scanned, and the findings of its instructions worked out from the scan as a fresh
+run does: each instruction linted in its dialect, with the project's state writes (T014), the text files it
+is read from, and the suppression comments of the files involved.
+
+Each instruction's own findings depend on it alone (and on the project's rules and schema): they are kept
+with it while the scan keeps it, so an edit lints again only the instructions it changed; T014 is
+worked out again for all of them only when the set of keys written changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from ..nodes import Span
+from .adk_schema import check_against_schema
+from .project import FileSkipped, LintInputError
+from .reach import flagged, reported_in
+from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
+from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
+from .rules.adk_literal import naming_the_writer
+from .rules.python import lint_instruction, never_written, skipped_findings
+from .rules.state_schema import unread_state_schemas
+from .selection import ProjectFiles
+from .suppress import apply_suppressions, read_suppressions
+
+if TYPE_CHECKING:
+    from ..pysource import Instruction, Scan, Write
+
+__all__ = ["ProjectFindings"]
+
+_Findings = dict[str, FileFindings]
+# An instruction's own findings (see ProjectFindings._own_findings): the instruction, its lint, those against
+# its state_schema= models, where T014 stays quiet, and its template.
+_Own = tuple["Instruction", list[Diagnostic], list[Diagnostic], frozenset[tuple[Any, ...]], CheckedTemplate]
+
+
+class ProjectFindings(ProjectFiles):
+    """The project's Python files scanned, and their findings (see the module's description)."""
+
+    def _full_scan(self, linted: Sequence[str], named: set[str] | None = None) -> Scan:
+        from ..pysource import scan
+
+        given = set(linted) if named is None else named  # the files the user named: read wherever they are
+        files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
+        found = self._run_scan(scan, self._usable(files, named=given))
+        self._scan = found
+        self._last = None
+        self._ids = {}  # (the other kept facts are those of the instructions of the next findings)
+        self._writes = {}
+        for write in found.writes:
+            self._writes.setdefault(write.path, []).append(write)
+        self._errors = {error.path: error for error in found.errors}
+        return found
+
+    def _usable(self, files: Sequence[str], *, named: Collection[str]) -> list[str]:
+        """The `files` that can be scanned: read (a file not valid UTF-8 is scanned: an E002 finding)."""
+        usable = []
+        for path in files:
+            try:
+                self._read_python(path, named=path in named)
+            except UnicodeDecodeError:
+                pass
+            except (OSError, FileSkipped):
+                continue
+            usable.append(path)
+        return usable
+
+    def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
+        try:
+            found = _scan_safely(
+                scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root), unsaved=self.overrides
+            )
+            for error in found.errors:  # its frames hold the scan whole (every module read, every tree)
+                error.__traceback__ = error.__context__ = error.__cause__ = None
+            return found
+        finally:
+            # A kept read error is raised again at each scan, and each raise adds that scan's frames to its
+            # traceback (and with them its syntax trees): an editor's session grew by megabytes an edit.
+            for kept in self._texts.values():
+                if isinstance(kept, BaseException):
+                    kept.__traceback__ = kept.__context__ = kept.__cause__ = None
+
+    def _written(self) -> frozenset[str] | None:
+        if self._errors:
+            return None
+        keys = [w.key for writes in self._writes.values() for w in writes]
+        if any(key is None for key in keys):
+            return None
+        return frozenset(key for key in keys if key is not None)
+
+    def _leveled(self, result: LintResult) -> LintResult:
+        """`result` with each finding at the severity `[tool.templating] severity` (or `severity=`) gives its rule."""
+        if self.severity:
+            levels = cast("dict[str, Severity]", self.severity)  # checked by severities()
+            result.diagnostics = [
+                dataclasses.replace(d, severity=levels[d.code]) if d.code in levels else d for d in result.diagnostics
+            ]
+            result.run_findings = [
+                dataclasses.replace(d, severity=levels[d.code]) if d.code in levels else d for d in result.run_findings
+            ]
+        return result
+
+    def _python_findings(self, found: Scan, named: set[str], result: LintResult) -> None:
+        """Findings of the instructions written in the `named` files, with the project's writes.
+
+        An instruction kept in a text file (`load_instruction_from_file("writer.txt")`) is reported
+        with a named Python file of its folder (or a folder above) that names that file."""
+        codes, config = self.codes, self.config
+        shown_in = reported_in(found, named)
+        written = self._written() if "T014" in codes else None
+        findings: list[Diagnostic] = [
+            Diagnostic(PYTHON_SYNTAX, "error", error.reason, error.span, error.path, error.help)
+            for error in found.errors
+            if error.path in named
+        ]
+        instructions = [item for item in found.instructions if item.path in shown_in]
+        given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
+        if written != self._unwritten_for:
+            self._unwritten, self._unwritten_for = {}, written
+        kept_own, kept_unwritten = self._own, self._unwritten
+        self._own, self._unwritten = {}, {}  # those of the instructions of this scan only: no other is kept
+        writes: list[Write] | None = None
+        for item in instructions:
+            own = kept_own.get(id(item))
+            if own is None or own[0] is not item:
+                own = self._own_findings(item)
+            self._own[id(item)] = own
+            _, linted, against, quiet, _ = own
+            here = linted
+            if any(d.code == "T020" for d in here):  # the help names the writer of the key meant
+                if (
+                    writes is None
+                ):  # the first writer in the project's files' order, whatever order they were scanned in
+                    writes = sorted(
+                        (w for ws in self._writes.values() for w in ws), key=lambda w: (w.path, w.span.start)
+                    )
+                here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
+            here = here + against
+            if written is not None:
+                unwritten = kept_unwritten.get(id(item))
+                if unwritten is None or unwritten[0] is not item:
+                    unwritten = (
+                        item,
+                        [
+                            d
+                            for d in never_written(item, written, schema=self.schema)
+                            if (d.path, d.span and d.span.start) not in quiet
+                        ],
+                    )
+                self._unwritten[id(item)] = unwritten
+                here += unwritten[1]
+            for d in here:
+                if d.span is not None and item.given_at:
+                    given_at.setdefault((d.path, d.span.start, d.span.end, d.code), []).extend(item.given_at)
+            findings += here
+        if "T015" in codes:
+            findings += [d for d in skipped_findings(found) if d.path in named]
+        if "T021" in codes:
+            findings += [d for d in unread_state_schemas(found) if d.path in named]
+        seen: set[tuple[Any, ...]] = set()
+        allowed = frozenset(config.allow)
+        kept: list[Diagnostic] = []
+        for diag in findings:
+            assert diag.span is not None
+            key = (diag.path, diag.span.start, diag.span.end, diag.code)
+            if diag.path not in shown_in or key in seen:
+                continue
+            if diag.code not in SYNTAX_CHECKS and diag.code not in self._rules(diag.path):
+                continue
+            if found.sources.get(diag.path or "", "")[diag.span.start : diag.span.end] in allowed:
+                continue  # an allowed snippet, as written in the .py file ({summary}, <br>)
+            seen.add(key)
+            kept.append(diag)
+        kept = self._suppressed(found, kept, given_at, named, instructions)
+        kept.sort(key=lambda d: (d.path or "", d.span.start if d.span else -1, d.code))
+        result.diagnostics += kept
+        for path in shown_in:
+            if path in found.sources:
+                result.sources[path] = found.sources[path]
+                if path in named:
+                    result.python[path] = 0
+        for item in instructions:
+            result.python[item.path] = result.python.get(item.path, 0) + 1
+            result.templates.append(self._own[id(item)][4])
+
+    def _own_findings(self, item: Instruction) -> _Own:
+        """What `item`'s findings owe to it alone: its own lint, those against its agents' `state_schema=`
+        models, the places where T014 stays quiet, and its template."""
+        codes = self.codes
+        linted = lint_instruction(item, schema=self.schema, select=codes, allow=self.config.allow)
+        quiet = {(d.path, d.span.start) for d in linted if d.code == "T007" and d.span}
+        against: list[Diagnostic] = []
+        if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
+            against = check_against_schema(item, select=codes)
+            quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
+        return item, linted, against, frozenset(quiet), checked(item)
+
+    def _suppressed(
+        self,
+        found: Scan,
+        findings: list[Diagnostic],
+        given_at: dict[tuple[object, ...], list[tuple[str, Span]]],
+        named: set[str],
+        instructions: list[Instruction],
+    ) -> list[Diagnostic]:
+        """`findings` without those a `# templating: ignore[...]` comment silences, with the findings
+        about the comments of the `named` files (T022, T023); see `templating.lint.suppress`."""
+        places = set(named)  # the files whose comments may silence a finding: its own, its call sites'
+        for d in findings:
+            places.add(d.path or "")
+            if d.span is not None:
+                places.update(path for path, _ in given_at.get((d.path, d.span.start, d.span.end, d.code), ()))
+        kept, self._comments = self._comments, {}
+        files = {}
+        for path in places:
+            if path.endswith(".py") and path in found.sources:
+                text = found.sources[path]
+                known = kept.get(path)
+                if known is None or known[0] is not text:  # read again only when the text changed
+                    known = (text, read_suppressions(path, text))
+                self._comments[path] = known
+                files[path] = known[1]
+        linted = {id(item) for item in instructions}  # (a scan's instructions are distinct by key)
+        unsure = [place for item in found.instructions if id(item) not in linted for place in item.given_at]
+        return apply_suppressions(
+            findings,
+            given_at,
+            files,
+            report_in={path for path in named if path in files},
+            rule_on=lambda code, path: code in self._rules(path),
+            unsure=unsure,
+        )
+
+    def _all_findings(self, found: Scan, context: Sequence[str]) -> _Findings:
+        """Each Python file's findings, templates, text and count of instructions, as a fresh run of the
+        project's Python files (`context`) gives them from the scan `found`."""
+        named = {name for name in context if name in found.sources}
+        result = LintResult([], [], [], root=self.root)
+        self._python_findings(found, named, result)
+        return per_file(result)
+
+
+_collections = threading.Lock()
+_scans = 0  # scans running (threads: the language server)
+_thresholds = gc.get_threshold()
+
+
+def _place(write: Write) -> tuple[str, int]:
+    return write.path, write.span.start
+
+
+@contextlib.contextmanager
+def _no_full_collections() -> Iterator[None]:
+    """No full garbage collection while scans run: a scan keeps every tree it parses, so each full
+    collection would walk them all again (about a third of the parsing time on a large project);
+    the young generations are still collected, and the thresholds are restored when the last ends."""
+    global _scans, _thresholds
+    with _collections:
+        if _scans == 0:
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(_thresholds[0], _thresholds[1], 1_000_000)
+        _scans += 1
+    try:
+        yield
+    finally:
+        with _collections:
+            _scans -= 1
+            if _scans == 0:
+                gc.set_threshold(*_thresholds)
+
+
+def _scan_safely(
+    scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str, unsaved: Collection[str]
+) -> Scan:
+    try:
+        with _no_full_collections():
+            result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved)
+    except RecursionError:
+        raise LintInputError(
+            "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"
+        ) from None
+    return result

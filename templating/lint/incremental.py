@@ -1,0 +1,148 @@
+"""An edit re-linted: one file's new text (an editor's buffer) linted with the project's context, scanning
+again only the files whose scan it may change (see `templating.lint.reach.ImportGraph`), and giving for
+every file whose findings changed exactly what a fresh run gives."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .findings import ProjectFindings
+from .result import LintResult, of_files
+from .util import shown
+
+if TYPE_CHECKING:
+    from ..pysource import Instruction, InstructionKey, Skipped
+
+__all__ = ["IncrementalProject"]
+
+
+class IncrementalProject(ProjectFindings):
+    """A project re-linted one edit at a time (see the module's description)."""
+
+    def lint(self, paths: Sequence[str] = ()) -> LintResult:
+        """Lint `paths` (a whole run: the engine's [`Project`][templating.lint.engine.Project] does it)."""
+        raise NotImplementedError
+
+    def instructions(self, path: str, *, reached: bool = False) -> tuple[list[Instruction], list[Skipped]]:
+        """The instructions written in the Python file `path`, read with the project's context, and
+        those skipped (their text is known only at run time). `reached`: also those its own code uses
+        (an agent's instruction held by a constant of another module)."""
+        from ..pysource import scan
+
+        target = shown(Path(path))
+        found = self._full_scan([target])
+        error = next((e for e in found.errors if e.path == target), None)
+        if error is not None:
+            raise error
+        # Each instruction by its identity (file, name, span; dialect and text): two that start at the same
+        # character (BASE + QUIZ and BASE + MEMORY + QUIZ, given to two agents) are two.
+        everywhere = {item.key: item for item in found.instructions}
+        chosen: dict[InstructionKey, Instruction] = {}
+        skipped = [item for item in found.skipped if item.path == target]
+        if reached:  # what this file's own code reaches, each as the whole project reads it
+            own = self._run_scan(scan, [target])
+            for item in own.instructions:
+                chosen[item.key] = everywhere.get(item.key, item)
+            skipped += [item for item in own.skipped if item not in skipped]
+        for key, item in everywhere.items():
+            if item.path == target:
+                chosen.setdefault(key, item)
+        return list(chosen.values()), skipped
+
+    def update(self, path: str, text: str | None) -> LintResult:
+        """Re-lint with `text` as the content of the file `path` (an editor's buffer; `None`: the file's
+        own content again, or none when it was deleted), reading no other file again.
+
+        The result lists in `files` the files whose findings or templates changed (an empty list of
+        findings clears a file), and `path`; for each, it gives exactly what a fresh
+        [`lint_project`][templating.lint.engine.lint_project] of the project with the same unsaved
+        texts gives. Only the files whose scan may change are scanned again (`path`, what it imports,
+        and the files importing those: see `templating.lint.reach.affected`, found through the import
+        graph kept between edits); the findings of every file are then computed from that scan as a
+        fresh run computes them (each instruction the scan kept with its own findings, kept too), and
+        compared with the last ones (after the first update of a project not yet linted: every file)."""
+        target = shown(Path(path))
+        if text is None:
+            self.overrides.pop(target, None)
+        else:
+            self.overrides[target] = text
+        if not target.endswith(".py"):
+            if text is None and not os.path.lexists(target):
+                return LintResult([], [], [target], root=self.root)
+            return self.lint([target])
+        if self._scan is None:  # nothing linted yet: every file's findings
+            context = self._context_files([target])
+            outside = [] if target in context else [target]  # a file the walk leaves out is linted as named
+            first = self._full_scan(outside)
+            self._last = self._all_findings(first, [*context, *outside])
+            self.scanned_again = frozenset(first.sources)
+            return self._leveled(of_files(self._last, sorted({target, *self._last}), root=self.root))
+        old = self._scan
+        before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
+        previous = old.sources.get(target)
+        self._texts.pop(target, None)
+        if os.path.lexists(target) != (target in self._context) and target not in self._unwalked:
+            self._context = []  # a file created or deleted: the project's files are walked again
+            self._selected.clear()
+            self.walker.forget()
+        context = self._context_files([target])
+        if os.path.lexists(target) and target not in context:
+            self._unwalked.add(target)  # not walked (excluded, ignored, outside): not looked for again
+        usable = self._usable([*context, *([] if target in context else [target])], named=(target,))
+        texts = {name: self._text_of(name) for name in usable}
+        texts.setdefault(target, "")
+        ids = [self._identity(item) for item in old.instructions]
+        rescanned = self._graph.affected(target, texts, previous, [given for _, _, given in ids])
+        from ..pysource import Scan, scan
+
+        sub = self._run_scan(scan, [name for name in usable if name in rescanned])
+        for name in rescanned:
+            self._writes.pop(name, None)
+            self._errors.pop(name, None)
+        for write in sub.writes:
+            self._writes.setdefault(write.path, []).append(write)
+        for error in sub.errors:
+            self._errors[error.path] = error
+        # Kept: what no file scanned again gives (those give theirs anew), each by its identity.
+        found: dict[InstructionKey, Instruction] = {
+            key: item for item, key, given in ids if rescanned.isdisjoint(given)
+        }
+        found.update({self._identity(item)[1]: item for item in sub.instructions})
+        sources = {name: source for name, source in old.sources.items() if name not in rescanned}
+        merged = Scan(
+            instructions=list(found.values()),
+            skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,
+            writes=[w for writes in self._writes.values() for w in writes],
+            sources={**sources, **sub.sources},
+            errors=list(self._errors.values()),
+            state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
+        )
+        self._scan = merged
+        self.scanned_again = frozenset(
+            {*rescanned, *(item.path for item in sub.instructions)}
+            | {item.path for item, _, given in ids if not rescanned.isdisjoint(given)}
+        )
+        kept, self._ids = self._ids, {}  # those of the instructions of this scan only
+        for item in merged.instructions:
+            self._ids[id(item)] = kept.get(id(item)) or self._identity(item)
+        after = self._all_findings(merged, context if target in context else [*context, target])
+        self._last = after
+        changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
+        return self._leveled(of_files(after, sorted(changed), root=self.root))
+
+    def _identity(self, item: Instruction) -> tuple[Instruction, InstructionKey, tuple[str, ...]]:
+        """`item` with its key and the files giving it, worked out once while the scan keeps it."""
+        known: tuple[Instruction, InstructionKey, tuple[str, ...]] | None = self._ids.get(id(item))
+        if known is None or known[0] is not item:
+            known = self._ids[id(item)] = (item, item.key, item.given_in)
+        return known
+
+    def _text_of(self, name: str) -> str:
+        text = self.overrides.get(name)
+        if text is None:
+            cached = self._texts.get(name)
+            text = cached if isinstance(cached, str) else ""
+        return text

@@ -1,0 +1,321 @@
+"""Which files of a project are linted and read: the project's root, configuration and rules, the files
+named or found by walking (each once, by its resolved path), and reading them within the project's bounds.
+
+[`ProjectFiles`][templating.lint.selection.ProjectFiles] is the first part of the engine's
+[`Project`][templating.lint.engine.Project]: it holds the project's state; `findings` scans and lints
+what it selects, `incremental` re-lints an edit, `engine` runs a whole lint.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..nodes import Dialect
+from .cache import LintCache, cache_folder
+from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
+from .discovery import DEFAULT_INCLUDE
+from .project import FileSkipped, Walker, find_root, has_marker, is_too_wide, project_config, read_bytes, read_text
+from .reach import ImportGraph
+from .registry import SKIPPED_FILE, Diagnostic
+from .result import FileFindings
+from .schema import Schema, load_schema
+from .util import relative, shown
+
+if TYPE_CHECKING:
+    from ..pysource import Scan, Write
+
+__all__ = ["ProjectFiles"]
+
+
+def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    return [code for value in values for code in value.split(",") if code.strip()]
+
+
+class ProjectFiles:
+    """A project to lint: its root, configuration and rules; it keeps the files it read.
+
+    `root`: the project folder (default: found from the paths, see `templating.lint.project`);
+    `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to use instead
+    of a file's (an editor's unsaved buffers), by path; `schema`, `select`, `extend_select`, `ignore`:
+    as the command line's options, on top of `[tool.templating]`; `severity`: the level each rule is
+    reported with (`{"T014": "error"}`), on top of the table's `severity`; `dialect`: of template files;
+    `cache`: keep runs on disk and give a run none of whose inputs changed from there (`cache_dir`: in that
+    folder, which also turns the cache on; see `templating.lint.cache`)."""
+
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        *,
+        paths: Sequence[str] = (),
+        config_path: str | Path | None = None,
+        overrides: Mapping[str, str] | None = None,
+        schema: Any = None,
+        select: Iterable[str] | str | None = None,
+        extend_select: Iterable[str] | str | None = None,
+        ignore: Iterable[str] | str | None = None,
+        dialect: Dialect = "angle",
+        force_exclude: bool = False,
+        severity: Mapping[str, str] | None = None,
+        cache: bool = False,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        if root is None and config_path is not None:
+            root = Path(config_path).resolve().parent
+        self.root = Path(root).resolve() if root is not None else find_root(paths).resolve()
+        # a root found by a marker (or given) is walked for context; else (or when the root is / or a
+        # home folder: never walked whole) only the named files' folders
+        self.marked = (root is not None or has_marker(self.root)) and not is_too_wide(self.root)
+        self.config: LintConfig = project_config(self.root, Path(config_path) if config_path else None)
+        self.dialect: Dialect = dialect
+        self.force_exclude = force_exclude
+        self.severity = {**self.config.severity, **severities(severity, "severity=")}
+        self.overrides = {shown(Path(path)): text for path, text in (overrides or {}).items()}
+        chosen = _codes_of(select)
+        if chosen == []:
+            raise LintConfigError("select needs at least one rule code (to turn rules off, use ignore)")
+        extra = _codes_of(extend_select) or []
+        self.codes = select_rules(
+            select=chosen if chosen is not None else self.config.select,
+            extend_select=[*self.config.extend_select, *extra],
+            ignore=[*self.config.ignore, *(_codes_of(ignore) or [])],
+        )
+        if schema is not None:
+            self.schema: Schema | None = load_schema(schema)
+        elif self.config.schema is not None:
+            self.schema = load_schema(self.config.schema, base=self.config.root)
+        else:
+            self.schema = None
+        if "T011" in self.codes and self.schema is None:
+            named = [*(chosen if chosen is not None else self.config.select or ()), *self.config.extend_select, *extra]
+            if any(code.strip().upper() == "T011" or code.strip() == "unused-schema-key" for code in named):
+                raise LintConfigError(
+                    "rule T011 (unused schema keys) needs a schema: pass --schema or set it in [tool.templating]"
+                )
+            self.codes = self.codes - {"T011"}  # "ALL": every rule that applies; without a schema, T011 does not
+        self.walker = Walker(self.config, self.root)
+        self.cache: LintCache | None = None  # runs kept on disk (templating.lint.cache), when asked for
+        if cache or cache_dir is not None:
+            folder = cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir)
+            self.cache = LintCache(folder) if folder is not None else None
+        self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
+        self._scan: Scan | None = None
+        self._writes: dict[str, list[Write]] = {}
+        self._errors: dict[str, Any] = {}
+        self._context: list[str] = []
+        self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
+        self._rules_for: dict[str, frozenset[str]] = {}
+        self._selected: dict[tuple[str, ...], tuple[list[str], list[Diagnostic], set[str]]] = {}
+        self._last: dict[str, FileFindings] | None = None  # each file's findings after the last update
+        self._unwalked: set[str] = set()  # files updated that the walk leaves out
+        # the files whose part of the scan the last update changed (scanned again, or holding an instruction
+        # given by one scanned again): what a caller keeping its own view of the scan must take again
+        self.scanned_again: frozenset[str] = frozenset()
+        self._graph = ImportGraph()  # which files' scans may read which, kept between edits
+        # kept by `findings` for the instructions of the last scan: each one's own findings, its T014 findings
+        # for the keys written (`_unwritten_for`), and each file's suppression comments with the text read
+        self._own: dict[int, Any] = {}
+        self._unwritten: dict[int, Any] = {}
+        self._unwritten_for: frozenset[str] | None = None
+        self._comments: dict[str, Any] = {}
+        self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
+
+    # -- which files
+
+    def files(self, paths: Sequence[str] = ()) -> tuple[list[str], list[Diagnostic]]:
+        """The files to lint for `paths` (shown relative to the current folder), and findings for
+        those skipped unread. A file named is linted unless `force_exclude` and `exclude` drop it."""
+        files, notes, _ = self._select(paths)
+        return files, notes
+
+    def _select(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
+        """The files to lint, the findings for those left unread, and which of the files the user
+        named (those may be outside the root; the others were found by walking and stay inside).
+        Worked out once per list of paths (the command line asks for the files, then lints them)."""
+        key = tuple(paths)
+        kept = self._selected.get(key)
+        if kept is None:
+            kept = self._selected[key] = self._choose(paths)
+        files, notes, named = kept
+        return list(files), list(notes), set(named)
+
+    def _choose(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
+        config = self.config
+        show = _Shower(self.root)
+        found: dict[str, str] = {}  # identity (resolved path) -> as shown; a file named twice is linted once
+        named: set[str] = set()
+        notes: list[Diagnostic] = []
+
+        def add_walked(folder: Path, patterns: tuple[str, ...]) -> None:
+            refused = is_too_wide(folder)
+            if refused:
+                raise LintConfigError(
+                    f"refusing to walk {folder}: {refused} (name the project's folder or its files,"
+                    " or run inside a project: a folder with a pyproject.toml or a .git)"
+                )
+            inside = folder.is_relative_to(self.root)
+            include = glob_list(patterns)
+            for entry in self.walker.entries(folder):
+                relative = entry.relative if inside else Path(entry.path).as_posix()
+                if not include.match(relative):
+                    continue
+                name = show(entry.path)
+                if entry.skip is not None:
+                    notes.append(Diagnostic(SKIPPED_FILE, "info", entry.skip, None, name))
+                    continue
+                if entry.link:
+                    name = show(entry.real)
+                    self._walked[name] = entry.real
+                else:
+                    self._walked[name] = ""  # a plain file found by walking: read without following links
+                found.setdefault(entry.real, name)
+            below = str(folder).rstrip(os.sep) + os.sep
+            for path, reason in self.walker.skipped:  # folders that could not be listed, in any walk so far
+                if path == str(folder) or path.startswith(below):
+                    notes.append(Diagnostic(SKIPPED_FILE, "info", reason, None, show(path)))
+
+        if not paths:
+            if not config.include:
+                raise LintConfigError(
+                    "no paths given and no 'include' globs in [tool.templating] of pyproject.toml"
+                    + (f" ({config.path})" if config.path else " (none found)")
+                )
+            add_walked(self.root, tuple(config.include))
+        patterns = (*config.include, *DEFAULT_INCLUDE)
+        for given in paths:
+            if given == "-":
+                found.setdefault("-", "-")
+                continue
+            item = Path(given)
+            if item.is_dir():
+                folder = item.resolve()
+                if self.marked and folder.is_relative_to(self.root):
+                    self.walker.entries(self.root)  # the whole tree, walked once: the Python context reads it too
+                add_walked(folder if folder.is_relative_to(self.root) else Path(os.path.abspath(item)), patterns)
+            elif not (self.force_exclude and _excluded(item, config)):
+                key = os.path.realpath(given)
+                if key not in found:
+                    found[key] = given
+                    if not self.force_exclude:  # pre-commit names the files, not the user: they stay inside
+                        named.add(given)
+        return list(found.values()), notes, named
+
+    # -- reading Python files
+
+    def _read_python(self, path: str, *, named: bool) -> str:
+        if path in self.overrides:
+            return self.overrides[path]
+        cached = self._texts.get(path)
+        if cached is None:
+            from ..pysource import python_text
+
+            try:
+                cached = python_text(self._read_bytes(path, named=named))
+            except (OSError, FileSkipped, UnicodeDecodeError) as exc:
+                cached = exc
+            self._texts[path] = cached
+        if isinstance(cached, Exception):
+            raise cached
+        return cached
+
+    def kept_texts(self, paths: Iterable[str]) -> list[str | Exception | None]:
+        """The text of each Python file of `paths` (absolute, or as findings show them) as the project last
+        read it (an unsaved text first), the error reading it met, or None when it was not read: what another
+        view of the project (the language server's index) takes instead of reading the files again."""
+        show = _Shower(self.root)
+        out: list[str | Exception | None] = []
+        for path in paths:
+            name = show(path) if os.path.isabs(path) else path
+            out.append(self.overrides[name] if name in self.overrides else self._texts.get(name))
+        return out
+
+    def _read_bytes(self, path: str, *, named: bool) -> bytes:
+        """A file's bytes: one the user named as it is; one found by walking without following a
+        link at its end (its folders are the walk's, inside the root), or through its link once the
+        walk saw the link's target is inside; any other only inside the root."""
+        limit = self.config.max_file_size
+        if named:
+            return read_bytes(path, limit=limit)
+        walked = self._walked.get(path)
+        if walked == "":
+            return read_bytes(path, limit=limit, follow=False)
+        return read_bytes(path, limit=limit, root=self.root)
+
+    def _reader(self, path: str) -> str:
+        return self._read_python(shown(Path(path)) if os.path.isabs(path) else path, named=False)
+
+    def _context_files(self, named: Sequence[str] = ()) -> list[str]:
+        """The Python files read for context: the whole project's, or without a project marker (the
+        root is then just the paths' common folder, say a home folder) those of the named files' folders."""
+        show = _Shower(self.root)
+        if not self.marked:
+            folders = sorted({Path(name).absolute().parent for name in named})
+            return [
+                show(e.path)
+                for f in folders
+                for e in self.walker.entries(f, recursive=False)
+                if e.skip is None and not e.link and e.relative.endswith(".py")
+            ]
+        if not self._context:
+            self._context = [
+                show(e.path)
+                for e in self.walker.entries(self.root)
+                if e.skip is None and not e.link and e.relative.endswith(".py")
+            ]
+            for name in self._context:
+                self._walked.setdefault(name, "")
+        return self._context
+
+    def _read_template(self, name: str, *, named: bool) -> str:
+        """A template file's text (`-`: stdin). One found by walking that cannot be read or decoded is
+        `FileSkipped` (an E003 finding); one the user named, an `InputError` (the run stops)."""
+        if name == "-" or named:
+            return read_text(name, limit=self.config.max_file_size)
+        try:
+            data = self._read_bytes(name, named=False)
+            return data.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise FileSkipped(name, f"not valid UTF-8 (byte {exc.start}): not read") from None
+        except FileSkipped:
+            raise
+        except OSError as exc:
+            raise FileSkipped(name, _unreadable(exc)) from None
+
+    def _rules(self, path: str | None) -> frozenset[str]:
+        """The rules on for `path` (per-file-ignores applied), worked out once per file."""
+        if path is None:
+            return rules_for(None, self.config, self.codes)
+        on = self._rules_for.get(path)
+        if on is None:
+            on = self._rules_for[path] = rules_for(path, self.config, self.codes)
+        return on
+
+
+class _Shower:
+    """Paths as findings show them (see `util.shown`), without a system call per path: relative to
+    the current folder when under it, else absolute. Made once per run (it reads the current folder)."""
+
+    def __init__(self, root: Path) -> None:
+        self.cwd = str(Path.cwd().resolve())
+        self.prefix = self.cwd.rstrip(os.sep) + os.sep
+
+    def __call__(self, path: str) -> str:
+        if path.startswith(self.prefix):
+            return path[len(self.prefix) :]
+        return "." if path == self.cwd else path
+
+
+def _unreadable(exc: OSError) -> str:
+    return f"cannot be read ({exc.strerror or exc}): not read"
+
+
+def _excluded(item: Path, config: LintConfig) -> bool:
+    from .config import _matches
+
+    return _matches(relative(item, config.root), config.exclude)
