@@ -1224,6 +1224,22 @@ def test_the_index_taken_from_the_engine_equals_its_own_scan(project: Path, name
     assert fresh.readers_of("budget") if name == "prompt.py" else fresh.writes_of("draft")
 
 
+def test_the_index_finds_an_imported_module_that_is_only_an_open_buffer(tmp_path: Path) -> None:
+    """A module the editor has open but not yet saved is found when another file imports from it."""
+    from templating.lint.engine import Project
+    from templating.lsp.model import Index
+
+    (tmp_path / "agent.py").write_text(
+        "from google.adk.agents import LlmAgent\nfrom prompts import INSTR\n"
+        'root_agent = LlmAgent(name="a", model="m", instruction=INSTR)\n',
+        encoding="utf-8",
+    )
+    unsaved = {str(tmp_path / "prompts.py"): 'INSTR = "Plan for {destination}."\n'}
+    index = Index(Project(tmp_path), lambda: unsaved)
+    assert [r.label for r in index.readers_of("destination")], "the unsaved module's instruction was not found"
+    assert not Index(Project(tmp_path), dict).readers_of("destination")
+
+
 def test_the_index_built_from_the_engine_scan_equals_its_own(project: Path) -> None:
     from templating.lint.engine import Project
     from templating.lsp.model import Index

@@ -155,6 +155,7 @@ class Index:
             read=self.read,
             keep_going=True,
             root=str(self.project.root),
+            unsaved=self.texts().keys(),  # open buffers not yet on disk: found as imports all the same
         )
         self._checked.clear()
         self._absorb(found, paths, full=full)
