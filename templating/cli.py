@@ -176,8 +176,6 @@ def _lint_once(args: argparse.Namespace, overrides: dict[str, str] | None = None
             cache=not args.no_cache,
             cache_dir=None if args.no_cache else args.cache_dir,
         )
-        if overrides:  # as named too: a template file named `./a.prompt` is looked up as named, not as shown
-            project.overrides.update(overrides)
         files, _ = project.files(args.paths)
         if not files:
             if args.force_exclude and args.paths and not any(os.path.isdir(p) for p in args.paths):

@@ -69,7 +69,7 @@ class Project(IncrementalProject):
                 continue
             path_shown = "<stdin>" if name == "-" else name
             try:
-                text = self.overrides.get(name) if name in self.overrides else None
+                text = self.override(name)
                 if text is None:
                     text = self._read_template(name, named=name in named)
             except FileSkipped as exc:

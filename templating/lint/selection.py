@@ -208,9 +208,18 @@ class ProjectFiles:
 
     # -- reading Python files
 
+    def override(self, name: str) -> str | None:
+        """The unsaved text given for the file `name` (as named on the command line or as findings
+        show it: `./a.prompt`, an absolute path and a link all find the text given for `a.prompt`)."""
+        if not self.overrides or name == "-":
+            return None
+        text = self.overrides.get(name)
+        return self.overrides.get(shown(Path(name))) if text is None else text
+
     def _read_python(self, path: str, *, named: bool) -> str:
-        if path in self.overrides:
-            return self.overrides[path]
+        text = self.override(path)
+        if text is not None:
+            return text
         cached = self._texts.get(path)
         if cached is None:
             from ..pysource import python_text
