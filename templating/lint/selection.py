@@ -39,15 +39,8 @@ def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
 
 
 class ProjectFiles:
-    """A project to lint: its root, configuration and rules; it keeps the files it read.
-
-    `root`: the project folder (default: found from the paths, see `templating.lint.project`);
-    `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to use instead
-    of a file's (an editor's unsaved buffers), by path; `schema`, `select`, `extend_select`, `ignore`:
-    as the command line's options, on top of `[tool.templating]`; `severity`: the level each rule is
-    reported with (`{"T014": "error"}`), on top of the table's `severity`; `dialect`: of template files;
-    `cache`: keep runs on disk and give a run none of whose inputs changed from there (`cache_dir`: in that
-    folder, which also turns the cache on; see `templating.lint.cache`)."""
+    """The part of [`Project`][templating.lint.engine.Project] that chooses a project's files and reads
+    them (its arguments are described there); it keeps what it read."""
 
     def __init__(
         self,
