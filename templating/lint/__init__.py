@@ -8,7 +8,9 @@ JSON Schema, or a list of keys). Configuration comes from `[tool.templating]` in
 
 The package: `registry` (every rule, once), `check` (one template), `rules/` (the checks, by
 family), `schema`, `config`, `globs` (glob and `.gitignore` matching), `discovery` and `project` (root,
-walk and files), `engine` (a project run), `outputs/`.
+walk and files), `engine` (a project run), `outputs/`. The names below are imported from those modules
+the first time each is used, so that a caller importing one of them (the command line reading `registry`)
+does not load the whole linter.
 """
 
 from __future__ import annotations
