@@ -10,9 +10,15 @@ Figures (issue 24, deliverable 7):
 - warm lint (the persistent cache, nothing changed) / cold lint: target at most 0.33;
 - per-file cost at 23x / per-file cost at 1x: linear means about 1.
 
-Usage: `nice -n 5 python bench/bench_lint_corpus.py [--corpus PATH] [--copies N] [--repeat N] [--cpu]`.
+Usage: `nice -n 5 python bench/bench_lint_corpus.py [--corpus PATH] [--copies N] [--repeat N] [--cpu] [--source]`.
 Wall times are inflated on a loaded machine; the ratios are what to read (`--cpu`: CPU times, steadier
-when other work shares the machine).
+when other work shares the machine). `--copies 0`: the projects as they are only.
+
+The processes run as from an installed package: with the bytecode of the modules they import compiled
+once (pip compiles it at install), kept in a temporary folder (`PYTHONPYCACHEPREFIX`), not in the checkout,
+even when the environment sets `PYTHONDONTWRITEBYTECODE`. `--source`: each process compiles every module
+it imports from source again, as a checkout with `PYTHONDONTWRITEBYTECODE` does (start-up then costs about
+twice as much).
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ _PARSE_SCRIPT = (
 
 
 CPU = False  # --cpu: CPU time (this process's, and its children's) instead of wall time
+BYTECODE: str | None = None  # where the processes keep their compiled modules; None (--source): nowhere
+# What a `templating lint` process imports (`import templating.cli` alone is now only the command line).
+LINT_IMPORTS = "import templating.cli, templating.lint.engine, templating.pysource.visitor, templating.lint.outputs"
 
 
 def _clock() -> float:
@@ -102,6 +111,8 @@ def build(corpus: Path, folder: Path, copies: int) -> tuple[list[Path], Path]:
         copy_project(project, target)
         ones.append(target)
     many = folder / f"{copies}x"
+    if copies <= 0:  # --copies 0: the projects as they are, one at a time, only
+        return ones, many
     for project in sorted(p for p in corpus.iterdir() if p.is_dir()):
         for i in range(copies):
             copy_project(project, many / f"{project.name}-c{i:02d}", suffix=f"_c{i:02d}")
@@ -123,15 +134,16 @@ def parse_in_process(files: list[str]) -> float:
 
 def parse_as_process(files: list[str]) -> float:
     start = _clock()
-    subprocess.run([sys.executable, "-c", _PARSE_SCRIPT], input="\n".join(files), text=True, check=True)
+    subprocess.run([sys.executable, "-c", _PARSE_SCRIPT], input="\n".join(files), text=True, env=_env(), check=True)
     return _clock() - start
 
 
 def startup(roots: list[Path]) -> float:
-    """`python -c "import templating.cli"` once per root: the floor of a `templating lint` process."""
+    """`python -c "import ..."` of the modules a lint imports, once per root: the floor of a `templating lint`
+    process."""
     start = _clock()
     for root in roots:
-        subprocess.run([sys.executable, "-c", "import templating.cli"], cwd=root, env=_env(), check=True)
+        subprocess.run([sys.executable, "-c", LINT_IMPORTS], cwd=root, env=_env(), check=True)
     return _clock() - start
 
 
@@ -140,6 +152,11 @@ def _env() -> dict[str, str]:
     here = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = here + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("TEMPLATING_CACHE_DIR", None)
+    if BYTECODE is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:  # as installed: compiled once, then read
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = BYTECODE
     return env
 
 
@@ -224,7 +241,7 @@ def report(label: str, m: dict[str, float], cached: bool) -> None:
     )
     print(
         f"  templating lint cold   {m['cli'] * 1000:8.0f} ms   {m['cli'] / m['parse_proc']:5.2f}x the parsing process "
-        f"(target <= 4); of which starting up (import templating.cli) {m['startup'] * 1000:.0f} ms"
+        f"(target <= 4); of which starting up (importing what it uses) {m['startup'] * 1000:.0f} ms"
     )
     if cached:
         print(
@@ -242,19 +259,27 @@ def report(label: str, m: dict[str, float], cached: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--copies", type=int, default=23)
+    parser.add_argument("--copies", type=int, default=23, help="renamed copies linted as one project (0: none)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--cpu", action="store_true", help="time CPU (process and children), not wall")
+    parser.add_argument("--source", action="store_true", help="processes compile every module from source")
     args = parser.parse_args()
-    global CPU
+    global CPU, BYTECODE
     CPU = args.cpu
     print(f"times: {'CPU (user + system, the processes started included)' if CPU else 'wall'}")
+    compiled = "compiled from source in each process" if args.source else "bytecode compiled once, as installed"
+    print(f"modules: {compiled}")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     cached = _supports_cache()
     with tempfile.TemporaryDirectory() as folder:
+        BYTECODE = None if args.source else str(Path(folder) / "bytecode")
         ones, many = build(args.corpus, Path(folder), args.copies)
+        startup(ones[:1])  # compile the bytecode (and warm the file system cache) before measuring
+        cli(ones[0], "--no-cache")
         one = measure("1x", ones, args.repeat, cached)
         report(f"1x: {len(ones)} agent projects, each its own root", one, cached)
+        if args.copies <= 0:
+            return
         big = measure(f"{args.copies}x", [many], max(1, args.repeat - 1), cached)
         report(f"{args.copies}x: renamed copies, one root", big, cached)
         per_one, per_big = one["lint"] / one["files"], big["lint"] / big["files"]

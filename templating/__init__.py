@@ -3,47 +3,32 @@
 `Hello <user:name>, your order <order_id> is <status?>.` parses into literal, placeholder and
 escape nodes and renders against a read-only view of the agent's state.
 
-The core (parsing, rendering, linting, converting) is imported at once. The parts built on
-pydantic, Jinja2 or SQLAlchemy (sessions, the database session service, contexts, agents, the
-runner, Jinja2 mode) are imported the first time one of their names is used, so the command line
-and the pytest plugin start quickly, and SQLAlchemy is needed only by `DatabaseSessionService`.
+Every public name is imported the first time it is used (PEP 562): `import templating` itself
+loads nothing else, so each command of the command line pays only for what it uses (`templating
+lint` does not import the renderer's providers, `templating render` does not import the linter),
+and SQLAlchemy, pydantic and Jinja2 are loaded only by the names built on them. `from templating
+import X`, `templating.X`, `from templating import *` and `dir(templating)` work as if everything
+were imported at once; type checkers read the imports under `TYPE_CHECKING` below.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
-
-from .convert import AdkDifference, ConversionError, convert_adk
-from .errors import (
-    CyclicValueError,
-    MissingKey,
-    MissingKeyError,
-    TemplateSyntaxError,
-    TemplatingError,
-    UnprintableValueError,
-)
-from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
-from .lint.engine import LintResult, lint_project
-from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
-from .providers import (
-    ConcatProvider,
-    InstructionLike,
-    InstructionProvider,
-    Provider,
-    StaticProvider,
-    WhenProvider,
-    concat,
-    instruction,
-    resolve,
-    static,
-    when,
-)
-from .render import Formatter, Missing, format_adk_value, format_value
-from .template import Template, escape, parse, render
 
 if TYPE_CHECKING:
     from .agents import Agent
+    from .convert import AdkDifference, ConversionError, convert_adk
+    from .errors import (
+        CyclicValueError,
+        MissingKey,
+        MissingKeyError,
+        TemplateSyntaxError,
+        TemplatingError,
+        UnprintableValueError,
+    )
     from .jinja_budget import JinjaBudget
     from .jinja_mode import (
         JinjaBudgetError,
@@ -56,6 +41,23 @@ if TYPE_CHECKING:
         JinjaUnprintableError,
         jinja,
     )
+    from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
+    from .lint.engine import LintResult, lint_project
+    from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
+    from .providers import (
+        ConcatProvider,
+        InstructionLike,
+        InstructionProvider,
+        Provider,
+        StaticProvider,
+        WhenProvider,
+        concat,
+        instruction,
+        resolve,
+        static,
+        when,
+    )
+    from .render import Formatter, Missing, format_adk_value, format_value
     from .runner import Model, Runner
     from .sessions.base import (
         AlreadyExistsError,
@@ -71,41 +73,82 @@ if TYPE_CHECKING:
     from .sessions.memory import InMemorySessionService
     from .sessions.sql import DatabaseSessionService, SessionStoreError
     from .sessions.state import InvalidStateError, State
+    from .template import Template, escape, parse, render
 
-# name -> the submodule that defines it, for the names imported on first use.
-_LAZY = {
-    "Agent": "agents",
-    "CallbackContext": "sessions.contexts",
-    "ReadonlyContext": "sessions.contexts",
-    "ToolContext": "sessions.contexts",
-    "inject_session_state": "sessions.contexts",
-    "JinjaBudget": "jinja_budget",
-    "JinjaBudgetError": "jinja_mode",
-    "JinjaCyclicValueError": "jinja_mode",
-    "JinjaError": "jinja_mode",
-    "JinjaProvider": "jinja_mode",
-    "JinjaSecurityError": "jinja_mode",
-    "JinjaSyntaxError": "jinja_mode",
-    "JinjaUndefinedError": "jinja_mode",
-    "JinjaUnprintableError": "jinja_mode",
-    "jinja": "jinja_mode",
-    "Model": "runner",
-    "Runner": "runner",
-    "AlreadyExistsError": "sessions.base",
-    "Event": "sessions.base",
-    "EventActions": "sessions.base",
-    "GetSessionConfig": "sessions.base",
-    "InMemorySessionService": "sessions.memory",
-    "Session": "sessions.base",
-    "SessionNotFoundError": "sessions.base",
-    "SessionService": "sessions.base",
-    "DatabaseSessionService": "sessions.sql",
-    "SessionStoreError": "sessions.sql",
-    "StaleSessionError": "sessions.base",
-    "InvalidStateError": "sessions.state",
-    "State": "sessions.state",
+# submodule -> the public names it defines; each is imported when one of its names is first used.
+_MODULES = {
+    "errors": (
+        "CyclicValueError",
+        "MissingKey",
+        "MissingKeyError",
+        "TemplateSyntaxError",
+        "TemplatingError",
+        "UnprintableValueError",
+    ),
+    "nodes": ("DIALECTS", "Dialect", "Escaped", "Literal", "Node", "Placeholder", "Span"),
+    "render": ("Formatter", "Missing", "format_adk_value", "format_value"),
+    "template": ("Template", "escape", "parse", "render"),
+    "convert": ("AdkDifference", "ConversionError", "convert_adk"),
+    "providers": (
+        "ConcatProvider",
+        "InstructionLike",
+        "InstructionProvider",
+        "Provider",
+        "StaticProvider",
+        "WhenProvider",
+        "concat",
+        "instruction",
+        "resolve",
+        "static",
+        "when",
+    ),
+    "lint": ("Diagnostic", "LintConfigError", "SchemaError", "lint", "load_schema", "unused_keys"),
+    "lint.engine": ("LintResult", "lint_project"),
+    "agents": ("Agent",),
+    "sessions.contexts": ("CallbackContext", "ReadonlyContext", "ToolContext", "inject_session_state"),
+    "jinja_budget": ("JinjaBudget",),
+    "jinja_mode": (
+        "JinjaBudgetError",
+        "JinjaCyclicValueError",
+        "JinjaError",
+        "JinjaProvider",
+        "JinjaSecurityError",
+        "JinjaSyntaxError",
+        "JinjaUndefinedError",
+        "JinjaUnprintableError",
+        "jinja",
+    ),
+    "runner": ("Model", "Runner"),
+    "sessions.base": (
+        "AlreadyExistsError",
+        "Event",
+        "EventActions",
+        "GetSessionConfig",
+        "Session",
+        "SessionNotFoundError",
+        "SessionService",
+        "StaleSessionError",
+    ),
+    "sessions.memory": ("InMemorySessionService",),
+    "sessions.sql": ("DatabaseSessionService", "SessionStoreError"),
+    "sessions.state": ("InvalidStateError", "State"),
 }
+# name -> the submodule that defines it.
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
+
+class _Package(types.ModuleType):
+    """The package's module type: `templating.lint` is the function `lint`, not the subpackage of the same
+    name, however that subpackage is first imported (the import system binds each submodule it loads on its
+    parent package: that binding is left out, and the function is looked up on first use, as every name is)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "lint" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is still an error
 
@@ -115,9 +158,8 @@ if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name
             raise AttributeError(f"module 'templating' has no attribute {name!r}")
         loaded = importlib.import_module(f".{module}", __name__)
         # Bind every public name of that module at once: later lookups are ordinary attribute reads.
-        for other, where in _LAZY.items():
-            if where == module:
-                globals()[other] = getattr(loaded, other)
+        for other in _MODULES[module]:
+            globals()[other] = getattr(loaded, other)
         return globals()[name]
 
 

@@ -15,11 +15,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .convert import ConversionError, convert_adk
 from .errors import MissingKeyError, TemplatingError
-from .inputs import read_state, read_text
 from .lint.registry import DOCS_URL
-from .template import Template
+
+# Each command imports what it uses when it runs (`lint` the linter, `render` the renderer, ...), so that
+# starting one does not pay for the others: `import templating.cli` loads only argparse and the errors.
 
 __all__ = ["main"]
 
@@ -37,7 +37,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    from .inputs import read_state, read_text
     from .lint.pick import pick_instruction, python_target, where
+    from .template import Template
 
     if args.file == "-" and args.state == "-":
         raise UsageError("the template and the state cannot both be read from stdin")
@@ -95,7 +97,9 @@ def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:
 
 
 def _cmd_keys(args: argparse.Namespace) -> int:
+    from .inputs import read_text
     from .lint.pick import python_target
+    from .template import Template
 
     target = python_target(args.file)
     if target is not None:
@@ -116,6 +120,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
 def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
     """The keys of each instruction in a Python file (or of the one `name` names)."""
     from .lint.pick import pick_instruction, scan_file, where
+    from .template import Template
 
     result = scan_file(path)
     found = [pick_instruction(path, name)] if name is not None else result.instructions
@@ -660,6 +665,8 @@ agent given the angle syntax would send it as written: give the result to templa
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    from .convert import ConversionError, convert_adk
+    from .inputs import read_text
     from .lint.pick import pick_instruction, python_target, where
 
     target = python_target(args.file)  # FILE.py[:NAME]: one instruction of the code, as render and keys pick it

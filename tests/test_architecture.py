@@ -222,6 +222,73 @@ def test_import_templating_leaves_the_walk_over_python_code_unloaded() -> None:
     assert result.stdout.splitlines() == ["[]", str(walk)]
 
 
+def modules_loaded(code: str) -> list[str]:
+    """The `templating` modules (and the heavier libraries) a fresh interpreter holds after running `code`."""
+    show = (
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('templating', 'lark', 'pydantic', 'jinja2', 'tomllib', 'sqlalchemy', 'tempfile')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", f"import sys\n{code}\n{show}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    )
+    return ast.literal_eval(result.stdout.splitlines()[-1])
+
+
+def test_import_templating_loads_nothing_else() -> None:
+    """Every public name is imported on first use: the package alone costs a command nothing."""
+    assert modules_loaded("import templating") == ["templating"]
+    assert modules_loaded("import templating; templating.Template") == [
+        "templating",
+        "templating.errors",
+        "templating.nodes",
+        "templating.parser",
+        "templating.render",
+        "templating.template",
+    ]
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+# The linter, the renderer's providers, the converter, the reader of Python code, the configuration's reader.
+LINTER = ("templating.lint.engine", "templating.lint.check", "templating.lint.config", "templating.pysource", "tomllib")
+RENDERER = ("templating.template", "templating.parser", "templating.render")
+
+
+@pytest.mark.parametrize(
+    ("argv", "unused"),
+    [
+        (["--version"], (*LINTER, *RENDERER, "templating.convert", "templating.providers")),
+        (["keys", "TEMPLATE"], (*LINTER, "templating.convert", "templating.providers")),
+        (["render", "TEMPLATE", "--state", "STATE"], (*LINTER, "templating.convert", "templating.providers")),
+        (["convert", "ADK", "--from", "adk"], (*LINTER, "templating.providers")),
+        # without the cache, nothing is written: no temporary files
+        (
+            ["lint", "TEMPLATE", "--no-cache"],
+            ("templating.providers", "templating.sessions", "pydantic", "jinja2", "lark", "tempfile"),
+        ),
+    ],
+    ids=["version", "keys", "render", "convert", "lint"],
+)
+def test_each_command_imports_only_what_it_uses(argv: list[str], unused: tuple[str, ...]) -> None:
+    files = {
+        "TEMPLATE": EXAMPLES / "support_agent.txt",
+        "STATE": EXAMPLES / "state.json",
+        "ADK": EXAMPLES / "adk_instruction.txt",
+    }
+    args = [str(files[a]) if a in files else a for a in argv]
+    code = (
+        "import contextlib, io\nfrom templating.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    assert main({args!r}) in (0, 1)"
+    )
+    loaded = modules_loaded(code)
+    assert "templating.cli" in loaded
+    assert [m for m in loaded if m.startswith(unused)] == []
+
+
 def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
     for name in templating.__all__:
         assert getattr(templating, name) is not None, name
@@ -238,8 +305,31 @@ def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
         "from templating import *; assert callable(jinja) and callable(lint) and isinstance(Agent, type)",
         "import templating.lint, templating; assert callable(templating.lint)",
         "import pickle, templating; s = templating.State({'a': 1}); assert pickle.loads(pickle.dumps(s)).get('a') == 1",
+        # the subpackage `templating.lint` loaded first, by one of its modules: `templating.lint` stays the function
+        "import templating.lint.engine, templating; from templating.lint.check import lint; "
+        "assert templating.lint is lint",
+        "import templating.lint.registry; from templating import lint; from templating.lint.check import lint as f; "
+        "assert lint is f",
+        "from templating.lint import *; assert callable(lint) and isinstance(Diagnostic, type) and DOCS_URL",
+        "import sys, templating.lint.registry; L = sys.modules['templating.lint']; "
+        "assert L.Diagnostic is sys.modules['templating.lint.registry'].Diagnostic; "
+        "assert set(L.__all__) <= set(dir(L)); "
+        "assert all(getattr(L, name) is not None for name in L.__all__)",
+        "import sys, templating.lint.registry; L = sys.modules['templating.lint']; "
+        "assert not hasattr(L, 'Nope') and not hasattr(sys.modules['templating'], 'Nope')",
     ],
-    ids=["name-after-sibling", "after-submodule-import", "star-import", "lint-function", "pickle-lazy-class"],
+    ids=[
+        "name-after-sibling",
+        "after-submodule-import",
+        "star-import",
+        "lint-function",
+        "pickle-lazy-class",
+        "lint-function-after-a-lint-module",
+        "from-import-lint-after-a-lint-module",
+        "lint-package-star-import",
+        "lint-package-names",
+        "unknown-names",
+    ],
 )
 def test_lazy_names_resolve_to_the_objects_in_any_order(code: str) -> None:
     result = subprocess.run(

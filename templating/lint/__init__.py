@@ -8,41 +8,100 @@ JSON Schema, or a list of keys). Configuration comes from `[tool.templating]` in
 
 The package: `registry` (every rule, once), `check` (one template), `rules/` (the checks, by
 family), `schema`, `config`, `globs` (glob and `.gitignore` matching), `discovery` and `project` (root,
-walk and files), `engine` (a project run), `outputs/`.
+walk and files), `engine` (a project run), `outputs/`. The names below are imported from those modules
+the first time each is used, so that a caller importing one of them (the command line reading `registry`)
+does not load the whole linter.
 """
 
 from __future__ import annotations
 
-from .check import lint
-from .config import (
-    CONSTANT_SUFFIXES,
-    LintConfig,
-    LintConfigError,
-    _codes,
-    _matches,
-    glob_regex,
-    load_config,
-    rules_for,
-    select_rules,
-)
-from .discovery import DEFAULT_INCLUDE, collect_files
-from .registry import (
-    ADK_ONLY,
-    ANGLE_ONLY,
-    DEFAULT_RULES,
-    DOCS_URL,
-    RULES,
-    SEVERITIES,
-    SYNTAX_CHECKS,
-    TREE_RULES,
-    Diagnostic,
-    Rule,
-    Severity,
-    rule_url,
-)
-from .rules.python import lint_instruction, never_written, skipped_findings
-from .rules.schema_keys import unused_keys
-from .schema import Schema, SchemaError, SchemaField, load_schema
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .check import lint
+    from .config import (
+        CONSTANT_SUFFIXES,
+        LintConfig,
+        LintConfigError,
+        _codes,
+        _matches,
+        glob_regex,
+        load_config,
+        rules_for,
+        select_rules,
+    )
+    from .discovery import DEFAULT_INCLUDE, collect_files
+    from .registry import (
+        ADK_ONLY,
+        ANGLE_ONLY,
+        DEFAULT_RULES,
+        DOCS_URL,
+        RULES,
+        SEVERITIES,
+        SYNTAX_CHECKS,
+        TREE_RULES,
+        Diagnostic,
+        Rule,
+        Severity,
+        rule_url,
+    )
+    from .rules.python import lint_instruction, never_written, skipped_findings
+    from .rules.schema_keys import unused_keys
+    from .schema import Schema, SchemaError, SchemaField, load_schema
+
+# submodule -> the public names it defines; each is imported when one of its names is first used (PEP 562),
+# so that importing one module of the linter (`templating.lint.registry`, say) does not load all of it.
+_MODULES = {
+    "check": ("lint",),
+    "config": (
+        "CONSTANT_SUFFIXES",
+        "LintConfig",
+        "LintConfigError",
+        "_codes",
+        "_matches",
+        "glob_regex",
+        "load_config",
+        "rules_for",
+        "select_rules",
+    ),
+    "discovery": ("DEFAULT_INCLUDE", "collect_files"),
+    "registry": (
+        "ADK_ONLY",
+        "ANGLE_ONLY",
+        "DEFAULT_RULES",
+        "DOCS_URL",
+        "RULES",
+        "SEVERITIES",
+        "SYNTAX_CHECKS",
+        "TREE_RULES",
+        "Diagnostic",
+        "Rule",
+        "Severity",
+        "rule_url",
+    ),
+    "rules.python": ("lint_instruction", "never_written", "skipped_findings"),
+    "rules.schema_keys": ("unused_keys",),
+    "schema": ("Schema", "SchemaError", "SchemaField", "load_schema"),
+}
+# name -> the submodule that defines it.
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
+
+if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is still an error
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'templating.lint' has no attribute {name!r}")
+        loaded = importlib.import_module(f".{module}", __name__)
+        for other in _MODULES[module]:  # later lookups are ordinary attribute reads
+            globals()[other] = getattr(loaded, other)
+        return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "ADK_ONLY",

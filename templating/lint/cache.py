@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -266,6 +265,8 @@ class LintCache:
         data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
         if len(data) > MAX_ENTRY_BYTES:
             return
+        import tempfile  # only a run that writes pays for it (with `random` and `shutil`): not --no-cache, not warm
+
         self._prepare()
         handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
         try:
@@ -280,6 +281,8 @@ class LintCache:
 
     def _prepare(self) -> None:
         """The folder, made with its `CACHEDIR.TAG` and a `.gitignore` that ignores it all."""
+        import tempfile
+
         self.folder.mkdir(parents=True, exist_ok=True)
         for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# made by templating: the lint cache\n*\n")):
             target = self.folder / name

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TemplatingError
+from ..inputs import InputError as LintInputError  # `lint.project`'s name for it, without importing the linter
 from ..inputs import read_text
-from .project import LintInputError
 
 __all__ = ["FileInstructions", "candidates", "pick_instruction", "python_target", "scan_file", "where"]
 
