@@ -138,12 +138,13 @@ _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 
 class _Package(types.ModuleType):
-    """The package's module type: `templating.lint` is the function `lint`, not the subpackage of the same
-    name, however that subpackage is first imported (the import system binds each submodule it loads on its
-    parent package: that binding is left out, and the function is looked up on first use, as every name is)."""
+    """The package's module type: `templating.lint` and `templating.render` are the functions, not the
+    submodules of the same names, however those are first imported (the import system binds each submodule
+    it loads on its parent package: that binding is left out, and the function is looked up on first use,
+    as every name is)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "lint" and isinstance(value, types.ModuleType):
+        if name in _LAZY and isinstance(value, types.ModuleType):  # `lint`, `render`: the functions
             return
         super().__setattr__(name, value)
 

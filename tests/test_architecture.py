@@ -289,6 +289,31 @@ def test_each_command_imports_only_what_it_uses(argv: list[str], unused: tuple[s
     assert [m for m in loaded if m.startswith(unused)] == []
 
 
+SHADOWED = sorted(set(templating.__all__) & {m.name for m in pkgutil.iter_modules(templating.__path__)})
+
+
+@pytest.mark.parametrize("name", SHADOWED)
+def test_a_public_name_shared_with_a_submodule_stays_the_public_object(name: str) -> None:
+    # `from templating import convert_adk, render`: loading convert_adk imports the submodule
+    # templating.render, which the import system binds on the package over the function.
+    others = [m.name for m in pkgutil.iter_modules(templating.__path__) if m.name not in ("__main__", "pytest_entry")]
+    code = (
+        "import importlib, types, templating\n"
+        f"for m in {others!r}:\n"
+        "    try:\n"
+        "        importlib.import_module('templating.' + m)\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        f"from templating import {name}\n"
+        f"assert not isinstance({name}, types.ModuleType), {name}\n"
+        f"assert not isinstance(templating.{name}, types.ModuleType)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tempfile.gettempdir()
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
     for name in templating.__all__:
         assert getattr(templating, name) is not None, name
