@@ -24,12 +24,12 @@ concurrent processes are no concern.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +60,21 @@ def grammar_text(name: str) -> str:
 
 def grammar_hash(text: str) -> str:
     """The hash that ties the shipped terminals to the grammar text Lark compiled them from."""
-    return sha256(text.encode("utf-8")).hexdigest()
+    digest: str = _sha256(text.encode("utf-8")).hexdigest()
+    return digest
+
+
+def _sha256(data: bytes) -> Any:
+    """SHA-256 from the interpreter's own module when it has one: `hashlib` loads OpenSSL, about 2 ms of
+    every process's start that parses a template (the same digest either way)."""
+    for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.11
+        try:
+            return importlib.import_module(name).sha256(data)
+        except ImportError:
+            continue
+    import hashlib
+
+    return hashlib.sha256(data)
 
 
 @cache

@@ -27,7 +27,6 @@ another; it holds a `CACHEDIR.TAG` and a `.gitignore` of `*`, and can be deleted
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -41,6 +40,11 @@ from .config import LintConfig, LintConfigError
 from .registry import Diagnostic
 from .result import CheckedTemplate, LintResult
 from .util import running_version, shown
+
+try:  # the interpreter's own BLAKE2 (what hashlib gives too), without loading OpenSSL: 2 ms of each start
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b as _blake2b
 
 if TYPE_CHECKING:
     from ..pysource import Scan
@@ -104,7 +108,7 @@ def cache_folder(root: Path, *, given: str | Path | None = None, configured: str
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+    return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
 def _failure(exc: BaseException) -> str:

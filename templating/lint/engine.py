@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect, Span
 from ..template import parse
-from .baseline import Baseline, apply_baseline, load_baseline
 from .check import lint
 from .incremental import IncrementalProject
 from .project import FileSkipped, LintInputError
@@ -25,6 +24,9 @@ from .result import CheckedTemplate, LintResult, relative_to_cwd, renamed
 from .rules.schema_keys import unused_keys
 from .selection import _unreadable
 from .util import shown
+
+if TYPE_CHECKING:
+    from .baseline import Baseline
 
 __all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
 
@@ -155,7 +157,11 @@ def lint_project(
     `baseline`: a baseline file (or a loaded [`Baseline`][templating.lint.baseline.Baseline]) whose
     findings are left out; `baselined` and `stale` in the result count what it dropped and what it
     records that was not found (see `templating.lint.baseline`)."""
-    recorded = load_baseline(baseline) if isinstance(baseline, str | Path) else baseline
+    recorded = None
+    if baseline is not None:  # only a run with a baseline loads its module
+        from .baseline import load_baseline
+
+        recorded = load_baseline(baseline) if isinstance(baseline, str | Path) else baseline
     project = Project(
         root,
         paths=paths,
@@ -173,5 +179,7 @@ def lint_project(
     )
     result = project.lint(paths)
     if recorded is not None:
+        from .baseline import apply_baseline
+
         apply_baseline(result, recorded)
     return result
