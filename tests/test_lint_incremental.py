@@ -301,7 +301,35 @@ _TWO_WRITERS = {
     "app/z_tools.py": "def keep(tool_context):\n    tool_context.state['user_profile'] = 1\n",
 }
 
+
+def _importing(statement: str) -> dict[str, str]:
+    """_BASE with the agent importing ROOT_INSTR from the prompt module by `statement`."""
+    return {
+        **_BASE,
+        "app/agent.py": _AGENT + statement + "\n\n"
+        "root_agent = LlmAgent(name='root', model='m', instruction=ROOT_INSTR, output_key='itinerary')\n",
+    }
+
+
+# Import forms Python accepts that a line-start pattern misses: an edit of the prompt module must reach the agent.
+_IMPORT_FORMS = [
+    ("after-a-semicolon", "import os; from .prompt import ROOT_INSTR"),
+    ("in-a-block", "if True:\n    from .prompt import ROOT_INSTR"),
+    ("continued-after-from", "from \\\n    .prompt import ROOT_INSTR"),
+    ("no-space-before-the-dot", "from.prompt import ROOT_INSTR"),
+    ("in-a-try", "try:\n    from .prompt import ROOT_INSTR\nexcept ImportError:\n    raise"),
+]
+
 REGRESSIONS = [
+    *(
+        (
+            f"a-prompt-edit-reaches-an-agent-importing-it-{name}",
+            _importing(statement),
+            "app/prompt.py",
+            'ROOT_INSTR = """Plan the trip with {itinerary} for {user_profile?} and {budget}."""\n',
+        )
+        for name, statement in _IMPORT_FORMS
+    ),
     # (id, project, edited file, its new text: None when deleted)
     (  # its constant without a placeholder is no instruction once no agent is given it
         "an-import-removed-clears-the-prompt-module-s-instruction",

@@ -79,17 +79,30 @@ def imports_test(target: str) -> Any:
     return test
 
 
-# An import statement: `from ..pkg.mod import (a, b as c)` (continued in parentheses or backslashes), `import a.b`.
-_IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+(?P<dots>\.*)[ \t]*(?P<module>[\w.]*)[ \t]+import[ \t]*(?P<names>\([^)]*\)|(?:[^\n\\]|\\\n)*)"
-    r"|import[ \t]+(?P<plain>(?:[^\n\\]|\\\n)*))",
+# An import statement: `from ..pkg.mod import (a, b as c)` (continued in parentheses), `import a.b`, wherever a
+# statement may start: a line, after `;` or after a block's `:` (`if x: import a`); `from.mod import a` needs no
+# space. Backslash continuations are joined first (`_CONTINUED`). It may also match what is no import (in a
+# string): that only makes a file read again, never one missed.
+_CONTINUED = re.compile(r"\\\r?\n")
+_IMPORT = re.compile(  # possessive (`*+`): no run of spaces or dots is tried two ways (linear on any text)
+    r"(?:^|[;:])[ \t\f]*+(?:from\b[ \t\f]*+(?P<dots>\.*+)[ \t\f]*+(?P<module>\w++(?:\.\w++)*+)?[ \t\f]*+"
+    r"(?<!\w)import\b[ \t\f]*+(?P<names>\([^)]*+\)|[^\n;]*+)"
+    r"|import[ \t\f]++(?P<plain>[^\n;]*+))",
     re.MULTILINE,
 )
-_WORD = re.compile(r"[A-Za-z_]\w*")
+_WORD = re.compile(r"[^\W\d]\w*")
 
 
 # What an import statement may load: a module's path from a folder (relative) or the end of its path (absolute).
 _Imports = tuple[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]], ...]
+
+
+def _prefixes(chain: tuple[str, ...]) -> Iterator[int]:
+    """The ends of the prefixes of a dotted name kept as candidates: all of them up to 256 parts (no module
+    path is deeper), and the whole name; a hostile `import a.a.a...` is not quadratic."""
+    yield from range(min(len(chain), 256))
+    if len(chain) > 256:
+        yield len(chain) - 1
 
 
 def import_statements(path: str, text: str) -> _Imports:
@@ -97,12 +110,12 @@ def import_statements(path: str, text: str) -> _Imports:
     starts from and the paths below it; for an absolute one (folder `None`), the dotted names (`a.b`
     and `a.b.c` for `from a.b import c`; `a`, `a.b` for `import a.b`, whose `a` is bound)."""
     found: list[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]]] = []
-    for m in _IMPORT.finditer(text):
+    for m in _IMPORT.finditer(_CONTINUED.sub(" ", text) if "\\" in text else text):
         names = _WORD.findall(m.group("names") or "")
         module = tuple(_WORD.findall(m.group("module") or ""))
         if m.group("plain") is not None:  # import a.b, c as d
             dotted = [tuple(_WORD.findall(part.split(" as ")[0])) for part in m.group("plain").split(",")]
-            found.append((None, tuple(chain[: i + 1] for chain in dotted for i in range(len(chain)))))
+            found.append((None, tuple(chain[: i + 1] for chain in dotted for i in _prefixes(chain))))
             continue
         candidates = (module, *((*module, name) for name in names if name != "as"))
         if m.group("dots"):
