@@ -1296,3 +1296,33 @@ def test_the_index_takes_again_what_an_edit_changes_in_other_files(
     assert project._scan is not None
     index.absorb(project._scan, {*result.files, *project.scanned_again})
     assert [w.key for ws in index.writes.values() for w in ws] == ["draft_notes"]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "frozen"),
+    [
+        pytest.param("adk2_project", False, id="state-schema-trees-kept-not-frozen"),
+        pytest.param("tutor_project", True, id="no-state-schema-frozen"),
+    ],
+)
+def test_a_folder_s_heap_is_frozen_only_when_its_scan_keeps_no_syntax_trees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture: str, frozen: bool
+) -> None:
+    # A scan that read a state_schema= model keeps its modules' trees, in reference cycles: frozen, the ones
+    # an edit replaces would never be collected.
+    import gc
+
+    from templating.lint.engine import Project
+    from templating.lsp.state import _settle
+
+    root = tmp_path / fixture
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / fixture, root)
+    monkeypatch.chdir(root)
+    project = Project(root)
+    scan = project._full_scan([])
+    assert any(s.schema is not None for s in scan.state_schemas) is not frozen  # the fixtures are what we say
+    try:
+        _settle(scan)
+        assert (gc.get_freeze_count() > 0) is frozen
+    finally:
+        gc.unfreeze()

@@ -29,7 +29,7 @@ from ..lint.engine import Project
 from ..lint.project import FileSkipped, read_bytes, wanted
 from ..lint.registry import PYTHON_SYNTAX, SKIPPED_FILE, Diagnostic, described, rule_url
 from ..lint.util import shown
-from ..pysource import python_text
+from ..pysource import Scan, python_text
 from .folders import FAILED, LOADING, READY, REFUSED, Folder, contains, refused_because
 from .model import Index
 from .positions import Lines
@@ -158,7 +158,7 @@ class TemplatingServer:
         else:
             index.texts = lambda: self.texts(folder)
             folder.state, folder.project, folder.index = READY, project, index
-            _settle()
+            _settle(project._scan)
             still_open = {shown(Path(path)) for path in self.open}
             for name in [name for name in project.overrides if name not in still_open]:
                 self.reread(folder, os.path.abspath(name))  # closed while the folder was read: back to the disk
@@ -440,17 +440,22 @@ class TemplatingServer:
                 self.load(folder)
 
 
-def _settle() -> None:
+def _settle(scan: Scan | None) -> None:
     """Set the heap of a folder just read apart from the garbage collector's full collections.
 
     A project's scan holds large containers (each instruction keeps the place of every character) that
     live as long as the folder; each full collection walked them all again, about 150 ms on a 5,000-file
     workspace, every few edits. Collected once now and frozen, they are skipped (refcounting still frees
     what an edit replaces); what is made later is collected as usual. Unfrozen first: what a folder read
-    again leaves behind is collected."""
+    again leaves behind is collected.
+
+    Not frozen when the scan kept its modules' syntax trees (an agent's `state_schema=` model reads its
+    nested models from them): those sit in reference cycles, and once an edit replaces them a frozen copy
+    would never be collected (tens of MiB on a large project)."""
     gc.unfreeze()
     gc.collect()
-    gc.freeze()
+    if scan is None or not any(state.schema is not None for state in scan.state_schemas):
+        gc.freeze()
 
 
 def _path_of(uri: str) -> str | None:
