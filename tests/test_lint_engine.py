@@ -1008,3 +1008,32 @@ def test_an_unsaved_file_not_on_disk_is_followed_by_the_imports_of_the_others(
     assert reached(Project(tmp_path)) == []  # not on disk, not given: not found
     (tmp_path / "prompts.py").write_text(prompt, encoding="utf-8")
     assert reached(Project(tmp_path)) == unsaved
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        pytest.param("relative", "absolute", id="relative-given-absolute-named"),
+        pytest.param("absolute", "relative", id="absolute-given-relative-named"),
+        pytest.param("link", "real", id="link-given-real-named"),
+        pytest.param("real", "link", id="real-given-link-named"),
+    ],
+)
+def test_an_unsaved_text_is_used_however_the_file_is_named_from_outside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, named: str
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.prompt").write_text("Hello <name>.\n", encoding="utf-8")
+    (tmp_path / "link").symlink_to(project)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    names = {
+        "relative": "../proj/a.prompt",
+        "absolute": str(project / "a.prompt"),
+        "link": str(tmp_path / "link" / "a.prompt"),
+        "real": str(project / "a.prompt"),
+    }
+    result = lint_project([names[named]], root=project, overrides={names[given]: "Hello < name >.\n"})
+    assert [d.code for d in result.diagnostics] == ["T002"]  # the unsaved text's near miss, not the disk's

@@ -70,6 +70,7 @@ class ProjectFiles:
         self.force_exclude = force_exclude
         self.severity = {**self.config.severity, **severities(severity, "severity=")}
         self.overrides = {shown(Path(path)): text for path, text in (overrides or {}).items()}
+        self._real_keys: tuple[frozenset[str], dict[str, str]] = (frozenset(), {})
         chosen = _codes_of(select)
         if chosen == []:
             raise LintConfigError("select needs at least one rule code (to turn rules off, use ignore)")
@@ -207,7 +208,13 @@ class ProjectFiles:
         if not self.overrides or name == "-":
             return None
         text = self.overrides.get(name)
-        return self.overrides.get(shown(Path(name))) if text is None else text
+        if text is not None:
+            return text
+        keys = frozenset(self.overrides)
+        if self._real_keys[0] != keys:  # each key's real path, worked out again only when the keys change
+            self._real_keys = (keys, {os.path.realpath(key): key for key in keys})
+        key = self._real_keys[1].get(os.path.realpath(name))  # however named, from wherever the run is
+        return None if key is None else self.overrides.get(key)
 
     def _read_python(self, path: str, *, named: bool) -> str:
         text = self.override(path)
