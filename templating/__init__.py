@@ -155,6 +155,12 @@ if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name
 
     def __getattr__(name: str) -> Any:
         module = _LAZY.get(name)
+        if module is None and not name.startswith("__"):
+            try:  # a submodule (`templating.nodes`), bound by importing it, as eager imports used to
+                return importlib.import_module(f".{name}", __name__)
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise  # a submodule that exists, missing something it imports
         if module is None:
             raise AttributeError(f"module 'templating' has no attribute {name!r}")
         loaded = importlib.import_module(f".{module}", __name__)

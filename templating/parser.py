@@ -70,7 +70,7 @@ def _sha256(data: bytes) -> Any:
     for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.11
         try:
             return importlib.import_module(name).sha256(data)
-        except ImportError:
+        except (ImportError, AttributeError):
             continue
     import hashlib
 

@@ -342,6 +342,7 @@ def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
         "assert all(getattr(L, name) is not None for name in L.__all__)",
         "import sys, templating.lint.registry; L = sys.modules['templating.lint']; "
         "assert not hasattr(L, 'Nope') and not hasattr(sys.modules['templating'], 'Nope')",
+        "import templating; assert templating.nodes.Span and templating.errors.TemplatingError",
     ],
     ids=[
         "name-after-sibling",
@@ -354,6 +355,7 @@ def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
         "lint-package-star-import",
         "lint-package-names",
         "unknown-names",
+        "submodule-as-attribute",
     ],
 )
 def test_lazy_names_resolve_to_the_objects_in_any_order(code: str) -> None:
