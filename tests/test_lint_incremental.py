@@ -512,3 +512,20 @@ def _corpus_texts() -> dict[str, str]:
                 name = path.relative_to(AGENTS).as_posix()
                 _CORPUS_TEXTS[name] = path.read_text(encoding="utf-8", errors="replace")
     return dict(_CORPUS_TEXTS)
+
+
+def test_template_files_created_and_deleted_through_update_are_chosen_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.templating]\ninclude = ["*.prompt"]\n', encoding="utf-8")
+    (tmp_path / "a.prompt").write_text("Hello <name>.\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    assert project.lint().files == ["a.prompt"]
+    (tmp_path / "b.prompt").write_text("Bye < name >.\n", encoding="utf-8")
+    project.update("b.prompt", None)
+    (tmp_path / "a.prompt").unlink()
+    project.update("a.prompt", None)
+    again, fresh = project.lint(), lint_project([], root=tmp_path)
+    assert again.files == fresh.files == ["b.prompt"]
+    assert [d.code for d in again.diagnostics] == [d.code for d in fresh.diagnostics] == ["T002"]

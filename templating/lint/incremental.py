@@ -70,7 +70,11 @@ class IncrementalProject(ProjectFindings):
         else:
             self.overrides[target] = text
         if not target.endswith(".py"):
-            if text is None and not os.path.lexists(target):
+            exists = os.path.lexists(target)
+            if not exists or not any(target in files for files, _, _ in self._selected.values()):
+                self._selected.clear()  # a template file created or deleted: the files are chosen again
+                self.walker.forget()
+            if text is None and not exists:
                 return LintResult([], [], [target], root=self.root)
             return self.lint([target])
         if self._scan is None:  # nothing linted yet: every file's findings
