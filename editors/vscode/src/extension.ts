@@ -14,6 +14,7 @@ import {
   type LanguageClientOptions,
 } from "vscode-languageclient/node";
 import { findTemplating, type Found } from "./find";
+import { usesTemplating } from "./globs";
 import { onInterpreterChange, selectedInterpreter } from "./python";
 import { documentSelector, selectorKey, type Folder } from "./selector";
 
@@ -43,6 +44,7 @@ class Server implements vscode.Disposable {
   private readonly told = new WeakSet<ChildProcess>(); // processes whose failure was shown
   private crashes: number[] = [];
   private key = "";
+  private readonly toldMissing = new Set<string>(); // workspaces (their folders) told of a failed lookup
   private interpreter: string | undefined; // the one the last start looked in
   private queue: Promise<void> = Promise.resolve();
 
@@ -52,9 +54,14 @@ class Server implements vscode.Disposable {
     this.output.appendLine(`[extension ${new Date().toISOString()}] ${line}`);
   }
 
-  /** Stops the server if it runs, finds `templating` again and starts it (one at a time). */
-  restart(reason: string): Promise<void> {
-    this.queue = this.queue.then(() => this.doRestart(reason)).catch((error) => this.log(`restart failed: ${error}`));
+  /**
+   * Stops the server if it runs, finds `templating` again and starts it (one at a time). `asked`:
+   * the user asked for it (the command, the setting), so a failed lookup is shown even if it was.
+   */
+  restart(reason: string, asked = false): Promise<void> {
+    this.queue = this.queue
+      .then(() => this.doRestart(reason, asked))
+      .catch((error) => this.log(`restart failed: ${error}`));
     return this.queue;
   }
 
@@ -93,10 +100,13 @@ class Server implements vscode.Disposable {
     void this.stop();
   }
 
-  private async doRestart(reason: string): Promise<void> {
+  private async doRestart(reason: string, asked: boolean): Promise<void> {
     this.log(`starting the server (${reason})`);
     await this.stop();
     const workspace = folders();
+    // Before the lookup: when it fails, saving pyproject.toml or changing folders (with the same
+    // globs) does not look again (and complain again); the command and the setting do.
+    this.key = selectorKey(workspace);
     const setting = vscode.workspace.getConfiguration(NAME).get<string>("path", "");
     const first = vscode.workspace.workspaceFolders?.[0];
     const interpreter = setting.trim() ? undefined : await selectedInterpreter(first?.uri, (l) => this.log(l));
@@ -110,10 +120,9 @@ class Server implements vscode.Disposable {
     });
     if (lookup.kind !== "found") {
       this.log(lookup.message);
-      void complain(lookup.message, this.output);
+      this.lookupFailed(lookup.message, setting, workspace, asked);
       return;
     }
-    this.key = selectorKey(workspace);
     this.crashes = [];
     const found = lookup.found;
     const client = new Client(NAME, "templating", () => this.spawn(found), this.options(workspace, found));
@@ -134,6 +143,25 @@ class Server implements vscode.Disposable {
         void complain(`templating lsp (from ${found.source}) did not start: ${error}`, this.output);
       } // else it exited: closed() restarts it, and says so when it keeps exiting
     }
+  }
+
+  /**
+   * Shows a failed lookup only where it matters: the extension starts in every Python, Markdown and
+   * plain-text workspace, most of which do not use templating. Shown when the setting names one or a
+   * folder's pyproject.toml uses templating, once per workspace unless the user asked for the restart.
+   */
+  private lookupFailed(message: string, setting: string, workspace: readonly Folder[], asked: boolean): void {
+    if (!setting.trim() && !workspace.some((folder) => usesTemplating(folder.fsPath))) {
+      this.log("no workspace folder's pyproject.toml uses templating: no notification");
+      return;
+    }
+    const where = workspace.map((folder) => folder.fsPath).join("\n");
+    if (this.toldMissing.has(where) && !asked) {
+      this.log("already shown in this workspace: no notification");
+      return;
+    }
+    this.toldMissing.add(where);
+    void complain(message, this.output, { retry: true });
   }
 
   private async spawn(found: Found): Promise<ChildProcess> {
@@ -243,13 +271,16 @@ function lastLine(text: string): string {
   return text.trim().split(/\r?\n/).pop() ?? "";
 }
 
-/** An error notification with the way out: the docs, the setting, the log. */
-async function complain(message: string, output: vscode.OutputChannel): Promise<void> {
+/** An error notification with the way out: retrying (when asked), the docs, the setting, the log. */
+async function complain(message: string, output: vscode.OutputChannel, options = { retry: false }): Promise<void> {
+  const retry = "Retry";
   const docs = "Open Documentation";
   const settings = "Open Settings";
   const log = "Show Server Log";
-  const choice = await vscode.window.showErrorMessage(message, docs, settings, log);
-  if (choice === docs) {
+  const choice = await vscode.window.showErrorMessage(message, ...(options.retry ? [retry] : []), docs, settings, log);
+  if (choice === retry) {
+    await vscode.commands.executeCommand("templating.restartServer");
+  } else if (choice === docs) {
     await vscode.env.openExternal(vscode.Uri.parse(DOCS_URL));
   } else if (choice === settings) {
     await vscode.commands.executeCommand("workbench.action.openSettings", `${NAME}.path`);
@@ -267,11 +298,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     current,
-    vscode.commands.registerCommand("templating.restartServer", () => current.restart("Templating: Restart Server")),
+    vscode.commands.registerCommand("templating.restartServer", () =>
+      current.restart("Templating: Restart Server", true),
+    ),
     vscode.commands.registerCommand("templating.showServerLog", () => output.show(true)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${NAME}.path`)) {
-        void current.restart("the setting templating.path changed");
+        void current.restart("the setting templating.path changed", true);
       }
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => current.restartIfSelectorChanged("workspace folders changed")),

@@ -61,7 +61,10 @@ export async function findTemplating(places: Places): Promise<Lookup> {
   const tried: string[] = [];
   if (places.interpreter) {
     const source = `the selected Python interpreter (${places.interpreter})`;
-    const answer = await askVersion({ command: places.interpreter, args: ["-m", "templating"], source }, places);
+    // -P (Python 3.11+, which templating requires): the working directory (the workspace folder)
+    // is not put on sys.path, so a `templating/` package of the workspace is never run instead.
+    // The server is started with the same arguments.
+    const answer = await askVersion({ command: places.interpreter, args: ["-P", "-m", "templating"], source }, places);
     if (typeof answer !== "string") {
       return checkVersion(answer);
     }

@@ -6,21 +6,41 @@ import { parse } from "smol-toml";
 
 const MAX_PYPROJECT = 2_000_000; // bytes; a larger file is not read for its globs
 
+/** The folder's `pyproject.toml`, when it is a file of a sensible size. */
+function readPyproject(folder: string): string | undefined {
+  try {
+    const file = path.join(folder, "pyproject.toml");
+    const stat = fs.statSync(file);
+    if (!stat.isFile() || stat.size > MAX_PYPROJECT) {
+      return undefined;
+    }
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the folder's project uses `templating`: its `pyproject.toml` has a `[tool.templating]`
+ * table (or one of its sub-tables) or names `agent-prompt-templating` (as a dependency). A text
+ * check: it decides only whether a missing `templating` is worth a notification.
+ */
+export function usesTemplating(folder: string): boolean {
+  const text = readPyproject(folder);
+  if (text === undefined) {
+    return false;
+  }
+  return /^\s*\[\s*tool\s*\.\s*templating\s*[\].]/m.test(text) || /\bagent[-_.]prompt[-_.]templating\b/i.test(text);
+}
+
 /**
  * `[tool.templating] include` of the folder's `pyproject.toml`, as VS Code globs relative to the
  * folder. None when there is no such file, it is not TOML or has no such list: the server reports
  * what is wrong with its configuration.
  */
 export function includeGlobs(folder: string): string[] {
-  let text: string;
-  try {
-    const file = path.join(folder, "pyproject.toml");
-    const stat = fs.statSync(file);
-    if (!stat.isFile() || stat.size > MAX_PYPROJECT) {
-      return [];
-    }
-    text = fs.readFileSync(file, "utf8");
-  } catch {
+  const text = readPyproject(folder);
+  if (text === undefined) {
     return [];
   }
   let include: unknown;
@@ -31,15 +51,22 @@ export function includeGlobs(folder: string): string[] {
     return [];
   }
   const globs = typeof include === "string" ? [include] : Array.isArray(include) ? include : [];
-  return globs.filter((glob): glob is string => typeof glob === "string" && glob.trim() !== "").map(toVsCodeGlob);
+  return globs
+    .filter((glob): glob is string => typeof glob === "string" && glob.trim() !== "" && !glob.trim().startsWith("!"))
+    .map(toVsCodeGlob);
 }
 
 /**
  * A glob as `templating` reads it (git's syntax: without a `/` before its end it matches at any
- * depth; with one, from the folder) written as a VS Code glob relative to the folder.
+ * depth; with one, from the folder) written as a VS Code glob relative to the folder. A leading
+ * `./` means the folder, as in `templating`. A `!` negation is not passed here: `includeGlobs`
+ * leaves it out, as the selector cannot exclude (the server still reads it and skips those files).
  */
 export function toVsCodeGlob(glob: string): string {
   let pattern = glob.trim();
+  while (pattern.startsWith("./")) {
+    pattern = pattern.slice(2);
+  }
   const folderOnly = pattern.endsWith("/");
   pattern = pattern.replace(/\/+$/, "");
   const anchored = pattern.includes("/");

@@ -1,10 +1,11 @@
 // Which `templating` the extension runs, against small executables written for each case.
 import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { compareVersions, findTemplating, MIN_VERSION, type Lookup } from "../find";
+import { compareVersions, findTemplating, MIN_VERSION, which, type Lookup } from "../find";
 
 const posix = process.platform !== "win32";
 
@@ -20,8 +21,8 @@ function folderWith(scripts: Record<string, string>): string {
 }
 
 const SAYS = (version: string) => `echo "templating ${version}"`;
-// A Python whose environment has (or has not) templating: answers `-m templating --version`.
-const PYTHON_WITH = `[ "$1 $2 $3" = "-m templating --version" ] && echo "templating 0.2.0" && exit 0; exit 9`;
+// A Python whose environment has (or has not) templating: answers `-P -m templating --version`.
+const PYTHON_WITH = `[ "$1 $2 $3 $4" = "-P -m templating --version" ] && echo "templating 0.2.0" && exit 0; exit 9`;
 const PYTHON_WITHOUT = `echo "/usr/bin/python: No module named templating" >&2; exit 1`;
 
 async function find(options: {
@@ -37,6 +38,25 @@ async function find(options: {
     env: { PATH: (options.path ?? []).join(path.delimiter) },
     log: () => undefined,
   });
+}
+
+/** Whether `command args` exits with status 0. */
+function run(command: string, args: string[]): boolean {
+  try {
+    execFileSync(command, args, { stdio: "ignore", cwd: os.tmpdir() });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The interpreter that `python` runs (its sys.executable), when it runs. */
+function real(python: string | undefined): string | undefined {
+  try {
+    return python && execFileSync(python, ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim();
+  } catch {
+    return undefined;
+  }
 }
 
 function found(lookup: Lookup): { command: string; args: string[]; version: string } {
@@ -104,7 +124,22 @@ describe("findTemplating", { skip: !posix && "the fake executables are shell scr
     const dir = folderWith({ "venv/bin/python": PYTHON_WITH, "bin/templating": SAYS(MIN_VERSION) });
     const python = path.join(dir, "venv/bin/python");
     const result = found(await find({ interpreter: python, path: [path.join(dir, "bin")] }));
-    assert.deepEqual(result, { command: python, args: ["-m", "templating"], version: "0.2.0" });
+    assert.deepEqual(result, { command: python, args: ["-P", "-m", "templating"], version: "0.2.0" });
+  });
+
+  // A real Python 3.11+ (which has -P), when there is one: the workspace's own `templating/`
+  // package is not imported in place of the installed one (it would run the workspace's code).
+  // (sys.executable: a launcher such as pyenv's shim needs a PATH the test does not give.)
+  const python3 = real(which("python3", process.env));
+  const hasP = python3 !== undefined && run(python3, ["-P", "-c", "pass"]);
+  it("does not run a templating package of the workspace folder", { skip: !hasP && "no python3 >= 3.11" }, async () => {
+    const dir = folderWith({ "bin/templating": SAYS(MIN_VERSION) });
+    fs.mkdirSync(path.join(dir, "templating"));
+    fs.writeFileSync(path.join(dir, "templating/__init__.py"), "");
+    fs.writeFileSync(path.join(dir, "templating/__main__.py"), 'print("templating 9.9.9")\n');
+    const result = found(await find({ folder: dir, interpreter: python3, path: [path.join(dir, "bin")] }));
+    // The installed one when this python3 has templating, else the one on PATH: never the folder's.
+    assert.notEqual(result.version, "9.9.9");
   });
 
   it("falls back to PATH when the interpreter's environment has no templating", async () => {

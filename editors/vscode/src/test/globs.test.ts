@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { includeGlobs, toVsCodeGlob } from "../globs";
+import { includeGlobs, toVsCodeGlob, usesTemplating } from "../globs";
 
 describe("toVsCodeGlob", () => {
   const table: [string, string, string][] = [
@@ -15,6 +15,10 @@ describe("toVsCodeGlob", () => {
     ["a folder: everything inside, at any depth", "prompts/", "**/prompts/**"],
     ["an anchored folder", "agents/prompts/", "agents/prompts/**"],
     ["spaces around are dropped", "  *.md ", "**/*.md"],
+    ["a leading ./ is the folder", "./prompts/*.yaml", "prompts/*.yaml"],
+    ["./ repeated", "././prompts/*.yaml", "prompts/*.yaml"],
+    ["./ before a name: any depth, as in templating", "./*.yaml", "**/*.yaml"],
+    ["./ before a folder", "./prompts/", "**/prompts/**"],
   ];
   for (const [name, glob, expected] of table) {
     it(name, () => assert.equal(toVsCodeGlob(glob), expected));
@@ -38,8 +42,25 @@ describe("includeGlobs", () => {
     ["not TOML", "[tool.templating\ninclude = [", []],
     ["no pyproject.toml", undefined, []],
     ["not strings", "[tool.templating]\ninclude = [1, '', 'a/*.t']\n", ["a/*.t"]],
+    ["./ dropped", '[tool.templating]\ninclude = ["./prompts/*.yaml"]\n', ["prompts/*.yaml"]],
+    ["negations left out", '[tool.templating]\ninclude = ["*.j2", "!old/*.j2", " !x.j2"]\n', ["**/*.j2"]],
   ];
   for (const [name, text, expected] of table) {
     it(name, () => assert.deepEqual(includeGlobs(project(text)), expected));
+  }
+});
+
+describe("usesTemplating", () => {
+  const table: [string, string | undefined, boolean][] = [
+    ["a [tool.templating] table", "[tool.templating]\nselect = ['T001']\n", true],
+    ["only a sub-table", "[tool.templating.per-file-ignores]\n'a.py' = ['T001']\n", true],
+    ["a dependency", '[project]\ndependencies = ["agent-prompt-templating[lsp]>=0.1"]\n', true],
+    ["an optional dependency", '[project.optional-dependencies]\ndev = ["agent_prompt_templating"]\n', true],
+    ["neither", '[project]\nname = "x"\ndependencies = ["jinja2"]\n[tool.ruff]\n', false],
+    ["another tool named alike", "[tool.templating-other]\n", false],
+    ["no pyproject.toml", undefined, false],
+  ];
+  for (const [name, text, expected] of table) {
+    it(name, () => assert.equal(usesTemplating(project(text)), expected));
   }
 });
