@@ -62,8 +62,9 @@ def _template_rows(result: LintResult, path: str) -> list[tuple[Any, ...]]:
 
 
 def publish(published: Published, result: LintResult) -> None:
-    """What an editor does with a result: each file listed gets its findings anew (none: cleared)."""
-    for path in result.files:
+    """What an editor does with a result: each file listed, or named by a finding (a text file an agent reads
+    its instruction from), gets its findings anew (none: cleared)."""
+    for path in {*result.files, *(d.path for d in result.diagnostics if d.path)}:
         published[path] = (_diag_rows(result, path), _template_rows(result, path))
 
 
@@ -320,7 +321,22 @@ _IMPORT_FORMS = [
     ("in-a-try", "try:\n    from .prompt import ROOT_INSTR\nexcept ImportError:\n    raise"),
 ]
 
+_TEXT_INSTRUCTION = {  # an instruction read from a text file beside the agent (google-adk samples do so)
+    **_BASE,
+    "app/agent.py": _AGENT + "import os\n\n\ndef load_instruction_from_file(name):\n"
+    "    with open(os.path.join(os.path.dirname(__file__), name)) as f:\n        return f.read()\n\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=load_instruction_from_file('writer.txt'),"
+    " output_key='itinerary')\n",
+    "app/writer.txt": "Write up {itinerary} for <b>{user_profile?}</b>.\n",
+}
+
 REGRESSIONS = [
+    (  # linted as the ADK instruction it is (a T014), not as a template file of its own (T008 on <b>)
+        "an-instruction-text-file-edited-is-linted-through-its-agent",
+        _TEXT_INSTRUCTION,
+        "app/writer.txt",
+        "Write up {itinerary} and {budget} for <b>{user_profile?}</b>.\n",
+    ),
     *(
         (
             f"a-prompt-edit-reaches-an-agent-importing-it-{name}",

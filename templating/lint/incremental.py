@@ -52,6 +52,12 @@ class IncrementalProject(ProjectFindings):
                 chosen.setdefault(key, item)
         return list(chosen.values()), skipped
 
+    def _givers_of(self, target: str) -> list[str]:
+        """The Python files whose code gives the text file `target` as an instruction (by the last scan)."""
+        if self._scan is None:
+            return []
+        return sorted({giver for item in self._scan.instructions if item.path == target for giver in item.given_in})
+
     def update(self, path: str, text: str | None) -> LintResult:
         """Re-lint with `text` as the content of the file `path` (an editor's buffer; `None`: the file's
         own content again, or none when it was deleted), reading no other file again.
@@ -74,6 +80,13 @@ class IncrementalProject(ProjectFindings):
             if not exists or not any(target in files for files, _, _ in self._selected.values()):
                 self._selected.clear()  # a template file created or deleted: the files are chosen again
                 self.walker.forget()
+            givers = self._givers_of(target)
+            if givers:  # a text file Python code reads as an instruction: its giver's scan reads it again
+                self._texts.pop(target, None)
+                given = self.update(givers[0], self.overrides.get(givers[0]))
+                if target not in given.files:
+                    given.files.append(target)
+                return given
             if text is None and not exists:
                 return LintResult([], [], [target], root=self.root)
             return self.lint([target])

@@ -9,6 +9,7 @@ import os
 import stat
 from collections.abc import Callable, Collection, Iterable, Sequence
 
+from ..errors import TemplatingError
 from ..template import parse
 from .found import Instruction, Kind, Skipped, StateSchema
 from .imports import _Modules
@@ -206,9 +207,12 @@ class _Project(_Modules):
                 return f"{what} reads {path}, which is larger than {_MAX_TEXT_BYTES} bytes: not read"
             module = self.modules.get(real)
             if module is None:
-                with open(real, "rb") as handle:
-                    data = handle.read(_MAX_TEXT_BYTES + 1)
-                raw = data.decode("utf-8").removeprefix("\ufeff")
+                if self.unsaved is not None and os.path.basename(path) in self.unsaved:
+                    raw = self.read(path)  # an editor's unsaved text of it, through the reader
+                else:
+                    with open(real, "rb") as handle:
+                        data = handle.read(_MAX_TEXT_BYTES + 1)
+                    raw = data.decode("utf-8").removeprefix("\ufeff")
                 module = _Module(path, real, raw, ast.Module(body=[], type_ignores=[]), linted=False)
                 self.modules[real] = module
                 self._found.clear()  # an import of this file now finds it
@@ -217,6 +221,8 @@ class _Project(_Modules):
             return f"{what} reads {path}, which cannot be read ({exc.strerror or exc})"
         except UnicodeDecodeError:
             return f"{what} reads {path}, which is not UTF-8 text"
+        except TemplatingError as exc:  # the reader's: left unread for safety
+            return f"{what} reads {path}, which is not read: {exc}"
         return _text_mapped(module)
 
     def resolve_return(
