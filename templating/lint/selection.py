@@ -71,6 +71,7 @@ class ProjectFiles:
         self.severity = {**self.config.severity, **severities(severity, "severity=")}
         self.overrides = {shown(Path(path)): text for path, text in (overrides or {}).items()}
         self._real_keys: tuple[frozenset[str], dict[str, str]] = (frozenset(), {})
+        self._keys_by_name: dict[str, str | None] = {}
         chosen = _codes_of(select)
         if chosen == []:
             raise LintConfigError("select needs at least one rule code (to turn rules off, use ignore)")
@@ -213,7 +214,10 @@ class ProjectFiles:
         keys = frozenset(self.overrides)
         if self._real_keys[0] != keys:  # each key's real path, worked out again only when the keys change
             self._real_keys = (keys, {os.path.realpath(key): key for key in keys})
-        key = self._real_keys[1].get(os.path.realpath(name))  # however named, from wherever the run is
+            self._keys_by_name.clear()
+        if name not in self._keys_by_name:  # however named, from wherever the run is: one realpath a name
+            self._keys_by_name[name] = self._real_keys[1].get(os.path.realpath(name))
+        key = self._keys_by_name[name]
         return None if key is None else self.overrides.get(key)
 
     def _read_python(self, path: str, *, named: bool) -> str:
