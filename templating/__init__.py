@@ -18,6 +18,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from ._lazy import lazy_names
+
 if TYPE_CHECKING:
     from .agents import Agent
     from .convert import AdkDifference, ConversionError, convert_adk
@@ -133,8 +135,8 @@ _MODULES = {
     "sessions.sql": ("DatabaseSessionService", "SessionStoreError"),
     "sessions.state": ("InvalidStateError", "State"),
 }
-# name -> the submodule that defines it.
-_LAZY = {name: module for module, names in _MODULES.items() for name in names}
+# name -> the submodule that defines it; the loader; dir()
+_LAZY, _load, __dir__ = lazy_names(globals(), _MODULES)
 
 
 class _Package(types.ModuleType):
@@ -154,24 +156,13 @@ sys.modules[__name__].__class__ = _Package
 if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is still an error
 
     def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is None and not name.startswith("__"):
+        if name not in _LAZY and not name.startswith("__"):
             try:  # a submodule (`templating.nodes`), bound by importing it, as eager imports used to
                 return importlib.import_module(f".{name}", __name__)
             except ModuleNotFoundError as exc:
                 if exc.name != f"{__name__}.{name}":
                     raise  # a submodule that exists, missing something it imports
-        if module is None:
-            raise AttributeError(f"module 'templating' has no attribute {name!r}")
-        loaded = importlib.import_module(f".{module}", __name__)
-        # Bind every public name of that module at once: later lookups are ordinary attribute reads.
-        for other in _MODULES[module]:
-            globals()[other] = getattr(loaded, other)
-        return globals()[name]
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+        return _load(name)
 
 
 __all__ = [

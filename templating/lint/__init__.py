@@ -15,8 +15,9 @@ does not load the whole linter.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .check import lint
@@ -84,23 +85,10 @@ _MODULES = {
     "rules.schema_keys": ("unused_keys",),
     "schema": ("Schema", "SchemaError", "SchemaField", "load_schema"),
 }
-# name -> the submodule that defines it.
-_LAZY = {name: module for module, names in _MODULES.items() for name in names}
+_LAZY, _load, __dir__ = lazy_names(globals(), _MODULES)
 
 if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is still an error
-
-    def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'templating.lint' has no attribute {name!r}")
-        loaded = importlib.import_module(f".{module}", __name__)
-        for other in _MODULES[module]:  # later lookups are ordinary attribute reads
-            globals()[other] = getattr(loaded, other)
-        return globals()[name]
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    __getattr__ = _load
 
 
 __all__ = [

@@ -14,8 +14,9 @@ SQLAlchemy. The old module paths `templating.state`, `templating.sql_sessions` a
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .base import (
@@ -33,25 +34,34 @@ if TYPE_CHECKING:
     from .sql import DatabaseSessionService, SessionStoreError
     from .state import InvalidStateError, State
 
-_LAZY = {
-    "AlreadyExistsError": "base",
-    "Event": "base",
-    "EventActions": "base",
-    "GetSessionConfig": "base",
-    "Session": "base",
-    "SessionNotFoundError": "base",
-    "SessionService": "base",
-    "StaleSessionError": "base",
-    "CallbackContext": "contexts",
-    "ReadonlyContext": "contexts",
-    "ToolContext": "contexts",
-    "inject_session_state": "contexts",
-    "InMemorySessionService": "memory",
-    "DatabaseSessionService": "sql",
-    "SessionStoreError": "sql",
-    "InvalidStateError": "state",
-    "State": "state",
+_MODULES = {  # submodule -> the public names it defines; each is imported when one of its names is first used
+    "base": (
+        "AlreadyExistsError",
+        "Event",
+        "EventActions",
+        "GetSessionConfig",
+        "Session",
+        "SessionNotFoundError",
+        "SessionService",
+        "StaleSessionError",
+    ),
+    "contexts": (
+        "CallbackContext",
+        "ReadonlyContext",
+        "ToolContext",
+        "inject_session_state",
+    ),
+    "memory": ("InMemorySessionService",),
+    "sql": (
+        "DatabaseSessionService",
+        "SessionStoreError",
+    ),
+    "state": (
+        "InvalidStateError",
+        "State",
+    ),
 }
+_LAZY, _load, __dir__ = lazy_names(globals(), _MODULES)
 
 __all__ = [
     "AlreadyExistsError",
@@ -73,16 +83,5 @@ __all__ = [
     "inject_session_state",
 ]
 
-if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'templating.sessions' has no attribute {name!r}")
-        value = getattr(importlib.import_module(f".{module}", __name__), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is still an error
+    __getattr__ = _load
