@@ -51,7 +51,7 @@ _PARSE_SCRIPT = (
 CPU = False  # --cpu: CPU time (this process's, and its children's) instead of wall time
 BYTECODE: str | None = None  # where the processes keep their compiled modules; None (--source): nowhere
 # What a `templating lint` process imports (`import templating.cli` alone is now only the command line).
-LINT_IMPORTS = "import templating.cli, templating.lint.engine, templating.pysource.visitor, templating.lint.outputs"
+LINT_IMPORTS = "import templating.cli, templating.linter.engine, templating.pysource.visitor, templating.linter.outputs"
 
 
 def _clock() -> float:
@@ -177,7 +177,7 @@ def cli(root: Path, *extra: str) -> float:
 
 
 def in_process(root: Path, **options: object) -> float:
-    from templating.lint.engine import lint_project
+    from templating.linter.engine import lint_project
 
     here = os.getcwd()
     os.chdir(root)
@@ -192,7 +192,7 @@ def in_process(root: Path, **options: object) -> float:
 def _supports_cache() -> bool:
     import inspect
 
-    from templating.lint.engine import lint_project
+    from templating.linter.engine import lint_project
 
     return "cache_dir" in inspect.signature(lint_project).parameters
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from templating.lint.engine import Project
+from templating.linter.engine import Project
 
 HERE = Path(__file__).resolve().parent.parent
 

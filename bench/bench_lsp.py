@@ -17,7 +17,7 @@ import bench_lint_project
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from templating.lint.engine import Project
+from templating.linter.engine import Project
 from templating.lsp.server import DEBOUNCE_SECONDS
 
 PACKAGES = 125  # four files each: __init__.py, agent.py, prompt.py, tools.py

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from templating.lint import lint
+from templating.linter import lint
 from templating.report import FileReport, render_html
 
 # Each line gives one T002 finding, one T001 finding (schema: name) and two placeholders.

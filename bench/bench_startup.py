@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.5
-CORE = "import templating.convert, templating.lint.engine, templating.providers, templating.template"
+CORE = "import templating.convert, templating.linter.engine, templating.providers, templating.template"
 REFERENCE = "python -c 'import the core'"
 INTERPRETER = "python -c pass"
 

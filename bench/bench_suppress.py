@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from templating.lint import engine
-from templating.lint.baseline import apply_baseline, baseline_of
-from templating.lint.engine import lint_project
+from templating.linter import engine
+from templating.linter.baseline import apply_baseline, baseline_of
+from templating.linter.engine import lint_project
 
 
 def best(run: Callable[[], Any], repeat: int = 3) -> float:

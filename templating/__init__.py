@@ -43,8 +43,8 @@ if TYPE_CHECKING:
         JinjaUnprintableError,
         jinja,
     )
-    from .lint import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
-    from .lint.engine import LintResult, lint_project
+    from .linter import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
+    from .linter.engine import LintResult, lint_project
     from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
     from .providers import (
         ConcatProvider,
@@ -104,8 +104,8 @@ _MODULES = {
         "static",
         "when",
     ),
-    "lint": ("Diagnostic", "LintConfigError", "SchemaError", "lint", "load_schema", "unused_keys"),
-    "lint.engine": ("LintResult", "lint_project"),
+    "linter": ("Diagnostic", "LintConfigError", "SchemaError", "lint", "load_schema", "unused_keys"),
+    "linter.engine": ("LintResult", "lint_project"),
     "agents": ("Agent",),
     "sessions.contexts": ("CallbackContext", "ReadonlyContext", "ToolContext", "inject_session_state"),
     "jinja_budget": ("JinjaBudget",),

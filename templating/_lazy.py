@@ -1,5 +1,5 @@
 """Public names imported the first time each is used (PEP 562), for the packages that gather names from
-their modules (`templating`, `templating.lint`, `templating.sessions`): importing such a package loads
+their modules (`templating`, `templating.linter`, `templating.sessions`): importing such a package loads
 none of those modules, so each caller pays only for what it uses. A module is imported once, on the first
 use of one of its names, and all its listed names are then bound as ordinary attributes."""
 

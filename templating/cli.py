@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .errors import MissingKeyError, TemplatingError
-from .lint.registry import DOCS_URL
+from .linter.registry import DOCS_URL
 
 # Each command imports what it uses when it runs (`lint` the linter, `render` the renderer, ...), so that
 # starting one does not pay for the others: `import templating.cli` loads only argparse and the errors.
@@ -67,7 +67,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _cmd_render(args: argparse.Namespace) -> int:
     from .inputs import read_state, read_text
-    from .lint.pick import pick_instruction, python_target, where
+    from .linter.pick import pick_instruction, python_target, where
     from .template import Template
 
     if args.file == "-" and args.state == "-":
@@ -127,7 +127,7 @@ def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:
 
 def _cmd_keys(args: argparse.Namespace) -> int:
     from .inputs import read_text
-    from .lint.pick import python_target
+    from .linter.pick import python_target
     from .template import Template
 
     target = python_target(args.file)
@@ -148,7 +148,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
 
 def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
     """The keys of each instruction in a Python file (or of the one `name` names)."""
-    from .lint.pick import pick_instruction, scan_file, where
+    from .linter.pick import pick_instruction, scan_file, where
     from .template import Template
 
     result = scan_file(path)
@@ -193,8 +193,8 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
 def _lint_once(args: argparse.Namespace, overrides: dict[str, str] | None = None) -> tuple[Any, Any]:
     """One run of the engine over the paths of `args`: the project and its result (None: every file named
     is excluded, nothing to do). `overrides`: texts to lint instead of those files' (fixes not written yet)."""
-    from .lint.engine import Project
-    from .lint.project import LintInputError
+    from .linter.engine import Project
+    from .linter.project import LintInputError
 
     try:
         project = Project(
@@ -214,7 +214,7 @@ def _lint_once(args: argparse.Namespace, overrides: dict[str, str] | None = None
         if not files:
             if args.force_exclude and args.paths and not any(os.path.isdir(p) for p in args.paths):
                 return project, None  # pre-commit passed only excluded files: nothing to do
-            from .lint.discovery import DEFAULT_INCLUDE
+            from .linter.discovery import DEFAULT_INCLUDE
 
             config = project.config
             patterns = ", ".join(dict.fromkeys((*config.include, *DEFAULT_INCLUDE)) if args.paths else config.include)
@@ -240,9 +240,9 @@ def _lint_once(args: argparse.Namespace, overrides: dict[str, str] | None = None
 
 
 def _fix_run(args: argparse.Namespace, project: Any, result: Any) -> Any:
-    """Fix until stable (`templating.lint.fixes.fix_until_stable`), each pass linted again in memory;
+    """Fix until stable (`templating.linter.fixes.fix_until_stable`), each pass linted again in memory;
     a file whose fixes do not settle is said on stderr and left out."""
-    from .lint.fixes import MAX_PASSES, fix_until_stable
+    from .linter.fixes import MAX_PASSES, fix_until_stable
 
     def relint(texts: dict[str, str]) -> tuple[Any, Any]:
         again = _lint_once(args, texts)
@@ -260,7 +260,7 @@ def _fix_run(args: argparse.Namespace, project: Any, result: Any) -> Any:
 def _print_diff(args: argparse.Namespace, project: Any, result: Any) -> int:
     """`--diff`: the unified diff of what fixing until stable changes, nothing written; exit 1 when there
     is anything to fix."""
-    from .lint.fixes import diff_of
+    from .linter.fixes import diff_of
 
     run = _fix_run(args, project, result)
     for fixed in run.files:
@@ -274,7 +274,7 @@ def _print_diff(args: argparse.Namespace, project: Any, result: Any) -> int:
 def _apply_fixes(args: argparse.Namespace, project: Any, result: Any) -> str:
     """`--fix`: fix until stable, then write the files, each whole; a file that cannot be written is said on
     stderr and left as is. What was applied, for the summary."""
-    from .lint.fixes import FixWriteError, write_fix
+    from .linter.fixes import FixWriteError, write_fix
 
     run = _fix_run(args, project, result)
     count = files = 0
@@ -291,7 +291,7 @@ def _apply_fixes(args: argparse.Namespace, project: Any, result: Any) -> str:
 
 def _left(project: Any, result: Any, everything: list[Any], *, unsafe: bool) -> str:
     """`--fix`'s note on what is left: the findings, and how many of them `--unsafe-fixes` would fix."""
-    from .lint.fixes import plan_fixes
+    from .linter.fixes import plan_fixes
 
     noun = "finding" if len(everything) == 1 else "findings"
     note = f"; {len(everything)} {noun} left" if everything else "; no findings left"
@@ -311,7 +311,7 @@ def _fixes(count: int) -> str:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
-    """Lint with the engine (templating.lint.engine) and print the result in the format asked for; with
+    """Lint with the engine (templating.linter.engine) and print the result in the format asked for; with
     `--fix`, write the fixes first and report what is left.
 
     The cyclic garbage collector is paused for the command (and resumed after, when it was on): a lint
@@ -327,7 +327,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
 
 def _lint_command(args: argparse.Namespace) -> int:
-    from .lint.outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
+    from .linter.outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
 
     if args.paths.count("-") > 1:
         raise UsageError("stdin ('-') can be linted only once")
@@ -358,7 +358,7 @@ def _lint_command(args: argparse.Namespace) -> int:
             raise UsageError(f"--diff prints the fixes and nothing else: it cannot be combined with {clash[0]}")
     recorded = None
     if args.baseline is not None:
-        from .lint.baseline import load_baseline
+        from .linter.baseline import load_baseline
 
         recorded = load_baseline(args.baseline)  # read before linting: a bad file stops the run, nothing written
     project, result = _lint_once(args)
@@ -373,7 +373,7 @@ def _lint_command(args: argparse.Namespace) -> int:
         if result is None:
             return EXIT_OK
     if args.write_baseline is not None:
-        from .lint.baseline import write_baseline
+        from .linter.baseline import write_baseline
 
         written = write_baseline(args.write_baseline, result)
         noun = "finding" if written.total == 1 else "findings"
@@ -381,7 +381,7 @@ def _lint_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     baseline_note = ""
     if recorded is not None:
-        from .lint.baseline import apply_baseline
+        from .linter.baseline import apply_baseline
 
         applied = apply_baseline(result, recorded)
         noun = "finding" if applied.baselined == 1 else "findings"
@@ -466,7 +466,7 @@ def _write_html(args: argparse.Namespace, result: Any) -> None:
 
 
 def _format_github(diagnostics: list[Any], sources: dict[str, str] | None = None) -> str:
-    from .lint.outputs import format_github
+    from .linter.outputs import format_github
 
     return format_github(diagnostics, sources)
 
@@ -696,7 +696,7 @@ agent given the angle syntax would send it as written: give the result to templa
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .convert import ConversionError, convert_adk
     from .inputs import read_text
-    from .lint.pick import pick_instruction, python_target, where
+    from .linter.pick import pick_instruction, python_target, where
 
     target = python_target(args.file)  # FILE.py[:NAME]: one instruction of the code, as render and keys pick it
     item: Any = None

@@ -2,7 +2,7 @@
 path relative to the current folder.
 
 Below everything that reports a place: the scanner of Python code, the linter and its outputs (which
-import these through `templating.lint.util`).
+import these through `templating.linter.util`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 from .errors import NearMiss, TemplateSyntaxError
-from .lint import lint
+from .linter import lint
 from .render import Missing
 from .template import Template, parse
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
-from .lint import Diagnostic
-from .lint.outputs import escape_control
+from .linter import Diagnostic
+from .linter.outputs import escape_control
 from .nodes import Dialect, Escaped, Literal, Placeholder, Span
 from .template import parse
 

@@ -3,7 +3,7 @@ known of its inside ([`SchemaField`][templating.schema.SchemaField]).
 
 Plain data, read by the linter's rules, the scanner of Python code (an ADK agent's `state_schema=`
 model read from its source) and the language server. Loading one (a pydantic model, a JSON Schema, a
-list of keys) is [`templating.lint.load_schema`][templating.lint.load_schema]'s.
+list of keys) is [`templating.linter.load_schema`][templating.linter.load_schema]'s.
 """
 
 from __future__ import annotations

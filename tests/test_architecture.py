@@ -122,7 +122,7 @@ def test_lower_stages_import_only_what_comes_before(module: str) -> None:
 
 def test_renderer_never_imports_sessions() -> None:
     local, _ = imports_of("render")
-    assert not local & {"sessions", "state", "contexts", "providers", "cli", "lint"}
+    assert not local & {"sessions", "state", "contexts", "providers", "cli", "linter"}
 
 
 def test_every_module_of_the_sessions_layer_has_its_place() -> None:
@@ -257,7 +257,13 @@ def test_import_templating_loads_nothing_else() -> None:
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # The linter, the renderer's providers, the converter, the reader of Python code, the configuration's reader.
-LINTER = ("templating.lint.engine", "templating.lint.check", "templating.lint.config", "templating.pysource", "tomllib")
+LINTER = (
+    "templating.linter.engine",
+    "templating.linter.check",
+    "templating.linter.config",
+    "templating.pysource",
+    "tomllib",
+)
 RENDERER = ("templating.template", "templating.parser", "templating.render")
 
 
@@ -332,19 +338,19 @@ def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
         "from templating import JinjaError, jinja; assert callable(jinja)",
         "import templating.jinja_mode, templating; assert callable(templating.jinja)",
         "from templating import *; assert callable(jinja) and callable(lint) and isinstance(Agent, type)",
-        "import templating.lint, templating; assert callable(templating.lint)",
+        "import templating.linter, templating; assert callable(templating.lint)",
         "import pickle, templating; s = templating.State({'a': 1}); assert pickle.loads(pickle.dumps(s)).get('a') == 1",
-        # the subpackage `templating.lint` loaded first, by one of its modules: `templating.lint` stays the function
-        "import templating.lint.engine, templating; from templating.lint.check import lint; "
+        # the package `templating.linter` loaded first, by one of its modules: `templating.lint` stays the function
+        "import templating.linter.engine, templating; from templating.linter.check import lint; "
         "assert templating.lint is lint",
-        "import templating.lint.registry; from templating import lint; from templating.lint.check import lint as f; "
-        "assert lint is f",
-        "from templating.lint import *; assert callable(lint) and isinstance(Diagnostic, type) and DOCS_URL",
-        "import sys, templating.lint.registry; L = sys.modules['templating.lint']; "
-        "assert L.Diagnostic is sys.modules['templating.lint.registry'].Diagnostic; "
+        "import templating.linter.registry; from templating import lint; "
+        "from templating.linter.check import lint as f; assert lint is f",
+        "from templating.linter import *; assert callable(lint) and isinstance(Diagnostic, type) and DOCS_URL",
+        "import sys, templating.linter.registry; L = sys.modules['templating.linter']; "
+        "assert L.Diagnostic is sys.modules['templating.linter.registry'].Diagnostic; "
         "assert set(L.__all__) <= set(dir(L)); "
         "assert all(getattr(L, name) is not None for name in L.__all__)",
-        "import sys, templating.lint.registry; L = sys.modules['templating.lint']; "
+        "import sys, templating.linter.registry; L = sys.modules['templating.linter']; "
         "assert not hasattr(L, 'Nope') and not hasattr(sys.modules['templating'], 'Nope')",
         "import templating; assert templating.nodes.Span and templating.errors.TemplatingError",
     ],
@@ -402,7 +408,7 @@ def test_type_checkers_still_see_misspelt_public_names(tmp_path: Path) -> None:
 #
 # Every `import` and `from ... import` anywhere in a module counts: at module level, inside a function (imported
 # late, but imported) and under `if TYPE_CHECKING:` (no import at run time, but the same coupling). Importing
-# `templating.lint.util` from outside `templating.lint` runs `templating/lint/__init__.py` first, so it is an edge
+# `templating.linter.util` from outside `templating.linter` runs `templating/linter/__init__.py` first, so it is an edge
 # to the package too (the root package is the public facade every module sits under, and is left out of that).
 
 
@@ -522,16 +528,32 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("reading input files", {"inputs"}),
     (
         "lint rules",
-        {"lint.registry", "lint.util", "lint.source", "lint.schema", "lint.config", "lint.rules", "lint.rules.*"}
-        | {"lint.check", "lint.adk_schema", "lint.globs"},
+        {
+            "linter.registry",
+            "linter.util",
+            "linter.source",
+            "linter.schema",
+            "linter.config",
+            "linter.rules",
+            "linter.rules.*",
+        }
+        | {"linter.check", "linter.adk_schema", "linter.globs"},
     ),
     (
         "lint engine",
-        {"lint", "lint.discovery", "lint.project", "lint.reach", "lint.result", "lint.engine", "lint.pick"}
-        | {"lint.cache", "lint.suppress", "lint.baseline", "lint.fixes"}
-        | {"lint.selection", "lint.findings", "lint.incremental"},
+        {
+            "linter",
+            "linter.discovery",
+            "linter.project",
+            "linter.reach",
+            "linter.result",
+            "linter.engine",
+            "linter.pick",
+        }
+        | {"linter.cache", "linter.suppress", "linter.baseline", "linter.fixes"}
+        | {"linter.selection", "linter.findings", "linter.incremental"},
     ),
-    ("lint outputs", {"lint.outputs", "lint.outputs.*", "report"}),
+    ("lint outputs", {"linter.outputs", "linter.outputs.*", "report"}),
     ("the Python API", {"providers", "agents", "runner", ""}),
     ("callers", {"cli", "__main__", "lsp", "lsp.*", "pytest_plugin", "pytest_entry", "snapshot_diff"}),
 ]
@@ -555,13 +577,13 @@ ALLOWED_CYCLES: list[tuple[set[str], str]] = []
 def test_the_import_graph_sees_every_kind_of_import() -> None:
     graph = import_graph()
     assert "templating.pysource" in graph["templating.inputs"]  # inside a function
-    assert "templating.pysource" in graph["templating.lint.result"]  # under TYPE_CHECKING
-    assert {"templating.lint", "templating.lint.engine"} <= graph["templating"]
+    assert "templating.pysource" in graph["templating.linter.result"]  # under TYPE_CHECKING
+    assert {"templating.linter", "templating.linter.engine"} <= graph["templating"]
     # from outside lint, `from ..lint.util import x` runs lint/__init__.py: an edge to the package too
-    assert "templating.lint" in graph["templating.lsp.answers"]
+    assert "templating.linter" in graph["templating.lsp.answers"]
     # from inside lint, the package is already running
-    assert "templating.lint" not in graph["templating.lint.rules.python"]
-    assert "templating.lint.check" in graph["templating.lint.rules.python"]
+    assert "templating.linter" not in graph["templating.linter.rules.python"]
+    assert "templating.linter.check" in graph["templating.linter.rules.python"]
 
 
 def test_no_module_imports_itself_through_others() -> None:
@@ -601,4 +623,4 @@ def test_reading_python_sources_imports_nothing_of_the_linter() -> None:
     scanner = [module for module in graph if (module + ".").startswith("templating.pysource.")]
     assert len(scanner) == len(PYSOURCE_LAYERS)
     reached = {other for module in scanner for other in graph[module]}
-    assert not {other for other in reached if other.startswith(("templating.lint", "templating.lsp"))}
+    assert not {other for other in reached if other.startswith(("templating.linter", "templating.lsp"))}

@@ -1,5 +1,5 @@
 """The baseline: `templating lint --write-baseline FILE` records today's findings, `--baseline FILE`
-reports only new ones (templating.lint.baseline), through the command line and `lint_project`."""
+reports only new ones (templating.linter.baseline), through the command line and `lint_project`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from templating.cli import main
-from templating.lint.baseline import BaselineError, load_baseline
-from templating.lint.engine import lint_project
+from templating.linter.baseline import BaselineError, load_baseline
+from templating.linter.engine import lint_project
 
 PROMPT = "Hello <name??>.\nBye.\n"  # T006, an error: the exit code is 1 without the baseline
 AGENT = 'from google.adk.agents import LlmAgent\n\na = LlmAgent(name="a", instruction="Read {plan}.")\n'  # T014

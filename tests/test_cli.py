@@ -21,7 +21,7 @@ from syrupy.assertion import SnapshotAssertion
 from templating import Template
 from templating.cli import build_parser, main
 from templating.inputs import DEFAULT_MAX_FILE_SIZE
-from templating.lint import DOCS_URL
+from templating.linter import DOCS_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "support_agent.txt"
@@ -702,7 +702,7 @@ def test_github_format_escapes_names_and_messages(
         "but 'name' is required in the schema%0Ahttps://agent-prompt-templating.github.io/agent-prompt-templating/rules/T010/"
     ]
     from templating.cli import _format_github
-    from templating.lint import Diagnostic
+    from templating.linter import Diagnostic
     from templating.nodes import Span
 
     diag = Diagnostic("T001", "error", "50% sure\nsecond line\r", Span(0, 5, 1, 1), "a,b:c%.txt")
@@ -910,7 +910,7 @@ def test_pre_commit_manifest() -> None:
     import re
 
     from templating.cli import build_parser
-    from templating.lint import DEFAULT_INCLUDE, glob_regex
+    from templating.linter import DEFAULT_INCLUDE, glob_regex
 
     hooks = {hook["id"]: hook for hook in hook_manifest()}
     assert set(hooks) == {"agent-prompt-templating", "agent-prompt-templating-fix", "agent-prompt-templating-project"}
@@ -2227,9 +2227,9 @@ def test_lint_fix_that_does_not_settle_writes_nothing(
     the rules involved and left as it is, by --fix and by --diff; the other files are fixed."""
     import importlib
 
-    from templating.lint.fixes import Fix
+    from templating.linter.fixes import Fix
 
-    fixes = importlib.import_module("templating.lint.fixes")
+    fixes = importlib.import_module("templating.linter.fixes")
     original = fixes.fixes_for
 
     def restless(diag: Any, text: str, *, dialect: str | None = None) -> list[Any]:
@@ -2346,8 +2346,8 @@ def test_lint_fix_rendering_changes_only_the_mistake(
 
 def test_lint_fix_edits_only_inside_the_literal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every planned edit of a Python file lies inside the span of the instruction's string literal."""
-    from templating.lint.engine import Project
-    from templating.lint.fixes import plan_fixes
+    from templating.linter.engine import Project
+    from templating.linter.fixes import plan_fixes
 
     source = _PROMPT_MODULE.format("Greet <guest> now, < guest >. An <example>x</example>.")
     _fix_project(tmp_path, "prompts.py", source)
@@ -2367,7 +2367,7 @@ def test_lint_fix_leaves_a_file_changed_meanwhile(
 ) -> None:
     import importlib
 
-    fixes = importlib.import_module("templating.lint.fixes")
+    fixes = importlib.import_module("templating.linter.fixes")
     path = _fix_project(tmp_path, "support.prompt", "Show an <example>like this</example>.\n")
     monkeypatch.chdir(tmp_path)
     planner = fixes.plan_fixes
@@ -2473,7 +2473,7 @@ def test_lint_fix_in_an_adk_agent_changes_only_the_mistake_google_adk_sends(
     ids=["outside-the-root", "inside-the-root"],
 )
 def test_a_fix_is_written_only_inside_the_root(tmp_path: Path, where: str, message: str) -> None:
-    from templating.lint.fixes import FileFix, FixWriteError, write_fix
+    from templating.linter.fixes import FileFix, FixWriteError, write_fix
 
     root = tmp_path / "project"
     root.mkdir()

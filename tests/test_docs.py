@@ -15,7 +15,7 @@ The README's performance table is the performance page's (the same figures, from
 
 The site itself: every lint rule the linter knows has its page at ``docs/rules/<CODE>.md`` (the
 address ``rule_url`` gives), every page is in the navigation of ``mkdocs.yml``, and the site's
-address there is the one the code uses (``templating.lint.DOCS_URL``). ``mkdocs build --strict``
+address there is the one the code uses (``templating.linter.DOCS_URL``). ``mkdocs build --strict``
 (run by ``.ci/run``) checks the links.
 
 The API reference: the site is built (``mkdocs build --strict``, so a cross-reference that resolves
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from templating.lint import DOCS_URL, RULES, SYNTAX_CHECKS, rule_url
+from templating.linter import DOCS_URL, RULES, SYNTAX_CHECKS, rule_url
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -293,8 +293,8 @@ _SELF_CONTAINED = sorted(code for code in RULES if code not in _NEEDS_MORE)
 def test_each_rule_page_says_whether_it_has_a_fix(code: str) -> None:
     """The page's "Fix" section agrees with the fixes: "None" when the rule's example gets none, and the
     edit of its first fix named there (as `before` -> `after`) when it gets one."""
-    from templating.lint import ADK_ONLY, lint
-    from templating.lint.fixes import fixes_for
+    from templating.linter import ADK_ONLY, lint
+    from templating.linter.fixes import fixes_for
 
     example = RULES[code].example
     dialect = "adk" if code in ADK_ONLY else "angle"
@@ -315,7 +315,7 @@ def test_each_rule_page_says_how_to_change_its_severity(code: str) -> None:
     """The page's `severity = { CODE = "level" }` line is valid configuration, at a level other than the rule's."""
     import tomllib
 
-    from templating.lint.config import severities
+    from templating.linter.config import severities
 
     text = (DOCS / "rules" / f"{code}.md").read_text(encoding="utf-8")
     (example,) = re.findall(r"`(severity = \{ " + code + r' = "\w+" \})` under `\[tool\.templating\]`', text)

@@ -1,4 +1,4 @@
-"""The glob matcher (templating.lint.globs): git's semantics, checked against a plain recursive
+"""The glob matcher (templating.linter.globs): git's semantics, checked against a plain recursive
 reference built on fnmatch, and linear cost where a regular expression would backtrack."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from templating.lint import globs
-from templating.lint.globs import GlobError, GlobList, compile_glob
+from templating.linter import globs
+from templating.linter.globs import GlobError, GlobList, compile_glob
 
 GIT_CASES = [
     # (id, pattern, path, matches)
@@ -147,8 +147,8 @@ def test_the_backtracking_pattern_takes_linear_steps(monkeypatch: pytest.MonkeyP
 
 
 def test_a_long_gitignore_is_compiled_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from templating.lint import project as project_module
-    from templating.lint.config import LintConfig
+    from templating.linter import project as project_module
+    from templating.linter.config import LintConfig
 
     lines = [f"generated_{i}.prompt" for i in range(10_000)] + [f"*.tmp{i}" for i in range(10_000)]
     (tmp_path / ".gitignore").write_text("\n".join([*lines, "!generated_5.prompt"]) + "\n", encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The persistent lint cache (templating.lint.cache): a cached run gives exactly a fresh run's findings, after
+"""The persistent lint cache (templating.linter.cache): a cached run gives exactly a fresh run's findings, after
 any edit; a bad entry is a miss that the run rewrites; two processes at once; where the folder is."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 
 import templating
 from templating.cli import main
-from templating.lint import cache as lint_cache
-from templating.lint.engine import Project, lint_project
-from templating.lint.result import LintResult
+from templating.linter import cache as lint_cache
+from templating.linter.engine import Project, lint_project
+from templating.linter.result import LintResult
 
 PROJECT = {
     "pyproject.toml": "[tool.templating]\n",

@@ -16,8 +16,8 @@ import pytest
 
 import templating
 from templating.inputs import InputError
-from templating.lint.config import LintConfigError
-from templating.lint.engine import Project, lint_project
+from templating.linter.config import LintConfigError
+from templating.linter.engine import Project, lint_project
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "adk_project"
 FILES = sorted(p.relative_to(FIXTURE).as_posix() for p in FIXTURE.rglob("*.py"))
@@ -493,8 +493,8 @@ def test_a_deep_schema_from_python_is_a_clear_error() -> None:
 
 
 def test_sarif_output_is_structurally_sarif_2_1_0(tree: Path) -> None:
-    from templating.lint.outputs import format_sarif
-    from templating.lint.registry import RULES
+    from templating.linter.outputs import format_sarif
+    from templating.linter.registry import RULES
 
     result = lint_project(["."], root=tree)
     log = json.loads(format_sarif(result.diagnostics, result.sources))
@@ -772,7 +772,7 @@ def test_project_update_keeps_the_configured_severity(trip: Path) -> None:
     ids=["unknown-rule", "bad-level"],
 )
 def test_a_bad_severity_argument_is_a_config_error(trip: Path, given: dict[str, str], message: str) -> None:
-    from templating.lint.config import LintConfigError
+    from templating.linter.config import LintConfigError
 
     with pytest.raises(LintConfigError, match=re.escape(message)):
         lint_project(["."], severity=given)

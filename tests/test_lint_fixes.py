@@ -1,4 +1,4 @@
-"""templating.lint.fixes: a fix resolves the finding it is offered for, fixing repeats until the project is
+"""templating.linter.fixes: a fix resolves the finding it is offered for, fixing repeats until the project is
 stable (bounded, a fix that goes round is named), and the fix `--fix` applies is the one the server prefers.
 
 The command line (`templating lint --fix`, `--diff`) is tested in tests/test_cli.py, the server's code
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from templating.lint import ADK_ONLY, RULES, lint
-from templating.lint.engine import Project
-from templating.lint.fixes import (
+from templating.linter import ADK_ONLY, RULES, lint
+from templating.linter.engine import Project
+from templating.linter.fixes import (
     MAX_PASSES,
     Fix,
     FixRun,
@@ -23,10 +23,10 @@ from templating.lint.fixes import (
     fix_until_stable,
     fixes_for,
 )
-from templating.lint.registry import Diagnostic
-from templating.lint.result import LintResult
+from templating.linter.registry import Diagnostic
+from templating.linter.result import LintResult
 
-fixes_module = importlib.import_module("templating.lint.fixes")
+fixes_module = importlib.import_module("templating.linter.fixes")
 
 
 def _applied(text: str, fix: Fix) -> str:

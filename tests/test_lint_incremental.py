@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from templating.lint.engine import LintResult, Project, lint_project
+from templating.linter.engine import LintResult, Project, lint_project
 
 
 def _corpus() -> Path | None:
@@ -472,7 +472,7 @@ GRAPH_CASES = [
 
 
 def _graph_agrees(texts: dict[str, str], graph: Any, targets: list[str]) -> None:
-    from templating.lint.reach import affected
+    from templating.linter.reach import affected
 
     files = sorted(texts)
     for n, target in enumerate(targets):
@@ -485,7 +485,7 @@ def _graph_agrees(texts: dict[str, str], graph: Any, targets: list[str]) -> None
 
 @pytest.mark.parametrize("files", [c[1] for c in GRAPH_CASES], ids=[c[0] for c in GRAPH_CASES])
 def test_the_import_graph_gives_what_testing_every_pair_gives(files: dict[str, str]) -> None:
-    from templating.lint.reach import ImportGraph
+    from templating.linter.reach import ImportGraph
 
     graph = ImportGraph()
     _graph_agrees(dict(files), graph, sorted(files))
@@ -498,7 +498,7 @@ def test_the_import_graph_gives_what_testing_every_pair_gives(files: dict[str, s
 @settings(max_examples=6, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate])
 @given(data=st.data())
 def test_the_import_graph_agrees_on_the_corpus_after_random_edits(data: Any) -> None:
-    from templating.lint.reach import ImportGraph
+    from templating.linter.reach import ImportGraph
 
     if AGENTS is None or not AGENTS.is_dir():
         if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":

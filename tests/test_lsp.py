@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from templating import MissingKeyError, Template, parse
-from templating.lint.config import load_config, rules_for
+from templating.linter.config import load_config, rules_for
 
 # Every test here starts a process: the language server, or an editor that starts it.
 pytestmark = pytest.mark.slow
@@ -636,8 +636,8 @@ async def test_the_safe_fix_is_preferred(
 ) -> None:
     """`isPreferred` marks the fix `templating lint --fix` applies (safe); an unsafe fix and a suppression are
     not preferred, and a finding has at most one preferred fix (an editor's "fix all" does what --fix does)."""
-    from templating.lint.engine import Project
-    from templating.lint.fixes import plan_fixes
+    from templating.linter.engine import Project
+    from templating.linter.fixes import plan_fixes
 
     await start(client, project)
     path = project / name
@@ -1148,7 +1148,7 @@ def test_neovim_shows_the_findings_and_applies_the_quick_fix(project: Path, tmp_
 )
 def test_instructions_that_start_at_one_character_are_two(key: str, agents: list[str], tmp_path: Path) -> None:
     # quiz: BASE + QUIZ, review: BASE + MEMORY + QUIZ; both start at BASE's first character
-    from templating.lint.engine import Project
+    from templating.linter.engine import Project
     from templating.lsp.model import Index
 
     root = tmp_path / "tutor"
@@ -1159,7 +1159,7 @@ def test_instructions_that_start_at_one_character_are_two(key: str, agents: list
 
 def _edited(project: Path) -> tuple[object, object, str, str]:
     """The fixture's project and index as the server holds them, and its planner module's path and text."""
-    from templating.lint.engine import Project
+    from templating.linter.engine import Project
     from templating.lsp.model import Index
 
     engine = Project(project)
@@ -1226,7 +1226,7 @@ def test_the_index_taken_from_the_engine_equals_its_own_scan(project: Path, name
 
 def test_the_index_finds_an_imported_module_that_is_only_an_open_buffer(tmp_path: Path) -> None:
     """A module the editor has open but not yet saved is found when another file imports from it."""
-    from templating.lint.engine import Project
+    from templating.linter.engine import Project
     from templating.lsp.model import Index
 
     (tmp_path / "agent.py").write_text(
@@ -1241,7 +1241,7 @@ def test_the_index_finds_an_imported_module_that_is_only_an_open_buffer(tmp_path
 
 
 def test_the_index_built_from_the_engine_scan_equals_its_own(project: Path) -> None:
-    from templating.lint.engine import Project
+    from templating.linter.engine import Project
     from templating.lsp.model import Index
 
     (project / "broken.py").write_bytes(b"X = '\xff'\n")  # unreadable: listed by both
@@ -1278,7 +1278,7 @@ def test_the_index_takes_again_what_an_edit_changes_in_other_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the tool writes the key a constant of another module names: renaming it changes no finding, only the write
-    from templating.lint.engine import Project
+    from templating.linter.engine import Project
     from templating.lsp.model import Index
 
     (tmp_path / ".git").mkdir()
@@ -1312,7 +1312,7 @@ def test_a_folder_s_heap_is_frozen_only_when_its_scan_keeps_no_syntax_trees(
     # an edit replaces would never be collected.
     import gc
 
-    from templating.lint.engine import Project
+    from templating.linter.engine import Project
     from templating.lsp.state import _settle
 
     root = tmp_path / fixture

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import templating.template
 from templating import Escaped, Literal, MissingKeyError, Placeholder, Span, Template
 from templating import parser as parser_module
-from templating.lint import lint
+from templating.linter import lint
 from templating.parser import (
     TERMINALS_FILE,
     WRITE_COMMAND,

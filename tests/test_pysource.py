@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from templating import Template, parse
-from templating.lint import lint_instruction, never_written, select_rules, skipped_findings
+from templating.linter import lint_instruction, never_written, select_rules, skipped_findings
 from templating.pysource import Instruction, PythonSourceError, Scan, scan
 
 
@@ -1336,7 +1336,7 @@ def test_converted_adk_instructions_lint_clean(
     tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     from templating.cli import main
-    from templating.lint import lint
+    from templating.linter import lint
 
     files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py"))
     found = scan(files, read=lambda p: (tree / p).read_text(encoding="utf-8"))
@@ -1505,7 +1505,7 @@ def test_state_schemas_are_read_from_the_project() -> None:
 
 
 def test_instructions_are_checked_against_their_agents_state_schema() -> None:
-    from templating.lint.adk_schema import check_against_schema, schema_keys
+    from templating.linter.adk_schema import check_against_schema, schema_keys
 
     result = scan_adk2("trip_desk/agent.py")
     found = {
@@ -1712,14 +1712,14 @@ def test_a_state_schema_that_cannot_be_read_says_why(code: str, reason: str) -> 
     assert state.reason is not None
     assert state.reason.startswith(reason)
     assert source[state.span.start : state.span.end] == given
-    from templating.lint.adk_schema import check_against_schema, schema_keys
+    from templating.linter.adk_schema import check_against_schema, schema_keys
 
     (found,) = result.instructions
     assert (check_against_schema(found), schema_keys(found)) == ([], frozenset())
 
 
 def test_a_model_that_contains_itself_is_read_as_deep_as_a_key_goes() -> None:
-    from templating.lint.adk_schema import check_against_schema
+    from templating.linter.adk_schema import check_against_schema
 
     code = "class S(BaseModel):\n    name: str\n    children: list['S'] = []\n    parent: 'S | None' = None\n"
     keys = "<parent.parent.parent.name> <children.0.parent.nmae> <parent.children.0.children?>"
@@ -1740,7 +1740,7 @@ def test_a_model_that_contains_itself_is_read_as_deep_as_a_key_goes() -> None:
 
 
 def test_a_chain_of_a_thousand_models_is_read_only_as_deep_as_a_key_goes() -> None:
-    from templating.lint.adk_schema import check_against_schema
+    from templating.linter.adk_schema import check_against_schema
 
     models = "".join(f"class M{i}(BaseModel):\n    next: 'M{i + 1}'\n    v: int = 0\n" for i in range(1000))
     deep = ".".join(["next"] * 1000)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from templating.inputs import DEFAULT_MAX_FILE_SIZE
-from templating.lint.discovery import DEFAULT_INCLUDE
+from templating.linter.discovery import DEFAULT_INCLUDE
 from templating.pytest_plugin import PromptTextExtension, SnapshotText, extension_for, lint_report
 
 TEST_FILE = """

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from templating.lint import Diagnostic, lint, rule_url, unused_keys
+from templating.linter import Diagnostic, lint, rule_url, unused_keys
 from templating.nodes import Span
 from templating.report import CONTEXT_LINES, FileReport, _segments, render_html
 

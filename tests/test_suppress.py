@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from templating.lint.engine import Project, lint_project
-from templating.lint.suppress import read_suppressions
+from templating.linter.engine import Project, lint_project
+from templating.linter.suppress import read_suppressions
 
 HEAD = "from google.adk.agents import LlmAgent\n\n"
 

@@ -1,7 +1,7 @@
 """The prompt linter: rules over parsed templates (and the literal text between placeholders), and the
 engine that lints a whole project.
 
-Each finding is a [`Diagnostic`][templating.lint.Diagnostic] with a stable code (`T001`...), a
+Each finding is a [`Diagnostic`][templating.linter.Diagnostic] with a stable code (`T001`...), a
 severity, a message and a span. Near-miss rules read only literal text, so anything they flag renders
 as literal text today; schema rules compare placeholders with a declared schema (a pydantic model, a
 JSON Schema, or a list of keys). Configuration comes from `[tool.templating]` in `pyproject.toml`.
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from .schema import Schema, SchemaError, SchemaField, load_schema
 
 # submodule -> the public names it defines; each is imported when one of its names is first used (PEP 562),
-# so that importing one module of the linter (`templating.lint.registry`, say) does not load all of it.
+# so that importing one module of the linter (`templating.linter.registry`, say) does not load all of it.
 _MODULES = {
     "check": ("lint",),
     "config": (

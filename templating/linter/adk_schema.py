@@ -3,9 +3,9 @@
 An ADK 2.x agent may pass `state_schema=SomeModel`, and ADK validates the state it writes against that
 model. The scanner of Python code reads such a model's fields from the parsed code
 ([`ModelReader`][templating.pysource.models.ModelReader], in `templating.pysource.models`: reading
-Python sources sits below the linter) into a [`Schema`][templating.lint.Schema].
-[`check_against_schema`][templating.lint.adk_schema.check_against_schema] checks an instruction's keys
-against the state schemas of the agents that use it; [`schema_keys`][templating.lint.adk_schema.schema_keys]
+Python sources sits below the linter) into a [`Schema`][templating.linter.Schema].
+[`check_against_schema`][templating.linter.adk_schema.check_against_schema] checks an instruction's keys
+against the state schemas of the agents that use it; [`schema_keys`][templating.linter.adk_schema.schema_keys]
 are the keys they declare.
 
 What google-adk 2.13 does with the model, and so what is checked: it validates each state write against it

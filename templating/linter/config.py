@@ -86,7 +86,7 @@ class LintConfig:
     constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
     max_file_size: int = 2_000_000
     severity: Mapping[str, str] = field(default_factory=dict)  # rule code -> error, warning or info
-    cache_dir: str | None = None  # the lint cache's folder, relative to the root (templating.lint.cache)
+    cache_dir: str | None = None  # the lint cache's folder, relative to the root (templating.linter.cache)
 
 
 _CONFIG_KEYS = {
@@ -197,7 +197,7 @@ def _clean(pattern: str) -> str:
 
 
 def glob_regex(pattern: str) -> Glob:
-    """`pattern` compiled (see [`templating.lint.globs`][templating.lint.globs]): its `match(path)`
+    """`pattern` compiled (see [`templating.linter.globs`][templating.linter.globs]): its `match(path)`
     tells whether the whole relative path matches. A leading `./` is ignored. The name is kept from
     when globs were regular expressions; matching no longer uses `re` (which backtracks)."""
     try:

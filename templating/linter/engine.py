@@ -1,10 +1,10 @@
 """The lint engine: a project's files linted with the whole project's context, callable from Python.
 
-[`lint_project`][templating.lint.engine.lint_project] lints paths (files, folders, or none: the
-project's `include`) and returns a [`LintResult`][templating.lint.engine.LintResult]. Python files
+[`lint_project`][templating.linter.engine.lint_project] lints paths (files, folders, or none: the
+project's `include`) and returns a [`LintResult`][templating.linter.engine.LintResult]. Python files
 are read with the context of every Python file of the project (imports, agents, state writes), so a
 prompt module named alone gets the findings it gets in a whole-tree run; findings are reported for
-the files named only. A [`Project`][templating.lint.engine.Project] keeps what it read, so one
+the files named only. A [`Project`][templating.linter.engine.Project] keeps what it read, so one
 file's new text (an editor's buffer) is re-linted without reading the rest again.
 """
 
@@ -34,13 +34,13 @@ __all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
 class Project(IncrementalProject):
     """A project to lint: its root, configuration and rules; it keeps the files it read.
 
-    `root`: the project folder (default: found from the paths, see `templating.lint.project`);
+    `root`: the project folder (default: found from the paths, see `templating.linter.project`);
     `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to use instead
     of a file's (an editor's unsaved buffers), by path; `schema`, `select`, `extend_select`, `ignore`:
     as the command line's options, on top of `[tool.templating]`; `severity`: the level each rule is
     reported with (`{"T014": "error"}`), on top of the table's `severity`; `dialect`: of template files;
     `cache`: keep runs on disk and give a run none of whose inputs changed from there (`cache_dir`: in that
-    folder, which also turns the cache on; see `templating.lint.cache`)."""
+    folder, which also turns the cache on; see `templating.linter.cache`)."""
 
     # Its parts, one concern each: `selection` (the files, reading them), `findings` (scanning, each
     # instruction's findings), `incremental` (an edit re-linted); here, a whole run.
@@ -152,11 +152,11 @@ def lint_project(
     baseline: str | Path | Baseline | None = None,
 ) -> LintResult:
     """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
-    context. See [`Project`][templating.lint.engine.Project] for the options.
+    context. See [`Project`][templating.linter.engine.Project] for the options.
 
-    `baseline`: a baseline file (or a loaded [`Baseline`][templating.lint.baseline.Baseline]) whose
+    `baseline`: a baseline file (or a loaded [`Baseline`][templating.linter.baseline.Baseline]) whose
     findings are left out; `baselined` and `stale` in the result count what it dropped and what it
-    records that was not found (see `templating.lint.baseline`)."""
+    records that was not found (see `templating.linter.baseline`)."""
     recorded = None
     if baseline is not None:  # only a run with a baseline loads its module
         from .baseline import load_baseline

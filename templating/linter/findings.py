@@ -209,7 +209,7 @@ class ProjectFindings(ProjectFiles):
         instructions: list[Instruction],
     ) -> list[Diagnostic]:
         """`findings` without those a `# templating: ignore[...]` comment silences, with the findings
-        about the comments of the `named` files (T022, T023); see `templating.lint.suppress`."""
+        about the comments of the `named` files (T022, T023); see `templating.linter.suppress`."""
         places = set(named)  # the files whose comments may silence a finding: its own, its call sites'
         for d in findings:
             places.add(d.path or "")

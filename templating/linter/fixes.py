@@ -1,8 +1,8 @@
 """Fixes for findings: text edits computed from a finding and the text of its file, each marked safe or
 unsafe. The language server offers them as quick fixes, the one `--fix` applies marked preferred
-([`applied_fix`][templating.lint.fixes.applied_fix]); `templating lint --fix` applies the safe ones
-(`--unsafe-fixes`: all), file by file through [`fix_file`][templating.lint.fixes.fix_file], again on the
-fixed text until nothing is left ([`fix_until_stable`][templating.lint.fixes.fix_until_stable]). A fix
+([`applied_fix`][templating.linter.fixes.applied_fix]); `templating lint --fix` applies the safe ones
+(`--unsafe-fixes`: all), file by file through [`fix_file`][templating.linter.fixes.fix_file], again on the
+fixed text until nothing is left ([`fix_until_stable`][templating.linter.fixes.fix_until_stable]). A fix
 is offered only when it resolves its finding (so T018, which `{artifact.x?}` keeps, gets none).
 
 Each fix is a title and edits `(start, end, new_text)` in character offsets of one file. A fix keeps
@@ -438,7 +438,7 @@ def fix_until_stable(
     until no fix is left, at most `passes` times (as ruff's `--fix` does). `relint(texts)` lints the
     project again with `texts` (by path) instead of those files' content on disk, and writes nothing.
 
-    Each pass is judged as [`plan_fixes`][templating.lint.fixes.plan_fixes] judges one run: a fix is
+    Each pass is judged as [`plan_fixes`][templating.linter.fixes.plan_fixes] judges one run: a fix is
     applied only where it is safe (`unsafe`: acceptable) in the text that pass reads, so what the passes
     do together changes an instruction only where its mistakes were. Nothing is written here."""
     texts: dict[str, str] = {}  # each file changed: its text after the last pass applied to it

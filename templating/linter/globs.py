@@ -20,7 +20,7 @@ The syntax is git's (`gitignore(5)`), as far as a walk needs it:
 - A `[` with no closing `]` is a literal `[`. A reversed range (`[z-a]`) is an error.
 
 `!` (negation) and a trailing `/` (folders only) belong to a *list* of patterns: see
-[`GlobList`][templating.lint.globs.GlobList] and the `.gitignore` reader in `project.py`.
+[`GlobList`][templating.linter.globs.GlobList] and the `.gitignore` reader in `project.py`.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _fits(group: Sequence[_Segment], parts: Sequence[str], pos: int) -> bool:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Glob:
-    """One compiled pattern. [`match`][templating.lint.globs.Glob.match] tests a `/`-separated path."""
+    """One compiled pattern. [`match`][templating.linter.globs.Glob.match] tests a `/`-separated path."""
 
     pattern: str
     anchored: bool
@@ -263,7 +263,7 @@ def compile_glob(pattern: str, *, prefixes: bool = False) -> Glob:
     """Compile `pattern` (see the module's description). With `prefixes`, the glob also matches a
     path one of whose folders matches (`drafts` matches `drafts/a.txt`), as `exclude` wants.
 
-    Raises [`GlobError`][templating.lint.globs.GlobError] for a pattern that is not valid."""
+    Raises [`GlobError`][templating.linter.globs.GlobError] for a pattern that is not valid."""
     body = pattern[:-1] if pattern.endswith("/") and not pattern.endswith("\\/") else pattern
     anchored = "/" in body
     body = body.removeprefix("/")
@@ -290,7 +290,7 @@ def compile_glob(pattern: str, *, prefixes: bool = False) -> Glob:
 class GlobList:
     """Patterns compiled once, matched as a list: any one matching, or with `!` negations, the last
     one matching wins (`!` re-includes what an earlier pattern matched). `prefixes`: as in
-    [`compile_glob`][templating.lint.globs.compile_glob]."""
+    [`compile_glob`][templating.linter.globs.compile_glob]."""
 
     __slots__ = ("globs", "negations")
 

@@ -1,5 +1,5 @@
 """An edit re-linted: one file's new text (an editor's buffer) linted with the project's context, scanning
-again only the files whose scan it may change (see `templating.lint.reach.ImportGraph`), and giving for
+again only the files whose scan it may change (see `templating.linter.reach.ImportGraph`), and giving for
 every file whose findings changed exactly what a fresh run gives."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class IncrementalProject(ProjectFindings):
     """A project re-linted one edit at a time (see the module's description)."""
 
     def lint(self, paths: Sequence[str] = ()) -> LintResult:
-        """Lint `paths` (a whole run: the engine's [`Project`][templating.lint.engine.Project] does it)."""
+        """Lint `paths` (a whole run: the engine's [`Project`][templating.linter.engine.Project] does it)."""
         raise NotImplementedError
 
     def instructions(self, path: str, *, reached: bool = False) -> tuple[list[Instruction], list[Skipped]]:
@@ -64,9 +64,9 @@ class IncrementalProject(ProjectFindings):
 
         The result lists in `files` the files whose findings or templates changed (an empty list of
         findings clears a file), and `path`; for each, it gives exactly what a fresh
-        [`lint_project`][templating.lint.engine.lint_project] of the project with the same unsaved
+        [`lint_project`][templating.linter.engine.lint_project] of the project with the same unsaved
         texts gives. Only the files whose scan may change are scanned again (`path`, what it imports,
-        and the files importing those: see `templating.lint.reach.affected`, found through the import
+        and the files importing those: see `templating.linter.reach.affected`, found through the import
         graph kept between edits); the findings of every file are then computed from that scan as a
         fresh run computes them (each instruction the scan kept with its own findings, kept too), and
         compared with the last ones (after the first update of a project not yet linted: every file)."""

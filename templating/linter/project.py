@@ -12,16 +12,16 @@ Without a marker (no `pyproject.toml` or `.git` at or above the paths, and no ro
 is only the paths' common folder, which may be a home folder: then the Python context of a file is
 the Python files of its own folder (not below), and only folders the user names are walked.
 
-`.gitignore` files are read from the root down, with git's syntax (see `templating.lint.globs`):
+`.gitignore` files are read from the root down, with git's syntax (see `templating.linter.globs`):
 `!` re-includes, a trailing `/` matches folders only, a pattern with a `/` (other than a trailing
 one) is anchored at its file's folder, one without matches a name at any depth below it. A later
 matching line wins. As in git, nothing inside an ignored folder can be re-included. Global and
 `info/exclude` files are not read.
 
-The tree is walked once ([`Walker`][templating.lint.project.Walker] keeps the walk); a file found by
-walking is an [`Entry`][templating.lint.project.Entry] whose resolved path is known without a system
+The tree is walked once ([`Walker`][templating.linter.project.Walker] keeps the walk); a file found by
+walking is an [`Entry`][templating.linter.project.Entry] whose resolved path is known without a system
 call unless it is a link. A link that leaves the root is never opened. `/` and the user's home
-folder are never walked whole ([`is_too_wide`][templating.lint.project.is_too_wide]).
+folder are never walked whole ([`is_too_wide`][templating.linter.project.is_too_wide]).
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ class Walker:
                 yield Path(entry.path)
 
     def entries(self, folder: Path, *, recursive: bool = True) -> list[Entry]:
-        """The files under `folder` as [`Entry`][templating.lint.project.Entry] values, sorted, the
+        """The files under `folder` as [`Entry`][templating.linter.project.Entry] values, sorted, the
         links left unread included (with why). Walked once per folder; under the root, read from the
         root's walk when there is one."""
         folder = Path(os.path.abspath(folder))

@@ -211,11 +211,11 @@ def _module_of(target: str) -> PurePosixPath:
 
 
 class ImportGraph:
-    """Which files' scans may read which (the relation [`reaches`][templating.lint.reach.reaches] gives),
+    """Which files' scans may read which (the relation [`reaches`][templating.linter.reach.reaches] gives),
     kept between edits: each file's targets are worked out again only when its text changes, from indexes
     of the files by module, folder, name and path part rather than by testing every pair of files.
 
-    [`affected`][templating.lint.reach.ImportGraph.affected] gives exactly what the function `affected`
+    [`affected`][templating.linter.reach.ImportGraph.affected] gives exactly what the function `affected`
     gives for the same texts (a test compares them on the corpus); an edit then costs the few files
     it touches, not the square of the project's."""
 
@@ -315,7 +315,7 @@ class ImportGraph:
     def affected(
         self, target: str, texts: Mapping[str, str], before: str | None, given_in: Iterable[tuple[str, ...]]
     ) -> set[str]:
-        """What the function [`affected`][templating.lint.reach.affected] gives for the same arguments."""
+        """What the function [`affected`][templating.linter.reach.affected] gives for the same arguments."""
         self.sync(texts)
         out = {target}
         stack = [target]

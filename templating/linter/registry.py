@@ -2,7 +2,7 @@
 
 Every other part of the linter (rule selection, which rules apply to which text, the docs' rule
 table, SARIF's rule list) reads this table; a rule's check lives in its module under
-`templating/lint/rules/`.
+`templating/linter/rules/`.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ RULES: dict[str, Rule] = {
         ),
     )
 }
-# The codes of the findings about suppression comments (templating.lint.suppress).
+# The codes of the findings about suppression comments (templating.linter.suppress).
 UNUSED_SUPPRESSION = "T022"
 INVALID_SUPPRESSION = "T023"
 # The rules that read one dialect's own syntax; the others (placeholders against a schema, temp: keys) apply to both.

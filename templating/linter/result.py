@@ -1,4 +1,4 @@
-"""What a lint run gives: a [`LintResult`][templating.lint.engine.LintResult] (the findings, the
+"""What a lint run gives: a [`LintResult`][templating.linter.engine.LintResult] (the findings, the
 templates checked with their keys, the files linted), built by the engine."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class LintResult:
     python: dict[str, int] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     run_findings: list[Diagnostic] = field(default_factory=list)
-    # with a baseline (templating.lint.baseline): the findings it dropped, and those it records not found
+    # with a baseline (templating.linter.baseline): the findings it dropped, and those it records not found
     baselined: int = 0
     stale: int = 0
 

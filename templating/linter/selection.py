@@ -1,8 +1,8 @@
 """Which files of a project are linted and read: the project's root, configuration and rules, the files
 named or found by walking (each once, by its resolved path), and reading them within the project's bounds.
 
-[`ProjectFiles`][templating.lint.selection.ProjectFiles] is the first part of the engine's
-[`Project`][templating.lint.engine.Project]: it holds the project's state; `findings` scans and lints
+[`ProjectFiles`][templating.linter.selection.ProjectFiles] is the first part of the engine's
+[`Project`][templating.linter.engine.Project]: it holds the project's state; `findings` scans and lints
 what it selects, `incremental` re-lints an edit, `engine` runs a whole lint.
 """
 
@@ -39,7 +39,7 @@ def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
 
 
 class ProjectFiles:
-    """The part of [`Project`][templating.lint.engine.Project] that chooses a project's files and reads
+    """The part of [`Project`][templating.linter.engine.Project] that chooses a project's files and reads
     them (its arguments are described there); it keeps what it read."""
 
     def __init__(
@@ -95,7 +95,7 @@ class ProjectFiles:
                 )
             self.codes = self.codes - {"T011"}  # "ALL": every rule that applies; without a schema, T011 does not
         self.walker = Walker(self.config, self.root)
-        self.cache: LintCache | None = None  # runs kept on disk (templating.lint.cache), when asked for
+        self.cache: LintCache | None = None  # runs kept on disk (templating.linter.cache), when asked for
         if cache or cache_dir is not None:
             folder = cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir)
             self.cache = LintCache(folder) if folder is not None else None

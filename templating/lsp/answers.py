@@ -9,9 +9,9 @@ import re
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..lint.engine import Project
-from ..lint.fixes import Fix, applied_fix, fixes_for, regions_of, suppress_fixes
-from ..lint.registry import Diagnostic, described
+from ..linter.engine import Project
+from ..linter.fixes import Fix, applied_fix, fixes_for, regions_of, suppress_fixes
+from ..linter.registry import Diagnostic, described
 from ..nodes import SCOPE_PREFIXES
 from .folders import Folder, contains
 from .model import Index, Reading, Written, describe_field

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import TemplatingError
-from ..lint.engine import Project
+from ..linter.engine import Project
 from .model import Index
 
 __all__ = ["Folder", "contains", "refused_because"]

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..lint.engine import Project
-from ..lint.project import FileSkipped, read_bytes, wanted
-from ..lint.registry import PYTHON_SYNTAX, SKIPPED_FILE
-from ..lint.schema import Schema, SchemaField
+from ..linter.engine import Project
+from ..linter.project import FileSkipped, read_bytes, wanted
+from ..linter.registry import PYTHON_SYNTAX, SKIPPED_FILE
+from ..linter.schema import Schema, SchemaField
 from ..nodes import Placeholder
 from ..pysource import Instruction, Scan, Write, python_text, scan
 from ..template import parse

@@ -24,11 +24,11 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ..errors import TemplatingError
 from ..inputs import DEFAULT_MAX_FILE_SIZE
-from ..lint.discovery import DEFAULT_INCLUDE
-from ..lint.engine import Project
-from ..lint.project import FileSkipped, read_bytes, wanted
-from ..lint.registry import PYTHON_SYNTAX, SKIPPED_FILE, Diagnostic, described, rule_url
-from ..lint.util import shown
+from ..linter.discovery import DEFAULT_INCLUDE
+from ..linter.engine import Project
+from ..linter.project import FileSkipped, read_bytes, wanted
+from ..linter.registry import PYTHON_SYNTAX, SKIPPED_FILE, Diagnostic, described, rule_url
+from ..linter.util import shown
 from ..pysource import Scan, python_text
 from .folders import FAILED, LOADING, READY, REFUSED, Folder, contains, refused_because
 from .model import Index

@@ -22,8 +22,8 @@ Import the names from here. The package's modules, each importing only those bef
 an expression stands for, what was found), `visitor` (the walk, and `scan`).
 
 The package reads Python sources and nothing more: it sits below the linter and imports nothing of
-`templating.lint`. The rules over what it finds are the linter's (`lint_instruction`, `never_written`,
-`skipped_findings`, importable from `templating.lint`).
+`templating.linter`. The rules over what it finds are the linter's (`lint_instruction`, `never_written`,
+`skipped_findings`, importable from `templating.linter`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ model. [`ModelReader`][templating.pysource.models.ModelReader] reads such a mode
 code (annotations, defaults, nested models, `list[...]`, `dict[...]`, `extra="allow"`, base models of
 the project) into a [`Schema`][templating.schema.Schema]; nested models are read only as deep as a key
 looks, so a model that refers to itself, or a chain of a thousand models, costs nothing up front. The
-check of an instruction against them is the linter's (`templating.lint.adk_schema`).
+check of an instruction against them is the linter's (`templating.linter.adk_schema`).
 """
 
 from __future__ import annotations

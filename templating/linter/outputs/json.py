@@ -1,4 +1,4 @@
-"""The JSON output: a list of findings, each [`Diagnostic.as_dict`][templating.lint.Diagnostic.as_dict]."""
+"""The JSON output: a list of findings, each [`Diagnostic.as_dict`][templating.linter.Diagnostic.as_dict]."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def lint_instruction(
 
     Angle syntax: every selected rule of that syntax. ADK dialect: the rules of that dialect
     (T016..T020, what google-adk would do wrong at run time) and the placeholder rules (T001,
-    T009, T010, T012), as `templating.lint.lint` applies them. Jinja2: Jinja's own syntax check."""
+    T009, T010, T012), as `templating.linter.lint` applies them. Jinja2: Jinja's own syntax check."""
     if found.dialect == "jinja":
         return _jinja_syntax(found)
     on = select - TREE_RULES

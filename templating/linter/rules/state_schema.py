@@ -1,5 +1,5 @@
 """T021: an ADK agent's `state_schema=` the linter cannot read from the code (its instructions are then
-checked without it). The check against a readable one lives in `templating.lint.adk_schema`."""
+checked without it). The check against a readable one lives in `templating.linter.adk_schema`."""
 
 from __future__ import annotations
 
