@@ -13,10 +13,7 @@ were imported at once; type checkers read the imports under `TYPE_CHECKING` belo
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._lazy import lazy_names
 
@@ -59,7 +56,7 @@ if TYPE_CHECKING:
         static,
         when,
     )
-    from .render import Formatter, Missing, format_adk_value, format_value
+    from .renderer import Formatter, Missing, format_adk_value, format_value
     from .runner import Model, Runner
     from .sessions.base import (
         AlreadyExistsError,
@@ -88,7 +85,7 @@ _MODULES = {
         "UnprintableValueError",
     ),
     "nodes": ("DIALECTS", "Dialect", "Escaped", "Literal", "Node", "Placeholder", "Span"),
-    "render": ("Formatter", "Missing", "format_adk_value", "format_value"),
+    "renderer": ("Formatter", "Missing", "format_adk_value", "format_value"),
     "template": ("Template", "escape", "parse", "render"),
     "convert": ("AdkDifference", "ConversionError", "convert_adk"),
     "providers": (
@@ -139,30 +136,8 @@ _MODULES = {
 _LAZY, _load, __dir__ = lazy_names(globals(), _MODULES)
 
 
-class _Package(types.ModuleType):
-    """The package's module type: `templating.lint` and `templating.render` are the functions, not the
-    submodules of the same names, however those are first imported (the import system binds each submodule
-    it loads on its parent package: that binding is left out, and the function is looked up on first use,
-    as every name is)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):  # `lint`, `render`: the functions
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
 if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is still an error
-
-    def __getattr__(name: str) -> Any:
-        if name not in _LAZY and not name.startswith("__"):
-            try:  # a submodule (`templating.nodes`), bound by importing it, as eager imports used to
-                return importlib.import_module(f".{name}", __name__)
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{__name__}.{name}":
-                    raise  # a submodule that exists, missing something it imports
-        return _load(name)
+    __getattr__ = _load
 
 
 __all__ = [

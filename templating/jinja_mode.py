@@ -39,7 +39,7 @@ from .jinja_budget import (
 )
 from .jinja_sandbox import _ENVIRONMENT, _GLOBALS, ReadOnlyState, _did_you_mean
 from .nodes import SCOPE_PREFIXES, SCOPES, Span
-from .render import state_reader, unprintable
+from .renderer import state_reader, unprintable
 
 __all__ = [
     "JinjaBudget",

@@ -22,7 +22,7 @@ from markupsafe import Markup
 from .jinja_budget import counted, measure, spend
 from .jinja_filters import MAX_POWER_BITS, check_bits, check_format_string, check_percent, check_size, install, text_of
 from .nodes import SCOPES
-from .render import format_value
+from .renderer import format_value
 from .sessions.state import ReadonlyDict, ReadonlyList, ReadonlyState
 
 __all__ = ["ReadOnlyState"]

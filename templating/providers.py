@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 
 from .errors import NearMiss, TemplateSyntaxError
 from .linter import lint
-from .render import Missing
+from .renderer import Missing
 from .template import Template, parse
 
 __all__ = [

@@ -41,7 +41,7 @@ except ModuleNotFoundError as exc:  # the `pytest` extra is not installed
 from .errors import TemplatingError, excerpt
 from .inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, read_bytes
 from .linter import lint
-from .render import Formatter, Missing
+from .renderer import Formatter, Missing
 from .snapshot_diff import marked_diff
 from .template import Template
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from .nodes import Dialect, Escaped, Literal, Node, Placeholder, check_dialect
 from .parser import parse_nodes
-from .render import Formatter, Missing, Plan
+from .renderer import Formatter, Missing, Plan
 
 __all__ = ["Template", "escape", "parse", "render"]
 

@@ -28,20 +28,20 @@ ALLOWED: dict[str, set[str]] = {
     "_lazy": set(),  # the lazy public names of the packages (PEP 562): imports nothing of ours
     "errors": {"nodes"},
     "parser": {"nodes"},
-    "render": {"nodes", "errors"},
-    "template": {"nodes", "errors", "parser", "render"},
+    "renderer": {"nodes", "errors"},
+    "template": {"nodes", "errors", "parser", "renderer"},
     # The sessions layer supplies state from above; nothing below it imports it. Within it: the state
     # contract, then the shared rules, then the services and the contexts, then the package's lazy names.
     "sessions/state": {"errors", "nodes"},
     "sessions/base": {"errors", "nodes", "sessions/state"},
     "sessions/memory": {"sessions/base", "sessions/state"},
     "sessions/sql": {"errors", "sessions/base", "sessions/state"},
-    "sessions/contexts": {"render", "template", "sessions/base", "sessions/state"},
+    "sessions/contexts": {"renderer", "template", "sessions/base", "sessions/state"},
     "sessions/__init__": {"_lazy", "sessions/base", "sessions/contexts", "sessions/memory", "sessions/sql"}
     | {"sessions/state"},
     **{old: {"sessions"} for old in MOVED},
 }
-CORE = ("nodes", "errors", "parser", "render", "template")
+CORE = ("nodes", "errors", "parser", "renderer", "template")
 
 
 def imports_of(module: str) -> tuple[set[str], set[str]]:
@@ -121,7 +121,7 @@ def test_lower_stages_import_only_what_comes_before(module: str) -> None:
 
 
 def test_renderer_never_imports_sessions() -> None:
-    local, _ = imports_of("render")
+    local, _ = imports_of("renderer")
     assert not local & {"sessions", "state", "contexts", "providers", "cli", "linter"}
 
 
@@ -250,7 +250,7 @@ def test_import_templating_loads_nothing_else() -> None:
         "templating.errors",
         "templating.nodes",
         "templating.parser",
-        "templating.render",
+        "templating.renderer",
         "templating.template",
     ]
 
@@ -264,7 +264,7 @@ LINTER = (
     "templating.pysource",
     "tomllib",
 )
-RENDERER = ("templating.template", "templating.parser", "templating.render")
+RENDERER = ("templating.template", "templating.parser", "templating.renderer")
 
 
 @pytest.mark.parametrize(
@@ -297,31 +297,6 @@ def test_each_command_imports_only_what_it_uses(argv: list[str], unused: tuple[s
     loaded = modules_loaded(code)
     assert "templating.cli" in loaded
     assert [m for m in loaded if m.startswith(unused)] == []
-
-
-SHADOWED = sorted(set(templating.__all__) & {m.name for m in pkgutil.iter_modules(templating.__path__)})
-
-
-@pytest.mark.parametrize("name", SHADOWED)
-def test_a_public_name_shared_with_a_submodule_stays_the_public_object(name: str) -> None:
-    # `from templating import convert_adk, render`: loading convert_adk imports the submodule
-    # templating.render, which the import system binds on the package over the function.
-    others = [m.name for m in pkgutil.iter_modules(templating.__path__) if m.name not in ("__main__", "pytest_entry")]
-    code = (
-        "import importlib, types, templating\n"
-        f"for m in {others!r}:\n"
-        "    try:\n"
-        "        importlib.import_module('templating.' + m)\n"
-        "    except ImportError:\n"
-        "        pass\n"
-        f"from templating import {name}\n"
-        f"assert not isinstance({name}, types.ModuleType), {name}\n"
-        f"assert not isinstance(templating.{name}, types.ModuleType)\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tempfile.gettempdir()
-    )
-    assert result.returncode == 0, result.stderr
 
 
 def test_every_public_name_resolves_and_unknown_names_do_not() -> None:
@@ -508,7 +483,7 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 LAYERS: list[tuple[str, set[str]]] = [
     (
         "core: parse, render, places, schema types",
-        {"nodes", "errors", "parser", "render", "template", "convert", "places", "schema", "_lazy"},
+        {"nodes", "errors", "parser", "renderer", "template", "convert", "places", "schema", "_lazy"},
     ),
     (
         "state, sessions, Jinja2 mode",

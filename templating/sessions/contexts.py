@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..render import Missing
+from ..renderer import Missing
 from ..template import Template, render
 from .base import EventActions, Session
 from .state import ReadonlyState, State
@@ -47,7 +47,7 @@ class ReadonlyContext:
         return ReadonlyState(self._session.state)
 
     def _state_reader(self) -> Callable[[str, Any], Any]:
-        """For the renderer (see `templating.render.state_reader`): the session's state read where it is."""
+        """For the renderer (see `templating.renderer.state_reader`): the session's state read where it is."""
         get: Callable[[str, Any], Any] = self._session.state.get
         return get
 

@@ -511,7 +511,7 @@ class State(Mapping[str, Any]):
 
     def _state_reader(self) -> Callable[[str, Any], Any]:
         """A `get(key, default)` reading what `self[key]` reads, without copying: for the renderer,
-        which only formats values, never changes or hands them out (see `templating.render`)."""
+        which only formats values, never changes or hands them out (see `templating.renderer`)."""
         value, delta = self._value_of(), self._delta_of()
         if not delta:
             return value.get
