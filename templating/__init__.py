@@ -28,8 +28,8 @@ if TYPE_CHECKING:
         TemplatingError,
         UnprintableValueError,
     )
-    from .jinja_budget import JinjaBudget
-    from .jinja_mode import (
+    from .jinja_mode.budget import JinjaBudget
+    from .jinja_mode.mode import (
         JinjaBudgetError,
         JinjaCyclicValueError,
         JinjaError,
@@ -105,8 +105,8 @@ _MODULES = {
     "linter.engine": ("LintResult", "lint_project"),
     "agents": ("Agent",),
     "sessions.contexts": ("CallbackContext", "ReadonlyContext", "ToolContext", "inject_session_state"),
-    "jinja_budget": ("JinjaBudget",),
-    "jinja_mode": (
+    "jinja_mode.budget": ("JinjaBudget",),
+    "jinja_mode.mode": (
         "JinjaBudgetError",
         "JinjaCyclicValueError",
         "JinjaError",

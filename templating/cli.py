@@ -114,7 +114,7 @@ def _missing_in_python(exc: MissingKeyError, item: Any) -> str:
 
 
 def _render_jinja(item: Any, state: dict[str, Any], name: str) -> int:
-    from .jinja_mode import JinjaError, jinja
+    from .jinja_mode.mode import JinjaError, jinja
 
     try:
         text = jinja(item.text)(state)

@@ -19,6 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "templating"
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
 # The sessions layer (templating/sessions/), its modules named "sessions/<module>".
 SESSIONS = sorted(f"sessions/{p.stem}" for p in (PACKAGE / "sessions").glob("*.py"))
+# Jinja2 mode (templating/jinja_mode/), its modules named "jinja_mode/<module>".
+JINJA = sorted(f"jinja_mode/{p.stem}" for p in (PACKAGE / "jinja_mode").glob("*.py"))
 # The old module paths of the sessions layer: each only makes the moved module importable under its old name.
 MOVED = {"state": "sessions/state", "contexts": "sessions/contexts", "sql_sessions": "sessions/sql"}
 
@@ -48,7 +50,7 @@ def imports_of(module: str) -> tuple[set[str], set[str]]:
     """(package modules imported, top-level third-party/stdlib modules imported). A module of the sessions
     package is named "sessions/<module>", as are its siblings it imports."""
     tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
-    inside = module.startswith("sessions/")
+    inside = module.partition("/")[0] if "/" in module else None
     local: set[str] = set()
     external: set[str] = set()
     for node in ast.walk(tree):
@@ -56,7 +58,7 @@ def imports_of(module: str) -> tuple[set[str], set[str]]:
             if node.level:
                 names = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
                 sibling = inside and node.level == 1
-                local.update(f"sessions/{name}" if sibling else name for name in names)
+                local.update(f"{inside}/{name}" if sibling else name for name in names)
             elif node.module:
                 root = node.module.split(".")[0]
                 (local if root == "templating" else external).add(
@@ -92,7 +94,7 @@ def pysource_imports(layer: str) -> tuple[set[str], set[str], set[str]]:
     return siblings, local, external
 
 
-@pytest.mark.parametrize("module", MODULES + SESSIONS)
+@pytest.mark.parametrize("module", MODULES + SESSIONS + JINJA)
 def test_only_the_parser_imports_lark(module: str) -> None:
     _, external = imports_of(module)
     assert ("lark" in external) == (module == "parser")
@@ -100,7 +102,7 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 
 # Heavier libraries stay behind the few modules that need them.
 IMPORTERS = {
-    "jinja2": {"jinja_filters", "jinja_mode", "jinja_sandbox", "report"},
+    "jinja2": {"jinja_mode/filters", "jinja_mode/mode", "jinja_mode/sandbox", "report"},
     "pydantic": {"agents", "sessions/base"},
     "sqlalchemy": {"sessions/sql"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
@@ -110,7 +112,7 @@ IMPORTERS = {
 
 @pytest.mark.parametrize("library", sorted(IMPORTERS))
 def test_libraries_are_imported_only_where_needed(library: str) -> None:
-    importers = {module for module in MODULES + SESSIONS if library in imports_of(module)[1]}
+    importers = {module for module in MODULES + SESSIONS + JINJA if library in imports_of(module)[1]}
     assert importers == IMPORTERS[library]
 
 
@@ -493,11 +495,9 @@ LAYERS: list[tuple[str, set[str]]] = [
             "sessions.*",
             "sql_sessions",
             "contexts",
-            "jinja_budget",
-            "jinja_filters",
-            "jinja_sandbox",
-        }
-        | {"jinja_mode"},
+            "jinja_mode",
+            "jinja_mode.*",
+        },
     ),
     ("reading Python sources", {"pysource", "pysource.*"}),
     ("reading input files", {"inputs"}),

@@ -30,7 +30,7 @@ from templating import (
     jinja,
     resolve,
 )
-from templating.jinja_mode import _ENVIRONMENT
+from templating.jinja_mode.sandbox import _ENVIRONMENT
 
 
 class AdkLikeState:

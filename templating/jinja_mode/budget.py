@@ -4,7 +4,7 @@ A render gets a [`JinjaBudget`][templating.JinjaBudget]: wall-clock time, total 
 any one value the template builds, the size of all of them together, and loop steps. Its running
 totals live in a `Spend` made per render and reached through a context variable, so filters and
 operators (which get no render context) charge the render that runs them. This module does not
-import Jinja2: the sandbox in `jinja_mode` calls it, and turns the exceptions raised here into its
+import Jinja2: the sandbox in `sandbox` calls it, and turns the exceptions raised here into its
 `JinjaError`s.
 """
 

@@ -2,7 +2,7 @@
 a width or another value is replaced by one that checks the size first, and every filter that
 turns a value into text refuses what is not data (it would print an address).
 
-The limits are the running render's [`JinjaBudget`][templating.JinjaBudget] (see `jinja_budget`).
+The limits are the running render's [`JinjaBudget`][templating.JinjaBudget] (see `budget`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from jinja2.filters import do_batch, do_indent, do_tojson, sync_do_slice
 from jinja2.nodes import EvalContext
 from markupsafe import Markup
 
-from .jinja_budget import measure, spend
+from .budget import measure, spend
 
 __all__ = ["MAX_POWER_BITS", "check_bits", "check_format_string", "check_percent", "check_size", "install", "text_of"]
 

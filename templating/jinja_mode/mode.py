@@ -11,7 +11,7 @@ not grow with the size of state. Values are read where they are stored: the sand
 is what keeps a template from changing them, exactly as for a plain dict of state.
 
 The sandbox itself (state views, allowlists, the budget-charging operators and code generator) is
-in `jinja_sandbox`; the budgets in `jinja_budget`, the size-checked filters in `jinja_filters`.
+in `sandbox`; the budgets in `budget`, the size-checked filters in `filters`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, UndefinedError, meta
 from jinja2.exceptions import SecurityError
 
-from .errors import CyclicValueError, TemplatingError, UnprintableValueError
-from .jinja_budget import (
+from ..errors import CyclicValueError, TemplatingError, UnprintableValueError
+from ..nodes import SCOPE_PREFIXES, SCOPES, Span
+from ..renderer import state_reader, unprintable
+from .budget import (
     BUDGET_ENVIRONMENT,
     CURRENT,
     UNITS,
@@ -37,9 +39,7 @@ from .jinja_budget import (
     NotData,
     Spend,
 )
-from .jinja_sandbox import _ENVIRONMENT, _GLOBALS, ReadOnlyState, _did_you_mean
-from .nodes import SCOPE_PREFIXES, SCOPES, Span
-from .renderer import state_reader, unprintable
+from .sandbox import _ENVIRONMENT, _GLOBALS, ReadOnlyState, _did_you_mean
 
 __all__ = [
     "JinjaBudget",

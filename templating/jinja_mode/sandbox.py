@@ -1,6 +1,6 @@
 """The Jinja2 sandbox of Jinja2 mode: read-only state views, the allowlist of attributes and
 callables, operators and filters that charge the render's budgets, a code generator that prints
-only data, and the names of expressions for error messages. `jinja_mode` builds providers on it.
+only data, and the names of expressions for error messages. `mode` builds providers on it.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Namespace
 from markupsafe import Markup
 
-from .jinja_budget import counted, measure, spend
-from .jinja_filters import MAX_POWER_BITS, check_bits, check_format_string, check_percent, check_size, install, text_of
-from .nodes import SCOPES
-from .renderer import format_value
-from .sessions.state import ReadonlyDict, ReadonlyList, ReadonlyState
+from ..nodes import SCOPES
+from ..renderer import format_value
+from ..sessions.state import ReadonlyDict, ReadonlyList, ReadonlyState
+from .budget import counted, measure, spend
+from .filters import MAX_POWER_BITS, check_bits, check_format_string, check_percent, check_size, install, text_of
 
 __all__ = ["ReadOnlyState"]
 

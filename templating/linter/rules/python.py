@@ -49,7 +49,7 @@ def _placed(found: Instruction, diag: Diagnostic) -> Diagnostic:
 
 
 def _jinja_syntax(found: Instruction) -> list[Diagnostic]:
-    from ...jinja_mode import JinjaProvider, JinjaSyntaxError
+    from ...jinja_mode.mode import JinjaProvider, JinjaSyntaxError
 
     try:
         JinjaProvider(found.text)
