@@ -21,8 +21,6 @@ MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
 SESSIONS = sorted(f"sessions/{p.stem}" for p in (PACKAGE / "sessions").glob("*.py"))
 # Jinja2 mode (templating/jinja_mode/), its modules named "jinja_mode/<module>".
 JINJA = sorted(f"jinja_mode/{p.stem}" for p in (PACKAGE / "jinja_mode").glob("*.py"))
-# The old module paths of the sessions layer: each only makes the moved module importable under its old name.
-MOVED = {"state": "sessions/state", "contexts": "sessions/contexts", "sql_sessions": "sessions/sql"}
 
 # What each lower-stage module may import from the package. Modules not listed sit on top.
 ALLOWED: dict[str, set[str]] = {
@@ -41,7 +39,6 @@ ALLOWED: dict[str, set[str]] = {
     "sessions/contexts": {"renderer", "template", "sessions/base", "sessions/state"},
     "sessions/__init__": {"_lazy", "sessions/base", "sessions/contexts", "sessions/memory", "sessions/sql"}
     | {"sessions/state"},
-    **{old: {"sessions"} for old in MOVED},
 }
 CORE = ("nodes", "errors", "parser", "renderer", "template")
 
@@ -129,22 +126,6 @@ def test_renderer_never_imports_sessions() -> None:
 
 def test_every_module_of_the_sessions_layer_has_its_place() -> None:
     assert set(SESSIONS) <= set(ALLOWED)
-    assert set(MOVED) <= set(MODULES)
-
-
-@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
-def test_the_old_module_paths_are_the_moved_modules(old: str, new: str) -> None:
-    """`import templating.state` (and the others) gives the module itself, so a monkeypatch reaches its users."""
-    code = (
-        f"import importlib; old = importlib.import_module('templating.{old}'); "
-        f"new = importlib.import_module('templating.{new.replace('/', '.')}'); "
-        "assert old is new, (old, new); print(sorted(n for n in new.__all__ if not hasattr(old, n)))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tempfile.gettempdir()
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
 
 
 def test_python_sources_sit_below_the_linter() -> None:
@@ -489,15 +470,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     (
         "state, sessions, Jinja2 mode",
-        {
-            "state",
-            "sessions",
-            "sessions.*",
-            "sql_sessions",
-            "contexts",
-            "jinja_mode",
-            "jinja_mode.*",
-        },
+        {"sessions", "sessions.*", "jinja_mode", "jinja_mode.*"},
     ),
     ("reading Python sources", {"pysource", "pysource.*"}),
     ("reading input files", {"inputs"}),

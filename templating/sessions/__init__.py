@@ -8,8 +8,7 @@
 
 Data flows one way: the renderer reads a mapping and never imports this package. Every name is
 loaded on first use, so importing `templating.sessions.state` alone loads neither pydantic nor
-SQLAlchemy. The old module paths `templating.state`, `templating.sql_sessions` and
-`templating.contexts` still import (they are these modules under another name).
+SQLAlchemy.
 """
 
 from __future__ import annotations
