@@ -6,7 +6,7 @@ from __future__ import annotations
 from .github import format_github
 from .json import format_json
 from .sarif import format_sarif
-from .statistics import format_statistics, statistics
+from .statistics import format_statistics
 from .text import escape_control, format_text, summary
 
 __all__ = [
@@ -16,6 +16,5 @@ __all__ = [
     "format_sarif",
     "format_statistics",
     "format_text",
-    "statistics",
     "summary",
 ]
