@@ -71,7 +71,8 @@ if TYPE_CHECKING:
     from .sessions.contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
     from .sessions.memory import InMemorySessionService
     from .sessions.sql import DatabaseSessionService, SessionStoreError
-    from .sessions.state import InvalidStateError, State
+    from .sessions.state import State
+    from .sessions.values import InvalidStateError
     from .template import Template, escape, parse, render
 
 # submodule -> the public names it defines; each is imported when one of its names is first used.
@@ -130,7 +131,8 @@ _MODULES = {
     ),
     "sessions.memory": ("InMemorySessionService",),
     "sessions.sql": ("DatabaseSessionService", "SessionStoreError"),
-    "sessions.state": ("InvalidStateError", "State"),
+    "sessions.state": ("State",),
+    "sessions.values": ("InvalidStateError",),
 }
 # name -> the submodule that defines it; the loader; dir()
 _LAZY, _load, __dir__ = lazy_names(globals(), _MODULES)

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 from .agents import Agent
 from .sessions.base import Event, EventActions, GetSessionConfig, SessionNotFoundError, SessionService
 from .sessions.contexts import ReadonlyContext
-from .sessions.state import check_state
+from .sessions.values import check_state
 
 __all__ = ["Model", "Runner"]
 

@@ -32,13 +32,14 @@ ALLOWED: dict[str, set[str]] = {
     "template": {"nodes", "errors", "parser", "renderer"},
     # The sessions layer supplies state from above; nothing below it imports it. Within it: the state
     # contract, then the shared rules, then the services and the contexts, then the package's lazy names.
-    "sessions/state": {"errors", "nodes"},
-    "sessions/base": {"errors", "nodes", "sessions/state"},
-    "sessions/memory": {"sessions/base", "sessions/state"},
-    "sessions/sql": {"errors", "sessions/base", "sessions/state"},
+    "sessions/values": {"errors", "nodes"},
+    "sessions/state": {"nodes", "sessions/values"},
+    "sessions/base": {"errors", "nodes", "sessions/values"},
+    "sessions/memory": {"sessions/base", "sessions/values"},
+    "sessions/sql": {"errors", "sessions/base", "sessions/values"},
     "sessions/contexts": {"renderer", "template", "sessions/base", "sessions/state"},
     "sessions/__init__": {"_lazy", "sessions/base", "sessions/contexts", "sessions/memory", "sessions/sql"}
-    | {"sessions/state"},
+    | {"sessions/state", "sessions/values"},
 }
 CORE = ("nodes", "errors", "parser", "renderer", "template")
 

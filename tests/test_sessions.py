@@ -34,7 +34,7 @@ from templating import (
     StaleSessionError,
     TemplatingError,
 )
-from templating.sessions.state import MAX_DEPTH
+from templating.sessions.values import MAX_DEPTH
 
 T = TypeVar("T")
 APP, USER = "shop", "ada"

@@ -1,6 +1,7 @@
 """The sessions layer, in one place: state and its value contract, the session services, and contexts.
 
-- `state`: [`State`][templating.State], the value contract (`check_state`), scopes and read-only views.
+- `values`: the value contract (`check_state`, [`InvalidStateError`][templating.InvalidStateError]) and scopes.
+- `state`: [`State`][templating.State], the view an agent writes through, and the read-only views.
 - `base`: sessions, events and [`SessionService`][templating.SessionService], the rules every service shares.
 - `memory`: [`InMemorySessionService`][templating.InMemorySessionService].
 - `sql`: [`DatabaseSessionService`][templating.DatabaseSessionService] (SQLite, PostgreSQL; the `sql` extra).
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
     from .memory import InMemorySessionService
     from .sql import DatabaseSessionService, SessionStoreError
-    from .state import InvalidStateError, State
+    from .state import State
+    from .values import InvalidStateError
 
 _MODULES = {  # submodule -> the public names it defines; each is imported when one of its names is first used
     "base": (
@@ -55,10 +57,8 @@ _MODULES = {  # submodule -> the public names it defines; each is imported when 
         "DatabaseSessionService",
         "SessionStoreError",
     ),
-    "state": (
-        "InvalidStateError",
-        "State",
-    ),
+    "state": ("State",),
+    "values": ("InvalidStateError",),
 }
 _LAZY, _load, __dir__ = lazy_names(globals(), _MODULES)
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, Str
 
 from ..errors import TemplatingError
 from ..nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX
-from .state import check_state, copy_checked, scope_of, text_problem
+from .values import check_state, copy_checked, scope_of, text_problem
 
 __all__ = [
     "AlreadyExistsError",

@@ -33,7 +33,7 @@ from .base import (
     split_scopes,
     stored_copy,
 )
-from .state import copy_checked
+from .values import copy_checked
 
 __all__ = ["InMemorySessionService"]
 
