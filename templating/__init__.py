@@ -58,18 +58,10 @@ if TYPE_CHECKING:
     )
     from .renderer import Formatter, Missing, format_adk_value, format_value
     from .runner import Model, Runner
-    from .sessions.base import (
-        AlreadyExistsError,
-        Event,
-        EventActions,
-        GetSessionConfig,
-        Session,
-        SessionNotFoundError,
-        SessionService,
-        StaleSessionError,
-    )
+    from .sessions.base import AlreadyExistsError, SessionNotFoundError, SessionService, StaleSessionError
     from .sessions.contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
     from .sessions.memory import InMemorySessionService
+    from .sessions.models import Event, EventActions, GetSessionConfig, Session
     from .sessions.sql import DatabaseSessionService, SessionStoreError
     from .sessions.state import State
     from .sessions.values import InvalidStateError
@@ -119,17 +111,9 @@ _MODULES = {
         "jinja",
     ),
     "runner": ("Model", "Runner"),
-    "sessions.base": (
-        "AlreadyExistsError",
-        "Event",
-        "EventActions",
-        "GetSessionConfig",
-        "Session",
-        "SessionNotFoundError",
-        "SessionService",
-        "StaleSessionError",
-    ),
+    "sessions.base": ("AlreadyExistsError", "SessionNotFoundError", "SessionService", "StaleSessionError"),
     "sessions.memory": ("InMemorySessionService",),
+    "sessions.models": ("Event", "EventActions", "GetSessionConfig", "Session"),
     "sessions.sql": ("DatabaseSessionService", "SessionStoreError"),
     "sessions.state": ("State",),
     "sessions.values": ("InvalidStateError",),

@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias
 
 from .agents import Agent
-from .sessions.base import Event, EventActions, GetSessionConfig, SessionNotFoundError, SessionService
+from .sessions.base import SessionNotFoundError, SessionService
 from .sessions.contexts import ReadonlyContext
+from .sessions.models import Event, EventActions, GetSessionConfig
 from .sessions.values import check_state
 
 __all__ = ["Model", "Runner"]

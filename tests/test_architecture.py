@@ -34,12 +34,13 @@ ALLOWED: dict[str, set[str]] = {
     # contract, then the shared rules, then the services and the contexts, then the package's lazy names.
     "sessions/values": {"errors", "nodes"},
     "sessions/state": {"nodes", "sessions/values"},
-    "sessions/base": {"errors", "nodes", "sessions/values"},
-    "sessions/memory": {"sessions/base", "sessions/values"},
-    "sessions/sql": {"errors", "sessions/base", "sessions/values"},
-    "sessions/contexts": {"renderer", "template", "sessions/base", "sessions/state"},
+    "sessions/models": {"nodes", "sessions/values"},
+    "sessions/base": {"errors", "nodes", "sessions/models", "sessions/values"},
+    "sessions/memory": {"sessions/base", "sessions/models", "sessions/values"},
+    "sessions/sql": {"errors", "sessions/base", "sessions/models"},
+    "sessions/contexts": {"renderer", "template", "sessions/models", "sessions/state"},
     "sessions/__init__": {"_lazy", "sessions/base", "sessions/contexts", "sessions/memory", "sessions/sql"}
-    | {"sessions/state", "sessions/values"},
+    | {"sessions/models", "sessions/state", "sessions/values"},
 }
 CORE = ("nodes", "errors", "parser", "renderer", "template")
 
@@ -101,7 +102,7 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 # Heavier libraries stay behind the few modules that need them.
 IMPORTERS = {
     "jinja2": {"jinja_mode/filters", "jinja_mode/mode", "jinja_mode/sandbox", "report"},
-    "pydantic": {"agents", "sessions/base"},
+    "pydantic": {"agents", "sessions/models"},
     "sqlalchemy": {"sessions/sql"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},

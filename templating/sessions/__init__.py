@@ -2,7 +2,8 @@
 
 - `values`: the value contract (`check_state`, [`InvalidStateError`][templating.InvalidStateError]) and scopes.
 - `state`: [`State`][templating.State], the view an agent writes through, and the read-only views.
-- `base`: sessions, events and [`SessionService`][templating.SessionService], the rules every service shares.
+- `models`: [`Session`][templating.Session], [`Event`][templating.Event] and their config, as pydantic models.
+- `base`: [`SessionService`][templating.SessionService], its errors, and the rules every service shares.
 - `memory`: [`InMemorySessionService`][templating.InMemorySessionService].
 - `sql`: [`DatabaseSessionService`][templating.DatabaseSessionService] (SQLite, PostgreSQL; the `sql` extra).
 - `contexts`: the agent contexts over a session ([`ReadonlyContext`][templating.ReadonlyContext] and the writable ones).
@@ -19,33 +20,16 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .base import (
-        AlreadyExistsError,
-        Event,
-        EventActions,
-        GetSessionConfig,
-        Session,
-        SessionNotFoundError,
-        SessionService,
-        StaleSessionError,
-    )
+    from .base import AlreadyExistsError, SessionNotFoundError, SessionService, StaleSessionError
     from .contexts import CallbackContext, ReadonlyContext, ToolContext, inject_session_state
     from .memory import InMemorySessionService
+    from .models import Event, EventActions, GetSessionConfig, Session
     from .sql import DatabaseSessionService, SessionStoreError
     from .state import State
     from .values import InvalidStateError
 
 _MODULES = {  # submodule -> the public names it defines; each is imported when one of its names is first used
-    "base": (
-        "AlreadyExistsError",
-        "Event",
-        "EventActions",
-        "GetSessionConfig",
-        "Session",
-        "SessionNotFoundError",
-        "SessionService",
-        "StaleSessionError",
-    ),
+    "base": ("AlreadyExistsError", "SessionNotFoundError", "SessionService", "StaleSessionError"),
     "contexts": (
         "CallbackContext",
         "ReadonlyContext",
@@ -53,6 +37,7 @@ _MODULES = {  # submodule -> the public names it defines; each is imported when 
         "inject_session_state",
     ),
     "memory": ("InMemorySessionService",),
+    "models": ("Event", "EventActions", "GetSessionConfig", "Session"),
     "sql": (
         "DatabaseSessionService",
         "SessionStoreError",

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..renderer import Missing
 from ..template import Template, render
-from .base import EventActions, Session
+from .models import EventActions, Session
 from .state import ReadonlyState, State
 
 __all__ = ["CallbackContext", "ReadonlyContext", "ToolContext", "inject_session_state"]

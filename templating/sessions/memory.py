@@ -14,16 +14,11 @@ from .base import (
     SHARED_PREFIXES,
     USER,
     AlreadyExistsError,
-    Event,
-    GetSessionConfig,
     Scopes,
-    Session,
     SessionNotFoundError,
     SessionService,
-    _new_id,
     check_fresh,
     clean_id,
-    event_from,
     merge_scopes,
     plan_append,
     privates,
@@ -33,6 +28,7 @@ from .base import (
     split_scopes,
     stored_copy,
 )
+from .models import Event, GetSessionConfig, Session, _new_id, event_from
 from .values import copy_checked
 
 __all__ = ["InMemorySessionService"]

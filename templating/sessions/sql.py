@@ -46,15 +46,11 @@ from .base import (
     SESSION,
     USER,
     AlreadyExistsError,
-    Event,
-    GetSessionConfig,
     Scopes,
     Seen,
-    Session,
     SessionNotFoundError,
     SessionService,
     check_fresh,
-    copy_stored,
     merge_scopes,
     plan_append,
     privates,
@@ -63,6 +59,7 @@ from .base import (
     split_scopes,
     stored_copy,
 )
+from .models import Event, GetSessionConfig, Session, copy_stored
 
 try:
     import sqlalchemy as sa
