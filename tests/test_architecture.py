@@ -18,7 +18,7 @@ import templating
 PACKAGE = Path(__file__).resolve().parent.parent / "templating"
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
 # The sessions layer (templating/sessions/), its modules named "sessions/<module>".
-SESSIONS = sorted(f"sessions/{p.stem}" for p in (PACKAGE / "sessions").glob("*.py"))
+SESSIONS = sorted(str(p.relative_to(PACKAGE).with_suffix("")) for p in (PACKAGE / "sessions").rglob("*.py"))
 # Jinja2 mode (templating/jinja_mode/), its modules named "jinja_mode/<module>".
 JINJA = sorted(f"jinja_mode/{p.stem}" for p in (PACKAGE / "jinja_mode").glob("*.py"))
 
@@ -37,7 +37,12 @@ ALLOWED: dict[str, set[str]] = {
     "sessions/models": {"nodes", "sessions/values"},
     "sessions/base": {"errors", "nodes", "sessions/models", "sessions/values"},
     "sessions/memory": {"sessions/base", "sessions/models", "sessions/values"},
-    "sessions/sql": {"errors", "sessions/base", "sessions/models"},
+    "sessions/sql/driver": {"errors"},
+    "sessions/sql/schema": {"sessions/sql/driver"},
+    "sessions/sql/statements": {"sessions/base", "sessions/models", "sessions/sql/driver", "sessions/sql/schema"},
+    "sessions/sql/service": {"errors", "sessions/base", "sessions/models", "sessions/sql/driver"}
+    | {"sessions/sql/schema", "sessions/sql/statements"},
+    "sessions/sql/__init__": {"sessions/sql/driver", "sessions/sql/schema", "sessions/sql/service"},
     "sessions/contexts": {"renderer", "template", "sessions/models", "sessions/state"},
     "sessions/__init__": {"_lazy", "sessions/base", "sessions/contexts", "sessions/memory", "sessions/sql"}
     | {"sessions/models", "sessions/state", "sessions/values"},
@@ -49,15 +54,15 @@ def imports_of(module: str) -> tuple[set[str], set[str]]:
     """(package modules imported, top-level third-party/stdlib modules imported). A module of the sessions
     package is named "sessions/<module>", as are its siblings it imports."""
     tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
-    inside = module.partition("/")[0] if "/" in module else None
+    package = module.split("/")[:-1]
     local: set[str] = set()
     external: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 names = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
-                sibling = inside and node.level == 1
-                local.update(f"{inside}/{name}" if sibling else name for name in names)
+                base = package[: len(package) - node.level + 1]
+                local.update("/".join([*base, name]) for name in names)
             elif node.module:
                 root = node.module.split(".")[0]
                 (local if root == "templating" else external).add(
@@ -103,7 +108,7 @@ def test_only_the_parser_imports_lark(module: str) -> None:
 IMPORTERS = {
     "jinja2": {"jinja_mode/filters", "jinja_mode/mode", "jinja_mode/sandbox", "report"},
     "pydantic": {"agents", "sessions/models"},
-    "sqlalchemy": {"sessions/sql"},
+    "sqlalchemy": {"sessions/sql/driver", "sessions/sql/schema", "sessions/sql/statements", "sessions/sql/service"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},
 }

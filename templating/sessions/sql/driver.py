@@ -1,0 +1,124 @@
+"""What the database service needs of SQLAlchemy and its drivers: the import of the `sql` extra (said when a
+service is made, not when this package is imported), the URLs spoken, `SessionStoreError` with the URL's
+password masked, the private event loop the engine lives on, and SQLite's connection hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from ...errors import TemplatingError
+
+try:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.ext.asyncio import AsyncEngine
+except ImportError as error:  # the sql extra is not installed: say so when the service is made
+    MISSING: ImportError | None = error
+else:
+    MISSING = None
+
+__all__ = ["SessionStoreError"]
+
+INSTALL = "install the sql extra: pip install 'agent-prompt-templating[sql]' (SQLAlchemy 2 with aiosqlite and asyncpg)"
+DRIVERS = {"sqlite+aiosqlite": "sqlite", "postgresql+asyncpg": "postgresql"}
+URL_HELP = (
+    "use sqlite+aiosqlite:///path/to/sessions.db (embedded; sqlite+aiosqlite:// for memory) or "
+    "postgresql+asyncpg://user:password@host:5432/database"
+)
+
+T = TypeVar("T")
+
+
+class SessionStoreError(TemplatingError):
+    """The session database cannot be used: an unsupported URL, a server that cannot be reached, a
+    failed transaction, or tables of another schema version. Nothing was changed. `url` is the URL
+    with its password masked."""
+
+    def __init__(self, message: str, *, url: str, help: str) -> None:
+        super().__init__(message, help=help)
+        self.url = url
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_store_error, (self.message, self.url, self.help))
+
+
+def _store_error(message: str, url: str, help: str) -> SessionStoreError:
+    return SessionStoreError(message, url=url, help=help)
+
+
+def dumps(value: Any) -> str:
+    # Values are checked plain JSON already; allow_nan=False is a last guard against writing NaN.
+    return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+
+
+def masked(url: str) -> str:
+    """The URL as it may be shown: its password replaced by `***`."""
+    if MISSING is None:
+        try:
+            return make_url(url).render_as_string(hide_password=True)
+        except Exception:  # not a URL SQLAlchemy can read: show its scheme only
+            pass
+    scheme, sep, _ = url.partition("://")
+    return f"{scheme}://***" if sep else "***"
+
+
+def reason_of(error: BaseException) -> str:
+    """What the driver said, in one line, without SQLAlchemy's statement dump."""
+    orig = getattr(error, "orig", None)
+    text = str(orig if orig is not None else error).strip() or type(error).__name__
+    return text.splitlines()[0]
+
+
+class LoopThread:
+    """A private event loop running in a daemon thread; coroutines are handed to it from any loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="templating-sql", daemon=True)
+        self.thread.start()
+
+    async def run(self, work: Coroutine[Any, Any, T]) -> T:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self.loop))
+
+
+def shut_down(runner: LoopThread, engine: AsyncEngine) -> None:
+    """Dispose of the pool on its own loop, then stop the loop (at close(), garbage collection or exit)."""
+    loop = runner.loop
+    if loop.is_closed():
+        return
+    if threading.current_thread() is runner.thread:  # cannot wait for our own loop: just stop it
+        loop.stop()
+        return
+    if loop.is_running():
+        with contextlib.suppress(Exception):  # shutting down: a pool that cannot close cleanly is dropped
+            asyncio.run_coroutine_threadsafe(engine.dispose(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        runner.thread.join(timeout=10)
+    if not loop.is_running():
+        loop.close()
+
+
+def retrieved(task: asyncio.Future[Any]) -> None:
+    """Take the outcome of a task given up on, so that asyncio does not report it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
+def sqlite_connect(dbapi_connection: Any, record: Any, *, memory: bool) -> None:
+    """Every new SQLite connection: transactions are begun by us (below), and a file uses WAL, so
+    readers never wait for the writer (`synchronous=NORMAL`: a crashed process loses nothing
+    committed; a power cut may lose the last commits, never consistency)."""
+    dbapi_connection.isolation_level = None
+    if not memory:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+
+def sqlite_begin(conn: Any) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("templating_write") else "BEGIN")
