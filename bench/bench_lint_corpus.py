@@ -177,7 +177,7 @@ def cli(root: Path, *extra: str) -> float:
 
 
 def in_process(root: Path, **options: object) -> float:
-    from templating.linter.engine import lint_project
+    from templating.linter.run import lint_project
 
     here = os.getcwd()
     os.chdir(root)
@@ -192,7 +192,7 @@ def in_process(root: Path, **options: object) -> float:
 def _supports_cache() -> bool:
     import inspect
 
-    from templating.linter.engine import lint_project
+    from templating.linter.run import lint_project
 
     return "cache_dir" in inspect.signature(lint_project).parameters
 

@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from templating.linter.engine import Project, lint_project
+from templating.linter.engine import Project
+from templating.linter.run import lint_project
 
 PACKAGES = 250  # four files each: __init__.py, agent.py, prompt.py, tools.py
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from templating.linter import lint
-from templating.report import FileReport, render_html
+from templating.linter.outputs.html import FileReport, render_html
 
 # Each line gives one T002 finding, one T001 finding (schema: name) and two placeholders.
 LINE = "Hi < name >, your <nmae> and <name> are here.\n"

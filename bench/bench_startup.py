@@ -131,7 +131,10 @@ def version_lookups(runs: int) -> str:
             "import importlib.metadata as m; m.version('agent-prompt-templating')",
             "",
         ),
-        "templating.cli._version()": ("from templating.cli import _version; _version()", "from templating import cli"),
+        "templating.cli.parser.version()": (
+            "from templating.cli.parser import version; version()",
+            "from templating.cli import parser",
+        ),
     }
     times: dict[str, list[float]] = {name: [] for name in code}
     for _ in range(runs):
@@ -142,7 +145,7 @@ def version_lookups(runs: int) -> str:
             done = subprocess.run([sys.executable, "-c", timed], capture_output=True, text=True, env=ENV, check=True)
             times[name].append(float(done.stdout))
     medians = {name: statistics.median(values) for name, values in times.items()}
-    ours, reference = medians["templating.cli._version()"], medians["importlib.metadata.version()"]
+    ours, reference = medians["templating.cli.parser.version()"], medians["importlib.metadata.version()"]
     return (
         f"--version lookup in a fresh process: METADATA read directly {ours * 1e3:6.2f} ms, "
         f"importlib.metadata {reference * 1e3:6.2f} ms, ratio {ours / reference:5.2f}"

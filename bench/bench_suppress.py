@@ -24,7 +24,7 @@ from typing import Any
 
 from templating.linter import engine
 from templating.linter.baseline import apply_baseline, baseline_of
-from templating.linter.engine import lint_project
+from templating.linter.run import lint_project
 
 
 def best(run: Callable[[], Any], repeat: int = 3) -> float:

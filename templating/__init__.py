@@ -41,7 +41,8 @@ if TYPE_CHECKING:
         jinja,
     )
     from .linter import Diagnostic, LintConfigError, SchemaError, lint, load_schema, unused_keys
-    from .linter.engine import LintResult, lint_project
+    from .linter.engine import LintResult
+    from .linter.run import lint_project
     from .nodes import DIALECTS, Dialect, Escaped, Literal, Node, Placeholder, Span
     from .providers import (
         ConcatProvider,
@@ -95,7 +96,8 @@ _MODULES = {
         "when",
     ),
     "linter": ("Diagnostic", "LintConfigError", "SchemaError", "lint", "load_schema", "unused_keys"),
-    "linter.engine": ("LintResult", "lint_project"),
+    "linter.engine": ("LintResult",),
+    "linter.run": ("lint_project",),
     "agents": ("Agent",),
     "sessions.contexts": ("CallbackContext", "ReadonlyContext", "ToolContext", "inject_session_state"),
     "jinja_mode.budget": ("JinjaBudget",),

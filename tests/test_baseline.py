@@ -11,7 +11,7 @@ import pytest
 
 from templating.cli import main
 from templating.linter.baseline import BaselineError, load_baseline
-from templating.linter.engine import lint_project
+from templating.linter.run import lint_project
 
 PROMPT = "Hello <name??>.\nBye.\n"  # T006, an error: the exit code is 1 without the baseline
 AGENT = 'from google.adk.agents import LlmAgent\n\na = LlmAgent(name="a", instruction="Read {plan}.")\n'  # T014

@@ -19,7 +19,8 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from templating import Template
-from templating.cli import build_parser, main
+from templating.cli import main
+from templating.cli.parser import build_parser
 from templating.inputs import DEFAULT_MAX_FILE_SIZE
 from templating.linter import DOCS_URL
 
@@ -701,12 +702,12 @@ def test_github_format_escapes_names_and_messages(
         "::notice file=100%25%2Ca%3Ab.prompt,line=1,endLine=1,col=10,endColumn=17,title=T010::'<name?>' is optional, "
         "but 'name' is required in the schema%0Ahttps://agent-prompt-templating.github.io/agent-prompt-templating/rules/T010/"
     ]
-    from templating.cli import _format_github
     from templating.linter import Diagnostic
+    from templating.linter.outputs import format_github
     from templating.nodes import Span
 
     diag = Diagnostic("T001", "error", "50% sure\nsecond line\r", Span(0, 5, 1, 1), "a,b:c%.txt")
-    assert _format_github([diag], {"a,b:c%.txt": "ab\ncd"}) == (
+    assert format_github([diag], {"a,b:c%.txt": "ab\ncd"}) == (
         "::error file=a%2Cb%3Ac%25.txt,line=1,endLine=2,col=1,endColumn=3,title=T001::50%25 sure%0Asecond line%0D%0Ahttps://agent-prompt-templating.github.io/agent-prompt-templating/rules/T001/"
     )
 
@@ -909,7 +910,6 @@ def hook_manifest() -> list[dict[str, str]]:
 def test_pre_commit_manifest() -> None:
     import re
 
-    from templating.cli import build_parser
     from templating.linter import DEFAULT_INCLUDE, glob_regex
 
     hooks = {hook["id"]: hook for hook in hook_manifest()}
@@ -2006,7 +2006,7 @@ def test_version_reads_the_metadata_of_the_first_distribution_on_the_path(
 ) -> None:
     from importlib import metadata as importlib_metadata
 
-    from templating.cli import _version
+    from templating.cli.parser import version
 
     try:  # what is installed, found before the folder below is on the path
         installed = importlib_metadata.version("agent-prompt-templating")
@@ -2016,7 +2016,7 @@ def test_version_reads_the_metadata_of_the_first_distribution_on_the_path(
     info.mkdir()
     (info / "METADATA").write_text(metadata_text, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert _version() == (expected or installed)  # a METADATA without a version is passed over
+    assert version() == (expected or installed)  # a METADATA without a version is passed over
 
 
 # --- templating lint --fix / --unsafe-fixes / --diff ------------------------------------------------------------

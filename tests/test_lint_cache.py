@@ -16,8 +16,9 @@ import pytest
 import templating
 from templating.cli import main
 from templating.linter import cache as lint_cache
-from templating.linter.engine import Project, lint_project
+from templating.linter.engine import Project
 from templating.linter.result import LintResult
+from templating.linter.run import lint_project
 
 PROJECT = {
     "pyproject.toml": "[tool.templating]\n",

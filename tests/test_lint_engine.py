@@ -17,7 +17,8 @@ import pytest
 import templating
 from templating.inputs import InputError
 from templating.linter.config import LintConfigError
-from templating.linter.engine import Project, lint_project
+from templating.linter.engine import Project
+from templating.linter.run import lint_project
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "adk_project"
 FILES = sorted(p.relative_to(FIXTURE).as_posix() for p in FIXTURE.rglob("*.py"))

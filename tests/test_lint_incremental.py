@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from templating.linter.engine import LintResult, Project, lint_project
+from templating.linter.engine import LintResult, Project
+from templating.linter.run import lint_project
 
 
 def _corpus() -> Path | None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from templating.linter import Diagnostic, lint, rule_url, unused_keys
+from templating.linter.outputs.html import CONTEXT_LINES, FileReport, _segments, render_html
 from templating.nodes import Span
-from templating.report import CONTEXT_LINES, FileReport, _segments, render_html
 
 SOURCE = "Hi <name> <nick?> <<raw>> <nmae> < name >\n<example>x</example> <script>alert(1)</script>\n"
 SCHEMA = ["name", "nick?", "spare"]
@@ -221,7 +221,7 @@ def test_findings_are_swept_in_order_of_start() -> None:
 def test_template_ships_in_the_package() -> None:
     import templating
 
-    assert (Path(templating.__file__).parent / "report.html.j2").is_file()
+    assert (Path(templating.__file__).parent / "linter" / "outputs" / "report.html.j2").is_file()
 
 
 CHROMIUM = next(

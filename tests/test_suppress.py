@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from templating.linter.engine import Project, lint_project
+from templating.linter.engine import Project
+from templating.linter.run import lint_project
 from templating.linter.suppress import read_suppressions
 
 HEAD = "from google.adk.agents import LlmAgent\n\n"

@@ -8,7 +8,8 @@ JSON Schema, or a list of keys). Configuration comes from `[tool.templating]` in
 
 The package: `registry` (every rule, once), `check` (one template), `rules/` (the checks, by
 family), `schema`, `config`, `globs` (glob and `.gitignore` matching), `discovery` and `project` (root,
-walk and files), `engine` (a project run), `outputs/`. The names below are imported from those modules
+walk and files), `engine` (a project run), `run` (a run of `templating lint`: options, baseline, fixes,
+outputs), `outputs/`. The names below are imported from those modules
 the first time each is used, so that a caller importing one of them (the command line reading `registry`)
 does not load the whole linter.
 """
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     )
     from .rules.python import lint_instruction, never_written, skipped_findings
     from .rules.schema_keys import unused_keys
+    from .run import LintOutcome, LintRun, LintUsageError, lint_project
     from .schema import Schema, SchemaError, SchemaField, load_schema
 
 # submodule -> the public names it defines; each is imported when one of its names is first used (PEP 562),
@@ -82,6 +84,7 @@ _MODULES = {
         "rule_url",
     ),
     "rules.python": ("lint_instruction", "never_written", "skipped_findings"),
+    "run": ("LintOutcome", "LintRun", "LintUsageError", "lint_project"),
     "rules.schema_keys": ("unused_keys",),
     "schema": ("Schema", "SchemaError", "SchemaField", "load_schema"),
 }
@@ -105,6 +108,9 @@ __all__ = [
     "Diagnostic",
     "LintConfig",
     "LintConfigError",
+    "LintOutcome",
+    "LintRun",
+    "LintUsageError",
     "Rule",
     "Schema",
     "SchemaError",
@@ -116,6 +122,7 @@ __all__ = [
     "glob_regex",
     "lint",
     "lint_instruction",
+    "lint_project",
     "load_config",
     "load_schema",
     "never_written",

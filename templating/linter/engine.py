@@ -1,7 +1,8 @@
 """The lint engine: a project's files linted with the whole project's context, callable from Python.
 
-[`lint_project`][templating.linter.engine.lint_project] lints paths (files, folders, or none: the
-project's `include`) and returns a [`LintResult`][templating.linter.engine.LintResult]. Python files
+[`lint_project`][templating.lint_project] (`templating.linter.run`) lints paths (files, folders, or none: the
+project's `include`) with a [`Project`][templating.linter.engine.Project] and returns a
+[`LintResult`][templating.linter.engine.LintResult]. Python files
 are read with the context of every Python file of the project (imports, agents, state writes), so a
 prompt module named alone gets the findings it gets in a whole-tree run; findings are reported for
 the files named only. A [`Project`][templating.linter.engine.Project] keeps what it read, so one
@@ -10,11 +11,11 @@ file's new text (an editor's buffer) is re-linted without reading the rest again
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..nodes import Dialect, Span
+from ..nodes import Span
 from ..template import parse
 from .check import lint
 from .incremental import IncrementalProject
@@ -25,10 +26,7 @@ from .rules.schema_keys import unused_keys
 from .selection import _unreadable
 from .util import shown
 
-if TYPE_CHECKING:
-    from .baseline import Baseline
-
-__all__ = ["CheckedTemplate", "LintResult", "Project", "lint_project"]
+__all__ = ["CheckedTemplate", "LintResult", "Project"]
 
 
 class Project(IncrementalProject):
@@ -132,54 +130,3 @@ class Project(IncrementalProject):
             result.run_findings = [relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
             result.diagnostics += result.run_findings
         return self._leveled(result)
-
-
-def lint_project(
-    paths: Sequence[str] = (),
-    *,
-    root: str | Path | None = None,
-    overrides: Mapping[str, str] | None = None,
-    select: Iterable[str] | str | None = None,
-    ignore: Iterable[str] | str | None = None,
-    schema: Any = None,
-    extend_select: Iterable[str] | str | None = None,
-    dialect: Dialect = "angle",
-    config_path: str | Path | None = None,
-    force_exclude: bool = False,
-    severity: Mapping[str, str] | None = None,
-    cache: bool = False,
-    cache_dir: str | Path | None = None,
-    baseline: str | Path | Baseline | None = None,
-) -> LintResult:
-    """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
-    context. See [`Project`][templating.linter.engine.Project] for the options.
-
-    `baseline`: a baseline file (or a loaded [`Baseline`][templating.linter.baseline.Baseline]) whose
-    findings are left out; `baselined` and `stale` in the result count what it dropped and what it
-    records that was not found (see `templating.linter.baseline`)."""
-    recorded = None
-    if baseline is not None:  # only a run with a baseline loads its module
-        from .baseline import load_baseline
-
-        recorded = load_baseline(baseline) if isinstance(baseline, str | Path) else baseline
-    project = Project(
-        root,
-        paths=paths,
-        config_path=config_path,
-        overrides=overrides,
-        schema=schema,
-        select=select,
-        extend_select=extend_select,
-        ignore=ignore,
-        dialect=dialect,
-        force_exclude=force_exclude,
-        severity=severity,
-        cache=cache,
-        cache_dir=cache_dir,
-    )
-    result = project.lint(paths)
-    if recorded is not None:
-        from .baseline import apply_baseline
-
-        apply_baseline(result, recorded)
-    return result

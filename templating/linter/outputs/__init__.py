@@ -1,5 +1,6 @@
 """The formats a lint run prints: text, json, github (workflow commands), sarif (2.1.0) and html, and the counts
-per rule of `--statistics`."""
+per rule of `--statistics`. `html` (the self-contained report, on Jinja2) is imported from its module, so that
+the other formats do not load Jinja2."""
 
 from __future__ import annotations
 

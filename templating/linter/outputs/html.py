@@ -13,10 +13,10 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
-from .linter import Diagnostic
-from .linter.outputs import escape_control
-from .nodes import Dialect, Escaped, Literal, Placeholder, Span
-from .template import parse
+from ...nodes import Dialect, Escaped, Literal, Placeholder, Span
+from ...template import parse
+from ..registry import Diagnostic
+from .text import escape_control
 
 __all__ = ["CONTEXT_LINES", "FileReport", "render_html"]
 
@@ -30,7 +30,7 @@ class FileReport:
     `templates`: how many templates were checked in it (a Python file: its instructions, maybe
     none), for the page's count. `instructions`: where each instruction of a Python file is written;
     the page shows those places and the findings' with a few lines around them
-    ([`CONTEXT_LINES`][templating.report.CONTEXT_LINES]), not the whole file, and nothing of a
+    ([`CONTEXT_LINES`][templating.linter.outputs.html.CONTEXT_LINES]), not the whole file, and nothing of a
     Python file with neither."""
 
     path: str
@@ -163,7 +163,7 @@ def _segments(
 def render_html(reports: Sequence[FileReport], *, run_findings: Sequence[Diagnostic] = (), title: str = "") -> str:
     """The whole page as a string: one section per template, run-level findings (T011) on top."""
     env = SandboxedEnvironment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    text = resources.files("templating").joinpath("report.html.j2").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("report.html.j2").read_text(encoding="utf-8")
     files = []
     counts = {"error": 0, "warning": 0, "info": 0}
     for number, report in enumerate(reports):

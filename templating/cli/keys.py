@@ -1,0 +1,94 @@
+"""`templating keys FILE`: the state keys a template uses, or those of each instruction of a Python file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .common import EXIT_OK
+
+__all__ = ["add_command"]
+
+
+def add_command(commands: Any) -> None:
+    keys = commands.add_parser(
+        "keys",
+        help="list the state keys a template uses, in order of first use",
+        description="Print the state keys FILE's template uses, one a line in order of first use; for a Python file, "
+        "each instruction it holds with its place and dialect, then its keys. Exit 0 on success, 2 on bad usage or "
+        "unreadable input.",
+    )
+    keys.add_argument(
+        "file", metavar="FILE", help="the instruction template ('-' reads stdin), or a Python file (FILE.py[:NAME])"
+    )
+    keys.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: one key a line; json: every placeholder with its position",
+    )
+    keys.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..inputs import read_text
+    from ..linter.pick import python_target
+    from ..template import Template
+
+    target = python_target(args.file)
+    if target is not None:
+        return _keys_python(*target, json_output=args.format == "json")
+    template = Template(read_text(args.file))
+    if args.format == "json":
+        rows = [
+            {"key": node.key, "optional": node.optional, "line": node.span.line, "column": node.span.column}
+            for node in template.placeholders
+        ]
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+    else:
+        for key in template.keys:
+            print(key)
+    return EXIT_OK
+
+
+def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
+    """The keys of each instruction in a Python file (or of the one `name` names)."""
+    from ..linter.pick import pick_instruction, scan_file, where
+    from ..template import Template
+
+    result = scan_file(path)
+    found = [pick_instruction(path, name)] if name is not None else result.instructions
+    rows = []
+    for item in found:
+        placeholders = [] if item.dialect == "jinja" else Template(item.text, dialect=item.dialect).placeholders
+        keys = []
+        for node in placeholders:
+            place, span = item.locate(node.span.start, node.span.end)
+            keys.append(
+                {"key": node.key, "optional": node.optional, "path": place, "line": span.line, "column": span.column}
+            )
+        rows.append(
+            {
+                "instruction": item.label,
+                "names": list(item.names),
+                "dialect": item.dialect,
+                "path": item.path,
+                "line": item.span.line,
+                "column": item.span.column,
+                "keys": keys,
+            }
+        )
+    if json_output:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+    else:
+        for row, item in zip(rows, found, strict=True):
+            note = " (Jinja2: keys are not listed)" if item.dialect == "jinja" else ""
+            print(f"{row['instruction']} ({where(item)}, {item.dialect}){note}")
+            for key in dict.fromkeys(k["key"] + ("?" if k["optional"] else "") for k in row["keys"]):
+                print(f"    {key}")
+    if name is None:
+        for skipped in result.skipped:
+            print(f"{where(skipped)}: skipped {skipped.label}: {skipped.reason}", file=sys.stderr)
+    return EXIT_OK
