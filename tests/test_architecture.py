@@ -1,4 +1,6 @@
-"""Import direction: data flows grammar -> parser -> nodes -> render, with everything else on top."""
+"""The package's structure: every module imports under its own path, no public name is a submodule's, the
+layers (each module imports only its own layer or those below), the order within a package, which modules
+load the heavier libraries, and what each command and public name loads when first used."""
 
 from __future__ import annotations
 
@@ -16,99 +18,390 @@ from conftest import missing_sql_extra, skip_or_fail
 import templating
 
 PACKAGE = Path(__file__).resolve().parent.parent / "templating"
-MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
-# The sessions layer (templating/sessions/), its modules named "sessions/<module>".
-SESSIONS = sorted(str(p.relative_to(PACKAGE).with_suffix("")) for p in (PACKAGE / "sessions").rglob("*.py"))
-# Jinja2 mode (templating/jinja_mode/), its modules named "jinja_mode/<module>".
-JINJA = sorted(f"jinja_mode/{p.stem}" for p in (PACKAGE / "jinja_mode").glob("*.py"))
 
-# What each lower-stage module may import from the package. Modules not listed sit on top.
-ALLOWED: dict[str, set[str]] = {
-    "nodes": set(),
-    "_lazy": set(),  # the lazy public names of the packages (PEP 562): imports nothing of ours
-    "errors": {"nodes"},
-    "parser": {"nodes"},
-    "renderer": {"nodes", "errors"},
-    "template": {"nodes", "errors", "parser", "renderer"},
-    # The sessions layer supplies state from above; nothing below it imports it. Within it: the state
-    # contract, then the shared rules, then the services and the contexts, then the package's lazy names.
-    "sessions/values": {"errors", "nodes"},
-    "sessions/state": {"nodes", "sessions/values"},
-    "sessions/models": {"nodes", "sessions/values"},
-    "sessions/base": {"errors", "nodes", "sessions/models", "sessions/values"},
-    "sessions/memory": {"sessions/base", "sessions/models", "sessions/values"},
-    "sessions/sql/driver": {"errors"},
-    "sessions/sql/schema": {"sessions/sql/driver"},
-    "sessions/sql/statements": {"sessions/base", "sessions/models", "sessions/sql/driver", "sessions/sql/schema"},
-    "sessions/sql/service": {"errors", "sessions/base", "sessions/models", "sessions/sql/driver"}
-    | {"sessions/sql/schema", "sessions/sql/statements"},
-    "sessions/sql/__init__": {"sessions/sql/driver", "sessions/sql/schema", "sessions/sql/service"},
-    "sessions/contexts": {"renderer", "template", "sessions/models", "sessions/state"},
-    "sessions/__init__": {"_lazy", "sessions/base", "sessions/contexts", "sessions/memory", "sessions/sql"}
-    | {"sessions/models", "sessions/state", "sessions/values"},
+
+# --- the modules and their imports ----------------------------------------------------------------------------------
+#
+# Every `import` and `from ... import` anywhere in a module counts: at module level, inside a function (imported
+# late, but imported) and under `if TYPE_CHECKING:` (no import at run time, but the same coupling). Importing
+# `templating.linter.util` from outside `templating.linter` first runs `templating/linter/__init__.py`: that counts
+# as importing what that file imports when it runs (its imports at module level, outside `if TYPE_CHECKING:`;
+# for the linter, the lazy-names helper), not the public names it only lists, which load when first used.
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+ALL_MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+PACKAGES = {name for name, path in ALL_MODULES.items() if path.name == "__init__.py"}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The dotted names `node` (in `module`) imports: modules of ours, or other top-level modules."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = module.split(".") if module in PACKAGES else module.split(".")[:-1]
+        package = package[: len(package) - node.level + 1]
+        base = ".".join([*package, base] if base else package)
+    # `from pkg import name`: a submodule when one is called so, else a name defined in pkg
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in ALL_MODULES else base for a in node.names]
+
+
+def _imports(module: str, *, at_import: bool = False) -> list[str]:
+    """Every dotted name `module` imports; `at_import`: only those it imports when it runs (module level,
+    outside `if TYPE_CHECKING:`)."""
+    tree = ast.parse(ALL_MODULES[module].read_text(encoding="utf-8"))
+    found: list[str] = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.extend(_targets(module, node))
+            elif isinstance(node, ast.If) and not _is_type_checking(node.test):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                for block in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                    visit(block)
+
+    if at_import:
+        visit(tree.body)
+    else:
+        found = [t for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) for t in _targets(module, n)]
+    return found
+
+
+@functools.cache
+def _runs_at_import(package: str) -> frozenset[str]:
+    """The modules of ours that importing `package` (its `__init__.py`) imports when it runs."""
+    return frozenset(t for t in _imports(package, at_import=True) if t in ALL_MODULES)
+
+
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    """Each module of `templating` (dotted) -> the modules of `templating` it imports."""
+    graph: dict[str, set[str]] = {}
+    for module in ALL_MODULES:
+        edges: set[str] = set()
+        for target in _imports(module):
+            if target not in ALL_MODULES and target.split(".")[0] == "templating":
+                target = target.rpartition(".")[0]  # `import templating.x.name`: never written, but safe
+            if target not in ALL_MODULES:
+                continue
+            edges.add(target)
+            parts = target.split(".")
+            for n in range(2, len(parts)):  # the packages run on the way, from outside (the root facade left out)
+                package = ".".join(parts[:n])
+                if not (module == package or module.startswith(package + ".")):
+                    edges |= _runs_at_import(package)
+        edges.discard(module)
+        graph[module] = edges
+    return graph
+
+
+@functools.cache
+def libraries() -> dict[str, set[str]]:
+    """Each module of `templating` -> the top-level names of the other modules it imports (stdlib, third party)."""
+    return {
+        module: {t.split(".")[0] for t in _imports(module) if t.split(".")[0] != "templating" and t}
+        for module in ALL_MODULES
+    }
+
+
+def test_the_import_graph_sees_every_kind_of_import() -> None:
+    graph = import_graph()
+    assert "templating.pysource" in graph["templating.inputs"]  # inside a function
+    assert "templating.pysource" in graph["templating.linter.result"]  # under TYPE_CHECKING
+    assert {"templating.linter", "templating.linter.engine", "templating.linter.run"} <= graph["templating"]
+    # from outside the linter, `from ..linter.util import x` runs linter/__init__.py: what it runs counts ...
+    assert "templating._lazy" in graph["templating.lsp.folders"]
+    # ... not the names it lists (each loaded when first used)
+    assert "templating.linter.run" not in graph["templating.linter.util"]
+    assert "templating.linter.check" in graph["templating.linter.rules.python"]
+    assert _runs_at_import("templating.linter") == {"templating._lazy"}
+    assert _runs_at_import("templating.sessions.sql") == {
+        "templating.sessions.sql.driver",
+        "templating.sessions.sql.schema",
+        "templating.sessions.sql.service",
+    }
+
+
+# --- every module, by its path and as an attribute; no public name is also a submodule's ----------------------------
+
+# Modules that need an extra to import: without it, they are left out (CI installs every extra).
+EXTRAS = {"pygls": "lsp", "lsprotocol": "lsp", "syrupy": "pytest", "sqlalchemy": "sql"}
+
+WALK = f"""
+import importlib, pkgutil, sys, types
+import templating
+
+walked = pkgutil.walk_packages(templating.__path__, "templating.")
+names = sorted(m.name for m in walked if m.name != "templating.__main__")
+order = names if sys.argv[1] == "forward" else names[::-1]
+problems, loaded = [], []
+for name in order:
+    try:
+        exec(f"import {{name}} as module")
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] in {sorted(EXTRAS)!r}:
+            continue
+        raise
+    loaded.append(name)
+    if module is not sys.modules[name]:
+        problems.append(f"import {{name}} as m: {{module!r}}")
+for name in loaded:  # once all are imported, whatever the order: each module is the attribute of its path
+    found = templating
+    for part in name.split(".")[1:]:
+        found = getattr(found, part)
+    if found is not sys.modules[name]:
+        problems.append(f"{{name}} as an attribute: {{found!r}}")
+for name in ["templating", *loaded]:
+    package = sys.modules[name]
+    if hasattr(package, "__path__"):
+        inner = {{m.name for m in pkgutil.iter_modules(package.__path__)}}
+        public = set(getattr(package, "__all__", ())) | set(getattr(package, "_LAZY", ()))
+        for clash in sorted(public & inner):
+            problems.append(f"{{name}}.{{clash}}: a public name and a submodule")
+print(sorted(names))
+print(problems)
+"""
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse"])
+def test_every_module_imports_by_its_path_and_is_the_attribute_of_that_path(order: str) -> None:
+    """`import templating.linter.fixes as f` and `templating.linter.fixes` give the module, whatever was imported
+    before, for every module (`pkgutil.walk_packages`); no public name of a package (its `__all__` or lazy names)
+    is also the name of one of its submodules, which would stand in the way of one or the other."""
+    result = subprocess.run(
+        [sys.executable, "-c", WALK, order], capture_output=True, text=True, check=False, cwd=tempfile.gettempdir()
+    )
+    assert result.returncode == 0, result.stderr
+    walked, problems = (ast.literal_eval(line) for line in result.stdout.splitlines())
+    assert problems == []
+    assert walked == sorted(set(ALL_MODULES) - {"templating", "templating.__main__"})
+
+
+# --- the layers ------------------------------------------------------------------------------------------------------
+#
+# The layers, lowest first: a module imports only from its own layer or the ones below. A new module needs a place
+# here (the test below names it). Data flows up: templates are parsed and rendered from a read-only mapping (core),
+# which sessions supply; Python sources are read into instructions; the project model says which files, rules and
+# schemas a run has; the agent model (templating/agent_model/, not written yet) what each agent is given; the lint
+# rules check instructions against both, the engine runs them over a project, outputs format what it found and the
+# lint run is `templating lint` as one object. The Python API, the language server and the command line (with the
+# pytest plugin) sit on top and hold no lint logic of their own.
+LAYERS: list[tuple[str, set[str]]] = [
+    (
+        "core: parse and render",
+        {"_lazy", "nodes", "schema", "errors", "parser", "places", "renderer", "template", "convert"},
+    ),
+    ("sessions: state and the services that store it", {"sessions", "sessions.*"}),
+    ("Jinja2 mode", {"jinja_mode", "jinja_mode.*"}),
+    ("reading Python sources, and input files", {"pysource", "pysource.*", "inputs"}),
+    ("the findings' vocabulary: rules' registry, state schemas", {"linter.registry", "linter.util", "linter.schema"}),
+    (
+        "the project model: files, configuration, what reaches what, the cache",
+        {"linter.globs", "linter.config", "linter.discovery", "linter.project", "linter.reach", "linter.result"}
+        | {"linter.cache", "linter.selection"},
+    ),
+    ("the agent model", {"agent_model", "agent_model.*"}),
+    (
+        "lint rules",
+        {"linter.source", "linter.rules", "linter.rules.*", "linter.check", "linter.adk_schema"},
+    ),
+    (
+        "lint engine",
+        {"linter.findings", "linter.suppress", "linter.incremental", "linter.engine", "linter.baseline"}
+        | {"linter.fixes", "linter.pick"},
+    ),
+    ("lint outputs", {"linter.outputs", "linter.outputs.*"}),
+    ("the lint run, and the linter's public names", {"linter.run", "linter"}),
+    ("the Python API: providers, agents, the runner, templating's public names", {"providers", "agents", "runner", ""}),
+    ("the language server", {"lsp", "lsp.*"}),
+    (
+        "the command line and the pytest plugin",
+        {"cli", "cli.*", "__main__", "pytest_plugin", "pytest_entry", "snapshot_diff"},
+    ),
+]
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of `module` (dotted, `templating.` included), None when it has no place."""
+    name = module.removeprefix("templating").removeprefix(".")
+    for number, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if name == member or (member.endswith(".*") and name.startswith(member[:-1])):
+                return number
+    return None
+
+
+def test_every_module_has_its_layer() -> None:
+    assert [module for module in ALL_MODULES if layer_of(module) is None] == []
+    seen: dict[str, str] = {}
+    for name, members in LAYERS:
+        for member in members:
+            assert member not in seen, f"{member!r} is in two layers: {seen[member]!r} and {name!r}"
+            seen[member] = name
+
+
+def test_the_agent_model_has_its_place_before_it_is_written() -> None:
+    """`templating/agent_model/` (reserved): between the project model, which it reads, and the lint rules."""
+    model = layer_of("templating.agent_model.graph")
+    assert model is not None
+    assert layer_of("templating.agent_model") == model
+    assert layer_of("templating.linter.selection") < model < layer_of("templating.linter.rules.python")  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("module", sorted(ALL_MODULES))
+def test_a_module_imports_only_its_layer_or_lower(module: str) -> None:
+    here = layer_of(module)
+    assert here is not None
+    above = {
+        other: LAYERS[there][0]
+        for other in import_graph()[module]
+        if (there := layer_of(other)) is not None and there > here
+    }
+    assert above == {}, f"{module} ({LAYERS[here][0]}) imports from higher layers: {above}"
+
+
+def test_a_layer_violation_is_seen() -> None:
+    """The check above on a module of the core that would import the linter, and on one that would not."""
+    here = layer_of("templating.renderer")
+    assert here is not None
+    assert [m for m in ("templating.linter.engine", "templating.nodes") if (layer_of(m) or 0) > here] == [
+        "templating.linter.engine"
+    ]
+
+
+# Circles between modules that are allowed, each with its reason. Empty: none is needed.
+ALLOWED_CYCLES: list[tuple[set[str], str]] = []
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for other in edges:
+                if other not in index:
+                    index[other] = low[other] = len(index)
+                    stack.append(other)
+                    on_stack.add(other)
+                    work.append((other, iter(sorted(graph[other]))))
+                    break
+                if other in on_stack:
+                    low[node] = min(low[node], index[other])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+    return cycles
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    cycles = [set(component) for component in import_cycles(import_graph())]
+    allowed = [members for members, _ in ALLOWED_CYCLES]
+    assert [sorted(c) for c in cycles if c not in allowed] == []
+
+
+def test_a_circle_is_found_and_named() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e", "d"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+
+
+# --- the order within a package: each module imports only those before it (of the same list) --------------------
+
+ORDERS: dict[str, list[str]] = {
+    "core": ["_lazy", "nodes", "schema", "errors", "parser", "places", "renderer", "template", "convert"],
+    # the value contract, the State view, the session and event model, the service base and its rules, the
+    # services, the agent contexts over a session, then the package's lazy names
+    "sessions": [
+        *("sessions.values", "sessions.state", "sessions.models", "sessions.base", "sessions.memory"),
+        *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"),
+        *("sessions.sql", "sessions.contexts", "sessions"),
+    ],
+    "jinja_mode": ["jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode"],
+    "pysource": [
+        *("pysource.reading", "pysource.positions", "pysource.found", "pysource.models", "pysource.syntax"),
+        *("pysource.imports", "pysource.resolve", "pysource.visitor", "pysource"),
+    ],
+    "cli": ["cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.lsp", "cli.parser", "cli"],
 }
-CORE = ("nodes", "errors", "parser", "renderer", "template")
+# The packages whose every module is in their order (a new module of theirs needs its place there).
+WHOLE = {"sessions": "sessions", "jinja_mode": "jinja_mode", "pysource": "pysource", "cli": "cli"}
 
 
-def imports_of(module: str) -> tuple[set[str], set[str]]:
-    """(package modules imported, top-level third-party/stdlib modules imported). A module of the sessions
-    package is named "sessions/<module>", as are its siblings it imports."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8"))
-    package = module.split("/")[:-1]
-    local: set[str] = set()
-    external: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                names = [node.module.split(".")[0]] if node.module else [alias.name for alias in node.names]
-                base = package[: len(package) - node.level + 1]
-                local.update("/".join([*base, name]) for name in names)
-            elif node.module:
-                root = node.module.split(".")[0]
-                (local if root == "templating" else external).add(
-                    node.module.split(".")[1] if root == "templating" and "." in node.module else root
-                )
-        elif isinstance(node, ast.Import):
-            external.update(alias.name.split(".")[0] for alias in node.names)
-    return local, external
+@pytest.mark.parametrize(
+    ("order", "module"), [(name, module) for name, modules in ORDERS.items() for module in modules]
+)
+def test_a_module_imports_only_those_before_it_in_its_package(order: str, module: str) -> None:
+    modules = [f"templating.{m}" if m else "templating" for m in ORDERS[order]]
+    here = modules.index(f"templating.{module}")
+    later = set(modules[here + 1 :])
+    assert f"templating.{module}" in ALL_MODULES
+    assert not import_graph()[f"templating.{module}"] & later, f"{module} imports a module after it in {order}"
 
 
-# The Python-source scanner (templating/pysource/), its modules in order: each imports only those before it.
-PYSOURCE = PACKAGE / "pysource"
-PYSOURCE_LAYERS = ["reading", "positions", "found", "models", "syntax", "imports", "resolve", "visitor", "__init__"]
+@pytest.mark.parametrize(("order", "package"), sorted(WHOLE.items()))
+def test_every_module_of_an_ordered_package_has_its_place(order: str, package: str) -> None:
+    inside = {m for m in ALL_MODULES if m == f"templating.{package}" or m.startswith(f"templating.{package}.")}
+    assert inside == {f"templating.{m}" for m in ORDERS[order]}
 
 
-def pysource_imports(layer: str) -> tuple[set[str], set[str], set[str]]:
-    """(modules of the scanner imported, other package modules imported, third-party/stdlib modules imported)."""
-    tree = ast.parse((PYSOURCE / f"{layer}.py").read_text(encoding="utf-8"))
-    siblings: set[str] = set()
-    local: set[str] = set()
-    external: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            names = [node.module] if node.module else [alias.name for alias in node.names]
-            if node.level == 1:
-                siblings.update(name.split(".")[0] for name in names)
-            elif node.level:
-                local.update(name.split(".")[0] for name in names)
-            elif node.module:
-                external.add(node.module.split(".")[0])
-        elif isinstance(node, ast.Import):
-            external.update(alias.name.split(".")[0] for alias in node.names)
-    return siblings, local, external
+def test_the_renderer_never_imports_sessions() -> None:
+    """The renderer reads a mapping: the core never imports the sessions, which supply state from above."""
+    core = {f"templating.{m}" for m in ORDERS["core"]}
+    assert import_graph()["templating.renderer"] <= {"templating.nodes", "templating.errors"}
+    assert not {other for m in core for other in import_graph()[m] if other.startswith("templating.sessions")}
 
 
-@pytest.mark.parametrize("module", MODULES + SESSIONS + JINJA)
-def test_only_the_parser_imports_lark(module: str) -> None:
-    _, external = imports_of(module)
-    assert ("lark" in external) == (module == "parser")
+def test_python_sources_are_read_with_the_core_alone() -> None:
+    """`pysource` reads Python sources and templates, and nothing of the linter: the rules over what it finds
+    are the linter's."""
+    scanner = {m for m in ALL_MODULES if m == "templating.pysource" or m.startswith("templating.pysource.")}
+    reached = {other for m in scanner for other in import_graph()[m]} - scanner
+    assert reached <= {f"templating.{m}" for m in ORDERS["core"]}
+    assert not {name for m in scanner for name in libraries()[m]} & {"pydantic", "lark", "jinja2"}
 
 
-# Heavier libraries stay behind the few modules that need them.
+# --- the heavier libraries stay behind the few modules that need them --------------------------------------------
+
 IMPORTERS = {
-    "jinja2": {"jinja_mode/filters", "jinja_mode/mode", "jinja_mode/sandbox"},
-    "pydantic": {"agents", "sessions/models"},
-    "sqlalchemy": {"sessions/sql/driver", "sessions/sql/schema", "sessions/sql/statements", "sessions/sql/service"},
+    "lark": {"parser"},
+    "jinja2": {"jinja_mode.filters", "jinja_mode.mode", "jinja_mode.sandbox", "linter.outputs.html"},
+    "pydantic": {"agents", "sessions.models"},
+    "sqlalchemy": {"sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},
 }
@@ -116,57 +409,11 @@ IMPORTERS = {
 
 @pytest.mark.parametrize("library", sorted(IMPORTERS))
 def test_libraries_are_imported_only_where_needed(library: str) -> None:
-    importers = {module for module in MODULES + SESSIONS + JINJA if library in imports_of(module)[1]}
-    assert importers == IMPORTERS[library]
+    importers = {module for module, names in libraries().items() if library in names}
+    assert importers == {f"templating.{m}" for m in IMPORTERS[library]}
 
 
-@pytest.mark.parametrize("module", sorted(ALLOWED))
-def test_lower_stages_import_only_what_comes_before(module: str) -> None:
-    local, _ = imports_of(module)
-    assert local <= ALLOWED[module], f"{module} imports {sorted(local - ALLOWED[module])}"
-
-
-def test_renderer_never_imports_sessions() -> None:
-    local, _ = imports_of("renderer")
-    assert not local & {"sessions", "state", "contexts", "providers", "cli", "linter"}
-
-
-def test_every_module_of_the_sessions_layer_has_its_place() -> None:
-    assert set(SESSIONS) <= set(ALLOWED)
-
-
-def test_python_sources_sit_below_the_linter() -> None:
-    """`pysource` (instructions inside .py files) reads Python sources and templates, and nothing of the linter:
-    the rules over what it finds are the linter's. Of the top-level modules only `inputs` (reading a `.py` file
-    as Python does) uses it; the lint package does the rest."""
-    local: set[str] = set()
-    external: set[str] = set()
-    for layer in PYSOURCE_LAYERS:
-        _, imported, libraries = pysource_imports(layer)
-        local |= imported
-        external |= libraries
-    assert local <= {"errors", "nodes", "places", "schema", "template"}
-    assert {module for module in MODULES if "pysource" in imports_of(module)[0]} == {"inputs"}
-    assert not external & {"pydantic", "lark", "jinja2"}
-
-
-def test_every_module_of_the_python_source_scanner_has_its_layer() -> None:
-    assert sorted(p.stem for p in PYSOURCE.glob("*.py")) == sorted(PYSOURCE_LAYERS)
-
-
-@pytest.mark.parametrize("layer", PYSOURCE_LAYERS)
-def test_the_python_source_scanner_imports_only_its_earlier_layers(layer: str) -> None:
-    siblings, _, _ = pysource_imports(layer)
-    earlier = set(PYSOURCE_LAYERS[: PYSOURCE_LAYERS.index(layer)])
-    assert siblings <= earlier, f"pysource/{layer} imports {sorted(siblings - earlier)}"
-
-
-@pytest.mark.parametrize("module", CORE)
-def test_the_core_never_imports_state_sessions_or_contexts(module: str) -> None:
-    local, external = imports_of(module)
-    assert not local & {"state", "sessions", "contexts"}
-    assert "pydantic" not in external
-
+# --- what importing loads: each public name, each command, only what it uses ----------------------------------------
 
 LOADED = ("pydantic", "jinja2", "templating.sessions", "sqlalchemy")  # the modules the next tests watch
 
@@ -367,215 +614,3 @@ def test_type_checkers_still_see_misspelt_public_names(tmp_path: Path) -> None:
     assert good.returncode == 0, good.stdout
     assert bad.returncode == 1, bad.stdout
     assert 'Module "templating" has no attribute "Templat"; maybe "Template"?' in bad.stdout
-
-
-# --- the whole package: one graph of imports, no circle, and layers ------------------------------------------------
-#
-# Every `import` and `from ... import` anywhere in a module counts: at module level, inside a function (imported
-# late, but imported) and under `if TYPE_CHECKING:` (no import at run time, but the same coupling). Importing
-# `templating.linter.util` from outside `templating.linter` runs `templating/linter/__init__.py` first, so it is an edge
-# to the package too (the root package is the public facade every module sits under, and is left out of that).
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-ALL_MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-
-
-def _imported(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
-    """The package's modules `node` (in `module`) imports, each with the packages above it that it runs."""
-    if isinstance(node, ast.Import):
-        targets = [alias.name for alias in node.names]
-    else:
-        base = node.module or ""
-        if node.level:
-            package = module.split(".") if ALL_MODULES[module].name == "__init__.py" else module.split(".")[:-1]
-            package = package[: len(package) - node.level + 1]
-            base = ".".join([*package, base] if base else package)
-        # `from pkg import name`: a submodule when one is called so, else a name defined in pkg
-        targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in ALL_MODULES else base for a in node.names]
-    out: set[str] = set()
-    for target in targets:
-        parts = target.split(".")
-        for n in range(2, len(parts) + 1):  # the packages it runs on the way (the root facade left out)
-            name = ".".join(parts[:n])
-            inside = module == name or module.startswith(name + ".")
-            if name in ALL_MODULES and (n == len(parts) or not inside):
-                out.add(name)
-        if target == "templating":
-            out.add(target)
-    out.discard(module)
-    return out
-
-
-@functools.cache
-def import_graph() -> dict[str, set[str]]:
-    """Each module of `templating` (dotted) -> the modules of `templating` it imports."""
-    graph: dict[str, set[str]] = {}
-    for module, path in ALL_MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        graph[module] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                graph[module] |= _imported(module, node)
-    return graph
-
-
-def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, without recursion)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    cycles: list[list[str]] = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, edges = work[-1]
-            for other in edges:
-                if other not in index:
-                    index[other] = low[other] = len(index)
-                    stack.append(other)
-                    on_stack.add(other)
-                    work.append((other, iter(sorted(graph[other]))))
-                    break
-                if other in on_stack:
-                    low[node] = min(low[node], index[other])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    if len(component) > 1:
-                        cycles.append(sorted(component))
-    return cycles
-
-
-# The layers, lowest first: a module imports only from its own layer or the ones below. A new module needs a place
-# here (the test below names it). `pysource` reads Python sources with the core alone; the linter's rules read what
-# it finds; the engine runs the rules over a project; outputs format what the engine returns; the callers (command
-# line, language server, pytest plugin) hold no lint logic.
-LAYERS: list[tuple[str, set[str]]] = [
-    (
-        "core: parse, render, places, schema types",
-        {"nodes", "errors", "parser", "renderer", "template", "convert", "places", "schema", "_lazy"},
-    ),
-    (
-        "state, sessions, Jinja2 mode",
-        {"sessions", "sessions.*", "jinja_mode", "jinja_mode.*"},
-    ),
-    ("reading Python sources", {"pysource", "pysource.*"}),
-    ("reading input files", {"inputs"}),
-    (
-        "lint rules",
-        {
-            "linter.registry",
-            "linter.util",
-            "linter.source",
-            "linter.schema",
-            "linter.config",
-            "linter.rules",
-            "linter.rules.*",
-        }
-        | {"linter.check", "linter.adk_schema", "linter.globs"},
-    ),
-    (
-        "lint engine",
-        {
-            "linter.discovery",
-            "linter.project",
-            "linter.reach",
-            "linter.result",
-            "linter.engine",
-            "linter.pick",
-        }
-        | {"linter.cache", "linter.suppress", "linter.baseline", "linter.fixes"}
-        | {"linter.selection", "linter.findings", "linter.incremental"},
-    ),
-    ("lint outputs", {"linter.outputs", "linter.outputs.*"}),
-    ("the lint run, and the linter's public names", {"linter.run", "linter"}),
-    ("the Python API", {"providers", "agents", "runner", ""}),
-    ("callers", {"cli", "cli.*", "__main__", "lsp", "lsp.*", "pytest_plugin", "pytest_entry", "snapshot_diff"}),
-]
-
-
-def layer_of(module: str) -> int | None:
-    """The index in LAYERS of `module` (dotted, `templating.` included), None when it has no place."""
-    name = module.removeprefix("templating").removeprefix(".")
-    for number, (_, members) in enumerate(LAYERS):
-        for member in members:
-            if name == member or (member.endswith(".*") and name.startswith(member[:-1])):
-                return number
-    return None
-
-
-# Circles between modules that are allowed, each with its reason. Empty: none is needed, and pysource <-> lint,
-# the one circle there was (16 modules), is gone for good.
-ALLOWED_CYCLES: list[tuple[set[str], str]] = []
-
-
-def test_the_import_graph_sees_every_kind_of_import() -> None:
-    graph = import_graph()
-    assert "templating.pysource" in graph["templating.inputs"]  # inside a function
-    assert "templating.pysource" in graph["templating.linter.result"]  # under TYPE_CHECKING
-    assert {"templating.linter", "templating.linter.engine"} <= graph["templating"]
-    # from outside lint, `from ..lint.util import x` runs lint/__init__.py: an edge to the package too
-    assert "templating.linter" in graph["templating.lsp.answers"]
-    # from inside lint, the package is already running
-    assert "templating.linter" not in graph["templating.linter.rules.python"]
-    assert "templating.linter.check" in graph["templating.linter.rules.python"]
-
-
-def test_no_module_imports_itself_through_others() -> None:
-    cycles = [set(component) for component in import_cycles(import_graph())]
-    allowed = [members for members, _ in ALLOWED_CYCLES]
-    assert [sorted(c) for c in cycles if c not in allowed] == []
-
-
-def test_a_circle_is_found_and_named() -> None:
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e", "d"}}
-    assert import_cycles(graph) == [["a", "b", "c"]]
-
-
-def test_every_module_has_its_layer() -> None:
-    assert [module for module in ALL_MODULES if layer_of(module) is None] == []
-    seen: dict[str, str] = {}
-    for name, members in LAYERS:
-        for member in members:
-            assert member not in seen, f"{member!r} is in two layers: {seen[member]!r} and {name!r}"
-            seen[member] = name
-
-
-@pytest.mark.parametrize("module", sorted(ALL_MODULES))
-def test_a_module_imports_only_its_layer_or_lower(module: str) -> None:
-    here = layer_of(module)
-    assert here is not None
-    above = {
-        other: LAYERS[there][0]
-        for other in import_graph()[module]
-        if (there := layer_of(other)) is not None and there > here
-    }
-    assert above == {}, f"{module} ({LAYERS[here][0]}) imports from higher layers: {above}"
-
-
-def test_reading_python_sources_imports_nothing_of_the_linter() -> None:
-    graph = import_graph()
-    scanner = [module for module in graph if (module + ".").startswith("templating.pysource.")]
-    assert len(scanner) == len(PYSOURCE_LAYERS)
-    reached = {other for module in scanner for other in graph[module]}
-    assert not {other for other in reached if other.startswith(("templating.linter", "templating.lsp"))}
