@@ -12,6 +12,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
@@ -255,15 +256,65 @@ def state_reader(state: Any) -> Getter:
 
     A holder of state whose type has a `_state_reader()` method (the package's read-only views,
     `State` and the agent contexts) gives a `get` over the stored values themselves: a read
-    costs one lookup, with no view of state and no read-only wrapper made per value. Anything else
-    is read through `state_getter`. Values that reach a caller's code (a `formatter`) are
-    read through `state_getter` instead, as read-only as the holder makes them.
+    costs one lookup, with no view of state and no read-only wrapper made per value. Google ADK's
+    own `ReadonlyContext` is read from the dict its `state` wraps (see `_adk_readonly_reader`).
+    Anything else is read through `state_getter`. Values that reach a caller's code (a `formatter`)
+    are read through `state_getter` instead, as read-only as the holder makes them.
     """
-    reader = getattr(type(state), "_state_reader", None)
-    if reader is not None:
-        get: Getter = reader(state)
-        return get
-    return state_getter(state)
+    try:
+        reader = _READERS[type(state)]
+    except KeyError:
+        reader = _reader_of(type(state))
+    get: Getter = reader(state)
+    return get
+
+
+# How to read each type of holder seen so far (its type's `_state_reader`, ADK's context's, or
+# `state_getter`, which checks everything on each call): one dict lookup per render instead of an
+# attribute lookup and two ABC checks. Bounded, so classes made on the fly are not all kept alive.
+_READERS: dict[type, Callable[[Any], Getter]] = {}
+_READERS_KEPT = 256
+
+
+def _reader_of(kind: type) -> Callable[[Any], Getter]:
+    reader: Callable[[Any], Getter] | None = getattr(kind, "_state_reader", None)
+    if reader is None:
+        reader = _adk_readonly_reader if _is_adk_readonly_context(kind) else state_getter
+    if len(_READERS) < _READERS_KEPT:
+        _READERS[kind] = reader
+    return reader
+
+
+_ADK_READONLY_CONTEXT = ("google.adk.agents.readonly_context", "ReadonlyContext")
+# What ADK's `ReadonlyContext.state` reads: `MappingProxyType(self._invocation_context.session.state)`.
+_ADK_STATE_NAMES = ("MappingProxyType", "_invocation_context", "session", "state")
+
+
+def _is_adk_readonly_context(kind: type) -> bool:
+    """Whether `kind` is google-adk's `ReadonlyContext` (or a subclass keeping its `state`) and its
+    `state` is still a read-only proxy of `_invocation_context.session.state`, as in google-adk 1.x
+    and 2.x. A subclass with a `state` of its own (ADK's `Context`, whose `State` holds a delta)
+    or a future ADK whose `state` reads anything else is read through `state` as any object is."""
+    owner = next((klass for klass in kind.__mro__ if "state" in klass.__dict__), None)
+    if owner is None or (owner.__module__, owner.__qualname__) != _ADK_READONLY_CONTEXT:
+        return False
+    getter = getattr(owner.__dict__["state"], "fget", None)
+    code = getattr(getter, "__code__", None)
+    return (
+        code is not None
+        and code.co_names == _ADK_STATE_NAMES
+        and getattr(getter, "__globals__", {}).get("MappingProxyType") is MappingProxyType
+    )
+
+
+def _adk_readonly_reader(ctx: Any) -> Getter:
+    """The `get` of the dict google-adk's `ReadonlyContext.state` wraps in a `MappingProxyType`: what
+    the proxy's `get` reads, without making the proxy (a new one on every access) and without the
+    ABC checks a holder that is not a Mapping takes. Anything but a plain dict is read as any object is."""
+    state = ctx._invocation_context.session.state
+    if type(state) is dict:
+        return state.get
+    return state_getter(ctx)
 
 
 def lookup(get: Getter, placeholder: Placeholder) -> Any:
@@ -392,7 +443,9 @@ class Plan:
         if type(state) is dict:
             get = state.get
         elif formatter is None:
-            get = state_reader(state)  # values are only formatted here: read them where they are stored
+            # Values are only formatted here: read them where they are stored (`state_reader`, inlined).
+            reader = _READERS.get(type(state))
+            get = (reader or _reader_of(type(state)))(state)
         else:
             get = state_getter(state)  # values go to the caller's formatter: read through the public view
         parts = self.parts.copy()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
@@ -317,6 +318,42 @@ def test_the_state_reader_is_looked_up_on_the_type_never_the_instance() -> None:
             raise AssertionError(f"looked up {name!r} on the instance")
 
     assert render("<a>", Anything()) == "from the mapping"
+
+
+def test_a_holder_type_registered_as_a_mapping_after_its_first_render_is_read_as_one() -> None:
+    """How to read a type is chosen once per type; one read as any object (`.state`, or `get`) is still
+    checked on every render, so registering it as a Mapping later changes what it is read as."""
+
+    class Holder:
+        def __init__(self) -> None:
+            self.state = {"a": "through .state"}
+
+        def get(self, key: str, default: Any = None) -> Any:
+            return {"a": "its own get"}.get(key, default)
+
+        def __contains__(self, key: object) -> bool:
+            return key == "a"
+
+        def __getitem__(self, key: str) -> Any:
+            return self.get(key)
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(["a"])
+
+        def __len__(self) -> int:
+            return 1
+
+    assert render("<a>", Holder()) == "through .state"
+    Mapping.register(Holder)
+    assert render("<a>", Holder()) == "its own get"
+
+
+def test_the_readers_kept_by_type_are_bounded() -> None:
+    module = sys.modules["templating.render"]
+    for number in range(module._READERS_KEPT + 10):
+        holder = type(f"Holder{number}", (), {"state": {"a": number}})
+        assert render("<a>", holder()) == str(number)
+    assert len(module._READERS) <= module._READERS_KEPT
 
 
 def test_a_missing_key_read_through_the_protocol_still_suggests_a_close_one() -> None:
