@@ -97,6 +97,7 @@ def adk_context(state: dict[str, Any]) -> Any:
     service = AdkSessionService()
     created = asyncio.run(service.create_session(app_name="bench", user_id="u", state=state))
     session = asyncio.run(service.get_session(app_name="bench", user_id="u", session_id=created.id))
+    assert session is not None
     invocation = InvocationContext(
         session_service=service,
         invocation_id="inv",
@@ -198,8 +199,8 @@ def flat(adk: AdkInject | None) -> list[str]:
         cells = "".join(f"{times[size][name] * 1e6:10.2f}" if name in times[size] else f"{'n/a':>10}" for size in SIZES)
         print(f"{title:<{width}}{cells}")
         if name in TARGETED and name in times[SIZES[0]]:
-            ratios = "".join(f"{times[size][name] / times[size]['dict']:9.2f}x" for size in SIZES)
-            print(f"{'  / Template.render(dict), target <= ' + str(PROVIDER_TARGET):<{width}}{ratios}")
+            cells = "".join(f"{times[size][name] / times[size]['dict']:9.2f}x" for size in SIZES)
+            print(f"{'  / Template.render(dict), target <= ' + str(PROVIDER_TARGET):<{width}}{cells}")
             if "adk" in times[SIZES[0]]:
                 speedups = "".join(f"{times[size]['adk'] / times[size][name]:9.1f}x" for size in SIZES)
                 print(f"{'  ADK inject_session_state / it, target >= ' + f'{ADK_TARGET:.0f}':<{width}}{speedups}")
