@@ -446,7 +446,10 @@ def test_adk_placeholders_match_a_plain_scan_of_the_rules(source: str) -> None:
 
 @pytest.mark.parametrize(
     "unit",
-    ["{a", "{ ", "{a:b}", "{{a", "{{{{a", "${a}", "\\{a}", "{{ {a} }}", "{a }", "{user:a?}", "{ {a}"],
+    [
+        *("{a", "{ ", "{a:b}", "{{a", "{{{{a", "${a}", "\\{a}", "{{ {a} }}", "{a }", "{user:a?}", "{ {a}"),
+        *("{users:b}", "{ xapp:b }", "{\u00a0temp:b}", "{app :b}", "{a:{user:b}", "{a: b}", "{é:b}", "{a:$b}"),
+    ],
     ids=[
         "open",
         "open-space",
@@ -459,6 +462,14 @@ def test_adk_placeholders_match_a_plain_scan_of_the_rules(source: str) -> None:
         "space-close",
         "scoped-optional",
         "open-then-placeholder",
+        "scope-name-longer",
+        "scope-name-inside",
+        "scope-after-unicode-space",
+        "scope-then-space",
+        "unknown-scope-then-placeholder",
+        "unknown-scope-then-space",
+        "unknown-non-ascii-scope",
+        "unknown-scope-then-dollar",
     ],
 )
 def test_adk_repeated_shapes_match_a_plain_scan_of_the_rules(unit: str) -> None:
