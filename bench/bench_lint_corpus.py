@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "adk-samples" / "python" / "agents"
@@ -86,11 +87,31 @@ def _renamed(text: str, names: dict[str, str]) -> str:
     return "".join(lines)
 
 
-def copy_project(source: Path, target: Path, suffix: str = "") -> None:
+def parses(data: bytes) -> bool:
+    """Whether `data` is a module this Python's `ast.parse` reads (the reference parses every file it is given)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a SyntaxWarning (an invalid escape) is still Python
+        try:
+            ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a NUL byte (3.11)
+            return False
+    return True
+
+
+def copy_project(source: Path, target: Path, suffix: str = "") -> list[Path]:
     """`source` copied to `target` (its `.py` files, a `pyproject.toml` marking the root), with each
-    top-level package renamed `NAME{suffix}` in paths and imports when `suffix` is given."""
+    top-level package renamed `NAME{suffix}` in paths and imports when `suffix` is given. A file this
+    Python cannot parse (newer syntax, a NUL byte, a mistake) is left out, so that the lint and its
+    reference read the same files; the files left out are returned."""
     names = {name: name + suffix for name in _packages(source)} if suffix else {}
+    skipped = []
     for path in sorted(source.rglob("*.py")):
+        if not path.is_file():
+            continue
+        data = _renamed(path.read_text(encoding="utf-8", errors="replace"), names).encode("utf-8")
+        if not parses(data):
+            skipped.append(path)
+            continue
         rel = path.relative_to(source)
         parts = list(rel.parts)
         if suffix:
@@ -99,21 +120,51 @@ def copy_project(source: Path, target: Path, suffix: str = "") -> None:
                 parts[0] = names[first] if len(parts) > 1 else names[first] + ".py"
         out = target.joinpath(*parts)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(_renamed(path.read_text(encoding="utf-8", errors="replace"), names), encoding="utf-8")
+        out.write_bytes(data)
+    target.mkdir(parents=True, exist_ok=True)
     (target / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    return skipped
+
+
+def projects_of(corpus: Path) -> tuple[list[Path], list[Path]]:
+    """The agent projects of `corpus` (its folders holding a `.py` file; the corpus itself when only its
+    top level does), and the folders left out because they hold none."""
+    folders = sorted(p for p in corpus.iterdir() if p.is_dir() and not p.name.startswith("."))
+    projects = [p for p in folders if any(f.is_file() for f in p.rglob("*.py"))]
+    if not projects and any(f.is_file() for f in corpus.glob("*.py")):
+        return [corpus], []
+    return projects, [p for p in folders if p not in projects]
 
 
 def build(corpus: Path, folder: Path, copies: int) -> tuple[list[Path], Path]:
-    """The 1x projects (one folder each) and the root of the `copies` renamed copies (one project)."""
+    """The 1x projects (one folder each) and the root of the `copies` renamed copies (one project).
+
+    Folders without a `.py` file, and files this Python cannot parse, are left out and counted."""
+    projects, empty = projects_of(corpus)
     ones = []
-    for project in sorted(p for p in corpus.iterdir() if p.is_dir()):
+    skipped: list[Path] = []
+    for project in projects:
         target = folder / "1x" / project.name
-        copy_project(project, target)
-        ones.append(target)
+        left_out = copy_project(project, target)
+        skipped += left_out
+        if any(target.rglob("*.py")):
+            ones.append(target)
+        else:  # nothing but files it cannot parse
+            empty.append(project)
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    print(
+        f"corpus {corpus}: {len(ones)} projects; left out: {len(empty)} folders without a .py file this Python "
+        f"parses, {len(skipped)} .py files that are not valid Python {version}"
+        + (f" (e.g. {skipped[0].relative_to(corpus)})" if skipped else "")
+    )
+    if not ones:
+        raise SystemExit(f"bench_lint_corpus: no folder of {corpus} holds a .py file that Python {version} parses")
     many = folder / f"{copies}x"
     if copies <= 0:  # --copies 0: the projects as they are, one at a time, only
         return ones, many
-    for project in sorted(p for p in corpus.iterdir() if p.is_dir()):
+    for project in projects:
+        if project in empty:
+            continue
         for i in range(copies):
             copy_project(project, many / f"{project.name}-c{i:02d}", suffix=f"_c{i:02d}")
     (many / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
@@ -264,6 +315,8 @@ def main() -> None:
     parser.add_argument("--cpu", action="store_true", help="time CPU (process and children), not wall")
     parser.add_argument("--source", action="store_true", help="processes compile every module from source")
     args = parser.parse_args()
+    if not args.corpus.is_dir():
+        parser.error(f"--corpus {args.corpus}: not a folder")
     global CPU, BYTECODE
     CPU = args.cpu
     print(f"times: {'CPU (user + system, the processes started included)' if CPU else 'wall'}")

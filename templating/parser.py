@@ -23,11 +23,13 @@ concurrent processes are no concern.
 
 from __future__ import annotations
 
+import _thread  # a lock without importing threading, which the command line does not need
 import gc
 import importlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -38,7 +40,7 @@ from .nodes import SCOPES, Dialect, Escaped, Literal, Node, Placeholder, Span, c
 if TYPE_CHECKING:
     from lark import Lark
 
-__all__ = ["grammar_text", "parse_nodes"]
+__all__ = ["collector_paused", "grammar_text", "parse_nodes"]
 
 _GRAMMARS: dict[Dialect, str] = {"angle": "instruction", "adk": "adk"}
 TERMINALS_FILE = Path(__file__).with_name("terminals.json")
@@ -257,22 +259,47 @@ def parse_nodes(source: str, dialect: Dialect = "angle") -> tuple[Node, ...]:
     return _cached(source, check_dialect(dialect))
 
 
-# A parse makes only acyclic objects (nodes, spans, strings): the cyclic garbage collector has
-# nothing to find in them, but as they pile up it passes over them again and again (a third of
-# the time of a megabyte of nodes). It is paused while a large source is parsed, and resumed
-# after, unless something else had paused it.
+# A parse, and the render plan built from it, make only acyclic objects (nodes, spans, strings,
+# tuples of them): the cyclic garbage collector has nothing to find in them, but as they pile up it
+# passes over them again and again (a third of the time of a megabyte of nodes, and more than half
+# of its plan's). The collector is paused while a large source is parsed or planned, and resumed after.
 _PAUSE_COLLECTOR_FROM = 100_000  # characters
+_pause_lock = _thread.allocate_lock()
+_pauses = 0  # how many parses or plans are running with the collector paused, in every thread
+_resume = False  # whether the collector was running when the first of them paused it
+
+
+@contextmanager
+def collector_paused(size: int) -> Iterator[None]:
+    """The cyclic garbage collector paused while the objects of a source of `size` characters are made,
+    when it is large (from `_PAUSE_COLLECTOR_FROM`), for the parser and the render plan alike.
+
+    Safe across threads and nesting: the pauses are counted, and the collector runs again when the
+    last one ends, only if it was running when the first began (a caller that had paused it keeps it
+    paused). An error inside ends the pause too.
+    """
+    if size < _PAUSE_COLLECTOR_FROM:
+        yield
+        return
+    global _pauses, _resume
+    with _pause_lock:
+        if _pauses == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _resume:
+                gc.enable()
 
 
 @lru_cache(maxsize=256)
 def _cached(source: str, dialect: Dialect) -> tuple[Node, ...]:
-    if len(source) < _PAUSE_COLLECTOR_FROM or not gc.isenabled():
+    with collector_paused(len(source)):
         return _build(source, dialect)
-    gc.disable()
-    try:
-        return _build(source, dialect)
-    finally:
-        gc.enable()
 
 
 # What a token that may be a node stands for: (node class, the node's key or text, optional), or

@@ -12,6 +12,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeAlias
 from typing import Literal as _Literal
 
@@ -49,6 +50,9 @@ def format_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
+        kind = type(value)
+        if kind is int or kind is float or kind is bool:  # never a memory address: no ABC check, no search
+            return str(value)
         if isinstance(value, (Mapping, list, tuple)):
             check_size(value)
             return json.dumps(_plain(value), ensure_ascii=False, default=_json_default)
@@ -73,6 +77,9 @@ def format_adk_value(value: Any) -> str:
     if value is None:
         return ""
     try:
+        kind = type(value)
+        if kind is int or kind is float or kind is bool:  # never a memory address, never a cycle
+            return str(value)
         if isinstance(value, (Mapping, list, tuple)):
             check_size(value)
         text = str(value)
@@ -255,15 +262,65 @@ def state_reader(state: Any) -> Getter:
 
     A holder of state whose type has a `_state_reader()` method (the package's read-only views,
     `State` and the agent contexts) gives a `get` over the stored values themselves: a read
-    costs one lookup, with no view of state and no read-only wrapper made per value. Anything else
-    is read through `state_getter`. Values that reach a caller's code (a `formatter`) are
-    read through `state_getter` instead, as read-only as the holder makes them.
+    costs one lookup, with no view of state and no read-only wrapper made per value. Google ADK's
+    own `ReadonlyContext` is read from the dict its `state` wraps (see `_adk_readonly_reader`).
+    Anything else is read through `state_getter`. Values that reach a caller's code (a `formatter`)
+    are read through `state_getter` instead, as read-only as the holder makes them.
     """
-    reader = getattr(type(state), "_state_reader", None)
-    if reader is not None:
-        get: Getter = reader(state)
-        return get
-    return state_getter(state)
+    try:
+        reader = _READERS[type(state)]
+    except KeyError:
+        reader = _reader_of(type(state))
+    get: Getter = reader(state)
+    return get
+
+
+# How to read each type of holder seen so far (its type's `_state_reader`, ADK's context's, or
+# `state_getter`, which checks everything on each call): one dict lookup per render instead of an
+# attribute lookup and two ABC checks. Bounded, so classes made on the fly are not all kept alive.
+_READERS: dict[type, Callable[[Any], Getter]] = {}
+_READERS_KEPT = 256
+
+
+def _reader_of(kind: type) -> Callable[[Any], Getter]:
+    reader: Callable[[Any], Getter] | None = getattr(kind, "_state_reader", None)
+    if reader is None:
+        reader = _adk_readonly_reader if _is_adk_readonly_context(kind) else state_getter
+    if len(_READERS) < _READERS_KEPT:
+        _READERS[kind] = reader
+    return reader
+
+
+_ADK_READONLY_CONTEXT = ("google.adk.agents.readonly_context", "ReadonlyContext")
+# What ADK's `ReadonlyContext.state` reads: `MappingProxyType(self._invocation_context.session.state)`.
+_ADK_STATE_NAMES = ("MappingProxyType", "_invocation_context", "session", "state")
+
+
+def _is_adk_readonly_context(kind: type) -> bool:
+    """Whether `kind` is google-adk's `ReadonlyContext` (or a subclass keeping its `state`) and its
+    `state` is still a read-only proxy of `_invocation_context.session.state`, as in google-adk 1.x
+    and 2.x. A subclass with a `state` of its own (ADK's `Context`, whose `State` holds a delta)
+    or a future ADK whose `state` reads anything else is read through `state` as any object is."""
+    owner = next((klass for klass in kind.__mro__ if "state" in klass.__dict__), None)
+    if owner is None or (owner.__module__, owner.__qualname__) != _ADK_READONLY_CONTEXT:
+        return False
+    getter = getattr(owner.__dict__["state"], "fget", None)
+    code = getattr(getter, "__code__", None)
+    return (
+        code is not None
+        and code.co_names == _ADK_STATE_NAMES
+        and getattr(getter, "__globals__", {}).get("MappingProxyType") is MappingProxyType
+    )
+
+
+def _adk_readonly_reader(ctx: Any) -> Getter:
+    """The `get` of the dict google-adk's `ReadonlyContext.state` wraps in a `MappingProxyType`: what
+    the proxy's `get` reads, without making the proxy (a new one on every access) and without the
+    ABC checks a holder that is not a Mapping takes. Anything but a plain dict is read as any object is."""
+    state = ctx._invocation_context.session.state
+    if type(state) is dict:
+        return state.get
+    return state_getter(ctx)
 
 
 def lookup(get: Getter, placeholder: Placeholder) -> Any:
@@ -354,33 +411,36 @@ class Plan:
     ([`format_value`][templating.format_value], or [`format_adk_value`][templating.format_adk_value] for `"adk"`) and
     the help of a missing key."""
 
-    __slots__ = ("default", "dialect", "parts", "reads", "slots", "source")
+    __slots__ = ("default", "dialect", "holders", "parts", "reads", "source")
 
     def __init__(self, nodes: tuple[Node, ...], source: str, *, dialect: Dialect = "angle") -> None:
         # One pass with a type test per node (a `match` on the node classes cost twice as much), and
-        # the steps below the state key worked out only for a dotted key: most keys have none.
+        # the steps below the state key worked out only for a dotted key: most keys have none. One
+        # small tuple per placeholder (its slot, state key and steps) and nothing else made per node:
+        # a node-dense megabyte has some 350,000 of them.
         parts: list[str] = []
-        slots: list[tuple[int, str, tuple[tuple[str, int], ...], Placeholder, str]] = []
+        reads: list[tuple[int, str, tuple[tuple[str, int], ...]]] = []
+        holders: list[Placeholder] = []
         add_part = parts.append
-        add_slot = slots.append
+        add_read = reads.append
+        add_holder = holders.append
         for node in nodes:
             if type(node) is Placeholder:
                 key = node.key
-                span = node.span
                 if "." in key:
                     # Each step with its list index (-1 if not all digits).
                     name = key.partition(".")[0]
                     steps = tuple((segment, int(segment) if segment.isdecimal() else -1) for segment in node.path[1:])
                 else:
                     name, steps = key, ()
-                # For missing="keep": the placeholder exactly as the source has it.
-                add_slot((len(parts), name, steps, node, source[span.start : span.end]))
+                add_read((len(parts), name, steps))
+                add_holder(node)
                 add_part("")
             else:
                 add_part(node.text)  # type: ignore[union-attr]  # a Literal or an Escaped
         self.parts = parts
-        self.slots = tuple(slots)
-        self.reads = tuple((index, name, steps) for index, name, steps, _, _ in slots)
+        self.reads = reads  # each placeholder's (slot in `parts`, state key, steps below it)
+        self.holders = holders  # the placeholder of each read, in the same order
         self.source = source
         self.dialect = dialect
         self.default: Formatter = format_adk_value if dialect == "adk" else format_value
@@ -392,16 +452,18 @@ class Plan:
         if type(state) is dict:
             get = state.get
         elif formatter is None:
-            get = state_reader(state)  # values are only formatted here: read them where they are stored
+            # Values are only formatted here: read them where they are stored (`state_reader`, inlined).
+            reader = _READERS.get(type(state))
+            get = (reader or _reader_of(type(state)))(state)
         else:
             get = state_getter(state)  # values go to the caller's formatter: read through the public view
         parts = self.parts.copy()
-        slots = self.slots
+        reads = self.reads
+        holders = self.holders
         if formatter is None:
             # The common case first: values found and formatted by default. At the first value
             # absent, the full loop below takes over from that placeholder on (missing= decides).
             default = self.default
-            reads = self.reads
             for index, name, steps in reads:
                 value = get(name, _ABSENT)
                 if steps:
@@ -409,7 +471,8 @@ class Plan:
                 if type(value) is str:
                     parts[index] = value
                 elif value is _ABSENT:
-                    slots = slots[reads.index((index, name, steps)) :]
+                    first = reads.index((index, name, steps))
+                    reads, holders = reads[first:], holders[first:]
                     break
                 else:
                     try:
@@ -419,13 +482,13 @@ class Plan:
             else:
                 return "".join(parts)
         absent: list[Placeholder] | None = None
-        for index, name, steps, node, written in slots:
+        for (index, name, steps), node in zip(reads, holders, strict=True):
             value = get(name, _ABSENT)
             if steps:
                 value = _walk(value, steps)
             if value is _ABSENT:
                 if missing == "keep":
-                    parts[index] = written
+                    parts[index] = self.source[node.span.start : node.span.end]  # as the source has it
                 elif missing == "error" and not node.optional:
                     if absent is None:
                         absent = []
@@ -448,7 +511,7 @@ class Plan:
 
     def cyclic_error(self, name: str) -> CyclicValueError:
         """The error for a value that contains itself, naming the state key it was read from."""
-        node = next(slot[3] for slot in self.slots if slot[1] == name)
+        node = next(node for node, read in zip(self.holders, self.reads, strict=True) if read[1] == name)
         return CyclicValueError(
             f"the value of {name!r} contains itself (a list or dict that holds itself), so it cannot be printed",
             key=name,
@@ -459,7 +522,7 @@ class Plan:
 
     def value_error(self, index: int, error: UnprintableValueError) -> UnprintableValueError:
         """`error` (from formatting a value) again, naming the state key and placeholder of slot `index`."""
-        node = next(slot[3] for slot in self.slots if slot[0] == index)
+        node = next(node for node, read in zip(self.holders, self.reads, strict=True) if read[0] == index)
         if isinstance(error, CyclicValueError):
             return self.cyclic_error(node.name)
         name = node.name

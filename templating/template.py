@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import Any
 
 from .nodes import Dialect, Escaped, Literal, Node, Placeholder, check_dialect
-from .parser import parse_nodes
+from .parser import collector_paused, parse_nodes
 from .renderer import Formatter, Missing, Plan
 
 __all__ = ["Template", "escape", "parse", "render"]
@@ -67,7 +67,8 @@ class Template:
 
     def _planned(self) -> Plan:
         """The render plan, built and kept on first use. Two threads may both build it: the plans are equal."""
-        plan = Plan(self.nodes, self.source, dialect=self.dialect)
+        with collector_paused(len(self.source)):  # as the parse: a large plan is many acyclic objects
+            plan = Plan(self.nodes, self.source, dialect=self.dialect)
         object.__setattr__(self, "_plan", plan)
         return plan
 

@@ -45,6 +45,8 @@ from google.genai import types
 from templating import Agent, MissingKeyError, Template, concat, instruction, jinja, lint, static, when
 from templating.convert import adk_code_differences
 
+render_module = importlib.import_module("templating.renderer")
+
 JSON_EXAMPLE = '{"order": {"id": "A-1", "items": [1, 2]}}'
 # ADK does not store ``temp:`` keys given when a session is created, so there are none here.
 STATE = {"user:name": "Ada", "order_id": "A-1", "app:brand": "Acme"}
@@ -556,3 +558,212 @@ def test_t014_reports_exactly_the_keys_adk_raises_key_error_for_under_a_state_sc
     # the two mistakes: a field with a default and a required one, neither filled by ADK
     keys = set().union(*raised.values())
     assert {trip_state.model_fields[key].is_required() for key in keys} == {True, False}
+
+
+# --- rendering from google-adk's own ReadonlyContext: read from the dict its `state` wraps -----------
+# ADK hands an instruction provider `ReadonlyContext(invocation_context)`, whose `state` is a new
+# MappingProxyType of the session's state dict on each access. The renderer reads that dict directly
+# (templating.renderer._adk_readonly_reader): every render here is compared with the slow path, the
+# renderer reading through `ctx.state` as it does for any object.
+
+
+def adk_readonly_context(state: dict[str, Any]) -> ReadonlyContext:
+    """A ReadonlyContext as ADK builds one for an agent turn: a real session from ADK's service, in an
+    InvocationContext (see google.adk.flows.llm_flows.prompt._instructions)."""
+    sessions = InMemorySessionService()
+    session = asyncio.run(sessions.create_session(app_name="fast", user_id="u1", state=state))
+    invocation = InvocationContext(
+        session_service=sessions, invocation_id="i1", agent=LlmAgent(name="fast", model=RecordingLlm()), session=session
+    )
+    return ReadonlyContext(invocation)
+
+
+def outcome(fn: Any) -> tuple[Any, str]:
+    """What a render gives: ("text", the text), or the error's type and message."""
+    try:
+        return "text", fn()
+    except Exception as error:
+        return type(error), str(error)
+
+
+def slow_path(fn: Any) -> tuple[Any, str]:
+    """`outcome(fn)` with the renderer reading every holder of state through `state_getter` (its `.state`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(render_module, "_READERS", {})
+        patch.setattr(render_module, "_reader_of", lambda kind: render_module.state_getter)
+        return outcome(fn)
+
+
+FAST_STATE: dict[str, Any] = {
+    "user:name": "Ada",
+    "app:brand": "Acme",
+    "order_id": "A-1",
+    "count": 3,
+    "nothing": None,
+    "order": {"id": "A-1", "items": [{"sku": "s1"}, {"sku": "s2"}], "note": None},
+    "tags": ["a", "b"],
+    "flag": False,
+}
+# (id, source, dialect)
+FAST_CASES = [
+    ("plain-and-prefixed", "Hi <user:name> of <app:brand>, order <order_id> (<count>).", "angle"),
+    ("values-as-json", "<order> <tags> <nothing>|<flag>", "angle"),
+    ("nested-paths", "<order.id> <order.items.1.sku> <order.note>", "angle"),
+    ("optional-absent", "[<absent?>] [<temp:step?>] [<order.missing?>] [<order.items.9.sku?>]", "angle"),
+    ("missing-with-a-suggestion", "<user:name> <order_idd> <ordr.id> <order.idd>", "angle"),
+    ("missing-scoped", "<user:nmae> <app:missing> <temp:step>", "angle"),
+    ("adk-dialect", "Hi {user:name}, {order} {tags} {nothing}|{count} [{absent?}]", "adk"),
+    ("adk-dialect-missing", "Hi {user:nme} {absent}", "adk"),
+]
+
+
+@pytest.mark.parametrize("missing", ["error", "empty", "keep"])
+@pytest.mark.parametrize(("source", "dialect"), [c[1:] for c in FAST_CASES], ids=[c[0] for c in FAST_CASES])
+def test_adk_readonly_context_renders_as_the_slow_path(source: str, dialect: Any, missing: Any) -> None:
+    ctx = adk_readonly_context(dict(FAST_STATE))
+    template = Template(source, dialect=dialect)
+    provider = instruction(template, missing=missing, strict=False)
+    fast = outcome(lambda: provider(ctx))
+    assert fast == slow_path(lambda: provider(ctx))
+    assert fast == outcome(lambda: template.render(ctx.state, missing=missing))
+    assert fast == outcome(lambda: template.render(ctx, missing=missing))
+    assert fast == outcome(lambda: jinja_equivalent_absent(template, ctx, missing))
+
+
+def jinja_equivalent_absent(template: Template, ctx: Any, missing: Any) -> str:
+    """The render with the caller's formatter equal to the default one: read through `ctx.state`, the public view."""
+    default = render_module.format_adk_value if template.dialect == "adk" else render_module.format_value
+    return template.render(ctx, missing=missing, formatter=default)
+
+
+def test_the_context_adk_hands_a_provider_takes_the_fast_path() -> None:
+    seen: list[Any] = []
+    provider = instruction("Hi <user:name>, order <order_id>.")
+
+    def recording(ctx: Any) -> str:
+        seen.append(ctx)
+        return provider(ctx)
+
+    request, _ = asyncio.run(_run(recording, dict(STATE)))
+    assert_sent_first(request, "Hi Ada, order A-1.")
+    (ctx,) = seen
+    assert type(ctx) is ReadonlyContext
+    assert render_module._reader_of(type(ctx)) is render_module._adk_readonly_reader
+    assert slow_path(lambda: provider(ctx)) == ("text", "Hi Ada, order A-1.")
+
+
+class RecordingProxy:
+    """Stands in for an object, recording every attribute read of it."""
+
+    def __init__(self, target: Any, reads: list[str]) -> None:
+        self._target = target
+        self._reads = reads
+
+    def __getattr__(self, name: str) -> Any:
+        self._reads.append(name)
+        return getattr(self._target, name)
+
+
+def test_the_fast_path_reads_the_session_state_and_nothing_else() -> None:
+    ctx = adk_readonly_context(dict(FAST_STATE))
+    reads: list[str] = []
+    invocation = ctx._invocation_context
+    proxy = RecordingProxy(invocation.model_copy(update={"session": RecordingProxy(invocation.session, reads)}), reads)
+    ctx._invocation_context = proxy  # type: ignore[assignment]
+    assert instruction("<user:name> <order.id> <absent?>")(ctx) == "Ada A-1 "
+    assert reads == ["session", "state"]
+
+
+def test_a_pending_delta_of_adks_context_is_read_through_its_state() -> None:
+    """ADK's ``Context`` (callbacks, tools) is a ReadonlyContext whose ``state`` is ADK's ``State``, with the
+    event's pending delta on top of the session's state: it is read through that State, never the session."""
+    from google.adk.agents.context import Context
+    from google.adk.events.event_actions import EventActions
+
+    invocation = adk_readonly_context(dict(FAST_STATE))._invocation_context
+    ctx = Context(invocation, event_actions=EventActions(state_delta={"temp:step": 2, "order_id": "B-2"}))
+    ctx.state["count"] = 4  # a write: in the delta and the session's state
+    template = Template("<order_id> <temp:step> <count> <order.id> [<absent?>]")
+    fast = outcome(lambda: template.render(ctx))
+    assert fast == ("text", "B-2 2 4 A-1 []")
+    assert fast == slow_path(lambda: template.render(ctx))
+    assert fast == outcome(lambda: template.render(ctx.state.to_dict()))
+    assert render_module._reader_of(Context) is render_module.state_getter
+
+
+def test_only_adks_own_state_property_takes_the_fast_path() -> None:
+    class Keeps(ReadonlyContext):
+        """A subclass that keeps ADK's ``state``: read as ADK's context is."""
+
+    class Redefines(ReadonlyContext):
+        @property
+        def state(self) -> Any:
+            return {"user:name": "from the subclass"}
+
+    class LooksLikeAdks:
+        """A class named as ADK's whose ``state`` reads something else."""
+
+        def __init__(self, invocation: Any) -> None:
+            self._invocation_context = invocation
+
+        @property
+        def state(self) -> Any:
+            return {"user:name": "from the look-alike"}
+
+    LooksLikeAdks.__module__ = "google.adk.agents.readonly_context"
+    LooksLikeAdks.__qualname__ = "ReadonlyContext"
+    invocation = adk_readonly_context(dict(FAST_STATE))._invocation_context
+    provider = instruction("<user:name>")
+    assert render_module._reader_of(Keeps) is render_module._adk_readonly_reader
+    assert provider(Keeps(invocation)) == "Ada"
+    assert render_module._reader_of(Redefines) is render_module.state_getter
+    assert provider(Redefines(invocation)) == "from the subclass"
+    assert render_module._reader_of(LooksLikeAdks) is render_module.state_getter
+    assert provider(LooksLikeAdks(invocation)) == "from the look-alike"
+
+
+def test_a_session_state_that_is_not_a_plain_dict_is_read_through_the_proxy() -> None:
+    class Loud(dict[str, Any]):
+        def get(self, key: str, default: Any = None) -> Any:
+            return "loud " + str(super().get(key, default))
+
+    ctx = adk_readonly_context({})
+    ctx.session.state = Loud(FAST_STATE)
+    provider = instruction("<user:name>")
+    assert provider(ctx) == "loud Ada"  # what MappingProxyType(state).get gives
+    assert slow_path(lambda: provider(ctx)) == ("text", "loud Ada")
+
+
+_FAST_KEYS = ["name", "user:name", "app:brand", "temp:step", "order", "items", "n"]
+_FAST_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["id", "x", "0"]), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    state=st.dictionaries(st.sampled_from(_FAST_KEYS), _FAST_VALUES, max_size=5),
+    uses=st.lists(
+        st.tuples(
+            st.sampled_from([*_FAST_KEYS, "nmae", "ordr"]), st.sampled_from(["", ".id", ".0", ".x.0"]), st.booleans()
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    dialect=st.sampled_from(["angle", "adk"]),
+    missing=st.sampled_from(["error", "empty", "keep"]),
+)
+def test_adk_readonly_context_renders_as_the_slow_path_for_any_state(
+    state: dict[str, Any], uses: list[tuple[str, str, bool]], dialect: Any, missing: Any
+) -> None:
+    if dialect == "adk":
+        uses = [(key, "", optional) for key, _, optional in uses]  # the ADK dialect has no paths
+    open_, close = ("{", "}") if dialect == "adk" else ("<", ">")
+    source = " ".join(f"{open_}{key}{path}{'?' if optional else ''}{close}" for key, path, optional in uses)
+    template = Template(source, dialect=dialect)
+    ctx = adk_readonly_context(state)
+    fast = outcome(lambda: template.render(ctx, missing=missing))
+    assert fast == slow_path(lambda: template.render(ctx, missing=missing))
+    assert fast == outcome(lambda: template.render(dict(ctx.session.state), missing=missing))

@@ -11,6 +11,7 @@ import re._constants as re_constants  # type: ignore[import-not-found]
 import re._parser as re_parser  # type: ignore[import-not-found]  # the re module's own parser: to look inside terminals
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from templating.linter import lint
 from templating.parser import (
     TERMINALS_FILE,
     WRITE_COMMAND,
+    collector_paused,
     lalr_nodes,
     lalr_tokens,
     lark_terminals,
@@ -444,7 +446,10 @@ def test_adk_placeholders_match_a_plain_scan_of_the_rules(source: str) -> None:
 
 @pytest.mark.parametrize(
     "unit",
-    ["{a", "{ ", "{a:b}", "{{a", "{{{{a", "${a}", "\\{a}", "{{ {a} }}", "{a }", "{user:a?}", "{ {a}"],
+    [
+        *("{a", "{ ", "{a:b}", "{{a", "{{{{a", "${a}", "\\{a}", "{{ {a} }}", "{a }", "{user:a?}", "{ {a}"),
+        *("{users:b}", "{ xapp:b }", "{\u00a0temp:b}", "{app :b}", "{a:{user:b}", "{a: b}", "{é:b}", "{a:$b}"),
+    ],
     ids=[
         "open",
         "open-space",
@@ -457,6 +462,14 @@ def test_adk_placeholders_match_a_plain_scan_of_the_rules(source: str) -> None:
         "space-close",
         "scoped-optional",
         "open-then-placeholder",
+        "scope-name-longer",
+        "scope-name-inside",
+        "scope-after-unicode-space",
+        "scope-then-space",
+        "unknown-scope-then-placeholder",
+        "unknown-scope-then-space",
+        "unknown-non-ascii-scope",
+        "unknown-scope-then-dollar",
     ],
 )
 def test_adk_repeated_shapes_match_a_plain_scan_of_the_rules(unit: str) -> None:
@@ -764,3 +777,46 @@ def test_a_large_parse_agrees_and_leaves_the_collector_as_it_was(collector_on: b
         assert gc.isenabled() is collector_on
     finally:
         (gc.enable if was else gc.disable)()
+
+
+LARGE = parser_module._PAUSE_COLLECTOR_FROM  # characters: the size from which the collector is paused
+
+
+@pytest.mark.parametrize(("size", "collector_on"), [(LARGE, True), (LARGE, False), (LARGE - 1, True)])
+def test_collector_paused_pauses_only_for_a_large_source_and_restores_it(size: int, collector_on: bool) -> None:
+    was = gc.isenabled()
+    (gc.enable if collector_on else gc.disable)()
+    try:
+        with collector_paused(size):
+            assert gc.isenabled() is (collector_on and size < LARGE)
+        assert gc.isenabled() is collector_on
+        with pytest.raises(ValueError, match="inside"), collector_paused(size):
+            raise ValueError("inside")
+        assert gc.isenabled() is collector_on
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_collector_pauses_overlapping_in_threads_end_with_the_last() -> None:
+    """Two parses (or plans) overlapping in two threads: the first to end leaves the collector paused for the other."""
+    assert gc.isenabled()
+    entered, release = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def other() -> None:
+        with collector_paused(LARGE):
+            entered.set()
+            release.wait(10)
+        seen.append(gc.isenabled())
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert entered.wait(10)
+    with collector_paused(LARGE):
+        release.set()
+        thread.join(10)
+        assert seen == [False]  # the other thread's pause ended inside this one: still paused
+        with collector_paused(LARGE):  # nested in the same thread
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()

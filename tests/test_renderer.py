@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import gc
 import json
+import sys
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
@@ -319,6 +321,42 @@ def test_the_state_reader_is_looked_up_on_the_type_never_the_instance() -> None:
     assert render("<a>", Anything()) == "from the mapping"
 
 
+def test_a_holder_type_registered_as_a_mapping_after_its_first_render_is_read_as_one() -> None:
+    """How to read a type is chosen once per type; one read as any object (`.state`, or `get`) is still
+    checked on every render, so registering it as a Mapping later changes what it is read as."""
+
+    class Holder:
+        def __init__(self) -> None:
+            self.state = {"a": "through .state"}
+
+        def get(self, key: str, default: Any = None) -> Any:
+            return {"a": "its own get"}.get(key, default)
+
+        def __contains__(self, key: object) -> bool:
+            return key == "a"
+
+        def __getitem__(self, key: str) -> Any:
+            return self.get(key)
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(["a"])
+
+        def __len__(self) -> int:
+            return 1
+
+    assert render("<a>", Holder()) == "through .state"
+    Mapping.register(Holder)
+    assert render("<a>", Holder()) == "its own get"
+
+
+def test_the_readers_kept_by_type_are_bounded() -> None:
+    module = sys.modules["templating.renderer"]
+    for number in range(module._READERS_KEPT + 10):
+        holder = type(f"Holder{number}", (), {"state": {"a": number}})
+        assert render("<a>", holder()) == str(number)
+    assert len(module._READERS) <= module._READERS_KEPT
+
+
 def test_a_missing_key_read_through_the_protocol_still_suggests_a_close_one() -> None:
     with pytest.raises(MissingKeyError) as caught:
         render("<nmae>", TwoWays({"name": "Ada"}))
@@ -585,3 +623,54 @@ def test_a_value_shared_many_times_within_the_size_budget_prints_in_full(dialect
 def test_text_that_looks_like_an_address_is_still_printed(dialect: Any, value: Any, text: str) -> None:
     source = "<x>" if dialect == "angle" else "{x}"
     assert Template(source, dialect=dialect).render({"x": value}) == text
+
+
+def test_a_large_template_is_planned_with_the_collector_paused_and_renders_as_its_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A node-dense template above the parser's size for pausing the collector: its plan is built with the
+    collector paused (as its parse is), it renders what its pieces render, and the collector runs after."""
+    template_module = sys.modules["templating.template"]
+    seen: list[bool] = []
+
+    class Recording(template_module.Plan):  # type: ignore[misc,name-defined]
+        __slots__ = ()
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            seen.append(gc.isenabled())
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(template_module, "Plan", Recording)
+    piece = "<a> <<b>> <c?> <d.0> <e.x?> text\n"
+    state = {"a": 1, "d": ["first"], "e": {}}
+    source = piece * 4_000
+    assert len(source) >= sys.modules["templating.parser"]._PAUSE_COLLECTOR_FROM
+    assert gc.isenabled()
+    for missing in ("empty", "keep"):
+        expected = Template(piece).render(state, missing=missing) * 4_000
+        assert Template(source).render(state, missing=missing) == expected
+    assert seen == [True, False] * 2  # the small piece's plan with it running, the large one's paused
+    with pytest.raises(MissingKeyError) as caught:
+        Template(source + "<zz>").render(state)
+    assert caught.value.keys == ("zz",)
+    assert gc.isenabled()
+
+
+class AddressedInt(int):
+    """An int whose text is only its place in memory: a subclass is formatted as any object is."""
+
+    def __str__(self) -> str:
+        return object.__repr__(self)
+
+
+@given(st.one_of(st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.booleans()))
+def test_numbers_format_as_every_value_does(value: Any) -> None:
+    """ints, floats and bools skip the checks for containers and memory addresses: the same text as the full path."""
+    assert format_value(value) == sys.modules["templating.renderer"]._text(value) == str(value)
+    assert format_adk_value(value) == str(value)
+    assert render("<v>", {"v": value}) == render("{v}", {"v": value}, dialect="adk") == str(value)
+
+
+def test_a_number_subclass_is_still_checked_for_a_memory_address() -> None:
+    with pytest.raises(UnprintableValueError, match="type AddressedInt, which prints only as its place in memory"):
+        format_value(AddressedInt(1))

@@ -1,0 +1,140 @@
+"""The benches on real inputs: what they build and compare, never how fast (bench/ prints that).
+
+`bench_lint_corpus --corpus` takes any folder of agent code: a file this Python cannot parse, or a
+folder without a `.py` file, is left out and counted, never a crash. `bench_startup` compares each
+command with a script doing the same work: the scripts must print what the commands print.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+
+
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCH))
+
+
+def _module(name: str) -> ModuleType:
+    __import__(name)
+    return sys.modules[name]
+
+
+# (relative path, text): a corpus as public ADK code comes, with what Python 3.11 cannot parse in it
+CORPUS = {
+    "good/app/__init__.py": "",
+    "good/app/prompt.py": 'INSTRUCTION = """Answer {question} for {user:name}."""\n',
+    "good/app/agent.py": (
+        "from google.adk.agents import LlmAgent\n"
+        "from app.prompt import INSTRUCTION\n"
+        'root_agent = LlmAgent(name="a", instruction=INSTRUCTION, output_key="question")\n'
+    ),
+    "good/app/pep695.py": "type Pair = tuple[int, int]\n",  # Python 3.12
+    "good/app/fstring.py": 'data = {"a": 1}\nmsg = f"{data["a"]}"\n',  # Python 3.12
+    "good/app/nul.py": "x = 1\n\0\n",
+    "good/app/broken.py": "def broken(:\n",
+    "newer/pkg/agent.py": "match = 1\ntype Alias = list[int]\n",  # only newer syntax in it
+    "docs_only/README.md": "# no Python here\n",
+}
+UNPARSABLE_ON_311 = {"good/app/pep695.py", "good/app/fstring.py"}
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.usefixtures("bench")
+def test_bench_lint_corpus_leaves_out_what_python_cannot_parse_and_folders_without_python(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus_bench = _module("bench_lint_corpus")
+    corpus = tmp_path / "corpus"
+    _write(corpus, CORPUS)
+    ones, many = corpus_bench.build(corpus, tmp_path / "out", 2)
+    parsable = {
+        name
+        for name, text in CORPUS.items()
+        if name.endswith(".py") and corpus_bench.parses(text.encode()) and name.startswith("good/")
+    }
+    assert {"good/app/nul.py", "good/app/broken.py"}.isdisjoint(parsable)
+    if sys.version_info < (3, 12):
+        assert UNPARSABLE_ON_311.isdisjoint(parsable)
+    assert ones == [tmp_path / "out" / "1x" / "good"]
+    assert sorted(str(p.relative_to(ones[0])) for p in ones[0].rglob("*.py")) == sorted(
+        name.removeprefix("good/") for name in parsable
+    )
+    copies = sorted(p.name for p in many.iterdir() if p.is_dir())
+    assert copies == ["good-c00", "good-c01"]  # nothing of "newer" or "docs_only"
+    assert (many / "good-c01" / "app_c01" / "agent.py").read_text(encoding="utf-8").splitlines()[1] == (
+        "from app_c01.prompt import INSTRUCTION"
+    )
+    for path in many.rglob("*.py"):  # what the reference parses, it can
+        assert corpus_bench.parses(path.read_bytes()), path
+    left_out = sum(name.endswith(".py") for name in CORPUS) - len(parsable)
+    printed = capsys.readouterr().out
+    assert "1 projects; left out: 2 folders without a .py file this Python parses" in printed
+    assert f"{left_out} .py files that are not valid Python" in printed
+
+
+@pytest.mark.usefixtures("bench")
+def test_bench_lint_corpus_says_when_no_folder_holds_python(tmp_path: Path) -> None:
+    corpus_bench = _module("bench_lint_corpus")
+    _write(tmp_path / "corpus", {"docs/README.md": "# docs\n", "newer/x.py": "type T = int\n"})
+    if sys.version_info >= (3, 12):
+        pytest.skip("this Python parses the newer syntax")
+    with pytest.raises(SystemExit, match=r"no folder of .* holds a \.py file that Python 3\.1[01] parses"):
+        corpus_bench.build(tmp_path / "corpus", tmp_path / "out", 0)
+
+
+@pytest.mark.usefixtures("bench")
+def test_bench_lint_corpus_takes_a_single_project_as_its_corpus(tmp_path: Path) -> None:
+    corpus_bench = _module("bench_lint_corpus")
+    _write(tmp_path / "project", {"agent.py": 'INSTRUCTION = "Hi {name}"\n', "notes/README.md": "x\n"})
+    projects, empty = corpus_bench.projects_of(tmp_path / "project")
+    assert (projects, empty) == ([tmp_path / "project"], [])
+
+
+@pytest.mark.usefixtures("bench")
+@pytest.mark.parametrize(
+    ("command", "script", "files"),
+    [
+        ("render", "RENDER_SCRIPT", ["examples/support_agent.txt", "examples/state.json"]),
+        ("keys", "KEYS_SCRIPT", ["examples/support_agent.txt"]),
+        ("lint", "LINT_SCRIPT", ["examples/support_agent.txt"]),
+        ("lint", "LINT_SCRIPT", ["near_misses.txt"]),
+    ],
+    ids=["render", "keys", "lint-clean", "lint-findings"],
+)
+def test_bench_startup_references_do_the_commands_work(
+    tmp_path: Path, command: str, script: str, files: list[str]
+) -> None:
+    """Each command's reference prints what the command prints (lint: its findings, before its summary)."""
+    startup = _module("bench_startup")
+    (tmp_path / "near_misses.txt").write_text("Hi < name >, your <usr:plan> plan.\n", encoding="utf-8")
+    paths = [str(ROOT / name) if name.startswith("examples/") else name for name in files]
+    argv = [paths[0], "--state", paths[1]] if command == "render" else paths
+    ran = subprocess.run(
+        [sys.executable, "-m", "templating", command, *argv], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    reference = subprocess.run(
+        [sys.executable, "-c", getattr(startup, script), *paths], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert reference.returncode == 0, reference.stderr
+    if command == "lint":
+        findings = reference.stdout.strip()
+        assert ran.stdout.startswith(findings)
+        assert ("T002" in findings) is (files == ["near_misses.txt"])
+    else:
+        assert ran.returncode == 0, ran.stderr
+        assert reference.stdout == ran.stdout
