@@ -354,7 +354,8 @@ ORDERS: dict[str, list[str]] = {
     "jinja_mode": ["jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode"],
     "pysource": [
         *("pysource.reading", "pysource.positions", "pysource.found", "pysource.models", "pysource.syntax"),
-        *("pysource.imports", "pysource.resolve", "pysource.visitor", "pysource"),
+        *("pysource.imports", "pysource.resolve", "pysource.agents", "pysource.agent_config", "pysource.visitor"),
+        "pysource",
     ],
     "cli": ["cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.lsp", "cli.parser", "cli"],
 }
