@@ -132,7 +132,9 @@ def test_code_references_reach_the_projects_python_agents(tmp_path: Path) -> Non
     found = read_app(
         tmp_path / "agents",
         {
-            "root_agent.yaml": "agent_class: SequentialAgent\nname: root\nsub_agents:\n  - code: helpers.agent.helper\n",
+            "root_agent.yaml": (
+                "agent_class: SequentialAgent\nname: root\nsub_agents:\n  - code: helpers.agent.helper\n"
+            ),
             "helpers/__init__.py": "",
             "helpers/agent.py": (
                 "from google.adk.agents import LlmAgent\n"
