@@ -358,9 +358,20 @@ ORDERS: dict[str, list[str]] = {
         "pysource",
     ],
     "cli": ["cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.lsp", "cli.parser", "cli"],
+    # agents and apps, a Workflow's order, the initial state, availability, enforced schemas, the model
+    "agent_model": [
+        *("agent_model.graph", "agent_model.workflow", "agent_model.initial", "agent_model.order"),
+        *("agent_model.enforced", "agent_model.model", "agent_model"),
+    ],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).
-WHOLE = {"sessions": "sessions", "jinja_mode": "jinja_mode", "pysource": "pysource", "cli": "cli"}
+WHOLE = {
+    "sessions": "sessions",
+    "jinja_mode": "jinja_mode",
+    "pysource": "pysource",
+    "cli": "cli",
+    "agent_model": "agent_model",
+}
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,7 @@ class _ConfigReader:
     def agent(self, module: _Module, node: Any, more: list[str]) -> AgentCall:
         yaml = self.yaml
         given = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
-        key = f"{module.key}@{node.start_mark.index}"
+        key = f"{module.key}@0"  # one agent a file: what a config_path names
         span = self.span(module, node)
         unread: list[tuple[str, str]] = []
         cls_name = self.scalar(given.get("agent_class")) or "LlmAgent"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -693,7 +693,9 @@ class _AgentReader:
             wanted += [r.target for r in refs if r.kind == "function"]
             for r in refs:
                 if r.kind == "class" and r.target in self.classes:
-                    wanted += self.methods_of(r.target)
+                    methods = self.methods_of(r.target)
+                    result.class_methods[r.target] = tuple(methods)
+                    wanted += methods
         by_function: dict[str, list[Write]] = {}
         for write in result.writes:
             if write.function is not None:
@@ -722,7 +724,8 @@ class _AgentReader:
         module, node = self.defs[fid]
         assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
         name = getattr(node, "name", "<lambda>")
-        leaves = _Leaves(module)
+        scope = _function_scope(node)
+        leaves = _Leaves(module, lambda expr: self.text_of(module, expr, scope))
         body: list[ast.stmt] = node.body if isinstance(node.body, list) else [ast.Expr(node.body)]
         leaves.block(body, (), False)
         yielded = _yielded_spans(module, node)
@@ -737,29 +740,37 @@ class _AgentReader:
         steps += leaves.runs
         steps.sort(key=lambda s: s.span.start)
         calls: list[str] = []
+        called_at: list[Step] = []
         escalates = False
-        scope = _function_scope(node)
         class_id = self.class_of.get(fid)
         for inner in _own_nodes(node):
             if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and inner is not node:
                 calls.append(self.function_id(module, inner))
             elif isinstance(inner, ast.Call):
                 called = self.project.function_called(module, inner.func, scope)
+                callee: str | None = None
                 if called is not None:
-                    calls.append(self.function_id(*called))
+                    callee = self.function_id(*called)
                 elif (
                     class_id is not None
                     and isinstance(inner.func, ast.Attribute)
                     and isinstance(inner.func.value, ast.Name)
                     and inner.func.value.id == "self"
                 ):
-                    method = self.method_named(class_id, inner.func.attr)
-                    if method is not None:
-                        calls.append(method)
+                    callee = self.method_named(class_id, inner.func.attr)
+                if callee is not None:
+                    calls.append(callee)
+                    span = module.node_span(inner)
+                    conditional, looped = leaves.where(span.start, None)
+                    called_at.append(
+                        Step("call", module.path, span, field=callee, conditional=conditional, looped=looped)
+                    )
             elif isinstance(inner, ast.Assign) and any(
                 isinstance(t, ast.Attribute) and t.attr == "escalate" for t in inner.targets
             ):
                 escalates = escalates or (isinstance(inner.value, ast.Constant) and inner.value.value is True)
+        steps += called_at
+        steps.sort(key=lambda s: s.span.start)
         return FunctionFacts(
             fid,
             name,
@@ -813,12 +824,12 @@ def _yielded_spans(module: _Module, func: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
-def _guarded_key(test: ast.expr) -> str | None:
-    """The key an `if` runs its body for only when the key is absent: `"k" not in state`,
-    `state.get("k") is None`, `not state.get("k")`."""
+def _guarded_key(test: ast.expr) -> ast.expr | None:
+    """The key (as written) an `if` runs its body for only when the key is absent: `"k" not in state`,
+    `KEY not in state`, `state.get("k") is None`, `not state.get("k")`."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         if isinstance(test.ops[0], ast.NotIn):
-            return _str_value(test.left)
+            return test.left
         comparator = test.comparators[0]
         if isinstance(test.ops[0], ast.Is) and isinstance(comparator, ast.Constant) and comparator.value is None:
             return _get_key(test.left)
@@ -827,9 +838,9 @@ def _guarded_key(test: ast.expr) -> str | None:
     return None
 
 
-def _get_key(node: ast.expr) -> str | None:
+def _get_key(node: ast.expr) -> ast.expr | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
-        return _str_value(node.args[0])
+        return node.args[0]
     return None
 
 
@@ -838,8 +849,8 @@ class _Leaves:
     `match`; an `if` that only runs when a key is absent is named by that key), and a custom agent's runs of its
     sub-agents (`async for event in self.writer.run_async(ctx)`)."""
 
-    def __init__(self, module: _Module) -> None:
-        self.module = module
+    def __init__(self, module: _Module, key_of: Callable[[ast.expr], str | None]) -> None:
+        self.module, self.key_of = module, key_of
         self.starts: list[int] = []
         self.info: list[tuple[tuple[str | None, ...], bool]] = []
         self.runs: list[Step] = []
@@ -848,7 +859,8 @@ class _Leaves:
     def block(self, stmts: list[ast.stmt], conditions: tuple[str | None, ...], looped: bool) -> None:
         for stmt in stmts:
             if isinstance(stmt, ast.If):
-                self.block(stmt.body, (*conditions, _guarded_key(stmt.test)), looped)
+                guarded = _guarded_key(stmt.test)
+                self.block(stmt.body, (*conditions, self.key_of(guarded) if guarded is not None else None), looped)
                 self.block(stmt.orelse, (*conditions, None), looped)
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 if isinstance(stmt, ast.For | ast.AsyncFor) and isinstance(stmt.target, ast.Name):

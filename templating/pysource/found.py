@@ -248,14 +248,15 @@ class WorkflowEdge:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """What a function does with state, in the order written: a write (`kind="write"`, `key`, `how`), or, in a
-    custom agent's `_run_async_impl`, a run of a sub-agent (`"run"`: `field` the attribute, `self.writer` ->
-    `"writer"`, or `"sub_agents"` with `index`; `"run_all"`: every sub-agent in order, a loop over
-    `self.sub_agents`; `field` None: an agent known only at run time). `conditional`: under an `if`, a loop, a
-    `try` or a `match` (a write guarded by its own key being absent, `if "k" not in state:`, is not);
+    """What a function does with state, in the order written: a write (`kind="write"`, `key`, `how`), a call of
+    another project function (`"call"`: `field` is its [`FunctionFacts.id`][templating.pysource.FunctionFacts]),
+    or, in a custom agent's `_run_async_impl`, a run of a sub-agent (`"run"`: `field` the attribute,
+    `self.writer` -> `"writer"`, or `"sub_agents"` with `index`; `"run_all"`: every sub-agent in order, a loop
+    over `self.sub_agents`; `field` None: an agent known only at run time). `conditional`: under an `if`, a
+    loop, a `try` or a `match` (a write guarded by its own key being absent, `if "k" not in state:`, is not);
     `looped`: inside a `for`/`while`."""
 
-    kind: _Literal["write", "run", "run_all"]
+    kind: _Literal["write", "call", "run", "run_all"]
     path: str
     span: Span
     key: str | None = None
@@ -418,6 +419,7 @@ class Scan:
     agents: list[AgentCall] = field(default_factory=list)
     agent_classes: dict[str, AgentClass] = field(default_factory=dict)
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    class_methods: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a tool class's id -> its methods
     runners: list[RunnerCall] = field(default_factory=list)
     roots: list[RootBinding] = field(default_factory=list)
     sessions: list[SessionStart] = field(default_factory=list)
