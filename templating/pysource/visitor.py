@@ -513,6 +513,7 @@ def _scan(
             project.result.errors.append(exc)
             project.result.sources[path] = exc.source or ""
     agents = _AgentReader(project)
+    agents.prepare(modules)
     visitors = [_Visitor(project, module, agents) for module in modules]
     for visitor in visitors:  # first every call giving state to a function, which may be in another module
         visitor.find_state_arguments()
