@@ -27,7 +27,6 @@ browser reads as HTML. A failure names the object whose docstring it is in.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
@@ -36,6 +35,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import installed
 
 from templating.lint import DOCS_URL, RULES, SYNTAX_CHECKS, rule_url
 
@@ -69,19 +69,12 @@ def test_the_front_pages_have_python_examples(path: Path) -> None:
     assert any(lang == "python" for _, lang, _, _ in blocks(path))
 
 
-def _has(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 @pytest.mark.parametrize(
     ("name", "lang", "line", "code"), BLOCKS, ids=[f"{name}:{line}-{lang}" for name, lang, line, _ in BLOCKS]
 )
 def test_example_runs(name: str, lang: str, line: int, code: str, tmp_path: Path) -> None:
     needs = RUN[lang]
-    if needs is not None and not _has(needs):
+    if needs is not None and not installed(needs):
         switch, extra = REQUIRE[lang]
         if os.environ.get(switch) == "1":  # CI: the ADK and SQL examples must run, not skip
             pytest.fail(f"{name}:{line} needs {needs}, and {switch}=1", pytrace=False)
@@ -499,7 +492,7 @@ HTML_TAGS = set(
 
 @pytest.fixture(scope="module")
 def api_page(tmp_path_factory: pytest.TempPathFactory) -> str:
-    if not _has("mkdocstrings_handlers.python"):
+    if not installed("mkdocstrings_handlers.python"):
         reason = "building the site needs the docs extra (pip install '.[docs]')"
         if os.environ.get("TEMPLATING_REQUIRE_DOCS") == "1":  # CI: the site must be built, not skipped
             pytest.fail(f"TEMPLATING_REQUIRE_DOCS=1 but {reason}", pytrace=False)
