@@ -164,17 +164,17 @@ def sh_blocks(text: str) -> list[str]:
     return [match["code"] for match in FENCE.finditer(text) if match["lang"] == "sh"]
 
 
-def extras(command: str) -> set[str]:
-    found = re.findall(r'pip install [^\n]*"\.\[([\w,-]+)\]"', command)
-    assert len(found) == 1, f"one pip install of the checkout with extras in {command!r}"
-    return set(found[0].split(","))
+def installs(command: str) -> list[set[str]]:
+    """The extras of each `pip install` of the checkout in `command`, in order."""
+    return [set(found.split(",")) for found in re.findall(r'pip install [^\n]*"\.\[([\w,-]+)\]"', command)]
 
 
 def test_the_development_set_up_is_what_ci_installs() -> None:
     ci = CI_RUN.read_text(encoding="utf-8")
     setup = section(CONTRIBUTING, "## Set up for development")
     block = sh_blocks(setup)[0]
-    assert extras(block) == extras(ci), "docs/contributing.md's set-up installs the extras .ci/run installs"
+    assert len(installs(block)) == 1, "one pip install of the checkout in the set-up"
+    assert installs(block) == installs(ci)[:1], "docs/contributing.md's set-up installs the extras .ci/run installs"
     ci_packages = set(re.findall(r"apt-get install -y --no-install-recommends ([\w+ -]+)", ci))
     ci_packages = {name for names in ci_packages for name in names.split()}
     documented = re.findall(r"apt-get install ([\w+ -]+)", block)
@@ -189,6 +189,17 @@ def test_the_development_set_up_is_what_ci_installs() -> None:
     assert switches, ".ci/run sets TEMPLATING_REQUIRE_* switches"
     for switch in sorted(switches):
         assert f"`{switch}=1`" in setup, f"docs/contributing.md's set-up does not say what {switch}=1 does"
+
+
+def test_ci_also_runs_the_fast_tests_with_only_what_the_readme_installs() -> None:
+    # A test that errors instead of skipping when an extra is missing would pass in the full venv and fail
+    # for a newcomer who followed the README: CI runs the fast tests a second time, with only `.[dev]`.
+    ci = CI_RUN.read_text(encoding="utf-8")
+    assert installs(ci)[1:] == [{"dev"}], ".ci/run installs the dev extra alone in a second venv"
+    assert installs(sh_blocks(README.read_text(encoding="utf-8"))[0]) == [{"dev"}], "the README installs .[dev]"
+    dev_run = ci.split('"$dev_venv/bin/activate"', 1)[1]
+    assert 'unset "${!TEMPLATING_REQUIRE_@}"' in ci.split('"$dev_venv/bin/activate"', 1)[0].rsplit("(", 1)[1]
+    assert re.search(r'^\s*pytest -m "not slow"$', dev_run, re.MULTILINE), "it runs the fast tests there"
 
 
 def test_every_switch_a_test_reads_is_set_by_ci() -> None:
