@@ -15,11 +15,13 @@ The README's performance table is the performance page's (the same figures, from
 
 The site itself: every lint rule the linter knows has its page at ``docs/rules/<CODE>.md`` (the
 address ``rule_url`` gives), every page is in the navigation of ``mkdocs.yml``, and the site's
-address there is the one the code uses (``templating.lint.DOCS_URL``). ``mkdocs build --strict``
-(run by ``.ci/run``) checks the links.
+address there is the one the code uses (``templating.lint.DOCS_URL``).
 
-The API reference: the site is built (``mkdocs build --strict``, so a cross-reference that resolves
-nowhere fails it), and each module's section of the built API page is checked for what a docstring
+The site is built with ``.ci/run``'s own ``mkdocs build`` line (``--strict``, without ``--quiet``, which would
+hide the warnings from it), so any warning fails it: a copy of the docs with a cross-reference broken on purpose
+must fail to build. ``py-adk`` and ``py-sql`` blocks are highlighted as Python on the site.
+
+The API reference: each module's section of the built API page is checked for what a docstring
 not written in Markdown leaves: a raw reST role (``:class:``, ``:meth:``, ``:param`` ...), a code
 block made by accident (indentation, a real line break in a string) and a ``<key>``-like tag the
 browser reads as HTML. A failure names the object whose docstring it is in.
@@ -30,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -501,25 +504,83 @@ HTML_TAGS = set(
 )
 
 
-@pytest.fixture(scope="module")
-def api_page(tmp_path_factory: pytest.TempPathFactory) -> str:
+def require_docs_extra() -> None:
     if not installed("mkdocstrings_handlers.python"):
         reason = "building the site needs the docs extra (pip install '.[docs]')"
         if os.environ.get("TEMPLATING_REQUIRE_DOCS") == "1":  # CI: the site must be built, not skipped
             pytest.fail(f"TEMPLATING_REQUIRE_DOCS=1 but {reason}", pytrace=False)
         pytest.skip(reason)
-    site = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
-        cwd=ROOT,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+
+
+def build_site(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """Build the site of `config` into `site` with .ci/run's own command line (its `mkdocs build` line, read
+    from the script), so that what this file checks is what CI runs."""
+    lines = [line for line in CI_RUN.read_text(encoding="utf-8").splitlines() if " mkdocs build " in f" {line} "]
+    assert len(lines) == 1, ".ci/run builds the site once"
+    words = shlex.split(lines[0])
+    settings = [word for word in words if re.match(r"^[A-Z_0-9]+=", word)]  # NAME=value before the command
+    env = dict(word.split("=", 1) for word in settings)
+    command = [str(site) if word == "$site" else word for word in words[len(settings) :]]
+    assert command[:2] == ["mkdocs", "build"], command
+    return subprocess.run(
+        [sys.executable, "-m", *command, "--config-file", str(config)],
+        cwd=config.parent,
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This site, built once for the module's tests."""
+    require_docs_extra()
+    site = tmp_path_factory.mktemp("site")
+    result = build_site(MKDOCS, site)
     # A cross-reference that resolves nowhere is a warning: `--strict` fails on it, naming the docstring.
     assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return site
+
+
+@pytest.fixture(scope="module")
+def api_page(site: Path) -> str:
     return (site / "api" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["py-adk", "py-sql"])
+def test_the_site_highlights_the_runnable_python_dialects_as_python(site: Path, lang: str) -> None:
+    # ```py-adk and ```py-sql tell this file which examples need an extra; on the site they are Python.
+    pages = {name for name, block_lang, _, _ in BLOCKS if block_lang == lang and name.startswith("docs/")}
+    assert pages, f"the docs have {lang} blocks"
+    for name in sorted(pages):
+        page = Path(name).relative_to("docs").with_suffix("")
+        html = (site / (page.parent if page.name == "index" else page) / "index.html").read_text(encoding="utf-8")
+        opening = rf'<div class="language-{lang} highlight"><pre><span></span><code>'
+        shown = re.findall(opening + "(.*?)</code>", html, re.DOTALL)
+        assert shown, f"{name}: no {lang} block on the built page"
+        for code in shown:  # Python's keywords (from, import, def ...) get pygments' keyword classes
+            assert '<span class="kn">import</span>' in code or '<span class="k">' in code, f"{name}: {code[:200]}"
+
+
+@pytest.mark.slow
+def test_a_broken_cross_reference_fails_the_docs_build(tmp_path: Path) -> None:
+    # CI's build must fail on any warning (`--strict`, and no `--quiet`, which hides warnings from it): break a
+    # cross-reference on purpose in a copy of the docs and see the build stop, naming it and nothing else.
+    require_docs_extra()
+    copy = tmp_path / "project"
+    shutil.copytree(DOCS, copy / "docs")
+    shutil.copy(MKDOCS, copy / "mkdocs.yml")
+    shutil.copy(ROOT / "CHANGELOG.md", copy / "CHANGELOG.md")  # the changelog page includes it
+    index = copy / "docs" / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + "\nSee [`Nowhere`][templating.Nowhere].\n", encoding="utf-8")
+    result = build_site(copy / "mkdocs.yml", tmp_path / "site")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, f"the build passed with a broken cross-reference:\n{output}"
+    warnings = [line for line in output.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1, output
+    assert "index.md" in warnings[0], warnings
+    assert "Could not find cross-reference target 'templating.Nowhere'" in warnings[0], warnings
 
 
 def module_section(page: str, module: str) -> str:
@@ -558,11 +619,12 @@ def test_the_api_page_shows_no_raw_role(api_page: str, module: str) -> None:
 
 @pytest.mark.parametrize("module", API_MODULES)
 def test_the_api_page_has_no_accidental_code_block(api_page: str, module: str) -> None:
-    # A signature is a code block of its own (class "doc-signature"); a fenced example has a language class.
+    # A signature is a code block of its own (class "doc-signature"); a fenced example has its language's class
+    # (mkdocs.yml: pygments_lang_class); a block with none is "language-text": write ```json, or the text inline.
     section = module_section(api_page, module)
     found = [
         f"{where(section, m.start())}: {text_at(section, m.end())!r}"
-        for m in re.finditer(r'<div class="highlight"><pre>', section)
+        for m in re.finditer(r'<div class="language-text highlight"><pre>', section)
     ]
     assert not found, "code blocks without a language (an indented line, or a real line break in a string):\n" + (
         "\n".join(found)
