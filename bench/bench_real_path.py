@@ -215,11 +215,12 @@ async def timed_turns(runner: Runner, session_id: str, turns: int) -> float:
 def runner_turns(turns: int = 40) -> None:
     """Whole Runner turns (get the session, render, call a model that answers at once, append two events).
 
-    Each round starts a fresh session (not timed) and times ``turns`` turns in it. A turn copies the
-    session (``get_session`` returns a copy of its state and events, as ADK's does), so unlike the
-    render this grows with state size; the Agent column above is the instruction's share of it.
+    Each round starts a fresh session (not timed) and times ``turns`` turns in it; the Agent column
+    above is the instruction's share of a turn. Prints each size's turn against the turn at the
+    smallest size, measured in the same run.
     """
     print(f"\nRunner turns ({turns} per round, fresh session each round): microseconds per turn")
+    per_size: dict[int, float] = {}
     source = two_kb_text(lambda key: f"<{key}>")
     for size in SIZES:
         service = InMemorySessionService()
@@ -234,7 +235,11 @@ def runner_turns(turns: int = 40) -> None:
             session = asyncio.run(service.create_session(app_name="bench", user_id="u", state=state_of(size)))
 
             best = min(best, asyncio.run(timed_turns(runner, session.id, turns)))
+        per_size[size] = best
         print(f"{size:>10,} keys: {best * 1e6:8.1f} us per turn")
+    for size in SIZES[1:]:
+        growth = per_size[size] / per_size[SIZES[0]]
+        print(f"Runner turn at {size:,} keys / at {SIZES[0]} keys = {growth:.2f} (1.00 is flat)")
 
 
 def nested() -> None:

@@ -29,6 +29,7 @@ browser reads as HTML. A failure names the object whose docstring it is in.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -245,16 +246,136 @@ def tables(text: str) -> list[str]:
     return ["\n".join(line.rstrip() for line in found.splitlines()) for found in rows]
 
 
-def test_the_readme_performance_table_is_the_performance_page_one() -> None:
+# --- figures: docs/performance.md (and the README's Performance section) quote only what a bench prints. Each
+# figure stands in a ```text block that opens with the bench's command line, `$ python bench/bench_NAME.py ...`,
+# followed by lines copied from its output; every such line must have the shape of a line the script prints (one
+# of its f-strings or string literals, its fields standing for any value). Nothing is run and no time is checked:
+# a bench whose output changes, or a figure no bench prints, fails here until the page quotes a new run.
+PERFORMANCE = DOCS / "performance.md"
+BENCH_COMMAND = re.compile(r"^\$ python (bench/bench_\w+\.py)(?: [^\n]*)?$")
+# A measured figure stated in prose (outside a quote of a bench's output): a number with a unit of time or a ratio.
+PROSE_FIGURE = re.compile(r"\d[\d.,]*\s*(?:x\b|\u00d7|ms\b|µs\b|us\b|seconds?\b|times\b|%)")
+
+
+def bench_quotes(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, bench script, quoted output lines) of each ```text block of `path` that opens with a bench's command."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+    for match in FENCE.finditer(text):
+        first, *rest = match["code"].splitlines() or [""]
+        command = BENCH_COMMAND.match(first)
+        if match["lang"] == "text" and command:
+            found.append((text.count("\n", 0, match.start()) + 1, command[1], rest))
+    return found
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def printed_lines(script: Path) -> list[re.Pattern[str]]:
+    """A pattern for each line `script` can print: the lines of its string literals and f-strings, joined with `+`
+    where the code joins them, whitespace runs made one space; a field or any other expression stands for any text.
+    Only lines with some words of their own count (not a bare `{value}` or `" | "`)."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+
+    def parts(node: ast.expr) -> list[str | None]:  # text, or None for a value
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.JoinedStr):
+            return [v.value if isinstance(v, ast.Constant) else None for v in node.values]  # type: ignore[misc]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return parts(node.left) + parts(node.right)
+        return [None]
+
+    patterns = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp):
+            continue
+        lines: list[list[str | None]] = [[]]
+        for part in parts(node):
+            if part is None:
+                lines[-1].append(None)
+                continue
+            first, *more = part.split("\n")
+            lines[-1].append(first)
+            lines.extend([piece] for piece in more)
+        for line in lines:
+            own = "".join(piece for piece in line if piece is not None)
+            if len(re.findall(r"[A-Za-z]", own)) < 3:
+                continue
+            regex = "".join(".*?" if piece is None else re.escape(piece) for piece in line)
+            regex = re.sub(r"(?:\\ )+", " ", regex)  # an escaped run of spaces: one space, as in _normal
+            patterns.append(re.compile(" *".join(part.strip() for part in regex.split(" "))))
+    return patterns
+
+
+def unmatched_quotes(path: Path) -> list[str]:
+    wrong = []
+    for line, script, quoted in bench_quotes(path):
+        source = ROOT / script
+        if not source.is_file():
+            wrong.append(f"{path.name}:{line}: {script} does not exist")
+            continue
+        patterns = printed_lines(source)
+        for text in quoted:
+            if text.strip() in ("", "..."):
+                continue
+            if not any(pattern.fullmatch(_normal(text)) for pattern in patterns):
+                wrong.append(f"{path.name}:{line}: {script} prints no line like {text!r}")
+    return wrong
+
+
+def test_the_performance_page_quotes_only_lines_its_benches_print() -> None:
+    assert bench_quotes(PERFORMANCE), "docs/performance.md quotes its benches' output"
+    assert not unmatched_quotes(PERFORMANCE), "\n".join(unmatched_quotes(PERFORMANCE))
+
+
+def test_the_performance_page_states_no_figure_outside_a_quote() -> None:
+    text = FENCE.sub("", PERFORMANCE.read_text(encoding="utf-8"))
+    found = [f"{m[0]!r} in {line.strip()!r}" for line in text.splitlines() for m in PROSE_FIGURE.finditer(line)]
+    assert not found, "figures in prose (quote the bench line that prints them):\n" + "\n".join(found)
+
+
+def test_the_readme_quotes_its_figures_from_the_performance_page() -> None:
     readme = README.read_text(encoding="utf-8")
     assert "\n## Performance\n" in readme, "the README has a Performance section"
     section = readme.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
-    found = tables(section)
-    assert len(found) == 1, f"the README's Performance section has one table (rows are lines from | to |): {found}"
-    assert "| state keys | ADK `inject_session_state` |" in found[0]
-    assert found[0] in tables((DOCS / "performance.md").read_text(encoding="utf-8")), (
-        "the README's performance table differs from the one on docs/performance.md: copy it from there"
+    assert not PROSE_FIGURE.search(FENCE.sub("", section)), "figures in the README's prose"
+    (quote,) = [match["code"] for match in FENCE.finditer(section)]
+    page = [match["code"] for match in FENCE.finditer(PERFORMANCE.read_text(encoding="utf-8"))]
+    assert BENCH_COMMAND.match(quote.splitlines()[0]), "the README quotes a bench's output"
+    assert any(set(quote.splitlines()) <= set(block.splitlines()) for block in page), (
+        "the README's figures are not a part of one of docs/performance.md's quotes: copy them from there"
     )
+
+
+@pytest.mark.parametrize(
+    ("printed", "quoted", "matches"),
+    [
+        (
+            'print(f"{size:>5,} keys: ratio = {r:.2f} (target <= 1.5): {met}")',
+            "   10 keys: ratio = 1.06 (target <= 1.5): met",
+            True,
+        ),
+        (
+            'print(f"{size:>5,} keys: ratio = {r:.2f} (target <= 1.5): {met}")',
+            "10 keys: ratio = 1.06 (target <= 2): met",
+            False,
+        ),
+        ('print(f"{name:<8} {t:8.1f} ms   ratio {r:5.2f}")', "warm         4.1 ms   ratio  0.35", True),
+        ('print(f"\\nturns: {n}")', "turns: 40", True),
+        ('print(f"{a} | " + " | ".join(cells) + f" | {r}x done")', "10 | 1 | 2 | 1.1x done", True),
+        ('print(f"{value}")', "anything at all", False),
+    ],
+    ids=["fields", "changed-text", "padding", "newline", "joined", "no-words"],
+)
+def test_a_quoted_line_must_have_the_shape_of_a_printed_one(
+    printed: str, quoted: str, matches: bool, tmp_path: Path
+) -> None:
+    script = tmp_path / "bench_x.py"
+    script.write_text(printed + "\n", encoding="utf-8")
+    assert any(p.fullmatch(_normal(quoted)) for p in printed_lines(script)) is matches
 
 
 def site_url() -> str:
