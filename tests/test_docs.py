@@ -11,7 +11,8 @@ root, so every example is complete as written. Examples check themselves with ``
 fails the test by raising. A block that defines pytest tests (``def test_...``) is run by pytest
 instead, twice: once to write its snapshots, once to check against them.
 
-The README's performance table is the performance page's (the same figures, from one bench run).
+Figures: docs/performance.md quotes lines of its benches' output, each of which must have the shape of a line
+the bench prints, and states no figure in prose; the README's figures are a part of one of those quotes.
 
 The site itself: every lint rule the linter knows has its page at ``docs/rules/<CODE>.md`` (the
 address ``rule_url`` gives), every page is in the navigation of ``mkdocs.yml``, and the site's
