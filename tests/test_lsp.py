@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import importlib.util
 import json
 import os
 import re
@@ -17,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import require_adk
 
 from templating import MissingKeyError, Template, parse
 from templating.linter.config import load_config, rules_for
@@ -494,10 +494,7 @@ def _instruction(source: str) -> str:
 async def _adk_renders(instruction: str, state: dict[str, str], artifacts: bool) -> str:
     """What google-adk 2.x's own inject_session_state makes of `instruction` (an empty artifact service
     when `artifacts`)."""
-    if importlib.util.find_spec("google.adk") is None:
-        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
-            pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed", pytrace=False)
-        pytest.skip("google-adk is not installed (pip install '.[adk]')")
+    require_adk()
     from google.adk.agents import LlmAgent
     from google.adk.agents.invocation_context import InvocationContext
     from google.adk.agents.readonly_context import ReadonlyContext
