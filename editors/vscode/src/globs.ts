@@ -30,7 +30,9 @@ export function usesTemplating(folder: string): boolean {
   if (text === undefined) {
     return false;
   }
-  return /^\s*\[\s*tool\s*\.\s*templating\s*[\].]/m.test(text) || /\bagent[-_.]prompt[-_.]templating\b/i.test(text);
+  // Blanks within a line only (a TOML header is one line): `\s*` after `^` would also take line
+  // breaks, and retrying it at every line start made a file of blank lines quadratic.
+  return /^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*templating[ \t]*[\].]/m.test(text) || /\bagent[-_.]prompt[-_.]templating\b/i.test(text);
 }
 
 /**
@@ -63,14 +65,25 @@ export function includeGlobs(folder: string): string[] {
  * leaves it out, as the selector cannot exclude (the server still reads it and skips those files).
  */
 export function toVsCodeGlob(glob: string): string {
+  // Index scans, not regular expressions or a loop of slices: each is linear in the glob's length
+  // (`/\/+$/` retried the run of slashes from each of its slashes, quadratic on a long run).
   let pattern = glob.trim();
-  while (pattern.startsWith("./")) {
-    pattern = pattern.slice(2);
+  let start = 0;
+  while (pattern.startsWith("./", start)) {
+    start += 2;
   }
-  const folderOnly = pattern.endsWith("/");
-  pattern = pattern.replace(/\/+$/, "");
+  let end = pattern.length;
+  while (end > start && pattern[end - 1] === "/") {
+    end--;
+  }
+  const folderOnly = end < pattern.length;
+  pattern = pattern.slice(start, end);
   const anchored = pattern.includes("/");
-  pattern = pattern.replace(/^\/+/, "");
+  let lead = 0;
+  while (pattern[lead] === "/") {
+    lead++;
+  }
+  pattern = pattern.slice(lead);
   if (folderOnly) {
     pattern = `${pattern}/**`; // a folder: everything inside it
   }
