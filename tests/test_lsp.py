@@ -216,6 +216,35 @@ async def test_hover_on_a_placeholder_tells_where_it_is_written(client: Language
     )
 
 
+@pytest.mark.asyncio
+async def test_a_cancel_of_an_answered_request_is_not_logged(
+    client: LanguageClient, project: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """VS Code cancels requests whose answers already left (a hover when the mouse moved on): the server ignores
+    such a cancel without a line in its log (pygls warned for each). A cancel of an id never sent still gets one,
+    which also tells the test that the server has read the first cancel (stderr is written in order)."""
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer)
+    line = REVIEWER.splitlines()[TYPO_LINE]
+    params = types.HoverParams(
+        types.TextDocumentIdentifier(reviewer.as_uri()), _position(line, "{itinerary}", TYPO_LINE)
+    )
+    answered, never = "hover-answered-before-its-cancel", "request-never-sent"
+    assert await client.protocol.send_request_async(types.TEXT_DOCUMENT_HOVER, params, msg_id=answered) is not None
+    client.cancel_request(types.CancelParams(id=answered))
+    client.cancel_request(types.CancelParams(id=never))
+    err = ""
+    async with asyncio.timeout(60):  # a liveness bound: the server answers in milliseconds
+        while never not in err:
+            await asyncio.sleep(0.05)
+            err += capfd.readouterr().err
+    assert answered not in err, err
+    assert "Cancel notification for unknown message id" not in err, err
+    # the server still answers after both
+    assert await client.text_document_hover_async(params) is not None
+
+
 TRIP_AGENT = "trip_desk/agent.py"
 STATE_JSON = {
     "type": "object",
