@@ -21,21 +21,6 @@ function readPyproject(folder: string): string | undefined {
 }
 
 /**
- * Whether the folder's project uses `templating`: its `pyproject.toml` has a `[tool.templating]`
- * table (or one of its sub-tables) or names `agent-prompt-templating` (as a dependency). A text
- * check: it decides only whether a missing `templating` is worth a notification.
- */
-export function usesTemplating(folder: string): boolean {
-  const text = readPyproject(folder);
-  if (text === undefined) {
-    return false;
-  }
-  // Blanks within a line only (a TOML header is one line): `\s*` after `^` would also take line
-  // breaks, and retrying it at every line start made a file of blank lines quadratic.
-  return /^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*templating[ \t]*[\].]/m.test(text) || /\bagent[-_.]prompt[-_.]templating\b/i.test(text);
-}
-
-/**
  * `[tool.templating] include` of the folder's `pyproject.toml`, as VS Code globs relative to the
  * folder. None when there is no such file, it is not TOML or has no such list: the server reports
  * what is wrong with its configuration.

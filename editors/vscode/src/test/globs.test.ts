@@ -4,8 +4,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { Worker } from "node:worker_threads";
-import { includeGlobs, toVsCodeGlob, usesTemplating } from "../globs";
+import { includeGlobs, toVsCodeGlob } from "../globs";
+import { inWorker, MB } from "./hostile";
 
 describe("toVsCodeGlob", () => {
   const table: [string, string, string][] = [
@@ -51,60 +51,9 @@ describe("includeGlobs", () => {
   }
 });
 
-describe("usesTemplating", () => {
-  const table: [string, string | undefined, boolean][] = [
-    ["a [tool.templating] table", "[tool.templating]\nselect = ['T001']\n", true],
-    ["only a sub-table", "[tool.templating.per-file-ignores]\n'a.py' = ['T001']\n", true],
-    ["a dependency", '[project]\ndependencies = ["agent-prompt-templating[lsp]>=0.1"]\n', true],
-    ["an optional dependency", '[project.optional-dependencies]\ndev = ["agent_prompt_templating"]\n', true],
-    ["neither", '[project]\nname = "x"\ndependencies = ["jinja2"]\n[tool.ruff]\n', false],
-    ["another tool named alike", "[tool.templating-other]\n", false],
-    ["no pyproject.toml", undefined, false],
-  ];
-  for (const [name, text, expected] of table) {
-    it(name, () => assert.equal(usesTemplating(project(text)), expected));
-  }
-});
-
-// Hostile pyproject.toml text and globs, 1 MB each: the regular expressions that read them were
-// quadratic (100 KB of blank lines took 11.5 s; these inputs kept the old code busy for over ten
-// minutes). Each call runs in a worker thread, stopped if it has not answered within LIVENESS: a
-// bound that only turns a hang into a failure (a linear scan answers in milliseconds), not a
-// judgement of speed.
-const LIVENESS = 120_000;
-
-function inWorker(name: string, ...args: unknown[]): Promise<unknown> {
-  const worker = new Worker(path.join(__dirname, "call.worker.js"), { workerData: { name, args } });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void worker.terminate();
-      reject(new Error(`${name} did not return within ${LIVENESS / 1000} s on 1 MB: not linear`));
-    }, LIVENESS);
-    worker.once("message", (value) => {
-      clearTimeout(timer);
-      void worker.terminate();
-      resolve(value);
-    });
-    worker.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
-}
-
+// Hostile globs, 1 MB each: the regular expressions that trimmed them were quadratic (a long run of
+// slashes kept the old code busy for over ten minutes). See hostile.ts.
 describe("1 MB of hostile input is read in linear time", () => {
-  const MB = 1_000_000;
-  const cases: [string, string, boolean][] = [
-    ["blank lines before the table", "\n".repeat(MB) + "[tool.templating]\n", true],
-    ["blank lines, no table", "\n".repeat(MB) + "[tool.ruff]\n", false],
-    ["spaces and line breaks", " \n".repeat(MB / 2) + " [tool.templating.severity]\n", true],
-    ["spaces on one line", " ".repeat(MB) + "x\n", false],
-    ["lines that start a header", "[ tool . \n".repeat(MB / 10), false],
-  ];
-  for (const [name, text, expected] of cases) {
-    it(`usesTemplating: ${name}`, async () => assert.equal(await inWorker("usesTemplating", project(text)), expected));
-  }
-
   const slashes = "/".repeat(MB);
   const globs: [string, string, string][] = [
     ["a run of slashes before a name", `${slashes}x`, "x"],
