@@ -3,8 +3,9 @@
 // A bounded look: a few manifests (`pyproject.toml`, `requirements*.txt`) and Python files found
 // by the editor's file search (at most LIMITS.files of each, with node_modules and virtual
 // environments left out), the first LIMITS.bytes of each read, and LIMITS.total bytes in all.
-// Apart from extension.ts (which gives it VS Code's file search) so that the unit tests run in
-// plain Node.js.
+// A file whose real path is outside every workspace folder (a link out) is not read, nor is one that
+// is not a regular file (a FIFO is never waited on). Apart from extension.ts (which gives it VS
+// Code's file search) so that the unit tests run in plain Node.js.
 import * as fs from "node:fs";
 import * as path from "node:path";
 
@@ -86,6 +87,7 @@ export async function workspaceUses(
 ): Promise<Usage | undefined> {
   let budget = limits.total;
   const seen = new Set<string>();
+  const roots = folders.map(real).filter((root): root is string => root !== undefined);
   const kinds: [string, (file: string, text: string) => Use | undefined][] = [
     ["**/{pyproject.toml,requirements*.txt,requirements/*.txt}", (file, text) => manifestUses(path.basename(file), text)],
     ["**/agent.py", (_, text) => pythonUses(text)],
@@ -101,6 +103,10 @@ export async function workspaceUses(
         continue;
       }
       seen.add(file);
+      const where = real(file);
+      if (where === undefined || !roots.some((root) => inside(where, root))) {
+        continue; // a link out of the workspace is not followed
+      }
       const text = readStart(file, Math.min(limits.bytes, budget));
       budget -= Buffer.byteLength(text);
       const use = says(file, text);
@@ -130,6 +136,19 @@ export function readStart(file: string, bytes: number): string {
       fs.closeSync(fd);
     }
   }
+}
+
+function real(file: string): string | undefined {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+function inside(file: string, root: string): boolean {
+  const relative = path.relative(root, file);
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
 }
 
 function shown(file: string, folders: readonly string[]): string {

@@ -140,6 +140,19 @@ describe("workspaceUses", () => {
     assert.equal(use?.file, "b/agent.py");
   });
 
+  it("follows no link out of the workspace", async () => {
+    const outside = folderWith({ "agent.py": ADK_AGENT });
+    const dir = folderWith({ "pkg/__init__.py": "" });
+    fs.symlinkSync(path.join(outside, "agent.py"), path.join(dir, "pkg/agent.py"));
+    fs.symlinkSync(outside, path.join(dir, "linked"));
+    const { find } = search(dir, { agent: ["pkg/agent.py", "linked/agent.py"] });
+    assert.equal(await workspaceUses([dir], find), undefined);
+    // a link inside the workspace is read
+    fs.symlinkSync(path.join(dir, "pkg/__init__.py"), path.join(dir, "alias.py"));
+    fs.writeFileSync(path.join(dir, "pkg/__init__.py"), ADK_AGENT);
+    assert.equal((await workspaceUses([dir], search(dir, { python: ["alias.py"] }).find))?.file, "alias.py");
+  });
+
   it("names a file of a second folder relative to it", async () => {
     const first = folderWith({});
     const second = folderWith({ "agent.py": ADK_AGENT });
