@@ -741,7 +741,7 @@ SITUATIONS = {
         "key_named_not_injected",
         "static_instruction_braces",
     ),
-    "global_instruction": ("global_instruction_root", "global_instruction_sub_agent"),
+    "global_instruction": ("global_instruction_root", "global_instruction_root_given", "global_instruction_sub_agent"),
     "apps as units": ("two_apps_other_writes",),
     "the initial state, declared": (
         "initial_state_missing_key",
