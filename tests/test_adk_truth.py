@@ -384,6 +384,9 @@ def test_google_adk_does_what_the_case_says(name: str, index: int, app_copy: Pat
     case = load_case(name)
     run = case.runs[index]
     observed = run_case(case, run, app_copy)
+    loaded = sys.modules.get(run.app)
+    where = [getattr(loaded, "__file__", None) or "", *list(getattr(loaded, "__path__", None) or [])]
+    assert any(str(w).startswith(str(app_copy)) for w in where if w), f"{run.app} was not loaded from this case's copy"
     got = outcome_of(observed)
     want: dict[str, str | None] = {"adk": run.adk}
     if run.adk != "runs":
