@@ -1378,8 +1378,13 @@ def test_render_an_ambiguous_name_says_which(py_tree: Path, capsys: pytest.Captu
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("root", "A {x}"), ("root.instruction", "A {x}"), ("root.global_instruction", "B {y}"), ("lone", "G {z}")],
-    ids=["agent-name-is-its-instruction", "instruction", "global-instruction", "agent-with-only-a-global-one"],
+    [
+        ("root", "A {x}"),
+        ("root.instruction", "A {x}"),
+        ("root.global_instruction", "B {y}"),
+        ("lone.global_instruction", "G {z}"),
+    ],
+    ids=["agent-name-is-its-instruction", "instruction", "global-instruction", "the-global-one-by-its-name"],
 )
 def test_render_an_agent_by_name(py_tree: Path, capsys: pytest.CaptureFixture[str], name: str, expected: str) -> None:
     (py_tree / "agents" / "two.py").write_text(
@@ -1390,6 +1395,48 @@ def test_render_an_agent_by_name(py_tree: Path, capsys: pytest.CaptureFixture[st
     )
     code, out, err = run(["render", f"agents/two.py:{name}", "--missing", "keep"], capsys)
     assert (code, out, err) == (0, expected, "")
+
+
+UNREAD_AGENT = (
+    "from google.adk.agents import Agent\n"
+    "def provider(ctx):\n    return 'hi'\n"
+    'root_agent = Agent(name="root", global_instruction="You serve {user:name}.", instruction=provider)\n'
+    'lone = Agent(name="lone", global_instruction="G {z}")\n'
+)
+# (id, the command's arguments before FILE.py:NAME, NAME, the error)
+UNREAD_AGENT_CASES = [
+    *(
+        (
+            f"{command}-{name}",
+            [command, *extra],
+            name,
+            f'Agent(name="root").instruction at agents/three.py:4:90 cannot be rendered from the code: '
+            f"'provider' is a function (an instruction provider): its text is known only when it runs; to render "
+            f"another of its instructions, name it: agents/three.py:{name}.global_instruction",
+        )
+        for command, extra in (("render", ["--missing", "keep"]), ("convert", ["--from", "adk"]), ("keys", []))
+        for name in ("root", "root_agent")
+    ),
+    (
+        "no-instruction-at-all",
+        ["render"],
+        "lone",
+        "the agent 'lone' in agents/three.py gives no instruction= that can be read; to render another of its "
+        "instructions, name it: agents/three.py:lone.global_instruction",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "error"), [c[1:] for c in UNREAD_AGENT_CASES], ids=[c[0] for c in UNREAD_AGENT_CASES]
+)
+def test_an_agent_s_unread_instruction_is_never_replaced_by_its_global_one(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], args: list[str], name: str, error: str
+) -> None:
+    """`render`, `convert` and `keys` of `FILE.py:AGENT` pick the agent's instruction or fail (exit 2) saying what
+    could not be read and how to name the agent's other instructions: never its global_instruction instead."""
+    (py_tree / "agents" / "three.py").write_text(UNREAD_AGENT, encoding="utf-8")
+    assert run([*args, f"agents/three.py:{name}"], capsys) == (2, "", f"templating: error: {error}\n")
 
 
 def test_render_an_agent_whose_instruction_is_a_function_says_why(

@@ -947,6 +947,43 @@ def test_schema_keys_count_as_written() -> None:
     assert never_written(found, frozenset(), schema=["plan"]) == []
 
 
+STATIC = """\
+from google.adk.agents import LlmAgent
+from google.genai import types
+
+from .prompts import GUIDE_STATIC_INSTRUCTION
+
+guide = LlmAgent(name="guide", static_instruction=GUIDE_STATIC_INSTRUCTION, instruction="Greet {visitor}.")
+reader = LlmAgent(name="reader", static_instruction=types.Content(parts=[]), instruction=provide)
+plain = LlmAgent(name="plain", static_instruction=None, instruction="Read.")
+"""
+
+
+def test_a_static_instruction_is_kept_apart_and_its_constant_is_no_instruction() -> None:
+    files = {
+        "app/agent.py": STATIC,
+        "app/prompts.py": 'GUIDE_STATIC_INSTRUCTION = "You are {persona}, a guide."\n',
+        "app/__init__.py": "",
+    }
+    result = scan_texts(files, ["app/agent.py", "app/prompts.py"])
+    (static,) = result.static_instructions
+    assert (static.label, static.names, static.dialect) == (
+        "GUIDE_STATIC_INSTRUCTION",
+        ("GUIDE_STATIC_INSTRUCTION", "guide.static_instruction"),
+        "adk",
+    )
+    assert (static.path, static.text) == ("app/prompts.py", "You are {persona}, a guide.")
+    # the constant is not an instruction of its own (it would read {persona}); only the agents' instructions are
+    assert [item.label for item in result.instructions] == [
+        'LlmAgent(name="guide").instruction',
+        'LlmAgent(name="plain").instruction',
+    ]
+    # a Content or None is no static text; an instruction provider is skipped, and says by which names
+    assert [(item.label, item.names) for item in result.skipped] == [
+        ('LlmAgent(name="reader").instruction', ("reader", "reader.instruction"))
+    ]
+
+
 @pytest.mark.parametrize(
     "dynamic",
     [
