@@ -1456,6 +1456,27 @@ def test_render_an_agent_whose_instruction_is_a_function_says_why(
     ), err
 
 
+def test_keys_lists_a_jinja_instruction_s_state_reads(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "report.py").write_text(
+        "from templating import jinja\n\n"
+        "REPORT = jinja(\"{{ user.name }}: {% for t in tickets %}{{ t }}{% endfor %}{{ note | default('') }}\")\n",
+        encoding="utf-8",
+    )
+    assert run(["keys", "agents/report.py:REPORT"], capsys) == (
+        0,
+        "jinja(...) (agents/report.py:3:17, jinja)\n    user:name\n    tickets\n    note?\n",
+        "",
+    )
+    code, out, _ = run(["keys", "agents/report.py:REPORT", "--format", "json"], capsys)
+    assert code == 0
+    (row,) = json.loads(out)
+    assert [(k["key"], k["optional"], k["line"], k["column"]) for k in row["keys"]] == [
+        ("user:name", False, 3, 20),
+        ("tickets", False, 3, 46),
+        ("note", True, 3, 78),
+    ]
+
+
 OWN_PROVIDERS = (
     "from templating import Agent, instruction, jinja\n"
     "\n"

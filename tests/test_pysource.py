@@ -947,6 +947,47 @@ def test_schema_keys_count_as_written() -> None:
     assert never_written(found, frozenset(), schema=["plan"]) == []
 
 
+# T014, T012 and T001 on a jinja(...) instruction's state reads, each placed at the variable
+JINJA_PROMPT = (
+    "from templating import jinja\n"
+    "PROMPT = jinja(\n"
+    '    "Plan for {{ user.name }}:\\n"\n'
+    '    "{% for leg in legs %}- {{ leg.origin }}{% endfor %}\\n"\n'
+    "    \"{% if notes is defined %}{{ notes }}{% endif %} {{ temp.step }} {{ state['plan'] }}\"\n"
+    "    \" {{ tips | default('') }}\"\n"
+    ")\n"
+)
+
+
+def test_a_jinja_instruction_s_reads_get_the_key_checks() -> None:
+    (found,) = scan_texts({"p.py": JINJA_PROMPT}).instructions
+    assert found.dialect == "jinja"
+    unwritten = never_written(found, frozenset({"plan"}))
+    assert [(d.code, JINJA_PROMPT[d.span.start : d.span.end], d.span.line) for d in unwritten if d.span] == [
+        ("T014", "user.name", 3),
+        ("T014", "legs", 4),
+    ]
+    assert unwritten[0].message == (
+        "'user.name' reads state key 'user:name', which nothing in the linted files writes: the Jinja2 instruction "
+        "raises JinjaUndefinedError without it"
+    )
+    assert unwritten[1].help is not None
+    assert unwritten[1].help.endswith("{% if legs is defined %}...{% endif %}, or legs | default('')")
+    assert never_written(found, frozenset({"plan", "legs"}), schema=["user"]) == [unwritten[0]]
+    own = lint_instruction(found, select=select_rules(), schema=["user:name", "legs", "plan", "notes?"])
+    assert [(d.code, JINJA_PROMPT[d.span.start : d.span.end]) for d in own if d.span] == [
+        ("T012", "temp.step"),
+        ("T001", "temp.step"),
+        ("T001", "tips"),
+    ]
+
+
+def test_a_jinja_syntax_error_is_its_only_finding() -> None:
+    (found,) = scan_texts({"p.py": "from templating import jinja\nP = jinja('{% if x %}{{ temp.y }}')\n"}).instructions
+    assert [d.code for d in lint_instruction(found, select=select_rules())] == ["E001"]
+    assert never_written(found, frozenset()) == []
+
+
 STATIC = """\
 from google.adk.agents import LlmAgent
 from google.genai import types
