@@ -947,6 +947,57 @@ def test_schema_keys_count_as_written() -> None:
     assert never_written(found, frozenset(), schema=["plan"]) == []
 
 
+# T014 where the braces sit in a URL or in code: the help is an escape ({key?} would drop the text there)
+LITERAL_PLACES = [
+    ("code-span", "Start it with `POST /run/{suite_id}`.", "{suite_id}", "sits in code"),
+    ("url", "Poll https://ci.example.com/status?id={run_id} until done.", "{run_id}", "sits in a URL"),
+    ("path", "Open /runs/{run_id}/logs first.", "{run_id}", "sits in a URL"),
+    ("prose", "Report {result} to the user.", "{result}", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "flagged", "place"), [c[1:] for c in LITERAL_PLACES], ids=[c[0] for c in LITERAL_PLACES]
+)
+def test_a_key_nothing_writes_in_a_url_or_code_gets_an_escape_as_help(
+    prompt: str, flagged: str, place: str | None
+) -> None:
+    from templating.linter.fixes import fixes_for
+
+    user = f'from google.adk.agents import LlmAgent\nw = LlmAgent(name="w", instruction="{prompt}")\n'
+    (found,) = scan_texts({"user.py": user}).instructions
+    (finding,) = never_written(found, frozenset())
+    assert user[finding.span.start : finding.span.end] == flagged
+    assert finding.help is not None
+    titles = [fix.title for fix in fixes_for(finding, user, dialect="adk")]
+    if place is None:
+        assert finding.help.startswith("set ")
+        assert titles == [f"Make it optional: {flagged[:-1]}?}}"]
+        return
+    key = flagged[1:-1]
+    assert finding.help == (
+        f"{flagged!r} {place}, where google-adk substitutes it too ({{{key}?}} would drop it from the text): to "
+        f"send the braces as written, write \\{flagged} (google-adk keeps it, backslash included), or give the "
+        "agent an instruction provider, which google-adk does not fill in (templating's static(...) sends its text "
+        f"as written); if the value is meant, set {key!r} before this agent runs"
+    )
+    assert titles == []  # no "make it optional": it would send the text around the key without it
+
+
+def test_a_key_nothing_writes_in_an_angle_url_gets_the_escape_as_an_unsafe_fix() -> None:
+    from templating.linter.fixes import fixes_for
+
+    user = 'from templating import instruction\nP = instruction("Open /runs/<run_id>/logs.")\n'
+    (found,) = scan_texts({"user.py": user}).instructions
+    (finding,) = never_written(found, frozenset())
+    assert finding.help == (
+        "'<run_id>' sits in a URL: to send <run_id> as written, escape it as <<run_id>>; if the value is meant, "
+        "set 'run_id' before this agent runs"
+    )
+    (fix,) = fixes_for(finding, user, dialect="angle")
+    assert (fix.edits, fix.safe) == ([(finding.span.start, finding.span.end, "<<run_id>>")], False)
+
+
 # T014, T012 and T001 on a jinja(...) instruction's state reads, each placed at the variable
 JINJA_PROMPT = (
     "from templating import jinja\n"

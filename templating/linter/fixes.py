@@ -52,6 +52,8 @@ __all__ = [
 # the suggestion ends at the "?" that ends the question (`did you mean <name?>?`)
 _DID_YOU_MEAN = re.compile(r"did you mean (.+?)(?:, which is written)?\?(?=\s|$)")
 _USES = re.compile(r"this template uses (<[^>]+>)$")
+_SITS_IN = re.compile(r"^(?:did you mean .*? Otherwise )?'[^']*' sits in (?:a URL|code)")
+_ANGLE_KEY = re.compile(r"<(?:(?:app|user|temp):)?[^\W\d]\w*\??>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,11 @@ def fixes_for(diag: Diagnostic, text: str, *, dialect: str | None = None) -> lis
     if m and diag.code == "T008":
         out.append(Fix(f"Replace with {m.group(1)}", [(start, end, m.group(1))], codes=(diag.code,)))
     optional = _made_optional(flagged)
+    if diag.code == "T014" and _SITS_IN.search(diag.help or ""):  # in a URL or code: escape it, do not drop it
+        optional = None
+        if _ANGLE_KEY.fullmatch(flagged):
+            new = f"<{flagged}>"
+            out.append(Fix(f"Escape it: {new}", [(start, end, new)], codes=(diag.code,), safe=False))
     if diag.code in _OPTIONAL and optional is not None:
         out.append(Fix(f"Make it optional: {optional}", [(start, end, optional)], codes=(diag.code,), safe=False))
     if diag.code == "T007" and flagged.startswith("<") and not flagged.startswith("<<"):

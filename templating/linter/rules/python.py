@@ -14,6 +14,7 @@ from ...template import Template, parse
 from ..check import lint
 from ..registry import JINJA_SYNTAX, PYTHON_SYNTAX, RULES, TREE_RULES, Diagnostic
 from ..schema import load_schema
+from ..source import _Source
 from ..util import close_match
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ def never_written(found: Instruction, written: frozenset[str], *, schema: Any = 
     template = _text_of(found)
     if template is None:
         return []
+    src = _Source(found.text)
     out: list[Diagnostic] = []
     reported: set[str] = set()
     for node in template.placeholders:
@@ -134,6 +136,9 @@ def never_written(found: Instruction, written: frozenset[str], *, schema: Any = 
         close = close_match(node.name, sorted(known), cutoff=0.8)
         hint = f"did you mean {close!r}, which is written? Otherwise " if close else ""
         message, help_ = _unwritten(found, node.name, node.key, shown, _declared(found, node.name))
+        where = _literal_place(found.text, node.span.start, node.span.end, src)
+        if where is not None:  # /run/{suite_id}: {suite_id?} would send "/run/"; the text wants an escape
+            help_ = _escape_help(found.dialect, node.key, shown, where)
         out.append(Diagnostic("T014", RULES["T014"].severity, message, span, path, hint + help_, found.label))
     return out
 
@@ -164,6 +169,35 @@ def _jinja_unwritten(found: Instruction, known: set[str]) -> list[Diagnostic]:
         )
         out.append(Diagnostic("T014", RULES["T014"].severity, message, span, path, hint + help_, found.label))
     return out
+
+
+def _literal_place(text: str, start: int, end: int, src: _Source) -> str | None:
+    """Where the placeholder at `start`..`end` sits when it is in "a URL" (`/run/{suite_id}`, `https://x/{id}`)
+    or in "code" (a code span): text meant as written, rarely a value to insert. None elsewhere."""
+    if src.in_code(start):
+        return "code"
+    if text[start - 1 : start] == "/" or text[end : end + 1] == "/":
+        return "a URL"
+    token_start = start
+    while token_start > 0 and not text[token_start - 1].isspace() and text[token_start - 1] not in "\"'`(<[":
+        token_start -= 1
+    return "a URL" if "://" in text[token_start:start] else None
+
+
+def _escape_help(dialect: str, key: str, shown: str, where: str) -> str:
+    """T014's help for a placeholder in a URL or in code: how to send it as written (making it optional would
+    send the text around it without it)."""
+    if dialect == "adk":
+        return (
+            f"{shown!r} sits in {where}, where google-adk substitutes it too ({{{key}?}} would drop it from the "
+            f"text): to send the braces as written, write \\{{{key}}} (google-adk keeps it, backslash included), "
+            "or give the agent an instruction provider, which google-adk does not fill in (templating's "
+            f"static(...) sends its text as written); if the value is meant, set {key!r} before this agent runs"
+        )
+    return (
+        f"{shown!r} sits in {where}: to send {shown} as written, escape it as <{shown}>; if the value is "
+        f"meant, set {key!r} before this agent runs"
+    )
 
 
 def _declared(found: Instruction, key: str) -> tuple[Any, Any] | None:
