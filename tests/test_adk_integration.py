@@ -211,7 +211,7 @@ def test_canonical_instruction_matches_what_adk_builds() -> None:
     assert instruction_text not in sent(request)
 
 
-# --- lint's ADK-dialect rules (T016..T019) against google-adk's own inject_session_state ------------
+# --- lint's ADK-dialect rules (T016 to T020, T031) against google-adk's own inject_session_state ------------
 # Each rule's message says what ADK does at run time; these tests make ADK do it.
 
 
@@ -284,6 +284,23 @@ ADK_CLAIMS = [
     ("T020-dotted", "Order {order.id?}.", {"order": {"id": 1}, "order.id": 1}, None, None, ["T020"]),
     ("T020-scoped-path", "{user:profile.name}", {"user:profile": {"name": "A"}}, None, None, ["T020"]),
     ("T020-help", "Hi {name}, within {budget}.", {"name": "Ada", "budget": 3}, None, "Hi Ada, within 3.", []),
+    (
+        "T031-class-field",
+        "It is {CityTime.time_info} in {CityTime.city}.",
+        {"CityTime": {"time_info": "10:10", "city": "Paris"}, "time_info": "10:10", "city": "Paris"},
+        None,
+        None,
+        ["T031", "T031"],
+    ),
+    (
+        "T031-from-node",
+        "It is <CityTime.time_info from lookup_time_function>.",
+        {"lookup_time_function": {"time_info": "10:10"}, "time_info": "10:10"},
+        None,
+        None,
+        ["T031"],
+    ),
+    ("T031-help", "It is {time_info}.", {"time_info": "10:10"}, None, "It is 10:10.", []),
 ]
 
 

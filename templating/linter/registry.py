@@ -207,6 +207,15 @@ RULES: dict[str, Rule] = {
             "# templating: ignore[T999]",
             scope="python",
         ),
+        Rule(
+            "T031",
+            "workflow-placeholder",
+            "warning",
+            "{Class.field} or <Class.field from node>: Python google-adk sends them as written",
+            "{CityTime.city}",
+            True,
+            _ADK,
+        ),
     )
 }
 # The codes of the findings about suppression comments (templating.linter.suppress).
