@@ -208,6 +208,24 @@ RULES: dict[str, Rule] = {
             scope="python",
         ),
         Rule(
+            "T029",
+            "angle-placeholder-in-adk",
+            "warning",
+            "<key> in a google-adk string, which substitutes only {key}",
+            "<plan>",
+            True,
+            _ADK,
+            scope="python",
+        ),
+        Rule(
+            "T030",
+            "key-named-not-injected",
+            "warning",
+            "a written state key named in the prose, its value never inserted",
+            "state['plan']",
+            scope="python",
+        ),
+        Rule(
             "T031",
             "workflow-placeholder",
             "warning",
@@ -215,6 +233,14 @@ RULES: dict[str, Rule] = {
             "{CityTime.city}",
             True,
             _ADK,
+        ),
+        Rule(
+            "T032",
+            "static-instruction-placeholder",
+            "warning",
+            "a placeholder of a state key in a static_instruction, which is sent as written",
+            "static_instruction='{persona}'",
+            scope="python",
         ),
     )
 }
