@@ -351,3 +351,35 @@ def test_t030_has_no_fix_for_a_phrase() -> None:
     (finding,) = named_not_injected(item, WRITTEN)
     text = item.file_text(item.path) or ""
     assert fixes_for(finding, text, dialect="adk") == []
+
+
+GLOBAL_AND_STATIC = (
+    "from google.adk.agents import LlmAgent\n\n"
+    "picker = LlmAgent(name='picker', instruction='Pick a topic.', output_key='topic')\n"
+    "root_agent = LlmAgent(\n"
+    "    name='root',\n"
+    "    global_instruction=\"Stay on <topic>; read state['topic'] first; answer in {lang}.\",\n"
+    "    static_instruction=\"Stay on <topic>; read state['topic'] first; answer in {lang}.\",\n"
+    "    instruction='Help the user.',\n"
+    "    sub_agents=[picker],\n"
+    ")\n"
+)
+
+
+def test_a_global_instruction_gets_the_instruction_s_checks_and_a_static_one_only_t032(tmp_path: Path) -> None:
+    """google-adk injects a string global_instruction (T014, T029, T030 as for an instruction); it sends a
+    static_instruction as written: only its placeholders of state keys are reported (T032: `lang` is one, the
+    global instruction reads it), nothing it would look up."""
+    (tmp_path / "agent.py").write_text(GLOBAL_AND_STATIC, encoding="utf-8")
+    result = lint_project([str(tmp_path / "agent.py")], root=tmp_path)
+    rows = [(d.code, d.span.line, GLOBAL_AND_STATIC[d.span.start : d.span.end]) for d in result.diagnostics if d.span]
+    assert rows == [
+        ("T029", 6, "<topic>"),
+        ("T030", 6, "state['topic']"),
+        ("T014", 6, "{lang}"),
+        ("T032", 7, "{lang}"),
+    ]
+    assert [d.origin for d in result.diagnostics] == [
+        *['LlmAgent(name="root").global_instruction'] * 3,
+        'LlmAgent(name="root").static_instruction',
+    ]
