@@ -149,6 +149,11 @@ T030_CASES = [
     ),
     ("bare-from-state-key", "The market_data_analysis_output (from state key).", ["market_data_analysis_output"]),
     ("curly-quotes", "Review the \u2018plan\u2019 state key.", ["\u2018plan\u2019"]),
+    (  # adk-docs' toolset sample: a tool writes the key
+        "the-state-of-a-written-key",
+        "Announce the state of 'last_math_operation' if it's set.",
+        ["'last_math_operation'"],
+    ),
     # left alone
     ("inserted-too", "Review the 'plan' state key:\n{plan}", []),
     ("inserted-optional", "Use state['plan'] if given: {plan?}", []),
@@ -157,8 +162,8 @@ T030_CASES = [
     ("a-write-by-a-tool", "Call the store_state tool with key 'meeting_summary' and the summary.", []),
     ("a-passive-write", "The plan MUST be stored in the state key 'plan'.", []),
     ("its-own-output", "Your answer is saved in state under 'topic'.", []),
-    ("the-state-of", "Announce the state of 'last_math_operation' if it's set.", []),  # adk-docs' toolset sample
     ("prose-state-of", "Research the current state of 'carbon capture methods'.", []),
+    ("the-state-of-a-word", "Describe the state of 'economy' in one line.", []),  # no key of the project
     ("fenced-code", "Example:\n```python\nvalue = state['plan']\n```\nExplain it.", []),
     ("quoted-without-state", "Execute every query listed in 'topic' with the search tool.", []),
 ]

@@ -48,10 +48,11 @@ def _quoted(tag: str) -> str:
 _ACCESS = re.compile(
     rf"(?<![\w.])(?:\w+\.)*state\s*(?:\[\s*{_quoted('i')}\s*\]|\.get\(\s*{_quoted('g')}(?:[^()\n]{{0,40}}\))?)"
 )
-# "state key 'plan'", "state under the key 'plan'", "state with key 'plan'", "state for 'plan'": the key.
+# "state key 'plan'", "state under the key 'plan'", "state with key 'plan'", "state for 'plan'", "the state of
+# 'plan'" (of a written key: its value, which the model cannot see): the key.
 _PROSE_BEFORE = re.compile(
     r"\bstate\s+(?:(?:key|variable|value|entry|field)s?\s*(?:named\s+|called\s+|:\s*)?"
-    r"|(?:under|with|for)\s+(?:the\s+)?(?:(?:key|name|field)\s+)?(?:named\s+|called\s+)?)" + _quoted("b"),
+    r"|(?:under|with|for|of)\s+(?:the\s+)?(?:(?:key|name|field)\s+)?(?:named\s+|called\s+)?)" + _quoted("b"),
     re.IGNORECASE,
 )
 # "'plan' state key", "'plan' from state", "'plan' key in the session state", "'plan' (from state key)".
