@@ -1379,8 +1379,13 @@ def test_render_an_ambiguous_name_says_which(py_tree: Path, capsys: pytest.Captu
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("root", "A {x}"), ("root.instruction", "A {x}"), ("root.global_instruction", "B {y}"), ("lone", "G {z}")],
-    ids=["agent-name-is-its-instruction", "instruction", "global-instruction", "agent-with-only-a-global-one"],
+    [
+        ("root", "A {x}"),
+        ("root.instruction", "A {x}"),
+        ("root.global_instruction", "B {y}"),
+        ("lone.global_instruction", "G {z}"),
+    ],
+    ids=["agent-name-is-its-instruction", "instruction", "global-instruction", "the-global-one-by-its-name"],
 )
 def test_render_an_agent_by_name(py_tree: Path, capsys: pytest.CaptureFixture[str], name: str, expected: str) -> None:
     (py_tree / "agents" / "two.py").write_text(
@@ -1391,6 +1396,48 @@ def test_render_an_agent_by_name(py_tree: Path, capsys: pytest.CaptureFixture[st
     )
     code, out, err = run(["render", f"agents/two.py:{name}", "--missing", "keep"], capsys)
     assert (code, out, err) == (0, expected, "")
+
+
+UNREAD_AGENT = (
+    "from google.adk.agents import Agent\n"
+    "def provider(ctx):\n    return 'hi'\n"
+    'root_agent = Agent(name="root", global_instruction="You serve {user:name}.", instruction=provider)\n'
+    'lone = Agent(name="lone", global_instruction="G {z}")\n'
+)
+# (id, the command's arguments before FILE.py:NAME, NAME, the error)
+UNREAD_AGENT_CASES = [
+    *(
+        (
+            f"{command}-{name}",
+            [command, *extra],
+            name,
+            f'Agent(name="root").instruction at agents/three.py:4:90 cannot be rendered from the code: '
+            f"'provider' is a function (an instruction provider): its text is known only when it runs; to render "
+            f"another of its instructions, name it: agents/three.py:{name}.global_instruction",
+        )
+        for command, extra in (("render", ["--missing", "keep"]), ("convert", ["--from", "adk"]), ("keys", []))
+        for name in ("root", "root_agent")
+    ),
+    (
+        "no-instruction-at-all",
+        ["render"],
+        "lone",
+        "the agent 'lone' in agents/three.py gives no instruction= that can be read; to render another of its "
+        "instructions, name it: agents/three.py:lone.global_instruction",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "error"), [c[1:] for c in UNREAD_AGENT_CASES], ids=[c[0] for c in UNREAD_AGENT_CASES]
+)
+def test_an_agent_s_unread_instruction_is_never_replaced_by_its_global_one(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], args: list[str], name: str, error: str
+) -> None:
+    """`render`, `convert` and `keys` of `FILE.py:AGENT` pick the agent's instruction or fail (exit 2) saying what
+    could not be read and how to name the agent's other instructions: never its global_instruction instead."""
+    (py_tree / "agents" / "three.py").write_text(UNREAD_AGENT, encoding="utf-8")
+    assert run([*args, f"agents/three.py:{name}"], capsys) == (2, "", f"templating: error: {error}\n")
 
 
 def test_render_an_agent_whose_instruction_is_a_function_says_why(
@@ -1408,6 +1455,27 @@ def test_render_an_agent_whose_instruction_is_a_function_says_why(
         'templating: error: Agent(name="dyn").instruction at agents/two.py:4:35 cannot be rendered from the code: '
         "'provider' is a function (an instruction provider)"
     ), err
+
+
+def test_keys_lists_a_jinja_instruction_s_state_reads(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "report.py").write_text(
+        "from templating import jinja\n\n"
+        "REPORT = jinja(\"{{ user.name }}: {% for t in tickets %}{{ t }}{% endfor %}{{ note | default('') }}\")\n",
+        encoding="utf-8",
+    )
+    assert run(["keys", "agents/report.py:REPORT"], capsys) == (
+        0,
+        "jinja(...) (agents/report.py:3:17, jinja)\n    user:name\n    tickets\n    note?\n",
+        "",
+    )
+    code, out, _ = run(["keys", "agents/report.py:REPORT", "--format", "json"], capsys)
+    assert code == 0
+    (row,) = json.loads(out)
+    assert [(k["key"], k["optional"], k["line"], k["column"]) for k in row["keys"]] == [
+        ("user:name", False, 3, 20),
+        ("tickets", False, 3, 46),
+        ("note", True, 3, 78),
+    ]
 
 
 OWN_PROVIDERS = (

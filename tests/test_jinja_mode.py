@@ -811,3 +811,98 @@ def test_a_macro_or_loop_without_end_is_a_clear_error() -> None:
     with pytest.raises(JinjaBudgetError, match="nests too deeply") as caught:
         jinja("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}")({})
     assert caught.value.budget == "recursion"
+
+
+# --- the state keys a template reads (templating.jinja_mode.reads), as the mode maps names to keys
+
+# (id, template, [(key, the text read, required)]): each key once, where it is first read
+READS = [
+    (
+        "names-and-namespaces",
+        "Hi {{ user.name }} ({{ state['user:name'] }}), {{ app.tier }}",
+        [
+            ("user:name", "user.name", True),
+            ("app:tier", "app.tier", True),
+        ],
+    ),
+    (
+        "a-loop-and-its-locals",
+        "{% for o in orders %}{{ o.id }} {{ loop.index }}{% endfor %}{% set n = 1 %}{{ n }}",
+        [
+            ("orders", "orders", True),
+        ],
+    ),
+    (
+        "guards",
+        "{% if notes is defined %}{{ notes }}{% endif %}{{ tips | default('') }}{{ plan | d }}",
+        [
+            ("notes", "notes", False),
+            ("tips", "tips", False),
+            ("plan", "plan", False),
+        ],
+    ),
+    (
+        "a-guard-elsewhere-makes-it-optional",
+        "{{ notes }} {% if notes is undefined %}-{% endif %}",
+        [
+            ("notes", "notes", False),
+        ],
+    ),
+    (
+        "not-a-guard-of-the-name",
+        "{{ order.id | default('') }} {{ state.plan }} {{ temp [ 'step' ] }}",
+        [
+            ("order", "order", True),
+            ("plan", "state.plan", True),
+            ("temp:step", "temp [ 'step' ]", True),
+        ],
+    ),
+    (
+        "globals-literals-and-macros",
+        "{{ range(2) | list }} {{ true }} {% macro m(a) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}",
+        [
+            ("b", "b", True),
+        ],
+    ),
+    ("a-method-of-state-is-a-key", "{{ state.get('x') }}", [("get", "state.get", True)]),
+    ("dynamic-keys-are-unknown", "{% for k in keys %}{{ state[k] }}{% endfor %}", [("keys", "keys", True)]),
+    (
+        "whitespace-control",
+        "a\n  {%- if flag -%}\n  {{ x }}\n  {%- endif %}",
+        [
+            ("flag", "flag", True),
+            ("x", "x", True),
+        ],
+    ),
+    ("windows-line-ends", "a\r\n{{ first }}\r\n{{ second }}", [("first", "first", True), ("second", "second", True)]),
+    ("not-valid-jinja", "{% if x %}{{ y }}", []),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in READS], ids=[c[0] for c in READS])
+def test_state_reads_are_placed_where_they_are_written(source: str, expected: list[tuple[str, str, bool]]) -> None:
+    from templating.jinja_mode.reads import state_reads
+
+    reads = state_reads(source)
+    assert [(r.key, source[r.start : r.end], r.required) for r in reads] == expected
+
+
+_RENDERED = [c for c in READS if c[0] not in ("not-valid-jinja", "a-method-of-state-is-a-key")]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in _RENDERED], ids=[c[0] for c in _RENDERED])
+def test_state_reads_are_what_rendering_looks_up(source: str, expected: list[tuple[str, str, bool]]) -> None:
+    """With every key read given, the template renders; without a required one, it raises JinjaUndefinedError.
+    (A key read only under a guard renders without it; one guarded somewhere and read elsewhere without a
+    guard is not required either: the linter stays quiet rather than be wrong.)"""
+    state: dict[str, Any] = {key: [] if key in ("orders", "keys") else "v" for key, _, _ in expected}
+    jinja(source)(dict(state))
+    for key, _, required in expected:
+        if required:
+            with pytest.raises(JinjaUndefinedError):
+                jinja(source)({k: v for k, v in state.items() if k != key})
+
+
+def test_keys_read_only_under_a_guard_may_be_missing() -> None:
+    source = "{% if notes is defined %}{{ notes }}{% endif %}{{ tips | default('') }}{{ plan | d }}"
+    assert jinja(source)({}) == ""

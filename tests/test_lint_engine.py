@@ -84,8 +84,13 @@ def test_overrides_and_update_give_the_findings_of_a_fresh_run(tree: Path) -> No
 def test_select_ignore_and_schema_options(tree: Path) -> None:
     assert lint_project(["."], root=tree, ignore=["T014"]).diagnostics[0].code == "T002"
     assert {d.code for d in lint_project(["."], root=tree, select="T014").diagnostics} == {"T014"}
-    with_schema = lint_project(["customer_service/agent.py"], root=tree, schema=["user:name?", "ticket_id"])
+    with_schema = lint_project(["customer_service/agent.py"], root=tree, schema=["user:name?", "ticket_id", "tickets"])
     assert with_schema.diagnostics == []
+    # the Jinja2 instruction's state reads are checked against the schema too, at the variable
+    (jinja_read,) = lint_project(
+        ["customer_service/agent.py"], root=tree, schema=["user:name?", "ticket_id"]
+    ).diagnostics
+    assert (jinja_read.code, jinja_read.origin, jinja_read.span and jinja_read.span.line) == ("T001", "jinja(...)", 15)
 
 
 def test_the_root_is_found_from_the_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

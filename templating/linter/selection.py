@@ -118,6 +118,10 @@ class ProjectFiles:
         self._own: dict[int, Any] = {}
         self._unwritten: dict[int, Any] = {}
         self._unwritten_for: frozenset[str] | None = None
+        # T029/T030 of each instruction for the project's state keys (`_named_for`), and the keys each reads
+        self._named: dict[int, Any] = {}
+        self._named_for: tuple[dict[str, str], dict[str, str]] | None = None
+        self._reads: dict[int, Any] = {}
         self._comments: dict[str, Any] = {}
         self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
 

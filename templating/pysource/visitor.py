@@ -235,6 +235,11 @@ class _Visitor:
                 project.add(
                     module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names, state_schemas=schemas
                 )
+            static = _keyword(call, "static_instruction")
+            if static is not None and not self.is_provider(static):
+                names = [f"{owner}.static_instruction" for owner in owners]
+                site = f"{shown}.static_instruction"
+                project.add(module, static, scope, dialect=dialect, site=site, names=names, static=True)
 
     def named_provider(
         self, value: ast.expr, scope: _Scope | None, names: list[str], schemas: tuple[StateSchema, ...] = ()
