@@ -97,7 +97,7 @@ def test_state_from_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str], mo
 
 def test_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     template = write(tmp_path, "t.txt", "<b> <a?> <b> <<c>> <user:d.0>")
-    assert run(["keys", template], capsys) == (0, "b\na\nuser:d.0\n", "")
+    assert run(["keys", template], capsys) == (0, "b\na?\nuser:d.0\n", "")
     code, out, _ = run(["keys", template, "--format", "json"], capsys)
     assert code == 0
     assert json.loads(out)[1] == {"key": "a", "optional": True, "line": 1, "column": 5}
@@ -1302,6 +1302,30 @@ def test_keys_and_render_of_python_that_does_not_parse_exit_2(
         code, out, err = run(args, capsys)
         assert (code, out) == (2, "")
         assert err.startswith("templating: error: agents/broken.py:2:5: not valid Python: "), err
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("prompt.txt", "Hi <name>, <nick?> <mood?> <name?> <nick?> <<tag>>"),
+        (
+            "agent.py",
+            'from templating import instruction\nHELLO = instruction("Hi <name>, <nick?> <mood?> <name?> <nick?>")\n',
+        ),
+    ],
+    ids=["template-file", "python-file"],
+)
+def test_keys_marks_optional_keys_the_same_in_every_kind_of_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    """One behaviour: each key once, in order of first use, with `?` when every use of it is optional (a key
+    required anywhere must be in state)."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, name, text)
+    code, out, err = run(["keys", name], capsys)
+    assert (code, err) == (0, "")
+    keys = [line.strip() for line in out.splitlines() if line.startswith("    ") or name.endswith(".txt")]
+    assert keys == ["name", "nick?", "mood?"]
 
 
 def test_keys_of_a_python_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
