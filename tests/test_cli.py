@@ -578,11 +578,69 @@ def test_lint_project_from_config(
     assert err == "2 templates checked: 1 error\n"
 
 
+LINTED_HERE = "no paths given and no 'include' in [tool.templating]: linted the current folder (as `templating lint .`)"
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [None, '[project]\nname = "x"\n', "[tool.templating]\nignore = ['T012']\n"],
+    ids=["no-pyproject", "no-table", "table-without-include"],
+)
+def test_lint_without_paths_or_include_lints_the_current_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, pyproject: str | None
+) -> None:
+    """As ruff does: no paths and no `include` lint `.` (not the whole root: from a subfolder, that subfolder),
+    and the summary says so; with `include`, the root is walked for it (test_lint_project_from_config)."""
+    if pyproject is not None:
+        write(tmp_path, "pyproject.toml", pyproject)
+    (tmp_path / "agents").mkdir()
+    write(tmp_path, "agents/support.prompt", "Hi <name> < order_id >")
+    write(tmp_path, "agents/notes.txt", "< not a template file >")
+    write(tmp_path, "elsewhere.prompt", "< nick >")
+    for here, found in (
+        (tmp_path, ["agents/support.prompt", "elsewhere.prompt"]),
+        (tmp_path / "agents", ["support.prompt"]),
+    ):
+        monkeypatch.chdir(here)
+        code, out, err = run(["lint"], capsys)
+        assert code == 0, err  # T002 is a warning
+        assert sorted(line.split(":")[0] for line in out.splitlines() if ": T002 " in line) == found
+        noun = "template" if len(found) == 1 else "templates"
+        assert err == f"{LINTED_HERE}\n{len(found)} {noun} checked: {len(found)} warning{'s' * (len(found) > 1)}\n"
+        code, out, err = run(["lint", "--format", "json"], capsys)
+        assert (code, len(json.loads(out))) == (0, len(found))
+        assert err == f"templating: {LINTED_HERE}\n"
+
+
+def test_lint_without_paths_or_include_in_a_folder_without_templates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "notes.txt", "<a>")
+    code, out, err = run(["lint"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("templating: error: no template files found to lint in the current folder (files matching")
+    assert err.endswith("from the default patterns; no paths given and no 'include' in [tool.templating])\n")
+
+
+def test_lint_without_paths_or_include_never_walks_the_home_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.prompt", "Hi <name>")
+    code, out, err = run(["lint"], capsys)
+    assert (code, out) == (2, "")
+    assert (
+        err == f"templating: error: refusing to walk {tmp_path.resolve()}: it is your home folder (name the project's"
+        " folder or its files, or run inside a project: a folder with a pyproject.toml or a .git)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["lint", "nope.prompt"], "template file not found: nope.prompt"),
-        (["lint"], "no paths given and no 'include' globs"),
         (["lint", "x.prompt", "--schema", "missing.json"], "schema file not found"),
         (["lint", "x.prompt", "--select", "T999"], "unknown rule 'T999'"),
         (["lint", "x.prompt", "--extend-select", "T011"], "rule T011 (unused schema keys) needs a schema"),
@@ -598,7 +656,6 @@ def test_lint_project_from_config(
     ],
     ids=[
         "missing-file",
-        "no-config",
         "bad-schema",
         "bad-rule",
         "t011-no-schema",

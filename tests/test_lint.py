@@ -435,9 +435,17 @@ def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
         load_config(tmp_path)
 
 
-def test_no_paths_and_no_include_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(LintConfigError, match="no paths given and no 'include' globs"):
-        collect_files([], LintConfig(root=tmp_path))
+def test_no_paths_and_no_include_collect_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("a.prompt", "sub/b.prompt", "sub/c.txt"):
+        (tmp_path / name).write_text("Hi <name>", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "sub")
+    assert collect_files([], LintConfig(root=tmp_path)) == [str(tmp_path / "sub" / "b.prompt")]
+    monkeypatch.chdir(tmp_path.parent)  # outside the root (a caller naming it): the root
+    assert sorted(collect_files([], LintConfig(root=tmp_path))) == [
+        str(tmp_path / "a.prompt"),
+        str(tmp_path / "sub" / "b.prompt"),
+    ]
 
 
 def test_folders_use_default_patterns_and_skip_hidden(tmp_path: Path) -> None:

@@ -70,8 +70,9 @@ class LintOutcome:
 @dataclass(frozen=True, kw_only=True)
 class LintRun:
     """The options of a lint run. `paths`: files and folders (`-` reads stdin; none: the project's `include`
-    globs); `root`: the project folder (default: found from the paths); `config_path`: a `pyproject.toml` to
-    read instead of the root's; `overrides`: text to lint instead of a file's, by path; `schema`, `select`,
+    globs, else the current folder); `root`: the project folder (default: found from the paths);
+    `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to lint instead of a
+    file's, by path; `schema`, `select`,
     `extend_select`, `ignore`, `severity`, `dialect`: on top of `[tool.templating]`; `force_exclude`: apply
     `exclude` to named files too; `cache`, `cache_dir`: the lint cache (see `templating.linter.cache`).
 
@@ -234,12 +235,22 @@ class LintRun:
             fixed_note += self._left(project, result, everything)
         if self.html:
             self._write_html(result)
-        self._report(result, fixed_note, baseline_note, tell)
+        scope_note = _LINTED_HERE if not self.paths and not project.config.include else ""
+        self._report(result, fixed_note, baseline_note, tell, scope_note=scope_note)
         outcome.exit_code = EXIT_FINDINGS if result.errors and not self.exit_zero else EXIT_OK
         return outcome
 
-    def _report(self, result: LintResult, fixed_note: str, baseline_note: str, say: Callable[[Message], None]) -> None:
-        """The findings in the format asked for (printed, or written to the output file), then the notes."""
+    def _report(
+        self,
+        result: LintResult,
+        fixed_note: str,
+        baseline_note: str,
+        say: Callable[[Message], None],
+        *,
+        scope_note: str = "",
+    ) -> None:
+        """The findings in the format asked for (printed, or written to the output file), then the notes
+        (`scope_note`: what was linted, when the run chose it)."""
         from .outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
 
         everything = result.diagnostics
@@ -260,13 +271,17 @@ class LintRun:
             say(Message(output))
         if self.format == "text":  # the summary: on stdout when it is all there is to say
             notes: Stream = "stderr" if everything or self.output_file else "stdout"
+            if scope_note:
+                say(Message(scope_note, notes))
             if fixed_note:
                 say(Message(fixed_note, notes))
             say(Message(report, notes))
             if baseline_note:
                 say(Message(baseline_note, notes))
-        elif baseline_note:
-            say(Message(f"templating: {baseline_note}", "aside"))
+        else:
+            for note in (scope_note, baseline_note):
+                if note:
+                    say(Message(f"templating: {note}", "aside"))
         if fixed_note and self.format != "text":
             say(Message(f"templating: {fixed_note}", "aside"))
 
@@ -304,9 +319,12 @@ class LintRun:
 
         config = project.config
         paths = list(self.paths)
-        patterns = ", ".join(dict.fromkeys((*config.include, *DEFAULT_INCLUDE)) if paths else config.include)
-        where = f" in {', '.join(paths)}" if paths else ""
-        if not paths:
+        here = not paths and not config.include  # the current folder, walked for the default patterns
+        patterns = ", ".join(dict.fromkeys((*config.include, *DEFAULT_INCLUDE)) if paths or here else config.include)
+        where = f" in {', '.join(paths)}" if paths else " in the current folder" if here else ""
+        if here:
+            source = "the default patterns; no paths given and no 'include' in [tool.templating]"
+        elif not paths:
             source = "'include' in [tool.templating]"
         elif config.include:
             source = "'include' in [tool.templating] and the default patterns"
@@ -417,6 +435,11 @@ class LintRun:
             raise LintUsageError(f"cannot write HTML report {self.html}: {exc.strerror or exc}") from None
 
 
+_LINTED_HERE = (
+    "no paths given and no 'include' in [tool.templating]: linted the current folder (as `templating lint .`)"
+)
+
+
 def _write_whole(path: str, text: str) -> None:
     """Write `text` to `path` whole or not at all (see `templating.inputs.write_text_whole`)."""
     from ..inputs import write_text_whole
@@ -452,7 +475,8 @@ def lint_project(
     cache_dir: str | Path | None = None,
     baseline: str | Path | Baseline | None = None,
 ) -> LintResult:
-    """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
+    """Lint `paths` (files and folders; none: the project's `include` globs, else the current
+    folder) with the whole project's
     context. See [`Project`][templating.linter.engine.Project] for the options.
 
     `baseline`: a baseline file (or a loaded [`Baseline`][templating.linter.baseline.Baseline]) whose

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..nodes import Dialect
 from .cache import LintCache, cache_folder
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
-from .discovery import DEFAULT_INCLUDE
+from .discovery import DEFAULT_INCLUDE, default_folder
 from .project import FileSkipped, Walker, find_root, has_marker, is_too_wide, project_config, read_bytes, read_text
 from .reach import ImportGraph
 from .registry import SKIPPED_FILE, Diagnostic
@@ -175,13 +175,11 @@ class ProjectFiles:
                 if path == str(folder) or path.startswith(below):
                     notes.append(Diagnostic(SKIPPED_FILE, "info", reason, None, show(path)))
 
-        if not paths:
-            if not config.include:
-                raise LintConfigError(
-                    "no paths given and no 'include' globs in [tool.templating] of pyproject.toml"
-                    + (f" ({config.path})" if config.path else " (none found)")
-                )
+        if not paths and config.include:
             add_walked(self.root, tuple(config.include))
+        elif not paths:  # as `templating lint .` (and ruff): the current folder (the root, from outside it)
+            here = default_folder(self.root)
+            paths = ["." if here == Path.cwd().resolve() else str(here)]
         patterns = (*config.include, *DEFAULT_INCLUDE)
         for given in paths:
             if given == "-":
