@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -229,6 +230,43 @@ def test_a_pipe_or_device_is_refused_not_waited_on(tmp_path: Path, make_args) ->
     assert err.splitlines() == [err.rstrip("\n")]
     assert "not a regular file (a device, a pipe or a socket): not read" in err
     assert result.stdout == b""
+
+
+OUTPUT_OPTIONS = [
+    ("output-file", "--output-file", "cannot write the output file"),
+    ("write-baseline", "--write-baseline", "cannot write the baseline"),
+    ("html", "--html", "cannot write HTML report"),
+]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX pipes")
+@pytest.mark.parametrize(("option", "message"), [c[1:] for c in OUTPUT_OPTIONS], ids=[c[0] for c in OUTPUT_OPTIONS])
+def test_an_output_to_a_fifo_nothing_reads_is_refused_not_waited_on(tmp_path: Path, option: str, message: str) -> None:
+    # Opening a FIFO for writing waits for a reader: the output is refused instead, and the FIFO stays.
+    # PYTHONPATH: this checkout's code (the timeout only turns a hang into a failure, it times nothing).
+    prompt = write(tmp_path, "a.prompt", "Hi <name??>")
+    fifo = _fifo(tmp_path)
+    result = cli(["lint", prompt, option, fifo], timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 2, err
+    assert (
+        err == f"templating: error: {message} {fifo}: a FIFO that nothing reads (start its reader first): not written\n"
+    )
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/fd/1"), reason="/proc/self/fd (Linux)")
+def test_an_output_file_that_is_stdout_prints_the_findings(tmp_path: Path) -> None:
+    """`--output-file /dev/stdout` (here a link of our own to what /dev/stdout links to: a bug replacing the
+    link replaces ours, never the machine's): the findings go to stdout, as ruff's do."""
+    prompt = write(tmp_path, "a.prompt", "Hi <name??>")
+    stdout = tmp_path / "stdout"
+    stdout.symlink_to("/proc/self/fd/1")
+    result = cli(["lint", prompt, "--output-file", str(stdout)], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1, result.stderr
+    assert b": T006 " in result.stdout
+    assert result.stderr == b"1 template checked: 1 error\n"
+    assert os.readlink(stdout) == "/proc/self/fd/1"
 
 
 def test_too_much_stdin_is_refused(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -429,8 +429,11 @@ class LintRun:
             ],
             run_findings=result.run_findings,
         )
+        from ..inputs import write_text_whole
+
+        page = page.encode("utf-8", "backslashreplace").decode("utf-8")  # names are escaped already
         try:
-            Path(self.html).write_text(page, encoding="utf-8", errors="backslashreplace")  # names are escaped already
+            write_text_whole(self.html, page)
         except OSError as exc:
             raise LintUsageError(f"cannot write HTML report {self.html}: {exc.strerror or exc}") from None
 
