@@ -106,6 +106,17 @@ def test_fix_writes_the_safe_fixes_and_reports_what_is_left(project: Path) -> No
     assert outcome.exit_code == 0
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_fix_run_as_root_keeps_the_owner_and_mode_of_the_fixed_file(project: Path) -> None:
+    prompt = project / "a.prompt"
+    os.chown(prompt, 1234, 5678)
+    prompt.chmod(0o640)
+    LintRun(fix=True).run()
+    assert prompt.read_text(encoding="utf-8").startswith("Thanks <guest?>.")
+    info = prompt.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (1234, 5678, 0o640)
+
+
 def test_diff_writes_nothing_and_exits_1_when_there_is_something_to_fix(project: Path) -> None:
     outcome = LintRun(diff=True, unsafe_fixes=True).run()
     assert outcome.exit_code == 1
