@@ -2519,6 +2519,46 @@ def test_lint_fix_never_writes_through_a_link(
     assert code == 1, err
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+@pytest.mark.parametrize("walked", [["."], []], ids=["folder-named", "no-paths"])
+@pytest.mark.parametrize(
+    ("link", "target", "text"),
+    [
+        ("support.prompt", ".shared/base.txt", "Thanks <guest??>.\n"),
+        ("agent.py", ".shared/base.py", 'from templating import instruction\nHI = instruction("Thanks <guest??>.")\n'),
+    ],
+    ids=["template", "python"],
+)
+def test_lint_fix_never_writes_through_a_link_found_by_walking(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    walked: list[str],
+    link: str,
+    target: str,
+    text: str,
+) -> None:
+    """A link found by walking, to a file inside the project that is not linted itself (here in a hidden
+    folder, never walked): its target is linted but never written, and named on stderr."""
+    _fix_project(tmp_path, "plain.prompt", "Thanks <guest??>.\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.templating]\ninclude = ["*.prompt", "agent.py"]\n', encoding="utf-8"
+    )
+    (tmp_path / ".shared").mkdir()
+    (tmp_path / target).write_text(text, encoding="utf-8")
+    (tmp_path / link).symlink_to(tmp_path / target)
+    monkeypatch.chdir(tmp_path)
+    message = f"templating: {target}: not fixed, it was found through the symbolic link {link}"
+    code, out, err = run(["lint", "--no-cache", "--diff", *walked], capsys)  # what --fix would change
+    assert (code, out.count("+++ "), "+++ b/plain.prompt" in out, message in err) == (1, 1, True, True), out + err
+    code, _, err = run(["lint", "--no-cache", "--fix", *walked], capsys)
+    assert (tmp_path / target).read_text(encoding="utf-8") == text
+    assert (tmp_path / link).is_symlink()
+    assert (tmp_path / "plain.prompt").read_text(encoding="utf-8") == "Thanks <guest?>.\n"  # the others are fixed
+    assert message in err
+    assert code == 1, err  # its T006 is left
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -497,8 +497,9 @@ class FixWriteError(TemplatingError):
 
 def write_fix(fixed: FileFix, *, root: str) -> None:
     """Write the fixed file whole or not at all (a temporary file beside it, then renamed over it,
-    keeping its permissions). Refused, with the file left as it is: a link, a file outside `root`, a
-    file whose content is no longer what was linted (changed on disk since)."""
+    keeping its permissions and owner). Refused, with the file left as it is: a link, a file outside
+    `root`, a file whose content is no longer what was linted (changed on disk since). (A file found
+    through a link by walking is left out before: `LintRun`, `Project.found_through_link`.)"""
     path = fixed.path
     real, top = os.path.realpath(path), os.path.realpath(root)
     if os.path.islink(path):

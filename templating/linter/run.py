@@ -12,6 +12,7 @@ messages.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -336,14 +337,22 @@ class LintRun:
         self, project: Project, result: LintResult, outcome: LintOutcome, say: Callable[[Message], None]
     ) -> FixRun:
         """Fix until stable (`templating.linter.fixes.fix_until_stable`), each pass linted again in memory;
-        a file whose fixes do not settle is said on stderr and left out."""
+        a file whose fixes do not settle, or found through a symbolic link, is said on stderr and left out."""
         from .fixes import MAX_PASSES, fix_until_stable
 
         def relint(texts: dict[str, str]) -> tuple[Project, LintResult]:
             again = self._lint_once(texts)
             return again if again is not None else (project, result)
 
-        outcome.fixes = fixes = fix_until_stable(project, result, relint, unsafe=self.unsafe_fixes)
+        fixes = fix_until_stable(project, result, relint, unsafe=self.unsafe_fixes)
+        kept = []
+        for fixed in fixes.files:  # what --fix never writes, --diff does not show either
+            link = project.found_through_link(fixed.path)
+            if link is None:
+                kept.append(fixed)
+            else:
+                say(Message(f"templating: {_through_link(fixed.path, link)}", "aside"))
+        outcome.fixes = fixes = dataclasses.replace(fixes, files=kept)
         for path, codes in fixes.unsettled.items():
             say(
                 Message(
@@ -451,6 +460,10 @@ def _write_whole(path: str, text: str) -> None:
         write_text_whole(path, text, newline="")
     except OSError as exc:
         raise LintUsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
+
+
+def _through_link(path: str, link: str) -> str:
+    return f"{path}: not fixed, it was found through the symbolic link {link} (a fix never writes through a link)"
 
 
 def _passes(passes: int) -> str:

@@ -105,6 +105,8 @@ class ProjectFiles:
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
         self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
+        self._through: dict[str, str] = {}  # files chosen only through a link found by walking -> that link
+        self._plain: set[str] = set()  # files chosen as themselves (named, or walked and not a link)
         self._rules_for: dict[str, frozenset[str]] = {}
         self._selected: dict[tuple[str, ...], tuple[list[str], list[Diagnostic], set[str]]] = {}
         self._last: dict[str, FileFindings] | None = None  # each file's findings after the last update
@@ -128,6 +130,12 @@ class ProjectFiles:
         those skipped unread. A file named is linted unless `force_exclude` and `exclude` drop it."""
         files, notes, _ = self._select(paths)
         return files, notes
+
+    def found_through_link(self, name: str) -> str | None:
+        """The symbolic link found by walking through which the file `name` (as findings show it: its
+        target's path) was chosen, when it was chosen only that way; None for a file named or walked as
+        itself. `--fix` never writes such a file."""
+        return self._through.get(name)
 
     def _select(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
         """The files to lint, the findings for those left unread, and which of the files the user
@@ -167,8 +175,12 @@ class ProjectFiles:
                 if entry.link:
                     name = show(entry.real)
                     self._walked[name] = entry.real
+                    if name not in self._plain:
+                        self._through.setdefault(name, show(entry.path))
                 else:
                     self._walked[name] = ""  # a plain file found by walking: read without following links
+                    self._plain.add(name)
+                    self._through.pop(name, None)
                 found.setdefault(entry.real, name)
             below = str(folder).rstrip(os.sep) + os.sep
             for path, reason in self.walker.skipped:  # folders that could not be listed, in any walk so far
@@ -193,6 +205,8 @@ class ProjectFiles:
                 add_walked(folder if folder.is_relative_to(self.root) else Path(os.path.abspath(item)), patterns)
             elif not (self.force_exclude and _excluded(item, config)):
                 key = os.path.realpath(given)
+                self._plain.add(given)
+                self._through.pop(given, None)
                 if key not in found:
                     found[key] = given
                     if not self.force_exclude:  # pre-commit names the files, not the user: they stay inside
