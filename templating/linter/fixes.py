@@ -480,13 +480,15 @@ def _codes(fixed: FileFix) -> tuple[str, ...]:
     return tuple(sorted({diag.code for diag, _ in fixed.applied}))
 
 
-def diff_of(fixed: FileFix) -> str:
-    """A unified diff of what fixing the file changes."""
+def diff_of(fixed: FileFix, *, name: str | None = None) -> str:
+    """A unified diff of what fixing the file changes. `name`: the file's name as its `---`/`+++` headers
+    show it (default: its path as is; the command line passes it escaped, as every output names files)."""
+    shown = fixed.path if name is None else name
     lines = difflib.unified_diff(
         fixed.before.splitlines(keepends=True),
         fixed.after.splitlines(keepends=True),
-        fromfile=f"a/{fixed.path}",
-        tofile=f"b/{fixed.path}",
+        fromfile=f"a/{shown}",
+        tofile=f"b/{shown}",
     )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 

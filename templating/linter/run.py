@@ -351,14 +351,13 @@ class LintRun:
             if link is None:
                 kept.append(fixed)
             else:
-                say(Message(f"templating: {_through_link(fixed.path, link)}", "aside"))
+                say(_aside(_through_link(fixed.path, link)))
         outcome.fixes = fixes = dataclasses.replace(fixes, files=kept)
         for path, codes in fixes.unsettled.items():
             say(
-                Message(
-                    f"templating: {path}: not fixed, its fixes ({', '.join(codes)}) do not settle (a pass gave back "
-                    f"an earlier text, or there were fixes left after {MAX_PASSES} passes): fix it by hand",
-                    "aside",
+                _aside(
+                    f"{path}: not fixed, its fixes ({', '.join(codes)}) do not settle (a pass gave back "
+                    f"an earlier text, or there were fixes left after {MAX_PASSES} passes): fix it by hand"
                 )
             )
         return fixes
@@ -369,10 +368,11 @@ class LintRun:
         """`diff`: the unified diff of what fixing until stable changes, nothing written; exit 1 when there
         is anything to fix."""
         from .fixes import diff_of
+        from .outputs.text import escape_control
 
         fixes = self._fix_run(project, result, outcome, say)
-        for fixed in fixes.files:
-            say(Message(diff_of(fixed), end=""))
+        for fixed in fixes.files:  # names escaped as in every output: no ESC, no newline forging a header
+            say(Message(diff_of(fixed, name=escape_control(fixed.path)), end=""))
         files = "file" if len(fixes.files) == 1 else "files"
         note = (
             f"{fixes.count} {_fixes(fixes.count)} would be applied in {len(fixes.files)} {files}" if fixes.count else ""
@@ -394,7 +394,7 @@ class LintRun:
             try:
                 write_fix(fixed, root=str(project.config.root))
             except FixWriteError as exc:
-                say(Message(f"templating: {exc.message}", "aside"))
+                say(_aside(exc.message))
                 continue
             count += len(fixed.applied)
             files += 1
@@ -460,6 +460,13 @@ def _write_whole(path: str, text: str) -> None:
         write_text_whole(path, text, newline="")
     except OSError as exc:
         raise LintUsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
+
+
+def _aside(note: str) -> Message:
+    """A note naming a file, for stderr: escaped as every output names files (no ESC, no newline)."""
+    from .outputs.text import escape_control
+
+    return Message(f"templating: {escape_control(note)}", "aside")
 
 
 def _through_link(path: str, link: str) -> str:
