@@ -135,7 +135,10 @@ CORRUPT: list[tuple[str, Callable[[Path], None]]] = [
     ("truncated", lambda entry: entry.write_bytes(entry.read_bytes()[: len(entry.read_bytes()) // 2])),
     ("not-json", lambda entry: entry.write_bytes(b"\x00\xff garbage")),
     ("a-list", lambda entry: entry.write_text("[1, 2, 3]")),
-    ("other-format", lambda entry: entry.write_text(entry.read_text().replace('"format":1', '"format":99'))),
+    (
+        "other-format",
+        lambda entry: entry.write_text(entry.read_text().replace(f'"format":{lint_cache.FORMAT}', '"format":99', 1)),
+    ),
     ("inputs-not-triples", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=[["a"]])))),
     ("bad-span", lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["templates"][0].insert(3, 7)))),
     ("source-missing", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=e["inputs"][:1])))),
@@ -376,3 +379,98 @@ def test_a_module_an_import_looked_for_that_appears_outside_the_walk_is_read(
     cached = lint_project(["."], select="ALL", cache_dir=folder)
     assert shape(cached) == shape(lint_project(["."], select="ALL"))
     assert cached.diagnostics == []
+
+
+def _users_folder(folder: Path) -> dict[str, bytes]:
+    """A folder of the user's own JSON files, some even named as cache entries are: what a mistyped
+    `--cache-dir` may point at. Written long ago (the oldest are pruned first)."""
+    folder.mkdir(parents=True)
+    files = {f"data-{i:02}.json": b'{"row": %d}\n' % i for i in range(70)}
+    files["0123456789abcdef0123456789abcdef01234567.json"] = b'{"format": 1, "mine": true}\n'
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+        os.utime(folder / name, (1, 1))
+    return files
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize(
+    ("options", "environment", "setting", "named"),
+    [
+        (["--cache-dir", "{folder}"], {}, "", "--cache-dir"),
+        ([], {"TEMPLATING_CACHE_DIR": "{folder}"}, "", "TEMPLATING_CACHE_DIR"),
+        ([], {}, 'cache-dir = "data"', "'cache-dir' in [tool.templating]"),
+    ],
+    ids=["option", "environment", "setting"],
+)
+def test_a_folder_that_is_not_a_cache_is_refused_and_left_as_it_is(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    environment: dict[str, str],
+    setting: str,
+    named: str,
+) -> None:
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "pyproject.toml": f"[tool.templating]\n{setting}\n"})
+    folder = root / "data"
+    files = _users_folder(folder)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value.format(folder=folder))
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 2)
+    assert main(["lint", ".", *[o.format(folder=folder) for o in options]]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"templating: error: refusing to use {folder} as the lint cache ({named}): it is not empty and is not a "
+        "templating cache (it has no CACHEDIR.TAG written by templating); name a new or empty folder, or pass "
+        "--no-cache\n"
+    )
+    assert _contents(folder) == files  # nothing deleted, nothing added
+    assert main(["lint", ".", "--no-cache"]) == 0  # the folder is not looked at without the cache
+
+
+def test_an_empty_folder_becomes_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    lint_project(["."], cache_dir=folder)
+    assert (folder / "CACHEDIR.TAG").is_file()
+    assert len(list(folder.glob("*.json"))) == 1
+
+
+def test_pruning_removes_only_the_caches_own_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files put in the cache's folder by someone else (a JSON file, one named as an entry is, a link to a
+    file elsewhere) are never removed, however old: only what the cache wrote (its name and its header)."""
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    keep = tmp_path / "keep.json"
+    keep.write_text("{}", encoding="utf-8")
+    others = {
+        "notes.json": b'{"a": 1}',
+        "fedcba9876543210fedcba9876543210fedcba98.json": b'{"format": 1, "key": "x"}',
+        "ffffffffffffffffffffffffffffffffffffffff.json": b"[]",
+    }
+    for name, data in others.items():
+        (folder / name).write_bytes(data)
+    (folder / "link.json").symlink_to(keep)
+    for name in [*others, "link.json"]:
+        os.utime(folder / name, (1, 1), follow_symlinks=False)
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 1)
+    for paths in (["trip"], ["prompts"], ["trip/agent.py"]):
+        lint_project(paths, cache_dir=folder)
+    left = _contents(folder)
+    assert {name: left[name] for name in others} == others
+    assert (folder / "link.json").is_symlink()
+    assert keep.exists()
+    entries = [name for name in left if name not in others and name.endswith(".json") and name != "link.json"]
+    assert len(entries) == 1  # the cache's own entries were pruned to MAX_ENTRIES

@@ -22,6 +22,11 @@ holds at most `MAX_ENTRIES` entries (the oldest are removed) and an entry over `
 written. It is `.templating_cache` at the project root unless the command line (`--cache-dir`), the
 environment (`TEMPLATING_CACHE_DIR`) or `cache-dir` in `[tool.templating]` (a folder inside the root) name
 another; it holds a `CACHEDIR.TAG` and a `.gitignore` of `*`, and can be deleted or moved at any time.
+
+The cache removes only what it wrote: an entry is named by its key (40 hexadecimal digits, `.json`) and
+begins with its header (`{"templating":"lint cache",...`), and pruning looks at nothing else (not a link,
+not another file, whatever its name). A folder that is not empty and holds no `CACHEDIR.TAG` written by
+templating is not a cache: it is refused (`LintCacheError`), never written to.
 """
 
 from __future__ import annotations
@@ -29,11 +34,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import TemplatingError
 from ..inputs import FileSkipped, read_bytes
 from ..nodes import Span
 from .config import LintConfig, LintConfigError
@@ -70,11 +78,13 @@ class Project(Protocol):
     def _context_files(self, named: Sequence[str] = ()) -> list[str]: ...
 
 
-__all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "cache_folder"]
+__all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "LintCacheError", "cache_folder", "cache_setting"]
 
 DEFAULT_FOLDER = ".templating_cache"
 CACHE_ENV = "TEMPLATING_CACHE_DIR"
-FORMAT = 1  # the layout of an entry; a change makes every older entry a miss
+FORMAT = 2  # the layout of an entry; a change makes every older entry a miss
+_HEADER = b'{"templating":"lint cache","format":'  # how every entry begins (the keys in this order)
+_ENTRY_NAME = re.compile(r"[0-9a-f]{40}\.json")  # the key's digest, hexadecimal
 MAX_ENTRIES = 64
 MAX_ENTRY_BYTES = 64 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20
@@ -107,6 +117,49 @@ def cache_folder(root: Path, *, given: str | Path | None = None, configured: str
     return folder if real.is_relative_to(root) and real != root else None
 
 
+class LintCacheError(TemplatingError):
+    """A cache folder that is not the cache's own (not empty, no `CACHEDIR.TAG` of templating): not used."""
+
+
+def cache_setting(*, given: str | Path | None = None, configured: str | None = None) -> str:
+    """What chose the cache's folder (see `cache_folder`), as a message names it."""
+    if given is not None:
+        return "--cache-dir"
+    if os.environ.get(CACHE_ENV):
+        return CACHE_ENV
+    return "the default folder" if configured is None else "'cache-dir' in [tool.templating]"
+
+
+def _ours(folder: Path) -> bool:
+    """Whether `folder` is a lint cache: it holds a `CACHEDIR.TAG` written by templating (a regular file)."""
+    try:
+        tag = read_bytes(str(folder / "CACHEDIR.TAG"), limit=4096, follow=False)
+    except (OSError, FileSkipped):
+        return False
+    return tag.startswith(_TAG.encode("utf-8").partition(b"\n")[0]) and b"created by templating" in tag
+
+
+def _written_here(path: str, name: str) -> bool:
+    """Whether the file `path` is an entry the cache wrote: its name is a key's, and it begins with the header
+    (or with that of the first format's entries, `{"format":1,"key":"<its name>"`). A link is never one."""
+    if not _ENTRY_NAME.fullmatch(name):
+        return False
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, 64)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return head.startswith(_HEADER) or head.startswith(b'{"format":1,"key":"' + name[:-5].encode("ascii"))
+
+
 def _digest(text: str) -> str:
     return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
@@ -118,8 +171,10 @@ def _failure(exc: BaseException) -> str:
 class LintCache:
     """The cache of one project's lint runs, in `folder` (see the module's description)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, setting: str = "--cache-dir") -> None:
         self.folder = folder
+        self.setting = setting  # what named the folder, for the message refusing it
+        self._checked = False
         self._files: list[str] = []  # the files the current run lints
         self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
 
@@ -129,6 +184,7 @@ class LintCache:
         """`run(paths)`'s result: the cached one when every input of the run is unchanged, else a fresh one,
         then kept for the next run."""
         self._folders = {}
+        self.check_folder()
         key = self._key(project, paths)
         named = {*paths, *(shown(Path(p)) for p in paths)}
         hit = self._load(key, project, named)
@@ -138,6 +194,24 @@ class LintCache:
         with contextlib.suppress(OSError):  # a cache that cannot be written (read-only folder) is no error
             self._store(key, project, named, result)
         return result
+
+    def check_folder(self) -> None:
+        """Raise `LintCacheError` when the folder is not the cache's own: it holds files but no `CACHEDIR.TAG`
+        of templating (a folder of the user's files, named by mistake). A folder that does not exist yet, is
+        empty, or cannot be read (the cache is then not written) is fine."""
+        if self._checked:
+            return
+        try:
+            mine = _ours(self.folder) or not os.listdir(self.folder)
+        except OSError:  # not there yet, or not a folder one can list: nothing in it is touched
+            mine = True
+        if not mine:
+            raise LintCacheError(
+                f"refusing to use {self.folder} as the lint cache ({self.setting}): it is not empty and is not a "
+                "templating cache (it has no CACHEDIR.TAG written by templating); name a new or empty folder, or "
+                "pass --no-cache"
+            )
+        self._checked = True
 
     def _key(self, project: Project, paths: Sequence[str]) -> str:
         files, _ = project.files(paths)
@@ -260,14 +334,15 @@ class LintCache:
             if found is None:
                 return  # a text the entry could not give back: not kept
             sources[name] = found
-        entry = {
+        entry = {  # the header first: `_written_here` knows an entry by it
+            "templating": "lint cache",
             "format": FORMAT,
             "key": key,
             "inputs": [[path, mode, digest] for path, (mode, digest) in inputs.items()],
             "result": _payload(result, sources),
         }
         data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
-        if len(data) > MAX_ENTRY_BYTES:
+        if len(data) > MAX_ENTRY_BYTES or not data.startswith(_HEADER):
             return
         import tempfile  # only a run that writes pays for it (with `random` and `shutil`): not --no-cache, not warm
 
@@ -298,10 +373,11 @@ class LintCache:
 
     def _prune(self) -> None:
         """At most `MAX_ENTRIES` entries and `MAX_TOTAL_BYTES` in all: the least recently used go (a hit
-        touches its entry; another run may remove entries at the same time)."""
+        touches its entry; another run may remove entries at the same time). Only the entries it wrote
+        (`_written_here`) are counted and removed: nothing else in the folder is touched."""
         entries: list[tuple[float, int, str]] = []
         for item in os.scandir(self.folder):
-            if item.name.endswith(".json") and not item.name.startswith("."):
+            if _ENTRY_NAME.fullmatch(item.name) and _written_here(item.path, item.name):
                 with contextlib.suppress(OSError):
                     info = item.stat(follow_symlinks=False)
                     entries.append((info.st_mtime, info.st_size, item.path))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect
-from .cache import LintCache, cache_folder
+from .cache import LintCache, cache_folder, cache_setting
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE, default_folder
 from .project import FileSkipped, Walker, find_root, has_marker, is_too_wide, project_config, read_bytes, read_text
@@ -98,7 +98,8 @@ class ProjectFiles:
         self.cache: LintCache | None = None  # runs kept on disk (templating.linter.cache), when asked for
         if cache or cache_dir is not None:
             folder = cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir)
-            self.cache = LintCache(folder) if folder is not None else None
+            setting = cache_setting(given=cache_dir, configured=self.config.cache_dir)
+            self.cache = LintCache(folder, setting=setting) if folder is not None else None
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
         self._writes: dict[str, list[Write]] = {}
