@@ -144,7 +144,48 @@ CORRUPT: list[tuple[str, Callable[[Path], None]]] = [
     ("source-missing", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=e["inputs"][:1])))),
     ("a-folder", lambda entry: (entry.unlink(), entry.mkdir())),
     ("a-fifo", lambda entry: (entry.unlink(), os.mkfifo(entry))),
+    # an entry that parses, with one field that makes no sense: a miss, never a crash of an output
+    (
+        "deeply-nested",
+        lambda entry: entry.write_text(entry.read_text()[:-1] + ',"x":' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ),
+    ("bad-severity", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(1, "fatal")))),
+    ("message-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(2, 7)))),
+    ("code-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(0, ["T014"])))),
+    ("help-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(5, {"a": 1})))),
+    (
+        "span-past-the-text",
+        lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [9**9, 9**9 + 1, 1, 1]))),
+    ),
+    ("span-backwards", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [5, 2, 1, 1])))),
+    (
+        "span-of-strings",
+        lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, ["0", "1", "1", "1"]))),
+    ),
+    ("line-zero", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [0, 1, 0, 1])))),
+    (
+        "keys-not-strings",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["templates"][0][4].append(3))),
+    ),
+    (
+        "count-a-string",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["python"].update(x="many"))),
+    ),
+    (
+        "source-not-a-string",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["sources"].update(x=5))),
+    ),
+    ("files-an-object", lambda entry: entry.write_text(_edited(entry, lambda e: e["result"].update(files={"a": 1})))),
+    (
+        "input-mode-unknown",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["inputs"][0].__setitem__(1, "exe"))),
+    ),
 ]
+
+
+def _diag(entry: dict[str, Any]) -> list[Any]:
+    """The first finding of an entry's result that has a span (the project has some)."""
+    return next(d for d in entry["result"]["diagnostics"] if d[3] is not None)
 
 
 def _edited(entry: Path, change: Callable[[dict[str, Any]], Any]) -> str:
@@ -173,6 +214,43 @@ def test_a_bad_entry_is_a_miss_and_is_rewritten(
         calls = fresh_calls(monkeypatch)
         assert shape(lint_project(["."], cache_dir=folder)) == shape(fresh)
         assert calls == []
+
+
+OUTPUTS = [
+    ["--format", "text"],
+    ["--format", "json"],
+    ["--format", "sarif"],
+    ["--format", "github"],
+    ["--html", "r.html"],
+]
+
+
+@pytest.mark.parametrize("corrupt", [c[1] for c in CORRUPT[-14:]], ids=[c[0] for c in CORRUPT[-14:]])
+def test_an_entry_that_parses_but_makes_no_sense_never_reaches_an_output(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    corrupt: Callable[[Path], None],
+) -> None:
+    """Each field of an entry is checked before it is used: a wrong one is a miss, so every output prints
+    what a fresh run prints (a bad severity or message crashed the text, SARIF and HTML outputs)."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    for output in OUTPUTS:
+        assert main(["lint", ".", "--no-cache", *output]) == 0
+        fresh = capsys.readouterr()
+        report = (root / "r.html").read_text(encoding="utf-8") if "--html" in output else None
+        assert main(["lint", ".", "--cache-dir", str(folder), *output]) == 0  # writes the entry
+        capsys.readouterr()
+        (entry,) = folder.glob("*.json")
+        corrupt(entry)
+        assert main(["lint", ".", "--cache-dir", str(folder), *output]) == 0
+        assert capsys.readouterr() == fresh
+        if report is not None:
+            assert (root / "r.html").read_text(encoding="utf-8") == report
+        entry.unlink()
 
 
 def test_an_entry_naming_a_file_outside_the_root_is_not_trusted(

@@ -17,7 +17,8 @@ scan is not a function of each file alone. The cache therefore keeps whole runs,
 
 Entries are JSON (never pickle: a cache folder is a file anyone with the project can write), written to a
 temporary file of the folder and moved into place with `os.replace`, so two runs at once never see half an
-entry; an entry that cannot be read, parsed or checked is a miss, and the next run rewrites it. The folder
+entry; an entry that cannot be read, parsed or checked (every field, by type and range, before it is used)
+is a miss, and the next run rewrites it. The folder
 holds at most `MAX_ENTRIES` entries (the oldest are removed) and an entry over `MAX_ENTRY_BYTES` is not
 written. It is `.templating_cache` at the project root unless the command line (`--cache-dir`), the
 environment (`TEMPLATING_CACHE_DIR`) or `cache-dir` in `[tool.templating]` (a folder inside the root) name
@@ -45,7 +46,7 @@ from ..errors import TemplatingError
 from ..inputs import FileSkipped, read_bytes
 from ..nodes import Span
 from .config import LintConfig, LintConfigError
-from .registry import Diagnostic
+from .registry import SEVERITIES, Diagnostic
 from .result import CheckedTemplate, LintResult
 from .util import running_version, shown
 
@@ -271,10 +272,15 @@ class LintCache:
         try:
             data = read_bytes(str(self.folder / f"{key}.json"), limit=MAX_ENTRY_BYTES, root=self.folder.resolve())
             entry = json.loads(data)
-            if entry.get("format") != FORMAT or entry.get("key") != key:
+            _check(isinstance(entry, dict) and set(entry) == _ENTRY_FIELDS)
+            if entry["templating"] != "lint cache" or entry["format"] != FORMAT or entry["key"] != key:
                 return None
+            inputs = entry["inputs"]
+            _check(isinstance(inputs, list))
             texts: dict[str, str] = {}
-            for path, mode, digest in entry["inputs"]:
+            for item in inputs:
+                _check(_is_list(item, 3) and _strings(item) and item[1] in ("py", "text"))
+                path, mode, digest = item
                 text, now = self._read(path, mode, project, named)
                 if now != digest:
                     return None
@@ -284,8 +290,8 @@ class LintCache:
             with contextlib.suppress(OSError):
                 os.utime(self.folder / f"{key}.json")  # recently used: pruned last
             return result
-        except (OSError, FileSkipped, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            return None  # no entry, or one cut short or not ours: a miss, rewritten by this run
+        except (OSError, FileSkipped, ValueError, RecursionError, _BadEntry):
+            return None  # no entry, or one cut short, not ours or making no sense: a miss, rewritten by this run
 
     # -- writing
 
@@ -414,25 +420,72 @@ def _payload(result: LintResult, sources: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _from_span(value: list[int] | None) -> Span | None:
-    return None if value is None else Span(*value)
+# -- an entry read back: every field checked before it is used (anything odd is a miss)
+
+_ENTRY_FIELDS = {"templating", "format", "key", "inputs", "result"}
+_RESULT_FIELDS = {"diagnostics", "run_findings", "templates", "files", "python", "sources"}
+_DIALECTS = ("angle", "adk", "jinja")
 
 
-def _from_diagnostic(value: list[Any]) -> Diagnostic:
+class _BadEntry(Exception):
+    """An entry whose fields are not what this version writes: a miss."""
+
+
+def _check(condition: bool) -> None:
+    if not condition:
+        raise _BadEntry
+
+
+def _is_list(value: Any, size: int) -> bool:
+    return type(value) is list and len(value) == size
+
+
+def _strings(values: Any) -> bool:
+    return type(values) is list and all(type(v) is str for v in values)
+
+
+def _optional_string(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _from_span(value: Any, text: str | None) -> Span:
+    """A span: four whole numbers, start <= end within `text` (when known), line and column from 1."""
+    _check(_is_list(value, 4) and all(type(v) is int for v in value))
+    start, end, line, column = value
+    _check(0 <= start <= end and line >= 1 and column >= 1)
+    _check(text is None or end <= len(text))
+    return Span(start, end, line, column)
+
+
+def _from_diagnostic(value: Any, sources: dict[str, str]) -> Diagnostic:
+    _check(_is_list(value, 7))
     code, severity, message, span, path, help, origin = value
-    return Diagnostic(code, severity, message, _from_span(span), path, help, origin)
+    _check(type(code) is str and severity in SEVERITIES and type(message) is str)
+    _check(_optional_string(path) and _optional_string(help) and _optional_string(origin))
+    where = None if span is None else _from_span(span, sources.get(path or ""))
+    return Diagnostic(code, severity, message, where, path, help, origin)
 
 
-def _result(payload: dict[str, Any], texts: dict[str, str], root: Path) -> LintResult:
+def _result(payload: Any, texts: dict[str, str], root: Path) -> LintResult:
+    _check(isinstance(payload, dict) and set(payload) == _RESULT_FIELDS)
+    named = payload["sources"]
+    _check(isinstance(named, dict) and all(type(path) is str and path in texts for path in named.values()))
+    sources = {name: texts[path] for name, path in named.items()}
+    files, python = payload["files"], payload["python"]
+    _check(_strings(files) and isinstance(python, dict))
+    _check(all(type(count) is int and count >= 0 for count in python.values()))
     templates = []
-    for path, name, dialect, span, keys, optional in payload["templates"]:
-        templates.append(CheckedTemplate(path, name, dialect, Span(*span), tuple(keys), tuple(optional)))
+    _check(type(payload["templates"]) is list)
+    for item in payload["templates"]:
+        _check(_is_list(item, 6))
+        path, name, dialect, span, keys, optional = item
+        _check(type(path) is str and _optional_string(name) and dialect in _DIALECTS)
+        _check(_strings(keys) and _strings(optional))
+        templates.append(CheckedTemplate(path, name, dialect, _from_span(span, None), tuple(keys), tuple(optional)))
+    found = []
+    for field in ("diagnostics", "run_findings"):
+        _check(type(payload[field]) is list)
+        found.append([_from_diagnostic(d, sources) for d in payload[field]])
     return LintResult(
-        [_from_diagnostic(d) for d in payload["diagnostics"]],
-        templates,
-        list(payload["files"]),
-        sources={name: texts[path] for name, path in payload["sources"].items()},
-        python=dict(payload["python"]),
-        root=root,
-        run_findings=[_from_diagnostic(d) for d in payload["run_findings"]],
+        found[0], templates, list(files), sources=sources, python=dict(python), root=root, run_findings=found[1]
     )
