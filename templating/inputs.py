@@ -292,7 +292,7 @@ def _replace_whole(path: str, text: str, newline: str | None, info: os.stat_resu
                     return
         os.chmod(temp, mode)  # after the owner: a chown clears the set-user-ID bits
         os.replace(temp, path)
-    except OSError:
+    except BaseException:  # an OSError, a text that is not UTF-8, an interrupt: no temporary file left
         if temp is not None and os.path.exists(temp):
             os.unlink(temp)
         raise

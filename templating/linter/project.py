@@ -96,6 +96,17 @@ def has_marker(folder: Path) -> bool:
     return (folder / "pyproject.toml").is_file() or (folder / ".git").exists()
 
 
+def locate(
+    root: str | Path | None = None, *, paths: Sequence[str] = (), config_path: str | Path | None = None
+) -> tuple[Path, LintConfig]:
+    """The root and the configuration of the project of `paths` (as `Project` finds them): `root` when
+    given, else the folder of `config_path`, else the root found from the paths (`find_root`)."""
+    if root is None and config_path is not None:
+        root = Path(config_path).resolve().parent
+    found = Path(root).resolve() if root is not None else find_root(paths).resolve()
+    return found, project_config(found, Path(config_path) if config_path else None)
+
+
 def project_config(root: Path, config_path: Path | None = None) -> LintConfig:
     """The `[tool.templating]` of `config_path`, or of `root`'s `pyproject.toml`; the defaults without one."""
     if config_path is not None:

@@ -24,6 +24,7 @@ from ..nodes import Dialect
 
 if TYPE_CHECKING:
     from .baseline import Applied, Baseline
+    from .config import LintConfig
     from .engine import LintResult, Project
     from .fixes import FixRun
 
@@ -146,7 +147,19 @@ class LintRun:
             return None
         from .baseline import load_baseline
 
-        return load_baseline(self.baseline) if isinstance(self.baseline, str | Path) else self.baseline
+        if not isinstance(self.baseline, str | Path):
+            return self.baseline
+        return load_baseline(self.baseline, **self._baseline_limit())
+
+    def _baseline_limit(self, config: LintConfig | None = None) -> dict[str, Any]:
+        """The size a baseline is read (and so written) within: the project's `max-file-size`, named with
+        where it is set."""
+        from .project import locate
+
+        if config is None:
+            config = locate(self.root, paths=self.paths, config_path=self.config_path)[1]
+        where = f" of {config.path}" if config.path else " (no pyproject.toml found)"
+        return {"limit": config.max_file_size, "setting": f"'max-file-size' in [tool.templating]{where}"}
 
     # -- the command: the whole run
 
@@ -215,7 +228,9 @@ class LintRun:
         if self.write_baseline is not None:
             from .baseline import write_baseline
 
-            outcome.written = written = write_baseline(self.write_baseline, result)
+            outcome.written = written = write_baseline(
+                self.write_baseline, result, **self._baseline_limit(project.config)
+            )
             noun = "finding" if written.total == 1 else "findings"
             tell(Message(f"wrote {written.total} {noun} to the baseline {self.write_baseline}"))
             return outcome

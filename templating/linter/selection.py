@@ -17,7 +17,7 @@ from ..nodes import Dialect
 from .cache import LintCache, cache_folder, cache_setting
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE, default_folder
-from .project import FileSkipped, Walker, find_root, has_marker, is_too_wide, project_config, read_bytes, read_text
+from .project import FileSkipped, Walker, has_marker, is_too_wide, locate, read_bytes, read_text
 from .reach import ImportGraph
 from .registry import SKIPPED_FILE, Diagnostic
 from .result import FileFindings
@@ -59,13 +59,11 @@ class ProjectFiles:
         cache: bool = False,
         cache_dir: str | Path | None = None,
     ) -> None:
-        if root is None and config_path is not None:
-            root = Path(config_path).resolve().parent
-        self.root = Path(root).resolve() if root is not None else find_root(paths).resolve()
+        self.root, self.config = locate(root, paths=paths, config_path=config_path)
         # a root found by a marker (or given) is walked for context; else (or when the root is / or a
         # home folder: never walked whole) only the named files' folders
-        self.marked = (root is not None or has_marker(self.root)) and not is_too_wide(self.root)
-        self.config: LintConfig = project_config(self.root, Path(config_path) if config_path else None)
+        given = root is not None or config_path is not None
+        self.marked = (given or has_marker(self.root)) and not is_too_wide(self.root)
         self.dialect: Dialect = dialect
         self.force_exclude = force_exclude
         self.severity = {**self.config.severity, **severities(severity, "severity=")}
