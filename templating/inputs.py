@@ -150,6 +150,8 @@ def read_text(
         raise InputError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
     except OSError as exc:
         raise InputError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL character in the name (from a setting: no command line can pass one)
+        raise InputError(f"cannot read {what} from {path!r}: a file name cannot hold a NUL character") from None
     return text.removeprefix("\ufeff")
 
 

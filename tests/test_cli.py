@@ -724,6 +724,112 @@ def test_lint_usage_errors_exit_2(
     assert "Traceback" not in err
 
 
+def _jinja_project(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / "agent.py").write_text('from templating import jinja\nP = jinja("Hi {{ name }}")\n', encoding="utf-8")
+    (root / "a.prompt").write_text("Hi <name??>\n", encoding="utf-8")
+
+
+_DEEP = "[" * 50_000 + "]" * 50_000
+MALFORMED_SETTINGS: list[tuple[str, dict[str, str], list[str], str]] = [
+    # (id, files to write, extra arguments (environment variables as NAME=value), the one line of stderr)
+    (
+        "max-file-size-overflow",
+        {"pyproject.toml": "[tool.templating]\nmax-file-size = 9223372036854775807\n"},
+        [],
+        "{root}/pyproject.toml [tool.templating]: 'max-file-size' must be a number of bytes from 1 to 1073741824 "
+        "(1 GiB), not 9223372036854775807",
+    ),
+    (
+        "nested-arrays-in-the-pyproject",
+        {"pyproject.toml": f"[tool.black]\nx = {_DEEP}\n"},
+        [],
+        "config file is nested too deeply to read: {root}/pyproject.toml",
+    ),
+    (
+        "nested-arrays-in-an-ancestors-pyproject",
+        {"../pyproject.toml": f"[tool.other]\nx = {_DEEP}\n"},
+        [],
+        "config file is nested too deeply to read: {root.parent}/pyproject.toml",
+    ),
+    (
+        "jinja-max-time",
+        {},
+        ["TEMPLATING_JINJA_MAX_TIME=abc"],
+        "TEMPLATING_JINJA_MAX_TIME='abc': expected a positive number of seconds, or 'off' for no limit",
+    ),
+    (
+        "jinja-max-loop-steps",
+        {},
+        ["TEMPLATING_JINJA_MAX_LOOP_STEPS=-5"],
+        "TEMPLATING_JINJA_MAX_LOOP_STEPS='-5': expected a positive whole number, or 'off' for no limit",
+    ),
+    (
+        "cache-dir-a-file",
+        {"not-a-folder": "x\n"},
+        ["TEMPLATING_CACHE_DIR={root}/not-a-folder"],
+        "refusing to use {root}/not-a-folder as the lint cache (TEMPLATING_CACHE_DIR): it is not a folder",
+    ),
+    (
+        "baseline-nested-arrays",
+        {"b.json": "[" * 100_000 + "]" * 100_000},
+        ["--baseline", "b.json"],
+        "baseline b.json is nested too deeply to read",
+    ),
+    (
+        "baseline-count-of-5000-digits",
+        {
+            "b.json": '{"version": 1, "findings": [{"path": "a", "code": "T001", "text": "x", "count": %s}]}'
+            % ("9" * 5000)
+        },
+        ["--baseline", "b.json"],
+        "baseline b.json is not valid JSON: a number has more than 4300 digits",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "extra", "message"), [c[1:] for c in MALFORMED_SETTINGS], ids=[c[0] for c in MALFORMED_SETTINGS]
+)
+def test_a_malformed_setting_is_one_line_exit_2_and_changes_nothing(
+    tmp_path: Path, files: dict[str, str], extra: list[str], message: str
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    _jinja_project(root)
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    environment.pop("TEMPLATING_CACHE_DIR", None)
+    arguments = []
+    for item in extra:
+        name, _, value = item.partition("=")
+        if name.startswith("TEMPLATING_"):
+            environment[name] = value.format(root=root)
+        else:
+            arguments.append(item)
+    before = sorted(p.name for p in root.iterdir())
+    commands = [["lint", *arguments, "--output-file", "out.txt", "."]]
+    if not arguments:
+        commands.append(["render", "agent.py:P", "--state", "-"])
+    for command in commands:
+        done = subprocess.run(
+            [sys.executable, "-m", "templating", *command],
+            input=b"{}",
+            capture_output=True,
+            cwd=root,
+            env=environment,
+            timeout=120,
+            check=False,
+        )
+        err = done.stderr.decode("utf-8", "replace")
+        if command[0] == "render" and "JINJA" not in " ".join(extra):
+            continue  # a setting of the linter: render does not read it
+        assert (done.returncode, done.stdout) == (2, b""), err
+        assert err == f"templating: error: {message.format(root=root)}\n"
+    assert sorted(p.name for p in root.iterdir()) == before  # no output, no cache folder
+
+
 def test_lint_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     path = write(tmp_path, "a.prompt", LINT_SOURCE)

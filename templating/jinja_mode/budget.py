@@ -23,7 +23,9 @@ from decimal import Decimal
 from time import monotonic
 from typing import Any
 
-__all__ = ["BUDGET_ENVIRONMENT", "JinjaBudget"]
+from ..errors import TemplatingError
+
+__all__ = ["BUDGET_ENVIRONMENT", "BudgetSettingError", "JinjaBudget"]
 
 # budget field -> the environment variable that sets its default.
 BUDGET_ENVIRONMENT = {
@@ -50,6 +52,11 @@ UNITS = {
 }
 
 
+class BudgetSettingError(TemplatingError, ValueError):
+    """An environment variable setting a budget's default (`TEMPLATING_JINJA_MAX_*`) that is neither a
+    positive number nor `off`: the message names it and its value."""
+
+
 def _from_environment(name: str) -> Callable[[], Any]:
     variable = BUDGET_ENVIRONMENT[name]
     default = _DEFAULTS[name]
@@ -67,7 +74,7 @@ def _from_environment(name: str) -> Callable[[], Any]:
             value = -1
         if not value > 0 or (isinstance(value, float) and not math.isfinite(value)):
             kind = "number of seconds" if isinstance(default, float) else "whole number"
-            raise ValueError(f"{variable}={text!r}: expected a positive {kind}, or 'off' for no limit")
+            raise BudgetSettingError(f"{variable}={text!r}: expected a positive {kind}, or 'off' for no limit")
         return value
 
     return read

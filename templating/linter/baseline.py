@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +164,12 @@ def load_baseline(path: str | Path, *, limit: int = DEFAULT_MAX_FILE_SIZE, setti
     except json.JSONDecodeError as exc:
         raise BaselineError(
             f"baseline {name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecursionError:
+        raise BaselineError(f"baseline {name} is nested too deeply to read") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise BaselineError(
+            f"baseline {name} is not valid JSON: a number has more than {sys.get_int_max_str_digits()} digits"
         ) from None
     return Baseline(_parsed(data, name))
 

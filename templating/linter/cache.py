@@ -198,13 +198,19 @@ class LintCache:
 
     def check_folder(self) -> None:
         """Raise `LintCacheError` when the folder is not the cache's own: it holds files but no `CACHEDIR.TAG`
-        of templating (a folder of the user's files, named by mistake). A folder that does not exist yet, is
-        empty, or cannot be read (the cache is then not written) is fine."""
+        of templating (a folder of the user's files, named by mistake), or it is a file. A folder that does
+        not exist yet, is empty, or cannot be read or made (the cache is then not written) is fine."""
         if self._checked:
             return
         try:
             mine = _ours(self.folder) or not os.listdir(self.folder)
-        except OSError:  # not there yet, or not a folder one can list: nothing in it is touched
+        except NotADirectoryError:
+            mine = not os.path.exists(self.folder)  # a folder above it is a file: it cannot be made (no cache)
+            if not mine:
+                raise LintCacheError(
+                    f"refusing to use {self.folder} as the lint cache ({self.setting}): it is not a folder"
+                ) from None
+        except OSError:  # not there yet, or a folder one cannot list: nothing in it is touched
             mine = True
         if not mine:
             raise LintCacheError(

@@ -198,7 +198,7 @@ def suppress_fixes(diag: Diagnostic, relative: str, flagged: str, pyproject: str
 def _read_toml(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # not TOML, or nested too deeply to read
         return None
 
 

@@ -57,8 +57,8 @@ LintInputError = InputError  # the name the linter's errors were raised under; o
 def _has_table(pyproject: Path) -> bool:
     try:  # within the size limit, never waiting on a FIFO
         data = tomllib.loads(read_bytes(str(pyproject), limit=DEFAULT_MAX_FILE_SIZE).decode("utf-8-sig"))
-    except (OSError, FileSkipped, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return True  # a broken one is still the project's: load_config reports it
+    except (OSError, FileSkipped, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return True  # a broken one (nested too deeply to read too) is still the project's: load_config reports it
     tool = data.get("tool")
     return isinstance(tool, dict) and "templating" in tool
 
