@@ -656,6 +656,8 @@ BAD_ENVIRONMENT = [
     ("TEMPLATING_JINJA_MAX_OUTPUT", "1.5"),
     ("TEMPLATING_JINJA_MAX_VALUE", "0"),
     ("TEMPLATING_JINJA_MAX_TOTAL", "lots"),
+    ("TEMPLATING_JINJA_MAX_LOOP_STEPS", "-5"),
+    ("TEMPLATING_JINJA_MAX_TIME", "abc"),
 ]
 
 
@@ -664,8 +666,9 @@ def test_a_bad_environment_variable_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, variable: str, value: str
 ) -> None:
     monkeypatch.setenv(variable, value)
-    with pytest.raises(ValueError, match=f"{variable}={value!r}: expected a positive"):
+    with pytest.raises(ValueError, match=f"{variable}={value!r}: expected a positive") as caught:
         jinja("x")
+    assert isinstance(caught.value, TemplatingError)  # the command line's one line and exit 2
 
 
 BAD_BUDGETS: list[tuple[str, dict[str, Any], type[Exception]]] = [
