@@ -16,7 +16,7 @@ import fractions
 import math
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
@@ -223,7 +223,7 @@ def spend() -> Spend:
     return CURRENT.get(_OUTSIDE)
 
 
-def counted(iterable: Any) -> Any:
+def counted(iterable: Any) -> Iterator[Any]:
     """Iterate `iterable`, charging each step to the render's loop and time budgets."""
     current = CURRENT.get(_OUTSIDE)
     for item in iterable:
@@ -296,12 +296,14 @@ def measure(value: Any, limit: int, what: str) -> int:
             path.add(ident)
             stack.append(_Leave(ident))
             size += 2 + 2 * len(item)
-            if isinstance(item, Mapping):
+            if isinstance(item, Mapping):  # counted as it is iterated: keys that never end stop at the limit
                 for key, inner in item.items():
                     if not isinstance(key, (str, int, float, bool, type(None))):
                         raise NotData(f"{what} has a key that is {describe(key)}, not text or a number")
-                    size += len(key) if isinstance(key, str) else 8
+                    size += (len(key) if isinstance(key, str) else 8) + 2
                     stack.append(inner)
+                    if size > limit:
+                        return size
             else:
                 stack.extend(item)
         elif type(item) is _Leave:
