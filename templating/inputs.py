@@ -245,10 +245,14 @@ def _write_in_place(path: str, text: str, newline: str | None, *, regular: bool)
     try:
         fd = os.open(path, flags)  # never O_CREAT: what is there is written, nothing is made
     except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a FIFO no process has open for reading: opening it would wait for one
-            raise OSError(
-                errno.ENXIO, "a FIFO that nothing reads (start its reader first): not written", path
-            ) from None
+        if exc.errno == errno.ENXIO:  # a FIFO no process has open for reading (opening it would wait for one)
+            socket = stat.S_ISSOCK(os.stat(path).st_mode)  # or a socket, which no open() reaches
+            why = (
+                "a socket, which cannot be opened as a file"
+                if socket
+                else "a FIFO that nothing reads (start its reader first)"
+            )
+            raise OSError(errno.ENXIO, f"{why}: not written", path) from None
         raise
     try:
         if stat.S_ISREG(os.fstat(fd).st_mode) and not regular:

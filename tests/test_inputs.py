@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -169,3 +170,14 @@ def test_a_file_whose_owner_cannot_be_kept_is_rewritten_in_place(
         before.st_mode,
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prompt.txt"]
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets")
+def test_a_socket_is_refused_with_what_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        with pytest.raises(OSError, match="a socket, which cannot be opened as a file: not written") as caught:
+            write_text_whole(str(path), "x")
+    assert caught.value.errno == errno.ENXIO
+    assert stat.S_ISSOCK(path.lstat().st_mode)
