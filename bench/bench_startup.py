@@ -67,7 +67,7 @@ LINT_SCRIPT = (
 # command -> the reference it is compared with (None: the interpreter alone, for information only)
 REFERENCES = {
     "templating render FILE --state S": "script: Template(text).render(state)",
-    "templating keys FILE": "script: Template(text).placeholders, keys with ?",
+    "templating keys FILE": "script: Template(text).keys",
     "templating lint FILE": "script: Project([FILE]).lint(), format_text",
     "templating --version": PACKAGE,
 }

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.util
 import os
 import re
 import shutil
@@ -22,10 +21,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from conftest import installed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-if importlib.util.find_spec("google") is None or importlib.util.find_spec("google.adk") is None:
+if not installed("google.adk"):
     if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
         pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed (pip install '.[adk]')", pytrace=False)
     pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
@@ -387,7 +387,7 @@ ADK_STORES = [("DatabaseSessionService", _adk_database_service), ("SqliteSession
 
 
 def _require_sqlalchemy() -> None:
-    if importlib.util.find_spec("sqlalchemy") is None or importlib.util.find_spec("aiosqlite") is None:
+    if not (installed("sqlalchemy") and installed("aiosqlite")):
         if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
             pytest.fail(
                 "TEMPLATING_REQUIRE_ADK=1 but ADK's DatabaseSessionService needs SQLAlchemy (pip install '.[sql]')",

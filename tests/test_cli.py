@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_adk
 from syrupy.assertion import SnapshotAssertion
 
 from templating import Template
@@ -2690,12 +2691,8 @@ def test_lint_fix_usage_errors(
 def _adk_injects(instruction: str, state: dict[str, Any]) -> str:
     """What google-adk's own inject_session_state sends to the model for `instruction` and `state`."""
     import asyncio
-    import importlib.util
 
-    if importlib.util.find_spec("google.adk") is None:
-        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
-            pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed", pytrace=False)
-        pytest.skip("google-adk is not installed (pip install '.[adk]')")
+    require_adk()
     from google.adk.agents import LlmAgent
     from google.adk.agents.invocation_context import InvocationContext
     from google.adk.agents.readonly_context import ReadonlyContext

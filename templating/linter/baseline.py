@@ -10,7 +10,9 @@ writing it again.
 
 The file is JSON, sorted and indented (one finding per entry, stable between runs: diff-friendly):
 
-    {"version": 1, "findings": [{"path": "agent.py", "code": "T014", "text": "{plan}", "count": 1}]}
+```json
+{"version": 1, "findings": [{"path": "agent.py", "code": "T014", "text": "{plan}", "count": 1}]}
+```
 
 It is written whole or not at all (a temporary file in the same folder, renamed over it), and only when it
 can be read back: within the size a baseline is read with (the project's `max-file-size`), giving back

@@ -26,7 +26,7 @@ from ..errors import TemplatingError
 from ..inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, read_bytes, write_text_whole
 from ..nodes import Dialect, Escaped, Placeholder
 from ..template import parse
-from .registry import Diagnostic
+from .registry import INVALID_SUPPRESSION, UNUSED_SUPPRESSION, Diagnostic
 
 if TYPE_CHECKING:
     from .engine import Project
@@ -109,7 +109,95 @@ def fixes_for(diag: Diagnostic, text: str, *, dialect: str | None = None) -> lis
     if diag.code == "T007" and flagged.startswith("<") and not flagged.startswith("<<"):
         new = f"<{flagged}>"
         out.append(Fix(f"Escape the tag: {new}", [(start, end, new)], codes=(diag.code,)))
+    named = _named_in_help(diag.code, flagged, diag.help or "")
+    if named is not None and all(new != named[1] for fix in out for _, _, new in fix.edits):
+        title, new, safe = named
+        out.append(Fix(title, [(start, end, new)], codes=(diag.code,), safe=safe))
+    if diag.code in (UNUSED_SUPPRESSION, INVALID_SUPPRESSION):
+        out += _comment_fixes(diag, text)
     return [fix for fix in out if all(_keeps_dialect(new, dialect) for _, _, new in fix.edits)]
+
+
+_ADK_RUN = re.compile(r"(\{+)([^{}]*)(\}+)")  # google-adk's brace run (convert.ADK_CODE_MATCH, whole)
+_DOLLAR_OR_PATH = re.compile(r"\$?\{[ \t]*((?:\w+:)?\w+)(?:\.[\w.]+)?[ \t]*(\??)[ \t]*\}")
+
+
+def _named_in_help(code: str, flagged: str, help_: str) -> tuple[str, str, bool] | None:
+    """(title, new text, safe) of the edit `help_` names for the flagged text as `write NEW ...`, for the
+    rules whose help names one the other fixes do not make; None when the help names none for this text.
+    The new text is worked out from the flagged one and offered only when the help says it verbatim.
+
+    Not safe by themselves: T001's escape (`<<key>>` turns a placeholder the schema lacks into text: a
+    typo is as likely) and T020's (`${key}` -> `{key}` drops the `$`, `{a.b}` -> `{a}` inserts the whole
+    value). The others are judged as every fix is (`_keeps_meaning`): T017's `{{key}}` -> `{key}` needs
+    `key` (google-adk needed it already, but the ADK dialect read the doubled braces as text), unlike
+    `{{key?}}` -> `{key?}`; T010's `<key?>` -> `<key>` needs `key`; T013 and T016 need no new key."""
+    new: str | None = None
+    title, safe = "Replace with {}", True
+    if code == "T001" and flagged.startswith("<") and not flagged.startswith("<<"):
+        new, title, safe = f"<{flagged}>", "Escape it: {}", False
+    elif code == "T010" and flagged.endswith(("?>", "?}", "? }", "? >")):
+        inner = flagged[1:-1].strip().removesuffix("?").strip()
+        new, title = flagged[0] + inner + flagged[-1], "Make it required: {}"
+    elif code == "T013" and flagged.startswith("<<") and flagged.endswith(">>"):
+        new = flagged[1:-1]
+    elif code in ("T016", "T017") and (run := _ADK_RUN.fullmatch(flagged)) is not None:
+        opening, inner, closing = run.groups()
+        if code == "T017":
+            new = "{" + inner.strip() + "}"
+        elif len(opening) == 1:
+            new = f"{opening}{inner}{closing[:1]} {closing[1:]}"
+    elif code == "T020" and (m := _DOLLAR_OR_PATH.fullmatch(flagged)) is not None:
+        new, safe = "{" + m.group(1) + m.group(2) + "}", False
+    if new is None or new == flagged or not re.search(rf"(?:^|; )write {re.escape(new)}(?=[ :;]|$)", help_):
+        return None
+    return title.format(new), new, safe
+
+
+def _comment_fixes(diag: Diagnostic, text: str) -> list[Fix]:
+    """T022 and T023 name edits of a suppression comment: remove a code that silences nothing (or cannot
+    be silenced), write a code in capitals or by its code instead of its name. The whole directive goes
+    when its only code does (and the line, when the comment was all it held). These edit a comment, not
+    an instruction: the editor offers them; `--fix` edits instructions only, and leaves them."""
+    if diag.span is None:
+        return []
+    start, end = diag.span.start, diag.span.end
+    code = text[start:end]
+    help_ = diag.help or ""
+    replaced = re.search(r"(?:codes are written in capitals: |^write )(T\d{3})$", help_)
+    if replaced is not None and code != replaced.group(1):
+        return [Fix(f"Write {replaced.group(1)}", [(start, end, replaced.group(1))], codes=(diag.code,))]
+    if not help_.startswith("remove"):
+        return []
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    opened, closed = text.rfind("[", line_start, start), text.find("]", end, line_end)
+    directive = next(
+        (m for m in _DIRECTIVE_START.finditer(text, line_start, opened + 1) if m.end() == opened + 1), None
+    )
+    if opened < 0 or closed < 0 or directive is None:
+        return []
+    codes = [(opened + 1 + m.start(), opened + 1 + m.end()) for m in re.finditer(r"[^,\s]+", text[opened + 1 : closed])]
+    at = next((i for i, (a, b) in enumerate(codes) if a <= start and end <= b), None)
+    if at is None:
+        return []
+    title = f"Remove {code} from the comment"
+    if len(codes) > 1:  # the code and the comma on one side of it
+        a, b = (codes[at - 1][1], codes[at][1]) if at else (codes[0][0], codes[1][0])
+        return [Fix(title, [(a, b, "")], codes=(diag.code,))]
+    if text[closed + 1 : line_end].strip():
+        return []  # words follow the directive in its comment: removing it would leave them as code
+    a = directive.start()
+    while a > line_start and text[a - 1] in " \t":
+        a -= 1
+    if a == line_start:  # the comment was the line: the line goes
+        return [Fix(title, [(line_start, min(line_end + 1, len(text)), "")], codes=(diag.code,))]
+    return [Fix(title, [(a, line_end, "")], codes=(diag.code,))]
+
+
+# A suppression directive up to the `[` of its codes (suppress._DIRECTIVE).
+_DIRECTIVE_START = re.compile(r"#\s*templating:\s*ignore\[")
 
 
 def _made_optional(flagged: str) -> str | None:
