@@ -656,6 +656,8 @@ BAD_ENVIRONMENT = [
     ("TEMPLATING_JINJA_MAX_OUTPUT", "1.5"),
     ("TEMPLATING_JINJA_MAX_VALUE", "0"),
     ("TEMPLATING_JINJA_MAX_TOTAL", "lots"),
+    ("TEMPLATING_JINJA_MAX_LOOP_STEPS", "-5"),
+    ("TEMPLATING_JINJA_MAX_TIME", "abc"),
 ]
 
 
@@ -664,8 +666,9 @@ def test_a_bad_environment_variable_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, variable: str, value: str
 ) -> None:
     monkeypatch.setenv(variable, value)
-    with pytest.raises(ValueError, match=f"{variable}={value!r}: expected a positive"):
+    with pytest.raises(ValueError, match=f"{variable}={value!r}: expected a positive") as caught:
         jinja("x")
+    assert isinstance(caught.value, TemplatingError)  # the command line's one line and exit 2
 
 
 BAD_BUDGETS: list[tuple[str, dict[str, Any], type[Exception]]] = [
@@ -906,3 +909,83 @@ def test_state_reads_are_what_rendering_looks_up(source: str, expected: list[tup
 def test_keys_read_only_under_a_guard_may_be_missing() -> None:
     source = "{% if notes is defined %}{{ notes }}{% endif %}{{ tips | default('') }}{{ plan | d }}"
     assert jinja(source)({}) == ""
+
+
+class _Overdrawn(BaseException):
+    """Raised by `Endless` past any budget (a BaseException: no `except Exception` turns it into an error)."""
+
+
+class Endless(Mapping[str, Any]):
+    """A mapping whose keys never end (`k0`, `k1`, ... each holding "v"; `len()` lies): asked for more than
+    `limit` keys, it fails the test instead of hanging it."""
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self.limit = limit
+        self.drawn = 0
+
+    def __getitem__(self, key: str) -> Any:
+        if isinstance(key, str) and key[:1] == "k" and key[1:].isdigit():
+            return "v"
+        raise KeyError(key)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __iter__(self) -> Iterator[str]:
+        index = 0
+        while True:
+            self.drawn += 1
+            if self.drawn > self.limit:
+                raise _Overdrawn(f"{self.drawn} keys drawn: iterated past every budget")
+            yield f"k{index}"
+            index += 1
+
+
+ENDLESS_TEMPLATES = [
+    "{{ m }}",
+    "{{ m|list }}",
+    "{{ m|join(',') }}",
+    "{{ ', '.join(m) }}",
+    "{{ m|tojson }}",
+    "{{ m|dictsort }}",
+    "{{ m|sort }}",
+    "{{ m|unique|list }}",
+    "{{ m|items|list }}",
+    "{{ m|reverse|list }}",
+    "{{ m|max }}",
+    "{{ m|last }}",
+    "{{ m|sum }}",
+    "{{ m|batch(2)|list }}",
+    "{{ m|map('upper')|list }}",
+    "{{ m|select|list }}",
+    "{{ m ~ 'x' }}",
+    "{{ m == {} }}",
+    "{{ m.items()|list }}",
+    "{% for k in m %}{% endfor %}",
+    "{% for k, v in d.items() %}{{ v|list }}{% endfor %}",
+    "{{ d.a == {} }}",
+    "{{ d['a']|list }}",
+    "{{ d.values()|first|list }}",
+    "{{ (d.items()|first)[1] == {} }}",
+]
+ENDLESS_BUDGET = JinjaBudget(
+    max_time=None, max_output=10_000, max_value=10_000, max_loop_steps=1_000, max_total=100_000
+)
+
+
+@pytest.mark.parametrize("source", ENDLESS_TEMPLATES)
+def test_a_mapping_that_never_ends_stops_at_a_budget(source: str) -> None:
+    """Whatever iterates a state mapping (a loop, a filter, a method, a comparison, printing), each key it
+    draws is charged to a budget: one whose keys never end is an error, not a hang."""
+    endless = Endless()
+    with pytest.raises(TemplatingError):
+        jinja(source, budget=ENDLESS_BUDGET)({"m": endless, "d": {"a": endless}})
+    assert endless.drawn <= 20_000
+
+
+@pytest.mark.parametrize("source", ["{% for k in state %}{% endfor %}", "{{ state|list }}", "{{ nope }}"])
+def test_a_state_that_never_ends_stops_at_a_budget(source: str) -> None:
+    endless = Endless()
+    with pytest.raises(TemplatingError):
+        jinja(source, budget=ENDLESS_BUDGET)(endless)
+    assert endless.drawn <= 200_000

@@ -414,6 +414,17 @@ def test_config_from_pyproject(tmp_path: Path) -> None:
         ("select = []", "'select' is empty"),
         ("allow = ['']", "'allow' holds literal snippets"),
         ("allow = '<x-y>'", "'allow' must be a list of strings"),
+        ("max-file-size = 9223372036854775807", "'max-file-size' must be a number of bytes from 1 to 1073741824"),
+        ("max-file-size = 1073741825", "'max-file-size' must be a number of bytes from 1 to 1073741824"),
+        ('cache-dir = "a\\u0000b"', "'cache-dir' holds a NUL character"),
+        ('include = ["a\\u0000b"]', "'include' holds a NUL character"),
+        ('exclude = ["a\\u0000b"]', "'exclude' holds a NUL character"),
+        ('schema = "s\\u0000.json"', "'schema' holds a NUL character"),
+        ('per-file-ignores = { "a\\u0000" = ["T001"] }', "'per-file-ignores' holds a NUL character"),
+        ('constant-suffixes = ["_P\\u0000"]', "'constant-suffixes' holds a NUL character"),
+        ("constant-suffixes = ['-PROMPT']", "'constant-suffixes' holds name endings: '-PROMPT' is not one"),
+        ("include = " + "[" * 50_000 + "]" * 50_000, "is nested too deeply to read"),
+        ("[tool.templating.x]\ny = " + "[" * 50_000 + "]" * 50_000, "is nested too deeply to read"),
     ],
     ids=[
         "unknown-key",
@@ -428,6 +439,17 @@ def test_config_from_pyproject(tmp_path: Path) -> None:
         "empty-select",
         "empty-allow",
         "allow-not-list",
+        "max-file-size-too-large-for-any-read",
+        "max-file-size-over-a-gibibyte",
+        "cache-dir-nul",
+        "include-nul",
+        "exclude-nul",
+        "schema-nul",
+        "per-file-ignores-nul",
+        "constant-suffix-nul",
+        "constant-suffix-not-a-name-ending",
+        "nested-arrays",
+        "nested-arrays-in-a-subtable",
     ],
 )
 def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
@@ -436,9 +458,17 @@ def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
         load_config(tmp_path)
 
 
-def test_no_paths_and_no_include_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(LintConfigError, match="no paths given and no 'include' globs"):
-        collect_files([], LintConfig(root=tmp_path))
+def test_no_paths_and_no_include_collect_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("a.prompt", "sub/b.prompt", "sub/c.txt"):
+        (tmp_path / name).write_text("Hi <name>", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "sub")
+    assert collect_files([], LintConfig(root=tmp_path)) == [str(tmp_path / "sub" / "b.prompt")]
+    monkeypatch.chdir(tmp_path.parent)  # outside the root (a caller naming it): the root
+    assert sorted(collect_files([], LintConfig(root=tmp_path))) == [
+        str(tmp_path / "a.prompt"),
+        str(tmp_path / "sub" / "b.prompt"),
+    ]
 
 
 def test_folders_use_default_patterns_and_skip_hidden(tmp_path: Path) -> None:

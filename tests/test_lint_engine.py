@@ -351,6 +351,32 @@ def test_hostile_names_are_escaped_in_every_format(tmp_path: Path, output: str) 
         assert "E003" in text
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="file names that are not UTF-8, as on Linux")
+def test_hostile_names_are_escaped_in_the_diff(tmp_path: Path) -> None:
+    """`--diff`'s `---`/`+++` headers name files as every output does: no ESC reaches the terminal, no
+    newline in a name forges a header line of its own, and the output is UTF-8 whatever the names."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    for raw in (b"n\xffm\x1b[31mx.prompt", b"x\n+++ forged.prompt"):
+        with open(os.fsencode(root) + b"/" + raw, "wb") as handle:
+            handle.write(b"Thanks <guest??>.\n")  # T006: a safe fix
+    (root / ".hidden").mkdir()  # a link found by walking, named on stderr (its target is not fixed)
+    (root / ".hidden" / "t.txt").write_text("Thanks <guest??>.\n", encoding="utf-8")
+    os.symlink(root / ".hidden" / "t.txt", os.fsencode(root) + b"/l\x1b[2J.prompt")
+    done = _lint_cli(root, "--no-cache", "--diff", ".")
+    assert done.returncode == 1, done.stderr
+    assert b"\x1b" not in done.stdout + done.stderr
+    assert "found through the symbolic link l\\x1b[2J.prompt" in done.stderr.decode("utf-8")
+    headers = [line for line in done.stdout.decode("utf-8").splitlines() if line.startswith(("---", "+++"))]
+    assert headers == [
+        "--- a/n\\xffm\\x1b[31mx.prompt",
+        "+++ b/n\\xffm\\x1b[31mx.prompt",
+        "--- a/x\\n+++ forged.prompt",
+        "+++ b/x\\n+++ forged.prompt",
+    ]
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
 def test_files_named_by_pre_commit_stay_inside_the_root(tmp_path: Path) -> None:
     # With --force-exclude (pre-commit's hook) the names come from a tool, not the user: a link out of

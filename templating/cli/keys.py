@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from .common import EXIT_OK
@@ -48,9 +49,18 @@ def _run(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
-        for key in template.keys:
+        for key in _listed((node.key, node.optional) for node in template.placeholders):
             print(key)
     return EXIT_OK
+
+
+def _listed(uses: Iterable[tuple[str, bool]]) -> list[str]:
+    """Each key once, in order of first use, written `key?` when every use of it is optional (a key required
+    anywhere must be in state): what the text format prints, for a template file as for a Python file."""
+    optional: dict[str, bool] = {}
+    for key, is_optional in uses:
+        optional[key] = optional.get(key, True) and is_optional
+    return [key + ("?" if is_optional else "") for key, is_optional in optional.items()]
 
 
 def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
@@ -88,7 +98,7 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
     else:
         for row, item in zip(rows, found, strict=True):
             print(f"{row['instruction']} ({where(item)}, {item.dialect})")
-            for key in dict.fromkeys(k["key"] + ("?" if k["optional"] else "") for k in row["keys"]):
+            for key in _listed((k["key"], k["optional"]) for k in row["keys"]):
                 print(f"    {key}")
     if name is None:
         for skipped in result.skipped:

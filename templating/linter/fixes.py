@@ -305,7 +305,7 @@ def suppress_fixes(diag: Diagnostic, relative: str, flagged: str, pyproject: str
 def _read_toml(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # not TOML, or nested too deeply to read
         return None
 
 
@@ -618,13 +618,15 @@ def _codes(fixed: FileFix) -> tuple[str, ...]:
     return tuple(sorted({diag.code for diag, _ in fixed.applied}))
 
 
-def diff_of(fixed: FileFix) -> str:
-    """A unified diff of what fixing the file changes."""
+def diff_of(fixed: FileFix, *, name: str | None = None) -> str:
+    """A unified diff of what fixing the file changes. `name`: the file's name as its `---`/`+++` headers
+    show it (default: its path as is; the command line passes it escaped, as every output names files)."""
+    shown = fixed.path if name is None else name
     lines = difflib.unified_diff(
         fixed.before.splitlines(keepends=True),
         fixed.after.splitlines(keepends=True),
-        fromfile=f"a/{fixed.path}",
-        tofile=f"b/{fixed.path}",
+        fromfile=f"a/{shown}",
+        tofile=f"b/{shown}",
     )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -635,8 +637,9 @@ class FixWriteError(TemplatingError):
 
 def write_fix(fixed: FileFix, *, root: str) -> None:
     """Write the fixed file whole or not at all (a temporary file beside it, then renamed over it,
-    keeping its permissions). Refused, with the file left as it is: a link, a file outside `root`, a
-    file whose content is no longer what was linted (changed on disk since)."""
+    keeping its permissions and owner). Refused, with the file left as it is: a link, a file outside
+    `root`, a file whose content is no longer what was linted (changed on disk since). (A file found
+    through a link by walking is left out before: `LintRun`, `Project.found_through_link`.)"""
     path = fixed.path
     real, top = os.path.realpath(path), os.path.realpath(root)
     if os.path.islink(path):
