@@ -351,7 +351,10 @@ ORDERS: dict[str, list[str]] = {
         *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"),
         *("sessions.sql", "sessions.contexts", "sessions"),
     ],
-    "jinja_mode": ["jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode"],
+    "jinja_mode": [
+        *("jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode.reads"),
+        "jinja_mode",
+    ],
     "pysource": [
         *("pysource.reading", "pysource.positions", "pysource.found", "pysource.models", "pysource.syntax"),
         *("pysource.imports", "pysource.resolve", "pysource.agents", "pysource.agent_config", "pysource.visitor"),
@@ -411,7 +414,10 @@ def test_python_sources_are_read_with_the_core_alone() -> None:
 
 IMPORTERS = {
     "lark": {"parser"},
-    "jinja2": {"jinja_mode.filters", "jinja_mode.mode", "jinja_mode.sandbox", "linter.outputs.html"},
+    "jinja2": {
+        *("jinja_mode.filters", "jinja_mode.mode", "jinja_mode.reads", "jinja_mode.sandbox"),
+        "linter.outputs.html",
+    },
     "pydantic": {"agents", "sessions.models"},
     "sqlalchemy": {"sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.

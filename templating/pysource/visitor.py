@@ -247,6 +247,11 @@ class _Visitor:
                 )
                 if head == "google":
                     self.agents.recorded(value, found)
+            static = _keyword(call, "static_instruction")
+            if static is not None and not self.is_provider(static):
+                names = [f"{owner}.static_instruction" for owner in owners]
+                site = f"{shown}.static_instruction"
+                project.add(module, static, scope, dialect=dialect, site=site, names=names, static=True)
 
     def named_provider(
         self, value: ast.expr, scope: _Scope | None, names: list[str], schemas: tuple[StateSchema, ...] = ()
