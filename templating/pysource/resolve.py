@@ -337,10 +337,11 @@ class _Project(_Modules):
         names: Iterable[str] = (),
         state_schemas: tuple[StateSchema, ...] = (),
         static: bool = False,
-    ) -> None:
-        """Record the instruction `expr` gives (or why it cannot be read). `static`: an agent's
-        `static_instruction=`, sent as written: kept apart, in `Scan.static_instructions`, and never
-        reported as skipped (a `types.Content` is no instruction to check)."""
+    ) -> Instruction | str:
+        """Record the instruction `expr` stands for (once, however many call sites give it): the
+        [`Instruction`][templating.pysource.Instruction] recorded, or why it cannot be read (recorded as
+        skipped). `static`: an agent's `static_instruction=`, sent as written: kept apart, in
+        `Scan.static_instructions`, and never reported as skipped (a `types.Content` is no instruction to check)."""
         value = self.resolve(module, expr, scope)
         where = module.node_span(expr)
         const = self.constant(module, expr, scope)
@@ -348,7 +349,7 @@ class _Project(_Modules):
         if isinstance(value, str):
             if not static:
                 self.result.skipped.append(Skipped(site, module.path, where, value, tuple(names)))
-            return
+            return value
         all_names = [*names]
         if const:
             self.used_constants.add((const[0].key, const[1]))
@@ -370,7 +371,7 @@ class _Project(_Modules):
             listed[index] = Instruction(
                 old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas, old.file, given_at
             )
-            return
+            return listed[index]
         first = value.mods[0] if value.text else module
         span = where
         if value.text:  # from its first character to its last one written in the same file
@@ -395,6 +396,7 @@ class _Project(_Modules):
                 ((module.path, where),),
             )
         )
+        return listed[-1]
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:
         """Module constants named `*PROMPT`/`*INSTRUCTION` that no call site used, holding a placeholder
