@@ -8,11 +8,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from templating.cli import main
-from templating.linter.baseline import BaselineError, load_baseline
+from templating.linter.baseline import BaselineError, load_baseline, write_baseline
+from templating.linter.engine import Project
+from templating.linter.result import LintResult
 from templating.linter.run import lint_project
 
 PROMPT = "Hello <name??>.\nBye.\n"  # T006, an error: the exit code is 1 without the baseline
@@ -239,6 +242,40 @@ def test_text_output_names_the_baseline(tree: Path, capsys: pytest.CaptureFixtur
     assert main(["lint", "--baseline", "baseline.json"]) == 0
     out, _err = capsys.readouterr()
     assert out == "2 templates checked: no findings\n2 findings left out: recorded in the baseline baseline.json\n"
+
+
+def _everything(result: LintResult) -> tuple[object, ...]:
+    return (result.diagnostics, result.run_findings, result.templates, result.files, result.baselined, result.stale)
+
+
+@pytest.mark.parametrize(
+    "options", [pytest.param({}, id="default-levels"), pytest.param({"severity": {"T011": "error"}}, id="level-given")]
+)
+def test_a_baselined_run_finding_is_left_out_of_a_cached_run_as_of_a_fresh_one(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """T011 reports on the whole run (`run_findings`, which the HTML report lists): a baseline recording it
+    leaves it out of a run read from the cache (whose findings are read back from JSON) and of a run with
+    `severity` given (whose findings are copied at their level) exactly as of a fresh run."""
+    common: dict[str, Any] = {"schema": ["name", "plan", "spare"], "extend_select": ["T011"], **options}
+    recorded = lint_project(**common)
+    assert [(d.code, d.message) for d in recorded.run_findings] == [
+        ("T011", f"schema key '{key}' is not used by any linted template") for key in ("name", "spare")
+    ]  # `<name??>` is no placeholder
+    write_baseline("baseline.json", recorded)
+    fresh = lint_project(baseline="baseline.json", **common)
+    assert (fresh.diagnostics, fresh.run_findings, fresh.baselined) == ([], [], len(recorded.diagnostics))
+    linted: list[int] = []
+    real = Project._lint
+
+    def counted(self: Project, paths: Any) -> LintResult:
+        linted.append(1)
+        return real(self, paths)
+
+    monkeypatch.setattr(Project, "_lint", counted)
+    runs = [lint_project(baseline="baseline.json", cache_dir=tree / "cache", **common) for _ in range(2)]
+    assert linted == [1]  # the second run is read from the cache
+    assert [_everything(run) for run in runs] == [_everything(fresh)] * 2
 
 
 def _set_max_file_size(tree: Path, size: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -301,6 +302,87 @@ def test_two_processes_at_once(tmp_path: Path) -> None:
     assert len(entries) == 1
     assert json.loads(entries[0].read_text())["format"] == lint_cache.FORMAT
     assert not list((root / ".templating_cache").glob(".tmp-*"))  # no temporary file left behind
+
+
+def test_a_run_of_other_code_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key holds the identity of the code that finds: the same version with other code is a miss."""
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    calls = fresh_calls(monkeypatch)
+    lint_project(["."], cache_dir=folder)
+    assert calls == []  # same code: a hit
+    monkeypatch.setattr(lint_cache, "_code", "0" * 40)  # what a process of edited code works out
+    lint_project(["."], cache_dir=folder)
+    assert calls == [1]
+    assert len(list(folder.glob("*.json"))) == 2
+
+
+def test_an_edited_rule_in_a_development_install_is_not_served_from_the_cache(tmp_path: Path) -> None:
+    """A checkout's package, edited with its version unchanged (an editable install), run as the command."""
+    source = Path(templating.__file__).parent
+    code = tmp_path / "src"
+    shutil.copytree(source, code / "templating", ignore=shutil.ignore_patterns("__pycache__"))
+    if (source.parent / "grammar").is_dir():  # a checkout: the grammar beside the package
+        shutil.copytree(source.parent / "grammar", code / "grammar")
+    root = tmp_path / "project"
+    build(root)
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("TEMPLATING_CACHE_DIR")
+    command = [sys.executable, "-m", "templating", "lint", ".", "--format", "json", "--exit-zero"]
+
+    def messages() -> list[str]:
+        run = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=True)
+        return [d["message"] for d in json.loads(run.stdout) if d["code"] == "T014"]
+
+    before = messages()
+    assert before
+    assert not any(m.startswith("edited: ") for m in before)
+    rule = code / "templating/linter/rules/python.py"
+    text = rule.read_text(encoding="utf-8")
+    line = 'out.append(Diagnostic("T014", RULES["T014"].severity, message,'
+    assert line in text
+    rule.write_text(text.replace(line, line.replace("message,", '"edited: " + message,')), encoding="utf-8")
+    assert messages() == ["edited: " + m for m in before]  # linted by the edited rule, not read back
+    assert messages() == ["edited: " + m for m in before]  # and then read back
+    assert len(list((root / ".templating_cache").glob("*.json"))) == 2
+
+
+CODE_EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
+    # (id, a change to a copy of the package and the grammar beside it, whether the identity changes)
+    ("nothing", lambda code: None, False),
+    ("module-edited", lambda code: (code / "pkg/rules.py").write_text("X = 2\n", encoding="utf-8"), True),
+    ("same-size-later", lambda code: os.utime(code / "pkg/rules.py", ns=(0, 10**18)), True),
+    ("module-added", lambda code: (code / "pkg/sub/new.py").write_text("", encoding="utf-8"), True),
+    ("module-removed", lambda code: (code / "pkg/sub/old.py").unlink(), True),
+    ("grammar-beside-edited", lambda code: (code / "grammar/a.lark").write_text("x: y\n", encoding="utf-8"), True),
+    ("data-edited", lambda code: (code / "pkg/terminals.json").write_text("{}", encoding="utf-8"), True),
+    ("bytecode-written", lambda code: (code / "pkg/__pycache__/rules.pyc").write_bytes(b"\0"), False),
+    ("other-file", lambda code: (code / "pkg/notes.md").write_text("x", encoding="utf-8"), False),
+    ("beside-package", lambda code: (code / "setup.py").write_text("x", encoding="utf-8"), False),
+]
+
+
+@pytest.mark.parametrize(("edit", "changes"), [e[1:] for e in CODE_EDITS], ids=[e[0] for e in CODE_EDITS])
+def test_the_code_identity_changes_with_the_code(tmp_path: Path, edit: Callable[[Path], None], changes: bool) -> None:
+    files = ["pkg/__init__.py", "pkg/rules.py", "pkg/sub/old.py", "pkg/terminals.json", "grammar/a.lark"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "pkg/__pycache__").mkdir()
+    before = lint_cache.code_identity(tmp_path / "pkg")
+    assert lint_cache.code_identity(tmp_path / "pkg") == before
+    edit(tmp_path)
+    assert (lint_cache.code_identity(tmp_path / "pkg") != before) is changes
+
+
+def test_the_code_identity_is_worked_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lint_cache, "_code", None)
+    first = lint_cache.code_identity()
+    assert first == lint_cache.code_identity(Path(templating.__file__).parent)
+    monkeypatch.setattr(os, "scandir", None)  # not walked again
+    assert lint_cache.code_identity() == first
 
 
 FOLDERS: list[tuple[str, list[str], dict[str, str], str, str | None]] = [

@@ -244,7 +244,15 @@ def apply_baseline(result: LintResult, baseline: Baseline) -> Applied:
     linted = {paths.get(p) or _project_path(p, result.root) for p in result.files} if stale_files else set()
     stale = sum(n for (path, _, _), n in left.items() if path in linted or not path)
     result.diagnostics = kept
-    gone = set(map(id, dropped))
-    result.run_findings = [d for d in result.run_findings if id(d) not in gone]
+    # the run's findings (T011) are among `diagnostics`, matched by value: a run read from the cache, or with
+    # `severity` given, holds equal copies, not the same objects
+    gone = Counter(dropped)
+    left_run = []
+    for diag in result.run_findings:
+        if gone[diag] > 0:
+            gone[diag] -= 1
+        else:
+            left_run.append(diag)
+    result.run_findings = left_run
     result.baselined, result.stale = len(dropped), stale
     return Applied(len(dropped), stale)

@@ -5,9 +5,10 @@ another module, a state key written in a third file, a function given state by a
 scan is not a function of each file alone. The cache therefore keeps whole runs, each checked input by input:
 
 - an entry is found by a key over what decides which files a run reads and how: the tool's version and
-  Python's (the `ast` differs), the cache format, the current folder (paths are shown relative to it), the
-  root, the configuration, the rules on, the schema, the dialect, the paths named, the files chosen and the
-  project's Python files read for context;
+  Python's (the `ast` differs), the code that finds (`code_identity`: an edit to a rule in a development
+  install, where the version stays the same, is a miss), the cache format, the current folder (paths are
+  shown relative to it), the root, the configuration, the rules on, the schema, the dialect, the paths
+  named, the files chosen and the project's Python files read for context;
 - the entry lists every file the run read or tried to read (each Python file, each template file, each text
   file an instruction reads, and the modules an import could have named but that were not there), each
   with a digest of its text or of why it could not be read;
@@ -161,6 +162,43 @@ def _written_here(path: str, name: str) -> bool:
     return head.startswith(_HEADER) or head.startswith(b'{"format":1,"key":"' + name[:-5].encode("ascii"))
 
 
+_code: str | None = None  # `code_identity()` of this process, worked out once
+
+
+def code_identity(package: Path | None = None) -> str:
+    """A digest of the code that finds: the path, size and modification time (ns) of every `.py`, `.lark` and
+    `.json` file under the `templating` package's folder (`__pycache__` left out), and of the grammar beside it
+    when a checkout keeps it there. Any edit changes it, so a development install, whose version does not
+    change, never gets findings from older code. Stat only, no reading (hashing the text costs several times
+    as much, on every run); worked out once per process for the package itself."""
+    global _code
+    if package is None and _code is not None:
+        return _code
+    folder = package if package is not None else Path(__file__).parents[1]
+    found: list[str] = []
+    pending = [str(folder)]
+    if not (folder / "grammar").is_dir():  # a checkout: `parser.grammar_text` reads ../grammar/*.lark
+        pending.append(str(folder.parent / "grammar"))
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as items:
+                for item in items:
+                    if item.is_dir(follow_symlinks=False):
+                        if item.name != "__pycache__":
+                            pending.append(item.path)
+                    elif item.name.endswith((".py", ".lark", ".json")):
+                        with contextlib.suppress(OSError):
+                            info = item.stat()
+                            found.append(f"{item.path}\0{info.st_size}\0{info.st_mtime_ns}")
+        except OSError:
+            found.append(f"!{current}")  # a folder that cannot be read (or no grammar beside it) is part of it
+    identity = _digest("\n".join(sorted(found)))
+    if package is None:
+        _code = identity
+    return identity
+
+
 def _digest(text: str) -> str:
     return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
@@ -228,6 +266,7 @@ class LintCache:
         parts = [
             FORMAT,
             running_version(),
+            code_identity(),
             list(sys.version_info[:2]),
             os.getcwd(),
             str(project.root),
