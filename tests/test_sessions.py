@@ -258,6 +258,34 @@ def test_returned_sessions_are_copies(service: SessionService) -> None:
     assert fetch(service, "s1").events[-1].actions.state_delta == {"m": {"k": [1]}}
 
 
+def test_a_large_state_is_handed_out_as_copies_as_its_keys_change_between_lists_and_scalars(
+    service: SessionService,
+) -> None:
+    """Many lists and dicts (copied in bulk) and keys that change kind: every copy is equal and independent."""
+    state: dict[str, Any] = {f"k{n}": {"n": n, "tags": ["a"]} if n % 2 else f"v{n}" for n in range(40)}
+    state |= {"user:list": [1], "app:map": {"a": [2]}}
+    created = create(service, session_id="s1", state=state)
+    deltas: list[dict[str, Any]] = [
+        {"k1": "now text", "k2": ["now", "a", "list"], "user:list": 0, "app:map": {"b": []}},
+        {"k1": {"back": [1]}, "k2": None, "user:list": [[3]], "k40": [4]},
+    ]
+    expected = dict(state)
+    session = created
+    for delta in deltas:
+        run(service.append_event(session, event(delta)))
+        expected |= delta
+        session = fetch(service, "s1")
+        assert session.state == expected
+        for value in session.state.values():  # changing the copy changes nothing stored
+            if isinstance(value, list):
+                value.append("x")
+            elif isinstance(value, dict):
+                value["x"] = 1
+        assert fetch(service, "s1").state == expected
+        assert session.state != expected
+        session = fetch(service, "s1")
+
+
 def test_events_handed_out_are_deep_copies(service: SessionService) -> None:
     session = create(service, session_id="s1")
     given = event({"m": {"k": [1]}}, id="e1")

@@ -29,7 +29,7 @@ from typing import Any, Protocol, TypeAlias, TypeVar
 
 from ..errors import TemplatingError
 from ..nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX
-from .models import Event, GetSessionConfig, Session, _new_id, prepare_event
+from .models import Event, GetSessionConfig, Session, _new_id, prepare_event, session_from
 from .values import check_state, copy_checked, scope_of, text_problem
 
 __all__ = [
@@ -106,21 +106,29 @@ def scope_index(key: str) -> int | None:
 
 def split_scopes(checked: Mapping[str, Any]) -> Scopes:
     """The stored part of checked state (an initial state, a delta), by scope; `temp:` keys are dropped."""
-    scopes: Scopes = ({}, {}, {})
-    for key, value in checked.items():
-        index = scope_index(key)
-        if index is not None:
-            scopes[index][key] = value
-    return scopes
+    return split_state(checked)[0]
+
+
+def split_state(checked: Mapping[str, Any]) -> tuple[Scopes, dict[str, Any]]:
+    """`split_scopes`, and the `temp:` values apart."""
+    session = dict(checked)
+    prefixed = [key for key in session if ":" in key]  # the scoped keys are among these (an `in` costs less)
+    user: dict[str, Any] = {}
+    app: dict[str, Any] = {}
+    temp: dict[str, Any] = {}
+    for key in prefixed:
+        if key.startswith(USER_PREFIX):
+            user[key] = session.pop(key)
+        elif key.startswith(APP_PREFIX):
+            app[key] = session.pop(key)
+        elif key.startswith(TEMP_PREFIX):
+            temp[key] = session.pop(key)
+    return (session, user, app), temp
 
 
 def merge_scopes(scopes: Scopes) -> dict[str, Any]:
     """The combined state a session shows: its own keys, then its user's, then its app's."""
     return {**scopes[SESSION], **scopes[USER], **scopes[APP]}
-
-
-def temp_values(state: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in state.items() if scope_of(key) == "temp"}
 
 
 def clean_id(value: str, what: str) -> str:
@@ -334,17 +342,16 @@ def stored_copy(
     seen: Seen,
 ) -> Session:
     """A session copy as a service hands it out, from values that are already checked and its own."""
-    copy = Session.model_construct(  # already checked: skip validating (and copying) it again
-        id=session_id,
+    return session_from(
+        session_id=session_id,
         app_name=app_name,
         user_id=user_id,
         state=state,
         events=events,
         last_update_time=last_update_time,
+        origin=token,
+        seen=seen,
     )
-    copy._origin = token
-    copy._seen = seen
-    return copy
 
 
 # --- the services ---------------------------------------------------------------------------
@@ -387,8 +394,8 @@ class SessionService(ABC):
         app_name, user_id = required_id(app_name, "app_name"), required_id(user_id, "user_id")
         checked = check_state({} if state is None else state, what="initial state")
         session_id = clean_id(session_id, "session_id") if session_id is not None else ""
-        copy = await self._create(app_name, user_id, session_id or _new_id(), split_scopes(checked))
-        temp = temp_values(checked)
+        scopes, temp = split_state(checked)
+        copy = await self._create(app_name, user_id, session_id or _new_id(), scopes)
         copy.state.update(temp)
         copy._temp = set(temp)
         return copy

@@ -207,6 +207,37 @@ def event_from(fields: dict[str, Any], fields_set: Iterable[str], delta: dict[st
     return event
 
 
+def session_from(
+    *,
+    session_id: str,
+    app_name: str,
+    user_id: str,
+    state: dict[str, Any],
+    events: list[Event],
+    last_update_time: float,
+    origin: str = "",
+    seen: tuple[int, int, int] = (0, 0, 0),
+) -> Session:
+    """A `Session` of valid fields (clean ids, checked state that becomes its own, stored events, a finite
+    time) and its private attributes: what `model_construct` makes, without its generic work (it copies
+    every private default), which costs more than the rest of making a small session."""
+    session = _new(Session)
+    fields = {
+        "id": session_id,
+        "app_name": app_name,
+        "user_id": user_id,
+        "state": state,
+        "events": events,
+        "last_update_time": last_update_time,
+    }
+    _set_attribute(session, "__dict__", fields)
+    _set_attribute(session, "__pydantic_fields_set__", set(fields))
+    _set_attribute(session, "__pydantic_extra__", None)
+    private: dict[str, Any] = {"_origin": origin, "_seen": seen, "_invocation": None, "_temp": set()}
+    _set_attribute(session, "__pydantic_private__", private)
+    return session
+
+
 def copy_stored(event: Event) -> Event:
     """A copy of a stored event (one `prepare_event` made) that shares nothing mutable with it: its
     fields are immutable but its delta, which is copied. Cheaper than a deep copy of the model."""
