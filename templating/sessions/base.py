@@ -29,8 +29,18 @@ from typing import Any, Protocol, TypeAlias, TypeVar
 
 from ..errors import TemplatingError
 from ..nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX
-from .models import Event, GetSessionConfig, Session, _new_id, prepare_event, session_from
-from .values import check_state, copy_checked, scope_of, text_problem
+from .models import (
+    MAX_ID_LENGTH,
+    Event,
+    GetSessionConfig,
+    Session,
+    _new_id,
+    id_problem,
+    prepare_event,
+    session_from,
+    shown_id,
+)
+from .values import check_state, copy_checked, scope_of
 
 __all__ = [
     "AlreadyExistsError",
@@ -132,18 +142,18 @@ def merge_scopes(scopes: Scopes) -> dict[str, Any]:
 
 
 def clean_id(value: str, what: str) -> str:
-    """An id stripped of surrounding whitespace; `TypeError` if it is not a str, `ValueError` if no
-    database could store it (a NUL character, a lone surrogate), so every service takes the same ids."""
-    if type(value) is str and value.isascii() and "\x00" not in value:  # the usual id: nothing to explain
-        return value.strip()
+    """An id stripped of surrounding whitespace; `TypeError` if it is not a str, `ValueError` if no database
+    could index it (a NUL character, a lone surrogate, more than `MAX_ID_LENGTH` characters), so every service
+    takes the same ids."""
+    if type(value) is str and value.isascii() and "\x00" not in value and len(value) <= MAX_ID_LENGTH:
+        return value.strip()  # the usual id: nothing to explain
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    if "\x00" in value:
-        raise ValueError(f"{what} {value!r} holds a NUL character ('\\x00'), which PostgreSQL cannot store")
-    problem = text_problem(value)
+    cleaned = value.strip()
+    problem = id_problem(cleaned)
     if problem:
-        raise ValueError(f"{what} {value!r} {problem}")
-    return value.strip()
+        raise ValueError(f"{what} {shown_id(cleaned)} {problem}")
+    return cleaned
 
 
 def required_id(value: str, what: str) -> str:

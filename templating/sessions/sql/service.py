@@ -38,6 +38,7 @@ from .driver import (
     dumps,
     masked,
     reason_of,
+    refusal,
     retrieved,
     shut_down,
     sqlite_begin,
@@ -208,6 +209,7 @@ class DatabaseSessionService(SessionService):
             "check that the database is reachable and the URL (user, password, host, port, database) is right; "
             "nothing was changed"
         )
+        cause = "timeout" if isinstance(error, TimeoutError) and self._opened else refusal(error)
         if self._file is not None and not self._file.parent.is_dir():
             reason = f"{reason} (its folder {str(self._file.parent)!r} does not exist)"
             help = (
@@ -218,6 +220,23 @@ class DatabaseSessionService(SessionService):
             help = (
                 f"another process held the write lock longer than timeout={self._timeout} seconds; raise timeout "
                 "(DatabaseSessionService(url, timeout=...)) or make that process's writes shorter; nothing was changed"
+            )
+        elif cause == "timeout":
+            help = (
+                f"a statement ran or waited for a lock longer than statement_timeout={self._statement_timeout} "
+                "seconds: check that no other connection holds a lock on the templating_* tables, or raise "
+                "statement_timeout; nothing was changed"
+            )
+        elif cause == "storage":
+            help = (
+                "the database could not write: check its disk space, its permissions, and that the file is not "
+                "read-only or damaged; nothing was changed"
+            )
+        elif cause == "statement":
+            help = (
+                "the database was reached and refused the statement (the reason above: a trigger, a permission, "
+                "a limit of the server, a table changed by something else); nothing was changed. If nothing of the "
+                "sort applies, report it: every state the session services accept should be stored"
             )
         return SessionStoreError(f"the session database {self.url!r} failed: {reason}", url=self.url, help=help)
 
