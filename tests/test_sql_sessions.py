@@ -339,6 +339,33 @@ def test_a_wrong_password_is_a_clear_error_with_the_password_masked(postgres: An
     run(attempt())
 
 
+def test_a_turn_reads_only_the_keys_its_instruction_reads(url: str) -> None:
+    """What a Runner turn is given when it knows its keys: the session's row and the rows of those keys (of each
+    scope, keys of any length), not the rest of the state; without keys, the whole state."""
+    long_key = "k" * 300
+    state = {"a": 1, "b": [2], "user:c": 3, "app:d": 4, "user:e": 5, long_key: 6, "temp:t": 7}
+
+    async def scenario() -> None:
+        async with service_on(url) as service:
+            await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+            keys = ("a", "user:c", "app:d", "app:nope", long_key, "temp:t")
+            turn, settled = await service._turn_session(app_name=APP, user_id=USER, session_id="s1", keys=keys)
+            assert turn is not None
+            assert turn.state == {"a": 1, "user:c": 3, "app:d": 4, long_key: 6}
+            assert turn.events == []
+            assert settled()
+            whole, _ = await service._turn_session(app_name=APP, user_id=USER, session_id="s1")
+            assert whole is not None
+            assert whole.state == {key: value for key, value in state.items() if key != "temp:t"}
+            # the turn's copy appends as any copy does
+            await service.append_event(turn, Event(author="a", actions=EventActions(state_delta={"b": [3]})))
+            assert turn.state == {"a": 1, "b": [3], "user:c": 3, "app:d": 4, long_key: 6}
+            none, _ = await service._turn_session(app_name=APP, user_id=USER, session_id="nope", keys=keys)
+            assert none is None
+
+    run(scenario())
+
+
 REFUSING_TRIGGERS = {
     "sqlite": [
         "CREATE TRIGGER refuse BEFORE INSERT ON templating_sessions BEGIN SELECT RAISE(ABORT, 'no sessions today'); END"

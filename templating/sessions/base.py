@@ -427,13 +427,16 @@ class SessionService(ABC):
         return await self._get(key, coerce_config(config))
 
     async def _turn_session(
-        self, *, app_name: str, user_id: str, session_id: str
+        self, *, app_name: str, user_id: str, session_id: str, keys: Collection[str] | None = None
     ) -> tuple[Session | None, Callable[[], bool]]:
         """For a [`Runner`][templating.Runner] turn: a session to render the instruction from (read-only)
         and to append the turn's events through, without its events, and a check, made after
         rendering, that what the render read was one consistent state (if not, the Runner renders
         again from a copy). Here: a copy, always consistent. A service may hand out a view of what
-        it stores instead, so that a turn costs the same whatever the size of the state."""
+        it stores instead, so that a turn costs the same whatever the size of the state.
+
+        `keys`, when given, are all the state keys the instruction reads: a service may then read only
+        those (the session's state holds those of them it has), which a database does."""
         session = await self.get_session(
             app_name=app_name, user_id=user_id, session_id=session_id, config=GetSessionConfig(num_recent_events=0)
         )

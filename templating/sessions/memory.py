@@ -241,11 +241,11 @@ class InMemorySessionService(SessionService):
             return self._copy(record, events=[])
 
     async def _turn_session(
-        self, *, app_name: str, user_id: str, session_id: str
+        self, *, app_name: str, user_id: str, session_id: str, keys: Collection[str] | None = None
     ) -> tuple[Session | None, Callable[[], bool]]:
         """A session whose state is read where it is stored (`_StoredView`): a turn copies nothing
-        of the state. Consistency: every write moves its scope's revision before it changes a value,
-        so a render that overlapped a write sees a revision past the one it started from."""
+        of the state, whatever `keys` it reads. Consistency: every write moves its scope's revision before it
+        changes a value, so a render that overlapped a write sees a revision past the one it started from."""
         key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
         with self._lock:  # no write is half done while the revision is read
             record = self._sessions.get(key)

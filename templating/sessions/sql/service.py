@@ -18,7 +18,7 @@ import contextlib
 import json
 import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from ...errors import TemplatingError
-from ..base import Scopes, SessionService
+from ..base import Scopes, SessionService, _settled, clean_id
 from ..models import Event, GetSessionConfig, Session
 from .driver import (
     DRIVERS,
@@ -306,6 +306,21 @@ class DatabaseSessionService(SessionService):
     async def _get_now(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
         async with self._transaction(write=False) as conn:
             return await self._statements.get(conn, key, config)
+
+    async def _turn_session(
+        self, *, app_name: str, user_id: str, session_id: str, keys: Collection[str] | None = None
+    ) -> tuple[Session | None, Callable[[], bool]]:
+        """A copy of the session holding only the state `keys` name (those it has): a turn reads the rows of
+        the keys its instruction reads, whatever the size of the state, in one snapshot (always consistent).
+        Without `keys`, the whole state."""
+        if keys is None:
+            return await super()._turn_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
+        return await self._call(lambda: self._turn_now(key, keys)), _settled
+
+    async def _turn_now(self, key: tuple[str, str, str], keys: Collection[str]) -> Session | None:
+        async with self._transaction(write=False) as conn:
+            return await self._statements.turn(conn, key, keys)
 
     async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
         return await self._call(lambda: self._list_now(app_name, user_id))

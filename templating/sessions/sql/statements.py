@@ -374,6 +374,19 @@ class Statements:
                 data = list((await conn.execute(newest)).scalars())[::-1]
         return self.copy(key[0], row, scopes, [Event.model_validate(item) for item in data])
 
+    async def turn(self, conn: AsyncConnection, key: tuple[str, str, str], keys: Collection[str]) -> Session | None:
+        """A copy of a stored session holding only those of `keys` that it has (no events), or `None`: what a
+        Runner turn reads when it knows the keys its instruction reads."""
+        names: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({}, {}, {})
+        for wanted in keys:
+            index = scope_index(wanted)
+            if index is not None:  # temp: keys are never stored
+                names[index][key_name(wanted)[0]] = wanted
+        row = (await conn.execute(self.session_row(key, *self.documents(names)))).first()
+        if row is None:
+            return None
+        return self.copy(key[0], row, self.decoded(row), [])
+
     async def sessions(self, conn: AsyncConnection, app_name: str, user_id: str | None) -> list[Session]:
         """Copies of the app's sessions (of one user), without events, in creation order."""
         t = self._tables
