@@ -13,14 +13,15 @@ built here as ADK builds it for a turn (a session from ADK's ``InMemorySessionSe
 syntax) on ADK's context over the same state.
 
 The reference is ``Template.render(dict)`` (the renderer alone, on the session's state dict).
-Everything is timed in this one process, interleaved (each round times every case at every size
+Everything is timed in this one process, in CPU time (steady while other work shares the machine),
+interleaved (each round times every case at every size
 once, in a short batch), and kept as the best of many rounds, so that other work on a shared machine
 disturbs it least; results are ratios, never absolute numbers across machines. Targets (issues 10 and 35):
 ``provider(ctx)`` within 1.5x of ``Template.render(dict)`` at every size (flat in state size), and
 at least 30x faster than ADK's ``inject_session_state`` on the same state, for ADK's context and ours.
 
-Then whole ``Runner`` turns by state size (a model that answers at once; a turn also copies the
-session, so it is not flat), and nested state (bench_contexts.py's case): 20 placeholders
+Then whole ``Runner`` turns by state size (a model that answers at once), each against the turn at
+10 keys, and nested state (bench_contexts.py's case): 20 placeholders
 ``<orders.N.id>`` over 2,000 orders, from the dict and through a ``ReadonlyContext``, for an angle
 template and a Jinja2 provider.
 """
@@ -67,9 +68,11 @@ def run(coroutine: Coroutine[Any, Any, Any]) -> Any:
 
 
 def per_call(fn: Callable[[], object], seconds: float = 0.02) -> float:
-    """Seconds per call of ``fn``, from one timed batch of about ``seconds``."""
-    number = max(1, int(seconds / max(timeit.timeit(fn, number=20) / 20, 1e-9)))
-    return timeit.timeit(fn, number=number) / number
+    """CPU seconds per call of ``fn``, from one timed batch of about ``seconds``: this process's CPU time, which
+    other work on a shared machine does not inflate as it does wall time."""
+    timer = timeit.Timer(fn, timer=time.process_time)
+    number = max(1, int(seconds / max(timer.timeit(number=20) / 20, 1e-9)))
+    return timer.timeit(number=number) / number
 
 
 def best_of_rounds(
@@ -188,7 +191,7 @@ def flat(adk: AdkInject | None) -> list[str]:
     target is met."""
     print(
         f"2 KB instruction ({len(two_kb_text(lambda key: f'<{key}>'))} characters, {len(KEYS)} placeholders); "
-        f"microseconds per render by state keys, best of {FLAT_ROUNDS} interleaved rounds"
+        f"CPU microseconds per render by state keys, best of {FLAT_ROUNDS} interleaved rounds"
     )
     # Every case of every size in each round, so that a burst of other work on the machine falls on all alike.
     cases = {(size, name): fn for size in SIZES for name, fn in flat_cases(size, adk).items()}
@@ -240,20 +243,21 @@ def flat(adk: AdkInject | None) -> list[str]:
 
 async def timed_turns(runner: Runner, session_id: str, turns: int) -> float:
     """Seconds per turn over ``turns`` turns of ``runner`` in one session."""
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(turns):
         await runner.run(user_id="u", session_id=session_id, message="hi")
-    return (time.perf_counter() - start) / turns
+    return (time.process_time() - start) / turns
 
 
 def runner_turns(turns: int = 40) -> None:
     """Whole Runner turns (get the session, render, call a model that answers at once, append two events).
 
-    Each round starts a fresh session (not timed) and times ``turns`` turns in it. A turn copies the
-    session (``get_session`` returns a copy of its state and events, as ADK's does), so unlike the
-    render this grows with state size; the Agent column above is the instruction's share of it.
+    Each round starts a fresh session (not timed) and times ``turns`` turns in it; the Agent column
+    above is the instruction's share of a turn. Prints each size's turn against the turn at the
+    smallest size, measured in the same run.
     """
-    print(f"\nRunner turns ({turns} per round, fresh session each round): microseconds per turn")
+    print(f"\nRunner turns ({turns} per round, fresh session each round): CPU microseconds per turn")
+    per_size: dict[int, float] = {}
     source = two_kb_text(lambda key: f"<{key}>")
     for size in TURN_SIZES:
         service = InMemorySessionService()
@@ -268,7 +272,11 @@ def runner_turns(turns: int = 40) -> None:
             session = asyncio.run(service.create_session(app_name="bench", user_id="u", state=state_of(size)))
 
             best = min(best, asyncio.run(timed_turns(runner, session.id, turns)))
+        per_size[size] = best
         print(f"{size:>10,} keys: {best * 1e6:8.1f} us per turn")
+    for size in TURN_SIZES[1:]:
+        growth = per_size[size] / per_size[TURN_SIZES[0]]
+        print(f"Runner turn at {size:,} keys / at {TURN_SIZES[0]} keys = {growth:.2f} (1.00 is flat)")
 
 
 def nested() -> None:

@@ -18,6 +18,8 @@ from syrupy.assertion import SnapshotAssertion
 from templating.pytest_plugin import extension_for
 
 pytest_plugins = ["pytester"]
+# tests/fixtures holds agent apps written as their authors write them, their own eval tests included: data, not tests.
+collect_ignore = ["fixtures"]
 
 # Hypothesis judges no test by the clock: no deadline per example and no health check of how fast data is
 # generated, both of which a busy machine fails by chance. A test's own @settings still sets its number of
@@ -86,9 +88,28 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+def installed(module: str) -> bool:
+    """Whether `module` can be imported. find_spec of a dotted name imports its parent first and raises
+    ModuleNotFoundError when the parent is missing (``google.adk`` with no ``google`` at all): that is a no."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def require_adk() -> None:
+    """Skip a test that needs google-adk when it is not installed, naming the extra; fail instead when
+    TEMPLATING_REQUIRE_ADK=1 (set by CI, .ci/run)."""
+    if installed("google.adk"):
+        return
+    if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
+        pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed (pip install '.[adk]')", pytrace=False)
+    pytest.skip("google-adk is not installed (pip install '.[adk]')")
+
+
 def missing_sql_extra() -> str | None:
     for module in ("sqlalchemy", "aiosqlite", "asyncpg"):
-        if importlib.util.find_spec(module) is None:
+        if not installed(module):
             return f"{module} is not installed (pip install '.[sql]')"
     return None
 

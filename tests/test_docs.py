@@ -11,15 +11,18 @@ root, so every example is complete as written. Examples check themselves with ``
 fails the test by raising. A block that defines pytest tests (``def test_...``) is run by pytest
 instead, twice: once to write its snapshots, once to check against them.
 
-The README's performance table is the performance page's (the same figures, from one bench run).
+Figures: docs/performance.md quotes lines of its benches' output, each of which must have the shape of a line
+the bench prints, and states no figure in prose; the README's figures are a part of one of those quotes.
 
 The site itself: every lint rule the linter knows has its page at ``docs/rules/<CODE>.md`` (the
 address ``rule_url`` gives), every page is in the navigation of ``mkdocs.yml``, and the site's
-address there is the one the code uses (``templating.linter.DOCS_URL``). ``mkdocs build --strict``
-(run by ``.ci/run``) checks the links.
+address there is the one the code uses (``templating.linter.DOCS_URL``).
 
-The API reference: the site is built (``mkdocs build --strict``, so a cross-reference that resolves
-nowhere fails it), and each module's section of the built API page is checked for what a docstring
+The site is built with ``.ci/run``'s own ``mkdocs build`` line (``--strict``, without ``--quiet``, which would
+hide the warnings from it), so any warning fails it: a copy of the docs with a cross-reference broken on purpose
+must fail to build. ``py-adk`` and ``py-sql`` blocks are highlighted as Python on the site.
+
+The API reference: each module's section of the built API page is checked for what a docstring
 not written in Markdown leaves: a raw reST role (``:class:``, ``:meth:``, ``:param`` ...), a code
 block made by accident (indentation, a real line break in a string) and a ``<key>``-like tag the
 browser reads as HTML. A failure names the object whose docstring it is in.
@@ -27,15 +30,17 @@ browser reads as HTML. A failure names the object whose docstring it is in.
 
 from __future__ import annotations
 
-import importlib.util
+import ast
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import installed
 
 from templating.linter import DOCS_URL, RULES, SYNTAX_CHECKS, rule_url
 
@@ -69,19 +74,12 @@ def test_the_front_pages_have_python_examples(path: Path) -> None:
     assert any(lang == "python" for _, lang, _, _ in blocks(path))
 
 
-def _has(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 @pytest.mark.parametrize(
     ("name", "lang", "line", "code"), BLOCKS, ids=[f"{name}:{line}-{lang}" for name, lang, line, _ in BLOCKS]
 )
 def test_example_runs(name: str, lang: str, line: int, code: str, tmp_path: Path) -> None:
     needs = RUN[lang]
-    if needs is not None and not _has(needs):
+    if needs is not None and not installed(needs):
         switch, extra = REQUIRE[lang]
         if os.environ.get(switch) == "1":  # CI: the ADK and SQL examples must run, not skip
             pytest.fail(f"{name}:{line} needs {needs}, and {switch}=1", pytrace=False)
@@ -171,17 +169,17 @@ def sh_blocks(text: str) -> list[str]:
     return [match["code"] for match in FENCE.finditer(text) if match["lang"] == "sh"]
 
 
-def extras(command: str) -> set[str]:
-    found = re.findall(r'pip install [^\n]*"\.\[([\w,-]+)\]"', command)
-    assert len(found) == 1, f"one pip install of the checkout with extras in {command!r}"
-    return set(found[0].split(","))
+def installs(command: str) -> list[set[str]]:
+    """The extras of each `pip install` of the checkout in `command`, in order."""
+    return [set(found.split(",")) for found in re.findall(r'pip install [^\n]*"\.\[([\w,-]+)\]"', command)]
 
 
 def test_the_development_set_up_is_what_ci_installs() -> None:
     ci = CI_RUN.read_text(encoding="utf-8")
     setup = section(CONTRIBUTING, "## Set up for development")
     block = sh_blocks(setup)[0]
-    assert extras(block) == extras(ci), "docs/contributing.md's set-up installs the extras .ci/run installs"
+    assert len(installs(block)) == 1, "one pip install of the checkout in the set-up"
+    assert installs(block) == installs(ci)[:1], "docs/contributing.md's set-up installs the extras .ci/run installs"
     ci_packages = set(re.findall(r"apt-get install -y --no-install-recommends ([\w+ -]+)", ci))
     ci_packages = {name for names in ci_packages for name in names.split()}
     documented = re.findall(r"apt-get install ([\w+ -]+)", block)
@@ -196,6 +194,17 @@ def test_the_development_set_up_is_what_ci_installs() -> None:
     assert switches, ".ci/run sets TEMPLATING_REQUIRE_* switches"
     for switch in sorted(switches):
         assert f"`{switch}=1`" in setup, f"docs/contributing.md's set-up does not say what {switch}=1 does"
+
+
+def test_ci_also_runs_the_fast_tests_with_only_what_the_readme_installs() -> None:
+    # A test that errors instead of skipping when an extra is missing would pass in the full venv and fail
+    # for a newcomer who followed the README: CI runs the fast tests a second time, with only `.[dev]`.
+    ci = CI_RUN.read_text(encoding="utf-8")
+    assert installs(ci)[1:] == [{"dev"}], ".ci/run installs the dev extra alone in a second venv"
+    assert installs(sh_blocks(README.read_text(encoding="utf-8"))[0]) == [{"dev"}], "the README installs .[dev]"
+    dev_run = ci.split('"$dev_venv/bin/activate"', 1)[1]
+    assert 'unset "${!TEMPLATING_REQUIRE_@}"' in ci.split('"$dev_venv/bin/activate"', 1)[0].rsplit("(", 1)[1]
+    assert re.search(r'^\s*pytest -m "not slow"$', dev_run, re.MULTILINE), "it runs the fast tests there"
 
 
 def test_every_switch_a_test_reads_is_set_by_ci() -> None:
@@ -238,16 +247,142 @@ def tables(text: str) -> list[str]:
     return ["\n".join(line.rstrip() for line in found.splitlines()) for found in rows]
 
 
-def test_the_readme_performance_table_is_the_performance_page_one() -> None:
+# --- figures: docs/performance.md (and the README's Performance section) quote only what a bench prints. Each
+# figure stands in a ```text block that opens with the bench's command line, `$ python bench/bench_NAME.py ...`,
+# followed by lines copied from its output; every such line must have the shape of a line the script prints (one
+# of its f-strings or string literals, its fields standing for any value). Nothing is run and no time is checked:
+# a bench whose output changes, or a figure no bench prints, fails here until the page quotes a new run.
+PERFORMANCE = DOCS / "performance.md"
+BENCH_COMMAND = re.compile(r"^\$ python (bench/bench_\w+\.py)(?: [^\n]*)?$")
+# A measured figure stated in prose (outside a quote of a bench's output): a number with a unit of time or a ratio.
+PROSE_FIGURE = re.compile(r"\d[\d.,]*\s*(?:x\b|\u00d7|ms\b|µs\b|us\b|seconds?\b|times\b|%)")
+
+
+def bench_quotes(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, bench script, quoted output lines) of each ```text block of `path` that opens with a bench's command."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+    for match in FENCE.finditer(text):
+        first, *rest = match["code"].splitlines() or [""]
+        command = BENCH_COMMAND.match(first)
+        if match["lang"] == "text" and command:
+            found.append((text.count("\n", 0, match.start()) + 1, command[1], rest))
+    return found
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def printed_lines(script: Path) -> list[re.Pattern[str]]:
+    """A pattern for each line `script` can print: the lines of its string literals and f-strings, joined with `+`
+    where the code joins them, whitespace runs made one space; a field or any other expression stands for any text.
+    Only lines with some words of their own count (not a bare `{value}` or `" | "`)."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+
+    def _literal(node: ast.expr) -> str | None:  # a part of an f-string: its text, a field of a str literal too
+        if isinstance(node, ast.FormattedValue):
+            node = node.value
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+    def parts(node: ast.expr) -> list[str | None]:  # text, or None for a value
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.JoinedStr):
+            return [_literal(value) for value in node.values]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return parts(node.left) + parts(node.right)
+        return [None]
+
+    patterns = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp):
+            continue
+        lines: list[list[str | None]] = [[]]
+        for part in parts(node):
+            if part is None:
+                lines[-1].append(None)
+                continue
+            first, *more = part.split("\n")
+            lines[-1].append(first)
+            lines.extend([piece] for piece in more)
+        for line in lines:
+            own = "".join(piece for piece in line if piece is not None)
+            if len(re.findall(r"[A-Za-z]", own)) < 3:
+                continue
+            regex = "".join(".*?" if piece is None else re.escape(piece) for piece in line)
+            regex = re.sub(r"(?:\\ )+", " ", regex)  # an escaped run of spaces: one space, as in _normal
+            patterns.append(re.compile(" *".join(part.strip() for part in regex.split(" "))))
+    return patterns
+
+
+def unmatched_quotes(path: Path) -> list[str]:
+    wrong = []
+    for line, script, quoted in bench_quotes(path):
+        source = ROOT / script
+        if not source.is_file():
+            wrong.append(f"{path.name}:{line}: {script} does not exist")
+            continue
+        patterns = printed_lines(source)
+        for text in quoted:
+            if text.strip() in ("", "..."):
+                continue
+            if not any(pattern.fullmatch(_normal(text)) for pattern in patterns):
+                wrong.append(f"{path.name}:{line}: {script} prints no line like {text!r}")
+    return wrong
+
+
+def test_the_performance_page_quotes_only_lines_its_benches_print() -> None:
+    assert bench_quotes(PERFORMANCE), "docs/performance.md quotes its benches' output"
+    assert not unmatched_quotes(PERFORMANCE), "\n".join(unmatched_quotes(PERFORMANCE))
+
+
+def test_the_performance_page_states_no_figure_outside_a_quote() -> None:
+    text = FENCE.sub("", PERFORMANCE.read_text(encoding="utf-8"))
+    found = [f"{m[0]!r} in {line.strip()!r}" for line in text.splitlines() for m in PROSE_FIGURE.finditer(line)]
+    assert not found, "figures in prose (quote the bench line that prints them):\n" + "\n".join(found)
+
+
+def test_the_readme_quotes_its_figures_from_the_performance_page() -> None:
     readme = README.read_text(encoding="utf-8")
     assert "\n## Performance\n" in readme, "the README has a Performance section"
     section = readme.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
-    found = tables(section)
-    assert len(found) == 1, f"the README's Performance section has one table (rows are lines from | to |): {found}"
-    assert "| state keys | ADK `inject_session_state` |" in found[0]
-    assert found[0] in tables((DOCS / "performance.md").read_text(encoding="utf-8")), (
-        "the README's performance table differs from the one on docs/performance.md: copy it from there"
+    assert not PROSE_FIGURE.search(FENCE.sub("", section)), "figures in the README's prose"
+    (quote,) = [match["code"] for match in FENCE.finditer(section)]
+    page = [match["code"] for match in FENCE.finditer(PERFORMANCE.read_text(encoding="utf-8"))]
+    assert BENCH_COMMAND.match(quote.splitlines()[0]), "the README quotes a bench's output"
+    assert any(set(quote.splitlines()) <= set(block.splitlines()) for block in page), (
+        "the README's figures are not a part of one of docs/performance.md's quotes: copy them from there"
     )
+
+
+@pytest.mark.parametrize(
+    ("printed", "quoted", "matches"),
+    [
+        (
+            'print(f"{size:>5,} keys: ratio = {r:.2f} (target <= 1.5): {met}")',
+            "   10 keys: ratio = 1.06 (target <= 1.5): met",
+            True,
+        ),
+        (
+            'print(f"{size:>5,} keys: ratio = {r:.2f} (target <= 1.5): {met}")',
+            "10 keys: ratio = 1.06 (target <= 2): met",
+            False,
+        ),
+        ('print(f"{name:<8} {t:8.1f} ms   ratio {r:5.2f}")', "warm         4.1 ms   ratio  0.35", True),
+        ('print(f"\\nturns: {n}")', "turns: 40", True),
+        ('print(f"{a} | " + " | ".join(cells) + f" | {r}x done")', "10 | 1 | 2 | 1.1x done", True),
+        ('print(f"{value}")', "anything at all", False),
+        ("print(f\"{'':<4} {'median':>8}   {'/ core':>7}\")", "     median   / core", True),
+    ],
+    ids=["fields", "changed-text", "padding", "newline", "joined", "no-words", "literal-fields"],
+)
+def test_a_quoted_line_must_have_the_shape_of_a_printed_one(
+    printed: str, quoted: str, matches: bool, tmp_path: Path
+) -> None:
+    script = tmp_path / "bench_x.py"
+    script.write_text(printed + "\n", encoding="utf-8")
+    assert any(p.fullmatch(_normal(quoted)) for p in printed_lines(script)) is matches
 
 
 def site_url() -> str:
@@ -285,7 +420,7 @@ def _fix_section(code: str) -> str:
 
 
 # The rules whose example (the registry's) is a finding by itself: no schema, no Python code needed.
-_NEEDS_MORE = {"T001", "T009", "T010", "T011", "T014", "T015", "T021", "T022", "T023"}
+_NEEDS_MORE = {"T001", "T009", "T010", "T011", "T014", "T015", "T021", "T022", "T023", "T029", "T030", "T032"}
 _SELF_CONTAINED = sorted(code for code in RULES if code not in _NEEDS_MORE)
 
 
@@ -497,25 +632,83 @@ HTML_TAGS = set(
 )
 
 
-@pytest.fixture(scope="module")
-def api_page(tmp_path_factory: pytest.TempPathFactory) -> str:
-    if not _has("mkdocstrings_handlers.python"):
+def require_docs_extra() -> None:
+    if not installed("mkdocstrings_handlers.python"):
         reason = "building the site needs the docs extra (pip install '.[docs]')"
         if os.environ.get("TEMPLATING_REQUIRE_DOCS") == "1":  # CI: the site must be built, not skipped
             pytest.fail(f"TEMPLATING_REQUIRE_DOCS=1 but {reason}", pytrace=False)
         pytest.skip(reason)
-    site = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
-        cwd=ROOT,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+
+
+def build_site(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """Build the site of `config` into `site` with .ci/run's own command line (its `mkdocs build` line, read
+    from the script), so that what this file checks is what CI runs."""
+    lines = [line for line in CI_RUN.read_text(encoding="utf-8").splitlines() if " mkdocs build " in f" {line} "]
+    assert len(lines) == 1, ".ci/run builds the site once"
+    words = shlex.split(lines[0])
+    settings = [word for word in words if re.match(r"^[A-Z_0-9]+=", word)]  # NAME=value before the command
+    env = dict(word.split("=", 1) for word in settings)
+    command = [str(site) if word == "$site" else word for word in words[len(settings) :]]
+    assert command[:2] == ["mkdocs", "build"], command
+    return subprocess.run(
+        [sys.executable, "-m", *command, "--config-file", str(config)],
+        cwd=config.parent,
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This site, built once for the module's tests."""
+    require_docs_extra()
+    site = tmp_path_factory.mktemp("site")
+    result = build_site(MKDOCS, site)
     # A cross-reference that resolves nowhere is a warning: `--strict` fails on it, naming the docstring.
     assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return site
+
+
+@pytest.fixture(scope="module")
+def api_page(site: Path) -> str:
     return (site / "api" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["py-adk", "py-sql"])
+def test_the_site_highlights_the_runnable_python_dialects_as_python(site: Path, lang: str) -> None:
+    # ```py-adk and ```py-sql tell this file which examples need an extra; on the site they are Python.
+    pages = {name for name, block_lang, _, _ in BLOCKS if block_lang == lang and name.startswith("docs/")}
+    assert pages, f"the docs have {lang} blocks"
+    for name in sorted(pages):
+        page = Path(name).relative_to("docs").with_suffix("")
+        html = (site / (page.parent if page.name == "index" else page) / "index.html").read_text(encoding="utf-8")
+        opening = rf'<div class="language-{lang} highlight"><pre><span></span><code>'
+        shown = re.findall(opening + "(.*?)</code>", html, re.DOTALL)
+        assert shown, f"{name}: no {lang} block on the built page"
+        for code in shown:  # Python's keywords (from, import, def ...) get pygments' keyword classes
+            assert '<span class="kn">import</span>' in code or '<span class="k">' in code, f"{name}: {code[:200]}"
+
+
+@pytest.mark.slow
+def test_a_broken_cross_reference_fails_the_docs_build(tmp_path: Path) -> None:
+    # CI's build must fail on any warning (`--strict`, and no `--quiet`, which hides warnings from it): break a
+    # cross-reference on purpose in a copy of the docs and see the build stop, naming it and nothing else.
+    require_docs_extra()
+    copy = tmp_path / "project"
+    shutil.copytree(DOCS, copy / "docs")
+    shutil.copy(MKDOCS, copy / "mkdocs.yml")
+    shutil.copy(ROOT / "CHANGELOG.md", copy / "CHANGELOG.md")  # the changelog page includes it
+    index = copy / "docs" / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + "\nSee [`Nowhere`][templating.Nowhere].\n", encoding="utf-8")
+    result = build_site(copy / "mkdocs.yml", tmp_path / "site")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, f"the build passed with a broken cross-reference:\n{output}"
+    warnings = [line for line in output.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1, output
+    assert "index.md" in warnings[0], warnings
+    assert "Could not find cross-reference target 'templating.Nowhere'" in warnings[0], warnings
 
 
 def module_section(page: str, module: str) -> str:
@@ -554,11 +747,12 @@ def test_the_api_page_shows_no_raw_role(api_page: str, module: str) -> None:
 
 @pytest.mark.parametrize("module", API_MODULES)
 def test_the_api_page_has_no_accidental_code_block(api_page: str, module: str) -> None:
-    # A signature is a code block of its own (class "doc-signature"); a fenced example has a language class.
+    # A signature is a code block of its own (class "doc-signature"); a fenced example has its language's class
+    # (mkdocs.yml: pygments_lang_class); a block with none is "language-text": write ```json, or the text inline.
     section = module_section(api_page, module)
     found = [
         f"{where(section, m.start())}: {text_at(section, m.end())!r}"
-        for m in re.finditer(r'<div class="highlight"><pre>', section)
+        for m in re.finditer(r'<div class="language-text highlight"><pre>', section)
     ]
     assert not found, "code blocks without a language (an indented line, or a real line break in a string):\n" + (
         "\n".join(found)

@@ -135,13 +135,57 @@ CORRUPT: list[tuple[str, Callable[[Path], None]]] = [
     ("truncated", lambda entry: entry.write_bytes(entry.read_bytes()[: len(entry.read_bytes()) // 2])),
     ("not-json", lambda entry: entry.write_bytes(b"\x00\xff garbage")),
     ("a-list", lambda entry: entry.write_text("[1, 2, 3]")),
-    ("other-format", lambda entry: entry.write_text(entry.read_text().replace('"format":1', '"format":99'))),
+    (
+        "other-format",
+        lambda entry: entry.write_text(entry.read_text().replace(f'"format":{lint_cache.FORMAT}', '"format":99', 1)),
+    ),
     ("inputs-not-triples", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=[["a"]])))),
     ("bad-span", lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["templates"][0].insert(3, 7)))),
     ("source-missing", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=e["inputs"][:1])))),
     ("a-folder", lambda entry: (entry.unlink(), entry.mkdir())),
     ("a-fifo", lambda entry: (entry.unlink(), os.mkfifo(entry))),
+    # an entry that parses, with one field that makes no sense: a miss, never a crash of an output
+    (
+        "deeply-nested",
+        lambda entry: entry.write_text(entry.read_text()[:-1] + ',"x":' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ),
+    ("bad-severity", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(1, "fatal")))),
+    ("message-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(2, 7)))),
+    ("code-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(0, ["T014"])))),
+    ("help-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(5, {"a": 1})))),
+    (
+        "span-past-the-text",
+        lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [9**9, 9**9 + 1, 1, 1]))),
+    ),
+    ("span-backwards", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [5, 2, 1, 1])))),
+    (
+        "span-of-strings",
+        lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, ["0", "1", "1", "1"]))),
+    ),
+    ("line-zero", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [0, 1, 0, 1])))),
+    (
+        "keys-not-strings",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["templates"][0][4].append(3))),
+    ),
+    (
+        "count-a-string",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["python"].update(x="many"))),
+    ),
+    (
+        "source-not-a-string",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["sources"].update(x=5))),
+    ),
+    ("files-an-object", lambda entry: entry.write_text(_edited(entry, lambda e: e["result"].update(files={"a": 1})))),
+    (
+        "input-mode-unknown",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["inputs"][0].__setitem__(1, "exe"))),
+    ),
 ]
+
+
+def _diag(entry: dict[str, Any]) -> list[Any]:
+    """The first finding of an entry's result that has a span (the project has some)."""
+    return next(d for d in entry["result"]["diagnostics"] if d[3] is not None)
 
 
 def _edited(entry: Path, change: Callable[[dict[str, Any]], Any]) -> str:
@@ -170,6 +214,43 @@ def test_a_bad_entry_is_a_miss_and_is_rewritten(
         calls = fresh_calls(monkeypatch)
         assert shape(lint_project(["."], cache_dir=folder)) == shape(fresh)
         assert calls == []
+
+
+OUTPUTS = [
+    ["--format", "text"],
+    ["--format", "json"],
+    ["--format", "sarif"],
+    ["--format", "github"],
+    ["--html", "r.html"],
+]
+
+
+@pytest.mark.parametrize("corrupt", [c[1] for c in CORRUPT[-14:]], ids=[c[0] for c in CORRUPT[-14:]])
+def test_an_entry_that_parses_but_makes_no_sense_never_reaches_an_output(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    corrupt: Callable[[Path], None],
+) -> None:
+    """Each field of an entry is checked before it is used: a wrong one is a miss, so every output prints
+    what a fresh run prints (a bad severity or message crashed the text, SARIF and HTML outputs)."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    for output in OUTPUTS:
+        assert main(["lint", ".", "--no-cache", *output]) == 0
+        fresh = capsys.readouterr()
+        report = (root / "r.html").read_text(encoding="utf-8") if "--html" in output else None
+        assert main(["lint", ".", "--cache-dir", str(folder), *output]) == 0  # writes the entry
+        capsys.readouterr()
+        (entry,) = folder.glob("*.json")
+        corrupt(entry)
+        assert main(["lint", ".", "--cache-dir", str(folder), *output]) == 0
+        assert capsys.readouterr() == fresh
+        if report is not None:
+            assert (root / "r.html").read_text(encoding="utf-8") == report
+        entry.unlink()
 
 
 def test_an_entry_naming_a_file_outside_the_root_is_not_trusted(
@@ -376,3 +457,98 @@ def test_a_module_an_import_looked_for_that_appears_outside_the_walk_is_read(
     cached = lint_project(["."], select="ALL", cache_dir=folder)
     assert shape(cached) == shape(lint_project(["."], select="ALL"))
     assert cached.diagnostics == []
+
+
+def _users_folder(folder: Path) -> dict[str, bytes]:
+    """A folder of the user's own JSON files, some even named as cache entries are: what a mistyped
+    `--cache-dir` may point at. Written long ago (the oldest are pruned first)."""
+    folder.mkdir(parents=True)
+    files = {f"data-{i:02}.json": b'{"row": %d}\n' % i for i in range(70)}
+    files["0123456789abcdef0123456789abcdef01234567.json"] = b'{"format": 1, "mine": true}\n'
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+        os.utime(folder / name, (1, 1))
+    return files
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize(
+    ("options", "environment", "setting", "named"),
+    [
+        (["--cache-dir", "{folder}"], {}, "", "--cache-dir"),
+        ([], {"TEMPLATING_CACHE_DIR": "{folder}"}, "", "TEMPLATING_CACHE_DIR"),
+        ([], {}, 'cache-dir = "data"', "'cache-dir' in [tool.templating]"),
+    ],
+    ids=["option", "environment", "setting"],
+)
+def test_a_folder_that_is_not_a_cache_is_refused_and_left_as_it_is(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    environment: dict[str, str],
+    setting: str,
+    named: str,
+) -> None:
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "pyproject.toml": f"[tool.templating]\n{setting}\n"})
+    folder = root / "data"
+    files = _users_folder(folder)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value.format(folder=folder))
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 2)
+    assert main(["lint", ".", *[o.format(folder=folder) for o in options]]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"templating: error: refusing to use {folder} as the lint cache ({named}): it is not empty and is not a "
+        "templating cache (it has no CACHEDIR.TAG written by templating); name a new or empty folder, or pass "
+        "--no-cache\n"
+    )
+    assert _contents(folder) == files  # nothing deleted, nothing added
+    assert main(["lint", ".", "--no-cache"]) == 0  # the folder is not looked at without the cache
+
+
+def test_an_empty_folder_becomes_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    lint_project(["."], cache_dir=folder)
+    assert (folder / "CACHEDIR.TAG").is_file()
+    assert len(list(folder.glob("*.json"))) == 1
+
+
+def test_pruning_removes_only_the_caches_own_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files put in the cache's folder by someone else (a JSON file, one named as an entry is, a link to a
+    file elsewhere) are never removed, however old: only what the cache wrote (its name and its header)."""
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    keep = tmp_path / "keep.json"
+    keep.write_text("{}", encoding="utf-8")
+    others = {
+        "notes.json": b'{"a": 1}',
+        "fedcba9876543210fedcba9876543210fedcba98.json": b'{"format": 1, "key": "x"}',
+        "ffffffffffffffffffffffffffffffffffffffff.json": b"[]",
+    }
+    for name, data in others.items():
+        (folder / name).write_bytes(data)
+    (folder / "link.json").symlink_to(keep)
+    for name in [*others, "link.json"]:
+        os.utime(folder / name, (1, 1), follow_symlinks=False)
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 1)
+    for paths in (["trip"], ["prompts"], ["trip/agent.py"]):
+        lint_project(paths, cache_dir=folder)
+    left = _contents(folder)
+    assert {name: left[name] for name in others} == others
+    assert (folder / "link.json").is_symlink()
+    assert keep.exists()
+    entries = [name for name in left if name not in others and name.endswith(".json") and name != "link.json"]
+    assert len(entries) == 1  # the cache's own entries were pruned to MAX_ENTRIES

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import importlib.util
 import json
 import os
 import re
@@ -17,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import require_adk
 
 from templating import MissingKeyError, Template, parse
 from templating.linter.config import load_config, rules_for
@@ -214,6 +214,35 @@ async def test_hover_on_a_placeholder_tells_where_it_is_written(client: Language
         "`output_key='itinerary'` of agent `itinerary_agent` at `travel_concierge/sub_agents/planning/agent.py:15`"
         in (text)
     )
+
+
+@pytest.mark.asyncio
+async def test_a_cancel_of_an_answered_request_is_not_logged(
+    client: LanguageClient, project: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """VS Code cancels requests whose answers already left (a hover when the mouse moved on): the server ignores
+    such a cancel without a line in its log (pygls warned for each). A cancel of an id never sent still gets one,
+    which also tells the test that the server has read the first cancel (stderr is written in order)."""
+    await start(client, project)
+    reviewer = project / REVIEWER_PATH
+    await open_file(client, reviewer)
+    line = REVIEWER.splitlines()[TYPO_LINE]
+    params = types.HoverParams(
+        types.TextDocumentIdentifier(reviewer.as_uri()), _position(line, "{itinerary}", TYPO_LINE)
+    )
+    answered, never = "hover-answered-before-its-cancel", "request-never-sent"
+    assert await client.protocol.send_request_async(types.TEXT_DOCUMENT_HOVER, params, msg_id=answered) is not None
+    client.cancel_request(types.CancelParams(id=answered))
+    client.cancel_request(types.CancelParams(id=never))
+    err = ""
+    async with asyncio.timeout(60):  # a liveness bound: the server answers in milliseconds
+        while never not in err:
+            await asyncio.sleep(0.05)
+            err += capfd.readouterr().err
+    assert answered not in err, err
+    assert "Cancel notification for unknown message id" not in err, err
+    # the server still answers after both
+    assert await client.text_document_hover_async(params) is not None
 
 
 TRIP_AGENT = "trip_desk/agent.py"
@@ -494,10 +523,7 @@ def _instruction(source: str) -> str:
 async def _adk_renders(instruction: str, state: dict[str, str], artifacts: bool) -> str:
     """What google-adk 2.x's own inject_session_state makes of `instruction` (an empty artifact service
     when `artifacts`)."""
-    if importlib.util.find_spec("google.adk") is None:
-        if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
-            pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed", pytrace=False)
-        pytest.skip("google-adk is not installed (pip install '.[adk]')")
+    require_adk()
     from google.adk.agents import LlmAgent
     from google.adk.agents.invocation_context import InvocationContext
     from google.adk.agents.readonly_context import ReadonlyContext
@@ -543,8 +569,17 @@ async def _actions_on(client: LanguageClient, path: Path, found: list[types.Diag
             False,
             "check Ada now.",
         ),
+        (
+            "check {{plan}} now.",
+            "T017",
+            "Replace with {plan}",
+            "check {plan} now.",
+            {"plan": "P"},
+            False,
+            "check P now.",
+        ),
     ],
-    ids=["t014-make-optional", "t019-near-miss"],
+    ids=["t014-make-optional", "t019-near-miss", "t017-doubled-braces"],
 )
 async def test_quick_fixes_in_a_google_adk_instruction_keep_its_dialect(
     client: LanguageClient,
@@ -583,7 +618,11 @@ async def test_quick_fixes_in_a_google_adk_instruction_keep_its_dialect(
     assert await _adk_renders(_instruction(new), state, artifacts) == _instruction(REVIEWER).replace(
         "check {plann} against {itinerary}.", rendered
     )
-    if code != "T019":  # before the fix, google-adk raises KeyError for the same state
+    if code == "T017":  # google-adk filled the doubled braces already: what it sends is the same
+        assert await _adk_renders(_instruction(text), state, artifacts) == await _adk_renders(
+            _instruction(new), state, artifacts
+        )
+    elif code != "T019":  # before the fix, google-adk raises KeyError for the same state
         with pytest.raises(KeyError):
             await _adk_renders(_instruction(text), state, artifacts)
 
@@ -628,8 +667,20 @@ async def test_an_artifact_gets_no_edit_of_the_instruction(client: LanguageClien
             "T014",
             {"Replace with {plan}": False, "Make it optional: {plann?}": False},  # a new key; a missing one empty
         ),
+        (REVIEWER_PATH, REVIEWER.replace("{plann}", "{{plann?}}"), "T017", {"Replace with {plann?}": True}),
+        (REVIEWER_PATH, REVIEWER.replace("{plann}", "{{itinerary}}"), "T017", {"Replace with {itinerary}": True}),
+        (REVIEWER_PATH, REVIEWER.replace("{plann}", "{{plan}}"), "T017", {"Replace with {plan}": False}),
     ],
-    ids=["escape-tag", "close-required-key", "close-new-key", "adk-near-miss-key-required", "adk-typo"],
+    ids=[
+        "escape-tag",
+        "close-required-key",
+        "close-new-key",
+        "adk-near-miss-key-required",
+        "adk-typo",
+        "t017-optional",
+        "t017-key-required-already",
+        "t017-new-required-key",
+    ],
 )
 async def test_the_safe_fix_is_preferred(
     client: LanguageClient, project: Path, name: str, text: str, code: str, preferred: dict[str, bool]
@@ -656,6 +707,30 @@ async def test_the_safe_fix_is_preferred(
     planned = plan_fixes(linted, linted.lint([str(path)]))
     applied = [fix.title for fixed in planned for diag, fix in fixed.applied if diag.code == code]
     assert applied == [title for title, chosen in titles.items() if chosen]
+
+
+@pytest.mark.asyncio
+async def test_an_unused_suppression_is_removed_by_a_quick_fix(client: LanguageClient, project: Path) -> None:
+    """T022's help says `remove T009 from the comment`: the quick fix does, and the whole comment line when the
+    code was its only one; `--fix` leaves comments alone, so it is not preferred."""
+    await start(client, project)
+    module = project / "travel_concierge" / "notes.py"
+    text = 'GREETING = "Hello."\n# templating: ignore[T009]\nFAREWELL = "Bye."  # templating: ignore[T014, T009]\n'
+    module.write_text(text, encoding="utf-8")
+    found = sorted((d for d in await open_file(client, module) if d.code == "T022"), key=lambda d: d.range.start)
+    assert [d.range.start.line for d in found] == [1, 2, 2]
+    fixed = []
+    for diag in found:
+        (action,) = [a for a in await _actions_on(client, module, [diag]) if a.title.startswith("Remove")]
+        assert not action.is_preferred
+        assert action.edit is not None
+        assert action.edit.changes is not None
+        fixed.append(_apply(text, list(action.edit.changes[module.as_uri()])))
+    assert fixed == [
+        'GREETING = "Hello."\nFAREWELL = "Bye."  # templating: ignore[T014, T009]\n',
+        'GREETING = "Hello."\n# templating: ignore[T009]\nFAREWELL = "Bye."  # templating: ignore[T009]\n',
+        'GREETING = "Hello."\n# templating: ignore[T009]\nFAREWELL = "Bye."  # templating: ignore[T014]\n',
+    ]
 
 
 @pytest.mark.asyncio

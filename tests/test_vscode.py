@@ -16,6 +16,12 @@ Chromium) then checks, in one launch:
   fix), checked in the document's text, and the finding goes;
 - the UI shows it: Chromium's screenshot of the editor with the hover, and the hover's text read from the page.
 
+Two more launches check how the extension finds `templating`, with no `templating.path`, none on PATH and no
+Python extension (code-server has none): an ADK project whose own `.venv/bin/templating` (a shim running this
+Python's) is found and runs the server, whose T017 quick fix applies; and an ADK project with no `templating`
+anywhere, where one notification says so with its buttons (one of them clicked on the page), and a later
+restart the user did not ask for does not show it again. The `.vsix` is packaged once for the three.
+
 Without Node 24 and code-server (`npm ci` in editors/vscode/e2e, see docs/contributing.md), npm, Chromium or
 the lsp extra the test is skipped, saying what to install; TEMPLATING_REQUIRE_VSCODE=1 (set by .ci/run) makes it
 fail instead. Without the corpus, TEMPLATING_REQUIRE_CORPUS=1 decides the same way. Every wait inside VS Code is
@@ -31,6 +37,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import signal
 import struct
@@ -121,14 +128,15 @@ def run(command: list[str | Path], cwd: Path, env: dict[str, str], timeout: int)
         pytest.fail(f"`{shown}` in {cwd} failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
 
 
-@pytest.fixture
-def environment(tmp_path: Path) -> dict[str, str]:
-    """Node 24 first on PATH, this Python's `templating` next, every state folder under tmp_path."""
+@pytest.fixture(scope="module")
+def environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Node 24 first on PATH, this Python's `templating` next, every state folder under the module's folder."""
     node = node24()
     if shutil.which("npm") is None:
         missing("TEMPLATING_REQUIRE_VSCODE", "npm is not installed (apt-get install npm)")
     if importlib.util.find_spec("pygls") is None or importlib.util.find_spec("lsprotocol") is None:
         missing("TEMPLATING_REQUIRE_LSP", "the lsp extra (pygls, lsprotocol) is not installed")
+    tmp_path = tmp_path_factory.mktemp("vscode")
     home = tmp_path / "home"
     home.mkdir()
     return {
@@ -142,6 +150,33 @@ def environment(tmp_path: Path) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "TEMPLATING_CHROMIUM": chromium(),
     }
+
+
+def without_templating(env: dict[str, str]) -> dict[str, str]:
+    """`env` whose PATH holds no `templating` (nor this Python's folder): the extension must find it elsewhere.
+
+    code-server gives its extension host the PATH of a login shell: when that one has a `templating`, the
+    extension would find it there, and the test says so instead of testing nothing."""
+    kept = [
+        part
+        for part in env["PATH"].split(os.pathsep)
+        if part and part != str(Path(sys.executable).parent) and shutil.which("templating", path=part) is None
+    ]
+    env = {**env, "PATH": os.pathsep.join(kept)}
+    shell = env.get("SHELL") or "/bin/sh"
+    login = subprocess.run(
+        [shell, "-ilc", "command -v templating"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    found = login.stdout.strip().splitlines()
+    if login.returncode == 0 and found:
+        pytest.fail(f"a login shell ({shell}) finds templating at {found[-1]}: code-server's extension host would")
+    return env
+
+
+@pytest.fixture(scope="module")
+def vsix(tmp_path_factory: pytest.TempPathFactory, environment: dict[str, str]) -> Path:
+    """The extension packaged once for every test here."""
+    return package_extension(tmp_path_factory.mktemp("package"), environment)
 
 
 def package_extension(tmp_path: Path, env: dict[str, str]) -> Path:
@@ -165,11 +200,13 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def cli_findings(root: Path, templating_command: str, env: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """What `templating lint --format json` reports for the workspace, as the server publishes it: by file
-    (relative to `root`)."""
+def cli_findings(
+    root: Path, templating_command: str, env: dict[str, str], paths: tuple[str, ...] = ()
+) -> dict[str, list[dict[str, Any]]]:
+    """What `templating lint --format json [PATH ...]` reports for the workspace, as the server publishes it: by
+    file (relative to `root`)."""
     done = subprocess.run(
-        [templating_command, "lint", "--format", "json", "--exit-zero", "--no-cache"],
+        [templating_command, "lint", "--format", "json", "--exit-zero", "--no-cache", *paths],
         cwd=root,
         env=env,
         capture_output=True,
@@ -238,7 +275,86 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
-def test_the_packaged_extension_in_vscode_on_corpus_code(tmp_path: Path, environment: dict[str, str]) -> None:
+def launch(
+    tmp_path: Path,
+    env: dict[str, str],
+    vsix: Path,
+    root: Path,
+    config: dict[str, Any],
+    *,
+    setting: str | None,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Installs the `.vsix` into a code-server whose user data and extensions are under `tmp_path`, with
+    `templating.path` set to `setting` (None: unset), opens the folder `root` and runs the suite with
+    `config` (completed with what every run needs); (run.mjs's result, the folder of its logs)."""
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
+    install: list[str | Path] = [NODE, CODE_SERVER, "--install-extension", vsix, "--force"]
+    run([*install, "--user-data-dir", user_data, "--extensions-dir", extensions], tmp_path, env, WAIT_SECONDS)
+    (key,) = [key for key in manifest["contributes"]["configuration"]["properties"] if key.endswith(".path")]
+    # code-server is a remote VS Code: a machine-scoped setting comes from the remote's user settings
+    # (Machine/settings.json), VS Code leaves it out of the browser's (User/settings.json).
+    (user_data / "Machine").mkdir(parents=True, exist_ok=True)
+    machine = {key: setting} if setting is not None else {}
+    (user_data / "Machine" / "settings.json").write_text(json.dumps(machine, indent=2), encoding="utf-8")
+    settings = {
+        "security.workspace.trust.enabled": False,
+        "workbench.startupEditor": "none",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "telemetry.telemetryLevel": "off",
+        "window.commandCenter": False,
+        "workbench.tips.enabled": False,
+        # for the screenshot: the editor, the Problems panel and the hover, no chat beside them
+        "chat.disableAIFeatures": True,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "window.title": "${activeEditorShort} - ${rootName}",
+    }
+    (user_data / "User").mkdir(parents=True, exist_ok=True)
+    (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    config = {
+        "extension": {
+            "id": f"{manifest['publisher']}.{manifest['name']}",
+            "version": manifest["version"],
+            "extensionsDir": str(extensions),
+        },
+        "waitSeconds": WAIT_SECONDS,
+        "logs": str(user_data / "logs"),  # VS Code's logs, the extension's output channel among them
+        "ui": {"ask": str(tmp_path / "ui-ask.json"), "answer": str(tmp_path / "ui-answer.json")},
+        **config,
+    }
+    config_file = tmp_path / "e2e.json"
+    config_file.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    logs = tmp_path / "logs"
+    done = run_suite(
+        [
+            NODE,
+            E2E / "run.mjs",
+            "--workspace",
+            root,
+            "--config",
+            config_file,
+            "--user-data-dir",
+            user_data,
+            "--extensions-dir",
+            extensions,
+            "--logs",
+            logs,
+            "--timeout",
+            str(RUN_SECONDS - 30),
+        ],
+        env,
+    )
+    return done, logs
+
+
+def report_of(done: subprocess.CompletedProcess[str], logs: Path) -> str:
+    return f"(exit {done.returncode})\n{done.stdout[-6000:]}\n{done.stderr[-4000:]}\nlogs: {logs}"
+
+
+def test_the_packaged_extension_in_vscode_on_corpus_code(
+    tmp_path: Path, environment: dict[str, str], vsix: Path
+) -> None:
     env = environment
     command = shutil.which("templating", path=str(Path(sys.executable).parent))
     if command is None:
@@ -271,44 +387,11 @@ def test_the_packaged_extension_in_vscode_on_corpus_code(tmp_path: Path, environ
         item["after"] = after.get(item["relative"], [])
     assert after.get(PROMPT_FILE, []) != findings[PROMPT_FILE], "the fix should change what the CLI reports"
 
-    vsix = package_extension(tmp_path, env)
-    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
-    user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
-    install = [NODE, CODE_SERVER, "--install-extension", vsix, "--force"]
-    run([*install, "--user-data-dir", user_data, "--extensions-dir", extensions], tmp_path, env, WAIT_SECONDS)
-    (setting,) = [key for key in manifest["contributes"]["configuration"]["properties"] if key.endswith(".path")]
-    # The extension's setting for the executable: this Python's `templating`. code-server is a remote
-    # VS Code: a machine-scoped setting comes from the remote's user settings (Machine/settings.json),
-    # VS Code leaves it out of the browser's (User/settings.json).
-    (user_data / "Machine").mkdir(parents=True, exist_ok=True)
-    (user_data / "Machine" / "settings.json").write_text(json.dumps({setting: command}, indent=2), encoding="utf-8")
-    settings = {
-        "security.workspace.trust.enabled": False,
-        "workbench.startupEditor": "none",
-        "extensions.autoCheckUpdates": False,
-        "extensions.autoUpdate": False,
-        "telemetry.telemetryLevel": "off",
-        "window.commandCenter": False,
-        "workbench.tips.enabled": False,
-        # for the screenshot: the editor, the Problems panel and the hover, no chat beside them
-        "chat.disableAIFeatures": True,
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "window.title": "${activeEditorShort} - ${rootName}",
-    }
-    (user_data / "User").mkdir(parents=True, exist_ok=True)
-    (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-
     analysis_text, tool_text = analysis.read_text(encoding="utf-8"), tool.read_text(encoding="utf-8")
     (write_line,) = [n for n, line in enumerate(tool_text.splitlines(), 1) if "rate_move_probabilities" in line]
     placeholder = analysis_text.index("{rate_move_probabilities}") + 2  # on the key's name
     image = Path(os.environ.get("TEMPLATING_VSCODE_SCREENSHOT") or tmp_path / "vscode.png").resolve()
     config = {
-        "extension": {
-            "id": f"{manifest['publisher']}.{manifest['name']}",
-            "version": manifest["version"],
-            "extensionsDir": str(extensions),
-        },
-        "waitSeconds": WAIT_SECONDS,
         "diagnostics": {str(root / relative): found for relative, found in findings.items()},
         "hover": {
             "path": str(analysis),
@@ -329,32 +412,104 @@ def test_the_packaged_extension_in_vscode_on_corpus_code(tmp_path: Path, environ
             **utf16_position(analysis_text, placeholder),
         },
     }
-    config_file = tmp_path / "e2e.json"
-    config_file.write_text(json.dumps(config, indent=2), encoding="utf-8")
-    logs = tmp_path / "logs"
-    done = run_suite(
-        [
-            NODE,
-            E2E / "run.mjs",
-            "--workspace",
-            root,
-            "--config",
-            config_file,
-            "--user-data-dir",
-            user_data,
-            "--extensions-dir",
-            extensions,
-            "--logs",
-            logs,
-            "--timeout",
-            str(RUN_SECONDS - 30),
-        ],
-        env,
-    )
-    report = f"(exit {done.returncode})\n{done.stdout[-6000:]}\n{done.stderr[-4000:]}\nlogs: {logs}"
+    # The extension's setting for the executable: this Python's `templating`.
+    done, logs = launch(tmp_path, env, vsix, root, config, setting=command)
+    report = report_of(done, logs)
     assert done.returncode == 0, report
     assert "[templating-e2e] all checks passed" in done.stdout, report
     # The UI: Chromium drew the editor, and the hover it shows names the writer.
     assert png_size(image) == (1280, 800), report
     hover = (logs / "hover.txt").read_text(encoding="utf-8")
     assert f"{TOOL}:{write_line}" in hover, f"the hover on the page: {hover!r}\n{report}"
+
+
+# An ADK project as `adk create` lays it out, without [tool.templating]: a key nothing writes (T014) and doubled
+# braces google-adk fills anyway (T017, whose help names the quick fix).
+ADK_AGENT = '''"""A support agent: greets the customer by name and opens tickets."""
+
+from google.adk.agents import LlmAgent
+from google.adk.tools import ToolContext
+
+
+def open_ticket(subject: str, tool_context: ToolContext) -> dict:
+    """Opens a ticket and keeps its id for the rest of the session."""
+    tool_context.state["ticket_id"] = "T-1"
+    return {"ticket_id": "T-1", "subject": subject}
+
+
+root_agent = LlmAgent(
+    name="support_agent",
+    model="gemini-2.5-flash",
+    instruction="Greet {customer_name}. Ticket: {ticket_id?}. Earlier: {{ticket_id?}}.",
+    tools=[open_ticket],
+)
+'''
+ADK_FILE = "support_agent/agent.py"
+
+
+def adk_project(root: Path, *, templating_in_venv: str | None) -> Path:
+    """An ADK project at `root`; with a `.venv/bin/templating` that runs `templating_in_venv` when given."""
+    (root / "support_agent").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "support-agent"\nversion = "0.1.0"\n', encoding="utf-8")
+    (root / "support_agent" / "__init__.py").write_text("from . import agent\n", encoding="utf-8")
+    (root / ADK_FILE).write_text(ADK_AGENT, encoding="utf-8")
+    if templating_in_venv is not None:
+        shim = root / ".venv" / "bin" / "templating"
+        shim.parent.mkdir(parents=True)
+        (root / ".venv" / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n", encoding="utf-8")
+        shim.write_text(f'#!/bin/sh\nexec {shlex.quote(templating_in_venv)} "$@"\n', encoding="utf-8")
+        shim.chmod(0o755)
+    return root
+
+
+def test_the_extension_finds_templating_in_the_workspace_venv(
+    tmp_path: Path, environment: dict[str, str], vsix: Path
+) -> None:
+    """No templating.path, none on PATH, no Python extension (code-server has none): the extension runs the
+    workspace's `.venv/bin/templating`, its findings appear, and T017's quick fix writes what its help names."""
+    command = shutil.which("templating", path=str(Path(sys.executable).parent))
+    assert command is not None, f"no `templating` command beside {sys.executable}"
+    env = without_templating(environment)
+    root = adk_project(tmp_path / "support-agent", templating_in_venv=command)
+    findings = cli_findings(root, command, env, (".",))  # no [tool.templating]: the folder, as the server does
+    assert sorted(f["code"] for f in findings[ADK_FILE]) == ["T014", "T017"], findings
+    fixed = fix(root, ADK_FILE, "{{ticket_id?}}", "Replace with {ticket_id?}", "{ticket_id?}")
+    copy = tmp_path / "fixed"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".venv"))
+    (copy / ADK_FILE).write_text(ADK_AGENT.replace("{{ticket_id?}}", "{ticket_id?}"), encoding="utf-8")
+    fixed["after"] = cli_findings(copy, command, env, (".",)).get(ADK_FILE, [])
+    assert [f["code"] for f in fixed["after"]] == ["T014"]
+    config = {
+        "diagnostics": {str(root / ADK_FILE): findings[ADK_FILE]},
+        "venv": {"running": f"from the workspace's virtual environment ({root / '.venv' / 'bin' / 'templating'}) is"},
+        "fixes": [fixed],
+    }
+    done, logs = launch(tmp_path, env, vsix, root, config, setting=None)
+    report = report_of(done, logs)
+    assert done.returncode == 0, report
+    assert "[templating-e2e] all checks passed" in done.stdout, report
+
+
+def test_an_adk_workspace_without_templating_is_told_once(
+    tmp_path: Path, environment: dict[str, str], vsix: Path
+) -> None:
+    """An ADK project (no [tool.templating]) and templating nowhere: one notification says so, with its buttons
+    (one opens the setting); a restart the user did not ask for (the include globs changed) does not repeat it."""
+    env = without_templating(environment)
+    root = adk_project(tmp_path / "support-agent", templating_in_venv=None)
+    config = {
+        "missing": {
+            "message": f"This workspace uses Google ADK ({ADK_FILE} imports google.adk), but templating was not found",
+            "buttons": ["Retry", "Open Documentation", "Set templating.path", "Show Server Log"],
+            "click": {"button": "Set templating.path", "opens": "Settings"},
+            "trigger": {
+                "path": str(root / "pyproject.toml"),
+                "text": '[project]\nname = "support-agent"\n\n[tool.templating]\ninclude = ["prompts/*.md"]\n',
+                "restarted": "starting the server (the include globs changed)",
+            },
+        },
+    }
+    done, logs = launch(tmp_path, env, vsix, root, config, setting=None)
+    report = report_of(done, logs)
+    assert done.returncode == 0, report
+    assert "[templating-e2e] all checks passed" in done.stdout, report

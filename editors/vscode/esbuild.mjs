@@ -1,7 +1,8 @@
 // Bundles src/extension.ts and its dependencies (vscode-languageclient, smol-toml) into one file,
 // dist/extension.js, which is all the .vsix carries (`vsce package --no-dependencies`).
 // `node esbuild.mjs` builds minified for release; `--dev` keeps it readable with a source map;
-// `--tests` builds the unit tests (src/test/*.test.ts, plain Node.js, no VS Code) into out/test/.
+// `--tests` builds the unit tests (src/test/*.test.ts, plain Node.js, no VS Code; and the *.worker.ts
+// they start) into out/test/.
 import * as fs from "node:fs";
 import * as esbuild from "esbuild";
 
@@ -17,7 +18,11 @@ const common = {
 if (process.argv.includes("--tests")) {
   await esbuild.build({
     ...common,
-    entryPoints: fs.readdirSync("src/test").filter((f) => f.endsWith(".test.ts")).map((f) => `src/test/${f}`),
+    // the tests, and the scripts they run in worker threads
+    entryPoints: fs
+      .readdirSync("src/test")
+      .filter((f) => f.endsWith(".test.ts") || f.endsWith(".worker.ts"))
+      .map((f) => `src/test/${f}`),
     outdir: "out/test",
     sourcemap: true,
   });

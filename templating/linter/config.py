@@ -87,10 +87,14 @@ class LintConfig:
     max_file_size: int = 2_000_000
     severity: Mapping[str, str] = field(default_factory=dict)  # rule code -> error, warning or info
     cache_dir: str | None = None  # the lint cache's folder, relative to the root (templating.linter.cache)
+    # the keys the caller gives a session before the first turn (templating.agent_model.initial): a tuple of keys,
+    # a JSON file's path, or a mapping of either by app; None when not set
+    initial_state: Any = None
 
 
 _CONFIG_KEYS = {
     "cache-dir",
+    "initial-state",
     "schema",
     "include",
     "exclude",
@@ -112,6 +116,20 @@ def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+LARGEST_FILE = 2**30  # the most 'max-file-size' may be: 1 GiB, far above any instruction file
+
+
+def _no_nul(table: Mapping[str, Any], where: str) -> None:
+    """A `LintConfigError` naming the key whose text (a path, a glob, a code, a table's key) holds a NUL
+    character, which no file name, glob or rule can hold (the system would refuse it as a path)."""
+    for key, value in table.items():
+        texts = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        if isinstance(value, Mapping):
+            texts = [*value, *(v for item in value.values() for v in (item if isinstance(item, list) else [item]))]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            raise LintConfigError(f"{where}: '{key}' holds a NUL character, which no path, glob or rule can hold")
+
+
 def load_config(start: Path | None = None, *, path: Path | None = None) -> LintConfig:
     """`[tool.templating]` of `path`, or of the nearest `pyproject.toml` at or above `start`
     (default: the current folder). No file or no table: the defaults, rooted at `start`."""
@@ -129,6 +147,8 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         raise LintConfigError(exc.message) from None
     except tomllib.TOMLDecodeError as exc:
         raise LintConfigError(f"config file is not valid TOML: {path}: {exc}") from None
+    except RecursionError:  # arrays or tables nested by the ten thousand, in any table of the file
+        raise LintConfigError(f"config file is nested too deeply to read: {path}") from None
     where = f"{path} [tool.templating]"
     tool = data.get("tool", {})
     if not isinstance(tool, dict):
@@ -164,17 +184,27 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         else CONSTANT_SUFFIXES,
         severity=severities(table.get("severity"), where),
     )
+    _no_nul(table, where)
     size = table.get("max-file-size", config.max_file_size)
-    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        raise LintConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, not {size!r}")
+    if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= LARGEST_FILE:
+        raise LintConfigError(
+            f"{where}: 'max-file-size' must be a number of bytes from 1 to {LARGEST_FILE} (1 GiB), not {size!r}"
+        )
     config = dataclasses.replace(config, max_file_size=size)
     cache_dir = table.get("cache-dir")
     if cache_dir is not None:
         if not isinstance(cache_dir, str) or not cache_dir.strip():
             raise LintConfigError(f"{where}: 'cache-dir' must be a folder (a path relative to the project root)")
         config = dataclasses.replace(config, cache_dir=cache_dir)
+    if "initial-state" in table:
+        config = dataclasses.replace(config, initial_state=initial_state_setting(table["initial-state"], where))
     if any(not suffix for suffix in config.constant_suffixes):
         raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
+    for suffix in config.constant_suffixes:
+        if not f"x{suffix}".isidentifier():
+            raise LintConfigError(
+                f"{where}: 'constant-suffixes' holds name endings: {suffix!r} is not one (letters, digits, _)"
+            )
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
         _codes(codes, where)
     if config.select is not None and not _codes(config.select, where):
@@ -187,6 +217,43 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         except LintConfigError as exc:
             raise LintConfigError(f"{where}: {exc.message}") from None
     return config
+
+
+def initial_state_setting(value: Any, where: str) -> tuple[str, ...] | str | dict[str, tuple[str, ...] | str]:
+    """`initial-state` of `[tool.templating]` checked: a list of keys, a JSON file's path, or a table of either by
+    app (see `templating.agent_model.initial`). Raises `LintConfigError` naming what is wrong."""
+    shape = (
+        "'initial-state' must be a list of keys, a JSON file, or a table of those by app, such as"
+        ' initial-state = { "shop" = ["customer"] }'
+    )
+    if isinstance(value, list):
+        return _state_keys(value, f"{where}: 'initial-state'")
+    if isinstance(value, str):
+        if not value.strip():
+            raise LintConfigError(f"{where}: {shape}, not an empty path")
+        return value
+    if isinstance(value, Mapping):
+        table: dict[str, tuple[str, ...] | str] = {}
+        for app, given in value.items():
+            if isinstance(given, list):
+                table[str(app)] = _state_keys(given, f"{where}: 'initial-state' of {app!r}")
+            elif isinstance(given, str) and given.strip():
+                table[str(app)] = given
+            else:
+                raise LintConfigError(
+                    f"{where}: 'initial-state' of {app!r} must be a list of keys or a JSON file, not {given!r}"
+                )
+        return table
+    raise LintConfigError(f"{where}: {shape}, not {type(value).__name__}")
+
+
+def _state_keys(values: list[Any], what: str) -> tuple[str, ...]:
+    out = []
+    for value in values:
+        if not isinstance(value, str) or not value.strip():
+            raise LintConfigError(f"{what} must hold state keys (non-empty strings), not {value!r}")
+        out.append(value.strip())
+    return tuple(out)
 
 
 def _clean(pattern: str) -> str:

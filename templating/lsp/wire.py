@@ -13,7 +13,9 @@ the specifications say:
 - params that do not fit the method: `-32602` (invalid params), for the request's id;
 - a request before `initialize`: `-32002` (server not initialized); a notification then is dropped;
 - a second `initialize`, or a request after `shutdown`: `-32600`;
-- `exit`: exit code 0 after `shutdown`, 1 without.
+- `exit`: exit code 0 after `shutdown`, 1 without;
+- `$/cancelRequest` for a request already answered (an editor cancels what it no longer needs, often
+  after the answer left): ignored quietly, as the specification allows; pygls logs a warning for each.
 
 A body over [`MAX_BODY`][templating.lsp.wire.MAX_BODY] bytes is never read: it is dropped with a log
 line (its id is unknown) and reading goes on at the next header."""
@@ -49,6 +51,8 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
+# How many answered requests' ids are remembered, to tell a late cancel from one for an id never received.
+ANSWERED_IDS = 4096
 
 # A header that starts a message. Its CR LF cannot occur inside a JSON body (a string escapes it, and
 # `Content-Length` is no JSON token), so finding it inside a body proves the body was cut short.
@@ -167,6 +171,7 @@ class Protocol(LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.initialize_received = False
+        self.received_ids: dict[int | str, None] = {}  # the last ANSWERED_IDS requests' ids, oldest first
 
     def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
         """An error response; `msg_id` None when the request's id is unknown (sent as `null`)."""
@@ -200,6 +205,8 @@ class Protocol(LanguageServerProtocol):
             self.send_error(answer_to, INVALID_REQUEST, "Invalid request: a bad method or id")
             return
         request = "id" in data
+        if request and msg_id is not None:  # a valid id (checked above)
+            self._remember(msg_id)
         refusal = self._refusal(method, request)
         if refusal is not None:
             code, message = refusal
@@ -209,6 +216,22 @@ class Protocol(LanguageServerProtocol):
                 log.info("notification %s dropped: %s", method, message)
             return
         self._dispatch(data, msg_id if request else None, method)
+
+    def _remember(self, msg_id: int | str) -> None:
+        self.received_ids.pop(msg_id, None)
+        self.received_ids[msg_id] = None
+        if len(self.received_ids) > ANSWERED_IDS:
+            del self.received_ids[next(iter(self.received_ids))]
+
+    def _handle_cancel_notification(self, msg_id: int | str) -> None:
+        """A request still running is cancelled (pygls); one already answered is left quietly, as is
+        usual (the client cancelled after the answer left); only an id never received is worth a line."""
+        if msg_id in self._request_futures:
+            super()._handle_cancel_notification(msg_id)
+        elif msg_id in self.received_ids:
+            log.debug("a cancel of request %r, already answered: ignored", msg_id)
+        else:
+            log.warning("a cancel of request %r, which was never received: ignored", msg_id)
 
     def _refusal(self, method: str, request: bool) -> tuple[int, str] | None:
         if method == types.EXIT:

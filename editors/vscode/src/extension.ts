@@ -14,9 +14,9 @@ import {
   type LanguageClientOptions,
 } from "vscode-languageclient/node";
 import { findTemplating, type Found } from "./find";
-import { usesTemplating } from "./globs";
 import { onInterpreterChange, selectedInterpreter } from "./python";
 import { documentSelector, selectorKey, type Folder } from "./selector";
+import { workspaceUses, type FindFiles } from "./usage";
 
 /** The documentation of this extension (installing `templating`, the settings). */
 export const DOCS_URL = "https://agent-prompt-templating.github.io/agent-prompt-templating/editors/#vs-code";
@@ -72,10 +72,17 @@ class Server implements vscode.Disposable {
     }
   }
 
-  /** Restarts when the Python extension's selected interpreter is another one than last time. */
-  async restartIfInterpreterChanged(): Promise<void> {
+  /**
+   * Restarts when the Python extension's selected interpreter is another one than last time, or
+   * (`reason` given) when python.defaultInterpreterPath changed; not when templating.path is set.
+   */
+  async restartIfInterpreterChanged(reason?: string): Promise<void> {
     if (vscode.workspace.getConfiguration(NAME).get<string>("path", "").trim()) {
       return; // the setting decides
+    }
+    if (reason !== undefined) {
+      await this.restart(reason);
+      return;
     }
     const now = await selectedInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri, (l) => this.log(l));
     if (now !== this.interpreter) {
@@ -114,13 +121,20 @@ class Server implements vscode.Disposable {
     const lookup = await findTemplating({
       setting,
       folder: first?.uri.fsPath,
+      folders: workspace.map((folder) => folder.fsPath),
       interpreter,
+      defaultInterpreter: setting.trim() ? undefined : defaultInterpreterPath(),
       env: process.env,
       log: (l) => this.log(l),
     });
+    if (lookup.kind === "missing" && !setting.trim()) {
+      this.log(lookup.message);
+      await this.notFound(lookup.message, workspace, asked);
+      return;
+    }
     if (lookup.kind !== "found") {
       this.log(lookup.message);
-      this.lookupFailed(lookup.message, setting, workspace, asked);
+      this.tell(lookup.message, workspace, asked);
       return;
     }
     this.crashes = [];
@@ -146,21 +160,40 @@ class Server implements vscode.Disposable {
   }
 
   /**
-   * Shows a failed lookup only where it matters: the extension starts in every Python, Markdown and
-   * plain-text workspace, most of which do not use templating. Shown when the setting names one or a
-   * folder's pyproject.toml uses templating, once per workspace unless the user asked for the restart.
+   * A `templating` found nowhere is shown only where it matters: the extension starts in every
+   * Python, Markdown and plain-text workspace, most of which use neither ADK nor templating. Shown
+   * when a bounded look at the workspace (usage.ts) finds that it uses one of them, once per
+   * workspace unless the user asked for the restart; otherwise only logged.
    */
-  private lookupFailed(message: string, setting: string, workspace: readonly Folder[], asked: boolean): void {
-    if (!setting.trim() && !workspace.some((folder) => usesTemplating(folder.fsPath))) {
-      this.log("no workspace folder's pyproject.toml uses templating: no notification");
+  private async notFound(message: string, workspace: readonly Folder[], asked: boolean): Promise<void> {
+    if (this.toldMissing.has(workspaceKey(workspace)) && !asked) {
+      this.log("already shown in this workspace: no notification");
       return;
     }
-    const where = workspace.map((folder) => folder.fsPath).join("\n");
+    const uses = await workspaceUses(
+      workspace.map((folder) => folder.fsPath),
+      findFiles,
+    ).catch((error: unknown) => {
+      this.log(`looking for ADK or templating in the workspace failed: ${error}`);
+      return undefined;
+    });
+    if (uses === undefined) {
+      this.log("nothing in the workspace uses Google ADK or templating: no notification");
+      return;
+    }
+    this.log(`the workspace uses ${uses.what}: ${uses.file} ${uses.why}`);
+    this.tell(`This workspace uses ${uses.what} (${uses.file} ${uses.why}), but ${message}`, workspace, asked);
+  }
+
+  /** Shows a failed lookup (with a way out: retry, the setting, the docs), once per workspace unless asked. */
+  private tell(message: string, workspace: readonly Folder[], asked: boolean): void {
+    const where = workspaceKey(workspace);
     if (this.toldMissing.has(where) && !asked) {
       this.log("already shown in this workspace: no notification");
       return;
     }
     this.toldMissing.add(where);
+    this.log(`notification: ${message}`);
     void complain(message, this.output, { retry: true });
   }
 
@@ -248,6 +281,22 @@ class Server implements vscode.Disposable {
   }
 }
 
+/** VS Code's file search over the workspace folders on disk, for usage.ts. */
+const findFiles: FindFiles = async (include, exclude, maxResults) =>
+  (await vscode.workspace.findFiles(include, exclude, maxResults))
+    .filter((uri) => uri.scheme === "file")
+    .map((uri) => uri.fsPath);
+
+/** `python.defaultInterpreterPath` as the user set it (the Python extension's default is `python`). */
+function defaultInterpreterPath(): string | undefined {
+  const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+  return vscode.workspace.getConfiguration("python", resource).get<string>("defaultInterpreterPath");
+}
+
+function workspaceKey(workspace: readonly Folder[]): string {
+  return workspace.map((folder) => folder.fsPath).join("\n");
+}
+
 function folders(): Folder[] {
   return (vscode.workspace.workspaceFolders ?? [])
     .filter((folder) => folder.uri.scheme === "file")
@@ -275,7 +324,7 @@ function lastLine(text: string): string {
 async function complain(message: string, output: vscode.OutputChannel, options = { retry: false }): Promise<void> {
   const retry = "Retry";
   const docs = "Open Documentation";
-  const settings = "Open Settings";
+  const settings = "Set templating.path";
   const log = "Show Server Log";
   const choice = await vscode.window.showErrorMessage(message, ...(options.retry ? [retry] : []), docs, settings, log);
   if (choice === retry) {
@@ -305,6 +354,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${NAME}.path`)) {
         void current.restart("the setting templating.path changed", true);
+      } else if (event.affectsConfiguration("python.defaultInterpreterPath")) {
+        void current.restartIfInterpreterChanged("the setting python.defaultInterpreterPath changed");
       }
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => current.restartIfSelectorChanged("workspace folders changed")),

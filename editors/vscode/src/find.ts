@@ -1,6 +1,8 @@
-// Which `templating` to run: the `templating.path` setting, then the environment of the Python
-// interpreter selected in the Python extension, then `templating` on PATH. Each candidate is asked
-// its version (`--version`), so a missing or too old one is reported before the server starts.
+// Which `templating` to run: the `templating.path` setting; then the environment of the Python
+// interpreter selected in the Python extension (when it is installed), the interpreter the setting
+// `python.defaultInterpreterPath` names, the workspace folders' own virtual environments (`.venv`,
+// `venv`); then `templating` on PATH. Each candidate is asked its version (`--version`), so a
+// missing or too old one is reported before the server starts.
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -34,6 +36,14 @@ export interface Places {
   folder: string | undefined;
   /** The selected Python interpreter's executable, when the Python extension names one. */
   interpreter: string | undefined;
+  /**
+   * `python.defaultInterpreterPath` as written in the settings of the first folder (`~`,
+   * `${workspaceFolder}`, `${userHome}` and `${env:NAME}` are expanded; a relative path is read from
+   * the first folder, a bare name on PATH); undefined, "" or the default `python`: none.
+   */
+  defaultInterpreter?: string;
+  /** The workspace folders (the first one first): the virtual environments in each are looked in. */
+  folders?: readonly string[];
   /** The PATH to search, and PATHEXT on Windows. */
   env: NodeJS.ProcessEnv;
   /** Messages for the server log. */
@@ -59,18 +69,42 @@ export async function findTemplating(places: Places): Promise<Lookup> {
     return checkVersion(answer);
   }
   const tried: string[] = [];
+  const interpreters: [string, string, string][] = []; // [python, source, where it was looked for]
   if (places.interpreter) {
     const source = `the selected Python interpreter (${places.interpreter})`;
+    const where = `in the selected Python interpreter's environment (${places.interpreter})`;
+    interpreters.push([places.interpreter, source, where]);
+  }
+  const named = defaultInterpreter(places);
+  if (named !== undefined && named !== places.interpreter) {
+    const source = `python.defaultInterpreterPath (${named})`;
+    interpreters.push([named, source, `in the environment of python.defaultInterpreterPath (${named})`]);
+  }
+  for (const [python, source, where] of interpreters) {
     // -P (Python 3.11+, which templating requires): the working directory (the workspace folder)
     // is not put on sys.path, so a `templating/` package of the workspace is never run instead.
     // The server is started with the same arguments.
-    const answer = await askVersion({ command: places.interpreter, args: ["-P", "-m", "templating"], source }, places);
+    const answer = await askVersion({ command: python, args: ["-P", "-m", "templating"], source }, places);
     if (typeof answer !== "string") {
       return checkVersion(answer);
     }
     places.log(`not in ${source}: ${answer}`);
-    tried.push(`in the selected Python interpreter's environment (${places.interpreter})`);
+    tried.push(where);
   }
+  const broken: string[] = [];
+  for (const file of venvCandidates(places.folders ?? (places.folder ? [places.folder] : []))) {
+    if (!executable(file)) {
+      continue;
+    }
+    const source = `the workspace's virtual environment (${file})`;
+    const answer = await askVersion({ command: file, args: [], source }, places);
+    if (typeof answer !== "string") {
+      return checkVersion(answer);
+    }
+    places.log(`${file} could not be run: ${answer}`);
+    broken.push(`in ${file} (which could not be run: ${answer})`);
+  }
+  tried.push(...(broken.length ? broken : ["in the workspace's .venv or venv"]));
   const onPath = which("templating", places.env);
   if (onPath !== undefined) {
     const answer = await askVersion({ command: onPath, args: [], source: `PATH (${onPath})` }, places);
@@ -85,6 +119,37 @@ export async function findTemplating(places: Places): Promise<Lookup> {
     kind: "missing",
     message: `templating was not found ${tried.join(" nor ")}. Install it with ${INSTALL} in the project's environment, or set templating.path.`,
   };
+}
+
+/** The virtual environments' `templating` looked for in each folder, in order. */
+export const VENVS = [".venv", "venv"];
+
+function venvCandidates(folders: readonly string[]): string[] {
+  const inVenv = process.platform === "win32" ? ["Scripts", "templating.exe"] : ["bin", "templating"];
+  return folders.flatMap((folder) => VENVS.map((venv) => path.join(folder, venv, ...inVenv)));
+}
+
+/** The interpreter `python.defaultInterpreterPath` names, as a file; undefined for none or the default. */
+export function defaultInterpreter(
+  places: Pick<Places, "defaultInterpreter" | "folders" | "env"> & { folder?: string },
+): string | undefined {
+  const folder = places.folder ?? places.folders?.[0];
+  let value = (places.defaultInterpreter ?? "").trim();
+  if (!value || value === "python") {
+    return undefined; // the Python extension's default: whatever `python` is on PATH, not a choice
+  }
+  const variables = /\$\{(workspaceFolder|userHome|env:([A-Za-z_][A-Za-z0-9_]*))\}/g;
+  value = value.replace(variables, (_, name: string, variable?: string) =>
+    variable !== undefined ? (places.env[variable] ?? "") : name === "userHome" ? os.homedir() : (folder ?? ""),
+  );
+  if (value === "~" || value.startsWith("~/") || value.startsWith("~\\")) {
+    value = path.join(os.homedir(), value.slice(1));
+  }
+  if (!value.includes("/") && !value.includes("\\")) {
+    return which(value, places.env);
+  }
+  const full = path.isAbsolute(value) ? value : path.resolve(folder ?? process.cwd(), value);
+  return executable(full) ? full : undefined;
 }
 
 function checkVersion(found: Found): Lookup {

@@ -21,19 +21,6 @@ function readPyproject(folder: string): string | undefined {
 }
 
 /**
- * Whether the folder's project uses `templating`: its `pyproject.toml` has a `[tool.templating]`
- * table (or one of its sub-tables) or names `agent-prompt-templating` (as a dependency). A text
- * check: it decides only whether a missing `templating` is worth a notification.
- */
-export function usesTemplating(folder: string): boolean {
-  const text = readPyproject(folder);
-  if (text === undefined) {
-    return false;
-  }
-  return /^\s*\[\s*tool\s*\.\s*templating\s*[\].]/m.test(text) || /\bagent[-_.]prompt[-_.]templating\b/i.test(text);
-}
-
-/**
  * `[tool.templating] include` of the folder's `pyproject.toml`, as VS Code globs relative to the
  * folder. None when there is no such file, it is not TOML or has no such list: the server reports
  * what is wrong with its configuration.
@@ -63,14 +50,25 @@ export function includeGlobs(folder: string): string[] {
  * leaves it out, as the selector cannot exclude (the server still reads it and skips those files).
  */
 export function toVsCodeGlob(glob: string): string {
+  // Index scans, not regular expressions or a loop of slices: each is linear in the glob's length
+  // (`/\/+$/` retried the run of slashes from each of its slashes, quadratic on a long run).
   let pattern = glob.trim();
-  while (pattern.startsWith("./")) {
-    pattern = pattern.slice(2);
+  let start = 0;
+  while (pattern.startsWith("./", start)) {
+    start += 2;
   }
-  const folderOnly = pattern.endsWith("/");
-  pattern = pattern.replace(/\/+$/, "");
+  let end = pattern.length;
+  while (end > start && pattern[end - 1] === "/") {
+    end--;
+  }
+  const folderOnly = end < pattern.length;
+  pattern = pattern.slice(start, end);
   const anchored = pattern.includes("/");
-  pattern = pattern.replace(/^\/+/, "");
+  let lead = 0;
+  while (pattern[lead] === "/") {
+    lead++;
+  }
+  pattern = pattern.slice(lead);
   if (folderOnly) {
     pattern = `${pattern}/**`; // a folder: everything inside it
   }

@@ -3,12 +3,15 @@
 // described by the JSON file named in TEMPLATING_E2E_CONFIG (written by tests/test_vscode.py):
 // the findings `templating lint` reports arrive as VS Code diagnostics, a hover on a key names
 // where the key is written, completion inside an instruction offers a state key, and quick fixes
-// apply. VS Code ends the extension host when `run` settles: a rejection is a failed run (exit 1).
+// apply. Two other workspaces check how the extension finds `templating` (`venv`: in the
+// workspace's own .venv, nowhere else; `missing`: nowhere, in an ADK project: one notification).
+// VS Code ends the extension host when `run` settles: a rejection is a failed run (exit 1).
 // Every wait is bounded (`waitSeconds`) so that a hung server fails the run; it judges no speed.
 "use strict";
 
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
+const path = require("node:path");
 const vscode = require("vscode");
 
 const SEVERITIES = ["error", "warning", "info", "hint"]; // the CLI's names for VS Code's levels
@@ -184,17 +187,119 @@ async function pose(config) {
   await waitFor("the screenshot", config.waitSeconds, () => ({ done: fs.existsSync(done), value: null }));
 }
 
+/** The extension's output channel (`templating`) as VS Code writes it under the user data's logs. */
+function serverLog(config) {
+  const files = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (/^\d+-templating\.log$/.test(entry.name) && dir.includes("output_logging_")) {
+        files.push(full);
+      }
+    }
+  };
+  if (fs.existsSync(config.logs)) {
+    walk(config.logs);
+  }
+  return files.map((file) => fs.readFileSync(file, "utf8")).join("\n");
+}
+
+/** Waits until the server log holds `count` lines (at least) containing `text`; the whole log. */
+async function waitForLog(config, text, count = 1) {
+  await waitFor(`${count} line(s) of the server log with ${JSON.stringify(text)}`, config.waitSeconds, () => {
+    const shown = serverLog(config);
+    return { done: shown.split("\n").filter((line) => line.includes(text)).length >= count, value: shown.slice(-3000) };
+  });
+  return serverLog(config);
+}
+
+/** Asks run.mjs about the page (it drives the browser): the notifications shown, or a click. */
+async function askPage(config, request) {
+  const id = `${Date.now()}-${Math.random()}`;
+  fs.writeFileSync(`${config.ui.ask}.tmp`, JSON.stringify({ id, ...request }));
+  fs.renameSync(`${config.ui.ask}.tmp`, config.ui.ask);
+  const answer = await waitFor(`the page's answer to ${request.what}`, config.waitSeconds, () => {
+    if (!fs.existsSync(config.ui.answer)) {
+      return { done: false, value: null };
+    }
+    const read = JSON.parse(fs.readFileSync(config.ui.answer, "utf8"));
+    return { done: read.id === id, value: read };
+  });
+  fs.unlinkSync(config.ui.answer);
+  assert.equal(answer.error, undefined, `run.mjs could not answer ${request.what}: ${answer.error}`);
+  return answer;
+}
+
+/** A workspace whose own .venv holds templating, none elsewhere: the server runs from it, fixes apply. */
+async function checkVenv(config) {
+  await checkDiagnostics(config);
+  const shown = await waitForLog(config, config.venv.running);
+  log(`the server runs from the workspace's .venv: ${shown.split("\n").find((l) => l.includes(config.venv.running))}`);
+  for (const fix of config.fixes) {
+    await checkFix(config, fix);
+  }
+}
+
+/** The notifications whose message starts with `message`, as the notification center lists them. */
+async function listed(config, message) {
+  // VS Code shows no toasts to a smoke-test driver: the center lists every notification (and replaces
+  // one shown again with the same message and buttons, hence the clearing below).
+  await vscode.commands.executeCommand("notifications.showList");
+  const answer = await askPage(config, { what: "notifications" });
+  return answer.notifications.filter((n) => n.message.startsWith(message));
+}
+
+/**
+ * A workspace using Google ADK, templating nowhere: one notification says so, with its buttons; a
+ * button works; a later restart (the include globs changed) does not show it again.
+ */
+async function checkMissing(config) {
+  const { message, buttons, click, trigger } = config.missing;
+  await waitForLog(config, `notification: ${message}`);
+  const first = await waitFor("the notification on the page", config.waitSeconds, async () => {
+    const shown = await listed(config, message);
+    return { done: shown.length > 0, value: shown };
+  });
+  assert.equal(first.length, 1, JSON.stringify(first));
+  assert.deepEqual(first[0].buttons, buttons);
+  log(`notification shown: ${JSON.stringify(first[0])}`);
+  await askPage(config, { what: "click", message, button: click.button });
+  await waitFor(`the ${click.opens} after a click on ${click.button}`, config.waitSeconds, () => {
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    return { done: tab !== undefined && tab.label === click.opens, value: tab && tab.label };
+  });
+  log(`${click.button} opened ${click.opens}`);
+  await vscode.commands.executeCommand("notifications.clearAll");
+  assert.deepEqual(await listed(config, message), [], "the notification center was not cleared");
+  // a restart the user did not ask for: looks again, says nothing
+  fs.writeFileSync(trigger.path, trigger.text);
+  await waitForLog(config, trigger.restarted);
+  const shown = await waitForLog(config, "already shown in this workspace: no notification");
+  const told = shown.split("\n").filter((line) => line.includes("notification: ")).length;
+  assert.equal(told, 1, `the notification was shown ${told} times:\n${shown}`);
+  assert.deepEqual(await listed(config, message), [], "the notification came back after a restart");
+  log("shown once: a later restart did not show it again");
+}
+
 async function run() {
   const config = JSON.parse(fs.readFileSync(process.env.TEMPLATING_E2E_CONFIG, "utf8"));
   await checkExtension(config);
-  await checkDiagnostics(config);
-  await checkHover(config);
-  await checkCompletion(config);
-  if (config.screenshot) {
-    await pose(config); // before the fixes: the screenshot shows the corpus's findings as they are
-  }
-  for (const fix of config.fixes) {
-    await checkFix(config, fix);
+  if (config.venv) {
+    await checkVenv(config);
+  } else if (config.missing) {
+    await checkMissing(config);
+  } else {
+    await checkDiagnostics(config);
+    await checkHover(config);
+    await checkCompletion(config);
+    if (config.screenshot) {
+      await pose(config); // before the fixes: the screenshot shows the corpus's findings as they are
+    }
+    for (const fix of config.fixes) {
+      await checkFix(config, fix);
+    }
   }
   log("all checks passed");
 }

@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { compareVersions, findTemplating, MIN_VERSION, which, type Lookup } from "../find";
+import { compareVersions, defaultInterpreter, findTemplating, MIN_VERSION, which, type Lookup } from "../find";
 
 const posix = process.platform !== "win32";
 
@@ -28,13 +28,17 @@ const PYTHON_WITHOUT = `echo "/usr/bin/python: No module named templating" >&2; 
 async function find(options: {
   setting?: string;
   folder?: string;
+  folders?: string[];
   interpreter?: string;
+  defaultInterpreter?: string;
   path?: string[];
 }): Promise<Lookup> {
   return findTemplating({
     setting: options.setting ?? "",
-    folder: options.folder,
+    folder: options.folder ?? options.folders?.[0],
+    folders: options.folders,
     interpreter: options.interpreter,
+    defaultInterpreter: options.defaultInterpreter,
     env: { PATH: (options.path ?? []).join(path.delimiter) },
     log: () => undefined,
   });
@@ -168,4 +172,108 @@ describe("findTemplating", { skip: !posix && "the fake executables are shell scr
     const dir = folderWith({ templating: SAYS("unknown") });
     assert.equal(found(await find({ path: [dir] })).version, "unknown");
   });
+
+  // The workspace's own environments, with no Python extension (code-server has none) and nothing on PATH.
+  it("finds the workspace's .venv, with nothing on PATH", async () => {
+    const dir = folderWith({ ".venv/bin/templating": SAYS("0.2.0") });
+    const result = found(await find({ folders: [dir] }));
+    assert.deepEqual(result, { command: path.join(dir, ".venv/bin/templating"), args: [], version: "0.2.0" });
+  });
+
+  it("prefers the workspace's .venv to PATH, and .venv to venv", async () => {
+    const dir = folderWith({
+      ".venv/bin/templating": SAYS("0.2.0"),
+      "venv/bin/templating": SAYS("0.3.0"),
+      "bin/templating": SAYS("0.4.0"),
+    });
+    assert.equal(found(await find({ folders: [dir], path: [path.join(dir, "bin")] })).version, "0.2.0");
+    fs.rmSync(path.join(dir, ".venv"), { recursive: true });
+    assert.equal(found(await find({ folders: [dir], path: [path.join(dir, "bin")] })).version, "0.3.0");
+  });
+
+  it("looks in every workspace folder, the first first", async () => {
+    const a = folderWith({});
+    const b = folderWith({ "venv/bin/templating": SAYS("0.2.0") });
+    const c = folderWith({ ".venv/bin/templating": SAYS("0.3.0") });
+    assert.equal(found(await find({ folders: [a, b, c] })).command, path.join(b, "venv/bin/templating"));
+  });
+
+  it("prefers the selected interpreter's environment to the .venv", async () => {
+    const dir = folderWith({ "py/bin/python": PYTHON_WITH, ".venv/bin/templating": SAYS(MIN_VERSION) });
+    const python = path.join(dir, "py/bin/python");
+    assert.equal(found(await find({ folders: [dir], interpreter: python })).command, python);
+  });
+
+  it("goes on to the .venv when the selected interpreter has no templating", async () => {
+    const dir = folderWith({ "py/bin/python": PYTHON_WITHOUT, ".venv/bin/templating": SAYS(MIN_VERSION) });
+    const result = found(await find({ folders: [dir], interpreter: path.join(dir, "py/bin/python") }));
+    assert.equal(result.command, path.join(dir, ".venv/bin/templating"));
+  });
+
+  it("runs the interpreter python.defaultInterpreterPath names, before the .venv", async () => {
+    const dir = folderWith({ "envs/app/bin/python": PYTHON_WITH, ".venv/bin/templating": SAYS(MIN_VERSION) });
+    const result = found(await find({ folders: [dir], defaultInterpreter: "${workspaceFolder}/envs/app/bin/python" }));
+    const python = path.join(dir, "envs/app/bin/python");
+    assert.deepEqual(result, { command: python, args: ["-P", "-m", "templating"], version: "0.2.0" });
+  });
+
+  it("takes the default `python` of python.defaultInterpreterPath for no choice", async () => {
+    const dir = folderWith({ "bin/python": PYTHON_WITH });
+    const lookup = await find({ folders: [dir], defaultInterpreter: "python", path: [path.join(dir, "bin")] });
+    assert.equal(lookup.kind, "missing");
+    assert.ok(!(lookup as { message: string }).message.includes("defaultInterpreterPath"));
+  });
+
+  it("never falls back from the setting to the .venv", async () => {
+    const dir = folderWith({ ".venv/bin/templating": SAYS(MIN_VERSION) });
+    assert.equal((await find({ setting: "/no/such/templating", folders: [dir] })).kind, "missing");
+  });
+
+  it("says where it looked, naming a .venv whose templating does not run", async () => {
+    const dir = folderWith({ ".venv/bin/templating": 'echo "bad interpreter" >&2; exit 126' });
+    const python = folderWith({ "bin/python": PYTHON_WITHOUT });
+    const lookup = await find({
+      folders: [dir],
+      interpreter: path.join(python, "bin/python"),
+      defaultInterpreter: path.join(python, "bin/python"), // the same: asked once
+      path: [],
+    });
+    assert.equal(lookup.kind, "missing");
+    const message = (lookup as { message: string }).message;
+    const expected = `templating was not found in the selected Python interpreter's environment (${path.join(python, "bin/python")}) nor in ${path.join(dir, ".venv/bin/templating")} (which could not be run: bad interpreter) nor on PATH.`;
+    assert.equal(message.split(" Install")[0], expected);
+  });
+
+  it("says it looked in the .venv when there is none", async () => {
+    const lookup = await find({ folders: [folderWith({})] });
+    const message = (lookup as { message: string }).message;
+    assert.equal(message.split(" Install")[0], "templating was not found in the workspace's .venv or venv nor on PATH.");
+  });
+});
+
+describe("defaultInterpreter", () => {
+  const dir = folderWith({ "envs/bin/python": "exit 0", "bin/python3.12": "exit 0", "bin/notes": "" });
+  fs.chmodSync(path.join(dir, "bin/notes"), 0o644);
+  const table: [string, string | undefined, string | undefined][] = [
+    ["unset", undefined, undefined],
+    ["the default", "python", undefined],
+    ["${workspaceFolder}", "${workspaceFolder}/envs/bin/python", path.join(dir, "envs/bin/python")],
+    ["relative to the first folder", "envs/bin/python", path.join(dir, "envs/bin/python")],
+    ["${env:NAME}", "${env:ENVS}/bin/python", path.join(dir, "envs/bin/python")],
+    ["a name on PATH", "python3.12", path.join(dir, "bin/python3.12")],
+    ["a file that is not executable", "bin/notes", undefined],
+    ["a file that does not exist", "${userHome}/no/such/python", undefined],
+  ];
+  for (const [name, value, expected] of table) {
+    it(name, { skip: !posix && "the fake executables are shell scripts" }, () =>
+      assert.equal(
+        defaultInterpreter({
+          defaultInterpreter: value,
+          folders: [dir],
+          env: { PATH: path.join(dir, "bin"), ENVS: path.join(dir, "envs") },
+        }),
+        expected,
+      ),
+    );
+  }
 });

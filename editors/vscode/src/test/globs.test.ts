@@ -4,7 +4,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { includeGlobs, toVsCodeGlob, usesTemplating } from "../globs";
+import { includeGlobs, toVsCodeGlob } from "../globs";
+import { inWorker, MB } from "./hostile";
 
 describe("toVsCodeGlob", () => {
   const table: [string, string, string][] = [
@@ -50,17 +51,29 @@ describe("includeGlobs", () => {
   }
 });
 
-describe("usesTemplating", () => {
-  const table: [string, string | undefined, boolean][] = [
-    ["a [tool.templating] table", "[tool.templating]\nselect = ['T001']\n", true],
-    ["only a sub-table", "[tool.templating.per-file-ignores]\n'a.py' = ['T001']\n", true],
-    ["a dependency", '[project]\ndependencies = ["agent-prompt-templating[lsp]>=0.1"]\n', true],
-    ["an optional dependency", '[project.optional-dependencies]\ndev = ["agent_prompt_templating"]\n', true],
-    ["neither", '[project]\nname = "x"\ndependencies = ["jinja2"]\n[tool.ruff]\n', false],
-    ["another tool named alike", "[tool.templating-other]\n", false],
-    ["no pyproject.toml", undefined, false],
+// Hostile globs, 1 MB each: the regular expressions that trimmed them were quadratic (a long run of
+// slashes kept the old code busy for over ten minutes). See hostile.ts.
+describe("1 MB of hostile input is read in linear time", () => {
+  const slashes = "/".repeat(MB);
+  const globs: [string, string, string][] = [
+    ["a run of slashes before a name", `${slashes}x`, "x"],
+    ["a run of slashes at the end", `prompts${slashes}`, "**/prompts/**"],
+    ["a run of slashes in the middle", `a${slashes}b`, `a${slashes}b`],
+    ["only slashes: as a few slashes", slashes, toVsCodeGlob("///")],
+    ["a run of ./ before a name", `${"./".repeat(MB / 2)}x.j2`, "**/x.j2"],
   ];
-  for (const [name, text, expected] of table) {
-    it(name, () => assert.equal(usesTemplating(project(text)), expected));
+  for (const [name, glob, expected] of globs) {
+    it(`toVsCodeGlob: ${name}`, async () => assert.equal(await inWorker("toVsCodeGlob", glob), expected));
+  }
+
+  const included: [string, string, string][] = [
+    ["ending in a run of slashes", `prompts${slashes}`, "**/prompts/**"],
+    ["starting with a run of slashes", `${slashes}x`, "x"],
+  ];
+  for (const [name, glob, expected] of included) {
+    it(`includeGlobs: a glob ${name}`, async () => {
+      const text = `[tool.templating]\ninclude = ["${glob}"]\n`;
+      assert.deepEqual(await inWorker("includeGlobs", project(text)), [expected]);
+    });
   }
 });
