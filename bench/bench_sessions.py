@@ -210,7 +210,7 @@ async def turn_curve(name: str, ours: Service, adk: Service, sizes: tuple[int, .
     agent = Agent(name="bot", instruction=AGENT_INSTRUCTION, output_key="reply")
     runner = Runner(agent=agent, app_name="bench", session_service=ours.service, model=lambda i, m: "ok")
     base: float | None = None
-    print(f"  {name}:")
+    print(f"  turns on {name}:")
     for size in sizes:
         state = state_of(size)
         mine: list[float] = []
