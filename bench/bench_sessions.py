@@ -1,48 +1,57 @@
-"""State at scale: appends and agent turns against Google ADK's session services, at 10, 2,000 and 20,000 keys.
+"""State at scale: create, get, append and a Runner turn against Google ADK's session services, at 10, 2,000 and
+20,000 keys of state.
 
 Run: python bench/bench_sessions.py [--quick] [--memory]   (needs the sql and adk extras: pip install -e ".[adk,sql]")
 
-In one process, for each size of state (a session created with that many keys: short strings, every
-tenth a small dict with a list), this times:
+In one process, for each size of state (short strings, every tenth value a small dict with a list, plus an
+``app:`` and a ``user:`` key), on each kind of service: ours against ADK's of the same kind (in memory:
+both ``InMemorySessionService``; a SQLite file and a database on a PostgreSQL server: both
+``DatabaseSessionService``; the server is a throw-away one started from its binaries by tests/pg_server.py,
+skipped with a note without them), this times:
 
-- ``append_event``: one event writing one key, appended through the caller's copy, on our
-  InMemorySessionService, DatabaseSessionService on a SQLite file and on PostgreSQL (a throw-away
-  server started from its binaries by tests/pg_server.py; skipped with a note without them), against
-  ADK's service of the same kind (its InMemorySessionService, its DatabaseSessionService). Each
-  round appends to a fresh session, so neither pays for a long event list. An append is what a
-  caller does: make the event (each service's own Event class) and call ``append_event``. Printed:
-  ours / ADK's time per append (target: at most 1 at 2,000 and 20,000 keys). For the in-memory
-  services, a second line times the ``append_event`` calls alone, the events made beforehand (no
-  target: ADK's stores the caller's event object and checks nothing, ours checks the delta and copies).
-- a ``Runner`` turn (ours, in memory: read state, render, two events appended) at each size,
-  against our own turn at 10 keys (target: at most 1.5 at 20,000 keys), and against ADK's session
-  work for a turn (``get_session`` and two ``append_event``; ADK's Runner needs a model, so only
-  its session work is timed).
+- ``create_session`` with that state (target: at most ADK's time at every size);
+- ``get_session`` of that session, its whole state (target: at most 0.5 of ADK's at 2,000 and 20,000);
+- ``append_event`` of one event writing one key, through the caller's copy: making the event (each
+  library's own ``Event``) and appending it, what a caller does (no target but "no worse than before";
+  in memory a second line times the ``append_event`` calls alone, the events made beforehand).
 
-Times are CPU time of the process (the service threads included), the median of rounds; services
-take turns round by round. Compare ratios, not absolute numbers, between machines.
+Then a ``Runner`` turn (read what the instruction needs, render, two events appended) on each of our
+services at each size, against our own turn at 10 keys on that service (target: at most 1.5), and against
+ADK's session work for a turn on its service of the same kind (``get_session`` and two ``append_event``:
+ADK's Runner needs a model, so only its session work is timed).
 
-``--quick`` leaves out 20,000 keys; ``--memory`` times only the in-memory appends (no SQL, no Runner).
+Times are wall-clock (so the PostgreSQL server's work is in them, not only this process's), each the
+best of rounds in which the services take turns (the round least disturbed by other work on a shared
+machine); each round times a batch of calls (more at small sizes), a new session for each. The garbage
+collector runs as it does in use, after a collection before each batch. Compare ratios, not absolute
+numbers, between machines.
+
+``--quick`` leaves out 20,000 keys; ``--memory`` times only the in-memory service.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib.util
+import itertools
 import logging
-import statistics
 import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 SIZES = (10, 2_000, 20_000)
-APPENDS = 20  # per round
 ROUNDS = 5
-TURNS = 20  # per round
+APPENDS = 20  # per batch
+TURNS = 10  # per batch
+TARGETS = {"create": 1.0, "get": 0.5}  # ours / ADK, at most (get: from 2,000 keys)
+TURN_TARGET = 1.5  # a turn at any size against our turn at 10 keys
+_IDS = itertools.count(1)  # session ids, never used twice in a run
 
 
 def state_of(size: int) -> dict[str, Any]:
@@ -52,32 +61,40 @@ def state_of(size: int) -> dict[str, Any]:
     return state
 
 
+def batch(size: int) -> int:
+    """How many creates or gets a round times at this size: a few milliseconds of work at least."""
+    return 20 if size < 100 else 3 if size < 10_000 else 1
+
+
 class Service:
-    """One session service under test: make a session of a given state, append one event to it."""
+    """One session service under test (ours or ADK's): sessions of one app and user, each with a new id."""
 
     def __init__(self, name: str, service: Any, adk: bool) -> None:
         self.name, self.service, self.adk = name, service, adk
-        self.sessions = 0
 
-    async def create(self, state: dict[str, Any]) -> Any:
-        self.sessions += 1
+    @staticmethod
+    def new_id() -> str:
+        return f"s{next(_IDS)}"
+
+    async def create(self, state: dict[str, Any], session_id: str | None = None) -> Any:
         return await self.service.create_session(
-            app_name="bench", user_id="u1", session_id=f"s{self.sessions}", state=state
+            app_name="bench", user_id="u1", session_id=session_id or self.new_id(), state=state
         )
 
-    def event(self, number: int) -> Any:
+    async def get(self, session_id: str) -> Any:
+        return await self.service.get_session(app_name="bench", user_id="u1", session_id=session_id)
+
+    def event(self, number: int, delta: dict[str, Any] | None = None, author: str = "user") -> Any:
         """The event an append appends: the service's own event class, writing one key."""
+        delta = {"step": number} if delta is None else delta
         if self.adk:
             from google.adk.events import Event as AdkEvent
             from google.adk.events import EventActions as AdkActions
 
-            return AdkEvent(invocation_id="i", author="user", actions=AdkActions(state_delta={"step": number}))
+            return AdkEvent(invocation_id="i", author=author, actions=AdkActions(state_delta=delta))
         from templating import Event, EventActions
 
-        return Event(invocation_id="i", author="user", actions=EventActions(state_delta={"step": number}))
-
-    async def append(self, session: Any, number: int) -> None:
-        await self.service.append_event(session, self.event(number))
+        return Event(invocation_id="i", author=author, actions=EventActions(state_delta=delta))
 
     async def close(self) -> None:
         close = getattr(self.service, "close", None)
@@ -85,92 +102,131 @@ class Service:
             await close()
 
 
-async def cpu(work: Callable[[], Awaitable[Any]]) -> float:
-    start = time.process_time()
+async def wall(work: Callable[[], Awaitable[Any]]) -> float:
+    gc.collect()
+    start = time.perf_counter()
     await work()
-    return time.process_time() - start
+    return time.perf_counter() - start
 
 
-async def append_round(service: Service, state: dict[str, Any], *, alone: bool = False) -> float:
-    """The time per append of `APPENDS` appends to a new session: each making its event and appending
-    it (what a caller does), or (`alone`) only the `append_event` calls, the events made beforehand."""
-    session = await service.create(state)
-    made = [service.event(number) for number in range(APPENDS)] if alone else []
+@dataclass
+class Times:
+    """Seconds per call of each operation, one entry per round."""
+
+    create: list[float] = field(default_factory=list)
+    get: list[float] = field(default_factory=list)
+    append: list[float] = field(default_factory=list)
+    alone: list[float] = field(default_factory=list)
+
+
+async def one_round(service: Service, state: dict[str, Any], size: int, times: Times, *, alone: bool) -> None:
+    """Create a batch of sessions with `state`, get each back, and append to the last one, timing each step."""
+    count = batch(size)
+    ids = [service.new_id() for _ in range(count)]
+    sessions: list[Any] = []
+
+    async def creates() -> None:
+        for session_id in ids:
+            sessions.append(await service.create(state, session_id))
+
+    async def gets() -> None:
+        for session_id in ids:
+            await service.get(session_id)
+
+    times.create.append(await wall(creates) / count)
+    times.get.append(await wall(gets) / count)
+    session = sessions[-1]
+    sessions.clear()
 
     async def appends() -> None:
         for number in range(APPENDS):
-            await service.append(session, number)
+            await service.service.append_event(session, service.event(number))
 
-    async def appends_alone() -> None:
-        for event in made:
-            await service.service.append_event(session, event)
+    times.append.append(await wall(appends) / APPENDS)
+    if alone:
+        made = [service.event(number) for number in range(APPENDS, 2 * APPENDS)]
 
-    return await cpu(appends_alone if alone else appends) / APPENDS
+        async def appends_alone() -> None:
+            for event in made:
+                await service.service.append_event(session, event)
 
-
-async def compare_appends(pairs: list[tuple[Service, Service]], sizes: tuple[int, ...], *, alone: bool = False) -> None:
-    for ours, adk in pairs:
-        for size in sizes:
-            state = state_of(size)
-            for only_append in (False, True) if alone else (False,):
-                times: dict[str, list[float]] = {ours.name: [], adk.name: []}
-                for _ in range(ROUNDS):
-                    for service in (ours, adk):
-                        times[service.name].append(await append_round(service, state, alone=only_append))
-                mine, theirs = statistics.median(times[ours.name]), statistics.median(times[adk.name])
-                if only_append:
-                    print(
-                        f"  {'':<24} {'':>6}  append_event alone (events made before):{mine * 1e6:5.1f} us, "
-                        f"ADK {theirs * 1e6:5.1f} us; ours / ADK = {mine / theirs:5.2f}"
-                    )
-                    continue
-                target = "" if size == SIZES[0] else "  (target <= 1)"
-                print(
-                    f"  {ours.name:<24} {size:>6,} keys: {mine * 1e6:9.0f} us per append, ADK {theirs * 1e6:9.0f} us; "
-                    f"ours / ADK = {mine / theirs:5.2f}{target}"
-                )
+        times.alone.append(await wall(appends_alone) / APPENDS)
 
 
-async def turn_curve(sizes: tuple[int, ...]) -> None:
-    from google.adk.events import Event as AdkEvent
-    from google.adk.events import EventActions as AdkActions
-    from google.adk.sessions import InMemorySessionService as AdkMemory
+def ratio_line(what: str, size: int, mine: list[float], theirs: list[float], target: float | None) -> str:
+    ours, adk = min(mine), min(theirs)
+    verdict = ""
+    if target is not None:
+        verdict = f"  (target <= {target:g}: {'met' if ours / adk <= target else 'NOT met'})"
+    return f"    {what:<11} {size:>6,} keys: ours {_ms(ours)}, ADK {_ms(adk)}; ours / ADK = {ours / adk:5.2f}{verdict}"
 
-    from templating import Agent, InMemorySessionService, Runner
 
-    agent = Agent(name="bot", instruction="Hello <user:name>, about order <order_id>.", output_key="reply")
-    base: float | None = None
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:9.3f} ms"
+
+
+async def compare(pair: tuple[Service, Service], sizes: tuple[int, ...]) -> None:
+    ours, adk = pair
+    alone = ours.name == "in memory"
+    print(f"  {ours.name} against {adk.name}:")
+    await ours.create(state_of(10))  # tables created and the pool opened outside the timings
+    await adk.create(state_of(10))
     for size in sizes:
         state = state_of(size)
-        ours: list[float] = []
+        times = {ours.name: Times(), adk.name: Times()}
+        for _ in range(ROUNDS):
+            for service in (ours, adk):
+                await one_round(service, state, size, times[service.name], alone=alone)
+        mine, theirs = times[ours.name], times[adk.name]
+        print(ratio_line("create", size, mine.create, theirs.create, TARGETS["create"]))
+        get_target = TARGETS["get"] if size >= 2_000 else None
+        print(ratio_line("get", size, mine.get, theirs.get, get_target))
+        print(ratio_line("append", size, mine.append, theirs.append, None))
+        if alone:
+            print(ratio_line("append alone", size, mine.alone, theirs.alone, None))
+
+
+AGENT_INSTRUCTION = "Hello <user:name>, about order <order_id>."
+
+
+async def turns(runner: Any, session_id: str) -> None:
+    for number in range(TURNS):
+        await runner.run(user_id="u1", session_id=session_id, message="hi", state_delta={"temp:n": number})
+
+
+async def adk_turns(adk: Service, session_id: str) -> None:
+    """ADK's session work for a turn: read the session, append the user's event and the model's."""
+    for number in range(TURNS):
+        current = await adk.get(session_id)
+        await adk.service.append_event(current, adk.event(number, {"temp:n": number}))
+        await adk.service.append_event(current, adk.event(number, {"reply": "ok"}, "bot"))
+
+
+async def turn_curve(name: str, ours: Service, adk: Service, sizes: tuple[int, ...]) -> None:
+    """A Runner turn on one of our services at each size, against ADK's session work on its service of the
+    same kind."""
+    from templating import Agent, Runner
+
+    agent = Agent(name="bot", instruction=AGENT_INSTRUCTION, output_key="reply")
+    runner = Runner(agent=agent, app_name="bench", session_service=ours.service, model=lambda i, m: "ok")
+    base: float | None = None
+    print(f"  turns on {name}:")
+    for size in sizes:
+        state = state_of(size)
+        mine: list[float] = []
         theirs: list[float] = []
-        for round_number in range(ROUNDS):
-            service = InMemorySessionService()
-            await service.create_session(app_name="bench", user_id="u1", session_id="s", state=state)
-            runner = Runner(agent=agent, app_name="bench", session_service=service, model=lambda i, m: "ok")
-
-            async def turns(runner: Runner = runner) -> None:
-                for number in range(TURNS):
-                    await runner.run(user_id="u1", session_id="s", message="hi", state_delta={"temp:n": number})
-
-            ours.append(await cpu(turns) / TURNS)
-            adk = AdkMemory()
-            await adk.create_session(app_name="bench", user_id="u1", session_id="s", state=state)
-
-            async def adk_turns(adk: Any = adk, round_number: int = round_number) -> None:
-                for number in range(TURNS):
-                    session = await adk.get_session(app_name="bench", user_id="u1", session_id="s")
-                    delta = {"temp:n": number}
-                    await adk.append_event(session, AdkEvent(author="user", actions=AdkActions(state_delta=delta)))
-                    reply = {"reply": "ok"}
-                    await adk.append_event(session, AdkEvent(author="bot", actions=AdkActions(state_delta=reply)))
-
-            theirs.append(await cpu(adk_turns) / TURNS)
-        mine, adk_time = statistics.median(ours), statistics.median(theirs)
-        base = base if base is not None else mine
+        for _ in range(ROUNDS):
+            session = await ours.create(state)
+            mine.append(await wall(lambda session_id=session.id: turns(runner, session_id)) / TURNS)
+            adk_session = await adk.create(state)
+            theirs.append(await wall(lambda session_id=adk_session.id: adk_turns(adk, session_id)) / TURNS)
+        turn, adk_time = min(mine), min(theirs)
+        base = base if base is not None else turn
+        verdict = "met" if turn / base <= TURN_TARGET else "NOT met"
         print(
-            f"  {size:>6,} keys: our turn {mine * 1e6:8.0f} us = {mine / base:5.2f} x our turn at {sizes[0]} keys "
-            f"(target <= 1.5); ADK's session work {adk_time * 1e6:8.0f} us, ours / ADK = {mine / adk_time:5.2f}"
+            f"    {size:>6,} keys: our turn {_ms(turn)} = {turn / base:5.2f} x our turn at {sizes[0]} keys "
+            f"(target <= {TURN_TARGET:g}: {verdict}); ADK's session work {_ms(adk_time)}, "
+            f"ours / ADK = {turn / adk_time:5.2f}"
         )
 
 
@@ -187,46 +243,49 @@ async def main(sizes: tuple[int, ...], *, memory_only: bool = False) -> None:
 
     from templating import DatabaseSessionService, InMemorySessionService
 
-    print(f"append_event, one key per event, {APPENDS} per round, median of {ROUNDS} rounds (CPU time):")
-    memory = (Service("in memory", InMemorySessionService(), False), Service("ADK in memory", AdkMemory(), True))
-    await compare_appends([memory], sizes, alone=True)
-    if memory_only:
-        return
-    folder = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
-    sqlite = (
-        Service("SQLite file", DatabaseSessionService(f"sqlite+aiosqlite:///{folder / 'ours.db'}"), False),
-        Service("ADK SQLite file", AdkDatabase(f"sqlite+aiosqlite:///{folder / 'adk.db'}"), True),
+    print(
+        f"create_session, get_session (batches of {batch(10)}, {batch(2_000)}, {batch(20_000)} at 10, 2,000, 20,000 "
+        f"keys), append_event ({APPENDS} per batch, one key each): wall-clock time per call, the best of "
+        f"{ROUNDS} rounds, services taking turns"
     )
+    kinds: list[tuple[str, Any, Any]] = [("in memory", InMemorySessionService(), AdkMemory())]
+    await compare((Service(*kinds[0][:2], False), Service("ADK in memory", kinds[0][2], True)), sizes)
+    server = None
+    opened: list[Any] = []
     try:
-        await compare_appends([sqlite], sizes)
+        if not memory_only:
+            folder = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
+            ours = DatabaseSessionService(f"sqlite+aiosqlite:///{folder / 'ours.db'}")
+            theirs = AdkDatabase(f"sqlite+aiosqlite:///{folder / 'adk.db'}")
+            opened += [ours, theirs]
+            kinds.append(("SQLite file", ours, theirs))
+            await compare((Service("SQLite file", ours, False), Service("ADK SQLite file", theirs, True)), sizes)
+
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+            from pg_server import PostgresServer, find_binaries
+
+            binaries = find_binaries()
+            if binaries is None:
+                print("  PostgreSQL: skipped, no binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin")
+            else:
+                server = await asyncio.to_thread(PostgresServer.start, binaries)
+                urls = [await asyncio.to_thread(server.create_database, name) for name in ("bench_ours", "bench_adk")]
+                ours, theirs = DatabaseSessionService(urls[0]), AdkDatabase(urls[1])
+                opened += [ours, theirs]
+                kinds.append(("PostgreSQL", ours, theirs))
+                await compare((Service("PostgreSQL", ours, False), Service("ADK PostgreSQL", theirs, True)), sizes)
+
+        print(
+            f"\nA Runner turn, instruction {AGENT_INSTRUCTION!r}, {TURNS} turns per round, wall-clock time per "
+            f"turn, the best of {ROUNDS} rounds:"
+        )
+        for name, ours_service, adk_service in kinds:
+            await turn_curve(name, Service(name, ours_service, False), Service(name, adk_service, True), sizes)
     finally:
-        for service in sqlite:
+        for service in opened:
             await service.close()
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from pg_server import PostgresServer, find_binaries
-
-    binaries = find_binaries()
-    if binaries is None:
-        print("  PostgreSQL: skipped, no binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin")
-    else:
-        server = await asyncio.to_thread(PostgresServer.start, binaries)
-        try:
-            urls = [await asyncio.to_thread(server.create_database, name) for name in ("bench_ours", "bench_adk")]
-            postgres = (
-                Service("PostgreSQL", DatabaseSessionService(urls[0]), False),
-                Service("ADK PostgreSQL", AdkDatabase(urls[1]), True),
-            )
-            try:
-                await compare_appends([postgres], sizes)
-            finally:
-                for service in postgres:
-                    await service.close()
-        finally:
+        if server is not None:
             await asyncio.to_thread(server.stop)
-
-    print(f"\nA Runner turn in memory, {TURNS} per round, median of {ROUNDS} rounds (CPU time):")
-    await turn_curve(sizes)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
 
-from .providers import InstructionLike, check_near_misses, resolve
+from .providers import InstructionLike, check_near_misses, read_keys, resolve
 from .template import Template, parse
 
 __all__ = ["Agent"]
@@ -232,6 +232,18 @@ class Agent(BaseModel):
             await _resolve_field(self, "instruction", ctx),
         ]
         return _INSTRUCTION_SEPARATOR.join(part for part in parts if part)
+
+
+def turn_keys(agent: Agent) -> tuple[str, ...] | None:
+    """The state keys `agent.canonical_instruction` may read (see `providers.read_keys`), or `None` when a part
+    of it may read any key: what a [`Runner`][templating.Runner] turn reads from its session."""
+    found: dict[str, None] = {}
+    for part in (agent.root_agent.global_instruction, agent.instruction):
+        keys = read_keys(part)
+        if keys is None:
+            return None
+        found.update(dict.fromkeys(keys))
+    return tuple(found)
 
 
 def _private(agent: Agent, name: str) -> Any:

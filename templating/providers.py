@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from .errors import NearMiss, TemplateSyntaxError
 from .linter import lint
@@ -28,6 +28,7 @@ __all__ = [
     "check_near_misses",
     "concat",
     "instruction",
+    "read_keys",
     "resolve",
     "static",
     "when",
@@ -288,6 +289,36 @@ async def resolve(instruction: InstructionLike, ctx: Any) -> str:
     if inspect.isawaitable(result):
         result = await result
     return _checked(result, repr(instruction))
+
+
+def read_keys(instruction: InstructionLike) -> tuple[str, ...] | None:
+    """The state keys resolving `instruction` may read (each placeholder's first key, `user:profile` for
+    `<user:profile.name>`), when that is known before it runs: template strings, `Template`s, and this module's
+    `instruction`, `static` and `concat` of them; `None` when a part may read anything (another callable,
+    `when`'s predicate, a Jinja2 provider). Unlike `keys`, which lists what can be known, this is all or nothing:
+    a caller may read only these keys for the render."""
+    kind = type(instruction)
+    if kind is str:
+        return _names(parse(cast(str, instruction)))
+    if kind is Template:
+        return _names(cast(Template, instruction))
+    if kind is InstructionProvider:
+        return _names(cast(InstructionProvider, instruction).template)
+    if kind is StaticProvider:
+        return ()
+    if kind is ConcatProvider:
+        found: dict[str, None] = {}
+        for part in cast(ConcatProvider, instruction).parts:
+            keys = read_keys(part)
+            if keys is None:
+                return None
+            found.update(dict.fromkeys(keys))
+        return tuple(found)
+    return None
+
+
+def _names(template: Template) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([placeholder.name for placeholder in template.placeholders]))
 
 
 def _as_provider(part: object, where: str) -> Provider:

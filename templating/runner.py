@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias
 
-from .agents import Agent
+from .agents import Agent, turn_keys
 from .sessions.base import SessionNotFoundError, SessionService
 from .sessions.contexts import ReadonlyContext
 from .sessions.models import Event, EventActions, GetSessionConfig
@@ -76,10 +76,13 @@ class Runner:
         if not isinstance(message, str):
             raise TypeError(f"message must be a str, not {type(message).__name__}")
         delta = check_state(state_delta if state_delta is not None else {}, what="state_delta")
-        # A turn reads the state, never the history: no copy of the stored events is made; a service
-        # may hand out its stored state itself (read-only), so a turn copies nothing of the state.
+        # A turn reads the state, never the history: no copy of the stored events is made. When every key the
+        # instruction reads is known, a service reads only those (a database reads their rows, whatever the
+        # size of the state); a service may hand out its stored state itself (read-only), so a turn copies
+        # nothing of the state.
+        keys = turn_keys(self.agent)
         session, settled = await self.session_service._turn_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
+            app_name=self.app_name, user_id=user_id, session_id=session_id, keys=keys
         )
         if session is None:
             raise SessionNotFoundError(app_name=self.app_name, user_id=user_id, session_id=session_id)
@@ -96,8 +99,15 @@ class Runner:
         # costs the keys it reads, never a copy of the whole state.
         session.state.update(delta)
         ctx = ReadonlyContext(session, invocation_id=invocation_id, agent_name=self.agent.name)
-        instruction = await self.agent.canonical_instruction(ctx)
-        if not settled():  # a write landed while rendering from the stored state: render again from a copy
+        instruction: str | None = None
+        try:
+            instruction = await self.agent.canonical_instruction(ctx)
+        except Exception:
+            if keys is None:
+                raise
+            # Rendered from the keys it reads: render again from the whole state below, so that the error (a
+            # missing key's suggestion looks at every key) is the one a whole read gives.
+        if instruction is None or not settled():  # a write landed while rendering from the stored state
             session = await self.session_service.get_session(
                 app_name=self.app_name, user_id=user_id, session_id=session_id, config=_NO_EVENTS
             )

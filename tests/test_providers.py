@@ -22,6 +22,7 @@ from templating import (
     static,
     when,
 )
+from templating.providers import read_keys
 
 STATE = {"user:name": "Ada", "order_id": "A-1", "vip": True}
 
@@ -139,6 +140,25 @@ def test_instruction_parses_once_and_lists_its_keys() -> None:
 def test_composed_providers_list_the_keys_they_know() -> None:
     provider = concat(instruction("<a> <b>"), static("<c>"), when(lambda ctx: True, instruction("<b> <d>")), sync_part)
     assert provider.keys == ("a", "b", "d")
+
+
+READ_KEYS = [
+    ("template-string", "Hi <user:profile.name>, <order_id?> <user:profile.age> <<esc>>", ("user:profile", "order_id")),
+    ("template", Template("{user:name} and {order_id?}", dialect="adk"), ("user:name", "order_id")),
+    ("instruction", instruction("<a.b.c> <temp:x>"), ("a", "temp:x")),
+    ("static", static("<not> <read>"), ()),
+    ("concat", concat("<not read>", instruction("<a>"), Template("<b> <a>")), ("a", "b")),
+    ("concat-of-a-callable", concat(instruction("<a>"), sync_part), None),
+    ("when", when(lambda ctx: True, instruction("<b>")), None),
+    ("a-callable", sync_part, None),
+    ("empty", "", ()),
+]
+
+
+@pytest.mark.parametrize(("given", "keys"), [c[1:] for c in READ_KEYS], ids=[c[0] for c in READ_KEYS])
+def test_read_keys_are_all_the_keys_a_render_may_read_or_none(given: Any, keys: tuple[str, ...] | None) -> None:
+    """All or nothing: a callable (or `when`'s predicate) may read any key, so the whole is unknown."""
+    assert read_keys(given) == keys
 
 
 def test_a_missing_key_raises_missing_key_error() -> None:

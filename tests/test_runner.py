@@ -22,6 +22,7 @@ from templating import (
     SessionNotFoundError,
     SessionService,
     StaleSessionError,
+    Template,
     concat,
     instruction,
     jinja,
@@ -392,3 +393,56 @@ def test_the_turns_state_reads_like_the_sessions_combined_state(service: Session
     keys, length, has_temp, has_nope, text = seen[0]
     assert (keys, length, has_temp, has_nope, json.loads(text)) == (sorted(expected), 4, True, False, expected)
     assert seen[1] == (expected, "default", "Acme")
+
+
+LARGE = {f"k{n}": {"n": n} if n % 3 else f"v{n}" for n in range(300)}
+TURN_READS = [
+    # (id, the agent's instruction and global instruction, what the model is given)
+    ("templates", ("Help <user:name> with <order_id> (<profile.name>, <nope?>).", "For <app:brand>."), None),
+    ("providers", (concat(instruction("Help <user:name>"), "<raw>", Template("<k7.n>")), ""), None),
+    ("adk-dialect", (Template("Help {user:name} with {order_id}.", dialect="adk"), ""), None),
+    ("a-callable", (lambda ctx: f"{len(ctx.state)} keys, k6={ctx.state['k6']}", ""), "304 keys, k6=v6"),
+    ("when", (when(lambda ctx: ctx.state["k8"] == {"n": 8}, "yes"), "<user:name>"), "Ada\n\nyes"),
+]
+
+
+@pytest.mark.parametrize(("instructions", "expected"), [c[1:] for c in TURN_READS], ids=[c[0] for c in TURN_READS])
+def test_a_turn_renders_what_the_whole_state_renders_whatever_it_reads(
+    instructions: tuple[Any, Any], expected: str | None, service: SessionService
+) -> None:
+    """A service may read only the keys the instruction reads, when they are all known (templates and this
+    package's providers of them); the instruction is the one the whole state renders, and so is what is stored."""
+    source, global_source = instructions
+    agent = make_agent(instruction=source, global_instruction=global_source)
+    model = Recorder()
+
+    async def scenario() -> None:
+        state = {**LARGE, "app:brand": "Acme", "user:name": "Ada", "order_id": "A-1", "profile": {"name": "P"}}
+        await service.create_session(app_name=APP, user_id="u1", session_id="s1", state=state)
+        whole = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert whole is not None
+        rendered = await agent.canonical_instruction(ReadonlyContext(whole))
+        runner = Runner(agent=agent, app_name=APP, session_service=service, model=model)
+        await runner.run(user_id="u1", session_id="s1", message="hi")
+        assert model.calls == [(rendered, "hi")]
+        if expected is not None:
+            assert rendered == expected
+        stored = await service.get_session(app_name=APP, user_id="u1", session_id="s1")
+        assert stored is not None
+        assert stored.state == {**state, "last_reply": "Sure."}
+
+    asyncio.run(scenario())
+
+
+def test_a_turn_that_fails_to_render_says_what_the_whole_state_says(service: SessionService) -> None:
+    """A missing key's suggestion looks at every key, even where the turn read only the instruction's."""
+
+    async def scenario() -> None:
+        await setup(service)
+        runner = Runner(
+            agent=make_agent(instruction="Order <order_ik>."), app_name=APP, session_service=service, model=Recorder()
+        )
+        with pytest.raises(MissingKeyError, match="did you mean 'order_id'"):
+            await runner.run(user_id="u1", session_id="s1", message="hi")
+
+    asyncio.run(scenario())

@@ -258,6 +258,34 @@ def test_returned_sessions_are_copies(service: SessionService) -> None:
     assert fetch(service, "s1").events[-1].actions.state_delta == {"m": {"k": [1]}}
 
 
+def test_a_large_state_is_handed_out_as_copies_as_its_keys_change_between_lists_and_scalars(
+    service: SessionService,
+) -> None:
+    """Many lists and dicts (copied in bulk) and keys that change kind: every copy is equal and independent."""
+    state: dict[str, Any] = {f"k{n}": {"n": n, "tags": ["a"]} if n % 2 else f"v{n}" for n in range(40)}
+    state |= {"user:list": [1], "app:map": {"a": [2]}}
+    created = create(service, session_id="s1", state=state)
+    deltas: list[dict[str, Any]] = [
+        {"k1": "now text", "k2": ["now", "a", "list"], "user:list": 0, "app:map": {"b": []}},
+        {"k1": {"back": [1]}, "k2": None, "user:list": [[3]], "k40": [4]},
+    ]
+    expected = dict(state)
+    session = created
+    for delta in deltas:
+        run(service.append_event(session, event(delta)))
+        expected |= delta
+        session = fetch(service, "s1")
+        assert session.state == expected
+        for value in session.state.values():  # changing the copy changes nothing stored
+            if isinstance(value, list):
+                value.append("x")
+            elif isinstance(value, dict):
+                value["x"] = 1
+        assert fetch(service, "s1").state == expected
+        assert session.state != expected
+        session = fetch(service, "s1")
+
+
 def test_events_handed_out_are_deep_copies(service: SessionService) -> None:
     session = create(service, session_id="s1")
     given = event({"m": {"k": [1]}}, id="e1")
@@ -756,6 +784,9 @@ def test_the_value_contract_on_append(
 
 BAD_IDS = [
     ("app-nul", {"app_name": "sh\x00op"}, "app_name 'sh\\x00op' holds a NUL character"),
+    ("app-too-long", {"app_name": "a" * 257}, "app_name 'aaaaaaaaaa"),
+    ("user-too-long", {"user_id": "u" * 300}, "is 300 characters long; ids are at most 256 (a database indexes them)"),
+    ("session-too-long", {"session_id": "é" * 1000}, "session_id 'éééééééééé"),
     ("user-surrogate", {"user_id": "a\ud800"}, "user_id 'a\\ud800' holds the lone surrogate '\\ud800' at index 1"),
     ("session-nul", {"session_id": "s\x00"}, "session_id 's\\x00' holds a NUL character"),
     ("session-surrogate", {"session_id": "\udfff"}, "session_id '\\udfff' holds the lone surrogate"),
@@ -788,6 +819,82 @@ def test_event_text_no_database_can_store_is_refused(field: str, service: Sessio
     run(service.append_event(session, event({"k": 1}, author="a\x00", content="b\x00")))  # NUL is text all store
     stored = fetch(service, "s1").events[0]
     assert (stored.author, stored.content) == ("a\x00", "b\x00")
+
+
+@pytest.mark.parametrize(
+    ("event_id", "words"),
+    [("x" * 257, "the id is 257 characters long; ids are at most 256"), ("e\x00", "the id holds a NUL character")],
+    ids=["too-long", "nul"],
+)
+def test_event_ids_no_database_can_index_are_refused(event_id: str, words: str, service: SessionService) -> None:
+    with pytest.raises(pydantic.ValidationError, match=re.escape(words)):
+        event({"k": 1}, id=event_id)
+    session = create(service, session_id="s1")
+    bad = event({"k": 1})
+    bad.__dict__["id"] = event_id  # as if built without validation: the service validates it again
+    with pytest.raises(pydantic.ValidationError, match=re.escape(words)):
+        run(service.append_event(session, bad))
+    assert fetch(service, "s1").events == []
+
+
+# Four bytes in UTF-8 each, and no two alike in a row: what an index stores at its largest (not compressible).
+WIDE = "".join(chr(0x1F300 + (n * 7919) % 0x300) for n in range(256))
+
+
+def test_ids_as_long_as_allowed_in_the_widest_characters_work_on_every_service(service: SessionService) -> None:
+    ids = {"app_name": WIDE, "user_id": WIDE[::-1], "session_id": WIDE[1:] + WIDE[0]}
+    created = run(service.create_session(**ids, state={"user:a": 1, "app:b": 2, "c": 3}))
+    run(service.append_event(created, event({"c": 4}, id=WIDE)))
+    found = run(service.get_session(**ids))
+    assert found is not None
+    assert found.state == {"user:a": 1, "app:b": 2, "c": 4}
+    assert [stored.id for stored in found.events] == [WIDE]
+    assert [session.id for session in run(service.list_sessions(app_name=WIDE))] == [ids["session_id"]]
+
+
+def digest_of(key: str) -> str:
+    """The name under which a database stores a key that no index takes (tests/test_sql_sessions.py)."""
+    import hashlib
+
+    return "\uffff" + hashlib.sha256(key.encode()).hexdigest()
+
+
+LONG = "".join(chr(0x4E00 + (n * 7919) % 0x5000) for n in range(1200))  # 3,600 bytes, not compressible
+ODD_KEYS = [
+    ("long", LONG),
+    ("long-user", "user:" + LONG),
+    ("long-app", "app:" + LONG),
+    ("nul", "a\x00b"),
+    ("user-nul", "user:\x00"),
+    ("starts-like-a-digest", "\uffffx"),
+    ("a-digest-of-another-key", digest_of(LONG)),
+    ("as-long-as-a-name", "k" * 256),
+    ("one-longer", "k" * 257),
+    ("one-longer-but-a-nul", "k" * 256 + "\x00"),
+]
+
+
+def test_every_service_takes_state_keys_of_any_length_and_with_nul_characters(service: SessionService) -> None:
+    """Keys that no database index takes as they are (PostgreSQL's limit on an index row, text that cannot
+    hold a NUL): stored, read back, written again, listed and checked for staleness like any other key."""
+    state = {key: number for number, (_, key) in enumerate(ODD_KEYS)}
+    created = create(service, session_id="s1", state=state)
+    assert created.state == state
+    assert fetch(service, "s1").state == state
+    other = fetch(service, "s1")
+    delta = {key: [key, number] for number, (_, key) in enumerate(ODD_KEYS) if number % 2 == 0}
+    run(service.append_event(created, event(delta)))
+    expected = state | delta
+    assert fetch(service, "s1").state == expected
+    assert run(service.list_sessions(app_name=APP))[0].state == expected
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {
+        key: value for key, value in expected.items() if key.startswith("user:")
+    }
+    with pytest.raises(StaleSessionError) as info:  # other was read before the delta landed
+        run(service.append_event(other, event({LONG: "late", "a\x00b": "late", "fresh": 1})))
+    assert info.value.keys == (LONG,)
+    run(service.append_event(other, event({"a\x00b": "new"})))  # not written since other was read
+    assert fetch(service, "s1").state == expected | {"a\x00b": "new"}
 
 
 # --- stale sessions -------------------------------------------------------------------------

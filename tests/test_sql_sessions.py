@@ -6,6 +6,7 @@ PostgreSQL server (tests/conftest.py)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import pickle
 import signal
 import socket
@@ -338,6 +339,69 @@ def test_a_wrong_password_is_a_clear_error_with_the_password_masked(postgres: An
     run(attempt())
 
 
+def test_a_turn_reads_only_the_keys_its_instruction_reads(url: str) -> None:
+    """What a Runner turn is given when it knows its keys: the session's row and the rows of those keys (of each
+    scope, keys of any length), not the rest of the state; without keys, the whole state."""
+    long_key = "k" * 300
+    state = {"a": 1, "b": [2], "user:c": 3, "app:d": 4, "user:e": 5, long_key: 6, "temp:t": 7}
+
+    async def scenario() -> None:
+        async with service_on(url) as service:
+            await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+            keys = ("a", "user:c", "app:d", "app:nope", long_key, "temp:t")
+            turn, settled = await service._turn_session(app_name=APP, user_id=USER, session_id="s1", keys=keys)
+            assert turn is not None
+            assert turn.state == {"a": 1, "user:c": 3, "app:d": 4, long_key: 6}
+            assert turn.events == []
+            assert settled()
+            whole, _ = await service._turn_session(app_name=APP, user_id=USER, session_id="s1")
+            assert whole is not None
+            assert whole.state == {key: value for key, value in state.items() if key != "temp:t"}
+            # the turn's copy appends as any copy does
+            await service.append_event(turn, Event(author="a", actions=EventActions(state_delta={"b": [3]})))
+            assert turn.state == {"a": 1, "b": [3], "user:c": 3, "app:d": 4, long_key: 6}
+            none, _ = await service._turn_session(app_name=APP, user_id=USER, session_id="nope", keys=keys)
+            assert none is None
+
+    run(scenario())
+
+
+REFUSING_TRIGGERS = {
+    "sqlite": [
+        "CREATE TRIGGER refuse BEFORE INSERT ON templating_sessions BEGIN SELECT RAISE(ABORT, 'no sessions today'); END"
+    ],
+    "postgresql": [
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'no sessions today'; END $$",
+        "CREATE TRIGGER refuse BEFORE INSERT ON templating_sessions FOR EACH ROW EXECUTE FUNCTION refuse()",
+    ],
+}
+
+
+def test_a_statement_the_database_refuses_is_said_so_and_not_blamed_on_the_url(url: str) -> None:
+    """The database was reached and refused a statement (here a trigger of its owner's): the help says so,
+    not to check that the server is reachable or the URL right."""
+    run(seed(url, {"s0": {"a": 1}}))
+    for statement in REFUSING_TRIGGERS["sqlite" if url.startswith("sqlite") else "postgresql"]:
+        run(execute(url, statement))
+
+    async def attempt() -> SessionStoreError:
+        async with service_on(url) as service:
+            with pytest.raises(SessionStoreError) as info:
+                await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"user:b": 2})
+            assert [session.id for session in await service.list_sessions(app_name=APP)] == ["s0"]
+            assert await service.get_user_state(app_name=APP, user_id=USER) == {}  # nothing was changed
+            return info.value
+
+    error = run(attempt())
+    first, *rest = str(error).splitlines()
+    assert first.startswith(f"the session database {error.url!r} failed: ")
+    assert "no sessions today" in first
+    assert "was reached and refused the statement" in rest[-1]
+    assert "nothing was changed" in rest[-1]
+    assert "reachable" not in str(error)
+    assert "URL" not in rest[-1]
+
+
 # --- schema ---------------------------------------------------------------------------------
 
 
@@ -373,6 +437,8 @@ def test_tables_are_created_on_first_use_with_a_schema_version_row(url: str) -> 
 
 
 def test_another_schema_version_is_refused_and_nothing_changes(url: str) -> None:
+    from templating.sessions.sql import SCHEMA_VERSION
+
     run(seed(url, {"s1": {"a": 1}}))
     run(execute(url, "UPDATE templating_schema SET version = 99"))
 
@@ -380,7 +446,7 @@ def test_another_schema_version_is_refused_and_nothing_changes(url: str) -> None
         async with service_on(url) as service:
             with pytest.raises(SessionStoreError, match="schema version 99") as info:
                 await service.create_session(app_name=APP, user_id=USER, session_id="s2")
-            assert "reads version 2" in str(info.value)
+            assert f"reads version {SCHEMA_VERSION}" in str(info.value)
             assert f"tables in {service.url!r} have" in str(info.value)
             with pytest.raises(SessionStoreError, match="schema version 99"):
                 await service.get_session(app_name=APP, user_id=USER, session_id="s1")
@@ -487,34 +553,51 @@ def test_an_in_memory_sqlite_database_is_private_to_its_service() -> None:
     run(scenario())
 
 
-def test_a_database_of_the_first_schema_version_is_refused_with_what_changed(url: str) -> None:
-    """Version 1 kept each scope's state as one JSON document; version 2 stores a row per key."""
+OLDER_VERSIONS = [
+    (1, "one row per state key"),  # version 1 kept each scope's state as one JSON document
+    (2, "state keys of any length and with NUL characters"),  # version 2 indexed keys and ids as they are
+]
+
+
+@pytest.mark.parametrize(("version", "words"), OLDER_VERSIONS, ids=[f"version-{c[0]}" for c in OLDER_VERSIONS])
+def test_a_database_of_an_earlier_schema_version_is_refused_with_what_changed(
+    version: int, words: str, url: str
+) -> None:
     run(seed(url, {"s1": {"a": 1}}))
-    run(execute(url, "UPDATE templating_schema SET version = 1"))
+    run(execute(url, f"UPDATE templating_schema SET version = {version}"))
 
     async def attempt() -> None:
         async with service_on(url) as service:
-            with pytest.raises(SessionStoreError, match="schema version 1,") as info:
+            with pytest.raises(SessionStoreError, match=f"schema version {version},") as info:
                 await service.get_session(app_name=APP, user_id=USER, session_id="s1")
-            assert "one row per state key" in str(info.value)
+            assert words in str(info.value)
+            assert "nothing was changed" in str(info.value)
 
     run(attempt())
-    assert run(execute(url, "SELECT version FROM templating_schema")) == [(1,)]
+    assert run(execute(url, "SELECT version FROM templating_schema")) == [(version,)]
 
 
 def test_state_is_stored_one_row_per_key(url: str) -> None:
-    """An append writes the rows of the keys its delta writes: the others keep the revision that wrote them."""
+    """An append writes the rows of the keys its delta writes: the others keep the revision that wrote them.
+    A key no index takes (long, or holding a NUL) is stored under its digest, the key beside it."""
+    long_key = "k" * 300
 
     async def scenario() -> None:
         async with service_on(url) as service:
             session = await service.create_session(
-                app_name=APP, user_id=USER, session_id="s1", state={"a": 1, "b": [1], "user:n": "x"}
+                app_name=APP, user_id=USER, session_id="s1", state={"a": 1, "b": [1], "user:n": "x", long_key: 2}
             )
             await service.append_event(session, Event(author="a", actions=EventActions(state_delta={"b": [2]})))
 
     run(scenario())
-    rows = run(execute(url, "SELECT user_id, key, value, written FROM templating_state_values ORDER BY key"))
-    assert [tuple(row) for row in rows] == [(USER, "a", "1", 1), (USER, "b", "[2]", 2), (USER, "user:n", '"x"', 1)]
+    rows = run(execute(url, "SELECT scope, name, long_key, value, written FROM templating_state ORDER BY name"))
+    digest = "\uffff" + hashlib.sha256(long_key.encode()).hexdigest()
+    assert [tuple(row) for row in rows] == [
+        (0, "a", None, "1", 1),
+        (0, "b", None, "[2]", 2),
+        (1, "user:n", None, '"x"', 1),
+        (0, digest, f'"{long_key}"', "2", 1),
+    ]
 
 
 @pytest.mark.parametrize("statement", ["LOCK TABLE templating_sessions IN ACCESS EXCLUSIVE MODE"], ids=["lock-table"])

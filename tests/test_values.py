@@ -168,6 +168,42 @@ def test_copy_checked_is_a_deep_copy_that_shares_no_container(state: dict[str, A
     assert not set(containers(copied)) & set(containers(checked))
 
 
+def sharing(value: Any) -> list[tuple[int, int]]:
+    """Which lists and dicts of ``value`` are the same object: pairs of positions in a walk."""
+    positions: dict[int, int] = {}
+    pairs: list[tuple[int, int]] = []
+    for position, ident in enumerate(containers(value)):
+        if ident in positions:
+            pairs.append((positions[ident], position))
+        positions.setdefault(ident, position)
+    return pairs
+
+
+@given(st.lists(json_values, min_size=8, max_size=12), st.data())
+def test_a_state_of_many_lists_and_dicts_is_copied_with_its_sharing_kept(values: list[Any], data: Any) -> None:
+    """From eight lists and dicts on, copies are made by marshal: equal, sharing what the state shares,
+    and nothing with it."""
+    shared = data.draw(json_values)
+    state = check_state({f"k{n}": [value] if n % 2 else {"v": value, "s": shared} for n, value in enumerate(values)})
+    state["again"] = state["k0"]  # one value under two keys
+    copied = copy_checked(state)
+    assert copied == state
+    assert [type(value) for value in copied.values()] == [type(value) for value in state.values()]
+    assert copied["again"] is copied["k0"]
+    assert sharing(copied) == sharing(state)
+    assert not set(containers(copied)) & set(containers(state))
+
+
+def test_a_value_with_types_marshal_refuses_is_copied_by_the_walk() -> None:
+    """Only checked state is copied this way; anything else is passed through as it is, not refused."""
+    opaque = Opaque()
+    state = {f"k{n}": [n] for n in range(10)} | {"odd": [opaque]}
+    copied = copy_checked(state)
+    assert copied == state
+    assert copied["odd"][0] is opaque
+    assert copied["odd"] is not state["odd"]
+
+
 state_keys = st.builds(
     lambda scope, name: scope + name,
     st.sampled_from(["", *SCOPE_PREFIXES]),
@@ -306,6 +342,20 @@ def test_the_fast_path_and_the_checker_accept_the_same_values(value: Any) -> Non
     if fast is not _Refused:  # copied alike, sharing no container with the value given
         assert slow == fast
         assert not set(containers(fast)) & set(containers(value))
+
+
+@given(st.dictionaries(st.text(max_size=3), any_values, max_size=5))
+def test_the_one_loop_check_of_a_dict_accepts_and_copies_what_the_general_walk_does(state: dict[str, Any]) -> None:
+    try:
+        general: Any = check_state(MappingProxyType(state))  # not a dict: the general walk
+    except InvalidStateError:
+        general = None
+    flat = _flat_copy(state)
+    if general is None:
+        assert flat is None
+    elif flat is not None:  # (None: left to the general walk, e.g. a str subclass as a nested key)
+        assert flat == general
+        assert not set(containers(flat)) & set(containers(state))
 
 
 def test_a_dict_key_of_a_str_subclass_is_left_to_the_checker_which_accepts_it() -> None:

@@ -29,8 +29,18 @@ from typing import Any, Protocol, TypeAlias, TypeVar
 
 from ..errors import TemplatingError
 from ..nodes import APP_PREFIX, TEMP_PREFIX, USER_PREFIX
-from .models import Event, GetSessionConfig, Session, _new_id, prepare_event
-from .values import check_state, copy_checked, scope_of, text_problem
+from .models import (
+    MAX_ID_LENGTH,
+    Event,
+    GetSessionConfig,
+    Session,
+    _new_id,
+    id_problem,
+    prepare_event,
+    session_from,
+    shown_id,
+)
+from .values import check_state, copy_checked, scope_of
 
 __all__ = [
     "AlreadyExistsError",
@@ -106,12 +116,24 @@ def scope_index(key: str) -> int | None:
 
 def split_scopes(checked: Mapping[str, Any]) -> Scopes:
     """The stored part of checked state (an initial state, a delta), by scope; `temp:` keys are dropped."""
-    scopes: Scopes = ({}, {}, {})
-    for key, value in checked.items():
-        index = scope_index(key)
-        if index is not None:
-            scopes[index][key] = value
-    return scopes
+    return split_state(checked)[0]
+
+
+def split_state(checked: Mapping[str, Any]) -> tuple[Scopes, dict[str, Any]]:
+    """`split_scopes`, and the `temp:` values apart."""
+    session = dict(checked)
+    prefixed = [key for key in session if ":" in key]  # the scoped keys are among these (an `in` costs less)
+    user: dict[str, Any] = {}
+    app: dict[str, Any] = {}
+    temp: dict[str, Any] = {}
+    for key in prefixed:
+        if key.startswith(USER_PREFIX):
+            user[key] = session.pop(key)
+        elif key.startswith(APP_PREFIX):
+            app[key] = session.pop(key)
+        elif key.startswith(TEMP_PREFIX):
+            temp[key] = session.pop(key)
+    return (session, user, app), temp
 
 
 def merge_scopes(scopes: Scopes) -> dict[str, Any]:
@@ -119,23 +141,19 @@ def merge_scopes(scopes: Scopes) -> dict[str, Any]:
     return {**scopes[SESSION], **scopes[USER], **scopes[APP]}
 
 
-def temp_values(state: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in state.items() if scope_of(key) == "temp"}
-
-
 def clean_id(value: str, what: str) -> str:
-    """An id stripped of surrounding whitespace; `TypeError` if it is not a str, `ValueError` if no
-    database could store it (a NUL character, a lone surrogate), so every service takes the same ids."""
-    if type(value) is str and value.isascii() and "\x00" not in value:  # the usual id: nothing to explain
-        return value.strip()
+    """An id stripped of surrounding whitespace; `TypeError` if it is not a str, `ValueError` if no database
+    could index it (a NUL character, a lone surrogate, more than `MAX_ID_LENGTH` characters), so every service
+    takes the same ids."""
+    if type(value) is str and value.isascii() and "\x00" not in value and len(value) <= MAX_ID_LENGTH:
+        return value.strip()  # the usual id: nothing to explain
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    if "\x00" in value:
-        raise ValueError(f"{what} {value!r} holds a NUL character ('\\x00'), which PostgreSQL cannot store")
-    problem = text_problem(value)
+    cleaned = value.strip()
+    problem = id_problem(cleaned)
     if problem:
-        raise ValueError(f"{what} {value!r} {problem}")
-    return value.strip()
+        raise ValueError(f"{what} {shown_id(cleaned)} {problem}")
+    return cleaned
 
 
 def required_id(value: str, what: str) -> str:
@@ -334,17 +352,16 @@ def stored_copy(
     seen: Seen,
 ) -> Session:
     """A session copy as a service hands it out, from values that are already checked and its own."""
-    copy = Session.model_construct(  # already checked: skip validating (and copying) it again
-        id=session_id,
+    return session_from(
+        session_id=session_id,
         app_name=app_name,
         user_id=user_id,
         state=state,
         events=events,
         last_update_time=last_update_time,
+        origin=token,
+        seen=seen,
     )
-    copy._origin = token
-    copy._seen = seen
-    return copy
 
 
 # --- the services ---------------------------------------------------------------------------
@@ -387,8 +404,8 @@ class SessionService(ABC):
         app_name, user_id = required_id(app_name, "app_name"), required_id(user_id, "user_id")
         checked = check_state({} if state is None else state, what="initial state")
         session_id = clean_id(session_id, "session_id") if session_id is not None else ""
-        copy = await self._create(app_name, user_id, session_id or _new_id(), split_scopes(checked))
-        temp = temp_values(checked)
+        scopes, temp = split_state(checked)
+        copy = await self._create(app_name, user_id, session_id or _new_id(), scopes)
         copy.state.update(temp)
         copy._temp = set(temp)
         return copy
@@ -410,13 +427,16 @@ class SessionService(ABC):
         return await self._get(key, coerce_config(config))
 
     async def _turn_session(
-        self, *, app_name: str, user_id: str, session_id: str
+        self, *, app_name: str, user_id: str, session_id: str, keys: Collection[str] | None = None
     ) -> tuple[Session | None, Callable[[], bool]]:
         """For a [`Runner`][templating.Runner] turn: a session to render the instruction from (read-only)
         and to append the turn's events through, without its events, and a check, made after
         rendering, that what the render read was one consistent state (if not, the Runner renders
         again from a copy). Here: a copy, always consistent. A service may hand out a view of what
-        it stores instead, so that a turn costs the same whatever the size of the state."""
+        it stores instead, so that a turn costs the same whatever the size of the state.
+
+        `keys`, when given, are all the state keys the instruction reads: a service may then read only
+        those (the session's state holds those of them it has), which a database does."""
         session = await self.get_session(
             app_name=app_name, user_id=user_id, session_id=session_id, config=GetSessionConfig(num_recent_events=0)
         )

@@ -28,24 +28,40 @@ from .base import (
     split_scopes,
     stored_copy,
 )
-from .models import Event, GetSessionConfig, Session, _new_id, event_from
-from .values import copy_checked
+from .models import Event, GetSessionConfig, Session, _new_id, event_from, session_from
+from .values import copy_checked, copy_nested
 
 __all__ = ["InMemorySessionService"]
 
 
 @dataclass
 class _Scope:
-    """Stored values of one scope, and the revision at which each key was last written."""
+    """Stored values of one scope, the revision at which each key was last written, and the keys whose
+    values are lists or dicts (the only values a copy has to copy: the others are immutable)."""
 
     values: dict[str, Any] = field(default_factory=dict)
     written: dict[str, int] = field(default_factory=dict)
     revision: int = 0  # the last revision that wrote any key
+    nested: dict[str, None] = field(default_factory=dict)  # ordered as written: copies read in that order
 
     def write(self, values: Mapping[str, Any], revision: int) -> None:
         self.revision = revision  # first: a reader without the lock that sees a new value sees this too
         self.values.update(values)
         self.written.update(dict.fromkeys(values, revision))
+        nested = self.nested
+        if nested:
+            for key in values:
+                nested.pop(key, None)
+        nested.update(_nested(values))
+
+    def copy(self) -> dict[str, Any]:
+        """A deep copy of the values, the caller's own."""
+        return copy_nested(dict(self.values), self.nested)
+
+
+def _nested(values: Mapping[str, Any]) -> dict[str, None]:
+    """The keys of `values` that hold a list or a dict, in order."""
+    return {key: None for key, value in values.items() if type(value) is dict or type(value) is list}
 
 
 _EMPTY = _Scope()
@@ -205,20 +221,31 @@ class InMemorySessionService(SessionService):
             if key in self._sessions:
                 raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
             self._revision += 1
+            own = scopes[SESSION]  # the base's split of a checked copy: ours to keep
+            # The session's own keys, written at its creation: left out of `written` (0, never stale), as no copy
+            # of this session can be older than it.
+            scope = _Scope(own, {}, self._revision if own else 0, _nested(own))
             record = _Record(
-                session=Session(id=session_id, app_name=app_name, user_id=user_id, last_update_time=time.time()),
-                scope=_Scope(),
+                session=session_from(
+                    session_id=session_id,
+                    app_name=app_name,
+                    user_id=user_id,
+                    state={},
+                    events=[],
+                    last_update_time=time.time(),
+                ),
+                scope=scope,
             )
             self._sessions[key] = record
-            self._apply(record, scopes)
+            self._apply(record, ({}, scopes[USER], scopes[APP]))
             return self._copy(record, events=[])
 
     async def _turn_session(
-        self, *, app_name: str, user_id: str, session_id: str
+        self, *, app_name: str, user_id: str, session_id: str, keys: Collection[str] | None = None
     ) -> tuple[Session | None, Callable[[], bool]]:
         """A session whose state is read where it is stored (`_StoredView`): a turn copies nothing
-        of the state. Consistency: every write moves its scope's revision before it changes a value,
-        so a render that overlapped a write sees a revision past the one it started from."""
+        of the state, whatever `keys` it reads. Consistency: every write moves its scope's revision before it
+        changes a value, so a render that overlapped a write sees a revision past the one it started from."""
         key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
         with self._lock:  # no write is half done while the revision is read
             record = self._sessions.get(key)
@@ -268,7 +295,7 @@ class InMemorySessionService(SessionService):
     async def _user_state(self, app_name: str, user_id: str) -> dict[str, Any]:
         with self._lock:
             scope = self._users.get((app_name, user_id))
-            return copy_checked(scope.values) if scope else {}
+            return scope.copy() if scope else {}
 
     async def _append(
         self,
@@ -341,7 +368,7 @@ class InMemorySessionService(SessionService):
 
     def _reloaded(self, record: _Record, behind: list[int]) -> dict[int, dict[str, Any]]:
         """The whole values of the scopes a copy was behind on, as its own (lock held)."""
-        return {index: copy_checked(self._scope(record, index).values) for index in behind}
+        return {index: self._scope(record, index).copy() for index in behind}
 
     def _store(self, record: _Record, stored: Event) -> None:
         """Apply and keep one checked, fresh event (lock held): a copy of it, whose delta the scopes share."""
@@ -383,11 +410,14 @@ class InMemorySessionService(SessionService):
                 self._scope(record, index).write(values, self._revision)
 
     def _merged(self, record: _Record) -> dict[str, Any]:
+        """The combined state of a stored session, deep-copied: nothing handed out shares anything with what is
+        stored."""
         session = record.session
         app = self._apps.get(session.app_name)
         user = self._users.get((session.app_name, session.user_id))
         merged = merge_scopes((record.scope.values, user.values if user else {}, app.values if app else {}))
-        return copy_checked(merged)  # a deep copy: nothing handed out shares anything with what is stored
+        nested = [*record.scope.nested, *(user.nested if user else ()), *(app.nested if app else ())]
+        return copy_nested(merged, nested)
 
     def _copy(self, record: _Record, *, events: list[_Kept]) -> Session:
         stored = record.session

@@ -19,7 +19,29 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictFloat, Str
 from ..nodes import TEMP_PREFIX
 from .values import check_state, copy_checked, text_problem
 
-__all__ = ["Event", "EventActions", "GetSessionConfig", "Session"]
+__all__ = ["MAX_ID_LENGTH", "Event", "EventActions", "GetSessionConfig", "Session"]
+
+MAX_ID_LENGTH = 256
+"""The longest id, in characters: of an app, a user, a session or an event. A database indexes ids (PostgreSQL's
+index rows hold about 2,700 bytes, four bytes a character at most), so every service takes only ids this long."""
+
+
+def id_problem(value: str) -> str | None:
+    """Why no database could index `value` as an id (a NUL character, a lone surrogate, more than
+    `MAX_ID_LENGTH` characters), or `None`."""
+    if "\x00" in value:
+        return "holds a NUL character ('\\x00'), which PostgreSQL cannot store"
+    problem = text_problem(value)
+    if problem:
+        return problem
+    if len(value) > MAX_ID_LENGTH:
+        return f"is {len(value):,} characters long; ids are at most {MAX_ID_LENGTH} (a database indexes them)"
+    return None
+
+
+def shown_id(value: str) -> str:
+    """An id as an error shows it: its repr, shortened when it is long."""
+    return repr(value) if len(value) <= 60 else f"{value[:40]!r}... ({len(value):,} characters)"
 
 
 def _new_id() -> str:
@@ -67,7 +89,11 @@ class Event(BaseModel):
     @field_validator("id")
     @classmethod
     def _id_or_new(cls, value: str) -> str:
-        return value.strip() or _new_id()
+        value = value.strip() or _new_id()
+        problem = id_problem(value)
+        if problem:  # every service stores the same ids: a database indexes them
+            raise ValueError(f"the id {problem}")
+        return value
 
     @field_validator("id", "invocation_id", "author", "content")
     @classmethod
@@ -187,7 +213,9 @@ def _plainly_valid(event: Event) -> bool:
         and type(timestamp) is float
         and math.isfinite(timestamp)
         and event_id.strip() == event_id != ""
+        and len(event_id) <= MAX_ID_LENGTH
         and (event_id.isascii() or text_problem(event_id) is None)
+        and "\x00" not in event_id
         and (invocation.isascii() or text_problem(invocation) is None)
         and (author.isascii() or text_problem(author) is None)
         and (content is None or content.isascii() or text_problem(content) is None)
@@ -205,6 +233,37 @@ def event_from(fields: dict[str, Any], fields_set: Iterable[str], delta: dict[st
     _set_attribute(event, "__pydantic_extra__", None)
     _set_attribute(event, "__pydantic_private__", None)
     return event
+
+
+def session_from(
+    *,
+    session_id: str,
+    app_name: str,
+    user_id: str,
+    state: dict[str, Any],
+    events: list[Event],
+    last_update_time: float,
+    origin: str = "",
+    seen: tuple[int, int, int] = (0, 0, 0),
+) -> Session:
+    """A `Session` of valid fields (clean ids, checked state that becomes its own, stored events, a finite
+    time) and its private attributes: what `model_construct` makes, without its generic work (it copies
+    every private default), which costs more than the rest of making a small session."""
+    session = _new(Session)
+    fields = {
+        "id": session_id,
+        "app_name": app_name,
+        "user_id": user_id,
+        "state": state,
+        "events": events,
+        "last_update_time": last_update_time,
+    }
+    _set_attribute(session, "__dict__", fields)
+    _set_attribute(session, "__pydantic_fields_set__", set(fields))
+    _set_attribute(session, "__pydantic_extra__", None)
+    private: dict[str, Any] = {"_origin": origin, "_seen": seen, "_invocation": None, "_temp": set()}
+    _set_attribute(session, "__pydantic_private__", private)
+    return session
 
 
 def copy_stored(event: Event) -> Event:

@@ -9,6 +9,7 @@ import contextlib
 import json
 import threading
 from collections.abc import Coroutine
+from json.encoder import encode_basestring
 from typing import Any, TypeVar
 
 from ...errors import TemplatingError
@@ -55,6 +56,19 @@ def dumps(value: Any) -> str:
     return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def value_text(value: Any) -> str:
+    """`dumps` of one checked value, the usual ones (str, int) without the encoder's set-up."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is int:
+        return int.__repr__(value)
+    return _ENCODE(value)
+
+
 def masked(url: str) -> str:
     """The URL as it may be shown: its password replaced by `***`."""
     if MISSING is None:
@@ -71,6 +85,33 @@ def reason_of(error: BaseException) -> str:
     orig = getattr(error, "orig", None)
     text = str(orig if orig is not None else error).strip() or type(error).__name__
     return text.splitlines()[0]
+
+
+# PostgreSQL's error classes (SQLSTATE prefixes) that mean the server could not be used at all: a connection
+# failure, authentication, an unknown database, a server shutting down or refusing connections.
+_UNUSABLE_STATES = ("08", "28", "3D", "57P", "53300")
+# SQLite's error names for a file that cannot be opened, is locked, or cannot be written.
+_UNUSABLE_SQLITE = ("SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_AUTH", "SQLITE_BUSY", "SQLITE_LOCKED")
+_STORAGE_SQLITE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CORRUPT", "SQLITE_PERM")
+
+
+def refusal(error: BaseException) -> str | None:
+    """What kind of failure a driver's error is, when the database answered: "timeout" (PostgreSQL cancelled
+    a statement that ran or waited past statement_timeout), "storage" (SQLite could not write its file), or
+    "statement" (the database was reached and refused a statement); `None` for a connection, a login, a
+    lock, or anything else (the URL and the server are then what to check)."""
+    orig = getattr(error, "orig", None)
+    state = getattr(orig, "sqlstate", None)
+    if isinstance(state, str) and state:
+        if state == "57014":
+            return "timeout"
+        return None if state.startswith(_UNUSABLE_STATES) else "statement"
+    name = getattr(orig, "sqlite_errorname", None)
+    if isinstance(name, str) and name:
+        if name.startswith(_UNUSABLE_SQLITE):
+            return None
+        return "storage" if name.startswith(_STORAGE_SQLITE) else "statement"
+    return None
 
 
 class LoopThread:

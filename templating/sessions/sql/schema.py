@@ -1,17 +1,23 @@
-"""The tables of the database service, version `SCHEMA_VERSION`, and how a database is prepared for it.
+"""The tables of the database service, version `SCHEMA_VERSION`, how a state key is stored, and how a database
+is prepared for them.
 
-Tables (all prefixed `templating_`): one row per app and per app and user (the revision of their `app:` and
-`user:` state), per session, per stored event, and one row per state key of each scope (its JSON text and
-the scope revision that last wrote it), plus a schema-version row; times are epoch seconds in a double
-column, the same on SQLite and PostgreSQL. A database holding another version, or
-`templating_*` tables without one, is refused and left as it is: there is no migration.
+Tables (all prefixed `templating_`): one row per app and per user of an app (the revision of their `app:` and
+`user:` state), per session, per stored event, and one row per state key of each scope (its JSON text and the
+scope revision that last wrote it), plus a schema-version row; times are epoch seconds in a double column, the
+same on SQLite and PostgreSQL. A database holding another version, or `templating_*` tables without one, is
+refused and left as it is: there is no migration.
+
+A state key is stored under a name that fits any index: the key itself, or, for a key PostgreSQL cannot index
+or hold as text (longer than `MAX_KEY_NAME` characters, or holding a NUL), a digest of it, with the key itself
+in a column of its own (`key_name`). So every service takes exactly the keys the in-memory one does.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
-from .driver import SessionStoreError
+from .driver import SessionStoreError, dumps
 
 try:
     import sqlalchemy as sa
@@ -19,13 +25,23 @@ try:
 except ImportError:  # the sql extra is not installed: the service says so when it is made
     pass
 
-__all__ = ["SCHEMA_VERSION", "Owner", "Tables", "owners_of", "prepare", "tables"]
+__all__ = ["DIGEST", "MAX_KEY_NAME", "SCHEMA_VERSION", "Tables", "key_name", "odd_keys", "prepare", "tables"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The layout of the tables this package writes. A database holding another version is refused.
 
-Version 2: state is one row per key (`templating_state_values`); version 1 kept each scope's
-state as one JSON document, which every append decoded and wrote again whole."""
+Version 3: state rows belong to a scope's row by its number (a session's, a user's, an app's), keys that no
+index takes are stored under a digest, and ids are bounded; version 2 kept app and user names in every state
+row and the key itself as the index; version 1 kept each scope's state as one JSON document, which every append
+decoded and wrote again whole."""
+
+MAX_KEY_NAME = 256
+"""The longest state key (in characters) stored under its own name; a longer one is stored under its digest.
+At most 4 bytes a character: well within PostgreSQL's limit on an index row (about 2,700 bytes)."""
+
+DIGEST = "\uffff"
+"""The first character of a digest name (then 64 hex digits). A key starting with it is stored under its
+digest too, so a name is a key's own exactly when it does not start with this."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +52,7 @@ class Tables:
     users: sa.Table
     sessions: sa.Table
     events: sa.Table
-    values: sa.Table
+    state: sa.Table
 
 
 def tables() -> Tables:
@@ -50,30 +66,32 @@ def tables() -> Tables:
         sa.Column("version", sa.Integer, nullable=False),
     )
     apps = sa.Table(
-        "templating_app_states",
+        "templating_apps",
         metadata,
-        sa.Column("app_name", sa.Text, primary_key=True),
+        sa.Column("pk", big, primary_key=True, autoincrement=True),
+        sa.Column("app_name", sa.Text, nullable=False, unique=True),
         sa.Column("revision", sa.BigInteger, nullable=False),
     )
     users = sa.Table(
-        "templating_user_states",
+        "templating_users",
         metadata,
-        sa.Column("app_name", sa.Text, primary_key=True),
-        sa.Column("user_id", sa.Text, primary_key=True),
+        sa.Column("pk", big, primary_key=True, autoincrement=True),
+        sa.Column("app_name", sa.Text, nullable=False),
+        sa.Column("user_id", sa.Text, nullable=False),
         sa.Column("revision", sa.BigInteger, nullable=False),
+        sa.UniqueConstraint("app_name", "user_id", name="templating_users_key"),
     )
     sessions = sa.Table(
         "templating_sessions",
         metadata,
         sa.Column("pk", big, primary_key=True, autoincrement=True),  # creation order
-        sa.Column("app_name", sa.Text, nullable=False),
-        sa.Column("user_id", sa.Text, nullable=False),
+        sa.Column("user_pk", sa.BigInteger, nullable=False),  # its user's row, and through it its app's
         sa.Column("session_id", sa.Text, nullable=False),
         sa.Column("token", sa.Text, nullable=False),  # new for every session created: tells copies apart
         sa.Column("revision", sa.BigInteger, nullable=False),
         sa.Column("event_count", sa.BigInteger, nullable=False),
         sa.Column("last_update_time", sa.Double, nullable=False),
-        sa.UniqueConstraint("app_name", "user_id", "session_id", name="templating_sessions_key"),
+        sa.UniqueConstraint("user_pk", "session_id", name="templating_sessions_key"),
     )
     events = sa.Table(
         "templating_events",
@@ -85,28 +103,40 @@ def tables() -> Tables:
         sa.Column("data", sa.JSON, nullable=False),  # the whole event, as Event.model_dump()
         sa.UniqueConstraint("session_pk", "event_id", name="templating_events_id"),
     )
-    # One row per key of each scope, owned by (app_name, user_id, session_pk): a session's own keys by
-    # its row's pk, a user's by (app, user, 0), an app's by (app, "", 0) (user ids are never blank).
-    values = sa.Table(
-        "templating_state_values",
+    # One row per key of each scope: `scope` is its index in `Scopes` (SESSION, USER, APP), `owner` the pk of
+    # that session's, user's or app's row, `name` the key's (`key_name`); `long_key` holds the key as JSON text
+    # when the name is its digest. SQLite keeps the rows in the primary key's order itself (no rowid table beside it).
+    state = sa.Table(
+        "templating_state",
         metadata,
-        sa.Column("app_name", sa.Text, primary_key=True),
-        sa.Column("user_id", sa.Text, primary_key=True),
-        sa.Column("session_pk", sa.BigInteger, primary_key=True),
-        sa.Column("key", sa.Text, primary_key=True),
+        sa.Column("scope", sa.SmallInteger, primary_key=True, autoincrement=False),
+        sa.Column("owner", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("name", sa.Text, primary_key=True),
+        sa.Column("long_key", sa.Text, nullable=True),
         sa.Column("value", sa.Text, nullable=False),  # JSON text
         sa.Column("written", sa.BigInteger, nullable=False),  # the scope revision that last wrote it
+        sqlite_with_rowid=False,
     )
-    return Tables(metadata, schema, apps, users, sessions, events, values)
+    return Tables(metadata, schema, apps, users, sessions, events, state)
 
 
-Owner = tuple[str, str, int]
-"""Who owns a row of state values: (app_name, user_id, session_pk), see `tables`."""
+def key_name(key: str) -> tuple[str, str | None]:
+    """The name a state key is stored under, and its `long_key` column: `(key, None)` for a key any index takes,
+    else its digest and the key as JSON text (which holds a NUL as `\\u0000`)."""
+    if len(key) <= MAX_KEY_NAME and "\x00" not in key and not key.startswith(DIGEST):
+        return key, None
+    return DIGEST + hashlib.sha256(key.encode("utf-8")).hexdigest(), dumps(key)
 
 
-def owners_of(app_name: str, user_id: str, session_pk: int) -> tuple[Owner, Owner, Owner]:
-    """The owners of a session's scopes, in the order of `Scopes`: the session, its user, its app."""
-    return (app_name, user_id, session_pk), (app_name, user_id, 0), (app_name, "", 0)
+def odd_keys(keys: list[str]) -> list[str]:
+    """Those of `keys` stored under a digest (`key_name`), found with a few passes in C when there are none."""
+    if not keys:
+        return []
+    if max(map(len, keys)) <= MAX_KEY_NAME:
+        joined = "".join(keys)
+        if "\x00" not in joined and DIGEST not in joined:
+            return []
+    return [key for key in keys if key_name(key)[1] is not None]
 
 
 async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -> None:
@@ -117,7 +147,9 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
     version = None
     if t.schema.name in existing:
         version = (await conn.execute(sa.select(t.schema.c.version).where(t.schema.c.name == "sessions"))).scalar()
-    foreign = sorted(existing & {table.name for table in (t.apps, t.users, t.sessions, t.events, t.values)})
+    ours = {table.name for table in t.metadata.sorted_tables if table is not t.schema}
+    older = {"templating_app_states", "templating_user_states", "templating_state_values"}  # versions 1 and 2
+    foreign = sorted(existing & (ours | older))
     if version is None and foreign:  # checked before anything is created: nothing changes
         raise SessionStoreError(
             f"tables named templating_* exist in {url!r} without a schema version: written by "
@@ -126,15 +158,19 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
             help="use another database, or drop those tables if nothing needs them; nothing was changed",
         )
     if version is not None and version != SCHEMA_VERSION:
-        older = (
-            " (version 1 kept each scope's state as one JSON document; version 2 stores one row per "
-            "state key, so that an append writes only the keys it changes)"
-            if version == 1
-            else ""
-        )
+        changed = {
+            1: (
+                " (version 1 kept each scope's state as one JSON document; version 2 stores one row per state "
+                "key, so that an append writes only the keys it changes)"
+            ),
+            2: (
+                " (version 3 stores state keys of any length and with NUL characters, and bounds ids to "
+                "256 characters, so that PostgreSQL takes every state the in-memory service takes)"
+            ),
+        }
         raise SessionStoreError(
             f"the session tables in {url!r} have schema version {version}, and this version of "
-            f"templating reads version {SCHEMA_VERSION}{older}",
+            f"templating reads version {SCHEMA_VERSION}{changed.get(version, '')}",
             url=url,
             help="use the templating version that wrote them, or another database; nothing was changed",
         )

@@ -18,7 +18,7 @@ import contextlib
 import json
 import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from ...errors import TemplatingError
-from ..base import Scopes, SessionService
+from ..base import Scopes, SessionService, _settled, clean_id
 from ..models import Event, GetSessionConfig, Session
 from .driver import (
     DRIVERS,
@@ -38,6 +38,7 @@ from .driver import (
     dumps,
     masked,
     reason_of,
+    refusal,
     retrieved,
     shut_down,
     sqlite_begin,
@@ -208,6 +209,7 @@ class DatabaseSessionService(SessionService):
             "check that the database is reachable and the URL (user, password, host, port, database) is right; "
             "nothing was changed"
         )
+        cause = "timeout" if isinstance(error, TimeoutError) and self._opened else refusal(error)
         if self._file is not None and not self._file.parent.is_dir():
             reason = f"{reason} (its folder {str(self._file.parent)!r} does not exist)"
             help = (
@@ -218,6 +220,23 @@ class DatabaseSessionService(SessionService):
             help = (
                 f"another process held the write lock longer than timeout={self._timeout} seconds; raise timeout "
                 "(DatabaseSessionService(url, timeout=...)) or make that process's writes shorter; nothing was changed"
+            )
+        elif cause == "timeout":
+            help = (
+                f"a statement ran or waited for a lock longer than statement_timeout={self._statement_timeout} "
+                "seconds: check that no other connection holds a lock on the templating_* tables, or raise "
+                "statement_timeout; nothing was changed"
+            )
+        elif cause == "storage":
+            help = (
+                "the database could not write: check its disk space, its permissions, and that the file is not "
+                "read-only or damaged; nothing was changed"
+            )
+        elif cause == "statement":
+            help = (
+                "the database was reached and refused the statement (the reason above: a trigger, a permission, "
+                "a limit of the server, a table changed by something else); nothing was changed. If nothing of the "
+                "sort applies, report it: every state the session services accept should be stored"
             )
         return SessionStoreError(f"the session database {self.url!r} failed: {reason}", url=self.url, help=help)
 
@@ -287,6 +306,21 @@ class DatabaseSessionService(SessionService):
     async def _get_now(self, key: tuple[str, str, str], config: GetSessionConfig | None) -> Session | None:
         async with self._transaction(write=False) as conn:
             return await self._statements.get(conn, key, config)
+
+    async def _turn_session(
+        self, *, app_name: str, user_id: str, session_id: str, keys: Collection[str] | None = None
+    ) -> tuple[Session | None, Callable[[], bool]]:
+        """A copy of the session holding only the state `keys` name (those it has): a turn reads the rows of
+        the keys its instruction reads, whatever the size of the state, in one snapshot (always consistent).
+        Without `keys`, the whole state."""
+        if keys is None:
+            return await super()._turn_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        key = (clean_id(app_name, "app_name"), clean_id(user_id, "user_id"), clean_id(session_id, "session_id"))
+        return await self._call(lambda: self._turn_now(key, keys)), _settled
+
+    async def _turn_now(self, key: tuple[str, str, str], keys: Collection[str]) -> Session | None:
+        async with self._transaction(write=False) as conn:
+            return await self._statements.turn(conn, key, keys)
 
     async def _list(self, app_name: str, user_id: str | None) -> list[Session]:
         return await self._call(lambda: self._list_now(app_name, user_id))

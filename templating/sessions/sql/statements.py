@@ -1,13 +1,20 @@
 """The statements of the database service: each of its storage primitives as the reads and writes of one
 transaction, on the tables of `schema`. An append reads and writes the rows of the keys its delta writes,
 never the whole state; on PostgreSQL it locks the rows it writes, always app, then user, then session, so
-two appends never deadlock."""
+two appends never deadlock.
+
+State moves in bulk, one statement per scope: a scope's values are written as one JSON document that the
+database splits into rows (`json_each`, with an upsert), and read back as one JSON document that it joins
+from them (`group_concat` or `string_agg`), which one `json.loads` decodes. Neither the rows nor their values
+go through Python one by one.
+"""
 
 from __future__ import annotations
 
 import json
 import time
 import uuid
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +36,8 @@ from ..base import (
     stored_copy,
 )
 from ..models import Event, GetSessionConfig, Session, copy_stored
-from .driver import dumps
-from .schema import Owner, Tables, owners_of
+from .driver import dumps, value_text
+from .schema import Tables, key_name, odd_keys
 
 try:
     import sqlalchemy as sa
@@ -41,6 +48,9 @@ except ImportError:  # the sql extra is not installed: the service says so when 
     pass
 
 __all__ = ["Appended", "Statements"]
+
+Owner = tuple[int, int]
+"""Whose state rows: (the scope's index, the pk of the session's, user's or app's row)."""
 
 
 @dataclass
@@ -55,6 +65,37 @@ class Appended:
     reloaded: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
+# A write is one statement: each scope's values come as one JSON document {name: value}, which the database
+# splits into rows. SQLite hands a scalar element out as an SQL value (a float through a double, whose text it
+# shortens), so there each value comes wrapped in a list, whose text it keeps as written, and is taken out of
+# it. A name that is a digest (`schema.DIGEST`) finds its key in a second document {name: the key as JSON
+# text}. PostgreSQL cannot split a document holding a NUL (\u0000: its parser decodes every string it meets,
+# and text holds no NUL), so such a scope's values come as three arrays instead: names, keys, values as JSON.
+_PART = {
+    "sqlite": (
+        "SELECT :scope_{n} AS scope, :owner_{n} AS owner, j.key AS name, "
+        "CASE WHEN substr(j.key, 1, 1) = char(65535) THEN json_extract(:long_keys_{n}, '$.\"' || j.key || '\"') "
+        "END AS long_key, substr(j.value, 2, length(j.value) - 2) AS value, :written_{n} AS written "
+        "FROM json_each(:doc_{n}) AS j"
+    ),
+    "postgresql": (
+        "SELECT CAST(:scope_{n} AS smallint) AS scope, CAST(:owner_{n} AS bigint) AS owner, j.key AS name, "
+        "CASE WHEN left(j.key, 1) = chr(65535) THEN CAST(:long_keys_{n} AS json) ->> j.key END AS long_key, "
+        "CAST(j.value AS text) AS value, CAST(:written_{n} AS bigint) AS written "
+        "FROM json_each(CAST(:doc_{n} AS json)) AS j"
+    ),
+    "arrays": (
+        "SELECT CAST(:scope_{n} AS smallint) AS scope, CAST(:owner_{n} AS bigint) AS owner, r.name, r.long_key, "
+        "r.value, CAST(:written_{n} AS bigint) AS written FROM unnest(CAST(:names_{n} AS text[]), "
+        "CAST(:long_keys_{n} AS text[]), CAST(:values_{n} AS text[])) AS r(name, long_key, value)"
+    ),
+}
+_UPSERT = (
+    " ON CONFLICT (scope, owner, name) DO UPDATE SET long_key = excluded.long_key, value = excluded.value, "
+    "written = excluded.written"
+)
+
+
 class Statements:
     """The reads and writes of the service on `tables`, in the SQL of `backend` ("sqlite" or "postgresql");
     each method runs in the transaction of the connection it is given."""
@@ -62,6 +103,134 @@ class Statements:
     def __init__(self, tables: Tables, *, backend: str) -> None:
         self._tables = tables
         self.backend = backend
+        self._writes: dict[tuple[tuple[str, ...], bool], Any] = {}
+
+    # --- state rows ----------------------------------------------------------------------------
+
+    def _write(self, forms: tuple[str, ...], fresh: bool) -> Any:
+        """The statement writing parts of those forms (`_PART`), in key order; an upsert unless `fresh`."""
+        statement = self._writes.get((forms, fresh))
+        if statement is None:
+            parts = " UNION ALL ".join(_PART[form].format(n=n) for n, form in enumerate(forms))
+            text = (
+                "INSERT INTO templating_state (scope, owner, name, long_key, value, written) "
+                f"SELECT scope, owner, name, long_key, value, written FROM ({parts}) AS written_rows "
+                "WHERE true ORDER BY scope, owner, name"  # WHERE: SQLite reads ON CONFLICT after it as an upsert
+            )
+            statement = self._writes[(forms, fresh)] = sa.text(text if fresh else text + _UPSERT)
+        return statement
+
+    async def write_values(
+        self, conn: AsyncConnection, parts: list[tuple[Owner, dict[str, Any], int]], *, fresh: bool = False
+    ) -> None:
+        """Insert or replace the rows of each part's values (keys of one owner, written at its revision), all in
+        one statement. `fresh`: the owners have no rows yet (a session being created), so nothing is replaced."""
+        if fresh and self.backend == "postgresql":
+            await self.copy_values(conn, parts)
+            return
+        forms: list[str] = []
+        parameters: dict[str, Any] = {}
+        for owner, values, revision in parts:
+            if not values:
+                continue
+            n = len(forms)
+            named = values
+            long_keys: dict[str, str] = {}
+            if odd_keys(list(values)):
+                named = {}
+                for key, value in values.items():
+                    name, long_key = key_name(key)
+                    named[name] = value
+                    if long_key is not None:
+                        long_keys[name] = long_key
+            parameters |= {f"scope_{n}": owner[0], f"owner_{n}": owner[1], f"written_{n}": revision}
+            document = dumps({name: [value] for name, value in named.items()} if self.backend == "sqlite" else named)
+            if self.backend == "postgresql" and "\\u0000" in document:  # (rare) a NUL in a value
+                names = list(named)
+                parameters |= {
+                    f"names_{n}": names,
+                    f"long_keys_{n}": [long_keys.get(name) for name in names],
+                    f"values_{n}": [dumps(value) for value in named.values()],
+                }
+                forms.append("arrays")
+            else:
+                parameters |= {f"doc_{n}": document, f"long_keys_{n}": dumps(long_keys)}
+                forms.append(self.backend)
+        if forms:
+            await conn.execute(self._write(tuple(forms), fresh), parameters)
+
+    async def copy_values(self, conn: AsyncConnection, parts: list[tuple[Owner, dict[str, Any], int]]) -> None:
+        """PostgreSQL: insert the rows of owners that have none yet with `COPY` (asyncpg's binary copy, on the
+        transaction's own connection), in key order: the fastest way in, many rows to a write of the table."""
+        records = []
+        for (scope, owner), values, revision in parts:
+            odd = set(odd_keys(list(values)))
+            for key in sorted(values):
+                name, long_key = key_name(key) if key in odd else (key, None)
+                records.append((scope, owner, name, long_key, value_text(values[key]), revision))
+        if records:
+            raw = await conn.get_raw_connection()
+            driver: Any = raw.driver_connection
+            columns = ["scope", "owner", "name", "long_key", "value", "written"]
+            await driver.copy_records_to_table(self._tables.state.name, records=records, columns=columns)
+
+    def _document(self, c: Any = None) -> Any:
+        """A scope's values as one JSON object text, joined by the database from its rows (of `c`, the columns of
+        the state table or of an alias of it)."""
+        c = self._tables.state.c if c is None else c
+        if self.backend == "sqlite":
+            quoted: Any = sa.func.json_quote(c.name)
+            joined: Any = sa.func.group_concat(sa.func.coalesce(c.long_key, quoted) + ":" + c.value, ",")
+        else:
+            quoted = sa.cast(sa.func.to_json(c.name), sa.Text)
+            joined = sa.func.string_agg(sa.func.coalesce(c.long_key, quoted) + ":" + c.value, ",")
+        return sa.literal("{") + joined + sa.literal("}")
+
+    def _rows_of(self, owners: Iterable[tuple[Owner, Collection[str] | None]]) -> Any:
+        """The condition for the rows of each owner: all of them, or those of the given names."""
+        c = self._tables.state.c
+        conditions = []
+        for (scope, pk), names in owners:
+            condition = sa.and_(c.scope == scope, c.owner == pk)
+            if names is not None:
+                condition = sa.and_(condition, c.name.in_(list(names)))
+            conditions.append(condition)
+        return sa.or_(*conditions)
+
+    async def read_values(self, conn: AsyncConnection, owners: list[Owner]) -> list[dict[str, Any]]:
+        """The whole state of each owner, in one query (decoded: the caller's own)."""
+        if not owners:
+            return []
+        c = self._tables.state.c
+        query = (
+            sa.select(c.scope, c.owner, self._document())
+            .where(self._rows_of((owner, None) for owner in owners))
+            .group_by(c.scope, c.owner)
+        )
+        texts = {(int(scope), int(pk)): text for scope, pk, text in await conn.execute(query)}
+        return [json.loads(texts[owner]) if owner in texts else {} for owner in owners]
+
+    def documents(self, names: tuple[Collection[str] | None, ...] = (None, None, None)) -> list[Any]:
+        """Columns for the query of a session's row (`session_row`): the JSON object text of each of its scopes
+        (`Scopes` order), all its values or those of the names given (NULL when there are none), so that one
+        statement reads a session's row and its state."""
+        t = self._tables
+        c = t.state.c
+        columns = []
+        for index, owner in ((SESSION, t.sessions.c.pk), (USER, t.users.c.pk), (APP, t.apps.c.pk)):
+            wanted = names[index]
+            query = sa.select(self._document()).where(c.scope == index, c.owner == owner)
+            if wanted is not None:
+                query = query.where(c.name.in_(list(wanted))) if wanted else query.where(sa.false())
+            columns.append(query.scalar_subquery().label(f"state_{index}"))
+        return columns
+
+    @staticmethod
+    def decoded(row: Any) -> list[dict[str, Any]]:
+        """The state of each scope that `documents` read, decoded (the caller's own)."""
+        return [json.loads(text) if text is not None else {} for text in (row.state_0, row.state_1, row.state_2)]
+
+    # --- sessions ------------------------------------------------------------------------------
 
     async def create(
         self, conn: AsyncConnection, app_name: str, user_id: str, session_id: str, scopes: Scopes
@@ -70,112 +239,74 @@ class Statements:
         t = self._tables
         token, now = uuid.uuid4().hex, time.time()
         # app, then user, then session: the order every writer locks them in
-        app_revision = await self.scope_row(conn, t.apps, {"app_name": app_name}, bool(scopes[APP]))
-        user_revision = await self.scope_row(
-            conn, t.users, {"app_name": app_name, "user_id": user_id}, bool(scopes[USER])
+        app_pk, app_revision, app_text = await self.scope_row(conn, t.apps, APP, {"app_name": app_name}, scopes)
+        user_pk, user_revision, user_text = await self.scope_row(
+            conn, t.users, USER, {"app_name": app_name, "user_id": user_id}, scopes
         )
-        exists = await conn.execute(
-            sa.select(t.sessions.c.pk).where(
-                t.sessions.c.app_name == app_name,
-                t.sessions.c.user_id == user_id,
-                t.sessions.c.session_id == session_id,
-            )
-        )
-        if exists.first() is not None:
+        insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(t.sessions)
+        made = insert.values(
+            user_pk=user_pk,
+            session_id=session_id,
+            token=token,
+            revision=1,
+            event_count=0,
+            last_update_time=now,
+        ).on_conflict_do_nothing(index_elements=["user_pk", "session_id"])
+        pk = (await conn.execute(made.returning(t.sessions.c.pk))).scalar()
+        if pk is None:  # the id is taken: the transaction is rolled back, so nothing else is written either
             raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
-        try:
-            result = await conn.execute(
-                t.sessions.insert().values(
-                    app_name=app_name,
-                    user_id=user_id,
-                    session_id=session_id,
-                    token=token,
-                    revision=1,
-                    event_count=0,
-                    last_update_time=now,
-                )
-            )
-        except sa.exc.IntegrityError:  # created by another writer since the check: nothing else was written
-            raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id) from None
-        inserted = result.inserted_primary_key
-        assert inserted is not None
-        pk = int(inserted[0])
-        owners = owners_of(app_name, user_id, pk)
-        for index, revision in ((SESSION, 1), (USER, user_revision), (APP, app_revision)):
-            await self.write_values(conn, owners[index], scopes[index], revision)
-        user, app = await self.read_values(conn, [owners[USER], owners[APP]])
+        pk = int(pk)
+        await self.write_values(conn, [((SESSION, pk), scopes[SESSION], 1)], fresh=True)
+        await self.write_values(
+            conn, [((USER, user_pk), scopes[USER], user_revision), ((APP, app_pk), scopes[APP], app_revision)]
+        )
+        # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
+        user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
+        app = (json.loads(app_text) if app_text is not None else {}) | scopes[APP]
         return stored_copy(
             session_id=session_id,
             app_name=app_name,
             user_id=user_id,
-            state=merge_scopes((scopes[SESSION], user, app)),  # its own: the checked initial state, rows just read
+            state=merge_scopes((scopes[SESSION], user, app)),  # its own: the checked state, rows just read
             events=[],
             last_update_time=now,
             token=token,
             seen=(1, user_revision, app_revision),
         )
 
-    async def scope_row(self, conn: AsyncConnection, table: sa.Table, key: dict[str, str], write: bool) -> int:
-        """Make sure a user or app row exists; if `write`, lock it and move it to its next revision.
-        Return its revision."""
+    async def scope_row(
+        self, conn: AsyncConnection, table: sa.Table, index: int, key: dict[str, str], scopes: Scopes
+    ) -> tuple[int, int, str | None]:
+        """The pk and revision of a user's or app's row (`index`: USER or APP), made if missing, and its state as
+        stored (a JSON object text, `None` for none), in one statement. If `scopes` write to it, the row is locked
+        and moved to its next revision (an upsert); else nothing is locked."""
         insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(table)
-        await conn.execute(insert.values(**key, revision=0).on_conflict_do_nothing(index_elements=list(key)))
-        where = [table.c[name] == value for name, value in key.items()]
-        query = sa.select(table.c.revision).where(*where)
-        revision = int((await conn.execute(query.with_for_update() if write else query)).scalar_one())
-        if write:
-            revision += 1
-            await conn.execute(table.update().where(*where).values(revision=revision))
-        return revision
-
-    def owned_by(self, owner: Owner) -> Any:
-        c = self._tables.values.c
-        return sa.and_(c.app_name == owner[0], c.user_id == owner[1], c.session_pk == owner[2])
-
-    async def read_values(self, conn: AsyncConnection, owners: list[Owner]) -> list[dict[str, Any]]:
-        """The whole state of each owner, in one query (decoded: the caller's own)."""
-        c = self._tables.values.c
-        query = sa.select(c.app_name, c.user_id, c.session_pk, c.key, c.value).where(
-            sa.or_(*(self.owned_by(owner) for owner in owners))
-        )
-        found: dict[Owner, dict[str, Any]] = {owner: {} for owner in owners}
-        for app_name, user_id, session_pk, name, value in await conn.execute(query):
-            found[(app_name, user_id, int(session_pk))][name] = json.loads(value)
-        return [found[owner] for owner in owners]
-
-    async def write_values(self, conn: AsyncConnection, owner: Owner, values: dict[str, Any], revision: int) -> None:
-        """Insert or replace the rows of `values` (keys of one owner), written at `revision`."""
-        if not values:
-            return
-        table = self._tables.values
-        insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(table)
-        upsert = insert.on_conflict_do_update(
-            index_elements=["app_name", "user_id", "session_pk", "key"],
-            set_={"value": insert.excluded.value, "written": insert.excluded.written},
-        )
-        app_name, user_id, session_pk = owner
-        rows = [
-            {
-                "app_name": app_name,
-                "user_id": user_id,
-                "session_pk": session_pk,
-                "key": name,
-                "value": dumps(value),
-                "written": revision,
-            }
-            for name, value in values.items()
-        ]
-        await conn.execute(upsert, rows)
+        # Correlated by name: in RETURNING, SQLAlchemy would add the row's table to the subquery's FROM.
+        c = self._tables.state.alias("scope_state").c
+        row_pk: Any = sa.literal_column(f"{table.name}.pk")
+        stored = sa.select(self._document(c)).where(c.scope == index, c.owner == row_pk).scalar_subquery()
+        returned = (table.c.pk, table.c.revision, stored)
+        row: Any
+        if scopes[index]:
+            upsert = insert.values(**key, revision=1).on_conflict_do_update(
+                index_elements=list(key), set_={"revision": table.c.revision + 1}
+            )
+            row = (await conn.execute(upsert.returning(*returned))).one()
+        else:
+            query = sa.select(*returned).where(*(table.c[name] == value for name, value in key.items()))
+            row = (await conn.execute(query)).first()
+            if row is None:  # a new user or app: made now, or by another writer in between
+                made = insert.values(**key, revision=0).on_conflict_do_nothing(index_elements=list(key))
+                row = (await conn.execute(made.returning(*returned))).first() or (await conn.execute(query)).one()
+        return int(row[0]), int(row[1]), row[2]
 
     def joined(self, *columns: Any) -> Any:
         t = self._tables
         return (
             sa.select(*columns)
             .select_from(t.sessions)
-            .join(
-                t.users, sa.and_(t.users.c.app_name == t.sessions.c.app_name, t.users.c.user_id == t.sessions.c.user_id)
-            )
-            .join(t.apps, t.apps.c.app_name == t.sessions.c.app_name)
+            .join(t.users, t.users.c.pk == t.sessions.c.user_pk)
+            .join(t.apps, t.apps.c.app_name == t.users.c.app_name)
         )
 
     def read_columns(self) -> list[Any]:
@@ -183,13 +314,27 @@ class Statements:
         return [
             t.sessions.c.pk,
             t.sessions.c.session_id,
-            t.sessions.c.user_id,
+            t.users.c.user_id,
             t.sessions.c.token,
             t.sessions.c.revision,
             t.sessions.c.last_update_time,
             t.users.c.revision.label("user_revision"),
             t.apps.c.revision.label("app_revision"),
+            t.users.c.pk.label("user_pk"),
+            t.apps.c.pk.label("app_pk"),
         ]
+
+    def session_row(self, key: tuple[str, str, str], *columns: Any) -> Any:
+        """The query of a session's row, joined with its user's and app's, by its key."""
+        t = self._tables
+        return self.joined(*self.read_columns(), *columns).where(
+            t.users.c.app_name == key[0], t.users.c.user_id == key[1], t.sessions.c.session_id == key[2]
+        )
+
+    @staticmethod
+    def owners(row: Any) -> tuple[Owner, Owner, Owner]:
+        """The owners of a session's scopes, in the order of `Scopes`: the session, its user, its app."""
+        return (SESSION, int(row.pk)), (USER, int(row.user_pk)), (APP, int(row.app_pk))
 
     @staticmethod
     def copy(app_name: str, row: Any, scopes: list[dict[str, Any]], events: list[Event]) -> Session:
@@ -209,16 +354,10 @@ class Statements:
     ) -> Session | None:
         """A copy of a stored session with the events `config` chooses, or `None`."""
         t = self._tables
-        app_name, user_id, session_id = key
-        query = self.joined(*self.read_columns()).where(
-            t.sessions.c.app_name == app_name,
-            t.sessions.c.user_id == user_id,
-            t.sessions.c.session_id == session_id,
-        )
-        row = (await conn.execute(query)).first()
+        row = (await conn.execute(self.session_row(key, *self.documents()))).first()
         if row is None:
             return None
-        scopes = await self.read_values(conn, list(owners_of(app_name, user_id, int(row.pk))))
+        scopes = self.decoded(row)
         # The same choice as select_events, made by the query: at or after after_timestamp, then
         # the num_recent_events most recent of those.
         recent = config.num_recent_events if config is not None else None
@@ -233,41 +372,75 @@ class Statements:
             else:
                 newest = events.order_by(t.events.c.seq.desc()).limit(recent)
                 data = list((await conn.execute(newest)).scalars())[::-1]
-        return self.copy(app_name, row, scopes, [Event.model_validate(item) for item in data])
+        return self.copy(key[0], row, scopes, [Event.model_validate(item) for item in data])
+
+    async def turn(self, conn: AsyncConnection, key: tuple[str, str, str], keys: Collection[str]) -> Session | None:
+        """A copy of a stored session holding only those of `keys` that it has (no events), or `None`: what a
+        Runner turn reads when it knows the keys its instruction reads."""
+        names: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({}, {}, {})
+        for wanted in keys:
+            index = scope_index(wanted)
+            if index is not None:  # temp: keys are never stored
+                names[index][key_name(wanted)[0]] = wanted
+        row = (await conn.execute(self.session_row(key, *self.documents(names)))).first()
+        if row is None:
+            return None
+        return self.copy(key[0], row, self.decoded(row), [])
 
     async def sessions(self, conn: AsyncConnection, app_name: str, user_id: str | None) -> list[Session]:
         """Copies of the app's sessions (of one user), without events, in creation order."""
         t = self._tables
-        c = t.values.c
-        query = self.joined(*self.read_columns()).where(t.sessions.c.app_name == app_name)
-        values = sa.select(c.user_id, c.session_pk, c.key, c.value).where(c.app_name == app_name)
+        c = t.state.c
+        query = self.joined(*self.read_columns()).where(t.users.c.app_name == app_name)
+        users = sa.select(t.users.c.pk).where(t.users.c.app_name == app_name)
         if user_id is not None:
-            query = query.where(t.sessions.c.user_id == user_id)
-            values = values.where(c.user_id.in_([user_id, ""]))
+            query = query.where(t.users.c.user_id == user_id)
+            users = users.where(t.users.c.user_id == user_id)
+        sessions_of = sa.select(t.sessions.c.pk).where(t.sessions.c.user_pk.in_(users.scalar_subquery()))
+        app = sa.select(t.apps.c.pk).where(t.apps.c.app_name == app_name)
         rows = (await conn.execute(query.order_by(t.sessions.c.pk))).all()
-        owned: dict[tuple[str, int], dict[str, Any]] = {}
-        for owner, session_pk, name, value in await conn.execute(values):
-            owned.setdefault((owner, int(session_pk)), {})[name] = value
-        sessions = []
-        for row in rows:
-            texts = [owned.get(owner[1:], {}) for owner in owners_of(app_name, row.user_id, int(row.pk))]
-            scopes = [{name: json.loads(text) for name, text in scope.items()} for scope in texts]  # each its own
-            sessions.append(self.copy(app_name, row, scopes, []))
-        return sessions
+        if not rows:
+            return []
+        documents = (
+            sa.select(c.scope, c.owner, self._document())
+            .where(
+                sa.or_(
+                    sa.and_(c.scope == SESSION, c.owner.in_(sessions_of.scalar_subquery())),
+                    sa.and_(c.scope == USER, c.owner.in_(users.scalar_subquery())),
+                    sa.and_(c.scope == APP, c.owner.in_(app.scalar_subquery())),
+                )
+            )
+            .group_by(c.scope, c.owner)
+        )
+        texts = {(int(scope), int(pk)): text for scope, pk, text in await conn.execute(documents)}
+        return [
+            # each decoded for its own session: copies never share a value
+            self.copy(app_name, row, [json.loads(texts.get(owner, "{}")) for owner in self.owners(row)], [])
+            for row in rows
+        ]
 
     async def delete(self, conn: AsyncConnection, key: tuple[str, str, str]) -> None:
         """Forget a session, its events and its own state values, if it exists."""
         t = self._tables
-        where = (t.sessions.c.app_name == key[0], t.sessions.c.user_id == key[1], t.sessions.c.session_id == key[2])
-        pk = (await conn.execute(sa.select(t.sessions.c.pk).where(*where).with_for_update())).scalar()
+        query = (
+            sa.select(t.sessions.c.pk)
+            .select_from(t.sessions)
+            .join(t.users, t.users.c.pk == t.sessions.c.user_pk)
+            .where(t.users.c.app_name == key[0], t.users.c.user_id == key[1], t.sessions.c.session_id == key[2])
+        )
+        pk = (await conn.execute(query.with_for_update(of=t.sessions))).scalar()
         if pk is not None:
-            await conn.execute(t.values.delete().where(self.owned_by((key[0], key[1], int(pk)))))
+            c = t.state.c
+            await conn.execute(t.state.delete().where(c.scope == SESSION, c.owner == pk))
             await conn.execute(t.events.delete().where(t.events.c.session_pk == pk))
             await conn.execute(t.sessions.delete().where(t.sessions.c.pk == pk))
 
     async def user_state(self, conn: AsyncConnection, app_name: str, user_id: str) -> dict[str, Any]:
         """The stored `user:` state of one user of one app."""
-        return (await self.read_values(conn, [(app_name, user_id, 0)]))[0]
+        t = self._tables
+        query = sa.select(t.users.c.pk).where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
+        pk = (await conn.execute(query)).scalar()
+        return {} if pk is None else (await self.read_values(conn, [(USER, int(pk))]))[0]
 
     async def append(
         self,
@@ -295,16 +468,11 @@ class Statements:
                 .where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
                 .with_for_update()
             )
-        columns = [*self.read_columns(), t.sessions.c.event_count]
+        columns: list[Any] = [t.sessions.c.event_count]
         if ids:  # whether any of the ids is stored already, in the same statement (one round trip less)
             stored_ids = sa.exists().where(t.events.c.session_pk == t.sessions.c.pk, t.events.c.event_id.in_(ids))
             columns.append(stored_ids.label("has_known"))
-        query = self.joined(*columns).where(
-            t.sessions.c.app_name == app_name,
-            t.sessions.c.user_id == user_id,
-            t.sessions.c.session_id == session_id,
-        )
-        row = (await conn.execute(query.with_for_update(of=t.sessions))).first()
+        row = (await conn.execute(self.session_row(key, *columns).with_for_update(of=t.sessions))).first()
         if row is None:
             raise SessionNotFoundError(app_name=app_name, user_id=user_id, session_id=session_id)
         known: dict[str, Any] = {}
@@ -318,19 +486,19 @@ class Statements:
         store, writes = plan_append(prepared, known)
         if not any(store):  # partial events and ids already stored: nothing to write
             return Appended(store, known)
-        owners = owners_of(app_name, user_id, int(row.pk))
+        owners = self.owners(row)
         revisions = [int(row.revision), int(row.user_revision), int(row.app_revision)]
         # The revision that last wrote each key the events write: the rows of those keys only.
         written: dict[str, int] = {}
         if writes:
-            c = t.values.c
-            by_scope: dict[int, list[str]] = {}
-            for name in writes:
-                by_scope.setdefault(scope_index(name) or SESSION, []).append(name)
-            query = sa.select(c.key, c.written).where(
-                sa.or_(*(sa.and_(self.owned_by(owners[index]), c.key.in_(names)) for index, names in by_scope.items()))
+            c = t.state.c
+            names: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({}, {}, {})
+            for wanted in writes:
+                names[scope_index(wanted) or SESSION][key_name(wanted)[0]] = wanted
+            query = sa.select(c.scope, c.name, c.written).where(
+                self._rows_of((owners[index], names[index]) for index in (SESSION, USER, APP) if names[index])
             )
-            written = {name: int(revision) for name, revision in await conn.execute(query)}
+            written = {names[int(scope)][name]: int(revision) for scope, name, revision in await conn.execute(query)}
         check_fresh(
             session,
             token=row.token,
@@ -349,8 +517,7 @@ class Statements:
         for stored in new:
             for index, scope in enumerate(split_scopes(stored.actions.state_delta)):
                 values[index].update(scope)
-        for index in (SESSION, USER, APP):
-            await self.write_values(conn, owners[index], values[index], revisions[index])
+        await self.write_values(conn, [(owners[index], values[index], revisions[index]) for index in range(3)])
         count = int(row.event_count)
         await conn.execute(
             t.events.insert(),
@@ -371,13 +538,9 @@ class Statements:
             .values(revision=revisions[SESSION], event_count=count + len(new), last_update_time=new[-1].timestamp)
         )
         if USER in changed:
-            await conn.execute(
-                t.users.update()
-                .where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
-                .values(revision=revisions[USER])
-            )
+            await conn.execute(t.users.update().where(t.users.c.pk == row.user_pk).values(revision=revisions[USER]))
         if APP in changed:
-            await conn.execute(t.apps.update().where(t.apps.c.app_name == app_name).values(revision=revisions[APP]))
+            await conn.execute(t.apps.update().where(t.apps.c.pk == row.app_pk).values(revision=revisions[APP]))
         reloaded: dict[int, dict[str, Any]] = {}
         if behind:  # rare: the whole of each scope another writer changed, as stored now
             reloaded = dict(zip(behind, await self.read_values(conn, [owners[i] for i in behind]), strict=True))
