@@ -227,6 +227,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("lint outputs", {"linter.outputs", "linter.outputs.*"}),
     ("the lint run, and the linter's public names", {"linter.run", "linter"}),
     ("the Python API: providers, agents, the runner, templating's public names", {"providers", "agents", "runner", ""}),
+    ("the preview: google-adk's request for each agent, previews compared", {"preview", "preview.*"}),
     ("the language server", {"lsp", "lsp.*"}),
     (
         "the command line and the pytest plugin",
@@ -356,10 +357,16 @@ ORDERS: dict[str, list[str]] = {
         *("pysource.reading", "pysource.positions", "pysource.found", "pysource.models", "pysource.syntax"),
         *("pysource.imports", "pysource.resolve", "pysource.visitor", "pysource"),
     ],
-    "cli": ["cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.lsp", "cli.parser", "cli"],
+    "cli": [
+        *("cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.preview", "cli.lsp", "cli.parser"),
+        "cli",
+    ],
+    # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the
+    # formats, then the package's entry point
+    "preview": ["preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.formats", "preview"],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).
-WHOLE = {"sessions": "sessions", "jinja_mode": "jinja_mode", "pysource": "pysource", "cli": "cli"}
+WHOLE = {"sessions": "sessions", "jinja_mode": "jinja_mode", "pysource": "pysource", "cli": "cli", "preview": "preview"}
 
 
 @pytest.mark.parametrize(
@@ -404,6 +411,8 @@ IMPORTERS = {
     "sqlalchemy": {"sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},
+    # google-adk (the adk extra): only the preview, inside the functions that make one
+    "google": {"preview.assemble", "preview.walk", "preview.load"},
 }
 
 

@@ -1,0 +1,231 @@
+"""`templating preview`: each agent's first-turn request, compared byte for byte with what google-adk 2.13 really
+sends a recording model (tests/adk_truth.py) for the same state, on apps written in their authors' idioms
+(tests/fixtures/preview_apps/); the command's formats, messages and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import installed
+
+if not installed("google.adk"):
+    if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
+        pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed (pip install '.[adk]')", pytrace=False)
+    pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
+
+import adk_truth
+
+from templating.cli import main
+from templating.preview import AgentPreview, build_preview
+from templating.preview.load import load_app
+
+APPS = Path(__file__).resolve().parent / "fixtures" / "preview_apps"
+
+# Each app, a state that supplies every key it requires, and the scripted turns that reach the agents only a
+# model's choice runs (a transfer, an AgentTool call): agent -> the function its model calls on its first call.
+CASES: dict[str, tuple[dict[str, Any], list[dict[str, tuple[str, dict[str, Any]]]]]] = {
+    "concierge": (
+        {"app:city": "Lyon", "user:name": "Ada"},
+        [
+            {},
+            {"concierge": ("transfer_to_agent", {"agent_name": "greeting_agent"})},
+            {"concierge": ("transfer_to_agent", {"agent_name": "booking_agent"})},
+        ],
+    ),
+    "story_loop": ({}, [{}]),
+    "research": ({"topic": "solar panels"}, [{}]),
+    "tutor_providers": ({"user:name": "Ada", "level": "advanced", "topics": ["loops", "lists"]}, [{}]),
+    "shop_workflow": ({"app:shop_name": "Acme", "user:name": "Ada"}, [{}]),
+    "travel_tools": (
+        {"user:name": "Ada", "origin": "LYS", "flight": "AF123"},
+        [
+            {"planning_agent": ("flight_search_agent", {"request": "hello"})},
+            {"planning_agent": ("seat_selection_agent", {"request": "hello"})},
+        ],
+    ),
+    "support_yaml": (
+        {"app:product": "Widgets", "plan": "pro", "known_issue": "none"},
+        [
+            {},
+            {"support_router": ("transfer_to_agent", {"agent_name": "billing_agent"})},
+            {"support_router": ("transfer_to_agent", {"agent_name": "tech_agent"})},
+        ],
+    ),
+}
+
+
+def _truth(target: str, state: dict[str, Any], scripts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each agent's first request over the scripted turns (the first turn that reaches it)."""
+    loaded = load_app(target)
+    first: dict[str, Any] = {}
+    for script in scripts:
+        requests, error = adk_truth.run(loaded.root, state, script=script, plugins=list(loaded.plugins))
+        assert error is None, error
+        for name, request in requests.items():
+            first.setdefault(name, request)
+    return first
+
+
+def _check_exact(agent: AgentPreview, request: Any, objects: dict[str, Any]) -> None:
+    assert agent.error is None
+    assert agent.system_instruction == request.config.system_instruction
+    adk_agent = objects[agent.agent]
+    if agent.instruction_turn is None:  # google-adk moves the instruction to a user turn only beside a static one
+        assert not (adk_agent.static_instruction and adk_agent.instruction)
+    else:
+        assert agent.instruction_turn in adk_truth.instruction_turns(request)
+    assert agent.model == request.model
+    assert list(agent.tools) == adk_truth.tool_names(request)
+
+
+@pytest.mark.parametrize("app", sorted(CASES))
+def test_the_run_preview_is_what_google_adk_sends(app: str) -> None:
+    state, scripts = CASES[app]
+    target = str(APPS / app)
+    preview = build_preview(target, state=state, run=True)
+    truth = _truth(target, state, scripts)
+    objects = {a.name: a for a in adk_truth.agents(load_app(target).root)}
+    assert [a.agent for a in preview.agents if a.agent in truth] == [a.agent for a in preview.agents]
+    for agent in preview.agents:
+        _check_exact(agent, truth[agent.agent], objects)
+        assert agent.exact
+        assert agent.keys("missing") == []
+
+
+# --- the command ----------------------------------------------------------------------------------------------------
+
+
+def _files(folder: Path) -> dict[str, float]:
+    return {str(path): path.stat().st_mtime for path in folder.rglob("*")}
+
+
+def test_json_lists_each_agent_in_run_order_with_its_request_and_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"topic": "tides"}), encoding="utf-8")
+    assert main(["preview", str(APPS / "research"), "--run", "--state", str(state), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    rows = json.loads(out)
+    assert [row["agent"] for row in rows] == ["RenewableEnergyResearcher", "EVResearcher", "SynthesisAgent"]
+    first, second, last = rows
+    assert first["system_instruction"].startswith("You are an AI Research Assistant specializing in energy.\n")
+    assert "'tides'" in first["system_instruction"]
+    assert first["instruction_turn"] is None
+    assert first["tools"] == ["google_search"]
+    assert first["keys"] == {
+        "read": ["topic"],
+        "given": ["topic"],
+        "supplied": {},
+        "missing": [],
+        "absent_optional": [],
+    }
+    # a parallel sibling's output is not there yet (a race google-adk loses); after the ParallelAgent, both are
+    assert second["keys"]["absent_optional"] == ["renewable_energy_result"]
+    assert last["keys"]["supplied"] == {
+        "renewable_energy_result": "RenewableEnergyResearcher",
+        "ev_technology_result": "EVResearcher",
+    }
+    assert "\u27e8output of EVResearcher\u27e9" in last["system_instruction"]
+    assert (
+        err
+        == "templating preview: importing "
+        + str(APPS / "research")
+        + ": this runs the project's code, as `adk run` does\n"
+    )
+
+
+def test_a_key_nobody_supplies_is_a_visible_marker_and_the_command_says_which(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["preview", str(APPS / "travel_tools"), "--run", "--agent", "seat_selection_agent"]) == 0
+    out, err = capsys.readouterr()
+    assert "\u2502 \u27e8missing: flight\u27e9\n" in out
+    assert "flight (MISSING: nobody supplies it, shown as \u27e8missing: flight\u27e9)" in out
+    assert "nobody supplies flight (read by seat_selection_agent): the first turn fails there at run time" in err
+    # and google-adk does fail there: the seat agent's first request raises the KeyError the preview predicts
+    loaded = load_app(str(APPS / "travel_tools"))
+    _, error = adk_truth.run(
+        loaded.root,
+        {"user:name": "Ada", "origin": "LYS"},
+        script={"planning_agent": ("seat_selection_agent", {"request": "hello"})},
+    )
+    assert isinstance(error, KeyError)
+    assert "`flight`" in str(error)
+
+
+def test_markdown_fences_each_text_exactly(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["preview", str(APPS / "concierge"), "--run", "--format", "markdown", "--agent", "booking_agent"]) == 0
+    out = capsys.readouterr().out
+    preview = build_preview(str(APPS / "concierge"), run=True, agent="booking_agent").agents[0]
+    assert f"```text\n{preview.system_instruction}\n```" in out
+    assert f"```text\n{preview.instruction_turn}\n```" in out
+    assert "**Tools:** `transfer_to_agent`, `get_current_time`" in out
+
+
+APP_WITHOUT_ROOT = "from google.adk.agents import Agent\nhelper = Agent(name='helper', instruction='hi')\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "files", "message"),
+    [
+        (["preview", "{tmp}/nowhere", "--run"], {}, "{tmp}/nowhere: no such file or folder"),
+        (["preview", "{tmp}/app.py", "--run"], {"app.py": APP_WITHOUT_ROOT}, "{tmp}/app.py: no root_agent in app"),
+        (
+            ["preview", "{tmp}/broken.py", "--run"],
+            {"broken.py": "root_agent = (\n"},
+            "cannot import {tmp}/broken.py: SyntaxError",
+        ),
+        (["preview", "{tmp}", "--run"], {"notes.txt": "x"}, "{tmp}: no agent.py, __init__.py or root_agent.yaml"),
+        (
+            ["preview", "{tmp}/app.py:nope", "--run"],
+            {"app.py": APP_WITHOUT_ROOT},
+            "{tmp}/app.py:nope: app has no attribute 'nope'",
+        ),
+        (
+            ["preview", "{app}", "--run", "--state", "{tmp}/s.json"],
+            {"s.json": "[1, 2]"},
+            "state must be a JSON object (key -> value), not an array",
+        ),
+        (["preview", "{app}", "--run", "--agent", "nobody"], {}, "no agent named 'nobody' in {app}"),
+    ],
+    ids=[
+        "no-such-target",
+        "no-root-agent",
+        "syntax-error",
+        "not-an-app-folder",
+        "no-attribute",
+        "state-not-object",
+        "no-such-agent",
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], files: dict[str, str], message: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    app = str(APPS / "concierge")
+    before, apps_before = _files(tmp_path), _files(APPS)
+    assert main([a.format(tmp=tmp_path, app=app) for a in argv]) == 2
+    out, err = capsys.readouterr()
+    errors = [line for line in err.splitlines() if line.startswith("templating: error:")]
+    assert out == ""
+    assert len(errors) == 1, err
+    assert message.format(tmp=tmp_path, app=app) in errors[0]
+    assert _files(tmp_path) == before
+    assert _files(APPS) == apps_before
+
+
+def test_the_preview_package_imports_google_adk_only_when_a_preview_is_made() -> None:
+    code = (
+        "import sys, templating.preview, templating.preview.formats, templating.cli.preview; "
+        "print(sorted(m for m in sys.modules if m.startswith('google.adk')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
