@@ -123,3 +123,85 @@ def tool_names(request: LlmRequest) -> list[str]:
         names += [declaration.name for declaration in tool.function_declarations or []]
         names += [kind for kind, value in tool if value is not None and kind != "function_declarations"]
     return names
+
+
+# Placeholder values for environment variables apps of the shared corpus read when imported (no service is reached).
+FAKE_ENV = {
+    "GOOGLE_API_KEY": "fake-key-never-used",
+    "GOOGLE_GENAI_USE_VERTEXAI": "0",
+    "GOOGLE_CLOUD_PROJECT": "fake-project",
+    "GOOGLE_CLOUD_LOCATION": "us-central1",
+    "OTEL_SDK_DISABLED": "true",
+    "GITHUB_TOKEN": "fake",
+    "OWNER": "google",
+    "REPO": "adk-python",
+    "GOOGLE_CLOUD_STORAGE_BUCKET": "fake-bucket",
+    "GOOGLE_PLACES_API_KEY": "fake",
+    "DISABLE_WEB_DRIVER": "1",
+}
+
+
+def scripts_for(preview: Any) -> list[dict[str, tuple[str, dict[str, Any]]]]:
+    """One scripted turn per agent that only a model's choice reaches (a transfer, an AgentTool call), making
+    each agent on its way take that step on its first call; one plain turn for the rest."""
+    by_name = {agent.agent: agent for agent in preview.agents}
+    turns: list[dict[str, tuple[str, dict[str, Any]]]] = [{}]
+    for agent in preview.agents:
+        script: dict[str, tuple[str, dict[str, Any]]] = {}
+        current = agent
+        while current.reached in ("transfer", "agent_tool") and current.via in by_name:
+            if current.reached == "transfer":
+                script[current.via] = ("transfer_to_agent", {"agent_name": current.agent})
+            else:
+                script[current.via] = (current.agent, {"request": "hello"})
+            current = by_name[current.via]
+        if script and script not in turns:
+            turns.append(script)
+    return turns
+
+
+def compare(target: str, state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """For each agent the run preview of `target` shows: whether google-adk's real first request for it (over
+    the turns that reach it) has the same system instruction, instruction turn, model and tools."""
+    from templating.preview import build_preview
+    from templating.preview.load import load_app
+
+    preview = build_preview(target, state=state, run=True)
+    loaded = load_app(target)
+    first: dict[str, LlmRequest] = {}
+    errors: list[str] = []
+    for script in scripts_for(preview):
+        requests, error = run(loaded.root, state, script=script, plugins=list(loaded.plugins))
+        if error is not None:
+            errors.append(f"{type(error).__name__}: {error}")
+        for name, request in requests.items():
+            first.setdefault(name, request)
+    rows = []
+    for agent in preview.agents:
+        request = first.get(agent.agent)
+        row: dict[str, Any] = {"agent": agent.agent, "reached": agent.reached, "ran": request is not None}
+        if request is not None:
+            row["system_instruction"] = agent.system_instruction == request.config.system_instruction
+            row["instruction_turn"] = agent.instruction_turn is None or agent.instruction_turn in instruction_turns(
+                request
+            )
+            row["model"] = agent.model == request.model
+            row["tools"] = list(agent.tools) == tool_names(request)
+        row["exact"] = agent.exact
+        row["missing"] = agent.keys("missing")
+        row["error"] = agent.error
+        rows.append(row)
+    return [{"errors": errors}, *rows]
+
+
+if __name__ == "__main__":  # python tests/adk_truth.py TARGET: the comparison as JSON (a process per app)
+    import json
+    import os
+    import sys
+
+    for name, value in FAKE_ENV.items():
+        os.environ.setdefault(name, value)
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    print(json.dumps(compare(sys.argv[1], {})))

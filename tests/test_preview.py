@@ -229,3 +229,95 @@ def test_the_preview_package_imports_google_adk_only_when_a_preview_is_made() ->
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+# --- the shared corpus: public apps nobody here wrote ---------------------------------------------------------------
+
+
+def _corpora() -> Path | None:
+    given = os.environ.get("TEMPLATING_CORPORA")
+    if given:
+        return Path(given)
+    for folder in Path(__file__).resolve().parents:
+        if (folder / "shared" / "corpora" / "adk-samples").is_dir():
+            return folder / "shared" / "corpora"
+    return None
+
+
+CORPORA = _corpora()
+# The corpus apps that import with google-adk 2.13 and no other package (apps needing LiteLLM, Vertex AI, MCP, ... are
+# left out), each as `adk run` takes it: a package folder, or a docs snippet file holding root_agent.
+CORPUS_APPS = [
+    *(f"adk-samples/python/agents/{app}" for app in ("academic-research/academic_research",)),
+    *(f"adk-samples/python/agents/{app}" for app in ("financial-advisor/financial_advisor", "llm-auditor/llm_auditor")),
+    "adk-samples/python/agents/marketing-agency/marketing_agency",
+    *(
+        f"adk-python/contributing/samples/{app}"
+        for app in (
+            "adk_triaging_agent",
+            "artifact_save_text",
+            "callbacks",
+            "code_execution",
+            "fields_output_schema",
+            "fields_planner",
+            "generate_image",
+            "google_search_agent",
+            "hello_world",
+            "hello_world_ma",
+            "human_in_loop",
+            "live_bidi_streaming_agent",
+            "non_llm_sequential",
+            "quickstart",
+            "session_state_agent",
+            "simple_sequential_agent",
+            "telemetry",
+            "workflow_agent_seq",
+        )
+    ),
+    "adk-docs/examples/python/agent-samples/youtube_shorts_assistant",
+    "adk-docs/examples/python/agent-samples/youtube_shorts_assistant/loop_agent.py",
+    "adk-docs/examples/python/snippets/get-started/google_search_agent",
+    "adk-docs/examples/python/snippets/get-started/multi_tool_agent",
+    "adk-docs/examples/python/snippets/runtime/triggers/event_processing_agent",
+    *(
+        f"adk-docs/examples/python/snippets/agents/workflow-agents/{name}.py"
+        for name in (
+            "conditional-routing",
+            "loop_agent_doc_improv_agent",
+            "parallel_agent_web_research",
+            "sequential_agent_code_development_agent",
+        )
+    ),
+]
+# Left out: adk-python/contributing/samples/memory, whose instruction shows the time its before_agent_callback
+# writes, so no two runs agree.
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("app", CORPUS_APPS)
+def test_the_run_preview_of_a_corpus_app_is_what_google_adk_sends(app: str) -> None:
+    """Every agent google-adk reaches on a first turn (and by each transfer or AgentTool call) gets, byte for byte,
+    the system instruction and instruction turn the preview shows, whenever the preview says it is exact; an agent
+    the preview shows a required key missing for never gets its request built (google-adk raises first)."""
+    if CORPORA is None or not (CORPORA / app).exists():
+        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    result = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "adk_truth.py"), str(CORPORA / app)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    _, *rows = json.loads(result.stdout.splitlines()[-1])
+    assert rows, "no LlmAgent previewed"
+    for row in rows:
+        if row["ran"] and row["exact"]:
+            assert all(row[part] for part in ("system_instruction", "instruction_turn", "model", "tools")), row
+            assert row["missing"] == [], row
+    assert any(row["ran"] for row in rows)

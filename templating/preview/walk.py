@@ -62,8 +62,10 @@ class Walk:
         via: str | None,
         message: str,
         notes: tuple[str, ...] = (),
+        unknown_writers: str | None = None,
     ) -> dict[str, Given]:
-        """Preview `agent` (and what runs inside it) seeing `state`; the state after it ran."""
+        """Preview `agent` (and what runs inside it) seeing `state`; the state after it ran. `unknown_writers`
+        names code that runs before it and may write state the preview does not know of."""
         from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 
         path = (*path, agent.name)
@@ -73,34 +75,68 @@ class Walk:
         for key, who in facts.before if facts else ():
             state[key] = Given(Marker(marker(f"set by {who}")), "marker", who)
         if isinstance(agent, LlmAgent):
-            state = await self._llm(agent, state, path, reached, via, message, notes, skipped)
+            state = await self._llm(
+                agent, state, path, reached, via, message, notes, skipped, unknown_writers=unknown_writers
+            )
         elif skipped:
             pass
         elif isinstance(agent, SequentialAgent):
             for child in agent.sub_agents:
-                state = await self.node(child, state, path=path, reached="sequence", via=agent.name, message=message)
+                state = await self.node(
+                    child,
+                    state,
+                    path=path,
+                    reached="sequence",
+                    via=agent.name,
+                    message=message,
+                    unknown_writers=unknown_writers,
+                )
         elif isinstance(agent, LoopAgent):
             if agent.max_iterations is not None and agent.max_iterations <= 0:
                 pass  # never runs its sub-agents
             else:
                 for child in agent.sub_agents:
-                    state = await self.node(child, state, path=path, reached="loop", via=agent.name, message=message)
+                    state = await self.node(
+                        child,
+                        state,
+                        path=path,
+                        reached="loop",
+                        via=agent.name,
+                        message=message,
+                        unknown_writers=unknown_writers,
+                    )
         elif isinstance(agent, ParallelAgent):
             after = dict(state)
             for child in agent.sub_agents:
-                branch = await self.node(child, state, path=path, reached="parallel", via=agent.name, message=message)
+                branch = await self.node(
+                    child,
+                    state,
+                    path=path,
+                    reached="parallel",
+                    via=agent.name,
+                    message=message,
+                    unknown_writers=unknown_writers,
+                )
                 after.update({key: value for key, value in branch.items() if state.get(key) is not value})
             state = after
         elif _is_workflow(agent):
-            state = await self._workflow(agent, state, path, message)
+            state = await self._workflow(agent, state, path, message, unknown_writers)
         else:
             why = (
                 f"runs under the custom agent {agent.name}, whose code decides whether and when; shown in its "
                 "sub_agents order",
             )
+            code = f"the code of the custom agent {agent.name}"
             for child in getattr(agent, "sub_agents", []) or []:
                 state = await self.node(
-                    child, state, path=path, reached="custom", via=agent.name, message=message, notes=why
+                    child,
+                    state,
+                    path=path,
+                    reached="custom",
+                    via=agent.name,
+                    message=message,
+                    notes=why,
+                    unknown_writers=code,
                 )
         if not skipped:
             await self._callback(agent, state, "after", message)
@@ -119,6 +155,7 @@ class Walk:
         notes: tuple[str, ...],
         skipped: bool,
         request_agent: Any = None,
+        unknown_writers: str | None = None,
     ) -> dict[str, Given]:
         facts = self.facts(agent)
         notes = (*notes, *(facts.notes if facts else ()))
@@ -132,6 +169,10 @@ class Walk:
             target, state, message=message, plugins=self.plugins, before_model=self.run_code and not skipped
         )
         notes = (*notes, *made.notes)
+        missing = [read.key for read in made.reads if read.source == "missing"]
+        if missing and unknown_writers:
+            shown = ", ".join(f"`{key}`" for key in missing)
+            inexact = (*inexact, f"{shown} may be written by {unknown_writers}, which the preview does not run")
         if made.error is not None:
             notes = (*notes, f"google-adk could not build its request: {made.error}")
         self.previews.append(
@@ -186,7 +227,7 @@ class Walk:
         return when == "before" and event.content is not None
 
     async def _workflow(
-        self, workflow: Any, state: dict[str, Given], path: tuple[str, ...], message: str
+        self, workflow: Any, state: dict[str, Given], path: tuple[str, ...], message: str, unknown_writers: str | None
     ) -> dict[str, Given]:
         graph = workflow.graph
         if graph is None:
@@ -202,11 +243,9 @@ class Walk:
                     seen.update(written.get(id(other), {}))
             before = preds[id(node)]
             node_input = message if any(p is order[0] for p in before) else marker(f"output of {before[0].name}")
-            notes: tuple[str, ...] = ()
             late = [name for name in unknown if name]
-            if late:
-                notes = (f"runs after the function node(s) {', '.join(late)}, whose writes are not known here",)
-            after = await self._workflow_node(workflow, node, seen, path, node_input, notes)
+            writers = f"the function node(s) {', '.join(late)}" if late else unknown_writers
+            after = await self._workflow_node(workflow, node, seen, path, node_input, writers)
             if after is None:
                 unknown.append(getattr(node, "name", ""))
                 continue
@@ -223,7 +262,7 @@ class Walk:
         state: dict[str, Given],
         path: tuple[str, ...],
         node_input: str,
-        notes: tuple[str, ...],
+        unknown_writers: str | None,
     ) -> dict[str, Given] | None:
         from google.adk.agents import BaseAgent, LlmAgent
 
@@ -234,13 +273,30 @@ class Walk:
             request_agent = node.model_copy(update={"mode": "single_turn"}) if single and node.mode is None else node
             skipped = await self._callback(node, state, "before", node_input)
             after = await self._llm(
-                node, state, (*path, node.name), "workflow", workflow.name, node_input, notes, skipped, request_agent
+                node,
+                state,
+                (*path, node.name),
+                "workflow",
+                workflow.name,
+                node_input,
+                (),
+                skipped,
+                request_agent,
+                unknown_writers,
             )
             if not skipped:
                 await self._callback(node, after, "after", node_input)
             return after
         if isinstance(node, BaseAgent) or _is_workflow(node):
-            return await self.node(node, state, path=path, reached="workflow", via=workflow.name, message=node_input)
+            return await self.node(
+                node,
+                state,
+                path=path,
+                reached="workflow",
+                via=workflow.name,
+                message=node_input,
+                unknown_writers=unknown_writers,
+            )
         return None
 
 
