@@ -355,18 +355,31 @@ ORDERS: dict[str, list[str]] = {
     "jinja_mode": ["jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode"],
     "pysource": [
         *("pysource.reading", "pysource.positions", "pysource.found", "pysource.models", "pysource.syntax"),
-        *("pysource.imports", "pysource.resolve", "pysource.visitor", "pysource"),
+        *("pysource.imports", "pysource.resolve", "pysource.agents", "pysource.agent_config", "pysource.visitor"),
+        "pysource",
     ],
     "cli": [
         *("cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.preview", "cli.lsp", "cli.parser"),
         "cli",
+    ],
+    # agents and apps, a Workflow's order, the initial state, availability, enforced schemas, the model
+    "agent_model": [
+        *("agent_model.graph", "agent_model.workflow", "agent_model.initial", "agent_model.order"),
+        *("agent_model.enforced", "agent_model.model", "agent_model"),
     ],
     # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the
     # formats, then the package's entry point
     "preview": ["preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.formats", "preview"],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).
-WHOLE = {"sessions": "sessions", "jinja_mode": "jinja_mode", "pysource": "pysource", "cli": "cli", "preview": "preview"}
+WHOLE = {
+    "sessions": "sessions",
+    "jinja_mode": "jinja_mode",
+    "pysource": "pysource",
+    "cli": "cli",
+    "agent_model": "agent_model",
+    "preview": "preview",
+}
 
 
 @pytest.mark.parametrize(

@@ -808,6 +808,56 @@ def test_without_a_project_marker_the_context_is_the_named_files_folders(
     assert [d.message.split("'")[3] for d in result.diagnostics if d.code == "T014"] == keys
 
 
+# An unpacked ADK sample (no .git, no pyproject.toml): shop/prompt.py is imported by shop/agent.py, whose
+# SequentialAgent runs shop/sub_agents/writer.py's agent, the writer of `summary`. Linted alone, from the folder
+# above or inside the package, prompt.py sees the app that imports it, as `lint .` does (issue 33).
+SHOP = {
+    "shop/__init__.py": "from . import agent\n",
+    "shop/prompt.py": 'ROOT_PROMPT = """You help with the shop. Summary so far: {summary}"""\n',
+    "shop/agent.py": (
+        "from google.adk.agents import LlmAgent, SequentialAgent\n\nfrom . import prompt\n"
+        "from .sub_agents.writer import writer\n\n"
+        'reader = LlmAgent(name="reader", model="gemini-2.5-flash", instruction=prompt.ROOT_PROMPT)\n'
+        'root_agent = SequentialAgent(name="shop", sub_agents=[writer, reader])\n'
+    ),
+    "shop/sub_agents/__init__.py": "",
+    "shop/sub_agents/writer.py": (
+        "from google.adk.agents import LlmAgent\n\n"
+        'writer = LlmAgent(name="writer", instruction="Summarise the request.", output_key="summary")\n'
+    ),
+    "shop/sub_agents/reviewer.py": (
+        "from google.adk.agents import LlmAgent\n\n"
+        'reviewer = LlmAgent(name="reviewer", instruction="Review {draft}.")\n'
+    ),
+}
+UNMARKED_PACKAGE = [
+    # (id, folder run from, paths, the T014 keys expected)
+    ("prompt-alone-from-above", "", ["shop/prompt.py"], []),
+    ("prompt-alone-from-inside", "shop", ["prompt.py"], []),
+    ("sub-agent-alone", "shop/sub_agents", ["reviewer.py"], ["draft"]),
+    ("the-folder-above", "", ["."], ["draft"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("where", "paths", "keys"), [c[1:] for c in UNMARKED_PACKAGE], ids=[c[0] for c in UNMARKED_PACKAGE]
+)
+def test_without_a_project_marker_a_file_of_a_package_sees_the_whole_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, paths: list[str], keys: list[str]
+) -> None:
+    for name, text in SHOP.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path / where)
+    project = Project(paths=paths)
+    if project.marked:
+        pytest.skip(f"a pyproject.toml or .git above {tmp_path}: the root is marked")
+    result = project.lint(paths)
+    assert [d.message.split("'")[3] for d in result.diagnostics if d.code == "T014"] == keys
+    if paths != ["."]:
+        assert project.root == (tmp_path / "shop").resolve()  # the package, raised from the named file's folder
+
+
 # --- SARIF 2.1.0: the output checked against a JSON Schema of the part of SARIF it uses
 # (written here from the OASIS SARIF 2.1.0 specification: the objects, properties, enumerations and
 # minimums it sets for them; every object closed, so a misspelt property fails). URIs are checked

@@ -87,10 +87,14 @@ class LintConfig:
     max_file_size: int = 2_000_000
     severity: Mapping[str, str] = field(default_factory=dict)  # rule code -> error, warning or info
     cache_dir: str | None = None  # the lint cache's folder, relative to the root (templating.linter.cache)
+    # the keys the caller gives a session before the first turn (templating.agent_model.initial): a tuple of keys,
+    # a JSON file's path, or a mapping of either by app; None when not set
+    initial_state: Any = None
 
 
 _CONFIG_KEYS = {
     "cache-dir",
+    "initial-state",
     "schema",
     "include",
     "exclude",
@@ -173,6 +177,8 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         if not isinstance(cache_dir, str) or not cache_dir.strip():
             raise LintConfigError(f"{where}: 'cache-dir' must be a folder (a path relative to the project root)")
         config = dataclasses.replace(config, cache_dir=cache_dir)
+    if "initial-state" in table:
+        config = dataclasses.replace(config, initial_state=initial_state_setting(table["initial-state"], where))
     if any(not suffix for suffix in config.constant_suffixes):
         raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
@@ -187,6 +193,43 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         except LintConfigError as exc:
             raise LintConfigError(f"{where}: {exc.message}") from None
     return config
+
+
+def initial_state_setting(value: Any, where: str) -> tuple[str, ...] | str | dict[str, tuple[str, ...] | str]:
+    """`initial-state` of `[tool.templating]` checked: a list of keys, a JSON file's path, or a table of either by
+    app (see `templating.agent_model.initial`). Raises `LintConfigError` naming what is wrong."""
+    shape = (
+        "'initial-state' must be a list of keys, a JSON file, or a table of those by app, such as"
+        ' initial-state = { "shop" = ["customer"] }'
+    )
+    if isinstance(value, list):
+        return _state_keys(value, f"{where}: 'initial-state'")
+    if isinstance(value, str):
+        if not value.strip():
+            raise LintConfigError(f"{where}: {shape}, not an empty path")
+        return value
+    if isinstance(value, Mapping):
+        table: dict[str, tuple[str, ...] | str] = {}
+        for app, given in value.items():
+            if isinstance(given, list):
+                table[str(app)] = _state_keys(given, f"{where}: 'initial-state' of {app!r}")
+            elif isinstance(given, str) and given.strip():
+                table[str(app)] = given
+            else:
+                raise LintConfigError(
+                    f"{where}: 'initial-state' of {app!r} must be a list of keys or a JSON file, not {given!r}"
+                )
+        return table
+    raise LintConfigError(f"{where}: {shape}, not {type(value).__name__}")
+
+
+def _state_keys(values: list[Any], what: str) -> tuple[str, ...]:
+    out = []
+    for value in values:
+        if not isinstance(value, str) or not value.strip():
+            raise LintConfigError(f"{what} must hold state keys (non-empty strings), not {value!r}")
+        out.append(value.strip())
+    return tuple(out)
 
 
 def _clean(pattern: str) -> str:

@@ -9,8 +9,10 @@ file (after links), inside the root unless the user named it, and no larger than
 bound; anything else is skipped with the reason.
 
 Without a marker (no `pyproject.toml` or `.git` at or above the paths, and no root given), the root
-is only the paths' common folder, which may be a home folder: then the Python context of a file is
-the Python files of its own folder (not below), and only folders the user names are walked.
+is the paths' common folder, raised to the topmost Python package holding it (a folder with an
+`__init__.py`, as an ADK app is): then the Python context of a file is the whole package it is in
+(the app that imports it, its sub-agents), or, outside any package, the Python files of its own folder
+(not below; it may be a home folder), and only folders the user names are walked.
 
 `.gitignore` files are read from the root down, with git's syntax (see `templating.linter.globs`):
 `!` re-includes, a trailing `/` matches folders only, a pattern with a `/` (other than a trailing
@@ -46,6 +48,7 @@ __all__ = [
     "is_too_wide",
     "read_bytes",
     "read_text",
+    "top_package",
 ]
 
 _NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # besides hidden folders (.git, .venv)
@@ -88,7 +91,27 @@ def find_root(paths: Sequence[str] = ()) -> Path:
             return folder
         if fallback is None and (pyproject.is_file() or (folder / ".git").exists()):
             fallback = folder
-    return fallback or start
+    return fallback or top_package(start) or start
+
+
+# How many folders up a package is followed (no real package is deeper).
+_MAX_PACKAGE_DEPTH = 32
+
+
+def top_package(folder: Path) -> Path | None:
+    """The topmost folder at or above `folder` that is a Python package (holds an `__init__.py`), its folders
+    all packages down to `folder`; None when `folder` is no package. Never the filesystem's root or a home
+    folder (see [`is_too_wide`][templating.linter.project.is_too_wide])."""
+    top: Path | None = None
+    here = Path(os.path.abspath(folder))
+    for _ in range(_MAX_PACKAGE_DEPTH):
+        if not (here / "__init__.py").is_file() or is_too_wide(here):
+            break
+        top = here
+        if here.parent == here:
+            break
+        here = here.parent
+    return top
 
 
 def has_marker(folder: Path) -> bool:

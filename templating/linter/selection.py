@@ -17,7 +17,17 @@ from ..nodes import Dialect
 from .cache import LintCache, cache_folder
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE
-from .project import FileSkipped, Walker, find_root, has_marker, is_too_wide, project_config, read_bytes, read_text
+from .project import (
+    FileSkipped,
+    Walker,
+    find_root,
+    has_marker,
+    is_too_wide,
+    project_config,
+    read_bytes,
+    read_text,
+    top_package,
+)
 from .reach import ImportGraph
 from .registry import SKIPPED_FILE, Diagnostic
 from .result import FileFindings
@@ -265,16 +275,27 @@ class ProjectFiles:
 
     def _context_files(self, named: Sequence[str] = ()) -> list[str]:
         """The Python files read for context: the whole project's, or without a project marker (the
-        root is then just the paths' common folder, say a home folder) those of the named files' folders."""
+        root is then just the paths' common folder, say a home folder) those of the Python package each
+        named file is in (its topmost package folder, walked whole: the app that imports it), or of its own
+        folder when it is in no package."""
         show = _Shower(self.root)
         if not self.marked:
-            folders = sorted({Path(name).absolute().parent for name in named})
-            return [
-                show(e.path)
-                for f in folders
-                for e in self.walker.entries(f, recursive=False)
-                if e.skip is None and not e.link and e.relative.endswith(".py")
-            ]
+            folders: dict[Path, bool] = {}  # folder -> walked whole
+            for name in named:
+                folder = Path(name).absolute().parent
+                package = top_package(folder)
+                if package is not None:
+                    folders[package] = True
+                else:
+                    folders.setdefault(folder, False)
+            return list(
+                dict.fromkeys(
+                    show(e.path)
+                    for f, whole in sorted(folders.items())
+                    for e in self.walker.entries(f, recursive=whole)
+                    if e.skip is None and not e.link and e.relative.endswith(".py")
+                )
+            )
         if not self._context:
             self._context = [
                 show(e.path)

@@ -13,13 +13,16 @@ A call without arguments of a project function that ends in its one `return` of 
 f-string, another call, a parameter) is skipped, with the reason. The module also
 collects the state keys the code writes (`output_key`, `ctx.state["k"] = ...`, `state_delta`,
 `create_session(state=...)`, a workflow node's `Event(state=...)`), for the rule that a key read is
-written somewhere (T014).
+written somewhere (T014), and the agents the code builds (`AgentCall`: google-adk's agents, `App`, custom
+`BaseAgent` subclasses, and those of Agent Config files), the functions they name (`FunctionFacts`: their state
+writes in order), runners, `root_agent` bindings and sessions started with a state, for the agent model.
 
 Import the names from here. The package's modules, each importing only those before it: `reading`
 (bytes to text, parsing), `positions` (modules and strings with each character's place), `found`
 (the data types), `models` (an ADK agent's `state_schema=` model read from its source), `syntax`
 (what the tree alone says), `imports` (modules loaded, imports and names followed), `resolve` (what
-an expression stands for, what was found), `visitor` (the walk, and `scan`).
+an expression stands for, what was found), `agents` (the agent facts, read in the same walk), `agent_config`
+(google-adk's Agent Config YAML files), `visitor` (the walk, and `scan`).
 
 The package reads Python sources and nothing more: it sits below the linter and imports nothing of
 `templating.linter`. The rules over what it finds are the linter's (`lint_instruction`, `never_written`,
@@ -30,7 +33,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .found import CONSTANT_SUFFIXES, Instruction, InstructionKey, Scan, Skipped, StateSchema, Write
+from .found import (
+    CONSTANT_SUFFIXES,
+    AgentCall,
+    AgentClass,
+    FunctionFacts,
+    Instruction,
+    InstructionKey,
+    InstructionRef,
+    KeyRef,
+    Ref,
+    RootBinding,
+    RunnerCall,
+    Scan,
+    SchemaRef,
+    SessionStart,
+    Skipped,
+    StateSchema,
+    Step,
+    WorkflowEdge,
+    Write,
+)
+from .found import AgentKind as AgentKind
 from .found import Kind as Kind
 from .reading import PythonSourceError, python_text
 
@@ -39,12 +63,24 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONSTANT_SUFFIXES",
+    "AgentCall",
+    "AgentClass",
+    "FunctionFacts",
     "Instruction",
     "InstructionKey",
+    "InstructionRef",
+    "KeyRef",
     "PythonSourceError",
+    "Ref",
+    "RootBinding",
+    "RunnerCall",
     "Scan",
+    "SchemaRef",
+    "SessionStart",
     "Skipped",
     "StateSchema",
+    "Step",
+    "WorkflowEdge",
     "Write",
     "python_text",
     "scan",

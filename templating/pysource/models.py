@@ -43,6 +43,10 @@ class _Model:
     entries: dict[str, _Entry]
     open: bool
     fields: _ModelFields | None = None
+    # the attribute names of its fields (pydantic's `model_fields`, aliases aside), and whether they are all
+    # known (no base from outside the project, none beyond the bound): what google-adk checks a write against
+    names: tuple[str, ...] = ()
+    complete: bool = True
 
 
 class _ModelFields(Mapping[str, SchemaField]):
@@ -219,6 +223,19 @@ class ModelReader:
             )
         return where, cls, self._schemas[key]
 
+    def declared(self, module: Any, expr: ast.expr) -> tuple[Any, ast.ClassDef, frozenset[str] | None] | str:
+        """The names of the fields of the model `expr` names (pydantic's `model_fields`: what google-adk checks a
+        state write against, whatever `extra=` says), None when a base from outside the project may add some;
+        with the module and class defining it, or why the model is not found."""
+        found = self.lookup(module, _string_annotation(expr))
+        if isinstance(found, str):
+            return found
+        where, cls = found
+        model = self.model(where, cls)
+        if isinstance(model, str):
+            return model
+        return where, cls, frozenset(model.names) if model.complete else None
+
     def fields_of(self, model: _Model) -> _ModelFields:
         if model.fields is None:
             model.fields = _ModelFields(self, model)
@@ -261,6 +278,7 @@ class ModelReader:
             self._models[key] = result
             return result
         entries: dict[str, _Entry] = {}
+        names: dict[str, None] = {}
         extra_allowed = False  # the last model_config (or class keyword extra=) read wins, as a subclass's does
         for where, node in reversed(chain):  # the furthest base first; a subclass redeclares over it
             allows = _extra_allows(ast.Call(ast.Name("class"), [], node.keywords))  # class S(BaseModel, extra=...)
@@ -283,7 +301,8 @@ class ModelReader:
                 if name.startswith("_") or _last_name(annotation) in _NOT_FIELDS:
                     continue  # private attributes and class variables are not fields
                 entries[_key_of(name, stmt.value)] = _Entry(where, annotation, _default_of(stmt.value))
-        model = _Model(entries, is_open or extra_allowed)
+                names[name] = None
+        model = _Model(entries, is_open or extra_allowed, names=tuple(names), complete=not is_open)
         self._models[key] = model
         return model
 

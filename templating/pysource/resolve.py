@@ -335,14 +335,16 @@ class _Project(_Modules):
         site: str,
         names: Iterable[str] = (),
         state_schemas: tuple[StateSchema, ...] = (),
-    ) -> None:
+    ) -> Instruction | str:
+        """Record the instruction `expr` stands for (once, however many call sites give it): the
+        [`Instruction`][templating.pysource.Instruction] recorded, or why it is skipped (also recorded)."""
         value = self.resolve(module, expr, scope)
         where = module.node_span(expr)
         const = self.constant(module, expr, scope)
         label = const[1] if const else site
         if isinstance(value, str):
             self.result.skipped.append(Skipped(site, module.path, where, value))
-            return
+            return value
         all_names = [*names]
         if const:
             self.used_constants.add((const[0].key, const[1]))
@@ -362,7 +364,7 @@ class _Project(_Modules):
             self.result.instructions[index] = Instruction(
                 old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas, old.file, given_at
             )
-            return
+            return self.result.instructions[index]
         first = value.mods[0] if value.text else module
         span = where
         if value.text:  # from its first character to its last one written in the same file
@@ -387,6 +389,7 @@ class _Project(_Modules):
                 ((module.path, where),),
             )
         )
+        return self.result.instructions[-1]
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:
         """Module constants named `*PROMPT`/`*INSTRUCTION` that no call site used, holding a placeholder

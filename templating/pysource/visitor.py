@@ -10,7 +10,8 @@ import gc
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 
-from .found import CONSTANT_SUFFIXES, Kind, Scan, Skipped, StateSchema, Write
+from .agents import _AgentReader
+from .found import CONSTANT_SUFFIXES, Instruction, Kind, Scan, Skipped, StateSchema, Write
 from .positions import _Module
 from .reading import PythonSourceError, _read_python
 from .resolve import _Project
@@ -49,8 +50,9 @@ _TEMPLATE_ENGINES = {"from_template", "PromptTemplate", "ChatPromptTemplate", "T
 class _Visitor:
     """Walks one module: call sites of instructions, and state writes; knows the enclosing function."""
 
-    def __init__(self, project: _Project, module: _Module) -> None:
-        self.project, self.module = project, module
+    def __init__(self, project: _Project, module: _Module, agents: _AgentReader) -> None:
+        self.project, self.module, self.agents = project, module, agents
+        self.owner: ast.AST | None = None  # the function or lambda of the node being visited (None: module level)
         self.given_state = project.given_state
         # names for templating's own instruction(...)/jinja(...) calls: the module constant they are
         # assigned to, or the agent they are given to (set when the walk meets the parent, before the call)
@@ -121,6 +123,7 @@ class _Visitor:
         call, assign, binop, call_type = self.call, _ASSIGNMENTS, ast.BinOp, ast.Call
         for item, owner in zip(walked.nodes, walked.owners, strict=True):
             here = None if owner is None else scopes[id(owner)]
+            self.owner = owner
             kind = type(item)
             if kind is call_type:
                 call(item, here)  # type: ignore[arg-type]
@@ -176,6 +179,7 @@ class _Visitor:
             else:
                 self.formatted(func.value, scope)
         origin = project.qualify(module, func)
+        self.agents.visit_call(module, call, scope, origin, self.names_for.get(id(call), []), self.owner)
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if called in _TEMPLATE_ENGINES and (origin or "").lstrip(".").split(".")[0] != "templating":
             for template in [*call.args[:1], *(kw.value for kw in call.keywords if kw.arg in ("template", "source"))]:
@@ -208,7 +212,10 @@ class _Visitor:
             names = self.names_for.get(id(call), []) if last != "render" else []  # render(): a result, no template
             agents_schemas = self.schemas_for.get(id(call), ())
             site = f"{callee}(...)"
-            project.add(module, arg, scope, dialect=dialect, site=site, names=names, state_schemas=agents_schemas)
+            found = project.add(
+                module, arg, scope, dialect=dialect, site=site, names=names, state_schemas=agents_schemas
+            )
+            self.agents.recorded(call, found, templating=True)
         elif (head == "templating" and last == "Agent") or (head == "google" and last in _ADK_AGENTS):
             callee = _short(call.func)
             dialect = "angle" if head == "templating" else "adk"
@@ -230,43 +237,47 @@ class _Visitor:
                     self.names_for.setdefault(id(value), []).extend(names)
                     self.schemas_for[id(value)] = self.schemas_for.get(id(value), ()) + schemas
                     continue
-                if self.named_provider(value, scope, names, schemas):  # B = instruction("..."); Agent(instruction=B)
+                # B = instruction("..."); Agent(instruction=B)
+                named = self.named_provider(value, scope, names, schemas)
+                if named is not None:
+                    self.agents.recorded(value, named, templating=True)
                     continue
-                project.add(
+                found = project.add(
                     module, value, scope, dialect=dialect, site=f"{shown}.{kwarg}", names=names, state_schemas=schemas
                 )
+                if head == "google":
+                    self.agents.recorded(value, found)
 
     def named_provider(
         self, value: ast.expr, scope: _Scope | None, names: list[str], schemas: tuple[StateSchema, ...] = ()
-    ) -> bool:
+    ) -> Instruction | str | None:
         """If `value` names a module constant holding a call of templating's own `instruction`,
         `Template`, `parse` or `jinja` with a literal dialect, give that instruction `names`
-        (it is linted where the constant is) and say so."""
+        (it is linted where the constant is) and return what was recorded (None: no such constant)."""
         project = self.project
         const = project.constant(self.module, value, scope)
         if const is None:
-            return False
+            return None
         module, name = const
         call = module.bindings.get(name)
         if not isinstance(call, ast.Call):
-            return False
+            return None
         origin = project.qualify(module, call.func) or ""
         last = origin.rsplit(".", 1)[-1]
         arg = _source_arg(call)
         if origin.lstrip(".").split(".")[0] != "templating" or last not in _TEMPLATING_SOURCES - {"render"}:
-            return False
+            return None
         if arg is None or self.is_provider(arg):
-            return False
+            return None
         dialect: Kind = "jinja" if last == "jinja" else "angle"
         given = _keyword(call, "dialect")
         if given is not None:
             text = _str_value(given)
             if last == "jinja" or text not in ("angle", "adk"):
-                return False
+                return None
             dialect = "adk" if text == "adk" else "angle"
         site = f"{_short(call.func)}(...)"
-        project.add(module, arg, None, dialect=dialect, site=site, names=[name, *names], state_schemas=schemas)
-        return True
+        return project.add(module, arg, None, dialect=dialect, site=site, names=[name, *names], state_schemas=schemas)
 
     def is_provider(self, expr: ast.expr) -> bool:
         """A call to one of templating's own providers: linted at its own call site."""
@@ -278,7 +289,9 @@ class _Visitor:
     # -- state writes
 
     def write(self, key: str | None, node: ast.AST, how: str) -> None:
-        self.project.result.writes.append(Write(key, self.module.path, self.module.node_span(node), how))
+        owner = self.owner
+        function = None if owner is None else self.agents.function_id(self.module, owner)
+        self.project.result.writes.append(Write(key, self.module.path, self.module.node_span(node), how, function))
 
     def key_of(self, node: ast.AST | None, scope: _Scope | None, depth: int = 0) -> str | None:
         """The state key `node` names: a string literal, or a name bound to one (`KEY`,
@@ -386,7 +399,12 @@ class _Visitor:
         if called in _SESSION_MAKERS or called in _STATE_EVENTS:
             state = _keyword(call, "state")
             if state is not None:
+                writes = self.project.result.writes
+                before = len(writes)
                 self.dict_keys(state, f"{called}(state=...)", scope)
+                if called in _SESSION_MAKERS:
+                    keys = [w.key for w in writes[before:]]
+                    self.agents.session(self.module, call, None if None in keys else tuple(k for k in keys if k))
         if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault") and _is_state(func.value, scope):
             if func.attr == "update":
                 for arg in call.args:
@@ -414,8 +432,10 @@ def scan(
     keep_going: bool = False,
     root: str | None = None,
     unsaved: Collection[str] | None = None,
+    configs: Sequence[str] = (),
 ) -> Scan:
-    """Find the instructions and state writes of the Python files `paths` (parsed, never run).
+    """Find the instructions and state writes of the Python files `paths` (parsed, never run), and the agents
+    they build (for the agent model, `templating.agent_model`).
 
     Names imported from other modules are followed into those files when they can be found (next to
     the importer for relative imports, in a folder above it for absolute ones), whether or not they
@@ -438,11 +458,13 @@ def scan(
             editor's unsaved buffers): an import is looked for on disk first (one `stat`), and read only
             when the file is there or named as one of these. None (the default with such a `read`):
             any file may be read without being on disk, so every candidate of an import is read.
+        configs: google-adk Agent Config files (`root_agent.yaml`) to read too (with `read`, inside `root`):
+            their agents join `Scan.agents`, their instructions `Scan.config_instructions` (not linted yet).
     """
     if unsaved is None and read is _read_python:
         unsaved = ()  # the default reader reads files on disk only
     with _collector_paused():
-        return _scan(paths, suffixes, read, keep_going, root, unsaved)
+        return _scan(paths, suffixes, read, keep_going, root, unsaved, configs)
 
 
 _pausing = threading.Lock()
@@ -478,6 +500,7 @@ def _scan(
     keep_going: bool,
     root: str | None,
     unsaved: Collection[str] | None,
+    configs: Sequence[str] = (),
 ) -> Scan:
     project = _Project(read, suffixes, root, unsaved)
     modules: list[_Module] = []
@@ -489,12 +512,18 @@ def _scan(
                 raise
             project.result.errors.append(exc)
             project.result.sources[path] = exc.source or ""
-    visitors = [_Visitor(project, module) for module in modules]
+    agents = _AgentReader(project)
+    visitors = [_Visitor(project, module, agents) for module in modules]
     for visitor in visitors:  # first every call giving state to a function, which may be in another module
         visitor.find_state_arguments()
     for visitor in visitors:
         visitor.run()
     project.add_unused_constants(modules)
+    if configs:
+        from .agent_config import read_configs
+
+        read_configs(project, agents, configs)
+    agents.finish()
     found = project.result
     if any(state.schema is not None for state in found.state_schemas):
         # a state_schema= model's nested models are read from the trees when a key first goes into them
