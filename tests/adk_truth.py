@@ -176,10 +176,21 @@ def compare(target: str, state: Mapping[str, Any]) -> list[dict[str, Any]]:
             errors.append(f"{type(error).__name__}: {error}")
         for name, request in requests.items():
             first.setdefault(name, request)
+    static = {a.agent: a for a in build_preview(target, state=state).agents}
     rows = []
     for agent in preview.agents:
         request = first.get(agent.agent)
         row: dict[str, Any] = {"agent": agent.agent, "reached": agent.reached, "ran": request is not None}
+        read = static.get(agent.agent)
+        row["static"] = read is not None
+        if read is not None:
+            row["static_exact"] = read.exact
+            row["static_same"] = (read.system_instruction, read.instruction_turn, read.tools) == (
+                agent.system_instruction,
+                agent.instruction_turn,
+                agent.tools,
+            )
+            row["static_notes"] = list(read.notes)
         if request is not None:
             row["system_instruction"] = agent.system_instruction == request.config.system_instruction
             row["instruction_turn"] = agent.instruction_turn is None or agent.instruction_turn in instruction_turns(

@@ -367,9 +367,12 @@ ORDERS: dict[str, list[str]] = {
         *("agent_model.graph", "agent_model.workflow", "agent_model.initial", "agent_model.order"),
         *("agent_model.enforced", "agent_model.model", "agent_model"),
     ],
-    # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the
-    # formats, then the package's entry point
-    "preview": ["preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.formats", "preview"],
+    # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the app
+    # read from its code, the formats, then the package's entry point
+    "preview": [
+        *("preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.static", "preview.formats"),
+        "preview",
+    ],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).
 WHOLE = {
@@ -425,7 +428,7 @@ IMPORTERS = {
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},
     # google-adk (the adk extra): only the preview, inside the functions that make one
-    "google": {"preview.assemble", "preview.walk", "preview.load"},
+    "google": {"preview.assemble", "preview.walk", "preview.load", "preview.static"},
 }
 
 

@@ -22,7 +22,7 @@ if not installed("google.adk"):
 import adk_truth
 
 from templating.cli import main
-from templating.preview import AgentPreview, build_preview
+from templating.preview import AgentPreview, PreviewError, build_preview
 from templating.preview.load import load_app
 
 APPS = Path(__file__).resolve().parent / "fixtures" / "preview_apps"
@@ -297,8 +297,9 @@ CORPUS_APPS = [
 @pytest.mark.parametrize("app", CORPUS_APPS)
 def test_the_run_preview_of_a_corpus_app_is_what_google_adk_sends(app: str) -> None:
     """Every agent google-adk reaches on a first turn (and by each transfer or AgentTool call) gets, byte for byte,
-    the system instruction and instruction turn the preview shows, whenever the preview says it is exact; an agent
-    the preview shows a required key missing for never gets its request built (google-adk raises first)."""
+    the system instruction and instruction turn the run preview shows, whenever it says it is exact; an agent the
+    preview shows a required key missing for never gets its request built (google-adk raises first). The preview
+    read from the code shows the same agents, and the same request for each agent it says is exact."""
     if CORPORA is None or not (CORPORA / app).exists():
         reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
         if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
@@ -320,4 +321,60 @@ def test_the_run_preview_of_a_corpus_app_is_what_google_adk_sends(app: str) -> N
         if row["ran"] and row["exact"]:
             assert all(row[part] for part in ("system_instruction", "instruction_turn", "model", "tools")), row
             assert row["missing"] == [], row
+        # read from the code (nothing of the app run): the same agents, and the same request wherever it says exact
+        assert row["static"], row
+        if row["static_exact"]:
+            assert row["static_same"], row
+        else:
+            assert row["static_notes"], row
     assert any(row["ran"] for row in rows)
+
+
+# --- read from the code (no --run): the agent model's facts as google-adk objects -----------------------------------
+
+# The agents whose preview read from the code cannot be exact, and why (each says so in its notes).
+NOT_EXACT_STATICALLY = {
+    ("story_loop", "InitialWriterAgent"): "`initial_topic` (by before_agent_callback set_initial_topic) is set at run",
+    ("tutor_providers", "planner"): "its instruction is lesson_plan: a function google-adk calls (a provider)",
+}
+
+
+@pytest.mark.parametrize("app", sorted(CASES))
+def test_the_preview_read_from_the_code_is_the_run_preview(app: str) -> None:
+    """Without --run no code of the app runs, yet every agent whose instruction the agent model reads gets the same
+    system instruction, instruction turn and tools as the imported app, for the same state; the others say why."""
+    state, _ = CASES[app]
+    target = str(APPS / app)
+    static = build_preview(target, state=state)
+    run = build_preview(target, state=state, run=True)
+    assert static.mode == "static"
+    assert [(a.agent, a.path, a.reached) for a in static.agents] == [(a.agent, a.path, a.reached) for a in run.agents]
+    for read, ran in zip(static.agents, run.agents, strict=True):
+        why = NOT_EXACT_STATICALLY.get((app, read.agent))
+        if why is None:
+            assert read.exact, read.notes
+            assert read.system_instruction == ran.system_instruction
+            assert read.instruction_turn == ran.instruction_turn
+            assert read.tools == ran.tools
+            assert read.model == ran.model
+            assert [r.to_json() for r in read.reads] == [r.to_json() for r in ran.reads]
+        else:
+            assert not read.exact
+            assert any(why in note for note in read.notes), read.notes
+
+
+def test_the_preview_read_from_the_code_runs_none_of_it(tmp_path: Path) -> None:
+    """An app whose import would fail (it exits, and raises at import) is still previewed from its code."""
+    app = tmp_path / "shop"
+    app.mkdir()
+    (app / "__init__.py").write_text("from . import agent\n", encoding="utf-8")
+    (app / "agent.py").write_text(
+        "import sys\nfrom google.adk.agents import Agent\n"
+        "sys.exit('this app must not be imported by a preview')\n"
+        "root_agent = Agent(name='clerk', model='gemini-2.5-flash', instruction='Serve {user:name}.')\n",
+        encoding="utf-8",
+    )
+    preview = build_preview(str(app), state={"user:name": "Ada"})
+    assert preview.agents[0].system_instruction == 'Serve Ada.\n\nYou are an agent. Your internal name is "clerk".'
+    with pytest.raises(PreviewError, match="its code called exit"):
+        build_preview(str(app), state={}, run=True)

@@ -10,7 +10,7 @@ is made.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from .load import PreviewError
@@ -26,26 +26,60 @@ def build_preview(
     run: bool = False,
     agent: str | None = None,
     announce: Callable[[str], None] | None = None,
+    read: Callable[[str], str] | None = None,
+    unsaved: Collection[str] | None = None,
 ) -> Preview:
-    """The preview of the app `target` names, for `state` (default: empty).
+    """The preview of the app `target` names, for the session state `state` (default: the app's declared initial
+    state, each key's value a marker; else empty).
 
-    `run`: import the app (this runs its code, as `adk run` does) and run its callbacks as google-adk would;
-    otherwise the app is read from its code and nothing of it runs. `agent`: only the agents of that name (a
-    `PreviewError` when there is none). `announce` is told before the app's code runs."""
+    By default the app is read from its code by the agent model and none of it runs (`read` and `unsaved`: an
+    editor's unsaved text, as `templating.pysource.scan` takes them). `run`: import the app (this runs its code,
+    as `adk run` does) and run its callbacks as google-adk would; `announce` is told before its code runs.
+    `agent`: only the agents of that name (a `PreviewError` when there is none)."""
+    from .assemble import Given, Marker
     from .load import load_app, quiet
+    from .static import adk_tree, declared_state, read_app
     from .walk import Walk
 
-    if not run:
-        raise PreviewError(
-            "the preview read from the code (without --run) needs the agent model, which is not there yet: "
-            "use --run to import the app"
-        )
-    loaded = load_app(target, announce=announce)
-    walk = Walk(run_code=True, plugins=list(loaded.plugins))
+    static = None
+    notes: list[str] = []
+    if not run or state is None:
+        try:
+            static = read_app(target, read=read, unsaved=unsaved)
+        except PreviewError:
+            if not run:
+                raise
+    given: dict[str, Given] = {}
+    if state is not None:
+        given = {key: Given(value) for key, value in state.items()}
+    elif static is not None:
+        declared, where = declared_state(static)
+        given = {key: Given(Marker(value), "state", where) for key, value in declared.items()}
+        if where is not None:
+            notes.append(f"state: the declared initial state ({where}), each value shown as a marker")
+    if run:
+        loaded = load_app(target, announce=announce)
+        walk = Walk(run_code=True, plugins=list(loaded.plugins))
+        root = loaded.root
+    else:
+        _need_adk()
+        assert static is not None
+        with quiet():
+            root, facts = adk_tree(static)
+        walk = Walk(facts=lambda made: facts.get(id(made)))
     with quiet():
-        previews = asyncio.run(walk.app(loaded.root, dict(state or {})))
-    result = Preview(target=target, mode="run", agents=tuple(previews), notes=tuple(walk.notes))
+        previews = asyncio.run(walk.app(root, given))
+    result = Preview(target, "run" if run else "static", tuple(previews), tuple([*notes, *walk.notes]))
     return _only(result, agent)
+
+
+def _need_adk() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("google.adk") is None:
+        raise PreviewError(
+            "the preview assembles each request with google-adk's own code: pip install 'agent-prompt-templating[adk]'"
+        )
 
 
 def _only(result: Preview, agent: str | None) -> Preview:

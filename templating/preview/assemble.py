@@ -280,8 +280,8 @@ def _reads(asked: Mapping[str, bool], state: Mapping[str, Given], marked: Mappin
             source: KeySource = (
                 "earlier" if item.source == "earlier" else "marker" if item.source == "marker" else "state"
             )
-            value = item.value if source == "marker" or (source == "earlier" and isinstance(item.value, str)) else None
-            yield KeyRead(key, source, item.by, value)
+            value = item.value if source != "state" or isinstance(item.value, Marker) else None
+            yield KeyRead(key, source, item.by, value if isinstance(value, str) or value is None else str(value))
     for key, value in marked.items():
         if key.startswith("artifact."):
             yield KeyRead(key, "missing", value=value)

@@ -31,11 +31,11 @@ def how(agent: AgentPreview) -> str:
 def describe_read(read: KeyRead) -> str:
     """One key an agent reads and where its value comes from, in words."""
     if read.source == "state":
-        return f"{read.key} (given)"
+        return f"{read.key} (given{f' by {read.by}, shown as {read.value}' if read.by else ''})"
     if read.source == "earlier":
         return f"{read.key} (from {read.by})"
     if read.source == "marker":
-        return f"{read.key} (set by {read.by} at run time: shown as {read.value})"
+        return f"{read.key} (set by {read.by} at run time, shown as a marker)"
     if read.source == "missing":
         return f"{read.key} (MISSING: nobody supplies it, shown as {read.value})"
     return f"{read.key} (not supplied; optional here)"

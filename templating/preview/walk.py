@@ -47,9 +47,9 @@ class Walk:
     previews: list[AgentPreview] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    async def app(self, root: Any, state: Mapping[str, Any]) -> list[AgentPreview]:
-        given = {key: Given(value) for key, value in state.items()}
-        await self.node(root, given, path=(), reached="root", via=None, message=USER_MESSAGE)
+    async def app(self, root: Any, state: Mapping[str, Given]) -> list[AgentPreview]:
+        """Preview every agent of the tree `root` on a first turn whose session starts with `state`."""
+        await self.node(root, dict(state), path=(), reached="root", via=None, message=USER_MESSAGE)
         return self.previews
 
     async def node(
@@ -169,6 +169,10 @@ class Walk:
             target, state, message=message, plugins=self.plugins, before_model=self.run_code and not skipped
         )
         notes = (*notes, *made.notes)
+        set_later = [read for read in made.reads if read.source == "marker"]
+        if set_later:
+            shown = ", ".join(f"`{read.key}` (by {read.by})" for read in set_later)
+            inexact = (*inexact, f"{shown} is set at run time: its value is shown as a marker")
         missing = [read.key for read in made.reads if read.source == "missing"]
         if missing and unknown_writers:
             shown = ", ".join(f"`{key}`" for key in missing)
