@@ -378,3 +378,11 @@ def test_the_preview_read_from_the_code_runs_none_of_it(tmp_path: Path) -> None:
     assert preview.agents[0].system_instruction == 'Serve Ada.\n\nYou are an agent. Your internal name is "clerk".'
     with pytest.raises(PreviewError, match="its code called exit"):
         build_preview(str(app), state={}, run=True)
+
+
+@pytest.mark.parametrize("app", ["concierge", "shop_workflow", "story_loop"])
+def test_what_each_agent_sees_is_kept_in_a_snapshot(app: str, preview_snapshot: Any, snapshot: Any) -> None:
+    """This project's own use of the preview_snapshot fixture (snapshots/tests/test_preview/): a change to what
+    any agent of these apps sees, in google-adk or here, fails this test with a diff."""
+    state, _ = CASES[app]
+    assert preview_snapshot(f"tests/fixtures/preview_apps/{app}", state) == snapshot

@@ -64,9 +64,15 @@ def build_preview(
     else:
         _need_adk()
         assert static is not None
-        with quiet():
-            root, facts = adk_tree(static)
-        walk = Walk(facts=lambda made: facts.get(id(made)))
+        try:
+            with quiet():
+                root, facts = adk_tree(static)
+        except PreviewError:
+            raise
+        except Exception as exc:  # google-adk refuses the agents as the code reads: say so, in one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
+        walk = Walk(facts=facts)
     with quiet():
         previews = asyncio.run(walk.app(root, given))
     result = Preview(target, "run" if run else "static", tuple(previews), tuple([*notes, *walk.notes]))

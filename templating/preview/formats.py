@@ -7,7 +7,7 @@ import re
 
 from .result import AgentPreview, KeyRead, Preview, marker
 
-__all__ = ["as_json", "as_markdown", "as_text", "describe_read", "fence", "summary"]
+__all__ = ["as_json", "as_markdown", "as_text", "describe_read", "fence", "instruction_lengths", "summary"]
 
 _GUTTER = "\u2502 "
 _PATH = " \u203a "
@@ -129,3 +129,27 @@ def summary(preview: Preview) -> list[str]:
         out.append(f"not exact for {', '.join(inexact)} (see each agent's notes)")
     out += list(preview.notes)
     return out
+
+
+_HEAD = re.compile(r"^\u2500{3} \d+\. (\S+) \(")
+
+
+def instruction_lengths(text: str) -> dict[str, int]:
+    """From a preview in the text format (`as_text`): each agent's name and the length of its instruction (its
+    system instruction and instruction turn, the text after each line's gutter), for the snapshot guard."""
+    lengths: dict[str, int] = {}
+    agent: str | None = None
+    inside = False
+    for line in text.split("\n"):
+        head = _HEAD.match(line)
+        if head:
+            agent = head.group(1)
+            lengths.setdefault(agent, 0)
+            inside = False
+        elif line in ("system instruction:",) or line.startswith("instruction turn"):
+            inside = True
+        elif agent is not None and inside and line.startswith(_GUTTER.rstrip()):
+            lengths[agent] += len(line[len(_GUTTER) :]) + 1
+        else:
+            inside = False
+    return lengths

@@ -187,12 +187,15 @@ def declared_state(static: StaticApp) -> tuple[dict[str, str], str | None]:
     return {key: marker(f"initial state: {key}") for key in sorted(initial.keys)}, where
 
 
-def adk_tree(static: StaticApp) -> tuple[Any, dict[int, Facts]]:
+def adk_tree(static: StaticApp) -> tuple[Any, Callable[[Any], Facts | None]]:
     """The google-adk objects the app's code builds, from the agent model's facts, and what is known of each beyond
-    its object (keyed by the object's `id`)."""
+    its object. A Workflow holds copies of its nodes: those are found by name (unique in a tree)."""
     converter = _Converter(static)
     top = converter.agent(static.top)
-    return top, converter.facts
+    by_name: dict[str, Facts] = {}
+    for made in converter.made.values():
+        by_name.setdefault(made.name, converter.facts[id(made)])
+    return top, lambda made: converter.facts.get(id(made)) or by_name.get(getattr(made, "name", ""))
 
 
 def _stub_tool(name: str) -> Callable[[], None]:
@@ -393,7 +396,7 @@ class _Converter:
 
     def workflow(self, agent: Any, name: str) -> Any:
         from google.adk import Workflow
-        from google.adk.workflow import START, Edge
+        from google.adk.workflow import START
 
         nodes: dict[str, Any] = {}
 
@@ -410,8 +413,8 @@ class _Converter:
 
         edges: list[Any] = []
         for number, (source, target, routed) in enumerate(agent.graph):
-            if routed:
-                edges.append(Edge(from_node=node(source), to_node=node(target), route=f"route{number}"))
+            if routed:  # the route's value does not change what a node sees on its first turn
+                edges.append((node(source), {f"route{number}": node(target)}))
             else:
                 edges.append((node(source), node(target)))
         return Workflow(name=name, edges=edges)

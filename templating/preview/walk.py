@@ -72,8 +72,6 @@ class Walk:
         state = dict(state)
         skipped = await self._callback(agent, state, "before", message)
         facts = self.facts(agent)
-        for key, who in facts.before if facts else ():
-            state[key] = Given(Marker(marker(f"set by {who}")), "marker", who)
         if isinstance(agent, LlmAgent):
             state = await self._llm(
                 agent, state, path, reached, via, message, notes, skipped, unknown_writers=unknown_writers
@@ -160,6 +158,9 @@ class Walk:
         facts = self.facts(agent)
         notes = (*notes, *(facts.notes if facts else ()))
         inexact = facts.inexact if facts else ()
+        state = dict(state)
+        for key, who in facts.before if facts else ():  # written before its first turn by code not run here
+            state[key] = Given(Marker(marker(f"set by {who}")), "marker", who)
         if skipped:
             notes = (*notes, "its before_agent_callback answers for it on this turn: its model is not called")
         target, dropped = _without_toolsets(request_agent or agent)
