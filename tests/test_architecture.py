@@ -359,8 +359,8 @@ ORDERS: dict[str, list[str]] = {
         "pysource",
     ],
     "cli": [
-        *("cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.preview", "cli.lsp", "cli.parser"),
-        "cli",
+        *("cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.preview", "cli.diff", "cli.lsp"),
+        *("cli.parser", "cli"),
     ],
     # agents and apps, a Workflow's order, the initial state, availability, enforced schemas, the model
     "agent_model": [
@@ -368,10 +368,11 @@ ORDERS: dict[str, list[str]] = {
         *("agent_model.enforced", "agent_model.model", "agent_model"),
     ],
     # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the app
-    # read from its code, the formats, then the package's entry point
+    # read from its code, the formats, making a preview, a revision's files from git, two previews compared, then the
+    # package's names
     "preview": [
         *("preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.static", "preview.formats"),
-        "preview",
+        *("preview.build", "preview.git", "preview.diff", "preview"),
     ],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).

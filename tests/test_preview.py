@@ -222,6 +222,32 @@ def test_bad_input_is_one_line_exit_2_and_nothing_is_written(
     assert _files(APPS) == apps_before
 
 
+@pytest.mark.parametrize(
+    ("target", "files", "message"),
+    [
+        ("{tmp}/nowhere", {}, "{tmp}/nowhere: no such file or folder"),
+        ("{tmp}/app.py", {"app.py": APP_WITHOUT_ROOT}, "{tmp}/app.py: no root_agent in app"),
+        ("{tmp}/bad.py", {"bad.py": "root_agent = (\n"}, "bad.py"),
+        ("{tmp}", {"notes.txt": "x"}, "{tmp}: no agent.py, __init__.py or root_agent.yaml"),
+        ("{tmp}/app.py:nope", {"app.py": APP_WITHOUT_ROOT}, "no agent bound to 'nope'"),
+    ],
+    ids=["no-such-target", "no-root-agent", "syntax-error", "not-an-app-folder", "no-attribute"],
+)
+def test_bad_input_read_from_the_code_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, files: dict[str, str], message: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    before = _files(tmp_path)
+    assert main(["preview", target.format(tmp=tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1, err
+    assert err.startswith("templating: error: ")
+    assert message.format(tmp=tmp_path) in err
+    assert _files(tmp_path) == before
+
+
 def test_the_preview_package_imports_google_adk_only_when_a_preview_is_made() -> None:
     code = (
         "import sys, templating.preview, templating.preview.formats, templating.cli.preview; "
@@ -357,7 +383,9 @@ def test_the_preview_read_from_the_code_is_the_run_preview(app: str) -> None:
             assert read.instruction_turn == ran.instruction_turn
             assert read.tools == ran.tools
             assert read.model == ran.model
-            assert [r.to_json() for r in read.reads] == [r.to_json() for r in ran.reads]
+            assert [(r.key, r.source, r.by, r.value) for r in read.reads] == [
+                (r.key, r.source, r.by, r.value) for r in ran.reads
+            ]
         else:
             assert not read.exact
             assert any(why in note for note in read.notes), read.notes

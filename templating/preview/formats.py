@@ -53,8 +53,8 @@ def _block(text: str | None) -> list[str]:
 
 def as_text(preview: Preview) -> str:
     lines: list[str] = []
-    for number, agent in enumerate(preview.agents, 1):
-        head = f"{number}. {agent.agent} ({agent.kind}){_DOT}{_PATH.join(agent.path)}{_DOT}{how(agent)}"
+    for agent in preview.agents:
+        head = f"{agent.order}. {agent.agent} ({agent.kind}){_DOT}{_PATH.join(agent.path)}{_DOT}{how(agent)}"
         if agent.model:
             head += f"{_DOT}model {agent.model}"
         lines += [("\u2500" * 3) + " " + head, ""]
@@ -89,8 +89,8 @@ def _md_block(text: str) -> list[str]:
 
 def as_markdown(preview: Preview) -> str:
     lines = [f"# What each agent's model sees: `{preview.target}`", ""]
-    for number, agent in enumerate(preview.agents, 1):
-        lines += [f"## {number}. `{agent.agent}` ({agent.kind})", ""]
+    for agent in preview.agents:
+        lines += [f"## {agent.order}. `{agent.agent}` ({agent.kind})", ""]
         where = f"{_PATH.join(agent.path)}{_DOT}{how(agent)}"
         lines += [where + (f"{_DOT}model `{agent.model}`" if agent.model else ""), ""]
         if agent.error is not None and agent.system_instruction is None:

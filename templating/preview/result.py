@@ -37,15 +37,19 @@ class KeyRead:
     """A state key (or `artifact.NAME`) an agent's instructions read on its first turn, and where its value
     comes from: `source` (see [`KeySource`][templating.preview.result.KeySource]), `by` the agent (or callback)
     that writes it when `source` is `earlier` or `marker`, and `value` the text the model sees for it (a marker
-    for `marker` and `missing`; None when the value is given state, shown as it is)."""
+    for `marker` and `missing`; None when the value is given state, shown as it is). `optional`: whether its
+    placeholder is optional (`{key?}`), when the code says (None: not known, as for a provider's reads)."""
 
     key: str
     source: KeySource
     by: str | None = None
     value: str | None = None
+    optional: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, "source": self.source}
+        if self.optional is not None:
+            out["optional"] = self.optional
         if self.by is not None:
             out["by"] = self.by
         if self.value is not None:
@@ -62,7 +66,7 @@ class AgentPreview:
     both None when the request could not be assembled (`error` says why). `tools` are the names of the tools the
     model is offered, in the request's order (google-adk's built-in tools by their kind). `reads` the keys the
     instructions read. `exact`: whether this is byte for byte what google-adk sends for the given state (`notes`
-    say why not, and anything else worth knowing)."""
+    say why not, and anything else worth knowing). `order`: its place in the run order (1 for the first)."""
 
     agent: str
     path: tuple[str, ...]
@@ -77,6 +81,7 @@ class AgentPreview:
     exact: bool = True
     notes: tuple[str, ...] = ()
     error: str | None = None
+    order: int = 0
 
     def keys(self, source: KeySource) -> list[str]:
         """The keys read whose value comes from `source`, in the order they are read."""
@@ -86,6 +91,7 @@ class AgentPreview:
         """The JSON object `templating preview --format json` prints for this agent."""
         return {
             "agent": self.agent,
+            "order": self.order,
             "path": list(self.path),
             "kind": self.kind,
             "reached": self.reached,

@@ -25,7 +25,7 @@ from .load import PreviewError
 from .result import marker
 from .walk import Facts
 
-__all__ = ["StaticApp", "adk_tree", "declared_state", "read_app"]
+__all__ = ["StaticApp", "adk_tree", "declared_state", "find_apps", "read_app"]
 
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", ".venv", "venv", ".git", ".tox"})
 MAX_FILES = 5000  # Python files read for one app: an app folder holding more is not an app
@@ -129,7 +129,12 @@ def read_app(
         model = build(found, config, root)
     except PythonSourceError as exc:
         raise PreviewError(exc.message) from None
-    app, top = _pick(model, found, target, folder, named_file, attribute)
+    try:
+        app, top = _pick(model, found, target, folder, named_file, attribute)
+    except PreviewError:
+        if found.errors:  # the root agent may be in a file that is not valid Python: say that first
+            raise PreviewError(found.errors[0].message) from None
+        raise
     return StaticApp(model, app, top, root, dict(found.sources))
 
 
@@ -173,6 +178,37 @@ def _pick(
         if model.agents[app.root].path == str(folder / "root_agent.yaml"):
             return app, model.agents[app.root]
     raise PreviewError(f"{target}: no root agent found in its code (root_agent, an App, root_agent.yaml)")
+
+
+def find_apps(root: Path) -> list[str]:
+    """The apps of the project in `root`, each as a target relative to it: an app's folder (it holds its root agent
+    in `agent.py`, `__init__.py` or `root_agent.yaml`), else `FILE.py:NAME` (the name its root agent is bound to)."""
+    from ..agent_model import build
+    from ..linter.project import project_config
+    from ..pysource import scan
+
+    root = root.resolve()
+    files = _python_files(root, deep=True)
+    configs = []
+    for here, folders, names in os.walk(root):
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
+        configs += [os.path.join(here, "root_agent.yaml")] if "root_agent.yaml" in names else []
+    found = scan(files, root=str(root), configs=configs, keep_going=True)
+    model = build(found, project_config(root), root)
+    targets: list[str] = []
+    for binding in found.roots:  # `root_agent = ...`, as google-adk's loader finds an app
+        where = Path(binding.file)
+        if binding.ref.kind != "agent" or not where.is_relative_to(root):
+            continue
+        if where.name in ("agent.py", "__init__.py"):
+            targets.append(where.parent.relative_to(root).as_posix() or ".")
+        else:
+            targets.append(f"{where.relative_to(root).as_posix()}:root_agent")
+    for app in model.apps:
+        where = Path(model.agents[app.root].path)
+        if where.name == "root_agent.yaml" and where.is_relative_to(root):
+            targets.append(where.parent.relative_to(root).as_posix() or ".")
+    return list(dict.fromkeys(targets))
 
 
 def declared_state(static: StaticApp) -> tuple[dict[str, str], str | None]:
@@ -288,7 +324,15 @@ class _Converter:
             made = JoinNode(name=name)
         else:
             made = _custom_class()(**common, sub_agents=[self.agent(c) for c in self.children(agent, "run")])
-        self.facts[id(made)] = Facts(notes=tuple(notes), inexact=tuple(inexact), before=tuple(self.before(agent)))
+        optional: dict[str, bool] = {}
+        for read in self.model.reads(agent) if agent.kind == "llm" else ():
+            optional[read.key] = optional.get(read.key, True) and read.optional
+        self.facts[id(made)] = Facts(
+            notes=tuple(notes),
+            inexact=tuple(inexact),
+            before=tuple(self.before(agent)),
+            optional=tuple(optional.items()),
+        )
         return made
 
     def llm(self, agent: Any, common: dict[str, Any], notes: list[str], inexact: list[str]) -> Any:

@@ -12,7 +12,7 @@ writes when it answers (`output_key`) is shown to later agents as a marker, `⟨
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .assemble import Given, Marker, assemble, run_agent_callback
@@ -33,6 +33,7 @@ class Facts:
     inexact: tuple[str, ...] = ()
     before: tuple[tuple[str, str], ...] = ()
     after: tuple[tuple[str, str], ...] = ()
+    optional: tuple[tuple[str, bool], ...] = ()  # each key its instructions read: whether only optionally
 
 
 @dataclass
@@ -170,6 +171,11 @@ class Walk:
             target, state, message=message, plugins=self.plugins, before_model=self.run_code and not skipped
         )
         notes = (*notes, *made.notes)
+        if facts and facts.optional:
+            optional = dict(facts.optional)
+            made.reads = tuple(replace(read, optional=optional.get(read.key)) for read in made.reads)
+        elif made.reads:
+            made.reads = tuple(replace(read, optional=True) if read.source == "absent" else read for read in made.reads)
         set_later = [read for read in made.reads if read.source == "marker"]
         if set_later:
             shown = ", ".join(f"`{read.key}` (by {read.by})" for read in set_later)
@@ -195,6 +201,7 @@ class Walk:
                 exact=made.error is None and not inexact,
                 notes=(*notes, *inexact),
                 error=made.error,
+                order=len(self.previews) + 1,
             )
         )
         seen = dict(state)
