@@ -4,13 +4,16 @@ agents with google-adk's own request processors."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Mapping
-from typing import Any
+import concurrent.futures
+from collections.abc import Callable, Collection, Coroutine, Mapping
+from typing import Any, TypeVar
 
 from .load import PreviewError
 from .result import Preview
 
-__all__ = ["build_preview"]
+__all__ = ["build_preview", "import_adk"]
+
+T = TypeVar("T")
 
 
 def build_preview(
@@ -68,9 +71,33 @@ def build_preview(
             raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
         walk = Walk(facts=facts)
     with quiet():
-        previews = asyncio.run(walk.app(root, given))
+        previews = _run(lambda: walk.app(root, given))
     result = Preview(target, "run" if run else "static", tuple(previews), tuple([*notes, *walk.notes]))
     return _only(result, agent)
+
+
+def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to its end, also when this thread already runs an event loop (a notebook, a server): then
+    on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+
+
+def import_adk() -> None:
+    """Import what a preview uses of google-adk, if it is installed (an editor does it ahead of the first one)."""
+    import importlib.util
+    import warnings
+
+    if importlib.util.find_spec("google.adk") is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        importlib.import_module("google.adk.agents")
+        importlib.import_module("google.adk.flows.llm_flows.auto_flow")
 
 
 def _need_adk() -> None:
