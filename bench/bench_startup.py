@@ -7,16 +7,16 @@ the whole process: interpreter, imports, the parser's regular expression, the wo
 command is run RUNS times (default 21), interleaved with the references so that a busy machine
 slows all alike, and the medians are compared.
 
-Each command's reference is a Python process that does the same work through the library, importing
-only what that work needs, as a short script of a user's would: for `templating render FILE --state S`,
-reading the file and the JSON state and printing `Template(text).render(state)`; for `keys`, printing
-`Template(text).keys`; for `lint FILE`, linting the file with the engine (`Project`, the cache on as the
-command has it) and printing `format_text` of the findings. So a ratio is what the command line itself
-adds (argparse, reading its inputs, choosing what to run, the modules it imports for that): a command
-that imports what it does not need, or does more than it must, fails. Target (issues 10 and 35): each
-within 1.5 times its script; no Lark parser is built on the way. For information: `templating --version`
-against importing the package (`python -c "import templating"`, which names it), and every process
-against the interpreter alone (`python -c pass`).
+Each command's reference is a Python process that does the same work through the library, importing only what
+that work needs, as a short script of a user's would: for `templating render FILE --state S`, reading the file
+and the JSON state and printing `Template(text).render(state)`; for `keys`, printing
+`Template(text).placeholders`' keys, `?` after those only ever optional; for `lint FILE`, linting the file
+with the engine (`Project`, the cache on as the command has it) and printing `format_text` of the findings. So
+a ratio is what the command line itself adds (argparse, reading its inputs, choosing what to run, the modules
+it imports for that): a command that imports what it does not need, or does more than it must, fails. Target
+(issues 10 and 35): each within 1.5 times its script; no Lark parser is built on the way. For information:
+`templating --version` against importing the package (`python -c "import templating"`, which names it), and
+every process against the interpreter alone (`python -c pass`).
 
 (Until issue 35 the reference was a process importing the core, parser, renderer, providers,
 converter and linter: heavier than any of these commands, so no ratio could exceed the target.)
@@ -53,7 +53,9 @@ KEYS_SCRIPT = (
     "import sys\n"
     "from templating.template import Template\n"
     "with open(sys.argv[1], encoding='utf-8') as f: text = f.read()\n"
-    "print('\\n'.join(Template(text).keys))\n"
+    "optional = {}\n"
+    "for node in Template(text).placeholders: optional[node.key] = optional.get(node.key, True) and node.optional\n"
+    "print('\\n'.join(key + ('?' if o else '') for key, o in optional.items()))\n"
 )
 LINT_SCRIPT = (
     "import sys\n"

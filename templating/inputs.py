@@ -150,6 +150,8 @@ def read_text(
         raise InputError(f"{where} is not valid UTF-8: {path} (byte {exc.start})") from None
     except OSError as exc:
         raise InputError(f"cannot read {what} from {path}: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL character in the name (from a setting: no command line can pass one)
+        raise InputError(f"cannot read {what} from {path!r}: a file name cannot hold a NUL character") from None
     return text.removeprefix("\ufeff")
 
 
@@ -210,18 +212,72 @@ def read_state(path: str | None) -> dict[str, Any]:
 
 
 def write_text_whole(path: str, text: str, *, newline: str | None = None) -> None:
-    """Write `text` to `path` whole or not at all: a temporary file in the same folder, renamed over
-    `path`, so a reader never sees half a file and a failed write leaves the old one as it was (a file
-    already there keeps its permissions; a new one gets the usual ones). Raises `OSError` (with its
-    `strerror`), `IsADirectoryError` for a folder."""
+    """Write `text` to `path`, as an output a user names (`--output-file`, a baseline, a report, a fixed file).
+
+    A regular file (or none yet) is written whole or not at all: a temporary file in the same folder, renamed
+    over it, so a reader never sees half a file and a failed write leaves the old one as it was. The file keeps
+    its permissions and its owner (root rewriting another user's file: the temporary file is given to that user
+    first; where that is not allowed, the file is rewritten in place); a new one gets the usual ones. Through a
+    symbolic link, the link stays and its target is written.
+
+    Anything else at `path` (a device such as `/dev/null` or `/dev/stdout`, a FIFO, a link to one) is written
+    in place and never replaced, opened without waiting: a FIFO that nothing reads is an `OSError` (`ENXIO`)
+    saying so. Raises `OSError` (with its `strerror`), `IsADirectoryError` for a folder."""
+    try:
+        info: os.stat_result | None = os.stat(path)  # after links
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "it is a folder", path)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        if _write_in_place(path, text, newline, regular=False):
+            return
+        info = os.stat(path)  # a regular file now (it was swapped since the stat): written whole
+    target = os.path.realpath(path) if os.path.islink(path) else path  # the link kept, its target replaced
+    _replace_whole(target, text, newline, info)
+
+
+def _write_in_place(path: str, text: str, newline: str | None, *, regular: bool) -> bool:
+    """Write `text` into what is at `path` (a device, a FIFO; `regular`: a file whose owner the replacement
+    could not keep, truncated after). Opened without waiting on a FIFO; False when it turned out to be a
+    regular file and `regular` is false (the caller writes it whole instead)."""
+    flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)  # never O_CREAT: what is there is written, nothing is made
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO no process has open for reading (opening it would wait for one)
+            socket = stat.S_ISSOCK(os.stat(path).st_mode)  # or a socket, which no open() reaches
+            why = (
+                "a socket, which cannot be opened as a file"
+                if socket
+                else "a FIFO that nothing reads (start its reader first)"
+            )
+            raise OSError(errno.ENXIO, f"{why}: not written", path) from None
+        raise
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode) and not regular:
+            return False
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # the open did not wait; a reader that is there is waited on, as a shell does
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline, closefd=False) as out:
+            out.write(text)
+            out.flush()
+            if regular:
+                os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_CUR))
+    finally:
+        os.close(fd)
+    return True
+
+
+def _replace_whole(path: str, text: str, newline: str | None, info: os.stat_result | None) -> None:
+    """`text` into a temporary file beside `path`, given the mode and owner of the file there (`info`), renamed
+    over it; rewritten in place when the owner cannot be kept (another user's file, not running as root)."""
     import tempfile
 
-    if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "it is a folder", path)
     folder = os.path.dirname(os.path.abspath(path))
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
+    if info is not None:
+        mode = stat.S_IMODE(info.st_mode)
+    else:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
@@ -230,9 +286,19 @@ def write_text_whole(path: str, text: str, *, newline: str | None = None) -> Non
         handle, temp = tempfile.mkstemp(prefix=".templating-", suffix=".tmp", dir=folder)
         with os.fdopen(handle, "w", encoding="utf-8", newline=newline) as out:
             out.write(text)
-        os.chmod(temp, mode)
+        if info is not None and hasattr(os, "chown"):
+            mine = os.stat(temp)
+            if (mine.st_uid, mine.st_gid) != (info.st_uid, info.st_gid):
+                try:
+                    os.chown(temp, info.st_uid, info.st_gid)
+                except PermissionError:  # another user's file we may write but not give away: edited in place
+                    os.unlink(temp)
+                    temp = None
+                    _write_in_place(path, text, newline, regular=True)
+                    return
+        os.chmod(temp, mode)  # after the owner: a chown clears the set-user-ID bits
         os.replace(temp, path)
-    except OSError:
+    except BaseException:  # an OSError, a text that is not UTF-8, an interrupt: no temporary file left
         if temp is not None and os.path.exists(temp):
             os.unlink(temp)
         raise

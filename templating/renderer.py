@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import itertools
 import json
 import re
 import sys
@@ -173,14 +174,16 @@ def _size(value: Any, memo: dict[int, int], active: set[int]) -> int:
         return 0  # a cycle: the writer reports it
     active.add(ident)
     total = VALUE_ITEM_SIZE
-    if isinstance(value, Mapping):
-        for key in _keys_of(value):
-            if isinstance(key, str):
-                total += len(key)
-    for item in _children(value):
-        total += _size(item, memo, active)
-        if total > MAX_VALUE_SIZE:
-            raise UnprintableValueError(_TOO_LARGE.format(limit=MAX_VALUE_SIZE))
+    if isinstance(value, Mapping):  # counted as it is iterated: a mapping whose keys never end stops here
+        for key, item in dict.items(value) if isinstance(value, dict) else value.items():
+            total += (len(key) if isinstance(key, str) else 0) + _size(item, memo, active)
+            if total > MAX_VALUE_SIZE:
+                raise UnprintableValueError(_TOO_LARGE.format(limit=MAX_VALUE_SIZE))
+    else:
+        for item in _children(value):
+            total += _size(item, memo, active)
+            if total > MAX_VALUE_SIZE:
+                raise UnprintableValueError(_TOO_LARGE.format(limit=MAX_VALUE_SIZE))
     active.discard(ident)
     memo[ident] = total
     return total
@@ -377,7 +380,7 @@ def _suggest(get: Getter, state: Any, placeholder: Placeholder) -> str | None:
         nxt = _step(value, segment)
         if nxt is _ABSENT:
             if isinstance(value, Mapping):
-                options = [k for k in value if isinstance(k, str)]
+                options = [k for k in itertools.islice(value, SUGGESTED_FROM) if isinstance(k, str)]
                 match = difflib.get_close_matches(segment, options, n=1, cutoff=0.6)
                 if match:
                     return ".".join([*walked, match[0]])
@@ -394,12 +397,15 @@ def _root_mapping(state: Any) -> Any:
     return inner if inner is not None else state
 
 
+SUGGESTED_FROM = 100_000  # the most keys a did-you-mean compares (a mapping's keys may never end)
+
+
 def _keys(mapping: Any) -> list[Any]:
     if isinstance(mapping, Mapping):
-        return list(mapping)
+        return list(itertools.islice(mapping, SUGGESTED_FROM))
     to_dict = getattr(mapping, "to_dict", None)
     if callable(to_dict):
-        return list(to_dict())
+        return list(itertools.islice(to_dict(), SUGGESTED_FROM))
     return []
 
 

@@ -18,6 +18,8 @@ from syrupy.assertion import SnapshotAssertion
 from templating.pytest_plugin import extension_for
 
 pytest_plugins = ["pytester"]
+# tests/fixtures holds agent apps written as their authors write them, their own eval tests included: data, not tests.
+collect_ignore = ["fixtures"]
 
 # Hypothesis judges no test by the clock: no deadline per example and no health check of how fast data is
 # generated, both of which a busy machine fails by chance. A test's own @settings still sets its number of

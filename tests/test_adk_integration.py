@@ -211,7 +211,36 @@ def test_canonical_instruction_matches_what_adk_builds() -> None:
     assert instruction_text not in sent(request)
 
 
-# --- lint's ADK-dialect rules (T016..T019) against google-adk's own inject_session_state ------------
+STATIC_AND_ANGLE = (
+    "from google.adk.agents import LlmAgent\n\n"
+    'persona_picker = LlmAgent(name="persona_picker", instruction="Pick a persona.", output_key="persona")\n'
+    'topic_picker = LlmAgent(name="topic_picker", instruction="Pick a topic.", output_key="topic")\n'
+    "guide = LlmAgent(\n"
+    '    name="guide",\n'
+    '    static_instruction="You are {persona}, a museum guide.",\n'
+    '    instruction="Tell the visitor about <topic>, in {lang}.",\n'
+    ")\n"
+)
+
+
+def test_t029_and_t032_flag_what_adk_sends_as_written(tmp_path: Path) -> None:
+    """google-adk sends a static_instruction's braces and an instruction's angle brackets as written, whatever
+    state holds: lint says so at exactly those places (T032, T029), and T014 at the key ADK does look up."""
+    from templating import lint_project
+
+    (tmp_path / "agent.py").write_text(STATIC_AND_ANGLE, encoding="utf-8")
+    result = lint_project([str(tmp_path / "agent.py")], root=tmp_path)
+    flagged = [(d.code, STATIC_AND_ANGLE[d.span.start : d.span.end]) for d in result.diagnostics if d.span]
+    assert flagged == [("T032", "{persona}"), ("T029", "<topic>"), ("T014", "{lang}")]
+    state = {"persona": "Ada", "topic": "owls", "lang": "French"}
+    static_part = "You are {persona}, a museum guide."
+    request, _ = asyncio.run(_run("Tell the visitor about <topic>, in {lang}.", state, static_instruction=static_part))
+    assert_sent_first(request, static_part)
+    told = [part.text for content in request.contents for part in content.parts or [] if part.text]
+    assert any("Tell the visitor about <topic>, in French." in text for text in told), told
+
+
+# --- lint's ADK-dialect rules (T016 to T020, T029, T031) against google-adk's own inject_session_state ------------
 # Each rule's message says what ADK does at run time; these tests make ADK do it.
 
 
@@ -284,6 +313,25 @@ ADK_CLAIMS = [
     ("T020-dotted", "Order {order.id?}.", {"order": {"id": 1}, "order.id": 1}, None, None, ["T020"]),
     ("T020-scoped-path", "{user:profile.name}", {"user:profile": {"name": "A"}}, None, None, ["T020"]),
     ("T020-help", "Hi {name}, within {budget}.", {"name": "Ada", "budget": 3}, None, "Hi Ada, within 3.", []),
+    (
+        "T031-class-field",
+        "It is {CityTime.time_info} in {CityTime.city}.",
+        {"CityTime": {"time_info": "10:10", "city": "Paris"}, "time_info": "10:10", "city": "Paris"},
+        None,
+        None,
+        ["T031", "T031"],
+    ),
+    (
+        "T031-from-node",
+        "It is <CityTime.time_info from lookup_time_function>.",
+        {"lookup_time_function": {"time_info": "10:10"}, "time_info": "10:10"},
+        None,
+        None,
+        ["T031"],
+    ),
+    ("T031-help", "It is {time_info}.", {"time_info": "10:10"}, None, "It is 10:10.", []),
+    # T029 (a state key of the project, known from its code): google-adk sends <topic> as written
+    ("T029-angle-brackets", "Write about <topic>.", {"topic": "owls"}, None, None, []),
 ]
 
 

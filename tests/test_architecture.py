@@ -196,7 +196,7 @@ def test_every_module_imports_by_its_path_and_is_the_attribute_of_that_path(orde
 # The layers, lowest first: a module imports only from its own layer or the ones below. A new module needs a place
 # here (the test below names it). Data flows up: templates are parsed and rendered from a read-only mapping (core),
 # which sessions supply; Python sources are read into instructions; the project model says which files, rules and
-# schemas a run has; the agent model (templating/agent_model/, not written yet) what each agent is given; the lint
+# schemas a run has; the agent model (templating/agent_model/) what each agent is given and reads; the lint
 # rules check instructions against both, the engine runs them over a project, outputs format what it found and the
 # lint run is `templating lint` as one object. The Python API, the language server and the command line (with the
 # pytest plugin) sit on top and hold no lint logic of their own.
@@ -255,8 +255,8 @@ def test_every_module_has_its_layer() -> None:
             seen[member] = name
 
 
-def test_the_agent_model_has_its_place_before_it_is_written() -> None:
-    """`templating/agent_model/` (reserved): between the project model, which it reads, and the lint rules."""
+def test_the_agent_model_has_its_place() -> None:
+    """`templating/agent_model/`: between the project model, which it reads, and the lint rules."""
     model = layer_of("templating.agent_model.graph")
     assert model is not None
     assert layer_of("templating.agent_model") == model
@@ -352,7 +352,10 @@ ORDERS: dict[str, list[str]] = {
         *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"),
         *("sessions.sql", "sessions.contexts", "sessions"),
     ],
-    "jinja_mode": ["jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode"],
+    "jinja_mode": [
+        *("jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode.reads"),
+        "jinja_mode",
+    ],
     "pysource": [
         *("pysource.reading", "pysource.positions", "pysource.found", "pysource.models", "pysource.syntax"),
         *("pysource.imports", "pysource.resolve", "pysource.agents", "pysource.agent_config", "pysource.visitor"),
@@ -423,7 +426,10 @@ def test_python_sources_are_read_with_the_core_alone() -> None:
 
 IMPORTERS = {
     "lark": {"parser"},
-    "jinja2": {"jinja_mode.filters", "jinja_mode.mode", "jinja_mode.sandbox", "linter.outputs.html"},
+    "jinja2": {
+        *("jinja_mode.filters", "jinja_mode.mode", "jinja_mode.reads", "jinja_mode.sandbox"),
+        "linter.outputs.html",
+    },
     "pydantic": {"agents", "sessions.models"},
     "sqlalchemy": {"sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.

@@ -4,13 +4,18 @@ reports only new ones (templating.linter.baseline), through the command line and
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from templating.cli import main
-from templating.linter.baseline import BaselineError, load_baseline
+from templating.linter.baseline import BaselineError, load_baseline, write_baseline
+from templating.linter.engine import Project
+from templating.linter.result import LintResult
 from templating.linter.run import lint_project
 
 PROMPT = "Hello <name??>.\nBye.\n"  # T006, an error: the exit code is 1 without the baseline
@@ -237,3 +242,103 @@ def test_text_output_names_the_baseline(tree: Path, capsys: pytest.CaptureFixtur
     assert main(["lint", "--baseline", "baseline.json"]) == 0
     out, _err = capsys.readouterr()
     assert out == "2 templates checked: no findings\n2 findings left out: recorded in the baseline baseline.json\n"
+
+
+def _everything(result: LintResult) -> tuple[object, ...]:
+    return (result.diagnostics, result.run_findings, result.templates, result.files, result.baselined, result.stale)
+
+
+@pytest.mark.parametrize(
+    "options", [pytest.param({}, id="default-levels"), pytest.param({"severity": {"T011": "error"}}, id="level-given")]
+)
+def test_a_baselined_run_finding_is_left_out_of_a_cached_run_as_of_a_fresh_one(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """T011 reports on the whole run (`run_findings`, which the HTML report lists): a baseline recording it
+    leaves it out of a run read from the cache (whose findings are read back from JSON) and of a run with
+    `severity` given (whose findings are copied at their level) exactly as of a fresh run."""
+    common: dict[str, Any] = {"schema": ["name", "plan", "spare"], "extend_select": ["T011"], **options}
+    recorded = lint_project(**common)
+    assert [(d.code, d.message) for d in recorded.run_findings] == [
+        ("T011", f"schema key '{key}' is not used by any linted template") for key in ("name", "spare")
+    ]  # `<name??>` is no placeholder
+    write_baseline("baseline.json", recorded)
+    fresh = lint_project(baseline="baseline.json", **common)
+    assert (fresh.diagnostics, fresh.run_findings, fresh.baselined) == ([], [], len(recorded.diagnostics))
+    linted: list[int] = []
+    real = Project._lint
+
+    def counted(self: Project, paths: Any) -> LintResult:
+        linted.append(1)
+        return real(self, paths)
+
+    monkeypatch.setattr(Project, "_lint", counted)
+    runs = [lint_project(baseline="baseline.json", cache_dir=tree / "cache", **common) for _ in range(2)]
+    assert linted == [1]  # the second run is read from the cache
+    assert [_everything(run) for run in runs] == [_everything(fresh)] * 2
+
+
+def _set_max_file_size(tree: Path, size: int) -> None:
+    edit("pyproject.toml", lambda t: t + f"max-file-size = {size}\n")
+
+
+def _large_baseline(path: Path, size: int) -> bytes:
+    """A valid baseline of `size` bytes or more (what --write-baseline writes for a project of ~18,000
+    findings), recording the tree's two findings among many others."""
+    entries = [
+        {"path": "agent.py", "code": "T014", "text": "{plan}", "count": 1},
+        {"path": "prompts/a.prompt", "code": "T006", "text": "<name??>", "count": 1},
+    ]
+    entries += [{"path": f"old/f{i:06}.py", "code": "T014", "text": "{x}", "count": 1} for i in range(size // 100)]
+    data = json.dumps({"version": 1, "findings": entries}, indent=2).encode("utf-8")
+    assert len(data) >= size
+    path.write_bytes(data)
+    return data
+
+
+def test_a_baseline_is_read_within_max_file_size(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The limit on a baseline's size is the project's max-file-size (2,000,000 bytes by default), and
+    raising it reads a larger one; over it, the message names the setting and where it is set."""
+    data = _large_baseline(tree / "big.json", 2_100_000)
+    code, _, err = lint(["--baseline", "big.json"], capsys)
+    assert code == 2
+    assert err == (
+        f"templating: error: cannot read the baseline big.json: it is {len(data)} bytes, more than the limit of "
+        f"2000000 bytes ('max-file-size' in [tool.templating] of {tree / 'pyproject.toml'}): raise it to read "
+        "this baseline\n"
+    )
+    _set_max_file_size(tree, 3_000_000)
+    assert lint(["--baseline", "big.json"], capsys) == (
+        0,
+        [],
+        "templating: 2 findings left out: recorded in the baseline big.json\n",
+    )
+
+
+def test_a_baseline_that_could_not_be_read_back_is_not_written(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tree / "b.json").write_text("old\n", encoding="utf-8")
+    _set_max_file_size(tree, 200)  # the two findings' baseline is more
+    assert main(["lint", "--write-baseline", "b.json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("templating: error: cannot write the baseline b.json: it would be "), err
+    assert err.endswith(
+        f"bytes, more than the limit of 200 bytes a baseline is read with ('max-file-size' in [tool.templating] of "
+        f"{tree / 'pyproject.toml'}): raise it to write this baseline\n"
+    )
+    assert (tree / "b.json").read_text(encoding="utf-8") == "old\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names that are not UTF-8, as on Linux")
+def test_a_baseline_of_a_name_that_is_not_utf8_is_written_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".git").mkdir()
+    with open(os.fsencode(tmp_path) + b"/n\xffm.prompt", "wb") as handle:
+        handle.write(PROMPT.encode("utf-8"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "--no-cache", "--write-baseline", "b.json", "."]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git", "b.json", "n\udcffm.prompt"]  # no temporary file
+    (tmp_path / "b.json").read_bytes().decode("utf-8")  # the file is UTF-8
+    capsys.readouterr()
+    assert lint(["--no-cache", "--baseline", "b.json", "."], capsys)[:2] == (0, [])

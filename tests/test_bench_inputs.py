@@ -142,6 +142,114 @@ def test_bench_startup_references_do_the_commands_work(
         assert reference.stdout == ran.stdout
 
 
+# A corpus laid out as the shared one: adk-samples agent folders, adk-python samples (folders and a top-level
+# file), adk-docs packages and single files.
+APPS_CORPUS = {
+    "adk-samples/python/agents/shop/shop/__init__.py": "from . import agent\n",
+    "adk-samples/python/agents/shop/shop/agent.py": (
+        "from google.adk.agents import LlmAgent\n"
+        'root_agent = LlmAgent(name="shop", instruction="Cart: {cart}", output_key="reply")\n'
+    ),
+    "adk-samples/python/agents/shop/tests/test_shop.py": "def test(): pass\n",
+    "adk-samples/python/agents/shop/eval/data/x.evalset.json": '{"eval_set_id": "x", "eval_cases": []}\n',
+    "adk-samples/python/agents/broken/broken/agent.py": "def broken(:\n",
+    "adk-python/contributing/samples/hello/agent.py": (
+        'from google.adk import Agent\nroot_agent = Agent(name="h", instruction="Hi", output_key="cart")\n'
+    ),
+    "adk-python/contributing/samples/hello/__init__.py": "from . import agent\n",
+    "adk-python/contributing/samples/runner.py": "print('hi')\n",
+    "adk-docs/examples/python/snippets/team/__init__.py": "",
+    "adk-docs/examples/python/snippets/team/step_1/__init__.py": "from . import agent\n",
+    "adk-docs/examples/python/snippets/team/step_1/agent.py": (
+        'from google.adk import Agent\nroot_agent = Agent(name="t", instruction="Hi {user:name}")\n'
+    ),
+    "adk-docs/examples/python/snippets/loop.py": (
+        'from google.adk.agents import LlmAgent\na = LlmAgent(name="a", instruction="Go on: {topic}", output_key="x")\n'
+    ),
+    "adk-docs/examples/python/snippets/requirements.txt": "google-adk\n",
+}
+
+
+@pytest.mark.usefixtures("bench")
+def test_bench_agent_apps_counts_apps_as_the_corpus_survey_does(tmp_path: Path) -> None:
+    apps_bench = _module("bench_agent_apps")
+    _write(tmp_path, APPS_CORPUS)
+    apps = {app.name: app for app in apps_bench.apps_of(tmp_path)}
+    assert sorted(apps) == [
+        "adk-docs/examples/python/snippets/loop.py",
+        "adk-docs/examples/python/snippets/team",
+        "adk-python/contributing/samples/hello",
+        "adk-python/contributing/samples/runner.py",
+        "adk-samples/python/agents/broken",
+        "adk-samples/python/agents/shop",
+    ]
+    shop = apps["adk-samples/python/agents/shop"]
+    assert sorted(str(p.relative_to(shop.base)) for p in shop.files) == [
+        "eval/data/x.evalset.json",
+        "shop/__init__.py",
+        "shop/agent.py",
+        "tests/test_shop.py",
+    ]
+    team = apps["adk-docs/examples/python/snippets/team"]
+    assert sorted(str(p.relative_to(team.base)) for p in team.files) == [
+        "team/__init__.py",
+        "team/step_1/__init__.py",
+        "team/step_1/agent.py",
+    ]
+    assert [p.name for p in apps["adk-docs/examples/python/snippets/loop.py"].files] == ["loop.py"]
+
+
+@pytest.mark.usefixtures("bench")
+def test_bench_agent_apps_lints_each_app_alone_and_reports_per_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each app is linted without the others' writes; an app that is not valid Python is left out, not a crash."""
+    apps_bench = _module("bench_agent_apps")
+    corpus = tmp_path / "corpus"
+    _write(corpus, APPS_CORPUS)
+    assert apps_bench.main(["--corpus", str(corpus), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    runs = {run["app"]: run for run in report["apps"]}
+    # nothing in the shop's app writes cart (the hello sample's output_key does, in another app)
+    assert runs["adk-samples/python/agents/shop"]["findings"] == {"T014": 1}
+    assert runs["adk-samples/python/agents/shop"]["details"][0]["path"] == "shop/agent.py"
+    assert runs["adk-docs/examples/python/snippets/loop.py"]["findings"] == {"T014": 1}
+    assert runs["adk-docs/examples/python/snippets/team"]["findings"] == {"T014": 1}
+    broken = runs["adk-samples/python/agents/broken"]
+    assert (broken["files"], broken["left_out"], broken["findings"], broken["crash"]) == (0, 1, {}, None)
+    rules = report["total"]["rules"]
+    assert rules == {"T014": {"name": "key-never-written", "severity": "warning", "findings": 3, "apps": 3}}
+    assert report["total"]["apps"] == 6
+    assert report["total"]["crashes"] == []
+    assert apps_bench.main(["--corpus", str(corpus), "--app", "shop"]) == 0
+    text = capsys.readouterr().out
+    assert "adk-samples/shop" in text
+    assert "T014 key-never-written" in text
+    assert "1 apps (1 with findings)" in text
+
+
+@pytest.mark.usefixtures("bench")
+def test_bench_agent_apps_reports_a_crash_and_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apps_bench = _module("bench_agent_apps")
+    corpus = tmp_path / "corpus"
+    _write(corpus, APPS_CORPUS)
+    real = apps_bench.lint_project
+
+    def crash_on_loop(paths: list[str], **options: object) -> object:
+        if any(Path(p, "loop.py").exists() for p in paths):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(paths, **options)
+
+    monkeypatch.setattr(apps_bench, "lint_project", crash_on_loop)
+    assert apps_bench.main(["--corpus", str(corpus)]) == 1
+    text = capsys.readouterr().out
+    assert "CRASH RecursionError: maximum recursion depth exceeded" in text
+    assert "the linter crashed on 1 app(s): adk-docs/examples/python/snippets/loop.py" in text
+    assert "adk-samples/shop" in text  # the apps after it were linted
+
+
 @pytest.mark.slow  # google-adk's import and a git repository
 @pytest.mark.usefixtures("bench")
 def test_bench_preview_app_has_ten_agents_and_its_last_commit_changes_one(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -98,7 +99,7 @@ def test_state_from_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str], mo
 
 def test_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     template = write(tmp_path, "t.txt", "<b> <a?> <b> <<c>> <user:d.0>")
-    assert run(["keys", template], capsys) == (0, "b\na\nuser:d.0\n", "")
+    assert run(["keys", template], capsys) == (0, "b\na?\nuser:d.0\n", "")
     code, out, _ = run(["keys", template, "--format", "json"], capsys)
     assert code == 0
     assert json.loads(out)[1] == {"key": "a", "optional": True, "line": 1, "column": 5}
@@ -230,6 +231,43 @@ def test_a_pipe_or_device_is_refused_not_waited_on(tmp_path: Path, make_args) ->
     assert err.splitlines() == [err.rstrip("\n")]
     assert "not a regular file (a device, a pipe or a socket): not read" in err
     assert result.stdout == b""
+
+
+OUTPUT_OPTIONS = [
+    ("output-file", "--output-file", "cannot write the output file"),
+    ("write-baseline", "--write-baseline", "cannot write the baseline"),
+    ("html", "--html", "cannot write HTML report"),
+]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX pipes")
+@pytest.mark.parametrize(("option", "message"), [c[1:] for c in OUTPUT_OPTIONS], ids=[c[0] for c in OUTPUT_OPTIONS])
+def test_an_output_to_a_fifo_nothing_reads_is_refused_not_waited_on(tmp_path: Path, option: str, message: str) -> None:
+    # Opening a FIFO for writing waits for a reader: the output is refused instead, and the FIFO stays.
+    # PYTHONPATH: this checkout's code (the timeout only turns a hang into a failure, it times nothing).
+    prompt = write(tmp_path, "a.prompt", "Hi <name??>")
+    fifo = _fifo(tmp_path)
+    result = cli(["lint", prompt, option, fifo], timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 2, err
+    assert (
+        err == f"templating: error: {message} {fifo}: a FIFO that nothing reads (start its reader first): not written\n"
+    )
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/fd/1"), reason="/proc/self/fd (Linux)")
+def test_an_output_file_that_is_stdout_prints_the_findings(tmp_path: Path) -> None:
+    """`--output-file /dev/stdout` (here a link of our own to what /dev/stdout links to: a bug replacing the
+    link replaces ours, never the machine's): the findings go to stdout, as ruff's do."""
+    prompt = write(tmp_path, "a.prompt", "Hi <name??>")
+    stdout = tmp_path / "stdout"
+    stdout.symlink_to("/proc/self/fd/1")
+    result = cli(["lint", prompt, "--output-file", str(stdout)], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1, result.stderr
+    assert b": T006 " in result.stdout
+    assert result.stderr == b"1 template checked: 1 error\n"
+    assert os.readlink(stdout) == "/proc/self/fd/1"
 
 
 def test_too_much_stdin_is_refused(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -579,11 +617,69 @@ def test_lint_project_from_config(
     assert err == "2 templates checked: 1 error\n"
 
 
+LINTED_HERE = "no paths given and no 'include' in [tool.templating]: linted the current folder (as `templating lint .`)"
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [None, '[project]\nname = "x"\n', "[tool.templating]\nignore = ['T012']\n"],
+    ids=["no-pyproject", "no-table", "table-without-include"],
+)
+def test_lint_without_paths_or_include_lints_the_current_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, pyproject: str | None
+) -> None:
+    """As ruff does: no paths and no `include` lint `.` (not the whole root: from a subfolder, that subfolder),
+    and the summary says so; with `include`, the root is walked for it (test_lint_project_from_config)."""
+    if pyproject is not None:
+        write(tmp_path, "pyproject.toml", pyproject)
+    (tmp_path / "agents").mkdir()
+    write(tmp_path, "agents/support.prompt", "Hi <name> < order_id >")
+    write(tmp_path, "agents/notes.txt", "< not a template file >")
+    write(tmp_path, "elsewhere.prompt", "< nick >")
+    for here, found in (
+        (tmp_path, ["agents/support.prompt", "elsewhere.prompt"]),
+        (tmp_path / "agents", ["support.prompt"]),
+    ):
+        monkeypatch.chdir(here)
+        code, out, err = run(["lint"], capsys)
+        assert code == 0, err  # T002 is a warning
+        assert sorted(line.split(":")[0] for line in out.splitlines() if ": T002 " in line) == found
+        noun = "template" if len(found) == 1 else "templates"
+        assert err == f"{LINTED_HERE}\n{len(found)} {noun} checked: {len(found)} warning{'s' * (len(found) > 1)}\n"
+        code, out, err = run(["lint", "--format", "json"], capsys)
+        assert (code, len(json.loads(out))) == (0, len(found))
+        assert err == f"templating: {LINTED_HERE}\n"
+
+
+def test_lint_without_paths_or_include_in_a_folder_without_templates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "notes.txt", "<a>")
+    code, out, err = run(["lint"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("templating: error: no template files found to lint in the current folder (files matching")
+    assert err.endswith("from the default patterns; no paths given and no 'include' in [tool.templating])\n")
+
+
+def test_lint_without_paths_or_include_never_walks_the_home_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a.prompt", "Hi <name>")
+    code, out, err = run(["lint"], capsys)
+    assert (code, out) == (2, "")
+    assert (
+        err == f"templating: error: refusing to walk {tmp_path.resolve()}: it is your home folder (name the project's"
+        " folder or its files, or run inside a project: a folder with a pyproject.toml or a .git)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["lint", "nope.prompt"], "template file not found: nope.prompt"),
-        (["lint"], "no paths given and no 'include' globs"),
         (["lint", "x.prompt", "--schema", "missing.json"], "schema file not found"),
         (["lint", "x.prompt", "--select", "T999"], "unknown rule 'T999'"),
         (["lint", "x.prompt", "--extend-select", "T011"], "rule T011 (unused schema keys) needs a schema"),
@@ -599,7 +695,6 @@ def test_lint_project_from_config(
     ],
     ids=[
         "missing-file",
-        "no-config",
         "bad-schema",
         "bad-rule",
         "t011-no-schema",
@@ -628,6 +723,112 @@ def test_lint_usage_errors_exit_2(
         assert err.startswith("templating: error: ")
         assert err.count("\n") == 1
     assert "Traceback" not in err
+
+
+def _jinja_project(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / "agent.py").write_text('from templating import jinja\nP = jinja("Hi {{ name }}")\n', encoding="utf-8")
+    (root / "a.prompt").write_text("Hi <name??>\n", encoding="utf-8")
+
+
+_DEEP = "[" * 50_000 + "]" * 50_000
+MALFORMED_SETTINGS: list[tuple[str, dict[str, str], list[str], str]] = [
+    # (id, files to write, extra arguments (environment variables as NAME=value), the one line of stderr)
+    (
+        "max-file-size-overflow",
+        {"pyproject.toml": "[tool.templating]\nmax-file-size = 9223372036854775807\n"},
+        [],
+        "{root}/pyproject.toml [tool.templating]: 'max-file-size' must be a number of bytes from 1 to 1073741824 "
+        "(1 GiB), not 9223372036854775807",
+    ),
+    (
+        "nested-arrays-in-the-pyproject",
+        {"pyproject.toml": f"[tool.black]\nx = {_DEEP}\n"},
+        [],
+        "config file is nested too deeply to read: {root}/pyproject.toml",
+    ),
+    (
+        "nested-arrays-in-an-ancestors-pyproject",
+        {"../pyproject.toml": f"[tool.other]\nx = {_DEEP}\n"},
+        [],
+        "config file is nested too deeply to read: {root.parent}/pyproject.toml",
+    ),
+    (
+        "jinja-max-time",
+        {},
+        ["TEMPLATING_JINJA_MAX_TIME=abc"],
+        "TEMPLATING_JINJA_MAX_TIME='abc': expected a positive number of seconds, or 'off' for no limit",
+    ),
+    (
+        "jinja-max-loop-steps",
+        {},
+        ["TEMPLATING_JINJA_MAX_LOOP_STEPS=-5"],
+        "TEMPLATING_JINJA_MAX_LOOP_STEPS='-5': expected a positive whole number, or 'off' for no limit",
+    ),
+    (
+        "cache-dir-a-file",
+        {"not-a-folder": "x\n"},
+        ["TEMPLATING_CACHE_DIR={root}/not-a-folder"],
+        "refusing to use {root}/not-a-folder as the lint cache (TEMPLATING_CACHE_DIR): it is not a folder",
+    ),
+    (
+        "baseline-nested-arrays",
+        {"b.json": "[" * 100_000 + "]" * 100_000},
+        ["--baseline", "b.json"],
+        "baseline b.json is nested too deeply to read",
+    ),
+    (
+        "baseline-count-of-5000-digits",
+        {
+            "b.json": '{"version": 1, "findings": [{"path": "a", "code": "T001", "text": "x", "count": %s}]}'
+            % ("9" * 5000)
+        },
+        ["--baseline", "b.json"],
+        "baseline b.json is not valid JSON: a number has more than 4300 digits",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "extra", "message"), [c[1:] for c in MALFORMED_SETTINGS], ids=[c[0] for c in MALFORMED_SETTINGS]
+)
+def test_a_malformed_setting_is_one_line_exit_2_and_changes_nothing(
+    tmp_path: Path, files: dict[str, str], extra: list[str], message: str
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    _jinja_project(root)
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    environment.pop("TEMPLATING_CACHE_DIR", None)
+    arguments = []
+    for item in extra:
+        name, _, value = item.partition("=")
+        if name.startswith("TEMPLATING_"):
+            environment[name] = value.format(root=root)
+        else:
+            arguments.append(item)
+    before = sorted(p.name for p in root.iterdir())
+    commands = [["lint", *arguments, "--output-file", "out.txt", "."]]
+    if not arguments:
+        commands.append(["render", "agent.py:P", "--state", "-"])
+    for command in commands:
+        done = subprocess.run(
+            [sys.executable, "-m", "templating", *command],
+            input=b"{}",
+            capture_output=True,
+            cwd=root,
+            env=environment,
+            timeout=120,
+            check=False,
+        )
+        err = done.stderr.decode("utf-8", "replace")
+        if command[0] == "render" and "JINJA" not in " ".join(extra):
+            continue  # a setting of the linter: render does not read it
+        assert (done.returncode, done.stdout) == (2, b""), err
+        assert err == f"templating: error: {message.format(root=root)}\n"
+    assert sorted(p.name for p in root.iterdir()) == before  # no output, no cache folder
 
 
 def test_lint_html_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1305,6 +1506,30 @@ def test_keys_and_render_of_python_that_does_not_parse_exit_2(
         assert err.startswith("templating: error: agents/broken.py:2:5: not valid Python: "), err
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("prompt.txt", "Hi <name>, <nick?> <mood?> <name?> <nick?> <<tag>>"),
+        (
+            "agent.py",
+            'from templating import instruction\nHELLO = instruction("Hi <name>, <nick?> <mood?> <name?> <nick?>")\n',
+        ),
+    ],
+    ids=["template-file", "python-file"],
+)
+def test_keys_marks_optional_keys_the_same_in_every_kind_of_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    """One behaviour: each key once, in order of first use, with `?` when every use of it is optional (a key
+    required anywhere must be in state)."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, name, text)
+    code, out, err = run(["keys", name], capsys)
+    assert (code, err) == (0, "")
+    keys = [line.strip() for line in out.splitlines() if line.startswith("    ") or name.endswith(".txt")]
+    assert keys == ["name", "nick?", "mood?"]
+
+
 def test_keys_of_a_python_file(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["keys", "agents/agent.py"], capsys)
     assert (code, err) == (0, "")
@@ -1379,8 +1604,13 @@ def test_render_an_ambiguous_name_says_which(py_tree: Path, capsys: pytest.Captu
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("root", "A {x}"), ("root.instruction", "A {x}"), ("root.global_instruction", "B {y}"), ("lone", "G {z}")],
-    ids=["agent-name-is-its-instruction", "instruction", "global-instruction", "agent-with-only-a-global-one"],
+    [
+        ("root", "A {x}"),
+        ("root.instruction", "A {x}"),
+        ("root.global_instruction", "B {y}"),
+        ("lone.global_instruction", "G {z}"),
+    ],
+    ids=["agent-name-is-its-instruction", "instruction", "global-instruction", "the-global-one-by-its-name"],
 )
 def test_render_an_agent_by_name(py_tree: Path, capsys: pytest.CaptureFixture[str], name: str, expected: str) -> None:
     (py_tree / "agents" / "two.py").write_text(
@@ -1391,6 +1621,48 @@ def test_render_an_agent_by_name(py_tree: Path, capsys: pytest.CaptureFixture[st
     )
     code, out, err = run(["render", f"agents/two.py:{name}", "--missing", "keep"], capsys)
     assert (code, out, err) == (0, expected, "")
+
+
+UNREAD_AGENT = (
+    "from google.adk.agents import Agent\n"
+    "def provider(ctx):\n    return 'hi'\n"
+    'root_agent = Agent(name="root", global_instruction="You serve {user:name}.", instruction=provider)\n'
+    'lone = Agent(name="lone", global_instruction="G {z}")\n'
+)
+# (id, the command's arguments before FILE.py:NAME, NAME, the error)
+UNREAD_AGENT_CASES = [
+    *(
+        (
+            f"{command}-{name}",
+            [command, *extra],
+            name,
+            f'Agent(name="root").instruction at agents/three.py:4:90 cannot be rendered from the code: '
+            f"'provider' is a function (an instruction provider): its text is known only when it runs; to render "
+            f"another of its instructions, name it: agents/three.py:{name}.global_instruction",
+        )
+        for command, extra in (("render", ["--missing", "keep"]), ("convert", ["--from", "adk"]), ("keys", []))
+        for name in ("root", "root_agent")
+    ),
+    (
+        "no-instruction-at-all",
+        ["render"],
+        "lone",
+        "the agent 'lone' in agents/three.py gives no instruction= that can be read; to render another of its "
+        "instructions, name it: agents/three.py:lone.global_instruction",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "error"), [c[1:] for c in UNREAD_AGENT_CASES], ids=[c[0] for c in UNREAD_AGENT_CASES]
+)
+def test_an_agent_s_unread_instruction_is_never_replaced_by_its_global_one(
+    py_tree: Path, capsys: pytest.CaptureFixture[str], args: list[str], name: str, error: str
+) -> None:
+    """`render`, `convert` and `keys` of `FILE.py:AGENT` pick the agent's instruction or fail (exit 2) saying what
+    could not be read and how to name the agent's other instructions: never its global_instruction instead."""
+    (py_tree / "agents" / "three.py").write_text(UNREAD_AGENT, encoding="utf-8")
+    assert run([*args, f"agents/three.py:{name}"], capsys) == (2, "", f"templating: error: {error}\n")
 
 
 def test_render_an_agent_whose_instruction_is_a_function_says_why(
@@ -1408,6 +1680,27 @@ def test_render_an_agent_whose_instruction_is_a_function_says_why(
         'templating: error: Agent(name="dyn").instruction at agents/two.py:4:35 cannot be rendered from the code: '
         "'provider' is a function (an instruction provider)"
     ), err
+
+
+def test_keys_lists_a_jinja_instruction_s_state_reads(py_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (py_tree / "agents" / "report.py").write_text(
+        "from templating import jinja\n\n"
+        "REPORT = jinja(\"{{ user.name }}: {% for t in tickets %}{{ t }}{% endfor %}{{ note | default('') }}\")\n",
+        encoding="utf-8",
+    )
+    assert run(["keys", "agents/report.py:REPORT"], capsys) == (
+        0,
+        "jinja(...) (agents/report.py:3:17, jinja)\n    user:name\n    tickets\n    note?\n",
+        "",
+    )
+    code, out, _ = run(["keys", "agents/report.py:REPORT", "--format", "json"], capsys)
+    assert code == 0
+    (row,) = json.loads(out)
+    assert [(k["key"], k["optional"], k["line"], k["column"]) for k in row["keys"]] == [
+        ("user:name", False, 3, 20),
+        ("tickets", False, 3, 46),
+        ("note", True, 3, 78),
+    ]
 
 
 OWN_PROVIDERS = (
@@ -2399,6 +2692,46 @@ def test_lint_fix_never_writes_through_a_link(
     assert (tmp_path / "support.prompt").is_symlink()
     assert "support.prompt: not fixed, it is a symbolic link" in err
     assert code == 1, err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+@pytest.mark.parametrize("walked", [["."], []], ids=["folder-named", "no-paths"])
+@pytest.mark.parametrize(
+    ("link", "target", "text"),
+    [
+        ("support.prompt", ".shared/base.txt", "Thanks <guest??>.\n"),
+        ("agent.py", ".shared/base.py", 'from templating import instruction\nHI = instruction("Thanks <guest??>.")\n'),
+    ],
+    ids=["template", "python"],
+)
+def test_lint_fix_never_writes_through_a_link_found_by_walking(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    walked: list[str],
+    link: str,
+    target: str,
+    text: str,
+) -> None:
+    """A link found by walking, to a file inside the project that is not linted itself (here in a hidden
+    folder, never walked): its target is linted but never written, and named on stderr."""
+    _fix_project(tmp_path, "plain.prompt", "Thanks <guest??>.\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.templating]\ninclude = ["*.prompt", "agent.py"]\n', encoding="utf-8"
+    )
+    (tmp_path / ".shared").mkdir()
+    (tmp_path / target).write_text(text, encoding="utf-8")
+    (tmp_path / link).symlink_to(tmp_path / target)
+    monkeypatch.chdir(tmp_path)
+    message = f"templating: {target}: not fixed, it was found through the symbolic link {link}"
+    code, out, err = run(["lint", "--no-cache", "--diff", *walked], capsys)  # what --fix would change
+    assert (code, out.count("+++ "), "+++ b/plain.prompt" in out, message in err) == (1, 1, True, True), out + err
+    code, _, err = run(["lint", "--no-cache", "--fix", *walked], capsys)
+    assert (tmp_path / target).read_text(encoding="utf-8") == text
+    assert (tmp_path / link).is_symlink()
+    assert (tmp_path / "plain.prompt").read_text(encoding="utf-8") == "Thanks <guest?>.\n"  # the others are fixed
+    assert message in err
+    assert code == 1, err  # its T006 is left
 
 
 @pytest.mark.parametrize(

@@ -656,6 +656,8 @@ BAD_ENVIRONMENT = [
     ("TEMPLATING_JINJA_MAX_OUTPUT", "1.5"),
     ("TEMPLATING_JINJA_MAX_VALUE", "0"),
     ("TEMPLATING_JINJA_MAX_TOTAL", "lots"),
+    ("TEMPLATING_JINJA_MAX_LOOP_STEPS", "-5"),
+    ("TEMPLATING_JINJA_MAX_TIME", "abc"),
 ]
 
 
@@ -664,8 +666,9 @@ def test_a_bad_environment_variable_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, variable: str, value: str
 ) -> None:
     monkeypatch.setenv(variable, value)
-    with pytest.raises(ValueError, match=f"{variable}={value!r}: expected a positive"):
+    with pytest.raises(ValueError, match=f"{variable}={value!r}: expected a positive") as caught:
         jinja("x")
+    assert isinstance(caught.value, TemplatingError)  # the command line's one line and exit 2
 
 
 BAD_BUDGETS: list[tuple[str, dict[str, Any], type[Exception]]] = [
@@ -811,3 +814,178 @@ def test_a_macro_or_loop_without_end_is_a_clear_error() -> None:
     with pytest.raises(JinjaBudgetError, match="nests too deeply") as caught:
         jinja("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}")({})
     assert caught.value.budget == "recursion"
+
+
+# --- the state keys a template reads (templating.jinja_mode.reads), as the mode maps names to keys
+
+# (id, template, [(key, the text read, required)]): each key once, where it is first read
+READS = [
+    (
+        "names-and-namespaces",
+        "Hi {{ user.name }} ({{ state['user:name'] }}), {{ app.tier }}",
+        [
+            ("user:name", "user.name", True),
+            ("app:tier", "app.tier", True),
+        ],
+    ),
+    (
+        "a-loop-and-its-locals",
+        "{% for o in orders %}{{ o.id }} {{ loop.index }}{% endfor %}{% set n = 1 %}{{ n }}",
+        [
+            ("orders", "orders", True),
+        ],
+    ),
+    (
+        "guards",
+        "{% if notes is defined %}{{ notes }}{% endif %}{{ tips | default('') }}{{ plan | d }}",
+        [
+            ("notes", "notes", False),
+            ("tips", "tips", False),
+            ("plan", "plan", False),
+        ],
+    ),
+    (
+        "a-guard-elsewhere-makes-it-optional",
+        "{{ notes }} {% if notes is undefined %}-{% endif %}",
+        [
+            ("notes", "notes", False),
+        ],
+    ),
+    (
+        "not-a-guard-of-the-name",
+        "{{ order.id | default('') }} {{ state.plan }} {{ temp [ 'step' ] }}",
+        [
+            ("order", "order", True),
+            ("plan", "state.plan", True),
+            ("temp:step", "temp [ 'step' ]", True),
+        ],
+    ),
+    (
+        "globals-literals-and-macros",
+        "{{ range(2) | list }} {{ true }} {% macro m(a) %}{{ a }}{{ b }}{% endmacro %}{{ m(1) }}",
+        [
+            ("b", "b", True),
+        ],
+    ),
+    ("a-method-of-state-is-a-key", "{{ state.get('x') }}", [("get", "state.get", True)]),
+    ("dynamic-keys-are-unknown", "{% for k in keys %}{{ state[k] }}{% endfor %}", [("keys", "keys", True)]),
+    (
+        "whitespace-control",
+        "a\n  {%- if flag -%}\n  {{ x }}\n  {%- endif %}",
+        [
+            ("flag", "flag", True),
+            ("x", "x", True),
+        ],
+    ),
+    ("windows-line-ends", "a\r\n{{ first }}\r\n{{ second }}", [("first", "first", True), ("second", "second", True)]),
+    ("not-valid-jinja", "{% if x %}{{ y }}", []),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in READS], ids=[c[0] for c in READS])
+def test_state_reads_are_placed_where_they_are_written(source: str, expected: list[tuple[str, str, bool]]) -> None:
+    from templating.jinja_mode.reads import state_reads
+
+    reads = state_reads(source)
+    assert [(r.key, source[r.start : r.end], r.required) for r in reads] == expected
+
+
+_RENDERED = [c for c in READS if c[0] not in ("not-valid-jinja", "a-method-of-state-is-a-key")]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in _RENDERED], ids=[c[0] for c in _RENDERED])
+def test_state_reads_are_what_rendering_looks_up(source: str, expected: list[tuple[str, str, bool]]) -> None:
+    """With every key read given, the template renders; without a required one, it raises JinjaUndefinedError.
+    (A key read only under a guard renders without it; one guarded somewhere and read elsewhere without a
+    guard is not required either: the linter stays quiet rather than be wrong.)"""
+    state: dict[str, Any] = {key: [] if key in ("orders", "keys") else "v" for key, _, _ in expected}
+    jinja(source)(dict(state))
+    for key, _, required in expected:
+        if required:
+            with pytest.raises(JinjaUndefinedError):
+                jinja(source)({k: v for k, v in state.items() if k != key})
+
+
+def test_keys_read_only_under_a_guard_may_be_missing() -> None:
+    source = "{% if notes is defined %}{{ notes }}{% endif %}{{ tips | default('') }}{{ plan | d }}"
+    assert jinja(source)({}) == ""
+
+
+class _Overdrawn(BaseException):
+    """Raised by `Endless` past any budget (a BaseException: no `except Exception` turns it into an error)."""
+
+
+class Endless(Mapping[str, Any]):
+    """A mapping whose keys never end (`k0`, `k1`, ... each holding "v"; `len()` lies): asked for more than
+    `limit` keys, it fails the test instead of hanging it."""
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self.limit = limit
+        self.drawn = 0
+
+    def __getitem__(self, key: str) -> Any:
+        if isinstance(key, str) and key[:1] == "k" and key[1:].isdigit():
+            return "v"
+        raise KeyError(key)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __iter__(self) -> Iterator[str]:
+        index = 0
+        while True:
+            self.drawn += 1
+            if self.drawn > self.limit:
+                raise _Overdrawn(f"{self.drawn} keys drawn: iterated past every budget")
+            yield f"k{index}"
+            index += 1
+
+
+ENDLESS_TEMPLATES = [
+    "{{ m }}",
+    "{{ m|list }}",
+    "{{ m|join(',') }}",
+    "{{ ', '.join(m) }}",
+    "{{ m|tojson }}",
+    "{{ m|dictsort }}",
+    "{{ m|sort }}",
+    "{{ m|unique|list }}",
+    "{{ m|items|list }}",
+    "{{ m|reverse|list }}",
+    "{{ m|max }}",
+    "{{ m|last }}",
+    "{{ m|sum }}",
+    "{{ m|batch(2)|list }}",
+    "{{ m|map('upper')|list }}",
+    "{{ m|select|list }}",
+    "{{ m ~ 'x' }}",
+    "{{ m == {} }}",
+    "{{ m.items()|list }}",
+    "{% for k in m %}{% endfor %}",
+    "{% for k, v in d.items() %}{{ v|list }}{% endfor %}",
+    "{{ d.a == {} }}",
+    "{{ d['a']|list }}",
+    "{{ d.values()|first|list }}",
+    "{{ (d.items()|first)[1] == {} }}",
+]
+ENDLESS_BUDGET = JinjaBudget(
+    max_time=None, max_output=10_000, max_value=10_000, max_loop_steps=1_000, max_total=100_000
+)
+
+
+@pytest.mark.parametrize("source", ENDLESS_TEMPLATES)
+def test_a_mapping_that_never_ends_stops_at_a_budget(source: str) -> None:
+    """Whatever iterates a state mapping (a loop, a filter, a method, a comparison, printing), each key it
+    draws is charged to a budget: one whose keys never end is an error, not a hang."""
+    endless = Endless()
+    with pytest.raises(TemplatingError):
+        jinja(source, budget=ENDLESS_BUDGET)({"m": endless, "d": {"a": endless}})
+    assert endless.drawn <= 20_000
+
+
+@pytest.mark.parametrize("source", ["{% for k in state %}{% endfor %}", "{{ state|list }}", "{{ nope }}"])
+def test_a_state_that_never_ends_stops_at_a_budget(source: str) -> None:
+    endless = Endless()
+    with pytest.raises(TemplatingError):
+        jinja(source, budget=ENDLESS_BUDGET)(endless)
+    assert endless.drawn <= 200_000

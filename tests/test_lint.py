@@ -244,6 +244,7 @@ def test_every_rule_has_a_case() -> None:
     tested = {c for c, _, e in RULE_CASES + ADK_RULE_CASES if e} | {c for c, _, e, _ in SCHEMA_CASES if e} | {"T011"}
     tested |= {"T014", "T015", "T021"}  # rules over Python trees: tests/test_pysource.py, tests/test_lint_engine.py
     tested |= {"T022", "T023"}  # suppression comments: tests/test_suppress.py
+    tested |= {"T029", "T030", "T032"}  # state keys named where nothing inserts them: tests/test_lint_state_names.py
     assert tested == set(RULES)
     assert {rule.severity for rule in RULES.values()} <= {"error", "warning", "info"}
 
@@ -413,6 +414,17 @@ def test_config_from_pyproject(tmp_path: Path) -> None:
         ("select = []", "'select' is empty"),
         ("allow = ['']", "'allow' holds literal snippets"),
         ("allow = '<x-y>'", "'allow' must be a list of strings"),
+        ("max-file-size = 9223372036854775807", "'max-file-size' must be a number of bytes from 1 to 1073741824"),
+        ("max-file-size = 1073741825", "'max-file-size' must be a number of bytes from 1 to 1073741824"),
+        ('cache-dir = "a\\u0000b"', "'cache-dir' holds a NUL character"),
+        ('include = ["a\\u0000b"]', "'include' holds a NUL character"),
+        ('exclude = ["a\\u0000b"]', "'exclude' holds a NUL character"),
+        ('schema = "s\\u0000.json"', "'schema' holds a NUL character"),
+        ('per-file-ignores = { "a\\u0000" = ["T001"] }', "'per-file-ignores' holds a NUL character"),
+        ('constant-suffixes = ["_P\\u0000"]', "'constant-suffixes' holds a NUL character"),
+        ("constant-suffixes = ['-PROMPT']", "'constant-suffixes' holds name endings: '-PROMPT' is not one"),
+        ("include = " + "[" * 50_000 + "]" * 50_000, "is nested too deeply to read"),
+        ("[tool.templating.x]\ny = " + "[" * 50_000 + "]" * 50_000, "is nested too deeply to read"),
     ],
     ids=[
         "unknown-key",
@@ -427,6 +439,17 @@ def test_config_from_pyproject(tmp_path: Path) -> None:
         "empty-select",
         "empty-allow",
         "allow-not-list",
+        "max-file-size-too-large-for-any-read",
+        "max-file-size-over-a-gibibyte",
+        "cache-dir-nul",
+        "include-nul",
+        "exclude-nul",
+        "schema-nul",
+        "per-file-ignores-nul",
+        "constant-suffix-nul",
+        "constant-suffix-not-a-name-ending",
+        "nested-arrays",
+        "nested-arrays-in-a-subtable",
     ],
 )
 def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
@@ -435,9 +458,17 @@ def test_config_errors(tmp_path: Path, table: str, message: str) -> None:
         load_config(tmp_path)
 
 
-def test_no_paths_and_no_include_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(LintConfigError, match="no paths given and no 'include' globs"):
-        collect_files([], LintConfig(root=tmp_path))
+def test_no_paths_and_no_include_collect_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("a.prompt", "sub/b.prompt", "sub/c.txt"):
+        (tmp_path / name).write_text("Hi <name>", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "sub")
+    assert collect_files([], LintConfig(root=tmp_path)) == [str(tmp_path / "sub" / "b.prompt")]
+    monkeypatch.chdir(tmp_path.parent)  # outside the root (a caller naming it): the root
+    assert sorted(collect_files([], LintConfig(root=tmp_path))) == [
+        str(tmp_path / "a.prompt"),
+        str(tmp_path / "sub" / "b.prompt"),
+    ]
 
 
 def test_folders_use_default_patterns_and_skip_hidden(tmp_path: Path) -> None:
@@ -1189,6 +1220,27 @@ ADK_RULE_CASES = [
     ("T020", "{name} {user:name?} {artifact.notes} {{a.b}} {{ customer.first_name }} \\{a.b} $${a} {a.b}}", []),
     ("T020", "`${name}` and\n```\n{order.id}\n```\n${HOME} ${API_KEY} {A.B} \\text{a.b} /users/{a.b}/", []),
     ("T020", "${first-name} ${} {a..b} {a.} {.a} {e. g.} $x.y$ ${a b}", []),
+    # T031 workflow placeholders of ADK's docs and its TypeScript port, which Python google-adk sends as written
+    (
+        "T031",
+        "It is {CityTime.time_info} in {CityTime.city} right now.",  # adk-docs' data-handling page, as it was
+        [("T031", "{CityTime.time_info}"), ("T031", "{CityTime.city}")],
+    ),
+    (
+        "T031",
+        "It is <CityTime.time_info from lookup_time_function> in\n<CityTime.city from lookup_time_function> now.",
+        [("T031", f"<CityTime.{field} from lookup_time_function>") for field in ("time_info", "city")],
+    ),
+    ("T031", "{ TopicDetails.title? } and < Order.items.0x from fetch_order >", [("T031", "{ TopicDetails.title? }")]),
+    (
+        "T031",
+        "< Order.id from fetch_order > {Report.summary}",
+        [("T031", "< Order.id from fetch_order >"), ("T031", "{Report.summary}")],
+    ),
+    # not a workflow placeholder: a path of a key (T020's), capitals, code, doubled braces, no field, prose
+    ("T031", "{order.id} {A.B} {HTTP.GET} `{CityTime.city}` {{CityTime.city}} ${CityTime.city} {CityTime}", []),
+    ("T031", "```\nIt is {CityTime.time_info}\n```\n<time_info from lookup> <a reply from the user>", []),
+    ("T031", "\\{CityTime.city} x{CityTime.city} <CityTime.city from> <CityTime.city from two nodes>", []),
 ]
 
 
@@ -1199,6 +1251,26 @@ ADK_RULE_CASES = [
 )
 def test_adk_rule(code: str, source: str, expected: list[tuple[str, str]]) -> None:
     assert found(source, select=[code], dialect="adk") == expected
+
+
+def test_t020_leaves_workflow_placeholders_to_t031() -> None:
+    """One finding per place: `{CityTime.city}` is T031's when T031 is on, T020's when it is off."""
+    source = "It is {CityTime.time_info}; order {order.id}."
+    assert found(source, dialect="adk") == [("T031", "{CityTime.time_info}"), ("T020", "{order.id}")]
+    assert found(source, dialect="adk", ignore=["T031"]) == [("T020", "{CityTime.time_info}"), ("T020", "{order.id}")]
+    (finding,) = lint("{CityTime.city}", dialect="adk")
+    assert finding.message == (
+        "'{CityTime.city}' reads a field of the node's input, named by its class: a workflow placeholder that "
+        "Python google-adk does not have, so the model receives it as written"
+    )
+    assert finding.help is not None
+    assert finding.help.startswith(
+        "write the value to state (the node's output_key, or Event(state={'city': ...}) in a function node) "
+        "and insert it with {city}"
+    )
+    (node,) = lint("<CityTime.city from lookup_time_function>", dialect="adk")
+    assert "a field of the output of node 'lookup_time_function'" in node.message
+    assert [d.code for d in lint("It is {CityTime.city}.")] == ["T008"]  # the angle syntax: ADK braces left over
 
 
 def test_adk_rules_are_off_in_the_angle_syntax() -> None:

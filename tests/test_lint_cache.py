@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -135,13 +136,57 @@ CORRUPT: list[tuple[str, Callable[[Path], None]]] = [
     ("truncated", lambda entry: entry.write_bytes(entry.read_bytes()[: len(entry.read_bytes()) // 2])),
     ("not-json", lambda entry: entry.write_bytes(b"\x00\xff garbage")),
     ("a-list", lambda entry: entry.write_text("[1, 2, 3]")),
-    ("other-format", lambda entry: entry.write_text(entry.read_text().replace('"format":1', '"format":99'))),
+    (
+        "other-format",
+        lambda entry: entry.write_text(entry.read_text().replace(f'"format":{lint_cache.FORMAT}', '"format":99', 1)),
+    ),
     ("inputs-not-triples", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=[["a"]])))),
     ("bad-span", lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["templates"][0].insert(3, 7)))),
     ("source-missing", lambda entry: entry.write_text(_edited(entry, lambda e: e.update(inputs=e["inputs"][:1])))),
     ("a-folder", lambda entry: (entry.unlink(), entry.mkdir())),
     ("a-fifo", lambda entry: (entry.unlink(), os.mkfifo(entry))),
+    # an entry that parses, with one field that makes no sense: a miss, never a crash of an output
+    (
+        "deeply-nested",
+        lambda entry: entry.write_text(entry.read_text()[:-1] + ',"x":' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ),
+    ("bad-severity", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(1, "fatal")))),
+    ("message-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(2, 7)))),
+    ("code-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(0, ["T014"])))),
+    ("help-not-a-string", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(5, {"a": 1})))),
+    (
+        "span-past-the-text",
+        lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [9**9, 9**9 + 1, 1, 1]))),
+    ),
+    ("span-backwards", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [5, 2, 1, 1])))),
+    (
+        "span-of-strings",
+        lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, ["0", "1", "1", "1"]))),
+    ),
+    ("line-zero", lambda entry: entry.write_text(_edited(entry, lambda e: _diag(e).__setitem__(3, [0, 1, 0, 1])))),
+    (
+        "keys-not-strings",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["templates"][0][4].append(3))),
+    ),
+    (
+        "count-a-string",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["python"].update(x="many"))),
+    ),
+    (
+        "source-not-a-string",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["result"]["sources"].update(x=5))),
+    ),
+    ("files-an-object", lambda entry: entry.write_text(_edited(entry, lambda e: e["result"].update(files={"a": 1})))),
+    (
+        "input-mode-unknown",
+        lambda entry: entry.write_text(_edited(entry, lambda e: e["inputs"][0].__setitem__(1, "exe"))),
+    ),
 ]
+
+
+def _diag(entry: dict[str, Any]) -> list[Any]:
+    """The first finding of an entry's result that has a span (the project has some)."""
+    return next(d for d in entry["result"]["diagnostics"] if d[3] is not None)
 
 
 def _edited(entry: Path, change: Callable[[dict[str, Any]], Any]) -> str:
@@ -170,6 +215,43 @@ def test_a_bad_entry_is_a_miss_and_is_rewritten(
         calls = fresh_calls(monkeypatch)
         assert shape(lint_project(["."], cache_dir=folder)) == shape(fresh)
         assert calls == []
+
+
+OUTPUTS = [
+    ["--format", "text"],
+    ["--format", "json"],
+    ["--format", "sarif"],
+    ["--format", "github"],
+    ["--html", "r.html"],
+]
+
+
+@pytest.mark.parametrize("corrupt", [c[1] for c in CORRUPT[-14:]], ids=[c[0] for c in CORRUPT[-14:]])
+def test_an_entry_that_parses_but_makes_no_sense_never_reaches_an_output(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    corrupt: Callable[[Path], None],
+) -> None:
+    """Each field of an entry is checked before it is used: a wrong one is a miss, so every output prints
+    what a fresh run prints (a bad severity or message crashed the text, SARIF and HTML outputs)."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    for output in OUTPUTS:
+        assert main(["lint", ".", "--no-cache", *output]) == 0
+        fresh = capsys.readouterr()
+        report = (root / "r.html").read_text(encoding="utf-8") if "--html" in output else None
+        assert main(["lint", ".", "--cache-dir", str(folder), *output]) == 0  # writes the entry
+        capsys.readouterr()
+        (entry,) = folder.glob("*.json")
+        corrupt(entry)
+        assert main(["lint", ".", "--cache-dir", str(folder), *output]) == 0
+        assert capsys.readouterr() == fresh
+        if report is not None:
+            assert (root / "r.html").read_text(encoding="utf-8") == report
+        entry.unlink()
 
 
 def test_an_entry_naming_a_file_outside_the_root_is_not_trusted(
@@ -220,6 +302,87 @@ def test_two_processes_at_once(tmp_path: Path) -> None:
     assert len(entries) == 1
     assert json.loads(entries[0].read_text())["format"] == lint_cache.FORMAT
     assert not list((root / ".templating_cache").glob(".tmp-*"))  # no temporary file left behind
+
+
+def test_a_run_of_other_code_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key holds the identity of the code that finds: the same version with other code is a miss."""
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    calls = fresh_calls(monkeypatch)
+    lint_project(["."], cache_dir=folder)
+    assert calls == []  # same code: a hit
+    monkeypatch.setattr(lint_cache, "_code", "0" * 40)  # what a process of edited code works out
+    lint_project(["."], cache_dir=folder)
+    assert calls == [1]
+    assert len(list(folder.glob("*.json"))) == 2
+
+
+def test_an_edited_rule_in_a_development_install_is_not_served_from_the_cache(tmp_path: Path) -> None:
+    """A checkout's package, edited with its version unchanged (an editable install), run as the command."""
+    source = Path(templating.__file__).parent
+    code = tmp_path / "src"
+    shutil.copytree(source, code / "templating", ignore=shutil.ignore_patterns("__pycache__"))
+    if (source.parent / "grammar").is_dir():  # a checkout: the grammar beside the package
+        shutil.copytree(source.parent / "grammar", code / "grammar")
+    root = tmp_path / "project"
+    build(root)
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("TEMPLATING_CACHE_DIR")
+    command = [sys.executable, "-m", "templating", "lint", ".", "--format", "json", "--exit-zero"]
+
+    def messages() -> list[str]:
+        run = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=True)
+        return [d["message"] for d in json.loads(run.stdout) if d["code"] == "T014"]
+
+    before = messages()
+    assert before
+    assert not any(m.startswith("edited: ") for m in before)
+    rule = code / "templating/linter/rules/python.py"
+    text = rule.read_text(encoding="utf-8")
+    line = 'out.append(Diagnostic("T014", RULES["T014"].severity, message,'
+    assert line in text
+    rule.write_text(text.replace(line, line.replace("message,", '"edited: " + message,')), encoding="utf-8")
+    assert messages() == ["edited: " + m for m in before]  # linted by the edited rule, not read back
+    assert messages() == ["edited: " + m for m in before]  # and then read back
+    assert len(list((root / ".templating_cache").glob("*.json"))) == 2
+
+
+CODE_EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
+    # (id, a change to a copy of the package and the grammar beside it, whether the identity changes)
+    ("nothing", lambda code: None, False),
+    ("module-edited", lambda code: (code / "pkg/rules.py").write_text("X = 2\n", encoding="utf-8"), True),
+    ("same-size-later", lambda code: os.utime(code / "pkg/rules.py", ns=(0, 10**18)), True),
+    ("module-added", lambda code: (code / "pkg/sub/new.py").write_text("", encoding="utf-8"), True),
+    ("module-removed", lambda code: (code / "pkg/sub/old.py").unlink(), True),
+    ("grammar-beside-edited", lambda code: (code / "grammar/a.lark").write_text("x: y\n", encoding="utf-8"), True),
+    ("data-edited", lambda code: (code / "pkg/terminals.json").write_text("{}", encoding="utf-8"), True),
+    ("bytecode-written", lambda code: (code / "pkg/__pycache__/rules.pyc").write_bytes(b"\0"), False),
+    ("other-file", lambda code: (code / "pkg/notes.md").write_text("x", encoding="utf-8"), False),
+    ("beside-package", lambda code: (code / "setup.py").write_text("x", encoding="utf-8"), False),
+]
+
+
+@pytest.mark.parametrize(("edit", "changes"), [e[1:] for e in CODE_EDITS], ids=[e[0] for e in CODE_EDITS])
+def test_the_code_identity_changes_with_the_code(tmp_path: Path, edit: Callable[[Path], None], changes: bool) -> None:
+    files = ["pkg/__init__.py", "pkg/rules.py", "pkg/sub/old.py", "pkg/terminals.json", "grammar/a.lark"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "pkg/__pycache__").mkdir()
+    before = lint_cache.code_identity(tmp_path / "pkg")
+    assert lint_cache.code_identity(tmp_path / "pkg") == before
+    edit(tmp_path)
+    assert (lint_cache.code_identity(tmp_path / "pkg") != before) is changes
+
+
+def test_the_code_identity_is_worked_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lint_cache, "_code", None)
+    first = lint_cache.code_identity()
+    assert first == lint_cache.code_identity(Path(templating.__file__).parent)
+    monkeypatch.setattr(os, "scandir", None)  # not walked again
+    assert lint_cache.code_identity() == first
 
 
 FOLDERS: list[tuple[str, list[str], dict[str, str], str, str | None]] = [
@@ -376,3 +539,98 @@ def test_a_module_an_import_looked_for_that_appears_outside_the_walk_is_read(
     cached = lint_project(["."], select="ALL", cache_dir=folder)
     assert shape(cached) == shape(lint_project(["."], select="ALL"))
     assert cached.diagnostics == []
+
+
+def _users_folder(folder: Path) -> dict[str, bytes]:
+    """A folder of the user's own JSON files, some even named as cache entries are: what a mistyped
+    `--cache-dir` may point at. Written long ago (the oldest are pruned first)."""
+    folder.mkdir(parents=True)
+    files = {f"data-{i:02}.json": b'{"row": %d}\n' % i for i in range(70)}
+    files["0123456789abcdef0123456789abcdef01234567.json"] = b'{"format": 1, "mine": true}\n'
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+        os.utime(folder / name, (1, 1))
+    return files
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize(
+    ("options", "environment", "setting", "named"),
+    [
+        (["--cache-dir", "{folder}"], {}, "", "--cache-dir"),
+        ([], {"TEMPLATING_CACHE_DIR": "{folder}"}, "", "TEMPLATING_CACHE_DIR"),
+        ([], {}, 'cache-dir = "data"', "'cache-dir' in [tool.templating]"),
+    ],
+    ids=["option", "environment", "setting"],
+)
+def test_a_folder_that_is_not_a_cache_is_refused_and_left_as_it_is(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    environment: dict[str, str],
+    setting: str,
+    named: str,
+) -> None:
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "pyproject.toml": f"[tool.templating]\n{setting}\n"})
+    folder = root / "data"
+    files = _users_folder(folder)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("TEMPLATING_CACHE_DIR")
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value.format(folder=folder))
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 2)
+    assert main(["lint", ".", *[o.format(folder=folder) for o in options]]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"templating: error: refusing to use {folder} as the lint cache ({named}): it is not empty and is not a "
+        "templating cache (it has no CACHEDIR.TAG written by templating); name a new or empty folder, or pass "
+        "--no-cache\n"
+    )
+    assert _contents(folder) == files  # nothing deleted, nothing added
+    assert main(["lint", ".", "--no-cache"]) == 0  # the folder is not looked at without the cache
+
+
+def test_an_empty_folder_becomes_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    lint_project(["."], cache_dir=folder)
+    assert (folder / "CACHEDIR.TAG").is_file()
+    assert len(list(folder.glob("*.json"))) == 1
+
+
+def test_pruning_removes_only_the_caches_own_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files put in the cache's folder by someone else (a JSON file, one named as an entry is, a link to a
+    file elsewhere) are never removed, however old: only what the cache wrote (its name and its header)."""
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    keep = tmp_path / "keep.json"
+    keep.write_text("{}", encoding="utf-8")
+    others = {
+        "notes.json": b'{"a": 1}',
+        "fedcba9876543210fedcba9876543210fedcba98.json": b'{"format": 1, "key": "x"}',
+        "ffffffffffffffffffffffffffffffffffffffff.json": b"[]",
+    }
+    for name, data in others.items():
+        (folder / name).write_bytes(data)
+    (folder / "link.json").symlink_to(keep)
+    for name in [*others, "link.json"]:
+        os.utime(folder / name, (1, 1), follow_symlinks=False)
+    monkeypatch.setattr(lint_cache, "MAX_ENTRIES", 1)
+    for paths in (["trip"], ["prompts"], ["trip/agent.py"]):
+        lint_project(paths, cache_dir=folder)
+    left = _contents(folder)
+    assert {name: left[name] for name in others} == others
+    assert (folder / "link.json").is_symlink()
+    assert keep.exists()
+    entries = [name for name in left if name not in others and name.endswith(".json") and name != "link.json"]
+    assert len(entries) == 1  # the cache's own entries were pruned to MAX_ENTRIES

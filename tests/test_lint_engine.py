@@ -84,8 +84,13 @@ def test_overrides_and_update_give_the_findings_of_a_fresh_run(tree: Path) -> No
 def test_select_ignore_and_schema_options(tree: Path) -> None:
     assert lint_project(["."], root=tree, ignore=["T014"]).diagnostics[0].code == "T002"
     assert {d.code for d in lint_project(["."], root=tree, select="T014").diagnostics} == {"T014"}
-    with_schema = lint_project(["customer_service/agent.py"], root=tree, schema=["user:name?", "ticket_id"])
+    with_schema = lint_project(["customer_service/agent.py"], root=tree, schema=["user:name?", "ticket_id", "tickets"])
     assert with_schema.diagnostics == []
+    # the Jinja2 instruction's state reads are checked against the schema too, at the variable
+    (jinja_read,) = lint_project(
+        ["customer_service/agent.py"], root=tree, schema=["user:name?", "ticket_id"]
+    ).diagnostics
+    assert (jinja_read.code, jinja_read.origin, jinja_read.span and jinja_read.span.line) == ("T001", "jinja(...)", 15)
 
 
 def test_the_root_is_found_from_the_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -344,6 +349,32 @@ def test_hostile_names_are_escaped_in_every_format(tmp_path: Path, output: str) 
         assert "n\\xffm\\x1b[31mx.prompt" in text
         assert "T002" in text
         assert "E003" in text
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names that are not UTF-8, as on Linux")
+def test_hostile_names_are_escaped_in_the_diff(tmp_path: Path) -> None:
+    """`--diff`'s `---`/`+++` headers name files as every output does: no ESC reaches the terminal, no
+    newline in a name forges a header line of its own, and the output is UTF-8 whatever the names."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".git").mkdir()
+    for raw in (b"n\xffm\x1b[31mx.prompt", b"x\n+++ forged.prompt"):
+        with open(os.fsencode(root) + b"/" + raw, "wb") as handle:
+            handle.write(b"Thanks <guest??>.\n")  # T006: a safe fix
+    (root / ".hidden").mkdir()  # a link found by walking, named on stderr (its target is not fixed)
+    (root / ".hidden" / "t.txt").write_text("Thanks <guest??>.\n", encoding="utf-8")
+    os.symlink(root / ".hidden" / "t.txt", os.fsencode(root) + b"/l\x1b[2J.prompt")
+    done = _lint_cli(root, "--no-cache", "--diff", ".")
+    assert done.returncode == 1, done.stderr
+    assert b"\x1b" not in done.stdout + done.stderr
+    assert "found through the symbolic link l\\x1b[2J.prompt" in done.stderr.decode("utf-8")
+    headers = [line for line in done.stdout.decode("utf-8").splitlines() if line.startswith(("---", "+++"))]
+    assert headers == [
+        "--- a/n\\xffm\\x1b[31mx.prompt",
+        "+++ b/n\\xffm\\x1b[31mx.prompt",
+        "--- a/x\\n+++ forged.prompt",
+        "+++ b/x\\n+++ forged.prompt",
+    ]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")

@@ -396,6 +396,32 @@ REGRESSIONS = [
         "app/tools.py",
         "import json\n\n\ndef save(tool_context):\n    tool_context.state['user_profile'] = json.loads('{}')\n",
     ),
+    (  # T029 in another file: <budget> is a state key once the prompt reads {budget}
+        "a-key-read-in-another-file-makes-t029-appear",
+        {
+            **_BASE,
+            "app/writer.py": _AGENT + "writer = LlmAgent(name='writer', instruction='Keep it under <budget> euros.')\n",
+        },
+        "app/prompt.py",
+        'ROOT_INSTR = """Plan the trip with {itinerary} for {user_profile?} within {budget?}."""\n',
+    ),
+    (  # T030 in the prompt module: 'plan' named as state is a written key once an agent writes it
+        "an-output-key-added-makes-t030-appear",
+        {**_BASE, "app/prompt.py": 'ROOT_INSTR = """Review the \'plan\' state key, then {itinerary}."""\n'},
+        "app/tools.py",
+        "def save(tool_context):\n    tool_context.state['user_profile'] = {}\n    tool_context.state['plan'] = 1\n",
+    ),
+    (  # T032: a static instruction edited, its agent's file kept
+        "a-static-instruction-edited",
+        {
+            **_BASE,
+            "app/static.py": _AGENT + "from .prompt import ROOT_INSTR\n\n"
+            "guide = LlmAgent(name='guide', static_instruction='You are a guide.', instruction=ROOT_INSTR)\n",
+        },
+        "app/static.py",
+        _AGENT + "from .prompt import ROOT_INSTR\n\n"
+        "guide = LlmAgent(name='guide', static_instruction='Plan {itinerary}.', instruction=ROOT_INSTR)\n",
+    ),
     (
         "the-last-unknown-write-removed-makes-t014s-appear",
         {**_BASE, "app/tools.py": "def save(tool_context, key):\n    tool_context.state[key] = {}\n"},

@@ -4,6 +4,8 @@ line, `lint_project` and `LintRun` are one run."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +106,17 @@ def test_fix_writes_the_safe_fixes_and_reports_what_is_left(project: Path) -> No
     assert outcome.exit_code == 0
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_fix_run_as_root_keeps_the_owner_and_mode_of_the_fixed_file(project: Path) -> None:
+    prompt = project / "a.prompt"
+    os.chown(prompt, 1234, 5678)
+    prompt.chmod(0o640)
+    LintRun(fix=True).run()
+    assert prompt.read_text(encoding="utf-8").startswith("Thanks <guest?>.")
+    info = prompt.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (1234, 5678, 0o640)
+
+
 def test_diff_writes_nothing_and_exits_1_when_there_is_something_to_fix(project: Path) -> None:
     outcome = LintRun(diff=True, unsafe_fixes=True).run()
     assert outcome.exit_code == 1
@@ -133,6 +146,42 @@ def test_an_output_file_takes_the_findings_whole(project: Path) -> None:
     outcome = LintRun(output_file="out.txt").run()
     assert "T006" in (project / "out.txt").read_text(encoding="utf-8")
     assert outcome.messages == [Message("2 templates checked: 1 error, 1 warning", "stderr")]
+
+
+OUTPUTS = [
+    ("output-file", "output_file", "T006"),
+    ("write-baseline", "write_baseline", '"version": 1'),
+    ("html", "html", "<!DOCTYPE html>"),
+]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+@pytest.mark.parametrize(("option", "written"), [o[1:] for o in OUTPUTS], ids=[o[0] for o in OUTPUTS])
+def test_every_output_goes_into_a_fifo_being_read_and_leaves_it_a_fifo(
+    project: Path, option: str, written: str
+) -> None:
+    """`--output-file /dev/stdout`, `<(...)` and a named pipe: what is there is written in place, never
+    replaced by a regular file (the temporary file and rename of a regular file's output)."""
+    os.mkfifo(project / "pipe")
+    (project / "link").symlink_to(project / "pipe")
+    for name in ("pipe", "link"):
+        reader = os.open(project / "pipe", os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            LintRun(**{option: name}).run()
+            assert written in os.read(reader, 1 << 16).decode("utf-8")
+        finally:
+            os.close(reader)
+        assert stat.S_ISFIFO((project / "pipe").lstat().st_mode)
+        assert (project / "link").is_symlink()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="a device")
+@pytest.mark.parametrize("option", [o[1] for o in OUTPUTS], ids=[o[0] for o in OUTPUTS])
+def test_every_output_written_through_a_link_to_a_device_keeps_the_link(project: Path, option: str) -> None:
+    (project / "null").symlink_to("/dev/null")
+    LintRun(**{option: "null"}).run()
+    assert os.readlink(project / "null") == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def test_no_files_to_lint_is_a_usage_error_naming_the_patterns(project: Path) -> None:

@@ -947,6 +947,135 @@ def test_schema_keys_count_as_written() -> None:
     assert never_written(found, frozenset(), schema=["plan"]) == []
 
 
+# T014 where the braces sit in a URL or in code: the help is an escape ({key?} would drop the text there)
+LITERAL_PLACES = [
+    ("code-span", "Start it with `POST /run/{suite_id}`.", "{suite_id}", "sits in code"),
+    ("url", "Poll https://ci.example.com/status?id={run_id} until done.", "{run_id}", "sits in a URL"),
+    ("path", "Open /runs/{run_id}/logs first.", "{run_id}", "sits in a URL"),
+    ("prose", "Report {result} to the user.", "{result}", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "flagged", "place"), [c[1:] for c in LITERAL_PLACES], ids=[c[0] for c in LITERAL_PLACES]
+)
+def test_a_key_nothing_writes_in_a_url_or_code_gets_an_escape_as_help(
+    prompt: str, flagged: str, place: str | None
+) -> None:
+    from templating.linter.fixes import fixes_for
+
+    user = f'from google.adk.agents import LlmAgent\nw = LlmAgent(name="w", instruction="{prompt}")\n'
+    (found,) = scan_texts({"user.py": user}).instructions
+    (finding,) = never_written(found, frozenset())
+    assert user[finding.span.start : finding.span.end] == flagged
+    assert finding.help is not None
+    titles = [fix.title for fix in fixes_for(finding, user, dialect="adk")]
+    if place is None:
+        assert finding.help.startswith("set ")
+        assert titles == [f"Make it optional: {flagged[:-1]}?}}"]
+        return
+    key = flagged[1:-1]
+    assert finding.help == (
+        f"{flagged!r} {place}, where google-adk substitutes it too ({{{key}?}} would drop it from the text): to "
+        f"send the braces as written, write \\{flagged} (google-adk keeps it, backslash included), or give the "
+        "agent an instruction provider, which google-adk does not fill in (templating's static(...) sends its text "
+        f"as written); if the value is meant, set {key!r} before this agent runs"
+    )
+    assert titles == []  # no "make it optional": it would send the text around the key without it
+
+
+def test_a_key_nothing_writes_in_an_angle_url_gets_the_escape_as_an_unsafe_fix() -> None:
+    from templating.linter.fixes import fixes_for
+
+    user = 'from templating import instruction\nP = instruction("Open /runs/<run_id>/logs.")\n'
+    (found,) = scan_texts({"user.py": user}).instructions
+    (finding,) = never_written(found, frozenset())
+    assert finding.help == (
+        "'<run_id>' sits in a URL: to send <run_id> as written, escape it as <<run_id>>; if the value is meant, "
+        "set 'run_id' before this agent runs"
+    )
+    (fix,) = fixes_for(finding, user, dialect="angle")
+    assert (fix.edits, fix.safe) == ([(finding.span.start, finding.span.end, "<<run_id>>")], False)
+
+
+# T014, T012 and T001 on a jinja(...) instruction's state reads, each placed at the variable
+JINJA_PROMPT = (
+    "from templating import jinja\n"
+    "PROMPT = jinja(\n"
+    '    "Plan for {{ user.name }}:\\n"\n'
+    '    "{% for leg in legs %}- {{ leg.origin }}{% endfor %}\\n"\n'
+    "    \"{% if notes is defined %}{{ notes }}{% endif %} {{ temp.step }} {{ state['plan'] }}\"\n"
+    "    \" {{ tips | default('') }}\"\n"
+    ")\n"
+)
+
+
+def test_a_jinja_instruction_s_reads_get_the_key_checks() -> None:
+    (found,) = scan_texts({"p.py": JINJA_PROMPT}).instructions
+    assert found.dialect == "jinja"
+    unwritten = never_written(found, frozenset({"plan"}))
+    assert [(d.code, JINJA_PROMPT[d.span.start : d.span.end], d.span.line) for d in unwritten if d.span] == [
+        ("T014", "user.name", 3),
+        ("T014", "legs", 4),
+    ]
+    assert unwritten[0].message == (
+        "'user.name' reads state key 'user:name', which nothing in the linted files writes: the Jinja2 instruction "
+        "raises JinjaUndefinedError without it"
+    )
+    assert unwritten[1].help is not None
+    assert unwritten[1].help.endswith("{% if legs is defined %}...{% endif %}, or legs | default('')")
+    assert never_written(found, frozenset({"plan", "legs"}), schema=["user"]) == [unwritten[0]]
+    own = lint_instruction(found, select=select_rules(), schema=["user:name", "legs", "plan", "notes?"])
+    assert [(d.code, JINJA_PROMPT[d.span.start : d.span.end]) for d in own if d.span] == [
+        ("T012", "temp.step"),
+        ("T001", "temp.step"),
+        ("T001", "tips"),
+    ]
+
+
+def test_a_jinja_syntax_error_is_its_only_finding() -> None:
+    (found,) = scan_texts({"p.py": "from templating import jinja\nP = jinja('{% if x %}{{ temp.y }}')\n"}).instructions
+    assert [d.code for d in lint_instruction(found, select=select_rules())] == ["E001"]
+    assert never_written(found, frozenset()) == []
+
+
+STATIC = """\
+from google.adk.agents import LlmAgent
+from google.genai import types
+
+from .prompts import GUIDE_STATIC_INSTRUCTION
+
+guide = LlmAgent(name="guide", static_instruction=GUIDE_STATIC_INSTRUCTION, instruction="Greet {visitor}.")
+reader = LlmAgent(name="reader", static_instruction=types.Content(parts=[]), instruction=provide)
+plain = LlmAgent(name="plain", static_instruction=None, instruction="Read.")
+"""
+
+
+def test_a_static_instruction_is_kept_apart_and_its_constant_is_no_instruction() -> None:
+    files = {
+        "app/agent.py": STATIC,
+        "app/prompts.py": 'GUIDE_STATIC_INSTRUCTION = "You are {persona}, a guide."\n',
+        "app/__init__.py": "",
+    }
+    result = scan_texts(files, ["app/agent.py", "app/prompts.py"])
+    (static,) = result.static_instructions
+    assert (static.label, static.names, static.dialect) == (
+        "GUIDE_STATIC_INSTRUCTION",
+        ("GUIDE_STATIC_INSTRUCTION", "guide.static_instruction"),
+        "adk",
+    )
+    assert (static.path, static.text) == ("app/prompts.py", "You are {persona}, a guide.")
+    # the constant is not an instruction of its own (it would read {persona}); only the agents' instructions are
+    assert [item.label for item in result.instructions] == [
+        'LlmAgent(name="guide").instruction',
+        'LlmAgent(name="plain").instruction',
+    ]
+    # a Content or None is no static text; an instruction provider is skipped, and says by which names
+    assert [(item.label, item.names) for item in result.skipped] == [
+        ('LlmAgent(name="reader").instruction', ("reader", "reader.instruction"))
+    ]
+
+
 @pytest.mark.parametrize(
     "dynamic",
     [

@@ -674,3 +674,81 @@ def test_numbers_format_as_every_value_does(value: Any) -> None:
 def test_a_number_subclass_is_still_checked_for_a_memory_address() -> None:
     with pytest.raises(UnprintableValueError, match="type AddressedInt, which prints only as its place in memory"):
         format_value(AddressedInt(1))
+
+
+class _Overdrawn(BaseException):
+    """Raised by `Endless` when asked for more keys than any budget allows (a BaseException: no
+    `except Exception` in the code under test can turn it into an ordinary error)."""
+
+
+class Endless(Mapping[str, Any]):
+    """A mapping whose iteration never ends (keys `k0`, `k1`, ... each holding `"v"`, and `len()` lies):
+    asked for more than `limit` keys, it fails the test instead of hanging it."""
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self.limit = limit
+        self.drawn = 0
+
+    def __getitem__(self, key: str) -> Any:
+        if isinstance(key, str) and key[:1] == "k" and key[1:].isdigit():
+            return "v"
+        raise KeyError(key)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __iter__(self) -> Iterator[str]:
+        index = 0
+        while True:
+            self.drawn += 1
+            if self.drawn > self.limit:
+                raise _Overdrawn(f"{self.drawn} keys drawn: iterated past every budget")
+            yield f"k{index}"
+            index += 1
+
+
+SMALL_BUDGET = 100_000  # MAX_VALUE_SIZE for these tests: an endless mapping reaches it in ~10,000 keys
+
+
+@pytest.fixture
+def small_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    import templating.renderer
+
+    monkeypatch.setattr(templating.renderer, "MAX_VALUE_SIZE", SMALL_BUDGET)
+
+
+ENDLESS_RENDERS = [
+    ("angle", lambda m: Template("Hi <m>").render({"m": m})),
+    ("adk", lambda m: Template("Hi {m}", dialect="adk").render({"m": m})),
+    ("format-value", format_value),
+    ("format-adk-value", format_adk_value),
+    ("nested", lambda m: Template("Hi <m>").render({"m": [1, {"x": m}]})),
+    ("provider", lambda m: _instruction("Hi <m>")({"m": m})),
+]
+
+
+def _instruction(source: str) -> Any:
+    from templating import instruction
+
+    return instruction(source)
+
+
+@pytest.mark.usefixtures("small_budget")
+@pytest.mark.parametrize("render_it", [c[1] for c in ENDLESS_RENDERS], ids=[c[0] for c in ENDLESS_RENDERS])
+def test_a_mapping_that_never_ends_is_too_large_not_a_hang(render_it: Any) -> None:
+    """The size budget is counted as the mapping is iterated: a value whose keys never end is refused
+    once it is over the budget, after about budget / item size keys, whatever `len()` says."""
+    endless = Endless()
+    with pytest.raises(UnprintableValueError, match="too large to print"):
+        render_it(endless)
+    assert endless.drawn <= SMALL_BUDGET // 8 + 1
+
+
+@pytest.mark.parametrize("dialect", ["angle", "adk"])
+def test_a_state_that_never_ends_is_not_listed_whole_for_a_did_you_mean(dialect: str) -> None:
+    """A missing key's did-you-mean looks at a bounded number of the state's keys."""
+    source = "Hi <k12x>" if dialect == "angle" else "Hi {k12x}"
+    endless = Endless()
+    with pytest.raises(MissingKeyError):
+        Template(source, dialect=dialect).render(endless)  # type: ignore[arg-type]
+    assert endless.drawn < endless.limit

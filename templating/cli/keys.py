@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from .common import EXIT_OK
@@ -48,13 +49,23 @@ def _run(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
-        for key in template.keys:
+        for key in _listed((node.key, node.optional) for node in template.placeholders):
             print(key)
     return EXIT_OK
 
 
+def _listed(uses: Iterable[tuple[str, bool]]) -> list[str]:
+    """Each key once, in order of first use, written `key?` when every use of it is optional (a key required
+    anywhere must be in state): what the text format prints, for a template file as for a Python file."""
+    optional: dict[str, bool] = {}
+    for key, is_optional in uses:
+        optional[key] = optional.get(key, True) and is_optional
+    return [key + ("?" if is_optional else "") for key, is_optional in optional.items()]
+
+
 def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
     """The keys of each instruction in a Python file (or of the one `name` names)."""
+    from ..jinja_mode.reads import state_reads
     from ..linter.pick import pick_instruction, scan_file, where
     from ..template import Template
 
@@ -62,13 +73,15 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
     found = [pick_instruction(path, name)] if name is not None else result.instructions
     rows = []
     for item in found:
-        placeholders = [] if item.dialect == "jinja" else Template(item.text, dialect=item.dialect).placeholders
+        if item.dialect == "jinja":  # the state keys it reads: optional when guarded in the template
+            reads = [(r.key, not r.required, r.start, r.end) for r in state_reads(item.text)]
+        else:
+            placeholders = Template(item.text, dialect=item.dialect).placeholders
+            reads = [(node.key, node.optional, node.span.start, node.span.end) for node in placeholders]
         keys = []
-        for node in placeholders:
-            place, span = item.locate(node.span.start, node.span.end)
-            keys.append(
-                {"key": node.key, "optional": node.optional, "path": place, "line": span.line, "column": span.column}
-            )
+        for key, optional, start, end in reads:
+            place, span = item.locate(start, end)
+            keys.append({"key": key, "optional": optional, "path": place, "line": span.line, "column": span.column})
         rows.append(
             {
                 "instruction": item.label,
@@ -84,9 +97,8 @@ def _keys_python(path: str, name: str | None, *, json_output: bool) -> int:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
         for row, item in zip(rows, found, strict=True):
-            note = " (Jinja2: keys are not listed)" if item.dialect == "jinja" else ""
-            print(f"{row['instruction']} ({where(item)}, {item.dialect}){note}")
-            for key in dict.fromkeys(k["key"] + ("?" if k["optional"] else "") for k in row["keys"]):
+            print(f"{row['instruction']} ({where(item)}, {item.dialect})")
+            for key in _listed((k["key"], k["optional"]) for k in row["keys"]):
                 print(f"    {key}")
     if name is None:
         for skipped in result.skipped:

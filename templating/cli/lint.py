@@ -27,7 +27,8 @@ def add_command(commands: Any) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="template files or folders ('-' reads stdin); none: the project's [tool.templating] include globs",
+        help="template files or folders ('-' reads stdin); none: the project's [tool.templating] include globs,"
+        " else '.'",
     )
     lint.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help="output format")
     lint.add_argument(

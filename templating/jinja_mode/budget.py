@@ -16,14 +16,16 @@ import fractions
 import math
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from time import monotonic
 from typing import Any
 
-__all__ = ["BUDGET_ENVIRONMENT", "JinjaBudget"]
+from ..errors import TemplatingError
+
+__all__ = ["BUDGET_ENVIRONMENT", "BudgetSettingError", "JinjaBudget"]
 
 # budget field -> the environment variable that sets its default.
 BUDGET_ENVIRONMENT = {
@@ -50,6 +52,11 @@ UNITS = {
 }
 
 
+class BudgetSettingError(TemplatingError, ValueError):
+    """An environment variable setting a budget's default (`TEMPLATING_JINJA_MAX_*`) that is neither a
+    positive number nor `off`: the message names it and its value."""
+
+
 def _from_environment(name: str) -> Callable[[], Any]:
     variable = BUDGET_ENVIRONMENT[name]
     default = _DEFAULTS[name]
@@ -67,7 +74,7 @@ def _from_environment(name: str) -> Callable[[], Any]:
             value = -1
         if not value > 0 or (isinstance(value, float) and not math.isfinite(value)):
             kind = "number of seconds" if isinstance(default, float) else "whole number"
-            raise ValueError(f"{variable}={text!r}: expected a positive {kind}, or 'off' for no limit")
+            raise BudgetSettingError(f"{variable}={text!r}: expected a positive {kind}, or 'off' for no limit")
         return value
 
     return read
@@ -216,7 +223,7 @@ def spend() -> Spend:
     return CURRENT.get(_OUTSIDE)
 
 
-def counted(iterable: Any) -> Any:
+def counted(iterable: Any) -> Iterator[Any]:
     """Iterate `iterable`, charging each step to the render's loop and time budgets."""
     current = CURRENT.get(_OUTSIDE)
     for item in iterable:
@@ -289,12 +296,14 @@ def measure(value: Any, limit: int, what: str) -> int:
             path.add(ident)
             stack.append(_Leave(ident))
             size += 2 + 2 * len(item)
-            if isinstance(item, Mapping):
+            if isinstance(item, Mapping):  # counted as it is iterated: keys that never end stop at the limit
                 for key, inner in item.items():
                     if not isinstance(key, (str, int, float, bool, type(None))):
                         raise NotData(f"{what} has a key that is {describe(key)}, not text or a number")
-                    size += len(key) if isinstance(key, str) else 8
+                    size += (len(key) if isinstance(key, str) else 8) + 2
                     stack.append(inner)
+                    if size > limit:
+                        return size
             else:
                 stack.extend(item)
         elif type(item) is _Leave:

@@ -20,7 +20,7 @@ import keyword
 import re
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, UndefinedError, meta
@@ -39,7 +39,7 @@ from .budget import (
     NotData,
     Spend,
 )
-from .sandbox import _ENVIRONMENT, _GLOBALS, ReadOnlyState, _did_you_mean
+from .sandbox import _ENVIRONMENT, _GLOBALS, ReadOnlyState, _did_you_mean, bounded, hinted
 
 __all__ = [
     "JinjaBudget",
@@ -139,7 +139,7 @@ class JinjaProvider:
         for name in self._names:
             value = get(name, _ABSENT)
             if value is not _ABSENT:
-                context[name] = value
+                context[name] = bounded(value)
         for name, prefix in self._scopes:
             context[name] = ReadOnlyState(get, keys, prefix, name)
         token = CURRENT.set(Spend(self.budget))
@@ -154,12 +154,12 @@ class JinjaProvider:
         finally:
             CURRENT.reset(token)
 
-    def _error(self, error: Exception, keys: Callable[[], list[str]]) -> JinjaError:
+    def _error(self, error: Exception, keys: Callable[[], Iterator[str]]) -> JinjaError:
         line = _template_line(error)
         message = str(error)
         undefined_name = re.fullmatch(r"'(\w+)' is undefined", message)
         if undefined_name:
-            names = [*(key for key in keys() if _bindable(key)), *_NAMES, *_ENVIRONMENT.globals]
+            names = [*(key for key in hinted(keys) if _bindable(key)), *_NAMES, *_ENVIRONMENT.globals]
             message += _did_you_mean(undefined_name[1], names)
         where: dict[str, Any] = {"source": self.source, "span": _line_span(self.source, line, message)}
         if isinstance(error, BudgetExceeded):
@@ -241,18 +241,19 @@ def jinja(source: str, *, budget: JinjaBudget | None = None) -> JinjaProvider:
     return JinjaProvider(source, budget=budget)
 
 
-def _key_lister(ctx: Any) -> Callable[[], list[str]]:
-    """The keys of whatever holds state, read when needed (a mapping, `ctx.state`, or an ADK `State`)."""
+def _key_lister(ctx: Any) -> Callable[[], Iterator[str]]:
+    """The keys of whatever holds state, read lazily when needed (a mapping, `ctx.state`, or an ADK
+    `State`): a state whose keys never end is read only as far as a budget or a hint's bound goes."""
     holder = ctx if isinstance(ctx, Mapping) else getattr(ctx, "state", ctx)
 
-    def keys() -> list[str]:
+    def keys() -> Iterator[str]:
         if isinstance(holder, Mapping):
             found: Any = holder.keys()
         elif callable(getattr(holder, "to_dict", None)):
             found = holder.to_dict().keys()
         else:
             found = ()
-        return [key for key in found if isinstance(key, str)]
+        return (key for key in found if isinstance(key, str))
 
     return keys
 

@@ -6,7 +6,9 @@ only data, and the names of expressions for error messages. `mode` builds provid
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from types import BuiltinMethodType, FunctionType, MethodType
 from typing import Any
@@ -30,12 +32,18 @@ __all__ = ["ReadOnlyState"]
 _ABSENT: Any = object()
 
 
+HINTED_FROM = 100_000  # the most state keys a did-you-mean compares (a state's keys may never end)
+
+
 class ReadOnlyState(Mapping[str, Any]):
-    """A read-only view of state, or of one scope of it (`user` reads the `user:` keys)."""
+    """A read-only view of state, or of one scope of it (`user` reads the `user:` keys). `keys` gives the
+    state's keys lazily: iterating the view charges each key read to the render's loop budget."""
 
     __slots__ = ("_get", "_keys", "_label", "_prefix")
 
-    def __init__(self, get: Callable[[str, Any], Any], keys: Callable[[], list[str]], prefix: str, label: str) -> None:
+    def __init__(
+        self, get: Callable[[str, Any], Any], keys: Callable[[], Iterator[str]], prefix: str, label: str
+    ) -> None:
         self._get = get
         self._keys = keys
         self._prefix = prefix
@@ -45,11 +53,11 @@ class ReadOnlyState(Mapping[str, Any]):
         value = self._get(self._prefix + key, _ABSENT) if isinstance(key, str) else _ABSENT
         if value is _ABSENT:
             raise KeyError(key)
-        return value
+        return bounded(value)
 
     def __iter__(self) -> Iterator[str]:
-        size = len(self._prefix)
-        return iter([key[size:] for key in self._keys() if key.startswith(self._prefix)])
+        size, prefix = len(self._prefix), self._prefix
+        return (key[size:] for key in counted(self._keys()) if key.startswith(prefix))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -62,8 +70,62 @@ class ReadOnlyState(Mapping[str, Any]):
             return self[key]
         except KeyError:
             full = self._prefix + key if isinstance(key, str) else key
-            hint = f"state has no key {full!r}" + _did_you_mean_key(str(full), self._keys())
+            hint = f"state has no key {full!r}" + _did_you_mean_key(str(full), hinted(self._keys))
             return environment.undefined(hint=hint, obj=self, name=str(key))
+
+
+def hinted(keys: Callable[[], Iterator[str]]) -> list[str]:
+    """The state keys a did-you-mean compares: at most `HINTED_FROM` of them."""
+    return list(itertools.islice(keys(), HINTED_FROM))
+
+
+class _Bounded(Mapping[Any, Any]):
+    """A mapping from state that is not a plain `dict` (any `Mapping` class), as a template reads it: each
+    key its iteration draws is charged to the render's loop budget (and clock), so a mapping whose keys
+    never end stops at the budget whatever iterates it (a loop, a filter, a method, `==`, printing); what
+    it holds is read bounded too, and never written (`get`, never `[]`: no `__missing__` runs)."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Mapping[Any, Any]) -> None:
+        self._inner = inner
+
+    def __getitem__(self, key: Any) -> Any:
+        value = _get(self._inner, key)
+        if value is _ABSENT:
+            raise KeyError(key)
+        return bounded(value)
+
+    def __iter__(self) -> Iterator[Any]:
+        return counted(self._inner)
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+
+# Finite, iterated as they are: a dict's storage (its subclasses' too: the sandbox judges their methods by
+# their own class), views of state over one, Jinja2's own render context (registered as a Mapping).
+_PLAIN = (dict, ReadOnlyState, ReadonlyDict, ReadonlyState, _Bounded, Context)
+
+
+_AS_IS = frozenset({str, int, float, bool, type(None), list, dict, Markup})
+
+
+def bounded(value: Any) -> Any:
+    """`value` as a template may read it: a mapping of another class than `dict` (a `Mapping` of the
+    caller's own) behind `_Bounded`; a pair from `.items()` with its value so; anything else as it is."""
+    if type(value) in _AS_IS:  # the usual values, without an abstract class's check
+        return value
+    if isinstance(value, Mapping):
+        return value if isinstance(value, _PLAIN) else _Bounded(value)
+    if type(value) is tuple and len(value) == 2 and isinstance(value[1], Mapping):
+        return (value[0], bounded(value[1]))
+    return value
+
+
+def _bounded_all(items: Iterator[Any]) -> Iterator[Any]:
+    for item in items:
+        yield bounded(item)
 
 
 # What a template may reach on a value: read-only methods and data attributes of the JSON types, by
@@ -91,7 +153,7 @@ _SAFE_ATTRIBUTES: dict[type, frozenset[str]] = {
     tuple: frozenset({"count", "index"}),
 }
 # State read through a ReadonlyContext comes as read-only views: the same read methods, reimplemented.
-_SAFE_ATTRIBUTES.update({view: _SAFE_ATTRIBUTES[dict] for view in (ReadonlyDict, ReadonlyState)})
+_SAFE_ATTRIBUTES.update({view: _SAFE_ATTRIBUTES[dict] for view in (ReadonlyDict, ReadonlyState, _Bounded)})
 _SAFE_ATTRIBUTES[ReadonlyList] = _SAFE_ATTRIBUTES[list]
 
 
@@ -152,11 +214,13 @@ class _Environment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if __obj is counted:  # a `for` loop starting
-            return counted(args[0])
+            return _bounded_all(counted(args[0]))
         current = spend()
         current.check_time()
+        args = tuple(bounded(arg) for arg in args)
+        kwargs = {name: bounded(arg) for name, arg in kwargs.items()}
         if isinstance(__obj, LoopContext) and len(args) == 1:  # a recursive loop's next level
-            args = (counted(args[0]),)
+            args = (_bounded_all(counted(args[0])),)
         owner = getattr(__obj, "__self__", None)
         if isinstance(owner, str) and getattr(__obj, "__name__", None) == "replace" and len(args) >= 2:
             old, new = args[0], args[1]
@@ -168,7 +232,7 @@ class _Environment(ImmutableSandboxedEnvironment):
             size = sum(len(item) for item in items if isinstance(item, str)) + len(owner) * max(len(items) - 1, 0)
             check_size(size, "str.join()")
             args = (items,)
-        return super().call(__context, __obj, *args, **kwargs)
+        return bounded(super().call(__context, __obj, *args, **kwargs))
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
@@ -233,6 +297,9 @@ class _Environment(ImmutableSandboxedEnvironment):
         return text
 
     def getitem(self, obj: Any, argument: Any) -> Any:
+        return bounded(self._getitem(obj, argument))
+
+    def _getitem(self, obj: Any, argument: Any) -> Any:
         if isinstance(obj, ReadOnlyState):
             return obj._lookup(self, argument)
         if isinstance(obj, Mapping) and type(obj) is not dict:
@@ -248,6 +315,9 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getitem(obj, argument)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
+        return bounded(self._getattr(obj, attribute))
+
+    def _getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, ReadOnlyState):
             if attribute.startswith("_"):
                 return self.unsafe_undefined(obj, attribute)
@@ -353,6 +423,20 @@ class _CodeGenerator(CodeGenerator):
         self.write(f", {_expression_text(node)!r})")
 
 
+def _bounding(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` (a filter or a test) given its arguments, and giving its result, through `bounded`
+    (Jinja2's `pass_context`-style marks are kept: `functools.wraps` copies them)."""
+
+    passed = 1 if getattr(function, "jinja_pass_arg", None) is not None else 0  # a context, left as it is
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        args = (*args[:passed], *(bounded(arg) for arg in args[passed:]))
+        return bounded(function(*args, **{name: bounded(arg) for name, arg in kwargs.items()}))
+
+    return wrapper
+
+
 _FORMAT_WRAPPER_CODE = _format_wrapper(_DataFormatter(ImmutableSandboxedEnvironment()), str, "", False).__code__
 _Environment.code_generator_class = _CodeGenerator
 _ENVIRONMENT = _Environment(undefined=StrictUndefined, autoescape=False, finalize=_finalize, keep_trailing_newline=True)
@@ -360,6 +444,9 @@ setattr(_ENVIRONMENT, _COUNTED, counted)
 # tojson: mappings that are not dicts (`state`, `user`, a MappingProxyType) are written as objects.
 _ENVIRONMENT.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _json_default}
 install(_ENVIRONMENT)
+for _kind in (_ENVIRONMENT.filters, _ENVIRONMENT.tests):  # what a filter or test is given, and gives, read bounded
+    for _name, _function in list(_kind.items()):
+        _kind[_name] = _bounding(_function)
 # Only `range` (size-limited by the sandbox) and `namespace` (for loop counters) stay global.
 _ENVIRONMENT.globals = {name: _ENVIRONMENT.globals[name] for name in ("range", "namespace")}
 _GLOBALS = frozenset(_ENVIRONMENT.globals)

@@ -14,21 +14,24 @@ The file is JSON, sorted and indented (one finding per entry, stable between run
 {"version": 1, "findings": [{"path": "agent.py", "code": "T014", "text": "{plan}", "count": 1}]}
 ```
 
-It is written whole or not at all (a temporary file in the same folder, renamed over it). A file that
-is not such a baseline is a `BaselineError` naming it and what is wrong.
+It is written whole or not at all (a temporary file in the same folder, renamed over it), and only when it
+can be read back: within the size a baseline is read with (the project's `max-file-size`), giving back
+exactly what it records. A file that is not such a baseline, or too large, is a `BaselineError` naming it
+and what is wrong.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplatingError
-from ..inputs import InputError, read_text, write_text_whole
+from ..inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, InputError, read_text, write_text_whole
 from .registry import Diagnostic
 
 if TYPE_CHECKING:
@@ -38,6 +41,7 @@ __all__ = ["Baseline", "BaselineError", "apply_baseline", "dump_baseline", "load
 
 VERSION = 1
 _FIELDS = ("path", "code", "text", "count")
+SETTING = "'max-file-size' in [tool.templating]"  # what sets the limit a baseline is read with
 
 Key = tuple[str, str, str]  # path, code, flagged text
 
@@ -92,18 +96,40 @@ def baseline_of(result: LintResult) -> Baseline:
 
 
 def dump_baseline(baseline: Baseline) -> str:
-    """The baseline as its file's text: sorted entries, one per (path, code, text), and a final newline."""
+    """The baseline as its file's text: sorted entries, one per (path, code, text), and a final newline.
+    Text as written (UTF-8), unless a name holds bytes that are not UTF-8 (lone surrogates): then escaped
+    (`\\udcff`), so that the file is UTF-8 and reads back as the same names."""
     entries = [
         {"path": path, "code": code, "text": text, "count": count}
         for (path, code, text), count in sorted(baseline.counts.items())
     ]
-    return json.dumps({"version": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n"
+    data = {"version": VERSION, "findings": entries}
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, indent=2) + "\n"
+    return text
 
 
-def write_baseline(path: str | Path, result: LintResult) -> Baseline:
-    """Record `result`'s findings in the file `path`, whole or not at all; returns what was recorded."""
+def write_baseline(
+    path: str | Path, result: LintResult, *, limit: int = DEFAULT_MAX_FILE_SIZE, setting: str = SETTING
+) -> Baseline:
+    """Record `result`'s findings in the file `path`, whole or not at all; returns what was recorded.
+    Refused (`BaselineError`, nothing written) when `load_baseline` with the same `limit` could not read
+    it back: larger than `limit` bytes (`setting`: what sets it, for the message)."""
+    name = str(path)
     baseline = baseline_of(result)
-    _write_atomically(str(path), dump_baseline(baseline))
+    text = dump_baseline(baseline)
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        raise BaselineError(
+            f"cannot write the baseline {name}: it would be {size} bytes, more than the limit of {limit} bytes a "
+            f"baseline is read with ({setting}): raise it to write this baseline"
+        )
+    if Baseline(_parsed(json.loads(text), name)) != baseline:  # pragma: no cover - dump_baseline's promise
+        raise BaselineError(f"cannot write the baseline {name}: it would not read back as written")
+    _write_atomically(name, text)
     return baseline
 
 
@@ -114,12 +140,25 @@ def _write_atomically(path: str, text: str) -> None:
         raise BaselineError(f"cannot write the baseline {path}: {exc.strerror or exc}") from None
 
 
-def load_baseline(path: str | Path) -> Baseline:
-    """The baseline in the file `path`; a `BaselineError` naming the file when it cannot be read or is
-    not a baseline (not JSON, another version, an entry without its fields or with a wrong one)."""
+def load_baseline(path: str | Path, *, limit: int = DEFAULT_MAX_FILE_SIZE, setting: str = SETTING) -> Baseline:
+    """The baseline in the file `path`, read if at most `limit` bytes (the project's `max-file-size`;
+    `setting`: what sets it, for the message); a `BaselineError` naming the file when it cannot be read
+    or is not a baseline (not JSON, nested too deeply, another version, an entry without its fields or
+    with a wrong one)."""
     name = str(path)
     try:
-        text = read_text(name, what="baseline", stdin=False)
+        text = read_text(name, what="baseline", limit=limit, stdin=False)
+    except FileSkipped as exc:
+        if "more than the limit" not in exc.reason:
+            raise BaselineError(f"cannot read the baseline {name}: {exc.message.removeprefix(name + ': ')}") from None
+        try:
+            size = f"it is {os.stat(name).st_size} bytes, more"
+        except OSError:
+            size = "it is more"
+        raise BaselineError(
+            f"cannot read the baseline {name}: {size} than the limit of {limit} bytes ({setting}): raise it to "
+            "read this baseline"
+        ) from None
     except InputError as exc:
         raise BaselineError(f"cannot read the baseline {name}: {exc.message.removeprefix(name + ': ')}") from None
     try:
@@ -127,6 +166,12 @@ def load_baseline(path: str | Path) -> Baseline:
     except json.JSONDecodeError as exc:
         raise BaselineError(
             f"baseline {name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecursionError:
+        raise BaselineError(f"baseline {name} is nested too deeply to read") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise BaselineError(
+            f"baseline {name} is not valid JSON: a number has more than {sys.get_int_max_str_digits()} digits"
         ) from None
     return Baseline(_parsed(data, name))
 
@@ -199,7 +244,15 @@ def apply_baseline(result: LintResult, baseline: Baseline) -> Applied:
     linted = {paths.get(p) or _project_path(p, result.root) for p in result.files} if stale_files else set()
     stale = sum(n for (path, _, _), n in left.items() if path in linted or not path)
     result.diagnostics = kept
-    gone = set(map(id, dropped))
-    result.run_findings = [d for d in result.run_findings if id(d) not in gone]
+    # the run's findings (T011) are among `diagnostics`, matched by value: a run read from the cache, or with
+    # `severity` given, holds equal copies, not the same objects
+    gone = Counter(dropped)
+    left_run = []
+    for diag in result.run_findings:
+        if gone[diag] > 0:
+            gone[diag] -= 1
+        else:
+            left_run.append(diag)
+    result.run_findings = left_run
     result.baselined, result.stale = len(dropped), stale
     return Applied(len(dropped), stale)

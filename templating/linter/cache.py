@@ -5,9 +5,10 @@ another module, a state key written in a third file, a function given state by a
 scan is not a function of each file alone. The cache therefore keeps whole runs, each checked input by input:
 
 - an entry is found by a key over what decides which files a run reads and how: the tool's version and
-  Python's (the `ast` differs), the cache format, the current folder (paths are shown relative to it), the
-  root, the configuration, the rules on, the schema, the dialect, the paths named, the files chosen and the
-  project's Python files read for context;
+  Python's (the `ast` differs), the code that finds (`code_identity`: an edit to a rule in a development
+  install, where the version stays the same, is a miss), the cache format, the current folder (paths are
+  shown relative to it), the root, the configuration, the rules on, the schema, the dialect, the paths
+  named, the files chosen and the project's Python files read for context;
 - the entry lists every file the run read or tried to read (each Python file, each template file, each text
   file an instruction reads, and the modules an import could have named but that were not there), each
   with a digest of its text or of why it could not be read;
@@ -17,11 +18,17 @@ scan is not a function of each file alone. The cache therefore keeps whole runs,
 
 Entries are JSON (never pickle: a cache folder is a file anyone with the project can write), written to a
 temporary file of the folder and moved into place with `os.replace`, so two runs at once never see half an
-entry; an entry that cannot be read, parsed or checked is a miss, and the next run rewrites it. The folder
+entry; an entry that cannot be read, parsed or checked (every field, by type and range, before it is used)
+is a miss, and the next run rewrites it. The folder
 holds at most `MAX_ENTRIES` entries (the oldest are removed) and an entry over `MAX_ENTRY_BYTES` is not
 written. It is `.templating_cache` at the project root unless the command line (`--cache-dir`), the
 environment (`TEMPLATING_CACHE_DIR`) or `cache-dir` in `[tool.templating]` (a folder inside the root) name
 another; it holds a `CACHEDIR.TAG` and a `.gitignore` of `*`, and can be deleted or moved at any time.
+
+The cache removes only what it wrote: an entry is named by its key (40 hexadecimal digits, `.json`) and
+begins with its header (`{"templating":"lint cache",...`), and pruning looks at nothing else (not a link,
+not another file, whatever its name). A folder that is not empty and holds no `CACHEDIR.TAG` written by
+templating is not a cache: it is refused (`LintCacheError`), never written to.
 """
 
 from __future__ import annotations
@@ -29,15 +36,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import TemplatingError
 from ..inputs import FileSkipped, read_bytes
 from ..nodes import Span
 from .config import LintConfig, LintConfigError
-from .registry import Diagnostic
+from .registry import SEVERITIES, Diagnostic
 from .result import CheckedTemplate, LintResult
 from .util import running_version, shown
 
@@ -70,11 +80,13 @@ class Project(Protocol):
     def _context_files(self, named: Sequence[str] = ()) -> list[str]: ...
 
 
-__all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "cache_folder"]
+__all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "LintCacheError", "cache_folder", "cache_setting"]
 
 DEFAULT_FOLDER = ".templating_cache"
 CACHE_ENV = "TEMPLATING_CACHE_DIR"
-FORMAT = 1  # the layout of an entry; a change makes every older entry a miss
+FORMAT = 2  # the layout of an entry; a change makes every older entry a miss
+_HEADER = b'{"templating":"lint cache","format":'  # how every entry begins (the keys in this order)
+_ENTRY_NAME = re.compile(r"[0-9a-f]{40}\.json")  # the key's digest, hexadecimal
 MAX_ENTRIES = 64
 MAX_ENTRY_BYTES = 64 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20
@@ -107,6 +119,86 @@ def cache_folder(root: Path, *, given: str | Path | None = None, configured: str
     return folder if real.is_relative_to(root) and real != root else None
 
 
+class LintCacheError(TemplatingError):
+    """A cache folder that is not the cache's own (not empty, no `CACHEDIR.TAG` of templating): not used."""
+
+
+def cache_setting(*, given: str | Path | None = None, configured: str | None = None) -> str:
+    """What chose the cache's folder (see `cache_folder`), as a message names it."""
+    if given is not None:
+        return "--cache-dir"
+    if os.environ.get(CACHE_ENV):
+        return CACHE_ENV
+    return "the default folder" if configured is None else "'cache-dir' in [tool.templating]"
+
+
+def _ours(folder: Path) -> bool:
+    """Whether `folder` is a lint cache: it holds a `CACHEDIR.TAG` written by templating (a regular file)."""
+    try:
+        tag = read_bytes(str(folder / "CACHEDIR.TAG"), limit=4096, follow=False)
+    except (OSError, FileSkipped):
+        return False
+    return tag.startswith(_TAG.encode("utf-8").partition(b"\n")[0]) and b"created by templating" in tag
+
+
+def _written_here(path: str, name: str) -> bool:
+    """Whether the file `path` is an entry the cache wrote: its name is a key's, and it begins with the header
+    (or with that of the first format's entries, `{"format":1,"key":"<its name>"`). A link is never one."""
+    if not _ENTRY_NAME.fullmatch(name):
+        return False
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, 64)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return head.startswith(_HEADER) or head.startswith(b'{"format":1,"key":"' + name[:-5].encode("ascii"))
+
+
+_code: str | None = None  # `code_identity()` of this process, worked out once
+
+
+def code_identity(package: Path | None = None) -> str:
+    """A digest of the code that finds: the path, size and modification time (ns) of every `.py`, `.lark` and
+    `.json` file under the `templating` package's folder (`__pycache__` left out), and of the grammar beside it
+    when a checkout keeps it there. Any edit changes it, so a development install, whose version does not
+    change, never gets findings from older code. Stat only, no reading (hashing the text costs several times
+    as much, on every run); worked out once per process for the package itself."""
+    global _code
+    if package is None and _code is not None:
+        return _code
+    folder = package if package is not None else Path(__file__).parents[1]
+    found: list[str] = []
+    pending = [str(folder)]
+    if not (folder / "grammar").is_dir():  # a checkout: `parser.grammar_text` reads ../grammar/*.lark
+        pending.append(str(folder.parent / "grammar"))
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as items:
+                for item in items:
+                    if item.is_dir(follow_symlinks=False):
+                        if item.name != "__pycache__":
+                            pending.append(item.path)
+                    elif item.name.endswith((".py", ".lark", ".json")):
+                        with contextlib.suppress(OSError):
+                            info = item.stat()
+                            found.append(f"{item.path}\0{info.st_size}\0{info.st_mtime_ns}")
+        except OSError:
+            found.append(f"!{current}")  # a folder that cannot be read (or no grammar beside it) is part of it
+    identity = _digest("\n".join(sorted(found)))
+    if package is None:
+        _code = identity
+    return identity
+
+
 def _digest(text: str) -> str:
     return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
@@ -118,8 +210,10 @@ def _failure(exc: BaseException) -> str:
 class LintCache:
     """The cache of one project's lint runs, in `folder` (see the module's description)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, setting: str = "--cache-dir") -> None:
         self.folder = folder
+        self.setting = setting  # what named the folder, for the message refusing it
+        self._checked = False
         self._files: list[str] = []  # the files the current run lints
         self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
 
@@ -129,6 +223,7 @@ class LintCache:
         """`run(paths)`'s result: the cached one when every input of the run is unchanged, else a fresh one,
         then kept for the next run."""
         self._folders = {}
+        self.check_folder()
         key = self._key(project, paths)
         named = {*paths, *(shown(Path(p)) for p in paths)}
         hit = self._load(key, project, named)
@@ -139,6 +234,30 @@ class LintCache:
             self._store(key, project, named, result)
         return result
 
+    def check_folder(self) -> None:
+        """Raise `LintCacheError` when the folder is not the cache's own: it holds files but no `CACHEDIR.TAG`
+        of templating (a folder of the user's files, named by mistake), or it is a file. A folder that does
+        not exist yet, is empty, or cannot be read or made (the cache is then not written) is fine."""
+        if self._checked:
+            return
+        try:
+            mine = _ours(self.folder) or not os.listdir(self.folder)
+        except NotADirectoryError:
+            mine = not os.path.exists(self.folder)  # a folder above it is a file: it cannot be made (no cache)
+            if not mine:
+                raise LintCacheError(
+                    f"refusing to use {self.folder} as the lint cache ({self.setting}): it is not a folder"
+                ) from None
+        except OSError:  # not there yet, or a folder one cannot list: nothing in it is touched
+            mine = True
+        if not mine:
+            raise LintCacheError(
+                f"refusing to use {self.folder} as the lint cache ({self.setting}): it is not empty and is not a "
+                "templating cache (it has no CACHEDIR.TAG written by templating); name a new or empty folder, or "
+                "pass --no-cache"
+            )
+        self._checked = True
+
     def _key(self, project: Project, paths: Sequence[str]) -> str:
         files, _ = project.files(paths)
         self._files = files
@@ -147,6 +266,7 @@ class LintCache:
         parts = [
             FORMAT,
             running_version(),
+            code_identity(),
             list(sys.version_info[:2]),
             os.getcwd(),
             str(project.root),
@@ -197,10 +317,15 @@ class LintCache:
         try:
             data = read_bytes(str(self.folder / f"{key}.json"), limit=MAX_ENTRY_BYTES, root=self.folder.resolve())
             entry = json.loads(data)
-            if entry.get("format") != FORMAT or entry.get("key") != key:
+            _check(isinstance(entry, dict) and set(entry) == _ENTRY_FIELDS)
+            if entry["templating"] != "lint cache" or entry["format"] != FORMAT or entry["key"] != key:
                 return None
+            inputs = entry["inputs"]
+            _check(isinstance(inputs, list))
             texts: dict[str, str] = {}
-            for path, mode, digest in entry["inputs"]:
+            for item in inputs:
+                _check(_is_list(item, 3) and _strings(item) and item[1] in ("py", "text"))
+                path, mode, digest = item
                 text, now = self._read(path, mode, project, named)
                 if now != digest:
                     return None
@@ -210,8 +335,8 @@ class LintCache:
             with contextlib.suppress(OSError):
                 os.utime(self.folder / f"{key}.json")  # recently used: pruned last
             return result
-        except (OSError, FileSkipped, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            return None  # no entry, or one cut short or not ours: a miss, rewritten by this run
+        except (OSError, FileSkipped, ValueError, RecursionError, _BadEntry):
+            return None  # no entry, or one cut short, not ours or making no sense: a miss, rewritten by this run
 
     # -- writing
 
@@ -260,14 +385,15 @@ class LintCache:
             if found is None:
                 return  # a text the entry could not give back: not kept
             sources[name] = found
-        entry = {
+        entry = {  # the header first: `_written_here` knows an entry by it
+            "templating": "lint cache",
             "format": FORMAT,
             "key": key,
             "inputs": [[path, mode, digest] for path, (mode, digest) in inputs.items()],
             "result": _payload(result, sources),
         }
         data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
-        if len(data) > MAX_ENTRY_BYTES:
+        if len(data) > MAX_ENTRY_BYTES or not data.startswith(_HEADER):
             return
         import tempfile  # only a run that writes pays for it (with `random` and `shutil`): not --no-cache, not warm
 
@@ -298,10 +424,11 @@ class LintCache:
 
     def _prune(self) -> None:
         """At most `MAX_ENTRIES` entries and `MAX_TOTAL_BYTES` in all: the least recently used go (a hit
-        touches its entry; another run may remove entries at the same time)."""
+        touches its entry; another run may remove entries at the same time). Only the entries it wrote
+        (`_written_here`) are counted and removed: nothing else in the folder is touched."""
         entries: list[tuple[float, int, str]] = []
         for item in os.scandir(self.folder):
-            if item.name.endswith(".json") and not item.name.startswith("."):
+            if _ENTRY_NAME.fullmatch(item.name) and _written_here(item.path, item.name):
                 with contextlib.suppress(OSError):
                     info = item.stat(follow_symlinks=False)
                     entries.append((info.st_mtime, info.st_size, item.path))
@@ -338,25 +465,72 @@ def _payload(result: LintResult, sources: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _from_span(value: list[int] | None) -> Span | None:
-    return None if value is None else Span(*value)
+# -- an entry read back: every field checked before it is used (anything odd is a miss)
+
+_ENTRY_FIELDS = {"templating", "format", "key", "inputs", "result"}
+_RESULT_FIELDS = {"diagnostics", "run_findings", "templates", "files", "python", "sources"}
+_DIALECTS = ("angle", "adk", "jinja")
 
 
-def _from_diagnostic(value: list[Any]) -> Diagnostic:
+class _BadEntry(Exception):
+    """An entry whose fields are not what this version writes: a miss."""
+
+
+def _check(condition: bool) -> None:
+    if not condition:
+        raise _BadEntry
+
+
+def _is_list(value: Any, size: int) -> bool:
+    return type(value) is list and len(value) == size
+
+
+def _strings(values: Any) -> bool:
+    return type(values) is list and all(type(v) is str for v in values)
+
+
+def _optional_string(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _from_span(value: Any, text: str | None) -> Span:
+    """A span: four whole numbers, start <= end within `text` (when known), line and column from 1."""
+    _check(_is_list(value, 4) and all(type(v) is int for v in value))
+    start, end, line, column = value
+    _check(0 <= start <= end and line >= 1 and column >= 1)
+    _check(text is None or end <= len(text))
+    return Span(start, end, line, column)
+
+
+def _from_diagnostic(value: Any, sources: dict[str, str]) -> Diagnostic:
+    _check(_is_list(value, 7))
     code, severity, message, span, path, help, origin = value
-    return Diagnostic(code, severity, message, _from_span(span), path, help, origin)
+    _check(type(code) is str and severity in SEVERITIES and type(message) is str)
+    _check(_optional_string(path) and _optional_string(help) and _optional_string(origin))
+    where = None if span is None else _from_span(span, sources.get(path or ""))
+    return Diagnostic(code, severity, message, where, path, help, origin)
 
 
-def _result(payload: dict[str, Any], texts: dict[str, str], root: Path) -> LintResult:
+def _result(payload: Any, texts: dict[str, str], root: Path) -> LintResult:
+    _check(isinstance(payload, dict) and set(payload) == _RESULT_FIELDS)
+    named = payload["sources"]
+    _check(isinstance(named, dict) and all(type(path) is str and path in texts for path in named.values()))
+    sources = {name: texts[path] for name, path in named.items()}
+    files, python = payload["files"], payload["python"]
+    _check(_strings(files) and isinstance(python, dict))
+    _check(all(type(count) is int and count >= 0 for count in python.values()))
     templates = []
-    for path, name, dialect, span, keys, optional in payload["templates"]:
-        templates.append(CheckedTemplate(path, name, dialect, Span(*span), tuple(keys), tuple(optional)))
+    _check(type(payload["templates"]) is list)
+    for item in payload["templates"]:
+        _check(_is_list(item, 6))
+        path, name, dialect, span, keys, optional = item
+        _check(type(path) is str and _optional_string(name) and dialect in _DIALECTS)
+        _check(_strings(keys) and _strings(optional))
+        templates.append(CheckedTemplate(path, name, dialect, _from_span(span, None), tuple(keys), tuple(optional)))
+    found = []
+    for field in ("diagnostics", "run_findings"):
+        _check(type(payload[field]) is list)
+        found.append([_from_diagnostic(d, sources) for d in payload[field]])
     return LintResult(
-        [_from_diagnostic(d) for d in payload["diagnostics"]],
-        templates,
-        list(payload["files"]),
-        sources={name: texts[path] for name, path in payload["sources"].items()},
-        python=dict(payload["python"]),
-        root=root,
-        run_findings=[_from_diagnostic(d) for d in payload["run_findings"]],
+        found[0], templates, list(files), sources=sources, python=dict(python), root=root, run_findings=found[1]
     )

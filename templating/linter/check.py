@@ -10,7 +10,7 @@ from ..template import Template, as_template
 from .config import select_rules
 from .registry import ADK_ONLY, ANGLE_ONLY, RULES, Diagnostic
 from .rules.adk import _adk_rules
-from .rules.adk_literal import literal_braces
+from .rules.adk_literal import literal_braces, workflow_placeholders
 from .rules.angle import _literal_rules
 from .rules.placeholders import placeholder_rules
 from .schema import load_schema
@@ -37,7 +37,7 @@ def lint(
     finding whose flagged text is one of them is dropped. `markdown`: read indented blocks as code
     (default: when `path` ends in `.md`). `dialect`: the syntax of a string `template`
     (default `"angle"`; a `Template` has its own). An `"adk"` template (Google ADK's `{key}`)
-    gets the rules of its dialect (T016..T020: what google-adk would do wrong at run time) and
+    gets the rules of its dialect (T016 to T020 and T031: what google-adk would do wrong at run time) and
     the placeholder rules (T001, T009, T010, T012); the angle syntax's near-miss rules do not apply.
     """
     tpl = as_template(template, dialect=dialect)
@@ -59,6 +59,8 @@ def lint(
         for code, start, end, message, help in _adk_rules(src, on):
             add(code, start, end, message, help)
         for code, start, end, message, help in literal_braces(src, on):
+            add(code, start, end, message, help)
+        for code, start, end, message, help in workflow_placeholders(src, on):
             add(code, start, end, message, help)
     for node in tpl.nodes:
         if angle and isinstance(node, Literal):

@@ -116,6 +116,20 @@ def _strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+LARGEST_FILE = 2**30  # the most 'max-file-size' may be: 1 GiB, far above any instruction file
+
+
+def _no_nul(table: Mapping[str, Any], where: str) -> None:
+    """A `LintConfigError` naming the key whose text (a path, a glob, a code, a table's key) holds a NUL
+    character, which no file name, glob or rule can hold (the system would refuse it as a path)."""
+    for key, value in table.items():
+        texts = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        if isinstance(value, Mapping):
+            texts = [*value, *(v for item in value.values() for v in (item if isinstance(item, list) else [item]))]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            raise LintConfigError(f"{where}: '{key}' holds a NUL character, which no path, glob or rule can hold")
+
+
 def load_config(start: Path | None = None, *, path: Path | None = None) -> LintConfig:
     """`[tool.templating]` of `path`, or of the nearest `pyproject.toml` at or above `start`
     (default: the current folder). No file or no table: the defaults, rooted at `start`."""
@@ -133,6 +147,8 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         raise LintConfigError(exc.message) from None
     except tomllib.TOMLDecodeError as exc:
         raise LintConfigError(f"config file is not valid TOML: {path}: {exc}") from None
+    except RecursionError:  # arrays or tables nested by the ten thousand, in any table of the file
+        raise LintConfigError(f"config file is nested too deeply to read: {path}") from None
     where = f"{path} [tool.templating]"
     tool = data.get("tool", {})
     if not isinstance(tool, dict):
@@ -168,9 +184,12 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         else CONSTANT_SUFFIXES,
         severity=severities(table.get("severity"), where),
     )
+    _no_nul(table, where)
     size = table.get("max-file-size", config.max_file_size)
-    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        raise LintConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, not {size!r}")
+    if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= LARGEST_FILE:
+        raise LintConfigError(
+            f"{where}: 'max-file-size' must be a number of bytes from 1 to {LARGEST_FILE} (1 GiB), not {size!r}"
+        )
     config = dataclasses.replace(config, max_file_size=size)
     cache_dir = table.get("cache-dir")
     if cache_dir is not None:
@@ -181,6 +200,11 @@ def load_config(start: Path | None = None, *, path: Path | None = None) -> LintC
         config = dataclasses.replace(config, initial_state=initial_state_setting(table["initial-state"], where))
     if any(not suffix for suffix in config.constant_suffixes):
         raise LintConfigError(f"{where}: 'constant-suffixes' holds name endings; an empty one would match every name")
+    for suffix in config.constant_suffixes:
+        if not f"x{suffix}".isidentifier():
+            raise LintConfigError(
+                f"{where}: 'constant-suffixes' holds name endings: {suffix!r} is not one (letters, digits, _)"
+            )
     for codes in (config.select or (), config.extend_select, config.ignore, *ignores.values()):
         _codes(codes, where)
     if config.select is not None and not _codes(config.select, where):

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .config import LintConfig, LintConfigError, _matches
+from .config import LintConfig, _matches
 from .util import relative as _relative
 
 DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt", "**/*.py")
@@ -15,11 +15,20 @@ DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt
 _NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # besides hidden folders (.git, .venv)
 
 
+def default_folder(root: Path) -> Path:
+    """What a run given no paths walks when `[tool.templating]` has no `include` (or there is none): the
+    current folder, as `templating lint .` (and ruff) do, or `root` when the current folder is outside it
+    (a caller naming another project's root)."""
+    here = Path.cwd().resolve()
+    return here if here.is_relative_to(root) else root
+
+
 def collect_files(paths: Sequence[str], config: LintConfig, *, force_exclude: bool = False) -> list[str]:
     """The files to lint, in order: each file given as is (unless `force_exclude` and it matches
     `exclude`: what a pre-commit hook wants); each folder walked for files matching `include`
     (default `*.prompt`, `*.prompt.md`...) and not `exclude`. No paths: the project's
-    `include` globs under the config's root. Hidden folders (`.git`, `.venv`), `node_modules`
+    `include` globs under the config's root; without `include`, the current folder
+    (`default_folder`). Hidden folders (`.git`, `.venv`), `node_modules`
     and excluded folders are not entered. A file named twice (`a.txt ./a.txt`) is linted once.
     An unreadable folder or a bad name (too long) is an `OSError`."""
     include = config.include or DEFAULT_INCLUDE
@@ -47,12 +56,9 @@ def collect_files(paths: Sequence[str], config: LintConfig, *, force_exclude: bo
         relative = _relative(item, config.root)
         return _matches(relative, include) and not _matches(relative, config.exclude)
 
+    if not paths and not config.include:
+        paths = [str(default_folder(config.root))]
     if not paths:
-        if not config.include:
-            raise LintConfigError(
-                "no paths given and no 'include' globs in [tool.templating] of pyproject.toml"
-                + (f" ({config.path})" if config.path else " (none found)")
-            )
         cwd = Path.cwd().resolve()
         return [
             str(item.relative_to(cwd) if item.is_relative_to(cwd) else item)

@@ -1,7 +1,7 @@
 """The lint engine: a project's files linted with the whole project's context, callable from Python.
 
 [`lint_project`][templating.lint_project] (`templating.linter.run`) lints paths (files, folders, or none: the
-project's `include`) with a [`Project`][templating.linter.engine.Project] and returns a
+project's `include`, else the current folder) with a [`Project`][templating.linter.engine.Project] and returns a
 [`LintResult`][templating.linter.engine.LintResult]. Python files
 are read with the context of every Python file of the project (imports, agents, state writes), so a
 prompt module named alone gets the findings it gets in a whole-tree run; findings are reported for
@@ -46,8 +46,8 @@ class Project(IncrementalProject):
     # -- linting
 
     def lint(self, paths: Sequence[str] = ()) -> LintResult:
-        """Lint `paths` (files, folders; none: the configured `include`) in this project; with the cache on,
-        a run none of whose inputs changed is read from it.
+        """Lint `paths` (files, folders; none: the configured `include`, else the current folder) in this
+        project; with the cache on, a run none of whose inputs changed is read from it.
 
         A file found by walking that cannot be read (a link out of the root, dangling or looping, a
         FIFO, too large, not UTF-8, unreadable) is one E003 finding and the rest is linted; a file

@@ -1,10 +1,11 @@
 """A project's Python files scanned, and the findings of its instructions worked out from the scan as a fresh
-run does: each instruction linted in its dialect, with the project's state writes (T014), the text files it
-is read from, and the suppression comments of the files involved.
+run does: each instruction linted in its dialect, with the project's state writes (T014), its state keys
+(T029, T030, T032), the text files it is read from, and the suppression comments of the files involved.
 
 Each instruction's own findings depend on it alone (and on the project's rules and schema): they are kept
 with it while the scan keeps it, so an edit lints again only the instructions it changed; T014 is
-worked out again for all of them only when the set of keys written changes.
+worked out again for all of them only when the set of keys written changes, T029 and T030 when the
+project's state keys (written, or read by an instruction) change.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
 from .rules.adk_literal import naming_the_writer
 from .rules.python import lint_instruction, never_written, skipped_findings
+from .rules.state_names import angle_placeholders, named_not_injected, static_placeholders, written_keys
 from .rules.state_schema import unread_state_schemas
 from .selection import ProjectFiles
+from .source import _VOID_TAGS
 from .suppress import apply_suppressions, read_suppressions
 
 if TYPE_CHECKING:
@@ -34,6 +37,18 @@ if TYPE_CHECKING:
 __all__ = ["ProjectFindings"]
 
 _Findings = dict[str, FileFindings]
+
+
+def _reads(item: Instruction) -> tuple[str, ...]:
+    """The top-level state keys an instruction reads: its placeholders' (a Jinja2 instruction's state reads),
+    but not an angle-syntax tag read as one (`<br>`, `<example>` closed by `</example>`: T007's)."""
+    template = checked(item)
+    keys = dict.fromkeys(key.split(".")[0] for key in (*template.keys, *template.optional_keys))
+    if item.dialect == "angle":
+        return tuple(key for key in keys if key not in _VOID_TAGS and f"</{key}>" not in item.text)
+    return tuple(keys)
+
+
 # An instruction's own findings (see ProjectFindings._own_findings): the instruction, its lint, those against
 # its state_schema= models, where T014 stays quiet, and its template.
 _Own = tuple["Instruction", list[Diagnostic], list[Diagnostic], frozenset[tuple[Any, ...]], CheckedTemplate]
@@ -158,6 +173,7 @@ class ProjectFindings(ProjectFiles):
                 if d.span is not None and item.given_at:
                     given_at.setdefault((d.path, d.span.start, d.span.end, d.code), []).extend(item.given_at)
             findings += here
+        findings += self._state_names(found, instructions, shown_in)
         if "T015" in codes:
             findings += [d for d in skipped_findings(found) if d.path in named]
         if "T021" in codes:
@@ -187,6 +203,39 @@ class ProjectFindings(ProjectFiles):
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
             result.templates.append(self._own[id(item)][4])
+
+    def _state_names(self, found: Scan, instructions: list[Instruction], shown_in: set[str]) -> list[Diagnostic]:
+        """T029, T030 (of `instructions`) and T032 (of the static instructions of the `shown_in` files), for the
+        keys the project writes and those its instructions read, wherever they are in the scan."""
+        on = self.codes & {"T029", "T030", "T032"}
+        if not on:
+            return []
+        written = written_keys(w for writes in self._writes.values() for w in writes)
+        known = dict(written)
+        kept, self._reads = self._reads, {}
+        for item in found.instructions:  # every instruction of the scan: those of context files read keys too
+            reads = kept.get(id(item))
+            if reads is None or reads[0] is not item:
+                reads = (item, _reads(item))
+            self._reads[id(item)] = reads
+            for key in reads[1]:
+                known.setdefault(key, f"read by {item.label}")
+        if (written, known) != self._named_for:
+            self._named, self._named_for = {}, (written, known)
+        kept_named, self._named = self._named, {}
+        out: list[Diagnostic] = []
+        for item in instructions:
+            named = kept_named.get(id(item))
+            if named is None or named[0] is not item:
+                here = angle_placeholders(item, known) if "T029" in on else []
+                named = (item, here + (named_not_injected(item, written) if "T030" in on else []))
+            self._named[id(item)] = named
+            out += named[1]
+        if "T032" in on:
+            for static in found.static_instructions:
+                if static.path in shown_in:
+                    out += static_placeholders(static, known)
+        return out
 
     def _own_findings(self, item: Instruction) -> _Own:
         """What `item`'s findings owe to it alone: its own lint, those against its agents' `state_schema=`

@@ -14,7 +14,9 @@ the file has none, and the file is created when the project has none."""
 
 from __future__ import annotations
 
+import ast
 import difflib
+import functools
 import os
 import re
 import tomllib
@@ -52,6 +54,11 @@ __all__ = [
 # the suggestion ends at the "?" that ends the question (`did you mean <name?>?`)
 _DID_YOU_MEAN = re.compile(r"did you mean (.+?)(?:, which is written)?\?(?=\s|$)")
 _USES = re.compile(r"this template uses (<[^>]+>)$")
+_SITS_IN = re.compile(r"^(?:did you mean .*? Otherwise )?'[^']*' sits in (?:a URL|code)")
+_ANGLE_KEY = re.compile(r"<(?:(?:app|user|temp):)?[^\W\d]\w*\??>")
+# T030's help names the placeholder that inserts the key; its fix replaces an access written in the prose with it
+_WRITE_THE_KEY = re.compile(r"^write (\{[^{}\s]+\}|<[^<>\s]+>) where the value belongs")
+_STATE_ACCESS = re.compile(r"(?:\w+\.)*state\s*\[\s*(['\"`])[^'\"`\s]+\1\s*\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +111,23 @@ def fixes_for(diag: Diagnostic, text: str, *, dialect: str | None = None) -> lis
     if m and diag.code == "T008":
         out.append(Fix(f"Replace with {m.group(1)}", [(start, end, m.group(1))], codes=(diag.code,)))
     optional = _made_optional(flagged)
+    if diag.code == "T014" and _SITS_IN.search(diag.help or ""):  # in a URL or code: escape it, do not drop it
+        optional = None
+        if _ANGLE_KEY.fullmatch(flagged):
+            new = f"<{flagged}>"
+            out.append(Fix(f"Escape it: {new}", [(start, end, new)], codes=(diag.code,), safe=False))
     if diag.code in _OPTIONAL and optional is not None:
         out.append(Fix(f"Make it optional: {optional}", [(start, end, optional)], codes=(diag.code,), safe=False))
     if diag.code == "T007" and flagged.startswith("<") and not flagged.startswith("<<"):
         new = f"<{flagged}>"
         out.append(Fix(f"Escape the tag: {new}", [(start, end, new)], codes=(diag.code,)))
+    if diag.code == "T029" and _ANGLE_KEY.fullmatch(flagged):  # <plan> -> {plan}: the value, or a KeyError
+        new = "{" + flagged[1:-1] + "}"
+        out.append(Fix(f"Replace with {new}", [(start, end, new)], codes=(diag.code,), safe=False))
+    written = _WRITE_THE_KEY.search(diag.help or "")
+    if diag.code == "T030" and written and _STATE_ACCESS.fullmatch(flagged):  # state['plan'] -> {plan}
+        new = written.group(1)
+        out.append(Fix(f"Insert the value: {new}", [(start, end, new)], codes=(diag.code,), safe=False))
     named = _named_in_help(diag.code, flagged, diag.help or "")
     if named is not None and all(new != named[1] for fix in out for _, _, new in fix.edits):
         title, new, safe = named
@@ -286,7 +305,7 @@ def suppress_fixes(diag: Diagnostic, relative: str, flagged: str, pyproject: str
 def _read_toml(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # not TOML, or nested too deeply to read
         return None
 
 
@@ -433,8 +452,11 @@ def _judge(fix: Fix, text: str, region: Region, *, python: bool) -> bool | None:
     if inner is None:
         return None
     flagged = text[start:end]
-    if python and (_NEEDS_ESCAPE.search(new) or (set(new) & {"{", "}"} and not set(flagged) & {"{", "}"})):
-        return None  # a brace where the literal had none could be an f-string's replacement field
+    if python and (
+        _NEEDS_ESCAPE.search(new)
+        or (set(new) & {"{", "}"} and not set(flagged) & {"{", "}"} and _in_fstring(text, start))
+    ):
+        return None  # a brace written into an f-string would be a replacement field
     i, j = inner
     after = region.text[:i] + new + region.text[j:]
     try:
@@ -443,6 +465,34 @@ def _judge(fix: Fix, text: str, region: Region, *, python: bool) -> bool | None:
     except (TemplatingError, ValueError):
         return None
     return fix.safe and _keeps_meaning(old_nodes, new_nodes, i, j, len(new) - (j - i))
+
+
+def _in_fstring(text: str, offset: int) -> bool:
+    """Whether the character at `offset` of the Python source `text` is inside an f-string (True when the
+    source cannot be read: a brace is then not written)."""
+    spans = _fstrings(text)
+    return spans is None or any(a <= offset < b for a, b in spans)
+
+
+@functools.lru_cache(maxsize=8)
+def _fstrings(text: str) -> tuple[tuple[int, int], ...] | None:
+    """The f-strings of the Python source `text`, as character offsets; None when it is not valid Python."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+
+    def offset(line: int, column: int) -> int:  # ast's column counts UTF-8 bytes
+        begin = starts[line - 1]
+        end = starts[line] if line < len(starts) else len(text)
+        return begin + len(text[begin:end].encode("utf-8")[:column].decode("utf-8", "ignore"))
+
+    return tuple(
+        (offset(node.lineno, node.col_offset), offset(node.end_lineno or node.lineno, node.end_col_offset or 0))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr)
+    )
 
 
 def _keeps_meaning(old: tuple[Any, ...], new: tuple[Any, ...], start: int, end: int, shift: int) -> bool:
@@ -568,13 +618,15 @@ def _codes(fixed: FileFix) -> tuple[str, ...]:
     return tuple(sorted({diag.code for diag, _ in fixed.applied}))
 
 
-def diff_of(fixed: FileFix) -> str:
-    """A unified diff of what fixing the file changes."""
+def diff_of(fixed: FileFix, *, name: str | None = None) -> str:
+    """A unified diff of what fixing the file changes. `name`: the file's name as its `---`/`+++` headers
+    show it (default: its path as is; the command line passes it escaped, as every output names files)."""
+    shown = fixed.path if name is None else name
     lines = difflib.unified_diff(
         fixed.before.splitlines(keepends=True),
         fixed.after.splitlines(keepends=True),
-        fromfile=f"a/{fixed.path}",
-        tofile=f"b/{fixed.path}",
+        fromfile=f"a/{shown}",
+        tofile=f"b/{shown}",
     )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -585,8 +637,9 @@ class FixWriteError(TemplatingError):
 
 def write_fix(fixed: FileFix, *, root: str) -> None:
     """Write the fixed file whole or not at all (a temporary file beside it, then renamed over it,
-    keeping its permissions). Refused, with the file left as it is: a link, a file outside `root`, a
-    file whose content is no longer what was linted (changed on disk since)."""
+    keeping its permissions and owner). Refused, with the file left as it is: a link, a file outside
+    `root`, a file whose content is no longer what was linted (changed on disk since). (A file found
+    through a link by walking is left out before: `LintRun`, `Project.found_through_link`.)"""
     path = fixed.path
     real, top = os.path.realpath(path), os.path.realpath(root)
     if os.path.islink(path):

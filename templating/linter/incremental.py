@@ -136,6 +136,8 @@ class IncrementalProject(ProjectFindings):
             sources={**sources, **sub.sources},
             errors=list(self._errors.values()),
             state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
+            static_instructions=[s for s in old.static_instructions if rescanned.isdisjoint(s.given_in)]
+            + sub.static_instructions,
         )
         self._scan = merged
         self.scanned_again = frozenset(

@@ -101,11 +101,15 @@ def pick_instruction(path: str, name: str | None) -> Any:
             )
         raise LintInputError(f"{path} holds {len(found)} instructions: name one as {path}:NAME\n{candidates(found)}")
     matches = [item for item in found if name in item.names]
-    if len(matches) > 1:  # an agent's name: its instruction, rather than its global_instruction
-        matches = [item for item in matches if f"{name}.instruction" in item.names] or matches
+    if any(f"{name}.{part}" in item.names for item in matches for part in _AGENT_PARTS):
+        # an agent's name picks its instruction, never another of its instructions in its place
+        own = [item for item in matches if f"{name}.instruction" in item.names]
+        if not own:
+            raise LintInputError(_no_instruction(path, name, result.skipped, matches))
+        matches = own
     if not matches:
         site = f'(name="{name}").'
-        skipped = [item for item in result.skipped if site in item.label or item.label == name]
+        skipped = [item for item in result.skipped if site in item.label or item.label == name or name in item.names]
         if skipped:
             item = skipped[0]
             raise LintInputError(f"{item.label} at {where(item)} cannot be rendered from the code: {item.reason}")
@@ -120,3 +124,21 @@ def pick_instruction(path: str, name: str | None) -> Any:
         how = f"pick one by a name only it has ({', '.join(sorted(unique))})" if unique else "give each its own name"
         raise LintInputError(f"{name!r} names {len(matches)} instructions in {path}: {how}\n{candidates(matches)}")
     return matches[0]
+
+
+# What an agent's name may name besides its instruction (`NAME.global_instruction`).
+_AGENT_PARTS = ("instruction", "global_instruction")
+
+
+def _no_instruction(path: str, name: str, skipped: list[Any], others: list[Any]) -> str:
+    """Why the agent `name` of `path` has no instruction to pick: it cannot be read from the code (what and
+    where), or it gives none; and the names of its other instructions, which can be picked by those names."""
+    other = ", ".join(
+        f"{path}:{n}" for item in others for n in item.names if n.startswith(f"{name}.") and n != f"{name}.instruction"
+    )
+    also = f"; to render another of its instructions, name it: {other}" if other else ""
+    unread = [item for item in skipped if f"{name}.instruction" in item.names]
+    if unread:
+        item = unread[0]
+        return f"{item.label} at {where(item)} cannot be rendered from the code: {item.reason}{also}"
+    return f"the agent {name!r} in {path} gives no instruction= that can be read{also}"

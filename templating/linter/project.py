@@ -60,8 +60,8 @@ LintInputError = InputError  # the name the linter's errors were raised under; o
 def _has_table(pyproject: Path) -> bool:
     try:  # within the size limit, never waiting on a FIFO
         data = tomllib.loads(read_bytes(str(pyproject), limit=DEFAULT_MAX_FILE_SIZE).decode("utf-8-sig"))
-    except (OSError, FileSkipped, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return True  # a broken one is still the project's: load_config reports it
+    except (OSError, FileSkipped, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return True  # a broken one (nested too deeply to read too) is still the project's: load_config reports it
     tool = data.get("tool")
     return isinstance(tool, dict) and "templating" in tool
 
@@ -117,6 +117,17 @@ def top_package(folder: Path) -> Path | None:
 def has_marker(folder: Path) -> bool:
     """Whether `folder` is marked as a project's root: it holds a `pyproject.toml` or a `.git`."""
     return (folder / "pyproject.toml").is_file() or (folder / ".git").exists()
+
+
+def locate(
+    root: str | Path | None = None, *, paths: Sequence[str] = (), config_path: str | Path | None = None
+) -> tuple[Path, LintConfig]:
+    """The root and the configuration of the project of `paths` (as `Project` finds them): `root` when
+    given, else the folder of `config_path`, else the root found from the paths (`find_root`)."""
+    if root is None and config_path is not None:
+        root = Path(config_path).resolve().parent
+    found = Path(root).resolve() if root is not None else find_root(paths).resolve()
+    return found, project_config(found, Path(config_path) if config_path else None)
 
 
 def project_config(root: Path, config_path: Path | None = None) -> LintConfig:

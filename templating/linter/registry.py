@@ -207,6 +207,41 @@ RULES: dict[str, Rule] = {
             "# templating: ignore[T999]",
             scope="python",
         ),
+        Rule(
+            "T029",
+            "angle-placeholder-in-adk",
+            "warning",
+            "<key> in a google-adk string, which substitutes only {key}",
+            "<plan>",
+            True,
+            _ADK,
+            scope="python",
+        ),
+        Rule(
+            "T030",
+            "key-named-not-injected",
+            "warning",
+            "a written state key named in the prose, its value never inserted",
+            "state['plan']",
+            scope="python",
+        ),
+        Rule(
+            "T031",
+            "workflow-placeholder",
+            "warning",
+            "{Class.field} or <Class.field from node>: Python google-adk sends them as written",
+            "{CityTime.city}",
+            True,
+            _ADK,
+        ),
+        Rule(
+            "T032",
+            "static-instruction-placeholder",
+            "warning",
+            "a placeholder of a state key in a static_instruction, which is sent as written",
+            "static_instruction='{persona}'",
+            scope="python",
+        ),
     )
 }
 # The codes of the findings about suppression comments (templating.linter.suppress).

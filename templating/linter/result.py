@@ -110,7 +110,17 @@ def renamed(result: LintResult, display: dict[str, str]) -> None:
 
 
 def checked(item: Instruction) -> CheckedTemplate:
-    keys: list[Any] = [] if item.dialect == "jinja" else list(parse(item.text, dialect=item.dialect).placeholders)
+    """The template of an instruction, with the keys it reads (a Jinja2 instruction's: its state reads, optional
+    when guarded in the template)."""
+    if item.dialect == "jinja":
+        from ..jinja_mode.reads import state_reads
+
+        reads = state_reads(item.text)
+        required = tuple(read.key for read in reads if read.required)
+        return CheckedTemplate(
+            item.path, item.label, item.dialect, item.span, required, tuple(r.key for r in reads if not r.required)
+        )
+    keys: list[Any] = list(parse(item.text, dialect=item.dialect).placeholders)
     return CheckedTemplate(
         item.path,
         item.label,

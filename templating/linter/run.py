@@ -12,6 +12,7 @@ messages.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ..nodes import Dialect
 
 if TYPE_CHECKING:
     from .baseline import Applied, Baseline
+    from .config import LintConfig
     from .engine import LintResult, Project
     from .fixes import FixRun
 
@@ -70,8 +72,9 @@ class LintOutcome:
 @dataclass(frozen=True, kw_only=True)
 class LintRun:
     """The options of a lint run. `paths`: files and folders (`-` reads stdin; none: the project's `include`
-    globs); `root`: the project folder (default: found from the paths); `config_path`: a `pyproject.toml` to
-    read instead of the root's; `overrides`: text to lint instead of a file's, by path; `schema`, `select`,
+    globs, else the current folder); `root`: the project folder (default: found from the paths);
+    `config_path`: a `pyproject.toml` to read instead of the root's; `overrides`: text to lint instead of a
+    file's, by path; `schema`, `select`,
     `extend_select`, `ignore`, `severity`, `dialect`: on top of `[tool.templating]`; `force_exclude`: apply
     `exclude` to named files too; `cache`, `cache_dir`: the lint cache (see `templating.linter.cache`).
 
@@ -144,7 +147,19 @@ class LintRun:
             return None
         from .baseline import load_baseline
 
-        return load_baseline(self.baseline) if isinstance(self.baseline, str | Path) else self.baseline
+        if not isinstance(self.baseline, str | Path):
+            return self.baseline
+        return load_baseline(self.baseline, **self._baseline_limit())
+
+    def _baseline_limit(self, config: LintConfig | None = None) -> dict[str, Any]:
+        """The size a baseline is read (and so written) within: the project's `max-file-size`, named with
+        where it is set."""
+        from .project import locate
+
+        if config is None:
+            config = locate(self.root, paths=self.paths, config_path=self.config_path)[1]
+        where = f" of {config.path}" if config.path else " (no pyproject.toml found)"
+        return {"limit": config.max_file_size, "setting": f"'max-file-size' in [tool.templating]{where}"}
 
     # -- the command: the whole run
 
@@ -213,7 +228,9 @@ class LintRun:
         if self.write_baseline is not None:
             from .baseline import write_baseline
 
-            outcome.written = written = write_baseline(self.write_baseline, result)
+            outcome.written = written = write_baseline(
+                self.write_baseline, result, **self._baseline_limit(project.config)
+            )
             noun = "finding" if written.total == 1 else "findings"
             tell(Message(f"wrote {written.total} {noun} to the baseline {self.write_baseline}"))
             return outcome
@@ -234,12 +251,22 @@ class LintRun:
             fixed_note += self._left(project, result, everything)
         if self.html:
             self._write_html(result)
-        self._report(result, fixed_note, baseline_note, tell)
+        scope_note = _LINTED_HERE if not self.paths and not project.config.include else ""
+        self._report(result, fixed_note, baseline_note, tell, scope_note=scope_note)
         outcome.exit_code = EXIT_FINDINGS if result.errors and not self.exit_zero else EXIT_OK
         return outcome
 
-    def _report(self, result: LintResult, fixed_note: str, baseline_note: str, say: Callable[[Message], None]) -> None:
-        """The findings in the format asked for (printed, or written to the output file), then the notes."""
+    def _report(
+        self,
+        result: LintResult,
+        fixed_note: str,
+        baseline_note: str,
+        say: Callable[[Message], None],
+        *,
+        scope_note: str = "",
+    ) -> None:
+        """The findings in the format asked for (printed, or written to the output file), then the notes
+        (`scope_note`: what was linted, when the run chose it)."""
         from .outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
 
         everything = result.diagnostics
@@ -260,13 +287,17 @@ class LintRun:
             say(Message(output))
         if self.format == "text":  # the summary: on stdout when it is all there is to say
             notes: Stream = "stderr" if everything or self.output_file else "stdout"
+            if scope_note:
+                say(Message(scope_note, notes))
             if fixed_note:
                 say(Message(fixed_note, notes))
             say(Message(report, notes))
             if baseline_note:
                 say(Message(baseline_note, notes))
-        elif baseline_note:
-            say(Message(f"templating: {baseline_note}", "aside"))
+        else:
+            for note in (scope_note, baseline_note):
+                if note:
+                    say(Message(f"templating: {note}", "aside"))
         if fixed_note and self.format != "text":
             say(Message(f"templating: {fixed_note}", "aside"))
 
@@ -304,9 +335,12 @@ class LintRun:
 
         config = project.config
         paths = list(self.paths)
-        patterns = ", ".join(dict.fromkeys((*config.include, *DEFAULT_INCLUDE)) if paths else config.include)
-        where = f" in {', '.join(paths)}" if paths else ""
-        if not paths:
+        here = not paths and not config.include  # the current folder, walked for the default patterns
+        patterns = ", ".join(dict.fromkeys((*config.include, *DEFAULT_INCLUDE)) if paths or here else config.include)
+        where = f" in {', '.join(paths)}" if paths else " in the current folder" if here else ""
+        if here:
+            source = "the default patterns; no paths given and no 'include' in [tool.templating]"
+        elif not paths:
             source = "'include' in [tool.templating]"
         elif config.include:
             source = "'include' in [tool.templating] and the default patterns"
@@ -318,20 +352,27 @@ class LintRun:
         self, project: Project, result: LintResult, outcome: LintOutcome, say: Callable[[Message], None]
     ) -> FixRun:
         """Fix until stable (`templating.linter.fixes.fix_until_stable`), each pass linted again in memory;
-        a file whose fixes do not settle is said on stderr and left out."""
+        a file whose fixes do not settle, or found through a symbolic link, is said on stderr and left out."""
         from .fixes import MAX_PASSES, fix_until_stable
 
         def relint(texts: dict[str, str]) -> tuple[Project, LintResult]:
             again = self._lint_once(texts)
             return again if again is not None else (project, result)
 
-        outcome.fixes = fixes = fix_until_stable(project, result, relint, unsafe=self.unsafe_fixes)
+        fixes = fix_until_stable(project, result, relint, unsafe=self.unsafe_fixes)
+        kept = []
+        for fixed in fixes.files:  # what --fix never writes, --diff does not show either
+            link = project.found_through_link(fixed.path)
+            if link is None:
+                kept.append(fixed)
+            else:
+                say(_aside(_through_link(fixed.path, link)))
+        outcome.fixes = fixes = dataclasses.replace(fixes, files=kept)
         for path, codes in fixes.unsettled.items():
             say(
-                Message(
-                    f"templating: {path}: not fixed, its fixes ({', '.join(codes)}) do not settle (a pass gave back "
-                    f"an earlier text, or there were fixes left after {MAX_PASSES} passes): fix it by hand",
-                    "aside",
+                _aside(
+                    f"{path}: not fixed, its fixes ({', '.join(codes)}) do not settle (a pass gave back "
+                    f"an earlier text, or there were fixes left after {MAX_PASSES} passes): fix it by hand"
                 )
             )
         return fixes
@@ -342,10 +383,11 @@ class LintRun:
         """`diff`: the unified diff of what fixing until stable changes, nothing written; exit 1 when there
         is anything to fix."""
         from .fixes import diff_of
+        from .outputs.text import escape_control
 
         fixes = self._fix_run(project, result, outcome, say)
-        for fixed in fixes.files:
-            say(Message(diff_of(fixed), end=""))
+        for fixed in fixes.files:  # names escaped as in every output: no ESC, no newline forging a header
+            say(Message(diff_of(fixed, name=escape_control(fixed.path)), end=""))
         files = "file" if len(fixes.files) == 1 else "files"
         note = (
             f"{fixes.count} {_fixes(fixes.count)} would be applied in {len(fixes.files)} {files}" if fixes.count else ""
@@ -367,7 +409,7 @@ class LintRun:
             try:
                 write_fix(fixed, root=str(project.config.root))
             except FixWriteError as exc:
-                say(Message(f"templating: {exc.message}", "aside"))
+                say(_aside(exc.message))
                 continue
             count += len(fixed.applied)
             files += 1
@@ -411,10 +453,18 @@ class LintRun:
             ],
             run_findings=result.run_findings,
         )
+        from ..inputs import write_text_whole
+
+        page = page.encode("utf-8", "backslashreplace").decode("utf-8")  # names are escaped already
         try:
-            Path(self.html).write_text(page, encoding="utf-8", errors="backslashreplace")  # names are escaped already
+            write_text_whole(self.html, page)
         except OSError as exc:
             raise LintUsageError(f"cannot write HTML report {self.html}: {exc.strerror or exc}") from None
+
+
+_LINTED_HERE = (
+    "no paths given and no 'include' in [tool.templating]: linted the current folder (as `templating lint .`)"
+)
 
 
 def _write_whole(path: str, text: str) -> None:
@@ -425,6 +475,17 @@ def _write_whole(path: str, text: str) -> None:
         write_text_whole(path, text, newline="")
     except OSError as exc:
         raise LintUsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
+
+
+def _aside(note: str) -> Message:
+    """A note naming a file, for stderr: escaped as every output names files (no ESC, no newline)."""
+    from .outputs.text import escape_control
+
+    return Message(f"templating: {escape_control(note)}", "aside")
+
+
+def _through_link(path: str, link: str) -> str:
+    return f"{path}: not fixed, it was found through the symbolic link {link} (a fix never writes through a link)"
 
 
 def _passes(passes: int) -> str:
@@ -452,7 +513,8 @@ def lint_project(
     cache_dir: str | Path | None = None,
     baseline: str | Path | Baseline | None = None,
 ) -> LintResult:
-    """Lint `paths` (files and folders; none: the project's `include` globs) with the whole project's
+    """Lint `paths` (files and folders; none: the project's `include` globs, else the current
+    folder) with the whole project's
     context. See [`Project`][templating.linter.engine.Project] for the options.
 
     `baseline`: a baseline file (or a loaded [`Baseline`][templating.linter.baseline.Baseline]) whose

@@ -14,20 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect
-from .cache import LintCache, cache_folder
+from .cache import LintCache, cache_folder, cache_setting
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
-from .discovery import DEFAULT_INCLUDE
-from .project import (
-    FileSkipped,
-    Walker,
-    find_root,
-    has_marker,
-    is_too_wide,
-    project_config,
-    read_bytes,
-    read_text,
-    top_package,
-)
+from .discovery import DEFAULT_INCLUDE, default_folder
+from .project import FileSkipped, Walker, has_marker, is_too_wide, locate, read_bytes, read_text, top_package
 from .reach import ImportGraph
 from .registry import SKIPPED_FILE, Diagnostic
 from .result import FileFindings
@@ -69,13 +59,11 @@ class ProjectFiles:
         cache: bool = False,
         cache_dir: str | Path | None = None,
     ) -> None:
-        if root is None and config_path is not None:
-            root = Path(config_path).resolve().parent
-        self.root = Path(root).resolve() if root is not None else find_root(paths).resolve()
+        self.root, self.config = locate(root, paths=paths, config_path=config_path)
         # a root found by a marker (or given) is walked for context; else (or when the root is / or a
         # home folder: never walked whole) only the named files' folders
-        self.marked = (root is not None or has_marker(self.root)) and not is_too_wide(self.root)
-        self.config: LintConfig = project_config(self.root, Path(config_path) if config_path else None)
+        given = root is not None or config_path is not None
+        self.marked = (given or has_marker(self.root)) and not is_too_wide(self.root)
         self.dialect: Dialect = dialect
         self.force_exclude = force_exclude
         self.severity = {**self.config.severity, **severities(severity, "severity=")}
@@ -108,13 +96,16 @@ class ProjectFiles:
         self.cache: LintCache | None = None  # runs kept on disk (templating.linter.cache), when asked for
         if cache or cache_dir is not None:
             folder = cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir)
-            self.cache = LintCache(folder) if folder is not None else None
+            setting = cache_setting(given=cache_dir, configured=self.config.cache_dir)
+            self.cache = LintCache(folder, setting=setting) if folder is not None else None
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
         self._writes: dict[str, list[Write]] = {}
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
         self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
+        self._through: dict[str, str] = {}  # files chosen only through a link found by walking -> that link
+        self._plain: set[str] = set()  # files chosen as themselves (named, or walked and not a link)
         self._rules_for: dict[str, frozenset[str]] = {}
         self._selected: dict[tuple[str, ...], tuple[list[str], list[Diagnostic], set[str]]] = {}
         self._last: dict[str, FileFindings] | None = None  # each file's findings after the last update
@@ -128,6 +119,10 @@ class ProjectFiles:
         self._own: dict[int, Any] = {}
         self._unwritten: dict[int, Any] = {}
         self._unwritten_for: frozenset[str] | None = None
+        # T029/T030 of each instruction for the project's state keys (`_named_for`), and the keys each reads
+        self._named: dict[int, Any] = {}
+        self._named_for: tuple[dict[str, str], dict[str, str]] | None = None
+        self._reads: dict[int, Any] = {}
         self._comments: dict[str, Any] = {}
         self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
 
@@ -138,6 +133,12 @@ class ProjectFiles:
         those skipped unread. A file named is linted unless `force_exclude` and `exclude` drop it."""
         files, notes, _ = self._select(paths)
         return files, notes
+
+    def found_through_link(self, name: str) -> str | None:
+        """The symbolic link found by walking through which the file `name` (as findings show it: its
+        target's path) was chosen, when it was chosen only that way; None for a file named or walked as
+        itself. `--fix` never writes such a file."""
+        return self._through.get(name)
 
     def _select(self, paths: Sequence[str]) -> tuple[list[str], list[Diagnostic], set[str]]:
         """The files to lint, the findings for those left unread, and which of the files the user
@@ -177,21 +178,23 @@ class ProjectFiles:
                 if entry.link:
                     name = show(entry.real)
                     self._walked[name] = entry.real
+                    if name not in self._plain:
+                        self._through.setdefault(name, show(entry.path))
                 else:
                     self._walked[name] = ""  # a plain file found by walking: read without following links
+                    self._plain.add(name)
+                    self._through.pop(name, None)
                 found.setdefault(entry.real, name)
             below = str(folder).rstrip(os.sep) + os.sep
             for path, reason in self.walker.skipped:  # folders that could not be listed, in any walk so far
                 if path == str(folder) or path.startswith(below):
                     notes.append(Diagnostic(SKIPPED_FILE, "info", reason, None, show(path)))
 
-        if not paths:
-            if not config.include:
-                raise LintConfigError(
-                    "no paths given and no 'include' globs in [tool.templating] of pyproject.toml"
-                    + (f" ({config.path})" if config.path else " (none found)")
-                )
+        if not paths and config.include:
             add_walked(self.root, tuple(config.include))
+        elif not paths:  # as `templating lint .` (and ruff): the current folder (the root, from outside it)
+            here = default_folder(self.root)
+            paths = ["." if here == Path.cwd().resolve() else str(here)]
         patterns = (*config.include, *DEFAULT_INCLUDE)
         for given in paths:
             if given == "-":
@@ -205,6 +208,8 @@ class ProjectFiles:
                 add_walked(folder if folder.is_relative_to(self.root) else Path(os.path.abspath(item)), patterns)
             elif not (self.force_exclude and _excluded(item, config)):
                 key = os.path.realpath(given)
+                self._plain.add(given)
+                self._through.pop(given, None)
                 if key not in found:
                     found[key] = given
                     if not self.force_exclude:  # pre-commit names the files, not the user: they stay inside

@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -31,7 +32,7 @@ from .found import (
     WorkflowEdge,
     Write,
 )
-from .positions import _Module
+from .positions import _children, _Module
 from .resolve import _Project
 from .syntax import _MAX_HOPS, _chain, _describe, _final_return, _function_scope, _Scope, _short, _str_value
 
@@ -126,6 +127,34 @@ class _AgentReader:
         self.runner_calls: list[tuple[_Module, ast.Call, _Scope | None]] = []
         self.in_functions: dict[int, str] = {}  # id(function node) -> its id
         self.functions_wanted: list[str] = []
+        # the names of the classes (of the scanned modules) that derive from BaseAgent: a call of any other
+        # class is passed over without looking the class up (see `prepare`)
+        self.agent_class_names: set[str] = set()
+        self.owned_by: dict[str, dict[int, list[ast.AST]]] = {}  # module -> id(function) -> its own acted-on nodes
+
+    def prepare(self, modules: list[_Module]) -> None:
+        """Find the custom agent classes of `modules` before the walk: those of a module that names `BaseAgent`,
+        and, as long as more are found, those of a module naming one of them (a class deriving from a custom
+        agent class). Only a module whose text holds such a name has its classes looked at."""
+        names: set[str] = set()
+        words = ["BaseAgent"]
+        looked: set[str] = set()
+        for _ in range(_MAX_HOPS):
+            found: set[str] = set()
+            for module in modules:
+                if module.key in looked or not any(word in module.text for word in words):
+                    continue
+                looked.add(module.key)
+                for name, binding in module.bindings.items():
+                    if isinstance(binding, ast.ClassDef) and self.derives_from_agent(module, binding, 0):
+                        found.add(name)
+            found -= names
+            if not found:
+                break
+            names |= found
+            words = sorted(found)
+            looked.clear()
+        self.agent_class_names = names
 
     # -- the walk
 
@@ -148,18 +177,20 @@ class _AgentReader:
         """A call met in the walk: an agent's, an App's, a Runner's (anything else is passed over cheaply)."""
         func = call.func
         if origin is None:  # a class of this module (`class StoryFlowAgent(BaseAgent)`), called by its name
-            if not isinstance(func, ast.Name) or not isinstance(module.bindings.get(func.id), ast.ClassDef):
+            if not isinstance(func, ast.Name) or func.id not in self.agent_class_names:
                 return
         else:
-            last = origin.rsplit(".", 1)[-1]
-            if not last[:1].isupper():
-                return
+            last = origin[origin.rfind(".") + 1 :]
+            if last not in _GOOGLE_KINDS and last not in _RUNNERS and last not in self.agent_class_names:
+                return  # most calls: passed over by their last name alone
             if _is_google(origin):
                 if last in _RUNNERS:
                     self.runner_calls.append((module, call, scope))
                     return
                 if last not in _GOOGLE_KINDS:
                     return
+            elif last not in self.agent_class_names:
+                return
         found = self.agent_kind(module, call, origin)
         if found is None:
             return
@@ -228,7 +259,9 @@ class _AgentReader:
     def ref(self, module: _Module, expr: ast.expr, scope: _Scope | None, depth: int = 0) -> Ref:
         """What `expr` names (see [`Ref`][templating.pysource.Ref]), placed where `expr` is written."""
         found = self._ref(module, expr, scope, depth)
-        return replace(found, text=_short(expr), path=module.path, span=module.node_span(expr))
+        return Ref(
+            found.kind, found.target, _shown(expr), module.path, module.node_span(expr), found.reason, found.wrapper
+        )
 
     def _ref(self, module: _Module, expr: ast.expr, scope: _Scope | None, depth: int) -> Ref:
         if depth > _MAX_HOPS:
@@ -308,6 +341,9 @@ class _AgentReader:
             if len(values) == 1:
                 return self._ref(module, values[0], scope, depth + 1)
             return Ref("unknown", reason=f"{name!r} is bound more than once in the function: known only at run time")
+        library = _library_import(module.bindings.get(name))
+        if library is not None:  # google-adk's google_search, the standard library's: never the project's files
+            return self.external(project.qualify(module, ast.Name(name)) or name)
         followed = project.follow(module, name)
         if isinstance(followed, str):
             return Ref("unknown", reason=followed)
@@ -409,13 +445,35 @@ class _AgentReader:
                 result.agent_classes[key] = self.agent_class(key, module, cls)
         self.read_sessions()
         self.read_functions()
+        self.forget()
+
+    def forget(self) -> None:
+        """Let go of the syntax trees (the calls, definitions and scopes kept for reading them) once all is read:
+        a scope refers to its visitor, which refers back to this reader, and such a circle would keep every tree
+        alive until the garbage collector's next full pass walks them all."""
+        for kept in (
+            self.raw,
+            self.defs,
+            self.classes,
+            self.added,
+            self.in_functions,
+            self.is_agent_class,
+            self.owned_by,
+        ):
+            kept.clear()
+        self.wanted.clear()
+        self.sessions.clear()
+        self.runner_calls.clear()
 
     def read(self, key: str, raw: _Raw) -> AgentCall:
         module, call, scope = raw.module, raw.call, raw.scope
-        given = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+        given: dict[str, ast.expr] = {}
         unread: list[tuple[str, str]] = []
-        if any(kw.arg is None for kw in call.keywords):
-            unread.append(("**", "keywords unpacked from a mapping (**kwargs): known only at run time"))
+        for kw in call.keywords:
+            if kw.arg is not None:
+                given[kw.arg] = kw.value
+            elif not unread:
+                unread.append(("**", "keywords unpacked from a mapping (**kwargs): known only at run time"))
         name: str | None = None
         if raw.kind == "join" and call.args and "name" not in given:
             given["name"] = call.args[0]
@@ -516,10 +574,16 @@ class _AgentReader:
             if origin.split(".")[0] == "templating" and origin.rsplit(".", 1)[-1] in _PROVIDERS:
                 why = f"{_short(value.func)}(...), a provider of templating's whose text is not read here"
                 return InstructionRef("templating", module.path, where, reason=why)
+        provider = "a function google-adk calls (a provider)"
+        if isinstance(value, ast.Lambda):
+            return InstructionRef("provider", module.path, where, reason=provider)
+        if recorded is not None:  # the scan's reason says whether it names a function
+            why = str(recorded[0])
+            if "is a function (an instruction provider)" in why:
+                return InstructionRef("provider", module.path, where, reason=provider)
+            return InstructionRef("unknown", module.path, where, reason=why)
         if self._ref(module, value, scope, 0).kind == "function":
-            return InstructionRef("provider", module.path, where, reason="a function google-adk calls (a provider)")
-        if recorded is not None:
-            return InstructionRef("unknown", module.path, where, reason=str(recorded[0]))
+            return InstructionRef("provider", module.path, where, reason=provider)
         resolved = self.project.resolve(module, value, scope)
         if isinstance(resolved, str):
             return InstructionRef("unknown", module.path, where, reason=resolved)
@@ -724,62 +788,83 @@ class _AgentReader:
         module, node = self.defs[fid]
         assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
         name = getattr(node, "name", "<lambda>")
-        scope = _function_scope(node)
-        leaves = _Leaves(module, lambda expr: self.text_of(module, expr, scope))
-        body: list[ast.stmt] = node.body if isinstance(node.body, list) else [ast.Expr(node.body)]
-        leaves.block(body, (), False)
-        yielded = _yielded_spans(module, node)
-        steps: list[Step] = []
-        for write in sorted(writes, key=lambda w: w.span.start):
-            if write.how in _EVENT_WRITES and not any(a <= write.span.start < b for a, b in yielded):
-                continue  # an event's state that is never yielded (or returned) is never applied
-            conditional, looped = leaves.where(write.span.start, write.key)
-            steps.append(
-                Step("write", write.path, write.span, write.key, write.how, conditional=conditional, looped=looped)
-            )
-        steps += leaves.runs
-        steps.sort(key=lambda s: s.span.start)
-        calls: list[str] = []
-        called_at: list[Step] = []
-        escalates = False
+        scope = _Scope.later(lambda: _function_scope(node))
         class_id = self.class_of.get(fid)
-        for inner in _own_nodes(node):
-            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and inner is not node:
-                calls.append(self.function_id(module, inner))
-            elif isinstance(inner, ast.Call):
-                called = self.project.function_called(module, inner.func, scope)
+        runs = class_id is not None and name == "_run_async_impl"  # a custom agent's: its sub-agent runs too
+        inner_nodes = self.owned(module, node)
+        calls: list[str] = []
+        call_nodes: list[tuple[ast.Call, str]] = []
+        escalates = False
+        for inner in inner_nodes:
+            kind = type(inner)
+            if kind is ast.Call:
+                assert isinstance(inner, ast.Call)
+                func = inner.func
                 callee: str | None = None
-                if called is not None:
-                    callee = self.function_id(*called)
-                elif (
-                    class_id is not None
-                    and isinstance(inner.func, ast.Attribute)
-                    and isinstance(inner.func.value, ast.Name)
-                    and inner.func.value.id == "self"
-                ):
-                    callee = self.method_named(class_id, inner.func.attr)
+                base = (
+                    func.id
+                    if isinstance(func, ast.Name)
+                    else getattr(func.value, "id", None)
+                    if isinstance(func, ast.Attribute)
+                    else None
+                )
+                if base is not None and (base == "self" or _may_be_project(module, base)):
+                    if (
+                        class_id is not None
+                        and isinstance(func, ast.Attribute)
+                        and isinstance(func.value, ast.Name)
+                        and func.value.id == "self"
+                    ):
+                        callee = self.method_named(class_id, func.attr)
+                    else:
+                        called = self.project.function_called(module, func, scope)
+                        callee = self.function_id(*called) if called is not None else None
                 if callee is not None:
                     calls.append(callee)
-                    span = module.node_span(inner)
-                    conditional, looped = leaves.where(span.start, None)
-                    called_at.append(
-                        Step("call", module.path, span, field=callee, conditional=conditional, looped=looped)
-                    )
-            elif isinstance(inner, ast.Assign) and any(
-                isinstance(t, ast.Attribute) and t.attr == "escalate" for t in inner.targets
-            ):
-                escalates = escalates or (isinstance(inner.value, ast.Constant) and inner.value.value is True)
-        steps += called_at
-        steps.sort(key=lambda s: s.span.start)
+                    call_nodes.append((inner, callee))
+            elif kind in _FUNCTION_NODES and inner is not node:
+                calls.append(self.function_id(module, inner))
+            elif kind is ast.Assign and inner.value.__class__ is ast.Constant:  # type: ignore[attr-defined]
+                assert isinstance(inner, ast.Assign)
+                if inner.value.value is True and any(
+                    isinstance(t, ast.Attribute) and t.attr == "escalate" for t in inner.targets
+                ):
+                    escalates = True
+        steps: list[Step] = []
+        if writes or call_nodes or runs:
+            leaves = _Leaves(module, lambda expr: self.text_of(module, expr, scope), runs=runs)
+            body: list[ast.stmt] = node.body if isinstance(node.body, list) else [ast.Expr(node.body)]
+            leaves.block(body, (), False)
+            events = any(w.how in _EVENT_WRITES for w in writes)
+            yielded = _yielded_spans(module, _own_nodes(node)) if events else []
+            for write in sorted(writes, key=lambda w: w.span.start):
+                if write.how in _EVENT_WRITES and not any(a <= write.span.start < b for a, b in yielded):
+                    continue  # an event's state that is never yielded (or returned) is never applied
+                conditional, looped = leaves.where(write.span.start, write.key)
+                steps.append(
+                    Step("write", write.path, write.span, write.key, write.how, conditional=conditional, looped=looped)
+                )
+            for call, callee in call_nodes:
+                span = module.node_span(call)
+                conditional, looped = leaves.where(span.start, None)
+                steps.append(Step("call", module.path, span, field=callee, conditional=conditional, looped=looped))
+            steps += leaves.runs
+            steps.sort(key=lambda s: s.span.start)
         return FunctionFacts(
-            fid,
-            name,
-            module.path,
-            module.node_span(node),
-            tuple(steps),
-            tuple(dict.fromkeys(calls)),
-            escalates,
+            fid, name, module.path, module.node_span(node), tuple(steps), tuple(dict.fromkeys(calls)), escalates
         )
+
+    def owned(self, module: _Module, func: ast.AST) -> list[ast.AST]:
+        """The calls, assignments and functions of `func`'s own body (not of the functions inside it): read from the
+        module's one walk (`_Module.preorder`), grouped by the function they are in once per module."""
+        grouped = self.owned_by.get(module.key)
+        if grouped is None:
+            grouped = self.owned_by[module.key] = {}
+            walked = module.preorder
+            for item, owner in zip(walked.nodes, walked.owners, strict=True):
+                if owner is not None:
+                    grouped.setdefault(id(owner), []).append(item)
+        return grouped.get(id(func), [])
 
     def method_named(self, class_id: str, name: str) -> str | None:
         module, cls = self.classes[class_id]
@@ -793,23 +878,64 @@ _LISTS = (ast.List, ast.Tuple)
 _RefKind = Literal["text", "templating", "provider", "unknown"]
 
 
-def _own_nodes(func: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of `func`'s body, nested functions given but not entered."""
-    stack = list(ast.iter_child_nodes(func))
+# The packages of google-adk and its dependencies: a name imported from them is never one of the project's files.
+_LIBRARIES = ("google.adk", "google.genai", "pydantic", "typing_extensions")
+
+
+def _library_import(binding: ast.AST | None) -> str | None:
+    """The module a `from x import name` binding imports from when it is the standard library's or one of
+    `_LIBRARIES`: looking for it among the project's files would only cost `stat` calls."""
+    if not isinstance(binding, ast.ImportFrom) or binding.level or not binding.module:
+        return None
+    module = binding.module
+    top = module.split(".")[0]
+    if top in sys.stdlib_module_names or any(module == lib or module.startswith(lib + ".") for lib in _LIBRARIES):
+        return module
+    return None
+
+
+def _may_be_project(module: _Module, name: str) -> bool:
+    """Whether a call of `name` (or of an attribute of it) may be one of a project function: `name` is a function
+    or class of the module, or imported from somewhere other than the standard library or google-adk's packages."""
+    binding = module.bindings.get(name)
+    if binding is None:
+        return False
+    if isinstance(binding, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return True
+    if isinstance(binding, ast.ImportFrom):
+        return _library_import(binding) is None
+    if isinstance(binding, ast.Import):
+        alias = next((a for a in binding.names if (a.asname or a.name.split(".")[0]) == name), None)
+        if alias is None:
+            return False
+        top = alias.name.split(".")[0]
+        return top not in sys.stdlib_module_names and not any(alias.name.startswith(lib) for lib in _LIBRARIES)
+    return False
+
+
+_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_NOT_ENTERED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of `func`'s body, the functions and classes defined inside it listed but not entered."""
+    out: list[ast.AST] = []
+    stack = _children(func)
     while stack:
         node = stack.pop()
-        yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            stack.extend(ast.iter_child_nodes(node))
+        out.append(node)
+        if not isinstance(node, _NOT_ENTERED):
+            stack += _children(node)
+    return out
 
 
-def _yielded_spans(module: _Module, func: ast.AST) -> list[tuple[int, int]]:
-    """The spans (offsets) of what `func` yields or returns, and of the values assigned to names it yields or
-    returns (`event = Event(...)`, later `yield event`)."""
+def _yielded_spans(module: _Module, nodes: list[ast.AST]) -> list[tuple[int, int]]:
+    """The spans (offsets) of what a function yields or returns (`nodes`: its own), and of the values assigned to
+    names it yields or returns (`event = Event(...)`, later `yield event`)."""
     out: list[tuple[int, int]] = []
     given: set[str] = set()
     assigned: list[tuple[str, ast.expr]] = []
-    for node in _own_nodes(func):
+    for node in nodes:
         if isinstance(node, ast.Yield | ast.Return) and node.value is not None:
             span = module.node_span(node.value)
             out.append((span.start, span.end))
@@ -822,6 +948,18 @@ def _yielded_spans(module: _Module, func: ast.AST) -> list[tuple[int, int]]:
             span = module.node_span(value)
             out.append((span.start, span.end))
     return out
+
+
+def _shown(expr: ast.expr) -> str:
+    """An expression as written, short: a name or a dotted chain as is (without `ast.unparse`), else shortened."""
+    chain = _chain(expr)
+    if chain is not None:
+        return ".".join(chain)
+    if isinstance(expr, ast.Call):
+        inner = _chain(expr.func)
+        if inner is not None:
+            return ".".join(inner) + "(...)"
+    return _short(expr)
 
 
 def _guarded_key(test: ast.expr) -> ast.expr | None:
@@ -849,8 +987,8 @@ class _Leaves:
     `match`; an `if` that only runs when a key is absent is named by that key), and a custom agent's runs of its
     sub-agents (`async for event in self.writer.run_async(ctx)`)."""
 
-    def __init__(self, module: _Module, key_of: Callable[[ast.expr], str | None]) -> None:
-        self.module, self.key_of = module, key_of
+    def __init__(self, module: _Module, key_of: Callable[[ast.expr], str | None], *, runs: bool = False) -> None:
+        self.module, self.key_of, self.read_runs = module, key_of, runs
         self.starts: list[int] = []
         self.info: list[tuple[tuple[str | None, ...], bool]] = []
         self.runs: list[Step] = []
@@ -867,7 +1005,7 @@ class _Leaves:
                     chain = _chain(stmt.iter)
                     if chain == ["self", "sub_agents"]:
                         self.loop_vars[stmt.target.id] = True
-                if isinstance(stmt, ast.AsyncFor):
+                if isinstance(stmt, ast.AsyncFor) and self.read_runs:
                     self.run(stmt, conditions, looped)
                 self.block(stmt.body, (*conditions, None), True)
                 self.block(stmt.orelse, (*conditions, None), looped)
@@ -885,11 +1023,12 @@ class _Leaves:
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue
             else:
-                self.starts.append(self.module.node_span(stmt).start)
+                self.starts.append(self.module.offset(stmt.lineno, stmt.col_offset))
                 self.info.append((conditions, looped))
-                for node in ast.walk(stmt):  # `events = [e async for e in self.x.run_async(ctx)]` and the like
-                    if isinstance(node, ast.comprehension) and node.is_async:
-                        self.run_of(node.iter, stmt, conditions, looped)
+                if self.read_runs:
+                    for node in ast.walk(stmt):  # `events = [e async for e in self.x.run_async(ctx)]` and the like
+                        if isinstance(node, ast.comprehension) and node.is_async:
+                            self.run_of(node.iter, stmt, conditions, looped)
 
     def run(self, stmt: ast.AsyncFor, conditions: tuple[str | None, ...], looped: bool) -> None:
         self.run_of(stmt.iter, stmt, conditions, looped)

@@ -135,12 +135,14 @@ class Instruction:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """An instruction whose text is not known without running the code (`reason` says why)."""
+    """An instruction whose text is not known without running the code (`reason` says why); `names` are
+    those `templating render FILE.py:NAME` would know it by (an agent's name, `name.instruction`)."""
 
     label: str
     path: str
     span: Span
     reason: str
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,13 +401,16 @@ class SessionStart:
 @dataclass(slots=True)
 class Scan:
     """What `scan` found: the instructions, the skipped ones, the state writes, and the text of
-    every Python file read (imported modules outside the given files included)."""
+    every Python file read (imported modules outside the given files included). An agent's
+    `static_instruction=` is sent as written, so it is no instruction: it is kept apart."""
 
     instructions: list[Instruction] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     errors: list[PythonSourceError] = field(default_factory=list)
+    # every agent's static_instruction= whose text is known: sent to the model as written, never rendered
+    static_instructions: list[Instruction] = field(default_factory=list)
     # every google-adk agent's state_schema= met, readable or not (the unreadable ones say why)
     state_schemas: list[StateSchema] = field(default_factory=list)
     # the files the scan looked for and could not read: the text files an instruction reads (missing, too large,

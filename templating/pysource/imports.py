@@ -138,6 +138,9 @@ class _Modules:
             # is first looked for with one `stat` of its folder, then of itself, before its names are worked out.
             folder = os.path.join(str(base), *parts)
             files = (folder + ".py" if parts else None, os.path.join(folder, "__init__.py"))
+            known = self._real.get(files[0]) if files[0] is not None else None
+            if known is not None and known in self.modules:  # a module already read, by this very path: no `stat`
+                return self.modules[known]
             if parts and self._absent(os.path.dirname(folder), files):
                 self._not_there(files)
                 continue

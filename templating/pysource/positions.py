@@ -87,9 +87,10 @@ class _Module:
             node = binding if binding is not None and hasattr(binding, "lineno") else self.tree
             if node is self.tree:
                 return self.span(0, 0)
-        start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        line: int = node.lineno
+        start = self.offset(line, node.col_offset)  # type: ignore[attr-defined]
         end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-        return self.span(start, end)
+        return Span(start, end, line, start - self.line_starts[line - 1] + 1)  # the line is the node's: no search
 
 
 # Fields that hold only markers nothing looks for by walking (Load/Store, operators) or no node at all (names,

@@ -47,6 +47,7 @@ class _Project(_Modules):
         self.root = os.path.realpath(root if root is not None else os.getcwd())
         self.suffixes = tuple(s.upper() for s in suffixes)
         self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions
+        self.found_static: dict[tuple[object, ...], int] = {}  # the same for result.static_instructions
         self.used_constants: set[tuple[str, str]] = set()
         # function -> its parameters that some caller gives a context's state (save(ctx.state, ...))
         self.given_state: dict[ast.AST, set[str]] = {}
@@ -335,15 +336,19 @@ class _Project(_Modules):
         site: str,
         names: Iterable[str] = (),
         state_schemas: tuple[StateSchema, ...] = (),
+        static: bool = False,
     ) -> Instruction | str:
         """Record the instruction `expr` stands for (once, however many call sites give it): the
-        [`Instruction`][templating.pysource.Instruction] recorded, or why it is skipped (also recorded)."""
+        [`Instruction`][templating.pysource.Instruction] recorded, or why it cannot be read (recorded as
+        skipped). `static`: an agent's `static_instruction=`, sent as written: kept apart, in
+        `Scan.static_instructions`, and never reported as skipped (a `types.Content` is no instruction to check)."""
         value = self.resolve(module, expr, scope)
         where = module.node_span(expr)
         const = self.constant(module, expr, scope)
         label = const[1] if const else site
         if isinstance(value, str):
-            self.result.skipped.append(Skipped(site, module.path, where, value))
+            if not static:
+                self.result.skipped.append(Skipped(site, module.path, where, value, tuple(names)))
             return value
         all_names = [*names]
         if const:
@@ -355,16 +360,18 @@ class _Project(_Modules):
             key = ("text", value.text, value.mods[0].key, value.starts[0], value.mods[-1].key, value.ends[-1], dialect)
         else:
             key = ("site", module.key, where.start, dialect)
-        index = self.found.get(key)
+        found, kept = (self.found_static, self.result.static_instructions) if static else (self.found, None)
+        listed = self.result.instructions if kept is None else kept
+        index = found.get(key)
         if index is not None:
-            old = self.result.instructions[index]
+            old = listed[index]
             merged = tuple(dict.fromkeys([*old.names, *all_names]))
             schemas = old.state_schemas + tuple(s for s in state_schemas if s not in old.state_schemas)
             given_at = tuple(dict.fromkeys([*old.given_at, (module.path, where)]))
-            self.result.instructions[index] = Instruction(
+            listed[index] = Instruction(
                 old.label, merged, old.dialect, old.text, old.path, old.span, old._mapped, schemas, old.file, given_at
             )
-            return self.result.instructions[index]
+            return listed[index]
         first = value.mods[0] if value.text else module
         span = where
         if value.text:  # from its first character to its last one written in the same file
@@ -373,9 +380,9 @@ class _Project(_Modules):
                 last -= 1
             span = first.span(value.starts[0], max(value.ends[last], value.starts[0] + 1))
         path = first.path
-        self.found[key] = len(self.result.instructions)
+        found[key] = len(listed)
         unique_names = tuple(dict.fromkeys(all_names))
-        self.result.instructions.append(
+        listed.append(
             Instruction(
                 label,
                 unique_names,
@@ -389,7 +396,7 @@ class _Project(_Modules):
                 ((module.path, where),),
             )
         )
-        return self.result.instructions[-1]
+        return listed[-1]
 
     def add_unused_constants(self, modules: Sequence[_Module]) -> None:
         """Module constants named `*PROMPT`/`*INSTRUCTION` that no call site used, holding a placeholder

@@ -247,6 +247,11 @@ class _Visitor:
                 )
                 if head == "google":
                     self.agents.recorded(value, found)
+            static = _keyword(call, "static_instruction")
+            if static is not None and not self.is_provider(static):
+                names = [f"{owner}.static_instruction" for owner in owners]
+                site = f"{shown}.static_instruction"
+                project.add(module, static, scope, dialect=dialect, site=site, names=names, static=True)
 
     def named_provider(
         self, value: ast.expr, scope: _Scope | None, names: list[str], schemas: tuple[StateSchema, ...] = ()
@@ -513,6 +518,7 @@ def _scan(
             project.result.errors.append(exc)
             project.result.sources[path] = exc.source or ""
     agents = _AgentReader(project)
+    agents.prepare(modules)
     visitors = [_Visitor(project, module, agents) for module in modules]
     for visitor in visitors:  # first every call giving state to a function, which may be in another module
         visitor.find_state_arguments()
