@@ -45,7 +45,14 @@ from .renderer import Formatter, Missing
 from .snapshot_diff import marked_diff
 from .template import Template
 
-__all__ = ["PromptTextExtension", "SnapshotFileError", "SnapshotText", "extension_for", "marked_diff"]
+__all__ = [
+    "PreviewText",
+    "PromptTextExtension",
+    "SnapshotFileError",
+    "SnapshotText",
+    "extension_for",
+    "marked_diff",
+]
 
 _INI = "templating_snapshot_dir"
 
@@ -351,7 +358,7 @@ def _text(data: Any) -> str:
 # --- snapshot names that would share a file -------------------------------------------------
 
 _SHARED_NAME = pytest.StashKey[str]()
-_FIXTURES = frozenset({"prompt_snapshot", "lint_snapshot"})
+_FIXTURES = frozenset({"prompt_snapshot", "lint_snapshot", "preview_snapshot"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k or -m deselect anything: a test not run still owns its file
@@ -392,6 +399,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="templating: folder (relative to rootdir) for prompt/lint snapshots; default: syrupy's __snapshots__",
         default="",
     )
+    parser.addini(
+        _MAX_LOSS_INI,
+        help="templating: the largest share (0 to 1) of an agent's instruction a --snapshot-update of "
+        f"preview_snapshot may remove without {_ALLOW_SHRINK}; default: {DEFAULT_MAX_LOSS}",
+        default=str(DEFAULT_MAX_LOSS),
+    )
+    parser.getgroup("templating").addoption(
+        _ALLOW_SHRINK,
+        action="store_true",
+        default=False,
+        help="let --snapshot-update store preview snapshots in which an agent's instruction lost more than "
+        f"{_MAX_LOSS_INI} of its text (or an agent is gone)",
+    )
 
 
 def _snapshot_dir(config: pytest.Config) -> str:
@@ -411,6 +431,7 @@ def _snapshot_dir(config: pytest.Config) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     _snapshot_dir(config)  # a configuration error stops the run before anything is collected
+    _max_loss(config)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -456,3 +477,112 @@ def lint_snapshot(request: pytest.FixtureRequest) -> Any:
         return SnapshotText(lint_report(template, schema=schema, **options), extension, registered)
 
     return report
+
+
+# --- previews of apps: what each agent's model sees -----------------------------------------------------------------
+
+_MAX_LOSS_INI = "templating_preview_max_loss"
+_ALLOW_SHRINK = "--templating-allow-shrink"
+DEFAULT_MAX_LOSS = 0.5
+
+
+def _max_loss(config: pytest.Config) -> float:
+    """The ini option `templating_preview_max_loss`: a share between 0 and 1 (a `pytest.UsageError` otherwise)."""
+    value = str(config.getini(_MAX_LOSS_INI) or DEFAULT_MAX_LOSS)
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if not 0 <= share <= 1:
+        raise pytest.UsageError(f"{_MAX_LOSS_INI} = {value!r}: give a share between 0 and 1, such as 0.5")
+    return share
+
+
+class PreviewText(SnapshotText):
+    """An app's preview as text to compare `== snapshot`. With `--snapshot-update`, the update is refused when an
+    agent's instruction (its system instruction and instruction turn) would lose more than the configured share of
+    its text, or an agent would be gone, unless `--templating-allow-shrink` is given."""
+
+    __slots__ = ("_guard", "_lengths", "_refused")
+
+    def __init__(
+        self,
+        text: str,
+        extension: type[PromptTextExtension],
+        registered: set[int],
+        lengths: dict[str, int],
+        guard: float | None,
+        refused: list[str],
+    ) -> None:
+        super().__init__(text, extension, registered)
+        self._lengths = lengths
+        self._guard = guard
+        self._refused = refused
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SnapshotAssertion) and self._guard is not None and other.update_snapshots:
+            refused = self._check_shrink(other, self._guard)
+            if refused is not None:
+                old, message = refused
+                # The snapshot as it is, compared as a match: syrupy neither rewrites it nor, since the test goes on
+                # to its other snapshots, deletes them as unused. The test fails when it ends (the fixture's teardown).
+                self._refused.append(message)
+                return SnapshotText(old, self._extension, self._registered).__eq__(other)
+        return super().__eq__(other)
+
+    __hash__ = None
+
+    def _check_shrink(self, other: SnapshotAssertion, limit: float) -> tuple[str, str] | None:
+        """(the stored text, why) when the update would shrink an agent's instruction beyond `limit`."""
+        from syrupy.exceptions import SnapshotDoesNotExist
+
+        from .preview.formats import instruction_lengths
+
+        try:
+            old = self._extension().read_snapshot(
+                test_location=other.test_location, index=other.index, session_id="templating-shrink-guard"
+            )
+        except SnapshotDoesNotExist:
+            return None
+        before = instruction_lengths(_text(old))
+        lost = []
+        for agent, length in before.items():
+            now = self._lengths.get(agent, 0)
+            if length and (length - now) / length > limit:
+                lost.append(f"{agent} {length} -> {now} characters" if agent in self._lengths else f"{agent} is gone")
+        if not lost:
+            return None
+        return _text(old), (
+            f"--snapshot-update refused: an agent's instruction would lose more than {limit:.0%} of its text "
+            f"({'; '.join(lost)}); the snapshot is kept as it was. If that is meant, run again with "
+            f"--snapshot-update {_ALLOW_SHRINK} (the share is the ini option {_MAX_LOSS_INI})"
+        )
+
+
+@pytest.fixture
+def preview_snapshot(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """`preview_snapshot(target, state=None, *, run=False, agent=None)`: what each agent of the app `target` sees
+    on its first turn (see `templating preview`), as text to compare `== snapshot`. `target` is relative to the
+    rootdir (a folder, a Python file, `module:attribute` or an Agent Config YAML); `state` the session's state
+    (default: the app's declared initial state). Read from the code unless `run`; needs the `adk` extra."""
+    extension = _extension(request.config)
+    registered: set[int] = set()
+    guard = None if request.config.getoption(_ALLOW_SHRINK) else _max_loss(request.config)
+    root = Path(str(request.config.rootpath))
+
+    def take(
+        target: str | os.PathLike[str], state: Any = None, *, run: bool = False, agent: str | None = None
+    ) -> PreviewText:
+        from .preview import build_preview
+        from .preview.formats import as_text
+
+        path = Path(target)
+        named = str(path if path.is_absolute() or (":" in str(target) and not path.exists()) else root / path)
+        result = build_preview(named, state=state, run=run, agent=agent)
+        lengths = {a.agent: len(a.system_instruction or "") + len(a.instruction_turn or "") for a in result.agents}
+        return PreviewText(as_text(result), extension, registered, lengths, guard, refused)
+
+    refused: list[str] = []
+    yield take
+    if refused:
+        pytest.fail("\n".join(refused), pytrace=False)

@@ -227,6 +227,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("lint outputs", {"linter.outputs", "linter.outputs.*"}),
     ("the lint run, and the linter's public names", {"linter.run", "linter"}),
     ("the Python API: providers, agents, the runner, templating's public names", {"providers", "agents", "runner", ""}),
+    ("the preview: google-adk's request for each agent, previews compared", {"preview", "preview.*"}),
     ("the language server", {"lsp", "lsp.*"}),
     (
         "the command line and the pytest plugin",
@@ -360,11 +361,21 @@ ORDERS: dict[str, list[str]] = {
         *("pysource.imports", "pysource.resolve", "pysource.agents", "pysource.agent_config", "pysource.visitor"),
         "pysource",
     ],
-    "cli": ["cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.lsp", "cli.parser", "cli"],
+    "cli": [
+        *("cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.preview", "cli.diff", "cli.lsp"),
+        *("cli.parser", "cli"),
+    ],
     # agents and apps, a Workflow's order, the initial state, availability, enforced schemas, the model
     "agent_model": [
         *("agent_model.graph", "agent_model.workflow", "agent_model.initial", "agent_model.order"),
         *("agent_model.enforced", "agent_model.model", "agent_model"),
+    ],
+    # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the app
+    # read from its code, the formats, making a preview, a revision's files from git, two previews compared, then the
+    # package's names
+    "preview": [
+        *("preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.static", "preview.formats"),
+        *("preview.build", "preview.git", "preview.diff", "preview"),
     ],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).
@@ -374,6 +385,7 @@ WHOLE = {
     "pysource": "pysource",
     "cli": "cli",
     "agent_model": "agent_model",
+    "preview": "preview",
 }
 
 
@@ -422,6 +434,8 @@ IMPORTERS = {
     "sqlalchemy": {"sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"},
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},
+    # google-adk (the adk extra): only the preview, inside the functions that make one
+    "google": {"preview.assemble", "preview.walk", "preview.load", "preview.static"},
 }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import require_adk
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -247,3 +248,30 @@ def test_bench_agent_apps_reports_a_crash_and_goes_on(
     assert "CRASH RecursionError: maximum recursion depth exceeded" in text
     assert "the linter crashed on 1 app(s): adk-docs/examples/python/snippets/loop.py" in text
     assert "adk-samples/shop" in text  # the apps after it were linted
+
+
+@pytest.mark.slow  # google-adk's import and a git repository
+@pytest.mark.usefixtures("bench")
+def test_bench_preview_app_has_ten_agents_and_its_last_commit_changes_one(tmp_path: Path) -> None:
+    """bench_preview's generated app is what it says: ten LlmAgents google-adk can preview, exactly (no provider, no
+    callback), and `templating diff HEAD~1` sees the critic's instruction changed and nothing else."""
+    require_adk()
+    from templating.preview import build_preview
+
+    app = _module("bench_preview").write_app(tmp_path / "repo")
+    preview = build_preview(str(app))
+    llm = [a for a in preview.agents if a.kind == "LlmAgent"]
+    assert len(llm) == 10, [a.agent for a in preview.agents]
+    assert all(a.exact and a.error is None for a in llm), [(a.agent, a.notes) for a in llm]
+    done = subprocess.run(
+        [sys.executable, "-m", "templating", "diff", "HEAD~1", "shop", "--format", "json"],
+        cwd=tmp_path / "repo",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (shop,) = json.loads(done.stdout)["apps"]
+    assert [(a["agent"], a["status"]) for a in shop["agents"]] == [("critic", "changed")]
+    assert "+Review the draft below. Reply APPROVED (in capitals)" in shop["agents"][0]["diff"]

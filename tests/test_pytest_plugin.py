@@ -505,3 +505,94 @@ def test_a_snapshot_under_its_old_name_is_migrated(
         assert not old.exists()
         assert new.read_text(encoding="utf-8") == after
         pytester.runpytest().assert_outcomes(passed=1)
+
+
+# --- preview_snapshot: what each agent of an app sees ---------------------------------------------------------------
+
+needs_adk = pytest.mark.skipif(
+    os.environ.get("TEMPLATING_REQUIRE_ADK") != "1" and not __import__("importlib").util.find_spec("google.adk"),
+    reason="google-adk is not installed (pip install '.[adk]')",
+)
+
+SHOP_AGENT = """
+from google.adk.agents import Agent, SequentialAgent
+
+writer = Agent(
+    name="writer",
+    model="gemini-2.5-flash",
+    instruction="{INSTRUCTION}",
+    output_key="draft",
+)
+critic = Agent(name="critic", model="gemini-2.5-flash", instruction="Review this draft: {draft}")
+root_agent = SequentialAgent(name="shop", sub_agents=[writer, critic])
+"""
+SHOP_TEXT = "Write a product description of {topic} for {user:name}. " * 4
+PREVIEW_TESTS = """
+def test_shop(preview_snapshot, snapshot):
+    assert preview_snapshot("shop", {"topic": "tea", "user:name": "Ada"}) == snapshot
+    assert preview_snapshot("shop", {"topic": "cups", "user:name": "Bo"}) == snapshot
+"""
+
+
+def make_shop(pytester: pytest.Pytester, instruction: str = SHOP_TEXT) -> None:
+    (pytester.path / "shop").mkdir(exist_ok=True)
+    (pytester.path / "shop" / "__init__.py").write_text("from . import agent\n", encoding="utf-8")
+    agent = SHOP_AGENT.replace("{INSTRUCTION}", instruction)
+    (pytester.path / "shop" / "agent.py").write_text(agent, encoding="utf-8")
+    pytester.makepyfile(test_shop=PREVIEW_TESTS)
+
+
+@needs_adk
+def test_a_preview_snapshot_holds_each_agents_request_for_each_state(pytester: pytest.Pytester) -> None:
+    make_shop(pytester)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    folder = pytester.path / "__snapshots__" / "test_shop"
+    assert sorted(p.name for p in folder.iterdir()) == ["test_shop.1.prompt.snap", "test_shop.prompt.snap"]
+    first = (folder / "test_shop.prompt.snap").read_text(encoding="utf-8")
+    assert "\u2502 Write a product description of tea for Ada. " in first
+    critic = (
+        "\u2502 Review this draft: \u27e8output of writer\u27e9\n\u2502\n\u2502 You are an agent. Your internal name"
+    )
+    assert critic in first
+    assert "of cups for Bo" in (folder / "test_shop.1.prompt.snap").read_text(encoding="utf-8")
+    pytester.runpytest().assert_outcomes(passed=1)
+    # what an agent sees changes: the test fails, with a diff of that agent's text
+    make_shop(pytester, SHOP_TEXT.replace("product description", "short poem"))
+    result = pytester.runpytest("-vv")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*-\u2502 Write a product description of tea*", "*+\u2502 Write a short poem of tea*"])
+
+
+@needs_adk
+def test_an_update_that_empties_an_instruction_is_refused_unless_allowed(pytester: pytest.Pytester) -> None:
+    make_shop(pytester)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    snapshot = pytester.path / "__snapshots__" / "test_shop" / "test_shop.prompt.snap"
+    kept = snapshot.read_bytes()
+    make_shop(pytester, "Write.")
+    result = pytester.runpytest("--snapshot-update")
+    result.assert_outcomes(passed=1, errors=1)  # fails as it ends, once all its snapshots are compared
+    result.stdout.fnmatch_lines(
+        ["*--snapshot-update refused: an agent's instruction would lose more than 50% of its text (writer *"]
+    )
+    assert snapshot.read_bytes() == kept  # nothing written, nothing deleted
+    assert snapshot.with_name("test_shop.1.prompt.snap").is_file()
+    # a smaller change passes the guard; the share is configurable; the flag lets anything through
+    pytester.makeini("[pytest]\ntemplating_preview_max_loss = 0.99\n")
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    assert b"\xe2\x94\x82 Write.\n" in snapshot.read_bytes()
+    make_shop(pytester, SHOP_TEXT)
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    pytester.makeini("[pytest]\n")
+    make_shop(pytester, "Write.")
+    pytester.runpytest("--snapshot-update", "--templating-allow-shrink").assert_outcomes(passed=1)
+    assert b"\xe2\x94\x82 Write.\n" in snapshot.read_bytes()
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", "half"])
+def test_a_bad_shrink_share_stops_the_run(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makeini(f"[pytest]\ntemplating_preview_max_loss = {value}\n")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*templating_preview_max_loss = '{value}': give a share between 0 and 1*"])

@@ -14,6 +14,9 @@ Chromium) then checks, in one launch:
 - completion inside an instruction string offers the keys the code writes;
 - a quick fix applies: the server's fix for the prompt file's finding (the corpus file's T018 findings have no
   fix), checked in the document's text, and the finding goes;
+- the prompt preview: the "Preview prompt" code lens on an agent opens the side panel, which shows what
+  `templating preview --agent NAME --format json` prints for it; an unsaved edit of the prompt module its
+  instruction comes from shows in the panel (the extension's state and the webview's text on the page);
 - the UI shows it: Chromium's screenshot of the editor with the hover, and the hover's text read from the page.
 
 Two more launches check how the extension finds `templating`, with no `templating.path`, none on PATH and no
@@ -66,6 +69,7 @@ BUILD_SECONDS = 600  # npm ci, build and package (downloads included)
 
 AGENT = "fomc-research"  # known: ANALYSIS reports T018 (artifacts loaded by a placeholder) and no other code
 ANALYSIS = "fomc_research/sub_agents/analysis_agent_prompt.py"
+ANALYSIS_AGENT = "fomc_research/sub_agents/analysis_agent.py"  # builds analysis_agent from ANALYSIS's PROMPT
 TOOL = "fomc_research/tools/compute_rate_move_probability.py"  # writes rate_move_probabilities to state
 PYPROJECT = '[tool.templating]\ninclude = ["**/*.py", "prompts/*.prompt"]\n'
 # A prompt file beside the agent: a placeholder with spaces inside renders as literal text (T002, with a fix).
@@ -232,6 +236,21 @@ def cli_findings(
     return by_file
 
 
+def cli_preview(root: Path, templating_command: str, env: dict[str, str], target: str, agent: str) -> Any:
+    """What `templating preview TARGET --agent AGENT --format json` prints (read from the code, none of it run)."""
+    done = subprocess.run(
+        [templating_command, "preview", target, "--agent", agent, "--format", "json"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 def fix(root: Path, relative: str, flagged: str, title: str, fixed: str) -> dict[str, Any]:
     """A quick fix the suite applies: where, its title, the text it replaces and the text it writes."""
     path = root / relative
@@ -305,6 +324,8 @@ def launch(
         "telemetry.telemetryLevel": "off",
         "window.commandCenter": False,
         "workbench.tips.enabled": False,
+        # a browser's VS Code saves after a second by default: edits stay unsaved, so the server reads the buffer
+        "files.autoSave": "off",
         # for the screenshot: the editor, the Problems panel and the hover, no chat beside them
         "chat.disableAIFeatures": True,
         "workbench.secondarySideBar.defaultVisibility": "hidden",
@@ -391,6 +412,10 @@ def test_the_packaged_extension_in_vscode_on_corpus_code(
     (write_line,) = [n for n, line in enumerate(tool_text.splitlines(), 1) if "rate_move_probabilities" in line]
     placeholder = analysis_text.index("{rate_move_probabilities}") + 2  # on the key's name
     image = Path(os.environ.get("TEMPLATING_VSCODE_SCREENSHOT") or tmp_path / "vscode.png").resolve()
+    expected = cli_preview(root, command, env, "fomc_research", "analysis_agent")
+    anchor = "insightful report on the latest FOMC\nmeeting."
+    assert analysis_text.count(anchor) == 1
+    assert anchor in (expected[0]["system_instruction"] or ""), expected
     config = {
         "diagnostics": {str(root / relative): found for relative, found in findings.items()},
         "hover": {
@@ -402,6 +427,12 @@ def test_the_packaged_extension_in_vscode_on_corpus_code(
             "path": str(analysis),
             **utf16_position(analysis_text, analysis_text.index("{meeting_summary}") + 1),
             "label": "rate_move_probabilities",
+        },
+        "preview": {
+            "path": str(root / ANALYSIS_AGENT),
+            "agent": "analysis_agent",
+            "expected": expected,
+            "edit": {"path": str(analysis), "after": anchor, "insert": " Keep the report under one page."},
         },
         "fixes": fixes,
         "screenshot": {

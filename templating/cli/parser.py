@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from . import convert, keys, lint, lsp, render
+from . import convert, diff, keys, lint, lsp, preview, render
 from .common import EXIT_USAGE, Formatter
 
 __all__ = ["build_parser", "version"]
@@ -79,6 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="templating", description="Render and check LLM agent instructions written as templates.")
     parser.add_argument("--version", action=_VersionAction, help="show program's version number and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-    for command in (render, keys, convert, lint, lsp):
+    for command in (render, keys, convert, lint, preview, diff, lsp):
         command.add_command(commands)
     return parser

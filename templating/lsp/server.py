@@ -4,8 +4,10 @@ The state (folders, documents, linting) is in `state`, the answers to requests i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -14,6 +16,7 @@ from pygls.uris import from_fs_path
 from .. import __version__
 from .answers import Answers
 from .folders import LOADING
+from .preview import PREVIEW_METHOD, code_lenses, preview_answer, request_of
 from .state import DEBOUNCE_SECONDS, TemplatingServer
 from .wire import Protocol, run_stdio
 
@@ -107,6 +110,17 @@ def build() -> LanguageServer:
     )
     def code_action(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         return state.code_actions(params.text_document.uri, params.range)
+
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return code_lenses(state, params.text_document.uri)
+
+    @ls.feature(PREVIEW_METHOD)
+    async def preview(ls: LanguageServer, params: Any) -> dict[str, Any]:
+        asked = request_of(state, params)
+        if isinstance(asked, str):
+            return {"target": None, "mode": "static", "agents": [], "notes": [], "error": asked}
+        return await asyncio.to_thread(preview_answer, *asked)
 
     ls.templating = state  # type: ignore[attr-defined]
     return ls

@@ -168,6 +168,10 @@ class Protocol(LanguageServerProtocol):
     """pygls' language server protocol with the checks the JSON-RPC and LSP specifications ask for
     (see the module's description); messages arrive as bytes through `receive`."""
 
+    # Requests of this server's own whose params stay plain JSON (pygls makes an unknown method's objects into
+    # named tuples, renaming keys that are no identifiers: a state key such as "user:name" would be lost).
+    PLAIN_PARAMS: frozenset[str] = frozenset({"templating/preview"})
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.initialize_received = False
@@ -264,6 +268,8 @@ class Protocol(LanguageServerProtocol):
         method = data.get("method")
         if not isinstance(method, str) or "jsonrpc" not in data:
             return super().structure_message(data)
+        if method in self.PLAIN_PARAMS and "id" in data:
+            return JsonRPCRequestMessage(id=data["id"], method=method, params=data.get("params"), jsonrpc="2.0")
         kind = self.get_message_type(method) or (JsonRPCRequestMessage if "id" in data else JsonRPCNotification)
         try:
             return self._converter.structure(data, kind)

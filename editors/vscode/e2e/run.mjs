@@ -193,7 +193,8 @@ async function takeScreenshot(page, shot, run) {
  * the suite writes a request to `ui.ask` ({ id, what, ... }), this writes the answer to `ui.answer`
  * ({ id, ... }). `notifications`: the notifications listed in the notification center (with
  * `enable-smoke-test-driver` VS Code shows no toasts; the suite opens the center), each with its
- * message and buttons; `click`: clicks the button `button` of the one whose message has `message`.
+ * message and buttons; `click`: clicks the button `button` of the one whose message has `message`;
+ * `webview`: the text of the element whose id is `element` in a webview (the prompt preview panel).
  */
 async function answerUi(page, ui, run) {
   while (!run.over) {
@@ -229,6 +230,21 @@ async function uiAnswer(page, request) {
         })),
     );
     return { notifications: shown };
+  }
+  if (request.what === "webview") {
+    // A webview's page is an iframe in an iframe: look in every frame for the element `request.element`.
+    for (const frame of page.frames()) {
+      const text = await frame
+        .evaluate((id) => {
+          const element = document.getElementById(id);
+          return element ? element.innerText : null;
+        }, request.element)
+        .catch(() => null);
+      if (text !== null) {
+        return { text };
+      }
+    }
+    return { text: "" };
   }
   if (request.what === "click") {
     const item = items.filter({ hasText: request.message }).first();

@@ -14,6 +14,8 @@ import {
   type LanguageClientOptions,
 } from "vscode-languageclient/node";
 import { findTemplating, type Found } from "./find";
+import { PreviewPanel, type Shown } from "./preview";
+import type { PreviewAnswer } from "./previewHtml";
 import { onInterpreterChange, selectedInterpreter } from "./python";
 import { documentSelector, selectorKey, type Folder } from "./selector";
 import { workspaceUses, type FindFiles } from "./usage";
@@ -52,6 +54,15 @@ class Server implements vscode.Disposable {
 
   log(line: string): void {
     this.output.appendLine(`[extension ${new Date().toISOString()}] ${line}`);
+  }
+
+  /** A request of the server's own (the client flushes pending document changes first). */
+  async request<T>(method: string, params: unknown): Promise<T> {
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) {
+      throw new Error("templating lsp is not running");
+    }
+    return client.sendRequest<T>(method, params);
   }
 
   /**
@@ -340,13 +351,31 @@ async function complain(message: string, output: vscode.OutputChannel, options =
 
 let server: Server | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+/** What the extension gives other extensions (and its end-to-end tests): what the preview panel shows. */
+export interface Api {
+  preview: Shown;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<Api> {
   const output = vscode.window.createOutputChannel("templating");
   const current = new Server(output);
   server = current;
+  const panel = new PreviewPanel(
+    (uri, agent) => current.request<PreviewAnswer>("templating/preview", { textDocument: { uri }, agent }),
+    (line) => current.log(line),
+  );
   context.subscriptions.push(
     output,
     current,
+    panel,
+    vscode.commands.registerCommand("templating.previewPrompt", async (uri?: string, agent?: string | null) => {
+      const document = uri ?? vscode.window.activeTextEditor?.document.uri.toString();
+      if (document === undefined) {
+        void vscode.window.showInformationMessage("Open an agent's Python file to preview what its model sees.");
+        return;
+      }
+      await panel.show(document, agent ?? null);
+    }),
     vscode.commands.registerCommand("templating.restartServer", () =>
       current.restart("Templating: Restart Server", true),
     ),
@@ -379,6 +408,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     context.subscriptions.push(interpreterChanged);
   }
   await current.restart("activation");
+  return { preview: panel.shown };
 }
 
 export async function deactivate(): Promise<void> {

@@ -232,6 +232,77 @@ async function askPage(config, request) {
   return answer;
 }
 
+/** The exact texts of each agent's preview, for comparing the panel's with the CLI's. */
+function texts(agents) {
+  return agents.map((a) => ({
+    agent: a.agent,
+    system_instruction: a.system_instruction,
+    instruction_turn: a.instruction_turn,
+    tools: a.tools,
+    exact: a.exact,
+  }));
+}
+
+/**
+ * The prompt preview: the code lens on an agent opens the side panel, which shows what
+ * `templating preview --format json` prints for that agent; an unsaved edit of the prompt module the
+ * agent's instruction comes from shows in the panel (its text read from the page too).
+ */
+async function checkPreview(config, api) {
+  const { path: agentPath, agent, expected, edit } = config.preview;
+  const uri = vscode.Uri.file(agentPath);
+  const document = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(document, { preview: false });
+  const lens = await waitFor(`a "Preview prompt" code lens on ${agent}`, config.waitSeconds, async () => {
+    const lenses = (await vscode.commands.executeCommand("vscode.executeCodeLensProvider", uri, 100)) || [];
+    const wanted = lenses.find(
+      (l) => l.command && l.command.title === "Preview prompt" && (l.command.arguments || [])[1] === agent,
+    );
+    return { done: wanted !== undefined, value: wanted || lenses.map((l) => l.command && l.command.title) };
+  });
+  await vscode.commands.executeCommand(lens.command.command, ...lens.command.arguments);
+  const shown = await waitFor(`the preview of ${agent} in the panel`, config.waitSeconds, () => {
+    const answer = api.preview.answer;
+    const done = answer !== undefined && JSON.stringify(texts(answer.agents)) === JSON.stringify(texts(expected));
+    return { done, value: answer };
+  });
+  log(`the panel shows what templating preview prints for ${agent} (${shown.agents.length} agent)`);
+  // an unsaved edit of another file (the prompt module): the panel follows it
+  const target = await vscode.workspace.openTextDocument(vscode.Uri.file(edit.path));
+  const at = target.positionAt(target.getText().indexOf(edit.after) + edit.after.length);
+  const change = new vscode.WorkspaceEdit();
+  change.insert(target.uri, at, edit.insert);
+  const started = Date.now();
+  assert.ok(await vscode.workspace.applyEdit(change), "VS Code did not apply the edit");
+  const updated = await waitFor("the panel to show the edit", config.waitSeconds, () => {
+    const answer = api.preview.answer;
+    const text = answer && answer.agents[0] ? answer.agents[0].system_instruction || "" : "";
+    return { done: text.includes(edit.after + edit.insert), value: text.slice(0, 400) };
+  });
+  assert.ok(target.isDirty, "the edit stays unsaved");
+  log(`the panel followed an unsaved edit in ${Date.now() - started} ms (informative: not judged here)`);
+  const page = await waitFor("the panel's text on the page", config.waitSeconds, async () => {
+    const answer = await askPage(config, { what: "webview", element: "templating-preview" });
+    return { done: answer.text.includes(edit.insert.trim()), value: answer.text.slice(0, 400) };
+  });
+  assert.ok(page.includes(`What ${agent}'s model sees`), page.slice(0, 200));
+  log(`the page shows the preview: ${JSON.stringify(updated.slice(0, 80))}`);
+  // the edit reverted (the file as on disk): the panel shows the saved text again, then it is closed
+  await vscode.window.showTextDocument(target, { preview: false });
+  await vscode.commands.executeCommand("workbench.action.files.revert");
+  await waitFor("the panel to show the reverted text", config.waitSeconds, () => {
+    const answer = api.preview.answer;
+    const done = !target.isDirty && JSON.stringify(texts(answer.agents)) === JSON.stringify(texts(expected));
+    return { done, value: { dirty: target.isDirty, answer: answer.agents.map((a) => a.agent) } };
+  });
+  const tabs = vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith("templating.preview"));
+  assert.equal(tabs.length, 1, `one preview panel, not ${tabs.length}`);
+  await vscode.window.tabGroups.close(tabs);
+  log("the panel followed the revert and was closed");
+}
+
 /** A workspace whose own .venv holds templating, none elsewhere: the server runs from it, fixes apply. */
 async function checkVenv(config) {
   await checkDiagnostics(config);
@@ -294,6 +365,10 @@ async function run() {
     await checkDiagnostics(config);
     await checkHover(config);
     await checkCompletion(config);
+    if (config.preview) {
+      const api = vscode.extensions.getExtension(config.extension.id).exports;
+      await checkPreview(config, api);
+    }
     if (config.screenshot) {
       await pose(config); // before the fixes: the screenshot shows the corpus's findings as they are
     }
