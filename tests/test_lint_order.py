@@ -180,7 +180,8 @@ def test_a_write_known_only_at_run_time_weakens_only_the_agents_it_reaches(tmp_p
     assert (by_key["{plan}"].code, by_key["{plan}"].severity) == ("T014", "error")  # it runs before the write
     weak = by_key["{aproved_plan}"]
     assert (weak.code, weak.severity) == ("T014", "warning")
-    assert "known only at run time" in weak.message and "not checked further" in weak.message
+    assert "known only at run time" in weak.message
+    assert "not checked further" in weak.message
 
 
 def test_an_instruction_of_no_app_keeps_the_project_wide_check(tmp_path: Path) -> None:

@@ -82,18 +82,22 @@ def order_findings(
     """The order findings of the instruction `item` (one of `index.attached`): for each placeholder, the worst
     availability among the agents reading it. `given`: keys that count as given everywhere (templating's own
     schema's)."""
-    worst: dict[tuple[int, int], tuple[tuple[int, int], Diagnostic]] = {}
+    # each key once an instruction (at its first required placeholder), as the agent it is worst for sees it
+    first: dict[str, int] = {}
+    for _, read in index.readers.get(item.key, ()):
+        if not read.optional:
+            first[read.key] = min(first.get(read.key, read.span.start), read.span.start)
+    worst: dict[str, tuple[tuple[int, int], Diagnostic]] = {}
     for agent, read in index.readers.get(item.key, ()):
-        if read.optional or read.key in given:
+        if read.optional or read.key in given or read.span.start != first[read.key]:
             continue
         found = model.availability(agent, read.key)
         diag = _finding(model, item, agent, read, found, codes)
         if diag is None:
             continue
-        place = (read.span.start, read.span.end)
         rank = (0 if diag.severity == "error" else 1, _RANK[found.kind])
-        if place not in worst or rank < worst[place][0]:
-            worst[place] = (rank, diag)
+        if read.key not in worst or rank < worst[read.key][0]:
+            worst[read.key] = (rank, diag)
     return [diag for _, diag in sorted(worst.values(), key=lambda pair: pair[1].span.start if pair[1].span else -1)]
 
 
