@@ -171,8 +171,8 @@ def test_a_write_known_only_at_run_time_weakens_only_the_agents_it_reaches(tmp_p
         "    tool_context.state[key] = value\n"
         '    return {"ok": True}\n\n'
         'first = LlmAgent(name="first", instruction="Start with {plan}.", output_key="start")\n'
-        'memo = LlmAgent(name="memo", instruction="Note things.", tools=[remember])\n'
-        'last = LlmAgent(name="last", instruction="Finish {aproved_plan}.")\n'
+        'memo = LlmAgent(name="memo", instruction="Note things.", tools=[remember], output_key="approved_plan")\n'
+        'last = LlmAgent(name="last", instruction="Finish {aproved_plan} for {budget}.")\n'
         'root_agent = SequentialAgent(name="flow", sub_agents=[first, memo, last])\n'
     )
     found = order_findings(app_at(tmp_path, {"flow/__init__.py": "from . import agent\n", "flow/agent.py": code}, "[]"))
@@ -182,6 +182,8 @@ def test_a_write_known_only_at_run_time_weakens_only_the_agents_it_reaches(tmp_p
     assert (weak.code, weak.severity) == ("T014", "warning")
     assert "known only at run time" in weak.message
     assert "not checked further" in weak.message
+    assert weak.help.startswith("did you mean 'approved_plan', which is written?")
+    assert "{budget}" not in by_key  # no key close to it: the write known only at run time may give it
 
 
 def test_an_instruction_of_no_app_keeps_the_project_wide_check(tmp_path: Path) -> None:

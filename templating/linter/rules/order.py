@@ -2,8 +2,8 @@
 whether google-adk's state holds it when the instruction is injected on the app's first turn.
 
 - T014 `key-never-written`: nothing in the agent's app writes the key (another app's writer does not count); a
-  write whose key is known only at run time, running before or alongside the agent, weakens it to a warning that
-  names that write;
+  write whose key is known only at run time, running before or alongside the agent, weakens it: a warning that
+  names that write when a key written by name is close (a misspelling), else nothing;
 - T024 `written-later`: the first writer runs after the agent in a SequentialAgent or Workflow (its own
   output_key included);
 - T025 `parallel-race`: only a ParallelAgent sibling (or a concurrent workflow branch) writes it;
@@ -120,6 +120,8 @@ def _finding(
         close = close_match(read.key, sorted(_app_keys(model, found.app)), cutoff=0.8)
         if close:
             help_ = f"did you mean {close!r}, which is written? Otherwise {help_}"
+        elif found.kind == "unknown":
+            return None  # the write known only at run time may well give it (a state loaded from a file)
     return Diagnostic(code, severity, message, span, path, help_, item.label)
 
 
