@@ -117,11 +117,14 @@ def _finding(
     message = _message(model, code, found, agent, read)
     help_ = _help(code, found, agent, read, declared=declared)
     if found.kind in ("nowhere", "unknown") and found.app is not None:
-        close = close_match(read.key, sorted(_app_keys(model, found.app)), cutoff=0.8)
+        keys = _app_keys(model, found.app)
+        close = None if read.key in keys else close_match(read.key, sorted(keys), cutoff=0.8)
         if close:
             help_ = f"did you mean {close!r}, which is written? Otherwise {help_}"
         elif found.kind == "unknown":
-            return None  # the write known only at run time may well give it (a state loaded from a file)
+            # the write known only at run time may well give it (a state loaded from a file), unless the key looks
+            # like a misspelling of one written by name
+            return None
     return Diagnostic(code, severity, message, span, path, help_, item.label)
 
 
