@@ -141,7 +141,7 @@ class IncrementalProject(ProjectFindings):
             state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
             static_instructions=[s for s in old.static_instructions if rescanned.isdisjoint(s.given_in)]
             + sub.static_instructions,
-            **_agent_facts(old, sub, rescanned),
+            **self._agent_facts_after(scan, old, sub, rescanned, usable, configs),
         )
         self._scan = merged
         self._model = None  # the agent model is built again from the merged scan when asked for
@@ -156,6 +156,23 @@ class IncrementalProject(ProjectFindings):
         self._last = after
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
         return self._leveled(of_files(after, sorted(changed), root=self.root))
+
+    def _agent_facts_after(
+        self,
+        scan: Any,
+        old: Scan,
+        sub: Scan,
+        rescanned: Collection[str],
+        usable: Sequence[str],
+        configs: Sequence[str],
+    ) -> dict[str, Any]:
+        """The agent facts after an edit: merged from the last scan and the files scanned again when no agent is
+        built anywhere (a project with no ADK app); else read again from every file (an agent's references run
+        through imports the import graph does not follow, so a merge could keep a stale one: exactness first)."""
+        if not old.agents and not sub.agents:
+            return _agent_facts(old, sub, rescanned)
+        full = self._run_scan(scan, list(usable), configs=configs)
+        return _agent_facts(full, full, list(full.sources))
 
     def _is_agent_config(self, target: str) -> bool:
         """Whether `target` is an Agent Config file of the project: an app's `root_agent.yaml`, or a file the

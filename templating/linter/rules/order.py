@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..registry import RULES, Diagnostic, Severity
 from ..util import close_match
+from .python import _declared, _unwritten
 
 if TYPE_CHECKING:
     from ...agent_model import Agent, AgentModel, Availability, Read
@@ -109,6 +110,8 @@ def _finding(
         return None
     if found.kind == "unknown" and found.writer is None:
         return None  # a session's initial state known only at run time may give it
+    if found.kind == "nowhere" and read.key.startswith("temp:"):
+        return None  # T012's: a temp: key read, empty at the start of every turn
     if found.kind == "maybe" and found.app is None:
         return None  # an agent of no app: written somewhere in the project, as T014 always counted it
     declared = found.app is not None and model.initial_state(found.app).declared
@@ -116,6 +119,11 @@ def _finding(
     path, span = item.locate(read.span.start, read.span.end)
     message = _message(model, code, found, agent, read)
     help_ = _help(code, found, agent, read, declared=declared)
+    schema = _declared(item, read.key) if found.kind == "nowhere" else None
+    if schema is not None:  # an agent's state_schema declares it: google-adk still never fills state from it
+        shown = item.text[read.span.start : read.span.end]
+        message += f" ({schema[0].model} declares it, but a state_schema writes nothing)"
+        help_ = _unwritten(item, read.key, read.key, shown, schema)[1]
     if found.kind in ("nowhere", "unknown") and found.app is not None:
         keys = _app_keys(model, found.app)
         close = None if read.key in keys else close_match(read.key, sorted(keys), cutoff=0.8)
