@@ -477,8 +477,8 @@ def test_the_folder_holds_at_most_max_entries(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(lint_cache, "MAX_TOTAL_BYTES", sum(sizes) - 1)  # no room for both any more
     lint_project(["."], cache_dir=folder)  # a hit: nothing written, nothing pruned
     assert len(list(folder.glob("*.json"))) == 2
-    (tmp_path / "trip/tools.py").write_text("def save(tool_context):\n    pass\n", encoding="utf-8")
-    lint_project(["."], cache_dir=folder)  # a miss, written again: the older entry goes
+    (tmp_path / "trip/prompt.py").write_text(PROJECT["trip/prompt.py"].replace("{budget}", "{budget} {extra}"))
+    lint_project(["."], cache_dir=folder)  # a miss (one finding more), written again: the older entry goes
     assert len(list(folder.glob("*.json"))) == 1
 
 

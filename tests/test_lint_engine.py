@@ -43,7 +43,7 @@ def rows(result: templating.LintResult, path: str) -> list[tuple[str, int, int, 
 
 def test_a_file_named_alone_gets_the_findings_of_the_whole_tree_run(tree: Path) -> None:
     whole = lint_project(["."], root=tree)
-    assert {d.code for d in whole.diagnostics} == {"T014", "T002"}
+    assert {d.code for d in whole.diagnostics} == {"T014", "T002", "T024", "T027"}
     for path in FILES:
         alone = lint_project([path], root=tree)
         assert rows(alone, path) == rows(whole, path), path
@@ -57,7 +57,7 @@ def test_the_result_lists_templates_with_their_keys(tree: Path) -> None:
     assert booking.dialect == "adk"
     assert "plans" in booking.keys
     assert "reservations" in booking.optional_keys
-    (finding,) = result.diagnostics
+    (finding,) = [d for d in result.diagnostics if d.code == "T014"]  # and T027: keys agents reached by transfer write
     assert (finding.code, finding.path) == ("T014", "travel_concierge/sub_agents/booking/prompt.py")
 
 
@@ -738,14 +738,14 @@ def test_update_reports_the_prompt_module_an_agent_edit_changes(
     tree = tmp_path / "project"
     shutil.copytree(FIXTURE, tree)
     monkeypatch.chdir(tree)
-    project = Project(tree)
+    project = Project(tree, ignore=["T024", "T025", "T026", "T027"])  # (see the tree's own test in test_pysource)
     assert project.lint(["."]).diagnostics == []
     agent = "travel_concierge/sub_agents/planning/agent.py"  # its planner writes plan; booking's prompt reads it
     edited = (tree / agent).read_text(encoding="utf-8").replace('output_key="plan",', "")
     result = project.update(agent, edited)
     booking = "travel_concierge/sub_agents/booking/prompt.py"
     assert booking in result.files
-    assert [(d.code, d.path) for d in result.diagnostics if "'plan'" in d.message] == [("T014", booking)]
+    assert [(d.code, d.path) for d in result.diagnostics if "`plan`" in d.message] == [("T014", booking)]
 
 
 # --- severity overrides through the engine: lint_project, and Project.update (the language server's path)
@@ -764,7 +764,7 @@ def trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # (id, [tool.templating] severity, severity= of lint_project, the level of each T014, errors)
 SEVERITIES = [
-    ("default", None, None, "warning", 0),
+    ("default", None, None, "error", 2),  # the app's create_session declares its initial state: google-adk raises
     ("config", '{ T014 = "error" }', None, "error", 2),
     ("config-section-by-name", "\n[tool.templating.severity]\nkey-never-written = 'error'", None, "error", 2),
     ("argument", None, {"T014": "error"}, "error", 2),
@@ -782,7 +782,7 @@ def test_lint_project_reports_each_rule_at_its_configured_severity(
         table = f"severity = {config}" if not config.startswith("\n") else config
         (trip / "pyproject.toml").write_text(f"[tool.templating]\n{table}\n", encoding="utf-8")
     result = lint_project(["."], severity=given)
-    assert [(d.code, d.severity) for d in result.diagnostics] == [("T014", level)] * 2
+    assert [(d.code, d.severity) for d in result.diagnostics if d.code == "T014"] == [("T014", level)] * 2
     assert result.errors == errors
 
 
@@ -793,9 +793,9 @@ def test_project_update_keeps_the_configured_severity(trip: Path) -> None:
     path = "trip_planner/prompt.py"
     text = (trip / path).read_text(encoding="utf-8")
     result = project.update(path, text.replace("{traveller_name}", "{user:traveller_name}"))
-    assert [(d.code, d.severity) for d in result.diagnostics] == [("T014", "error")] * 2
+    assert [(d.code, d.severity) for d in result.diagnostics if d.code == "T014"] == [("T014", "error")] * 2
     result = project.update(path, text.replace("{budget_pref}", "{budget_pref?}"))
-    assert [(d.code, d.severity) for d in result.diagnostics] == [("T014", "error")]
+    assert [(d.code, d.severity) for d in result.diagnostics if d.code == "T014"] == [("T014", "error")]
 
 
 @pytest.mark.parametrize(

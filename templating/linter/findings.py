@@ -24,6 +24,7 @@ from .reach import flagged, reported_in
 from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
 from .rules.adk_literal import naming_the_writer
+from .rules.order import ORDER_RULES, OrderIndex, order_findings
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.state_names import angle_placeholders, named_not_injected, static_placeholders, written_keys
 from .rules.state_schema import unread_state_schemas
@@ -32,9 +33,10 @@ from .source import _VOID_TAGS
 from .suppress import apply_suppressions, read_suppressions
 
 if TYPE_CHECKING:
+    from ..agent_model import AgentModel
     from ..pysource import Instruction, Scan, Write
 
-__all__ = ["ProjectFindings"]
+__all__ = ["ProjectFindings", "config_files"]
 
 _Findings = dict[str, FileFindings]
 
@@ -62,8 +64,9 @@ class ProjectFindings(ProjectFiles):
 
         given = set(linted) if named is None else named  # the files the user named: read wherever they are
         files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
-        found = self._run_scan(scan, self._usable(files, named=given))
+        found = self._run_scan(scan, self._usable(files, named=given), configs=self._agent_configs(linted))
         self._scan = found
+        self._model = None  # built again from this scan when asked for
         self._last = None
         self._ids = {}  # (the other kept facts are those of the instructions of the next findings)
         self._writes = {}
@@ -85,10 +88,32 @@ class ProjectFindings(ProjectFiles):
             usable.append(path)
         return usable
 
-    def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
+    @property
+    def agent_model(self) -> AgentModel:
+        """The agent model (`templating.agent_model`) of the project as last scanned: its ADK apps, their run
+        order and initial state, built once per scan (a lint run, an edit) with the project's
+        `[tool.templating]`; the project is scanned first if nothing was linted yet. A bad `initial-state`
+        setting is a `LintConfigError`."""
+        if self._scan is None:
+            self._full_scan([])
+        if self._model is None:
+            from ..agent_model import build
+
+            assert self._scan is not None
+            self._model = build(self._scan, self.config, self.root, walker=self.walker)
+        model: AgentModel = self._model
+        return model
+
+    def _run_scan(self, scan: Any, paths: list[str], *, configs: Sequence[str] = ()) -> Scan:
         try:
             found = _scan_safely(
-                scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root), unsaved=self.overrides
+                scan,
+                paths,
+                self.config.constant_suffixes,
+                self._reader,
+                root=str(self.root),
+                unsaved=self.overrides,
+                configs=configs,
             )
             for error in found.errors:  # its frames hold the scan whole (every module read, every tree)
                 error.__traceback__ = error.__context__ = error.__cause__ = None
@@ -133,12 +158,16 @@ class ProjectFindings(ProjectFiles):
             for error in found.errors
             if error.path in named
         ]
-        instructions = [item for item in found.instructions if item.path in shown_in]
+        instructions = [item for item in (*found.instructions, *found.config_instructions) if item.path in shown_in]
+        index = self._order_index(found) if codes & ORDER_RULES else None
         given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
         if written != self._unwritten_for:
             self._unwritten, self._unwritten_for = {}, written
-        kept_own, kept_unwritten = self._own, self._unwritten
-        self._own, self._unwritten = {}, {}  # those of the instructions of this scan only: no other is kept
+        kept_own, kept_unwritten, kept_ordered = self._own, self._unwritten, self._ordered
+        if index is None or index is not self._ordered_for:
+            kept_ordered, self._ordered_for = {}, index
+        # those of the instructions of this scan only: no other is kept
+        self._own, self._unwritten, self._ordered = {}, {}, {}
         writes: list[Write] | None = None
         for item in instructions:
             own = kept_own.get(id(item))
@@ -156,7 +185,22 @@ class ProjectFindings(ProjectFiles):
                     )
                 here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
             here = here + against
-            if written is not None:
+            if index is not None and item.key in index.attached:  # an agent of an app reads it: the model decides
+                ordered = kept_ordered.get(id(item))
+                if ordered is None or ordered[0] is not item:
+                    on = codes & ORDER_RULES
+                    given = frozenset(self.schema.fields) if self.schema is not None else frozenset()
+                    ordered = (
+                        item,
+                        [
+                            d
+                            for d in order_findings(self.agent_model, index, item, codes=on, given=given)
+                            if (d.path, d.span and d.span.start) not in quiet
+                        ],
+                    )
+                self._ordered[id(item)] = ordered
+                here += ordered[1]
+            elif written is not None:
                 unwritten = kept_unwritten.get(id(item))
                 if unwritten is None or unwritten[0] is not item:
                     unwritten = (
@@ -203,6 +247,17 @@ class ProjectFindings(ProjectFiles):
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
             result.templates.append(self._own[id(item)][4])
+
+    def _order_index(self, found: Scan) -> OrderIndex | None:
+        """The agent model's index for the order rules (T014 on an app's agents, T024..T027), made once per
+        model; None when a file could not be scanned (what it writes is unknown, as T014 has always held)."""
+        if found.errors:
+            return None
+        model = self.agent_model
+        if self._order_of is not model:
+            self._order_of, self._order = model, OrderIndex.of(model)
+        index: OrderIndex = self._order
+        return index
 
     def _state_names(self, found: Scan, instructions: list[Instruction], shown_in: set[str]) -> list[Diagnostic]:
         """T029, T030 (of `instructions`) and T032 (of the static instructions of the `shown_in` files), for the
@@ -288,10 +343,15 @@ class ProjectFindings(ProjectFiles):
     def _all_findings(self, found: Scan, context: Sequence[str]) -> _Findings:
         """Each Python file's findings, templates, text and count of instructions, as a fresh run of the
         project's Python files (`context`) gives them from the scan `found`."""
-        named = {name for name in context if name in found.sources}
+        named = {name for name in context if name in found.sources} | config_files(found)
         result = LintResult([], [], [], root=self.root)
         self._python_findings(found, named, result)
         return per_file(result)
+
+
+def config_files(found: Scan) -> set[str]:
+    """The Agent Config files (`root_agent.yaml` and those it names) the scan read an agent from."""
+    return {agent.path for agent in found.agents if agent.path.endswith((".yaml", ".yml"))}
 
 
 _collections = threading.Lock()
@@ -324,11 +384,20 @@ def _no_full_collections() -> Iterator[None]:
 
 
 def _scan_safely(
-    scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str, unsaved: Collection[str]
+    scan: Any,
+    paths: list[str],
+    suffixes: Sequence[str],
+    read: Any,
+    *,
+    root: str,
+    unsaved: Collection[str],
+    configs: Sequence[str] = (),
 ) -> Scan:
     try:
         with _no_full_collections():
-            result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved)
+            result: Scan = scan(
+                paths, suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved, configs=configs
+            )
     except RecursionError:
         raise LintInputError(
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"
