@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..agent_model import AgentModel
 from ..errors import TemplatingError
 from ..linter.engine import Project
 from .model import Index
@@ -64,7 +63,6 @@ class Folder:
     index: Index | None = None
     generation: int = 0  # of the latest reading started: an older one finishing is dropped
     unreadable: dict[str, tuple[str, str]] = field(default_factory=dict)  # published: path -> (code, reason)
-    agents: AgentModel | None = None  # the agent model of the project as last edited (None: to build)
 
     @property
     def ready(self) -> bool:

@@ -22,7 +22,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..agent_model import AgentModel, build
+from ..agent_model import AgentModel
 from ..errors import TemplatingError
 from ..inputs import DEFAULT_MAX_FILE_SIZE
 from ..linter.discovery import DEFAULT_INCLUDE
@@ -158,7 +158,7 @@ class TemplatingServer:
             self.tell(types.MessageType.Error, f"templating: {error}")
         else:
             index.texts = lambda: self.texts(folder)
-            folder.state, folder.project, folder.index, folder.agents = READY, project, index, None
+            folder.state, folder.project, folder.index = READY, project, index
             _settle(project._scan)
             still_open = {shown(Path(path)) for path in self.open}
             for name in [name for name in project.overrides if name not in still_open]:
@@ -204,22 +204,15 @@ class TemplatingServer:
         return wanted(rel, (*project.config.include, *DEFAULT_INCLUDE))
 
     def agent_model(self, folder: Folder) -> AgentModel | None:
-        """The agent model of `folder`'s project with the editor's text (None: it could not be built, its
-        `initial-state` setting is wrong)."""
-        project = folder.project
-        if project is None:
+        """The agent model of `folder`'s project with the editor's text: the engine's, built at most once per
+        edit, when first asked for (None: it cannot be built, its `initial-state` setting is wrong)."""
+        if folder.project is None:
             return None
-        if folder.agents is None:
-            from ..pysource import scan
-
-            files = project._context_files([])
-            found = project._run_scan(scan, project._usable(files, named=()))
-            try:
-                folder.agents = build(found, project.config, project.root, walker=project.walker)
-            except TemplatingError as exc:
-                log.warning("the agent model of %s could not be built: %s", folder.root, exc)
-                return None
-        return folder.agents
+        try:
+            return folder.project.agent_model
+        except TemplatingError as exc:
+            log.warning("the agent model of %s could not be built: %s", folder.root, exc)
+            return None
 
     def text_of(self, path: str, folder: Folder | None = None) -> str | None:
         """The text of `path`: its open buffer, else (inside `folder` only) as the index read it or
@@ -284,8 +277,6 @@ class TemplatingServer:
             self.publish(path, [note], folder=folder)
             return
         found: dict[str, list[Diagnostic]] = {path: []}
-        if folder is not None:
-            folder.agents = None
         try:
             if self.lintable(path, project, alone=alone):
                 # One incremental re-lint: the files whose findings the edit may change, each with its findings.
@@ -421,7 +412,6 @@ class TemplatingServer:
         project, index = folder.project, folder.index
         assert project is not None
         assert index is not None
-        folder.agents = None
         try:
             disk = python_text(read_bytes(path, limit=project.config.max_file_size, root=folder.root))
         except (OSError, FileSkipped, UnicodeDecodeError):
