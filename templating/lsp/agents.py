@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,35 @@ def _absolute(path: str) -> str:
     return os.path.abspath(path)
 
 
+class _Lookups:
+    """What the answers look up in one agent model, worked out once per model (once per edit): its agents by
+    file and by call, and the agents reading each instruction."""
+
+    def __init__(self, model: AgentModel) -> None:
+        self.by_file: dict[str, list[Agent]] = {}
+        self.by_call: dict[str, list[Agent]] = {}
+        self.readers: dict[InstructionKey, list[Agent]] = {}
+        for agent in model.agents.values():
+            self.by_call.setdefault(agent.call.id, []).append(agent)
+            if agent.kind != "unknown":
+                self.by_file.setdefault(_absolute(agent.path), []).append(agent)
+            for read in model.reads(agent):
+                if read.instruction is not None:
+                    found = self.readers.setdefault(read.instruction, [])
+                    if not found or found[-1] is not agent:
+                        found.append(agent)
+
+
+_LOOKUPS: weakref.WeakKeyDictionary[AgentModel, _Lookups] = weakref.WeakKeyDictionary()
+
+
+def _lookups(model: AgentModel) -> _Lookups:
+    found = _LOOKUPS.get(model)
+    if found is None:
+        found = _LOOKUPS[model] = _Lookups(model)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class AgentPlace:
     """An agent named at a place of a file: the agents of that call (one per instance of a custom agent's), and
@@ -63,10 +93,8 @@ def agent_at(model: AgentModel, path: str, text: str, offset: int) -> AgentPlace
     """The agent named at `offset` of the Python file `path` (absolute) whose text is `text`: its call's `name=`
     literal, the variable the call is bound to, an expression naming it (`sub_agents=[writer]`, `root_agent=...`),
     or a module-level name bound to an agent of the file."""
-    here = [a for a in model.agents.values() if _absolute(a.path) == path and a.kind != "unknown"]
-    by_call: dict[str, list[Agent]] = {}
-    for agent in model.agents.values():
-        by_call.setdefault(agent.call.id, []).append(agent)
+    lookups = _lookups(model)
+    here, by_call = lookups.by_file.get(path, []), lookups.by_call
     best: AgentPlace | None = None
     for agent in sorted(here, key=lambda a: a.span.end - a.span.start):  # the innermost call first
         span = agent.span
@@ -263,7 +291,8 @@ def readers(model: AgentModel, instruction: InstructionKey | None) -> list[tuple
     """Each agent of an app whose model call reads `instruction`, with each app it is in."""
     if instruction is None:
         return []
-    return [(agent, app) for agent in model.agents_reading(instruction) for app in model.apps_of(agent)]
+    agents = _lookups(model).readers.get(instruction, ())
+    return [(agent, app) for agent in agents for app in model.apps_of(agent)]
 
 
 def describe_key(model: AgentModel, key: str, instruction: InstructionKey | None, root: Path) -> str | None:
