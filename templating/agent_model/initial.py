@@ -83,8 +83,13 @@ def initial_states(
     for app_id, found in _from_config(config, root, apps).items():
         sources[app_id] += found
     walker = walker if walker is not None else Walker(config, root)
+    # looked for app by app only when the project has an eval set at all (most have none)
+    evals = any(e.skip is None and e.path.endswith(_EVAL_SUFFIXES) for e in walker.entries(root))
+    folders = {app.id: os.path.normpath(app.folder) for app in apps} if evals else {}
+    real_root = os.path.realpath(root)
     for app in apps:
-        sources[app.id] += _from_eval_sets(app, apps, root, walker)
+        if evals:
+            sources[app.id] += _from_eval_sets(app, folders, real_root, walker)
         sources[app.id] += _from_sessions(app, scan)
     out: dict[str, InitialState] = {}
     for app in apps:
@@ -156,22 +161,26 @@ def _config_source(given: Any, config: LintConfig, root: Path, where: str, detai
 # -- eval sets
 
 
-def _from_eval_sets(app: App, apps: Sequence[App], root: Path, walker: Walker) -> list[InitialSource]:
-    """The eval sets of `app`: under its folder, or under the folder above it when no other app is there."""
-    folder = Path(app.folder)
-    others = [Path(a.folder) for a in apps if a.id != app.id and Path(a.folder) != folder]
-    places = [folder]
-    parent = folder.parent
+def _from_eval_sets(app: App, folders: Mapping[str, str], real_root: str, walker: Walker) -> list[InitialSource]:
+    """The eval sets of `app`: under its folder, or under the folder above it when no other app is there.
+    `folders`: each app's folder by id (normalised); `real_root`: the root, links resolved."""
+    folder = folders[app.id]
+    places = [Path(folder)]
+    parent = os.path.dirname(folder)
     if (
         parent != folder
-        and parent.resolve().is_relative_to(root.resolve())
-        and not any(o == parent or (o.is_relative_to(parent) and not o.is_relative_to(folder)) for o in others)
+        and not any(
+            o == parent or (_inside(o, parent) and not _inside(o, folder))
+            for other, o in folders.items()
+            if other != app.id and o != folder
+        )
+        and _inside(os.path.realpath(parent), real_root)
     ):
-        places = [parent]
+        places = [Path(parent)]
     out: list[InitialSource] = []
     seen: set[str] = set()
     for place in places:
-        if not place.resolve().is_relative_to(root.resolve()) or not place.is_dir():
+        if not _inside(os.path.realpath(place), real_root) or not place.is_dir():
             continue
         for entry in walker.entries(place):
             if entry.skip is not None or not entry.path.endswith(_EVAL_SUFFIXES) or entry.real in seen:
@@ -179,6 +188,11 @@ def _from_eval_sets(app: App, apps: Sequence[App], root: Path, walker: Walker) -
             seen.add(entry.real)
             out += _eval_set(entry.path, app, walker)
     return out
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether the normalised path `path` is `folder` or under it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _eval_set(path: str, app: App, walker: Walker) -> list[InitialSource]:

@@ -13,6 +13,8 @@ from ..linter.engine import Project
 from ..linter.fixes import Fix, applied_fix, fixes_for, regions_of, suppress_fixes
 from ..linter.registry import Diagnostic, described
 from ..nodes import SCOPE_PREFIXES
+from ..pysource import Instruction
+from .agents import agent_at, app_keys, describe_agent, describe_key, describe_write, key_writers
 from .folders import Folder, contains
 from .model import Index, Reading, Written, describe_field
 from .positions import Lines
@@ -82,6 +84,15 @@ class Answers(TemplatingServer):
                 types.MarkupContent(types.MarkupKind.Markdown, "\n".join(body)),
                 self.range_of(lines, write.start, write.end),
             )
+        if path.endswith(".py"):
+            model = self.agent_model(folder)
+            named = agent_at(model, path, text, offset) if model is not None else None
+            if model is not None and named is not None:
+                about = "\n\n---\n\n".join(describe_agent(model, agent, folder.root) for agent in named.agents[:2])
+                return types.Hover(
+                    types.MarkupContent(types.MarkupKind.Markdown, about),
+                    self.range_of(lines, named.start, named.end),
+                )
         item = index.instruction_at(path, offset)
         if item is not None:
             keys = [r for rs in index.readings.values() for r in rs if r.instruction is item]
@@ -99,8 +110,13 @@ class Answers(TemplatingServer):
         kind = "optional" if node.optional else "required"
         head = f"**state key `{node.name}`**" + (f" (path `{node.key}`)" if node.key != node.name else "")
         body = [f"{head}: {kind}, {reading.dialect} syntax" + (f", in `{reading.label}`" if reading.label else "")]
+        model = self.agent_model(folder)
+        instruction = reading.instruction.key if reading.instruction is not None else None
+        in_apps = describe_key(model, node.name, instruction, folder.root) if model is not None else None
         writes = index.writes_of(node.name)
-        if writes:
+        if in_apps is not None:  # read by agents of apps: their run order, their app's writers only
+            body.append(in_apps)
+        elif writes:
             body.append("Written by:\n" + "\n".join(f"- {self.describe_write(folder, w)}" for w in writes))
         elif node.scope == "temp":
             body.append("A `temp:` key: set earlier in the same turn, if at all.")
@@ -144,13 +160,32 @@ class Answers(TemplatingServer):
                 out.append(self.item(name, name + close, lines, start, offset, types.CompletionItemKind.Field))
         else:
             start = m.start(2)
-            for key in index.known_keys():
-                writes = index.writes_of(key)
-                detail = self.describe_write(folder, writes[0]).replace("`", "") if writes else "declared in a schema"
+            for key, detail in self.keys_for(folder, index, item):
                 out.append(self.item(key, key + close, lines, start, offset, types.CompletionItemKind.Variable, detail))
             for prefix in SCOPE_PREFIXES:
                 out.append(self.item(prefix, prefix, lines, start, offset, types.CompletionItemKind.Module))
         return types.CompletionList(is_incomplete=False, items=out)
+
+    def keys_for(self, folder: Folder, index: Index, item: Instruction | None) -> list[tuple[str, str]]:
+        """The keys to offer in `item` (None: a template file), each with where it comes from: those of the apps
+        whose agents read it (written by their agents, given by their declared initial state, declared by its
+        schemas); for an instruction of no app, every key the project writes or declares."""
+        model = self.agent_model(folder) if item is not None else None
+        in_apps = app_keys(model, item.key) if model is not None and item is not None else None
+        if model is None or in_apps is None:
+            out = []
+            for key in index.known_keys():
+                writes = index.writes_of(key)
+                detail = self.describe_write(folder, writes[0]).replace("`", "") if writes else "declared in a schema"
+                out.append((key, detail))
+            return out
+        found = {}
+        for key, write in in_apps.items():
+            found[key] = describe_write(model, write, folder.root) if write is not None else "in the initial state"
+        for _, schema in index.schemas(item):
+            for key in schema.fields:
+                found.setdefault(key, "declared in a schema")
+        return [(key, found[key].replace("`", "")) for key in sorted(found)]
 
     def item(
         self,
@@ -174,7 +209,17 @@ class Answers(TemplatingServer):
         reading = index.reading_at(path, offset)
         if reading is None:
             return []
-        places = [self.location(folder, w.path, w.start, w.end) for w in index.writes_of(reading.node.name)]
+        model = self.agent_model(folder)
+        instruction = reading.instruction.key if reading.instruction is not None else None
+        writers = key_writers(model, reading.node.name, instruction) if model is not None else None
+        if writers is not None:  # read by agents of apps: their apps' writers, in run order
+            places = [
+                self.location(folder, os.path.abspath(w.path), w.span.start, w.span.end)
+                for w in writers
+                if w.span is not None
+            ]
+        else:
+            places = [self.location(folder, w.path, w.start, w.end) for w in index.writes_of(reading.node.name)]
         return [p for p in places if p is not None]
 
     def references(self, uri: str, position: types.Position, declaration: bool) -> list[types.Location]:

@@ -22,6 +22,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
+from ..agent_model import AgentModel
 from ..errors import TemplatingError
 from ..inputs import DEFAULT_MAX_FILE_SIZE
 from ..linter.discovery import DEFAULT_INCLUDE
@@ -201,6 +202,17 @@ class TemplatingServer:
             return wanted(Path(path).name, DEFAULT_INCLUDE)
         rel = os.path.relpath(path, project.config.root)
         return wanted(rel, (*project.config.include, *DEFAULT_INCLUDE))
+
+    def agent_model(self, folder: Folder) -> AgentModel | None:
+        """The agent model of `folder`'s project with the editor's text: the engine's, built at most once per
+        edit, when first asked for (None: it cannot be built, its `initial-state` setting is wrong)."""
+        if folder.project is None:
+            return None
+        try:
+            return folder.project.agent_model
+        except TemplatingError as exc:
+            log.warning("the agent model of %s could not be built: %s", folder.root, exc)
+            return None
 
     def text_of(self, path: str, folder: Folder | None = None) -> str | None:
         """The text of `path`: its open buffer, else (inside `folder` only) as the index read it or
