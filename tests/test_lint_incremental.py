@@ -572,3 +572,70 @@ def test_template_files_created_and_deleted_through_update_are_chosen_again(
     again, fresh = project.lint(), lint_project([], root=tmp_path)
     assert again.files == fresh.files == ["b.prompt"]
     assert [d.code for d in again.diagnostics] == [d.code for d in fresh.diagnostics] == ["T002"]
+
+
+# -- the agent model kept with the project (templating.agent_model)
+
+_PIPELINE = {
+    "pyproject.toml": "[tool.templating]\n",
+    "blog/__init__.py": "from . import agent\n",
+    "blog/prompt.py": 'WRITER = "Draft the post. Critique so far: {critique}"\nCRITIC = "Review: {draft}"\n',
+    "blog/agent.py": (
+        "from google.adk.agents import LlmAgent, SequentialAgent\n"
+        "from .prompt import CRITIC, WRITER\n"
+        'writer = LlmAgent(name="writer", instruction=WRITER, output_key="draft")\n'
+        'critic = LlmAgent(name="critic", instruction=CRITIC, output_key="critique")\n'
+        'root_agent = SequentialAgent(name="blog", sub_agents=[writer, critic])\n'
+    ),
+}
+
+
+def _kinds(project: Project) -> dict[tuple[str | None, str], str]:
+    model = project.agent_model
+    return {
+        (agent.name, read.key): model.availability(agent, read.key).kind
+        for agent in model.agents.values()
+        for read in model.reads(agent)
+    }
+
+
+def test_the_agent_model_is_rebuilt_when_an_edit_changes_the_apps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, text in _PIPELINE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    project.lint()
+    assert _kinds(project) == {("writer", "critique"): "later", ("critic", "draft"): "before"}
+    edited = _PIPELINE["blog/agent.py"].replace("[writer, critic]", "[critic, writer]")
+    project.update("blog/agent.py", edited)
+    assert _kinds(project) == {("writer", "critique"): "before", ("critic", "draft"): "later"}
+    fresh = Project(tmp_path, overrides={"blog/agent.py": edited})
+    fresh.lint()
+    assert _kinds(fresh) == _kinds(project)
+
+
+def test_an_agent_config_app_is_linted_and_its_edits_rebuild_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("yaml")
+    (tmp_path / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    app = tmp_path / "news"
+    app.mkdir()
+    root = "agent_class: SequentialAgent\nname: news\nsub_agents:\n  - config_path: writer.yaml\n"
+    (app / "root_agent.yaml").write_text(root, encoding="utf-8")
+    writer = "name: writer\nmodel: gemini-2.5-flash\ninstruction: |\n  Write for {audience}.\n"
+    (app / "writer.yaml").write_text(writer, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    result = project.lint()
+    assert [(d.path, d.code) for d in result.diagnostics] == [("news/writer.yaml", "T014")]
+    assert [agent.name for agent in project.agent_model.agents.values()] == ["news", "writer"]
+    edited = project.update("news/writer.yaml", writer.replace("{audience}", "{audience?}"))
+    assert "news/writer.yaml" in edited.files
+    assert [d for d in edited.diagnostics if d.path == "news/writer.yaml"] == []
+    assert [r.optional for r in project.agent_model.reads(project.agent_model.agents_in("news/writer.yaml")[0])] == [
+        True
+    ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from .config import LintConfig, _matches
 from .util import relative as _relative
 
-DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt", "**/*.py")
+DEFAULT_INCLUDE = ("*.prompt", "*.prompt.md", "*.prompt.txt", "*.instruction.txt", "**/*.py", "**/root_agent.yaml")
 
 
 _NEVER_WALKED = frozenset({"node_modules", "__pycache__", "site-packages"})  # besides hidden folders (.git, .venv)

@@ -11,6 +11,7 @@ file's new text (an editor's buffer) is re-linted without reading the rest again
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from ..nodes import Span
 from ..template import parse
 from .check import lint
+from .findings import config_files
 from .incremental import IncrementalProject
 from .project import FileSkipped, LintInputError
 from .registry import SKIPPED_FILE, Diagnostic
@@ -27,6 +29,8 @@ from .selection import _unreadable
 from .util import shown
 
 __all__ = ["CheckedTemplate", "LintResult", "Project"]
+
+_AGENT_CONFIG = "root_agent.yaml"
 
 
 class Project(IncrementalProject):
@@ -62,7 +66,9 @@ class Project(IncrementalProject):
             raise LintInputError("stdin ('-') can be linted only once")
         result = LintResult([], [], [], root=self.root)
         python_files = [name for name in files if name != "-" and name.endswith(".py")]
-        python_set = set(python_files)
+        # an Agent Config app (root_agent.yaml): read by the scan with the files it names, linted with Python's
+        configs = [name for name in files if os.path.basename(name) == _AGENT_CONFIG and name not in python_files]
+        python_set = {*python_files, *configs}
         templates_for_t011: list[Any] = []
         for name in files:
             if name in python_set:
@@ -94,7 +100,7 @@ class Project(IncrementalProject):
                     tuple(dict.fromkeys(n.key for n in keys if n.optional)),
                 )
             )
-        if python_files:
+        if python_files or configs:
             display = {}  # the scan's names -> as named
             for name in python_files:
                 scanned = name if name in self._walked else shown(Path(name))
@@ -104,6 +110,10 @@ class Project(IncrementalProject):
             python_files = list(display)
             found = self._full_scan(python_files, named)
             linted = set(python_files)
+            for config in sorted(config_files(found)):  # an Agent Config app under the paths linted
+                if _covers(paths or [str(self.root)], config):
+                    linted.add(config)
+                    result.files.append(config)
             for path in python_files:
                 if path not in found.sources:
                     try:
@@ -130,3 +140,17 @@ class Project(IncrementalProject):
             result.run_findings = [relative_to_cwd(d) for d in unused_keys(self.schema, templates_for_t011)]
             result.diagnostics += result.run_findings
         return self._leveled(result)
+
+
+def _covers(paths: Sequence[str], file: str) -> bool:
+    """Whether the run of `paths` (none: the whole project) lints `file`: it is named, or inside a folder named."""
+    if not paths:
+        return True
+    here = os.path.abspath(file)
+    for given in paths:
+        if given == "-":
+            continue
+        folder = os.path.abspath(given)
+        if here == folder or here.startswith(folder.rstrip(os.sep) + os.sep):
+            return True
+    return False

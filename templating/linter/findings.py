@@ -32,9 +32,10 @@ from .source import _VOID_TAGS
 from .suppress import apply_suppressions, read_suppressions
 
 if TYPE_CHECKING:
+    from ..agent_model import AgentModel
     from ..pysource import Instruction, Scan, Write
 
-__all__ = ["ProjectFindings"]
+__all__ = ["ProjectFindings", "config_files"]
 
 _Findings = dict[str, FileFindings]
 
@@ -62,8 +63,9 @@ class ProjectFindings(ProjectFiles):
 
         given = set(linted) if named is None else named  # the files the user named: read wherever they are
         files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
-        found = self._run_scan(scan, self._usable(files, named=given))
+        found = self._run_scan(scan, self._usable(files, named=given), configs=self._agent_configs(linted))
         self._scan = found
+        self._model = None  # built again from this scan when asked for
         self._last = None
         self._ids = {}  # (the other kept facts are those of the instructions of the next findings)
         self._writes = {}
@@ -85,10 +87,32 @@ class ProjectFindings(ProjectFiles):
             usable.append(path)
         return usable
 
-    def _run_scan(self, scan: Any, paths: list[str]) -> Scan:
+    @property
+    def agent_model(self) -> AgentModel:
+        """The agent model (`templating.agent_model`) of the project as last scanned: its ADK apps, their run
+        order and initial state, built once per scan (a lint run, an edit) with the project's
+        `[tool.templating]`; the project is scanned first if nothing was linted yet. A bad `initial-state`
+        setting is a `LintConfigError`."""
+        if self._scan is None:
+            self._full_scan([])
+        if self._model is None:
+            from ..agent_model import build
+
+            assert self._scan is not None
+            self._model = build(self._scan, self.config, self.root, walker=self.walker)
+        model: AgentModel = self._model
+        return model
+
+    def _run_scan(self, scan: Any, paths: list[str], *, configs: Sequence[str] = ()) -> Scan:
         try:
             found = _scan_safely(
-                scan, paths, self.config.constant_suffixes, self._reader, root=str(self.root), unsaved=self.overrides
+                scan,
+                paths,
+                self.config.constant_suffixes,
+                self._reader,
+                root=str(self.root),
+                unsaved=self.overrides,
+                configs=configs,
             )
             for error in found.errors:  # its frames hold the scan whole (every module read, every tree)
                 error.__traceback__ = error.__context__ = error.__cause__ = None
@@ -133,7 +157,7 @@ class ProjectFindings(ProjectFiles):
             for error in found.errors
             if error.path in named
         ]
-        instructions = [item for item in found.instructions if item.path in shown_in]
+        instructions = [item for item in (*found.instructions, *found.config_instructions) if item.path in shown_in]
         given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
         if written != self._unwritten_for:
             self._unwritten, self._unwritten_for = {}, written
@@ -288,10 +312,15 @@ class ProjectFindings(ProjectFiles):
     def _all_findings(self, found: Scan, context: Sequence[str]) -> _Findings:
         """Each Python file's findings, templates, text and count of instructions, as a fresh run of the
         project's Python files (`context`) gives them from the scan `found`."""
-        named = {name for name in context if name in found.sources}
+        named = {name for name in context if name in found.sources} | config_files(found)
         result = LintResult([], [], [], root=self.root)
         self._python_findings(found, named, result)
         return per_file(result)
+
+
+def config_files(found: Scan) -> set[str]:
+    """The Agent Config files (`root_agent.yaml` and those it names) the scan read an agent from."""
+    return {agent.path for agent in found.agents if agent.path.endswith((".yaml", ".yml"))}
 
 
 _collections = threading.Lock()
@@ -324,11 +353,20 @@ def _no_full_collections() -> Iterator[None]:
 
 
 def _scan_safely(
-    scan: Any, paths: list[str], suffixes: Sequence[str], read: Any, *, root: str, unsaved: Collection[str]
+    scan: Any,
+    paths: list[str],
+    suffixes: Sequence[str],
+    read: Any,
+    *,
+    root: str,
+    unsaved: Collection[str],
+    configs: Sequence[str] = (),
 ) -> Scan:
     try:
         with _no_full_collections():
-            result: Scan = scan(paths, suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved)
+            result: Scan = scan(
+                paths, suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved, configs=configs
+            )
     except RecursionError:
         raise LintInputError(
             "the project's Python code nests too deeply to follow (imports or expressions): nothing was linted"

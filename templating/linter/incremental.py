@@ -5,16 +5,16 @@ every file whose findings changed exactly what a fresh run gives."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .findings import ProjectFindings
 from .result import LintResult, of_files
 from .util import shown
 
 if TYPE_CHECKING:
-    from ..pysource import Instruction, InstructionKey, Skipped
+    from ..pysource import Instruction, InstructionKey, Scan, Skipped
 
 __all__ = ["IncrementalProject"]
 
@@ -75,6 +75,8 @@ class IncrementalProject(ProjectFindings):
             self.overrides.pop(target, None)
         else:
             self.overrides[target] = text
+        if not target.endswith(".py") and self._is_agent_config(target):
+            return self._config_edited(target)
         if not target.endswith(".py"):
             exists = os.path.lexists(target)
             if not exists or not any(target in files for files, _, _ in self._selected.values()):
@@ -115,7 +117,8 @@ class IncrementalProject(ProjectFindings):
         rescanned = self._graph.affected(target, texts, previous, [given for _, _, given in ids])
         from ..pysource import Scan, scan
 
-        sub = self._run_scan(scan, [name for name in usable if name in rescanned])
+        configs = self._agent_configs([target])
+        sub = self._run_scan(scan, [name for name in usable if name in rescanned], configs=configs)
         for name in rescanned:
             self._writes.pop(name, None)
             self._errors.pop(name, None)
@@ -138,8 +141,10 @@ class IncrementalProject(ProjectFindings):
             state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
             static_instructions=[s for s in old.static_instructions if rescanned.isdisjoint(s.given_in)]
             + sub.static_instructions,
+            **_agent_facts(old, sub, rescanned),
         )
         self._scan = merged
+        self._model = None  # the agent model is built again from the merged scan when asked for
         self.scanned_again = frozenset(
             {*rescanned, *(item.path for item in sub.instructions)}
             | {item.path for item, _, given in ids if not rescanned.isdisjoint(given)}
@@ -149,6 +154,34 @@ class IncrementalProject(ProjectFindings):
             self._ids[id(item)] = kept.get(id(item)) or self._identity(item)
         after = self._all_findings(merged, context if target in context else [*context, target])
         self._last = after
+        changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
+        return self._leveled(of_files(after, sorted(changed), root=self.root))
+
+    def _is_agent_config(self, target: str) -> bool:
+        """Whether `target` is an Agent Config file of the project: an app's `root_agent.yaml`, or a file the
+        last scan read as one (a sub-agent's `config_path:`)."""
+        if os.path.basename(target) == "root_agent.yaml":
+            return True
+        return self._scan is not None and any(agent.path == target for agent in self._scan.agents)
+
+    def _config_edited(self, target: str) -> LintResult:
+        """An Agent Config file edited: the project scanned again (its agents may reach any Python file), every
+        file's findings compared with the last ones."""
+        context = self._context_files([target])
+        before = self._last
+        if before is None and self._scan is not None:
+            before = self._all_findings(self._scan, context)
+        self._texts.pop(target, None)
+        self._configs = []
+        self._context = []  # a config created or deleted: the project's files are walked again
+        self._selected.clear()
+        self.walker.forget()
+        context = self._context_files([target])
+        found = self._full_scan(context)
+        after = self._all_findings(found, context)
+        self._last = after
+        self.scanned_again = frozenset(found.sources)
+        before = before or {}
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
         return self._leveled(of_files(after, sorted(changed), root=self.root))
 
@@ -165,3 +198,41 @@ class IncrementalProject(ProjectFindings):
             cached = self._texts.get(name)
             text = cached if isinstance(cached, str) else ""
         return text
+
+
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, Any]:
+    """The agent facts of a scan merged from the last one (`old`) and a scan of the `rescanned` files (`sub`, which
+    read every Agent Config file again): each fact of a file scanned again (or of a config) from `sub`, the
+    others kept from `old` (a function or class `sub` met in a file it did not scan again is kept as `old` read it,
+    with the writes only a scan of its file sees)."""
+    again = set(rescanned)
+
+    def fresh(path: str) -> bool:
+        return path in again or path.endswith(_CONFIG_SUFFIXES)
+
+    def listed(name: str) -> list[Any]:
+        kept = [item for item in getattr(old, name) if not fresh(item.path)]
+        return kept + [item for item in getattr(sub, name) if fresh(item.path)]
+
+    def keyed(name: str) -> dict[str, Any]:
+        kept = {key: item for key, item in getattr(old, name).items() if not fresh(item.path)}
+        return {**{key: item for key, item in getattr(sub, name).items() if key not in kept}, **kept}
+
+    classes = keyed("agent_classes")
+    methods = {key: value for key, value in old.class_methods.items() if key in classes}
+    methods.update(sub.class_methods)
+    return {
+        "agents": listed("agents"),
+        "agent_classes": classes,
+        "functions": keyed("functions"),
+        "class_methods": methods,
+        "runners": listed("runners"),
+        "roots": listed("roots"),
+        "sessions": listed("sessions"),
+        "config_instructions": list(sub.config_instructions),
+        "config_skipped": list(sub.config_skipped),
+        "unread": list(dict.fromkeys([*old.unread, *sub.unread])),
+    }

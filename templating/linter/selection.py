@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ProjectFiles"]
 
+_AGENT_CONFIG = "root_agent.yaml"  # an Agent Config app's root (google-adk's AgentLoader looks for it)
+
+
+def _is_context(relative: str) -> bool:
+    return relative.endswith(".py") or relative.rsplit("/", 1)[-1] == _AGENT_CONFIG
+
 
 def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
     if values is None:
@@ -100,9 +106,11 @@ class ProjectFiles:
             self.cache = LintCache(folder, setting=setting) if folder is not None else None
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
+        self._model: Any = None  # the agent model of `_scan` (`findings`' agent_model), once asked for
         self._writes: dict[str, list[Write]] = {}
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
+        self._configs: list[str] = []  # the Agent Config roots (root_agent.yaml) walked with `_context`
         self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
         self._through: dict[str, str] = {}  # files chosen only through a link found by walking -> that link
         self._plain: set[str] = set()  # files chosen as themselves (named, or walked and not a link)
@@ -283,6 +291,15 @@ class ProjectFiles:
         root is then just the paths' common folder, say a home folder) those of the Python package each
         named file is in (its topmost package folder, walked whole: the app that imports it), or of its own
         folder when it is in no package."""
+        return [name for name in self._context_walk(named) if name.endswith(".py")]
+
+    def _agent_configs(self, named: Sequence[str] = ()) -> list[str]:
+        """The google-adk Agent Config apps (`root_agent.yaml`) among the files walked for context (the files
+        they name are read from them by the scan)."""
+        return [name for name in self._context_walk(named) if os.path.basename(name) == _AGENT_CONFIG]
+
+    def _context_walk(self, named: Sequence[str]) -> list[str]:
+        """The Python files and Agent Config roots walked for context (see `_context_files`)."""
         show = _Shower(self.root)
         if not self.marked:
             folders: dict[Path, bool] = {}  # folder -> walked whole
@@ -298,18 +315,20 @@ class ProjectFiles:
                     show(e.path)
                     for f, whole in sorted(folders.items())
                     for e in self.walker.entries(f, recursive=whole)
-                    if e.skip is None and not e.link and e.relative.endswith(".py")
+                    if e.skip is None and not e.link and _is_context(e.relative)
                 )
             )
         if not self._context:
-            self._context = [
+            walked = [
                 show(e.path)
                 for e in self.walker.entries(self.root)
-                if e.skip is None and not e.link and e.relative.endswith(".py")
+                if e.skip is None and not e.link and _is_context(e.relative)
             ]
+            self._context = [name for name in walked if name.endswith(".py")]
+            self._configs = [name for name in walked if not name.endswith(".py")]
             for name in self._context:
                 self._walked.setdefault(name, "")
-        return self._context
+        return [*self._context, *self._configs]
 
     def _read_template(self, name: str, *, named: bool) -> str:
         """A template file's text (`-`: stdin). One found by walking that cannot be read or decoded is
