@@ -614,9 +614,11 @@ def test_the_cli_gives_the_engine_s_findings(adk2: Path) -> None:
         env=env,
         timeout=60,
     )
-    assert done.returncode == 1, done.stderr
-    rows = [(d["code"], d["path"], d["line"]) for d in json.loads(done.stdout)]
-    assert rows == [(code, path, line) for code, path, line, _ in ADK2_FINDINGS]
+    # no error: the T001s are advice, google-adk enforces no state_schema on agents that no app runs
+    assert done.returncode == 0, done.stderr
+    rows = [(d["code"], d["path"], d["line"], d["severity"]) for d in json.loads(done.stdout)]
+    assert [row[:3] for row in rows] == [(code, path, line) for code, path, line, _ in ADK2_FINDINGS]
+    assert {severity for code, _, _, severity in rows if code == "T001"} == {"warning"}
 
 
 UNREAD_SCHEMAS = [
