@@ -562,7 +562,7 @@ def truth_mismatches(case: Case, result: LintResult) -> list[str]:
         ]
     else:
         problems += [f"a finding where none is due: {_describe(d, s)}" for d, s in findings]
-    checked = {(result.root / template.path).resolve() for template in result.templates}
+    checked = {Path(template.path).resolve() for template in result.templates}  # shown as the engine shows paths
     for config in agent_configs(case.path):
         if config.resolve() not in checked:
             problems.append(f"the instructions of {config.relative_to(case.path)} were not checked")

@@ -292,6 +292,17 @@ class RunOrder:
             )
         if given is not None:  # an initial state that may give it (a session whose state is known only at run time)
             return Availability("unknown", key, agent, None, f"`{key}` may be given by {given[0]}", False, app.id)
+        # a write whose key is known only at run time, running before it, may give the key: no writer is the only one
+        for write in unknown:
+            relation, _ = self.relation(app, agent, write)
+            if relation in ("before", "maybe", "sibling"):
+                why = write.reason or "a write whose key is known only at run time"
+                where = f"{write.path}:{write.span.line}" if write.span else write.path
+                text = (
+                    f"`{key}` may be written {self.by(write)} ({why}, at {where}),"
+                    f" which runs before or alongside {shown}"
+                )
+                return Availability("unknown", key, agent, write, text, False, app.id)
         if "maybe" in best:
             write = best["maybe"][0][0]
             return Availability(
@@ -303,16 +314,6 @@ class RunOrder:
                 False,
                 app.id,
             )
-        for write in unknown:
-            relation, _ = self.relation(app, agent, write)
-            if relation in ("before", "maybe", "sibling"):
-                why = write.reason or "a write whose key is known only at run time"
-                where = f"{write.path}:{write.span.line}" if write.span else write.path
-                text = (
-                    f"`{key}` may be written {self.by(write)} ({why}, at {where}),"
-                    f" which runs before or alongside {shown}"
-                )
-                return Availability("unknown", key, agent, write, text, False, app.id)
         runs = self.agent_runs_surely(app, agent)
         shared = key.startswith(("user:", "app:"))  # kept across the user's (or app's) sessions
         if "sibling" in best:

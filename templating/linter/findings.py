@@ -25,6 +25,7 @@ from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
 from .rules.adk_literal import naming_the_writer
 from .rules.enforced_schema import schema_levels, undeclared_writes
+from .rules.order import ORDER_RULES, OrderIndex, order_findings
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.state_names import angle_placeholders, named_not_injected, static_placeholders, written_keys
 from .rules.state_schema import unread_state_schemas
@@ -160,11 +161,15 @@ class ProjectFindings(ProjectFiles):
             if error.path in named
         ]
         instructions = [item for item in (*found.instructions, *found.config_instructions) if item.path in shown_in]
+        index = self._order_index(found) if codes & ORDER_RULES else None
         given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
         if written != self._unwritten_for:
             self._unwritten, self._unwritten_for = {}, written
-        kept_own, kept_unwritten = self._own, self._unwritten
-        self._own, self._unwritten = {}, {}  # those of the instructions of this scan only: no other is kept
+        kept_own, kept_unwritten, kept_ordered = self._own, self._unwritten, self._ordered
+        if index is None or index is not self._ordered_for:
+            kept_ordered, self._ordered_for = {}, index
+        # those of the instructions of this scan only: no other is kept
+        self._own, self._unwritten, self._ordered = {}, {}, {}
         writes: list[Write] | None = None
         for item in instructions:
             own = kept_own.get(id(item))
@@ -184,7 +189,22 @@ class ProjectFindings(ProjectFiles):
             # a new list (the kept one stays as it is); T001 at its level: an error only where google-adk enforces
             # the schema
             here = here + (schema_levels(self.agent_model, item.key, against) if against else [])
-            if written is not None:
+            if index is not None and item.key in index.attached:  # an agent of an app reads it: the model decides
+                ordered = kept_ordered.get(id(item))
+                if ordered is None or ordered[0] is not item:
+                    on = codes & ORDER_RULES
+                    given = frozenset(self.schema.fields) if self.schema is not None else frozenset()
+                    ordered = (
+                        item,
+                        [
+                            d
+                            for d in order_findings(self.agent_model, index, item, codes=on, given=given)
+                            if (d.path, d.span and d.span.start) not in quiet
+                        ],
+                    )
+                self._ordered[id(item)] = ordered
+                here += ordered[1]
+            elif written is not None:
                 unwritten = kept_unwritten.get(id(item))
                 if unwritten is None or unwritten[0] is not item:
                     unwritten = (
@@ -233,6 +253,17 @@ class ProjectFindings(ProjectFiles):
         for item in instructions:
             result.python[item.path] = result.python.get(item.path, 0) + 1
             result.templates.append(self._own[id(item)][4])
+
+    def _order_index(self, found: Scan) -> OrderIndex | None:
+        """The agent model's index for the order rules (T014 on an app's agents, T024..T027), made once per
+        model; None when a file could not be scanned (what it writes is unknown, as T014 has always held)."""
+        if found.errors:
+            return None
+        model = self.agent_model
+        if self._order_of is not model:
+            self._order_of, self._order = model, OrderIndex.of(model)
+        index: OrderIndex = self._order
+        return index
 
     def _state_names(self, found: Scan, instructions: list[Instruction], shown_in: set[str]) -> list[Diagnostic]:
         """T029, T030 (of `instructions`) and T032 (of the static instructions of the `shown_in` files), for the

@@ -81,10 +81,11 @@ def _replace_word(flagged: str, word: str) -> str | None:
     return re.sub(rf"\b{re.escape(match[0])}\b", word.split(":")[-1].split(".")[-1], flagged, count=1)
 
 
-# Findings on a required placeholder that a missing value breaks, and that making it optional resolves. Not
+# Findings on a required placeholder that a missing value breaks (or may break: the order rules), and that making
+# it optional resolves. Not
 # T018: google-adk loads `{artifact.x?}` from the artifact service too (ValueError without one), so the
 # finding stays; what fixes it is the Runner's artifact service, outside the instruction.
-_OPTIONAL = frozenset({"T009", "T014"})
+_OPTIONAL = frozenset({"T009", "T014", "T024", "T025", "T026", "T027"})
 
 
 def fixes_for(diag: Diagnostic, text: str, *, dialect: str | None = None) -> list[Fix]:

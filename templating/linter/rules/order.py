@@ -1,0 +1,195 @@
+"""The run-order rules over the agent model (`templating.agent_model`): for each key an agent's instruction reads,
+whether google-adk's state holds it when the instruction is injected on the app's first turn.
+
+- T014 `key-never-written`: nothing in the agent's app writes the key (another app's writer does not count); a
+  write whose key is known only at run time, running before or alongside the agent, weakens it: a warning that
+  names that write when a key written by name is close (a misspelling), else nothing;
+- T024 `written-later`: the first writer runs after the agent in a SequentialAgent or Workflow (its own
+  output_key included);
+- T025 `parallel-race`: only a ParallelAgent sibling (or a concurrent workflow branch) writes it;
+- T026 `loop-first-iteration`: in a LoopAgent (or a workflow cycle), it is written only later in the body;
+- T027 `maybe-written`: only a write that may not happen writes it (a tool the model may not call, a write under
+  a condition, an agent reached only if a model transfers to it or calls it as a tool).
+
+A finding is an error when the app's initial state is declared and google-adk is certain to raise (the agent
+surely runs, the write surely comes too late, the key is not shared across sessions); otherwise a warning whose
+help says how to declare what the caller gives. Instructions no agent of an app is given keep the project-wide
+T014 (`rules.python.never_written`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..registry import RULES, Diagnostic, Severity
+from ..util import close_match
+
+if TYPE_CHECKING:
+    from ...agent_model import Agent, AgentModel, Availability, Read
+    from ...pysource import Instruction, InstructionKey
+
+__all__ = ["ORDER_RULES", "OrderIndex", "attached", "order_findings"]
+
+# The availability kinds that are findings, and their rule.
+_RULE_OF = {"nowhere": "T014", "unknown": "T014", "later": "T024", "sibling": "T025", "loop": "T026", "maybe": "T027"}
+ORDER_RULES = frozenset({"T014", "T024", "T025", "T026", "T027"})
+# Which finding of a placeholder read by several agents is shown: certain ones first, then by how sure the miss is.
+_RANK = {"nowhere": 0, "later": 1, "loop": 2, "sibling": 3, "maybe": 4, "unknown": 5}
+_DECLARE_DOCS = "Linting, The initial state"
+
+
+@dataclass(frozen=True, slots=True)
+class OrderIndex:
+    """What the rules need of a model, worked out once per model: the agents reading each instruction (with the
+    keys they read, in app order), and the instructions given to an agent of some app (whose keys the model
+    decides, read or not: a sub-agent's global_instruction, which google-adk ignores, is given but never read)."""
+
+    readers: dict[InstructionKey, list[tuple[Agent, Read]]]
+    attached: frozenset[InstructionKey]
+
+    @classmethod
+    def of(cls, model: AgentModel) -> OrderIndex:
+        readers: dict[InstructionKey, list[tuple[Agent, Read]]] = {}
+        attached: set[InstructionKey] = set()
+        in_apps = {member for app in model.apps for member in app.agents}
+        ordered = [model.agents[a] for app in model.apps for a in app.agents if a in model.agents]
+        ordered += [agent for agent in model.agents.values() if agent.id not in in_apps]
+        seen: set[str] = set()
+        for agent in ordered:
+            if agent.id in seen:
+                continue
+            seen.add(agent.id)
+            if agent.id in in_apps:
+                attached.update(
+                    i.ref.key for i in agent.instructions if i.ref.key is not None and i.ref.dialect != "jinja"
+                )
+            for read in model.reads(agent):
+                if read.instruction is not None:
+                    readers.setdefault(read.instruction, []).append((agent, read))
+        return cls(readers, frozenset(attached))
+
+
+def order_findings(
+    model: AgentModel,
+    index: OrderIndex,
+    item: Instruction,
+    *,
+    codes: Collection[str],
+    given: Collection[str] = (),
+) -> list[Diagnostic]:
+    """The order findings of the instruction `item` (one of `index.attached`): for each placeholder, the worst
+    availability among the agents reading it. `given`: keys that count as given everywhere (templating's own
+    schema's)."""
+    # each key once an instruction (at its first required placeholder), as the agent it is worst for sees it
+    first: dict[str, int] = {}
+    for _, read in index.readers.get(item.key, ()):
+        if not read.optional:
+            first[read.key] = min(first.get(read.key, read.span.start), read.span.start)
+    worst: dict[str, tuple[tuple[int, int], Diagnostic]] = {}
+    for agent, read in index.readers.get(item.key, ()):
+        if read.optional or read.key in given or read.span.start != first[read.key]:
+            continue
+        found = model.availability(agent, read.key)
+        diag = _finding(model, item, agent, read, found, codes)
+        if diag is None:
+            continue
+        rank = (0 if diag.severity == "error" else 1, _RANK[found.kind])
+        if read.key not in worst or rank < worst[read.key][0]:
+            worst[read.key] = (rank, diag)
+    return [diag for _, diag in sorted(worst.values(), key=lambda pair: pair[1].span.start if pair[1].span else -1)]
+
+
+def _finding(
+    model: AgentModel, item: Instruction, agent: Agent, read: Read, found: Availability, codes: Collection[str]
+) -> Diagnostic | None:
+    code = _RULE_OF.get(found.kind)
+    if code is None or code not in codes:
+        return None
+    if found.kind == "unknown" and found.writer is None:
+        return None  # a session's initial state known only at run time may give it
+    if found.kind == "maybe" and found.app is None:
+        return None  # an agent of no app: written somewhere in the project, as T014 always counted it
+    declared = found.app is not None and model.initial_state(found.app).declared
+    severity: Severity = "error" if declared and found.certain else RULES[code].severity
+    path, span = item.locate(read.span.start, read.span.end)
+    message = _message(model, code, found, agent, read)
+    help_ = _help(code, found, agent, read, declared=declared)
+    if found.kind in ("nowhere", "unknown") and found.app is not None:
+        keys = _app_keys(model, found.app)
+        close = None if read.key in keys else close_match(read.key, sorted(keys), cutoff=0.8)
+        if close:
+            help_ = f"did you mean {close!r}, which is written? Otherwise {help_}"
+        elif found.kind == "unknown":
+            # the write known only at run time may well give it (a state loaded from a file), unless the key looks
+            # like a misspelling of one written by name
+            return None
+    return Diagnostic(code, severity, message, span, path, help_, item.label)
+
+
+def _message(model: AgentModel, code: str, found: Availability, agent: Agent, read: Read) -> str:
+    whose = "the global instruction" if read.role == "global_instruction" else "the instruction"
+    raises = "google-adk raises KeyError" if found.certain else "google-adk may raise KeyError"
+    if found.kind == "nowhere":
+        other = _other_app_writer(model, found)
+        return f"`{read.key}` is read by {whose} of {agent.shown}, but {found.order_text}{other}: {raises} when it runs"
+    if found.kind == "unknown":
+        return (
+            f"`{read.key}` is read by {whose} of {agent.shown}, and nothing in its app writes it by name; "
+            f"{found.order_text.split(' ', 1)[1]}: not checked further"
+        )
+    if code == "T025":
+        return f"{found.order_text}: {raises} when {agent.shown}'s instruction is read first"
+    if code == "T027":
+        return f"{found.order_text}: otherwise {raises} when {agent.shown} runs"
+    return f"{found.order_text}: {raises} when {agent.shown} reads it"
+
+
+def _help(code: str, found: Availability, agent: Agent, read: Read, *, declared: bool) -> str:
+    key = read.key
+    optional = f"{{{key}?}}" if read.dialect == "adk" else f"<{key}?>"
+    what = {
+        "T014": f"set {key!r} before {agent.shown} runs (an earlier agent's output_key, a before_agent_callback)",
+        "T024": f"run the writer before {agent.shown}, or seed {key!r} earlier (a before_agent_callback)",
+        "T025": f"write {key!r} before the ParallelAgent starts, or read it after it",
+        "T026": f"seed {key!r} before the loop (a before_agent_callback), or reorder the loop's body",
+        "T027": f"write {key!r} unconditionally before {agent.shown} runs",
+    }[code]
+    out = f"{what}, or make the placeholder optional ({optional}) if {agent.shown} can do without it"
+    if found.kind == "unknown":
+        out = f"if that write does not give {key!r}, {out}"
+    if not declared and found.app is not None:
+        out += (
+            f"; if the caller gives {key!r} (create_session(state=...), an eval set, a web front end), declare the "
+            f"initial state: initial-state = [{key!r}] in [tool.templating] (see {_DECLARE_DOCS})"
+        )
+    elif declared and found.app is not None:
+        out += f"; or add {key!r} to the declared initial state, if the caller gives it"
+    return out
+
+
+def _app_keys(model: AgentModel, app_id: str) -> set[str]:
+    """The keys the app's agents write by name, and those its declared initial state gives."""
+    app = next(a for a in model.apps if a.id == app_id)
+    keys = {w.key for member in app.agents for w in model.agents[member].writes if w.key is not None}
+    return keys | set(model.initial_state(app).keys)
+
+
+def _other_app_writer(model: AgentModel, found: Availability) -> str:
+    """` (the app billing writes it: invoice_agent's output_key)` when another app writes the key."""
+    if found.writer is not None:
+        return ""
+    for app in model.apps:
+        if app.id == found.app:
+            continue
+        writes = model.writers(found.key, app)
+        if writes:
+            owner = model.agents[writes[0].agent].shown
+            return f" (only the app {app.name} writes it: {owner}'s {writes[0].how})"
+    return ""
+
+
+def attached(index: OrderIndex, items: Iterable[Instruction]) -> Sequence[Instruction]:
+    """The `items` whose keys the model decides."""
+    return [item for item in items if item.key in index.attached]
