@@ -614,9 +614,11 @@ def test_the_cli_gives_the_engine_s_findings(adk2: Path) -> None:
         env=env,
         timeout=60,
     )
-    assert done.returncode == 1, done.stderr
-    rows = [(d["code"], d["path"], d["line"]) for d in json.loads(done.stdout)]
-    assert rows == [(code, path, line) for code, path, line, _ in ADK2_FINDINGS]
+    # no error: the T001s are advice, google-adk enforces no state_schema on agents that no app runs
+    assert done.returncode == 0, done.stderr
+    rows = [(d["code"], d["path"], d["line"], d["severity"]) for d in json.loads(done.stdout)]
+    assert [row[:3] for row in rows] == [(code, path, line) for code, path, line, _ in ADK2_FINDINGS]
+    assert {severity for code, _, _, severity in rows if code == "T001"} == {"warning"}
 
 
 UNREAD_SCHEMAS = [
@@ -841,15 +843,22 @@ def test_without_a_project_marker_the_context_is_the_named_files_folders(
 
 # An unpacked ADK sample (no .git, no pyproject.toml): shop/prompt.py is imported by shop/agent.py, whose
 # SequentialAgent runs shop/sub_agents/writer.py's agent, the writer of `summary`. Linted alone, from the folder
-# above or inside the package, prompt.py sees the app that imports it, as `lint .` does (issue 33).
+# above or inside the package, prompt.py (and the editor's, in a sub-package) sees the app that imports it, as
+# `lint .` does (issue 33).
 SHOP = {
     "shop/__init__.py": "from . import agent\n",
     "shop/prompt.py": 'ROOT_PROMPT = """You help with the shop. Summary so far: {summary}"""\n',
     "shop/agent.py": (
         "from google.adk.agents import LlmAgent, SequentialAgent\n\nfrom . import prompt\n"
-        "from .sub_agents.writer import writer\n\n"
+        "from .sub_agents.editor import editor\nfrom .sub_agents.writer import writer\n\n"
         'reader = LlmAgent(name="reader", model="gemini-2.5-flash", instruction=prompt.ROOT_PROMPT)\n'
-        'root_agent = SequentialAgent(name="shop", sub_agents=[writer, reader])\n'
+        'root_agent = SequentialAgent(name="shop", sub_agents=[writer, reader, editor])\n'
+    ),
+    "shop/sub_agents/editor/__init__.py": "from .agent import editor\n",
+    "shop/sub_agents/editor/prompt.py": 'EDITOR_PROMPT = """Tighten this summary: {summary}"""\n',
+    "shop/sub_agents/editor/agent.py": (
+        "from google.adk.agents import LlmAgent\n\nfrom . import prompt\n\n"
+        'editor = LlmAgent(name="editor", instruction=prompt.EDITOR_PROMPT)\n'
     ),
     "shop/sub_agents/__init__.py": "",
     "shop/sub_agents/writer.py": (
@@ -866,17 +875,22 @@ UNMARKED_PACKAGE = [
     ("prompt-alone-from-above", "", ["shop/prompt.py"], []),
     ("prompt-alone-from-inside", "shop", ["prompt.py"], []),
     ("sub-agent-alone", "shop/sub_agents", ["reviewer.py"], ["draft"]),
+    ("sub-agent-prompt-alone", "", ["shop/sub_agents/editor/prompt.py"], []),  # its key written by the app's writer
     ("the-folder-above", "", ["."], ["draft"]),
 ]
 
 
+@pytest.mark.parametrize("namespace", [False, True], ids=["sub-agents-a-package", "sub-agents-a-namespace-folder"])
 @pytest.mark.parametrize(
     ("where", "paths", "keys"), [c[1:] for c in UNMARKED_PACKAGE], ids=[c[0] for c in UNMARKED_PACKAGE]
 )
 def test_without_a_project_marker_a_file_of_a_package_sees_the_whole_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, paths: list[str], keys: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, paths: list[str], keys: list[str], namespace: bool
 ) -> None:
-    for name, text in SHOP.items():
+    # google-adk's samples keep sub-agents in a folder with no __init__.py (academic-research, financial-advisor):
+    # Python imports shop.sub_agents.writer all the same, and so does the linter's context
+    files = {k: v for k, v in SHOP.items() if not (namespace and k == "shop/sub_agents/__init__.py")}
+    for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path / where)
@@ -887,6 +901,72 @@ def test_without_a_project_marker_a_file_of_a_package_sees_the_whole_package(
     assert [d.message.split("'")[3] for d in result.diagnostics if d.code == "T014"] == keys
     if paths != ["."]:
         assert project.root == (tmp_path / "shop").resolve()  # the package, raised from the named file's folder
+
+
+# --- the shared corpus (../shared/corpora): every file linted alone gets exactly the whole tree's findings
+
+
+def _corpora() -> Path | None:
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "corpora"
+        if (candidate / "adk-samples").is_dir():
+            return candidate
+    return None
+
+
+CORPORA = _corpora()
+
+
+def corpus_units(corpora: Path | None) -> list[str]:
+    """The projects of the corpus, each as its authors lint it (its own folder the root): the adk-samples agents,
+    the adk-python samples, the adk-docs example folders."""
+    if corpora is None:
+        return []
+    found = [
+        *corpora.glob("adk-samples/python/agents/*"),
+        *corpora.glob("adk-python/contributing/samples/*"),
+        *corpora.glob("adk-docs/examples/python/*/*"),
+    ]
+    return sorted(p.relative_to(corpora).as_posix() for p in found if p.is_dir() and any(p.rglob("*.py")))
+
+
+CORPUS_UNITS = corpus_units(CORPORA) or ["(the shared corpus is absent)"]
+
+
+def corpus_copy(unit: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the corpus project `unit` (as unpacked: no marker but the project's own), the current folder."""
+    if CORPORA is None:
+        reason = "the shared corpus (../shared/corpora) is absent"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    root = tmp_path / unit.rsplit("/", 1)[-1]
+    shutil.copytree(CORPORA / unit, root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    monkeypatch.chdir(root)
+    return root
+
+
+def finding_rows(result: templating.LintResult, path: str) -> list[tuple[Any, ...]]:
+    return sorted(
+        (d.code, d.severity, d.message, d.span and (d.span.start, d.span.end), d.help or "", d.origin or "")
+        for d in result.diagnostics
+        if d.path == path
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", CORPUS_UNITS)
+def test_each_corpus_file_linted_alone_gets_the_whole_tree_findings(
+    unit: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`templating lint FILE` gives FILE what `templating lint .` gives it, for every Python file of real ADK
+    projects nobody here wrote (it did not for sub-agents kept in a folder with no `__init__.py`)."""
+    root = corpus_copy(unit, tmp_path, monkeypatch)
+    whole = lint_project(["."])
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    for path in files:
+        alone = lint_project([path])
+        assert finding_rows(alone, path) == finding_rows(whole, path), path
 
 
 # --- SARIF 2.1.0: the output checked against a JSON Schema of the part of SARIF it uses

@@ -275,6 +275,62 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
     edits()
 
 
+# --- every file of the shared corpus opened in the editor: the same findings as a fresh run
+
+
+def _corpora() -> Path | None:
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "corpora"
+        if (candidate / "adk-samples").is_dir():
+            return candidate
+    return None
+
+
+CORPORA = _corpora()
+# each project as its authors open it (its own folder the workspace): the adk-samples agents, the adk-python
+# samples, the adk-docs example folders
+UNITS = (
+    sorted(
+        p.relative_to(CORPORA).as_posix()
+        for pattern in (
+            "adk-samples/python/agents/*",
+            "adk-python/contributing/samples/*",
+            "adk-docs/examples/python/*/*",
+        )
+        for p in CORPORA.glob(pattern)
+        if p.is_dir() and any(p.rglob("*.py"))
+    )
+    if CORPORA is not None
+    else []
+) or ["(the shared corpus is absent)"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", UNITS)
+def test_opening_each_corpus_file_publishes_what_a_fresh_run_reports(
+    unit: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The language server's path: one `Project` per workspace folder, each file opened in turn
+    (`Project.update` with the file's own text as the unsaved buffer); every file the result lists gets what a
+    fresh `lint_project` of the folder gives it."""
+    if CORPORA is None:
+        reason = "the shared corpus (../shared/corpora) is absent"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    root = tmp_path / unit.rsplit("/", 1)[-1]
+    shutil.copytree(CORPORA / unit, root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    monkeypatch.chdir(root)
+    fresh = lint_project(["."], root=root)
+    project = Project(root)
+    for path in _python_files():
+        result = project.update(path, Path(path).read_text(encoding="utf-8"))
+        assert path in result.files
+        for name in result.files:
+            assert _diag_rows(result, name) == _diag_rows(fresh, name), f"{name}, {path} opened"
+            assert _template_rows(result, name) == _template_rows(fresh, name), f"{name}, {path} opened"
+
+
 # --- the discrepancies found, each a fixed case: a small project, one edit (None: the file deleted)
 
 _AGENT = "from google.adk.agents import LlmAgent\n"

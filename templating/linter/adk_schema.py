@@ -1,20 +1,19 @@
 """google-adk's `state_schema=`: an instruction's keys checked against the models of the agents given it.
 
-An ADK 2.x agent may pass `state_schema=SomeModel`, and ADK validates the state it writes against that
-model. The scanner of Python code reads such a model's fields from the parsed code
-([`ModelReader`][templating.pysource.models.ModelReader], in `templating.pysource.models`: reading
+An ADK 2.x agent may pass `state_schema=SomeModel`. The scanner of Python code reads such a model's fields from the
+parsed code ([`ModelReader`][templating.pysource.models.ModelReader], in `templating.pysource.models`: reading
 Python sources sits below the linter) into a [`Schema`][templating.linter.Schema].
 [`check_against_schema`][templating.linter.adk_schema.check_against_schema] checks an instruction's keys
-against the state schemas of the agents that use it; [`schema_keys`][templating.linter.adk_schema.schema_keys]
-are the keys they declare.
+against the state schemas of the agents that use it (T001 for a key the model does not declare);
+[`schema_keys`][templating.linter.adk_schema.schema_keys] are the keys they declare.
 
-What google-adk 2.13 does with the model, and so what is checked: it validates each state write against it
-(a key it does not declare is refused: T001), and nothing else. It never fills state from it: a field's default
-is not applied to the session, and a required field may be missing as long as nothing writes a wrong value.
-So whether a top-level `{key}` renders depends only on whether something writes `key` (T014, with the
-schema's default named in its help), never on the field's default (no T009 or T010 for a top-level key). Inside
-a written value, ADK stores what was written, not the model's validated copy: a nested field with a default may
-still be missing, and T009 says so for a nested path (`<legs.0.origin>`).
+What google-adk 2.13 does with the model: it checks state writes against its fields, and only in a Workflow, an
+LlmAgent node or a root LlmAgent (`templating.linter.rules.enforced_schema`: T028, and T001's level there). It
+never fills state from it: a field's default is not applied to the session, and a required field may be missing.
+So whether a top-level `{key}` renders depends only on whether something writes `key` (T014, with the schema's
+default named in its help), never on the field's default (no T009 or T010 for a top-level key). Inside a written
+value, ADK stores what was written, not the model's validated copy: a nested field with a default may still be
+missing, and T009 says so for a nested path (`<legs.0.origin>`).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from ..template import parse
 from .check import lint
 from .registry import Diagnostic
 
-__all__ = ["SCHEMA_RULES", "StateSchema", "check_against_schema", "schema_keys"]
+__all__ = ["SCHEMA_RULES", "StateSchema", "check_against_schema", "schema_findings", "schema_keys"]
 
 # The rules a state schema turns on: an unknown key (T001), a required read of a nested field with a default
 # (T009). T010 (an optional read of a required field) does not apply: google-adk never fills a required field,
@@ -67,13 +66,24 @@ def check_against_schema(found: Instruction, *, select: Iterable[str] = SCHEMA_R
     """T001 and T009 for one instruction against the `state_schema` of each ADK agent that uses it,
     placed in the file the instruction is written in. Keys with an `app:`, `user:` or `temp:` prefix
     are not checked: ADK does not validate them against the schema either. T009 is reported for nested
-    paths only: a top-level key is present when something writes it, whatever its default (T014)."""
+    paths only: a top-level key is present when something writes it, whatever its default (T014). Each is at
+    its rule's level; the lint engine sets T001's by where google-adk enforces the schema
+    (`templating.linter.rules.enforced_schema`)."""
+    return [diag for _, _, diag in schema_findings(found, select=select)]
+
+
+def schema_findings(
+    found: Instruction, *, select: Iterable[str] = SCHEMA_RULES
+) -> list[tuple[StateSchema, str, Diagnostic]]:
+    """[`check_against_schema`][templating.linter.adk_schema.check_against_schema]'s findings, each with the
+    state schema it is against and the top-level key the placeholder reads."""
     on = SCHEMA_RULES & set(select)
     if not on or found.dialect == "jinja":
         return []
     template = parse(found.text, dialect="adk" if found.dialect == "adk" else "angle")
     exempt = {(node.span.start, node.span.end) for node in template.placeholders if node.scope in _EXEMPT_SCOPES}
-    out: list[Diagnostic] = []
+    keys = {(node.span.start, node.span.end): node.name for node in template.placeholders}
+    out: list[tuple[StateSchema, str, Diagnostic]] = []
     seen: set[tuple[str, int, int, str]] = set()
     for state in found.state_schemas:
         if state.schema is None:
@@ -83,7 +93,8 @@ def check_against_schema(found: Instruction, *, select: Iterable[str] = SCHEMA_R
         present = replace(state.schema, fields={k: replace(f, required=True) for k, f in state.schema.fields.items()})
         for diag in lint(template, schema=present, select=on):
             assert diag.span is not None
-            if (diag.span.start, diag.span.end) in exempt:
+            place = (diag.span.start, diag.span.end)
+            if place in exempt:
                 continue
             key = (diag.code, diag.span.start, diag.span.end, state.model)
             if key in seen:
@@ -91,5 +102,7 @@ def check_against_schema(found: Instruction, *, select: Iterable[str] = SCHEMA_R
             seen.add(key)
             path, span = found.locate(diag.span.start, diag.span.end)
             message = diag.message.replace("the schema", where)
-            out.append(replace(diag, message=message, path=path, span=span, origin=found.label))
+            out.append(
+                (state, keys.get(place, ""), replace(diag, message=message, path=path, span=span, origin=found.label))
+            )
     return out

@@ -18,12 +18,13 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ..nodes import Span
-from .adk_schema import check_against_schema
+from .adk_schema import StateSchema, schema_findings
 from .project import FileSkipped, LintInputError
 from .reach import flagged, reported_in
 from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
 from .rules.adk_literal import naming_the_writer
+from .rules.enforced_schema import schema_levels, undeclared_writes
 from .rules.order import ORDER_RULES, OrderIndex, order_findings
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.state_names import angle_placeholders, named_not_injected, static_placeholders, written_keys
@@ -53,7 +54,8 @@ def _reads(item: Instruction) -> tuple[str, ...]:
 
 # An instruction's own findings (see ProjectFindings._own_findings): the instruction, its lint, those against
 # its state_schema= models, where T014 stays quiet, and its template.
-_Own = tuple["Instruction", list[Diagnostic], list[Diagnostic], frozenset[tuple[Any, ...]], CheckedTemplate]
+_Against = list[tuple[StateSchema, str, Diagnostic]]
+_Own = tuple["Instruction", list[Diagnostic], _Against, frozenset[tuple[Any, ...]], CheckedTemplate]
 
 
 class ProjectFindings(ProjectFiles):
@@ -184,7 +186,9 @@ class ProjectFindings(ProjectFiles):
                         (w for ws in self._writes.values() for w in ws), key=lambda w: (w.path, w.span.start)
                     )
                 here = [naming_the_writer(d, flagged(found, d), writes) for d in here]
-            here = here + against
+            # a new list (the kept one stays as it is); T001 at its level: an error only where google-adk enforces
+            # the schema
+            here = here + (schema_levels(self.agent_model, item.key, against) if against else [])
             if index is not None and item.key in index.attached:  # an agent of an app reads it: the model decides
                 ordered = kept_ordered.get(id(item))
                 if ordered is None or ordered[0] is not item:
@@ -222,6 +226,8 @@ class ProjectFindings(ProjectFiles):
             findings += [d for d in skipped_findings(found) if d.path in named]
         if "T021" in codes:
             findings += [d for d in unread_state_schemas(found) if d.path in named]
+        if "T028" in codes:
+            findings += undeclared_writes(self.agent_model, paths=shown_in)
         seen: set[tuple[Any, ...]] = set()
         allowed = frozenset(config.allow)
         kept: list[Diagnostic] = []
@@ -298,10 +304,10 @@ class ProjectFindings(ProjectFiles):
         codes = self.codes
         linted = lint_instruction(item, schema=self.schema, select=codes, allow=self.config.allow)
         quiet = {(d.path, d.span.start) for d in linted if d.code == "T007" and d.span}
-        against: list[Diagnostic] = []
+        against: _Against = []
         if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
-            against = check_against_schema(item, select=codes)
-            quiet |= {(d.path, d.span.start) for d in against if d.code == "T001" and d.span}
+            against = schema_findings(item, select=codes)
+            quiet |= {(d.path, d.span.start) for _, _, d in against if d.code == "T001" and d.span}
         return item, linted, against, frozenset(quiet), checked(item)
 
     def _suppressed(

@@ -99,15 +99,23 @@ _MAX_PACKAGE_DEPTH = 32
 
 
 def top_package(folder: Path) -> Path | None:
-    """The topmost folder at or above `folder` that is a Python package (holds an `__init__.py`), its folders
-    all packages down to `folder`; None when `folder` is no package. Never the filesystem's root or a home
-    folder (see [`is_too_wide`][templating.linter.project.is_too_wide])."""
+    """The topmost folder at or above `folder` that is a Python package (holds an `__init__.py`), the folders
+    down to `folder` all packages, or namespace folders (no `__init__.py`) one at a time between packages, as
+    google-adk samples keep their sub-agents (`app/__init__.py`, `app/sub_agents/`, `app/sub_agents/writer/
+    __init__.py`: Python imports `app.sub_agents.writer`); None when no package is there. Never the
+    filesystem's root or a home folder (see [`is_too_wide`][templating.linter.project.is_too_wide])."""
     top: Path | None = None
     here = Path(os.path.abspath(folder))
+    gap = 0  # namespace folders climbed since the last package
     for _ in range(_MAX_PACKAGE_DEPTH):
-        if not (here / "__init__.py").is_file() or is_too_wide(here):
+        if is_too_wide(here):
             break
-        top = here
+        if (here / "__init__.py").is_file():
+            top, gap = here, 0
+        else:
+            gap += 1
+            if gap > 1:
+                break
         if here.parent == here:
             break
         here = here.parent

@@ -240,6 +240,16 @@ RULES: dict[str, Rule] = {
             scope="python",
         ),
         Rule(
+            "T028",
+            "schema-undeclared-write",
+            "error",
+            "a state write the state_schema google-adk enforces there does not declare",
+            'output_key="draft" (Workflow(state_schema=S), no field draft)',
+            True,
+            _ADK,
+            scope="python",
+        ),
+        Rule(
             "T029",
             "angle-placeholder-in-adk",
             "warning",

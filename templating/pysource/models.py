@@ -1,11 +1,11 @@
 """google-adk's `state_schema=` models read from the project's source, never imported.
 
-An ADK 2.x agent may pass `state_schema=SomeModel`, and ADK validates the state it writes against that
-model. [`ModelReader`][templating.pysource.models.ModelReader] reads such a model's fields from the parsed
-code (annotations, defaults, nested models, `list[...]`, `dict[...]`, `extra="allow"`, base models of
-the project) into a [`Schema`][templating.schema.Schema]; nested models are read only as deep as a key
-looks, so a model that refers to itself, or a chain of a thousand models, costs nothing up front. The
-check of an instruction against them is the linter's (`templating.linter.adk_schema`).
+An ADK 2.x agent (or Workflow) may pass `state_schema=SomeModel`; google-adk checks the state written against
+that model's fields where it enforces it. [`ModelReader`][templating.pysource.models.ModelReader] reads such a
+model's fields from the parsed code (annotations, defaults, nested models, `list[...]`, `dict[...]`,
+`extra="allow"`, base models of the project) into a [`Schema`][templating.schema.Schema]; nested models are read
+only as deep as a key looks, so a model that refers to itself, or a chain of a thousand models, costs nothing up
+front. The check of an instruction against them is the linter's (`templating.linter.adk_schema`).
 """
 
 from __future__ import annotations
