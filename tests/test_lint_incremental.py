@@ -599,6 +599,204 @@ def test_the_import_graph_agrees_on_the_corpus_after_random_edits(data: Any) -> 
         _graph_agrees(texts, graph, [edited, *targets])
 
 
+# --- an import reaches the module it names (resolved as the scanner resolves it), not every module of that name
+
+_TRAVEL = {  # two copies of one app in one workspace, the packages keeping their names (a monorepo)
+    "a/travel/__init__.py": "from . import agent\n",
+    "a/travel/prompt.py": "ROOT = 'Plan {itinerary}.'\n",
+    "a/travel/agent.py": "from travel import prompt\nfrom travel.prompt import ROOT\n",
+    "b/travel/__init__.py": "from . import agent\n",
+    "b/travel/prompt.py": "ROOT = 'Plan {itinerary}.'\n",
+    "b/travel/agent.py": "from travel import prompt\n",
+}
+
+# (id, files, edited file, its new text (None: deleted, "" as an update gives it), the files it reaches)
+REACH_CASES: list[tuple[str, dict[str, str], str, str | None, set[str]]] = [
+    (
+        "same-named-modules-in-two-packages",
+        _TRAVEL,
+        "a/travel/prompt.py",
+        "ROOT = 'Plan {plan}.'\n",
+        {"a/travel/prompt.py", "a/travel/agent.py", "a/travel/__init__.py"},  # the package imports its agent
+    ),
+    (
+        "a-package-s-init-reaches-its-copy-only",
+        _TRAVEL,
+        "b/travel/__init__.py",
+        "",
+        {"b/travel/__init__.py", "b/travel/agent.py", "b/travel/prompt.py"},  # what its old text read, too
+    ),
+    (
+        "relative-imports-two-dots-up",
+        {
+            "a/app/prompt.py": "",
+            "a/app/sub/agent.py": "from ..prompt import ROOT\n",
+            "b/app/prompt.py": "",
+            "b/app/sub/agent.py": "from ..prompt import ROOT\n",
+        },
+        "b/app/prompt.py",
+        "ROOT = 'x'\n",
+        {"b/app/prompt.py", "b/app/sub/agent.py"},
+    ),
+    (
+        "from-dot-import-prompt",
+        {
+            "a/app/agent.py": "from . import prompt\nX = prompt.ROOT\n",
+            "a/app/prompt.py": "",
+            "b/app/agent.py": "from . import prompt\nX = prompt.ROOT\n",
+            "b/app/prompt.py": "",
+        },
+        "a/app/prompt.py",
+        "ROOT = 'x'\n",
+        {"a/app/prompt.py", "a/app/agent.py"},
+    ),
+    (
+        "import-pkg-prompt-as-p",
+        {
+            "x/pkg/prompt.py": "",
+            "x/main.py": "import pkg.prompt as p\nX = p.ROOT\n",
+            "y/pkg/prompt.py": "",
+            "y/main.py": "import pkg.prompt as p\nX = p.ROOT\n",
+        },
+        "y/pkg/prompt.py",
+        "ROOT = 'x'\n",
+        {"y/pkg/prompt.py", "y/main.py"},
+    ),
+    (
+        "a-package-imported-and-the-module-named-after-a-dot",
+        {
+            "app/__init__.py": "",
+            "app/sub/prompt.py": "",
+            "main.py": "import app\nX = app.sub.prompt.ROOT\n",
+            "lib/app/sub/prompt.py": "",
+        },
+        "app/sub/prompt.py",
+        "ROOT = 'x'\n",
+        {"app/sub/prompt.py", "main.py"},
+    ),
+    (
+        "the-same-dotted-name-from-another-folder-is-not-reached",
+        {
+            "app/__init__.py": "",
+            "app/sub/prompt.py": "",
+            "main.py": "import app\nX = app.sub.prompt.ROOT\n",
+            "lib/app/sub/prompt.py": "",
+        },
+        "lib/app/sub/prompt.py",
+        "ROOT = 'x'\n",
+        {"lib/app/sub/prompt.py"},
+    ),
+    (
+        "a-module-deleted-reaches-its-importers-only",
+        _TRAVEL,
+        "b/travel/prompt.py",
+        None,
+        {"b/travel/prompt.py", "b/travel/agent.py", "b/travel/__init__.py"},
+    ),
+    (
+        "a-module-added-that-an-agent-already-imports",
+        {
+            **_TRAVEL,
+            "a/travel/agent.py": "from travel.extra import EXTRA\n",
+            "b/travel/agent.py": "from travel.extra import EXTRA\n",
+        },
+        "a/travel/extra.py",
+        "EXTRA = 'x'\n",
+        {"a/travel/extra.py", "a/travel/agent.py", "a/travel/__init__.py"},
+    ),
+    (  # a top package none of the project's (installed; a src/ layout seen from tests/): taken by name
+        "an-import-not-resolved-falls-back-to-the-module-s-name",
+        {
+            "proj/src/app/__init__.py": "",
+            "proj/src/app/prompt.py": "",
+            "proj/src/app/agent.py": "from app.prompt import ROOT\n",
+            "proj/tests/test_agent.py": "from app.prompt import ROOT\n",
+            "other/app/prompt.py": "",
+        },
+        "proj/src/app/prompt.py",
+        "ROOT = 'x'\n",
+        {"proj/src/app/prompt.py", "proj/src/app/agent.py", "proj/tests/test_agent.py"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "edited", "text", "expected"), [c[1:] for c in REACH_CASES], ids=[c[0] for c in REACH_CASES]
+)
+def test_an_edit_reaches_the_files_importing_that_very_module(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    edited: str,
+    text: str | None,
+    expected: set[str],
+) -> None:
+    from templating.linter.reach import ImportGraph, affected
+
+    monkeypatch.chdir(tmp_path)
+    before = files.get(edited)
+    texts = {**files, edited: "" if text is None else text}  # a deleted file: "", as `Project.update` gives it
+    graph = ImportGraph()
+    graph.sync(files)  # the project as it was, then the edit
+    assert graph.affected(edited, texts, before, []) == expected
+    assert affected(edited, texts, before, [], {}) == expected
+
+
+def test_an_update_in_one_copy_of_an_app_scans_that_copy_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two copies of an app whose agent imports its prompt module by absolute name, as the corpus's do: an
+    edit of one copy's prompt module scans that copy's files only, and publishes what a fresh run reports."""
+    app = {
+        "app/__init__.py": "from . import agent\n",
+        "app/prompt.py": _BASE["app/prompt.py"],
+        "app/tools.py": _BASE["app/tools.py"],
+        "app/agent.py": _AGENT + "from app import prompt\n\n"
+        "root_agent = LlmAgent(name='root', model='m', instruction=prompt.ROOT_INSTR, output_key='itinerary')\n",
+    }
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'mono'\n", encoding="utf-8")
+    for copy in ("one", "two"):
+        for name, content in app.items():
+            (tmp_path / copy / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / copy / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    edited = 'ROOT_INSTR = """Plan the trip with {itinerary} for {user_profile?} and {budget}."""\n'
+    result = project.update("two/app/prompt.py", edited)
+    assert project.scanned_again == {"two/app/prompt.py", "two/app/agent.py", "two/app/__init__.py"}
+    publish(published, result)
+    assert_published_as_fresh(published, {"two/app/prompt.py": edited}, "two/app/prompt.py edited")
+    assert any(d.path == "two/app/prompt.py" and "budget" in d.message for d in result.diagnostics)
+
+
+def test_an_edit_in_one_copy_of_the_corpus_reaches_no_other_copy() -> None:
+    """The corpus copied twice as one workspace, the packages keeping their names: what each file of the
+    first copy reads is in that copy, and the graph gives what testing every pair of files gives."""
+    from templating.linter.reach import ImportGraph
+
+    if AGENTS is None or not AGENTS.is_dir():
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_CORPUS=1 but the shared corpus is absent", pytrace=False)
+        pytest.skip("the shared corpus is absent (set TEMPLATING_ADK_SAMPLES)")
+    texts = {f"{copy}/{name}": text for copy in ("c0", "c1") for name, text in _corpus_texts().items()}
+    graph = ImportGraph()
+    graph.sync(texts)
+    assert sum(bool(graph.reads(path)) for path in texts) > 100, "the corpus's files import each other"
+    crossing = {
+        path: sorted(graph.reads(path))
+        for path in texts
+        if not all(other.split("/")[0] == path.split("/")[0] for other in graph.reads(path))
+    }
+    assert not crossing
+    prompt = "c1/travel-concierge/travel_concierge/prompt.py"
+    reached = graph.affected(prompt, texts, texts[prompt], [])
+    assert reached == {
+        path.replace("c0/", "c1/", 1) for path in graph.affected(prompt.replace("c1", "c0"), texts, None, [])
+    }
+    assert "c1/travel-concierge/travel_concierge/agent.py" in reached
+    _graph_agrees(texts, graph, [prompt, "c0/travel-concierge/travel_concierge/agent.py"])
+
+
 _CORPUS_TEXTS: dict[str, str] = {}
 
 

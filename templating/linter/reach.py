@@ -3,8 +3,9 @@ files that may import a module, the instructions that read some keys. Read by th
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -128,35 +129,110 @@ def import_statements(path: str, text: str) -> _Imports:
     return tuple(found)
 
 
-def reaches(path: str, text: str, target: str, *, statements: _Imports | None = None) -> bool:
+_Parts = tuple[str, ...]  # a real path (of a folder, or of a module: `x.py` and `x/__init__.py` are `.../x`)
+
+
+class _Places:
+    """Where the scanner looks for what a file imports: the real folders of files, resolved once each.
+
+    The scanner resolves a relative import from the importing file's folder, and an absolute one against
+    each folder above the file's real path, nearest first (`pysource.imports._Modules.find_module`); here
+    every such folder is a candidate, the nearest or not, so an import may be taken to read a module the
+    scanner finds elsewhere, never the reverse."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, _Parts] = {}
+        self._above: dict[str, list[_Parts]] = {}  # a folder -> it and the folders above it, nearest first
+
+    def folder(self, folder: str) -> _Parts:
+        known = self._folders.get(folder)
+        if known is None:
+            known = self._folders[folder] = Path(os.path.realpath(folder or os.curdir)).parts
+        return known
+
+    def module(self, path: str) -> _Parts:
+        folder, name = os.path.split(path)
+        stem = os.path.splitext(name)[0]
+        parts = self.folder(folder)
+        return parts if stem == "__init__" else (*parts, stem)
+
+    def bases(self, path: str, base: PurePosixPath | None) -> list[_Parts]:
+        """The folders an import of the file `path` is resolved from: `base` for a relative one, else the
+        folders above the file (its package's parent, the project's root, a `src/` folder among them)."""
+        if base is not None:
+            return [self.folder(str(base))]
+        head = os.path.dirname(path)
+        above = self._above.get(head)
+        if above is None:
+            folder = self.folder(head)
+            above = self._above[head] = [folder[:i] for i in range(len(folder), 0, -1)]
+        return above
+
+
+def _named_by(module: _Parts, candidate: tuple[str, ...]) -> tuple[bool, bool]:
+    """By module name only (an import whose top package is none of the project's): whether the dotted
+    `candidate` ends `module`'s path, and whether it is a part of the path above it (a package holding it)."""
+    size = len(candidate)
+    if size and module[-size:] == candidate:
+        return True, True
+    return False, any(module[i : i + size] == candidate for i in range(len(module) - size))
+
+
+def reaches(
+    path: str,
+    text: str,
+    target: str,
+    *,
+    statements: _Imports | None = None,
+    known: Callable[[_Parts], bool] | None = None,
+    places: _Places | None = None,
+) -> bool:
     """Whether the scan of the file `path` (its text `text`) may read the Python file `target`: an import
-    statement may load `target`'s module (its dotted name ends the module's path; or it loads a package
-    holding the module and `text` names the module after a dot: `pkg.prompt.ROOT`). It may be true of a
-    file that does not read `target`, never false of one that does. `statements`: the file's, if read."""
-    item = PurePosixPath(target)
-    module = item.parent if item.stem == "__init__" else item.with_suffix("")
-    name = module.name
+    statement resolves to `target`'s module (relative: from `path`'s folder; absolute: from a folder above
+    `path`, as the scanner resolves it), or to a package holding the module while `text` names the module
+    after a dot (`pkg.prompt.ROOT`). An absolute import whose top package or module is found in none of
+    those folders among the project's (`known` tells which places are a module or a folder of the project;
+    `None`: none known) is taken by name: its dotted name ends the module's path.
+    It may be true of a file that does not read `target`, never false of one that does. `statements`: the
+    file's, if read; `places`: the real folders resolved so far."""
+    places = places if places is not None else _Places()
+    module = places.module(target)
+    name = module[-1] if module else ""
     if name not in text:
         return False
-    parts = module.parts
     dotted: bool | None = None  # whether the text names the module after a dot (an attribute chain)
     for base, candidates in import_statements(path, text) if statements is None else statements:
+        bases = places.bases(path, base)
         for candidate in candidates:
-            if base is not None:
-                place = base.joinpath(*candidate)
+            resolved = False
+            holds = False
+            for folder in bases:
+                place = folder + candidate
                 if place == module:
                     return True
-                holds = place in module.parents
-            else:
-                if candidate and parts[-len(candidate) :] == candidate:
+                holds = holds or (len(place) < len(module) and module[: len(place)] == place)
+                resolved = resolved or (known is not None and known(folder + candidate[:1]))
+            if base is None and not resolved:  # its top package is none of the project's: by name
+                ends, inside = _named_by(module, candidate)
+                if ends:
                     return True
-                holds = any(parts[i : i + len(candidate)] == candidate for i in range(len(parts) - len(candidate)))
+                holds = holds or inside
             if holds:
                 if dotted is None:
                     dotted = re.search(rf"\.[ \t]*{re.escape(name)}\b", text) is not None
                 if dotted:
                     return True
     return False
+
+
+def _known_places(files: Iterable[str], places: _Places) -> Callable[[_Parts], bool]:
+    """A test of whether a place is a module of `files` or a folder holding one."""
+    found: set[_Parts] = set()
+    for path in files:
+        module = places.module(path)
+        found.add(module)
+        found.update(module[:i] for i in range(1, len(module)))
+    return found.__contains__
 
 
 def affected(
@@ -173,13 +249,15 @@ def affected(
     the whole project gives for them: no file outside reads one inside. `memo` keeps each file's import
     statements with the text they were read from (one entry a file: an old text is not kept)."""
     files = list(texts)
+    places = _Places()
+    known = _known_places(files, places)
 
     def reads(importer: str, module: str) -> bool:
         text = texts[importer]
-        known = memo.get(importer)
-        if known is None or known[0] is not text:
-            known = memo[importer] = (text, import_statements(importer, text))
-        return reaches(importer, text, module, statements=known[1])
+        found = memo.get(importer)
+        if found is None or found[0] is not text:
+            found = memo[importer] = (text, import_statements(importer, text))
+        return reaches(importer, text, module, statements=found[1], known=known, places=places)
 
     out = {target}
     stack = [target]
@@ -188,7 +266,9 @@ def affected(
         for other in files:
             if other in out:
                 continue
-            if reads(here, other) or (here == target and before is not None and reaches(target, before, other)):
+            if reads(here, other) or (
+                here == target and before is not None and reaches(target, before, other, known=known, places=places)
+            ):
                 out.add(other)
                 stack.append(other)
     groups = [set(group) for group in given_in if len(group) > 1]
@@ -205,45 +285,47 @@ def affected(
     return out
 
 
-def _module_of(target: str) -> PurePosixPath:
-    item = PurePosixPath(target)
-    return item.parent if item.stem == "__init__" else item.with_suffix("")
-
-
 class ImportGraph:
     """Which files' scans may read which (the relation [`reaches`][templating.linter.reach.reaches] gives),
-    kept between edits: each file's targets are worked out again only when its text changes, from indexes
-    of the files by module, folder, name and path part rather than by testing every pair of files.
+    kept between edits: each file's targets are worked out again only when its text changes, each import
+    resolved to the module it names (the place it names from each folder it is resolved from, looked up in
+    an index of the files by module and folder) rather than by testing every pair of files; an import whose
+    top package is none of the project's is looked up by name (indexes by module name and path part).
 
     [`affected`][templating.linter.reach.ImportGraph.affected] gives exactly what the function `affected`
     gives for the same texts (a test compares them on the corpus); an edit then costs the few files
-    it touches, not the square of the project's."""
+    it touches, not the square of the project's, and reaches only the files importing that very module
+    (`copy7/travel/prompt.py`, not every `prompt` module of the workspace)."""
 
     def __init__(self) -> None:
         self._files: frozenset[str] = frozenset()
-        self._by_module: dict[PurePosixPath, list[str]] = {}  # a module's path -> its files (x.py, x/__init__.py)
-        self._under: dict[PurePosixPath, list[str]] = {}  # a folder -> the files whose module is below it
+        self._places = _Places()
+        self._by_module: dict[_Parts, list[str]] = {}  # a module's real path -> its files (x.py, x/__init__.py)
+        self._under: dict[_Parts, list[str]] = {}  # a folder -> the files whose module is below it
         self._by_name: dict[str, list[str]] = {}  # a module's name -> its files
         self._by_part: dict[str, list[str]] = {}  # a folder's name in a module's path -> those files
-        self._parts: dict[str, tuple[str, ...]] = {}
+        self._parts: dict[str, _Parts] = {}
         self._reads: dict[str, tuple[str, frozenset[str]]] = {}  # file -> (the text read, what it may read)
         self._readers: dict[str, set[str]] = {}  # file -> the files that may read it
 
     def _index(self, files: frozenset[str]) -> None:
         self._files = files
+        self._places = _Places()  # folders resolved again: a link may have changed with the files
         self._by_module, self._under, self._by_name, self._by_part, self._parts = {}, {}, {}, {}, {}
         self._reads, self._readers = {}, {}
         for path in sorted(files):
-            module = _module_of(path)
-            parts = module.parts
+            parts = self._places.module(path)
             self._parts[path] = parts
-            self._by_module.setdefault(module, []).append(path)
-            for folder in module.parents:
-                self._under.setdefault(folder, []).append(path)
+            self._by_module.setdefault(parts, []).append(path)
+            for i in range(1, len(parts)):
+                self._under.setdefault(parts[:i], []).append(path)
             if parts:
                 self._by_name.setdefault(parts[-1], []).append(path)
             for part in dict.fromkeys(parts[:-1]):
                 self._by_part.setdefault(part, []).append(path)
+
+    def _known(self, place: _Parts) -> bool:
+        return place in self._by_module or place in self._under
 
     def _targets(self, path: str, text: str) -> frozenset[str]:
         """The files `path` (with `text`) may read: those for which `reaches` is true."""
@@ -263,12 +345,22 @@ class ImportGraph:
                     yield other
 
         for base, candidates in import_statements(path, text):
+            bases = self._places.bases(path, base)
             for candidate in candidates:
-                if base is not None:
-                    place = base.joinpath(*candidate)
-                    out.update(o for o in self._by_module.get(place, ()) if self._name_in(o, text))
-                    out.update(holding(self._under.get(place, ())))
+                resolved = False
+                for folder in bases:
+                    place = folder + candidate
+                    found = self._by_module.get(place)
+                    if found:
+                        out.update(o for o in found if self._name_in(o, text))
+                    below = self._under.get(place)
+                    if below:
+                        out.update(holding(below))
+                    resolved = resolved or self._known(folder + candidate[:1])
+                if base is not None or resolved:
                     continue
+                # its top package is no module or folder of the project's (installed, or found on a path the
+                # scan does not know): the files whose module path the dotted name ends, by name
                 size = len(candidate)
                 if size:
                     for other in self._by_name.get(candidate[-1], ()):
@@ -334,7 +426,11 @@ class ImportGraph:
             if here in self._files:
                 found = [other for other in self._readers.get(here, ()) if other not in out]
             else:  # a file no longer there, giving an instruction of the last scan: tested against each file
-                found = [other for other in texts if other not in out and reaches(other, texts[other], here)]
+                found = [
+                    other
+                    for other in texts
+                    if other not in out and reaches(other, texts[other], here, known=self._known, places=self._places)
+                ]
             for group in groups:
                 if here in group:
                     found += [other for other in group if other not in out]
