@@ -8,7 +8,7 @@ import concurrent.futures
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any, TypeVar
 
-from .load import PreviewError
+from .load import PreviewError, adk_installed
 from .result import Preview
 
 __all__ = ["build_preview", "import_adk"]
@@ -25,6 +25,7 @@ def build_preview(
     announce: Callable[[str], None] | None = None,
     read: Callable[[str], str] | None = None,
     unsaved: Collection[str] | None = None,
+    partial: bool = True,
 ) -> Preview:
     """The preview of the app `target` names, for the session state `state` (default: the app's declared initial
     state, each key's value a marker; else empty).
@@ -32,7 +33,9 @@ def build_preview(
     By default the app is read from its code by the agent model and none of it runs (`read` and `unsaved`: an
     editor's unsaved text, as `templating.pysource.scan` takes them). `run`: import the app (this runs its code,
     as `adk run` does) and run its callbacks as google-adk would; `announce` is told before its code runs.
-    `agent`: only the agents of that name (a `PreviewError` when there is none)."""
+    `agent`: only the agents of that name (a `PreviewError` when there is none). Without google-adk (the `adk`
+    extra), a preview read from the code is `partial` (each agent's instructions rendered by this project, marked
+    as not the exact request); `partial=False` raises a `PreviewError` instead."""
     from .assemble import Given, Marker
     from .load import load_app, quiet
     from .static import adk_tree, declared_state, read_app
@@ -54,12 +57,22 @@ def build_preview(
         given = {key: Given(Marker(value), "state", where) for key, value in declared.items()}
         if where is not None:
             notes.append(f"state: the declared initial state ({where}), each value shown as a marker")
+    if not run and not adk_installed():
+        if not partial:
+            raise PreviewError(
+                "the preview assembles each request with google-adk's own code: "
+                "pip install 'agent-prompt-templating[adk]'"
+            )
+        from .partial import ADK_MISSING, partial_previews
+
+        assert static is not None
+        previews = partial_previews(static, given)
+        return _only(Preview(target, "partial", tuple(previews), (ADK_MISSING, *notes)), agent)
     if run:
         loaded = load_app(target, announce=announce)
         walk = Walk(run_code=True, plugins=list(loaded.plugins))
         root = loaded.root
     else:
-        _need_adk()
         assert static is not None
         try:
             with quiet():
@@ -89,24 +102,15 @@ def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 def import_adk() -> None:
     """Import what a preview uses of google-adk, if it is installed (an editor does it ahead of the first one)."""
-    import importlib.util
+    import importlib
     import warnings
 
-    if importlib.util.find_spec("google.adk") is None:
+    if not adk_installed():
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         importlib.import_module("google.adk.agents")
         importlib.import_module("google.adk.flows.llm_flows.auto_flow")
-
-
-def _need_adk() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("google.adk") is None:
-        raise PreviewError(
-            "the preview assembles each request with google-adk's own code: pip install 'agent-prompt-templating[adk]'"
-        )
 
 
 def _only(result: Preview, agent: str | None) -> Preview:
