@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Callable, Collection, Coroutine, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Coroutine, Hashable, Mapping
 from typing import Any, TypeVar
 
 from .load import PreviewError, adk_installed
-from .result import Preview
+from .result import AgentPreview, Preview
 
-__all__ = ["build_preview", "import_adk"]
+__all__ = ["build_preview", "clear_cache", "import_adk"]
 
 T = TypeVar("T")
 
@@ -42,6 +44,7 @@ def build_preview(
     from .walk import Walk
 
     static = None
+    key: Hashable | None = None
     notes: list[str] = []
     if not run or state is None:
         try:
@@ -74,6 +77,13 @@ def build_preview(
         root = loaded.root
     else:
         assert static is not None
+        key = _cache_key(target, static, given)
+        with _LOCK:
+            cached = _CACHE.get(key) if key is not None else None
+            if cached is not None:
+                _CACHE.move_to_end(key)
+        if cached is not None:
+            return _only(Preview(target, "static", cached[0], cached[1]), agent)
         try:
             with quiet():
                 root, facts = adk_tree(static)
@@ -86,7 +96,54 @@ def build_preview(
     with quiet():
         previews = _run(lambda: walk.app(root, given))
     result = Preview(target, "run" if run else "static", tuple(previews), tuple([*notes, *walk.notes]))
+    if key is not None:
+        with _LOCK:
+            _CACHE[key] = (result.agents, result.notes)
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
     return _only(result, agent)
+
+
+# The static previews made last, by everything they are made of: an editor asks again for an app none of whose
+# files changed (an edit of another app, a panel shown again) and gets the same answer without google-adk's work.
+CACHE_SIZE = 16
+_LOCK = threading.Lock()  # the language server makes previews on worker threads
+_CACHE: OrderedDict[Hashable, tuple[tuple[AgentPreview, ...], tuple[str, ...]]] = OrderedDict()
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is JSON data (its repr then says all of it)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+def _cache_key(target: str, static: Any, given: Mapping[str, Any]) -> Hashable | None:
+    """What a static preview is made of, as a key: the target, every file read (its text), the project's
+    configuration, the state (each value's type and repr; None when a value is not JSON data) and google-adk's
+    version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    state = []
+    for name, item in given.items():
+        if not _plain(item.value):
+            return None
+        state.append((name, type(item.value).__name__, repr(item.value), item.source, item.by))
+    try:
+        adk = version("google-adk")
+    except PackageNotFoundError:
+        adk = None
+    return (target, tuple(sorted(static.sources.items())), static.config, tuple(state), adk)
+
+
+def clear_cache() -> None:
+    """Forget the previews made so far."""
+    with _LOCK:
+        _CACHE.clear()
 
 
 def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
