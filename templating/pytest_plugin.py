@@ -578,7 +578,7 @@ def preview_snapshot(request: pytest.FixtureRequest) -> Iterator[Any]:
 
         path = Path(target)
         named = str(path if path.is_absolute() or (":" in str(target) and not path.exists()) else root / path)
-        result = build_preview(named, state=state, run=run, agent=agent)
+        result = build_preview(named, state=state, run=run, agent=agent, partial=False)
         lengths = {a.agent: len(a.system_instruction or "") + len(a.instruction_turn or "") for a in result.agents}
         return PreviewText(as_text(result), extension, registered, lengths, guard, refused)
 

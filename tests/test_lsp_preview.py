@@ -164,3 +164,43 @@ async def test_no_preview_outside_the_folders_or_without_an_app(
     assert "no root_agent" in found["error"]
     bad = await preview(client, {"textDocument": {"uri": loose.as_uri()}, "state": [1]})
     assert bad["error"] == "state must be a JSON object (key -> value)"
+
+
+WITHOUT_ADK = {**ENV, "PYTHONPATH": str(ROOT / "tests" / "without_adk") + os.pathsep + ENV["PYTHONPATH"]}
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "templating", "lsp"], server_env=WITHOUT_ADK)
+)
+async def client_without_adk(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_without_google_adk_the_preview_request_answers_the_partial_preview(
+    client_without_adk: LanguageClient, project: Path
+) -> None:
+    """A server started where google-adk cannot be imported (tests/without_adk): the same answer as the command's
+    partial preview, each agent marked partial, an unsaved edit followed."""
+    client = client_without_adk
+    await start(client, project)
+    path = project / "concierge" / "agent.py"
+    uri = await open_doc(client, path)
+    found = await preview(client, {"textDocument": {"uri": uri}, "state": {"app:city": "Lyon"}})
+    assert found["error"] is None
+    assert found["mode"] == "partial"
+    assert [a["agent"] for a in found["agents"]] == ["concierge", "greeting_agent", "booking_agent"]
+    assert all(a["partial"].startswith("google-adk is not installed") for a in found["agents"])
+    assert any("need the adk extra" in note for note in found["notes"])
+    text = path.read_text(encoding="utf-8").replace("Be courteous.", "Be brief.")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(2, uri), [types.TextDocumentContentChangeWholeDocument(text)]
+        )
+    )
+    edited = await preview(client, {"textDocument": {"uri": uri}, "agent": "greeting_agent"})
+    assert edited["agents"][0]["system_instruction"] == (
+        "You work for Chez Nous, a restaurant in \u27e8missing: app:city\u27e9. Be brief.\n\n"
+        "You are the Greeting Agent. Greet  warmly. Do not engage in other conversation."
+    )

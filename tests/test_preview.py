@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -414,3 +415,38 @@ def test_what_each_agent_sees_is_kept_in_a_snapshot(app: str, preview_snapshot: 
     any agent of these apps sees, in google-adk or here, fails this test with a diff."""
     state, _ = CASES[app]
     assert preview_snapshot(f"tests/fixtures/preview_apps/{app}", state) == snapshot
+
+
+def test_a_preview_after_an_edit_is_the_fresh_preview_of_the_edited_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Previews are kept by everything they are made of: an unchanged app is not assembled again, and an edit
+    (unsaved, as an editor gives it) or another state always gives what a fresh preview gives."""
+    import templating.preview.static
+    from templating.preview.build import clear_cache
+
+    app = tmp_path / "concierge"
+    shutil.copytree(APPS / "concierge", app)
+    made = []
+    real = templating.preview.static.adk_tree
+    monkeypatch.setattr(templating.preview.static, "adk_tree", lambda static: made.append(1) or real(static))
+    edits = {str(app / "agent.py"): (app / "agent.py").read_text(encoding="utf-8").replace("courteous", "brief")}
+
+    def read(path: str) -> str:
+        return edits.get(path) or Path(path).read_text(encoding="utf-8")
+
+    clear_cache()
+    first = build_preview(str(app)).to_json()
+    assert build_preview(str(app)).to_json() == first
+    assert len(made) == 1  # the same inputs: kept
+    edited = build_preview(str(app), read=read).to_json()
+    lyon = build_preview(str(app), state={"app:city": "Lyon"}).to_json()
+    paris = build_preview(str(app), state={"app:city": "Paris"}).to_json()
+    assert len(made) == 4
+    assert "Be brief." in edited[0]["system_instruction"]
+    assert "Lyon" in lyon[0]["system_instruction"]
+    assert "Paris" in paris[0]["system_instruction"]
+    clear_cache()
+    assert build_preview(str(app), read=read).to_json() == edited
+    assert build_preview(str(app)).to_json() == first
+    assert build_preview(str(app), state={"app:city": "Paris"}).to_json() == paris

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Callable, Collection, Coroutine, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Coroutine, Hashable, Mapping
 from typing import Any, TypeVar
 
-from .load import PreviewError
-from .result import Preview
+from .load import PreviewError, adk_installed
+from .result import AgentPreview, Preview
 
-__all__ = ["build_preview", "import_adk"]
+__all__ = ["build_preview", "clear_cache", "import_adk"]
 
 T = TypeVar("T")
 
@@ -25,6 +27,7 @@ def build_preview(
     announce: Callable[[str], None] | None = None,
     read: Callable[[str], str] | None = None,
     unsaved: Collection[str] | None = None,
+    partial: bool = True,
 ) -> Preview:
     """The preview of the app `target` names, for the session state `state` (default: the app's declared initial
     state, each key's value a marker; else empty).
@@ -32,13 +35,16 @@ def build_preview(
     By default the app is read from its code by the agent model and none of it runs (`read` and `unsaved`: an
     editor's unsaved text, as `templating.pysource.scan` takes them). `run`: import the app (this runs its code,
     as `adk run` does) and run its callbacks as google-adk would; `announce` is told before its code runs.
-    `agent`: only the agents of that name (a `PreviewError` when there is none)."""
+    `agent`: only the agents of that name (a `PreviewError` when there is none). Without google-adk (the `adk`
+    extra), a preview read from the code is `partial` (each agent's instructions rendered by this project, marked
+    as not the exact request); `partial=False` raises a `PreviewError` instead."""
     from .assemble import Given, Marker
     from .load import load_app, quiet
     from .static import adk_tree, declared_state, read_app
     from .walk import Walk
 
     static = None
+    key: Hashable | None = None
     notes: list[str] = []
     if not run or state is None:
         try:
@@ -54,13 +60,30 @@ def build_preview(
         given = {key: Given(Marker(value), "state", where) for key, value in declared.items()}
         if where is not None:
             notes.append(f"state: the declared initial state ({where}), each value shown as a marker")
+    if not run and not adk_installed():
+        if not partial:
+            raise PreviewError(
+                "the preview assembles each request with google-adk's own code: "
+                "pip install 'agent-prompt-templating[adk]'"
+            )
+        from .partial import ADK_MISSING, partial_previews
+
+        assert static is not None
+        previews = partial_previews(static, given)
+        return _only(Preview(target, "partial", tuple(previews), (ADK_MISSING, *notes)), agent)
     if run:
         loaded = load_app(target, announce=announce)
         walk = Walk(run_code=True, plugins=list(loaded.plugins))
         root = loaded.root
     else:
-        _need_adk()
         assert static is not None
+        key = _cache_key(target, static, given)
+        with _LOCK:
+            cached = _CACHE.get(key) if key is not None else None
+            if cached is not None:
+                _CACHE.move_to_end(key)
+        if cached is not None:
+            return _only(Preview(target, "static", cached[0], cached[1]), agent)
         try:
             with quiet():
                 root, facts = adk_tree(static)
@@ -73,7 +96,54 @@ def build_preview(
     with quiet():
         previews = _run(lambda: walk.app(root, given))
     result = Preview(target, "run" if run else "static", tuple(previews), tuple([*notes, *walk.notes]))
+    if key is not None:
+        with _LOCK:
+            _CACHE[key] = (result.agents, result.notes)
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
     return _only(result, agent)
+
+
+# The static previews made last, by everything they are made of: an editor asks again for an app none of whose
+# files changed (an edit of another app, a panel shown again) and gets the same answer without google-adk's work.
+CACHE_SIZE = 16
+_LOCK = threading.Lock()  # the language server makes previews on worker threads
+_CACHE: OrderedDict[Hashable, tuple[tuple[AgentPreview, ...], tuple[str, ...]]] = OrderedDict()
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is JSON data (its repr then says all of it)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+def _cache_key(target: str, static: Any, given: Mapping[str, Any]) -> Hashable | None:
+    """What a static preview is made of, as a key: the target, every file read (its text), the project's
+    configuration, the state (each value's type and repr; None when a value is not JSON data) and google-adk's
+    version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    state = []
+    for name, item in given.items():
+        if not _plain(item.value):
+            return None
+        state.append((name, type(item.value).__name__, repr(item.value), item.source, item.by))
+    try:
+        adk = version("google-adk")
+    except PackageNotFoundError:
+        adk = None
+    return (target, tuple(sorted(static.sources.items())), static.config, tuple(state), adk)
+
+
+def clear_cache() -> None:
+    """Forget the previews made so far."""
+    with _LOCK:
+        _CACHE.clear()
 
 
 def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -89,24 +159,15 @@ def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 def import_adk() -> None:
     """Import what a preview uses of google-adk, if it is installed (an editor does it ahead of the first one)."""
-    import importlib.util
+    import importlib
     import warnings
 
-    if importlib.util.find_spec("google.adk") is None:
+    if not adk_installed():
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         importlib.import_module("google.adk.agents")
         importlib.import_module("google.adk.flows.llm_flows.auto_flow")
-
-
-def _need_adk() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("google.adk") is None:
-        raise PreviewError(
-            "the preview assembles each request with google-adk's own code: pip install 'agent-prompt-templating[adk]'"
-        )
 
 
 def _only(result: Preview, agent: str | None) -> Preview:

@@ -60,14 +60,19 @@ def as_text(preview: Preview) -> str:
         lines += [("\u2500" * 3) + " " + head, ""]
         if agent.error is not None and agent.system_instruction is None:
             lines += [f"  no request: {agent.error}", ""]
+        elif agent.partial is not None:
+            lines += [f"PARTIAL: {agent.partial}", ""]
+            lines += ["instructions (as templating renders them; not the exact system instruction):"]
+            lines += [*_block(agent.system_instruction), ""]
         else:
             lines += ["system instruction:", *_block(agent.system_instruction), ""]
             if agent.instruction_turn is not None:
                 lines += ["instruction turn (a user turn before the user's message):", *_block(agent.instruction_turn)]
                 lines.append("")
-        lines.append("tools: " + (", ".join(agent.tools) or "none"))
+        if agent.partial is None:
+            lines.append("tools: " + (", ".join(agent.tools) or "none"))
         lines.append("keys: " + ("; ".join(describe_read(r) for r in agent.reads) or "none"))
-        if not agent.exact:
+        if not agent.exact and agent.partial is None:
             lines.append("NOT EXACT: this may differ at run time (see the notes)")
         lines += [f"note: {note}" for note in agent.notes]
         lines.append("")
@@ -95,16 +100,21 @@ def as_markdown(preview: Preview) -> str:
         lines += [where + (f"{_DOT}model `{agent.model}`" if agent.model else ""), ""]
         if agent.error is not None and agent.system_instruction is None:
             lines += [f"No request: {agent.error}", ""]
+        elif agent.partial is not None:
+            lines += [f"**Partial:** {agent.partial}", ""]
+            lines += ["**Instructions** (as templating renders them; not the exact system instruction)", ""]
+            lines += [*_md_block(agent.system_instruction or ""), ""]
         else:
             lines += ["**System instruction**", "", *_md_block(agent.system_instruction or ""), ""]
             if agent.instruction_turn is not None:
                 lines += ["**Instruction turn** (a user turn before the user's message)", ""]
                 lines += [*_md_block(agent.instruction_turn), ""]
-        lines.append("**Tools:** " + (", ".join(f"`{t}`" for t in agent.tools) or "none"))
-        lines.append("")
+        if agent.partial is None:
+            lines.append("**Tools:** " + (", ".join(f"`{t}`" for t in agent.tools) or "none"))
+            lines.append("")
         lines.append("**Keys:** " + ("; ".join(describe_read(r) for r in agent.reads) or "none"))
         lines.append("")
-        if not agent.exact:
+        if not agent.exact and agent.partial is None:
             lines += ["**Not exact:** this may differ at run time.", ""]
         lines += [f"- {note}" for note in agent.notes]
         if agent.notes:
@@ -124,7 +134,7 @@ def summary(preview: Preview) -> list[str]:
         listed = ", ".join(f"{key} (read by {', '.join(agents)})" for key, agents in missing.items())
         shown = marker("missing: KEY")
         out.append(f"nobody supplies {listed}: the first turn fails there at run time; shown as {shown}")
-    inexact = [a.agent for a in preview.agents if not a.exact]
+    inexact = [a.agent for a in preview.agents if not a.exact and a.partial is None]
     if inexact:
         out.append(f"not exact for {', '.join(inexact)} (see each agent's notes)")
     out += list(preview.notes)
@@ -146,7 +156,7 @@ def instruction_lengths(text: str) -> dict[str, int]:
             agent = head.group(1)
             lengths.setdefault(agent, 0)
             inside = False
-        elif line in ("system instruction:",) or line.startswith("instruction turn"):
+        elif line == "system instruction:" or line.startswith(("instruction turn", "instructions (")):
             inside = True
         elif agent is not None and inside and line.startswith(_GUTTER.rstrip()):
             lengths[agent] += len(line[len(_GUTTER) :]) + 1

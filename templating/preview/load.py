@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import TemplatingError
 
-__all__ = ["Loaded", "PreviewError", "load_app", "quiet"]
+__all__ = ["Loaded", "PreviewError", "adk_installed", "load_app", "quiet"]
 
 
 class PreviewError(TemplatingError):
@@ -49,7 +49,7 @@ def quiet() -> Iterator[None]:
 def load_app(target: str, *, announce: Callable[[str], None] | None = None) -> Loaded:
     """Import the app `target` names (see the module's docstring); a `PreviewError` saying what is wrong.
     `announce` is told, once the target is found and before any of its code runs, that it is about to run."""
-    if importlib.util.find_spec("google.adk") is None:
+    if not adk_installed():
         raise PreviewError(
             "templating preview --run imports the app, which needs google-adk: "
             "pip install 'agent-prompt-templating[adk]'"
@@ -71,6 +71,14 @@ def load_app(target: str, *, announce: Callable[[str], None] | None = None) -> L
     finally:
         sys.dont_write_bytecode = bytecode
     return _as_loaded(found, target)
+
+
+def adk_installed() -> bool:
+    """Whether google-adk can be imported (the `adk` extra): a missing `google` namespace counts as no."""
+    try:
+        return importlib.util.find_spec("google.adk") is not None
+    except ImportError:
+        return False
 
 
 def _first_line(exc: BaseException) -> str:

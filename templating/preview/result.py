@@ -66,7 +66,9 @@ class AgentPreview:
     both None when the request could not be assembled (`error` says why). `tools` are the names of the tools the
     model is offered, in the request's order (google-adk's built-in tools by their kind). `reads` the keys the
     instructions read. `exact`: whether this is byte for byte what google-adk sends for the given state (`notes`
-    say why not, and anything else worth knowing). `order`: its place in the run order (1 for the first)."""
+    say why not, and anything else worth knowing). `order`: its place in the run order (1 for the first).
+    `partial`: None, or why this is only the part this project renders (google-adk not installed) and which parts
+    need the `adk` extra; `system_instruction` then holds the agent's instructions rendered with the state."""
 
     agent: str
     path: tuple[str, ...]
@@ -82,6 +84,7 @@ class AgentPreview:
     notes: tuple[str, ...] = ()
     error: str | None = None
     order: int = 0
+    partial: str | None = None
 
     def keys(self, source: KeySource) -> list[str]:
         """The keys read whose value comes from `source`, in the order they are read."""
@@ -111,16 +114,18 @@ class AgentPreview:
             "exact": self.exact,
             "notes": list(self.notes),
             "error": self.error,
+            "partial": self.partial,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Preview:
     """The previews of an app's agents in run order: `target` as the user named it, `mode` `static` (read from
-    the code, nothing of it run) or `run` (the app imported), `notes` about the whole app."""
+    the code, nothing of it run), `run` (the app imported) or `partial` (read from the code without google-adk:
+    each agent's instructions as this project renders them, not the exact request), `notes` about the whole app."""
 
     target: str
-    mode: Literal["static", "run"]
+    mode: Literal["static", "run", "partial"]
     agents: tuple[AgentPreview, ...]
     notes: tuple[str, ...] = field(default=())
 

@@ -46,6 +46,7 @@ class StaticApp:
     top: Any
     root: Path
     sources: dict[str, str] = field(default_factory=dict)
+    config: str = ""  # the project's [tool.templating] as read (its repr): with `sources`, all the model is made of
 
 
 def _python_files(folder: Path, *, deep: bool) -> list[str]:
@@ -135,7 +136,7 @@ def read_app(
         if found.errors:  # the root agent may be in a file that is not valid Python: say that first
             raise PreviewError(found.errors[0].message) from None
         raise
-    return StaticApp(model, app, top, root, dict(found.sources))
+    return StaticApp(model, app, top, root, dict(found.sources), repr(config))
 
 
 def _pick(

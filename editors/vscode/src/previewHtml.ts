@@ -19,6 +19,8 @@ export interface AgentPreview {
   exact: boolean;
   notes: string[];
   error: string | null;
+  /** Why this is only what templating renders (google-adk not installed), and what needs the adk extra. */
+  partial?: string | null;
 }
 
 /** The server's answer to `templating/preview`. */
@@ -79,18 +81,26 @@ function agentHtml(agent: AgentPreview): string {
   const parts = [`<section class="agent" data-agent="${escapeHtml(agent.agent)}">`];
   parts.push(`<h2>${escapeHtml(head)} <span class="kind">(${escapeHtml(agent.kind)})</span></h2>`);
   parts.push(`<p class="where">${escapeHtml(where)}</p>`);
-  if (!agent.exact) {
+  const partial = agent.partial ?? null;
+  if (partial !== null) {
+    parts.push(`<p class="inexact">Partial: ${escapeHtml(partial)}</p>`);
+  } else if (!agent.exact) {
     parts.push(`<p class="inexact">Not exact: this may differ at run time (see the notes).</p>`);
   }
   if (agent.system_instruction === null && agent.error !== null) {
     parts.push(`<p class="error">No request: ${escapeHtml(agent.error)}</p>`);
+  } else if (partial !== null) {
+    const title = "Instructions (as templating renders them; not the exact system instruction)";
+    parts.push(block(title, agent.system_instruction ?? ""));
   } else {
     parts.push(block("System instruction", agent.system_instruction ?? ""));
     if (agent.instruction_turn !== null) {
       parts.push(block("Instruction turn (a user turn before the user's message)", agent.instruction_turn));
     }
   }
-  parts.push(`<p><b>Tools:</b> ${escapeHtml(agent.tools.join(", ") || "none")}</p>`);
+  if (partial === null) {
+    parts.push(`<p><b>Tools:</b> ${escapeHtml(agent.tools.join(", ") || "none")}</p>`);
+  }
   const keys = agent.reads.map(describeRead).join("; ") || "none";
   parts.push(`<p><b>Keys:</b> ${escapeHtml(keys)}</p>`);
   if (agent.notes.length > 0) {
@@ -115,7 +125,11 @@ export function previewHtml(answer: PreviewAnswer, agent: string | null): string
   if (answer.error !== null) {
     body.push(`<p class="error">${escapeHtml(answer.error)}</p>`);
   } else {
-    const mode = answer.mode === "static" ? "read from the code; none of it runs" : "the app imported";
+    const modes: Record<string, string> = {
+      static: "read from the code; none of it runs",
+      partial: "read from the code without google-adk: partial, not the exact request",
+    };
+    const mode = modes[answer.mode] ?? "the app imported";
     body.push(`<p class="where">${escapeHtml(`${answer.target ?? ""} · ${mode}`)}</p>`);
     body.push(...answer.notes.map((note) => `<p class="where">${escapeHtml(note)}</p>`));
     body.push(...answer.agents.map(agentHtml));

@@ -64,6 +64,22 @@ describe("previewHtml", () => {
     const page = previewHtml(answer([], { error: "no ADK app holds an agent of this file" }), null);
     assert.ok(page.includes('<p class="error">no ADK app holds an agent of this file</p>'));
   });
+
+  it("marks a preview made without google-adk partial, with what needs the extra", () => {
+    const partial = "google-adk is not installed: not the exact request; needs the adk extra: the tool declarations";
+    const page = previewHtml(
+      answer([agent({ system_instruction: "Write about cats.", exact: false, tools: [], partial })], {
+        mode: "partial",
+      }),
+      null,
+    );
+    assert.ok(page.includes(`<p class="inexact">Partial: ${partial}</p>`));
+    assert.ok(page.includes("Instructions (as templating renders them; not the exact system instruction)"));
+    assert.ok(!page.includes("<h3>System instruction</h3>"));
+    assert.ok(!page.includes("Not exact"));
+    assert.ok(!page.includes("<b>Tools:</b>"));
+    assert.ok(page.includes("partial, not the exact request"));
+  });
 });
 
 describe("describeRead", () => {

@@ -1,0 +1,145 @@
+"""The language server's `templating/preview` after an unsaved edit, through a real LSP client over stdio (pygls's),
+on adk-samples' travel-concierge (21 agents, real code) copied from the shared corpus.
+
+The side panel of VS Code asks for the preview again a moment after each edit (issue 34: it follows the user's
+edits within the editor latency targets). Each of N edits types into the root agent's prompt module (unsaved);
+measured per edit, in this run: the edit's diagnostics published (the reference: what the editor already waits for
+on every edit) and then the preview request's round trip; then the same request again with nothing changed (a panel
+shown again, an edit of another app). The first preview (google-adk imported, nothing cached)
+is reported apart. Also the preview of the same app made in this process (`build_preview`, for what the server
+adds). Wall times on a loaded machine are inflated: read the ratios.
+
+    python bench/bench_lsp_preview.py [--edits N] [--corpus FOLDER]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = Path("adk-samples", "python", "agents", "travel-concierge")
+EDITED = Path("travel_concierge", "prompt.py")  # the root agent's instruction
+ANCHOR = "- Please use only the agents and tools to fulfill all user rquest"
+
+
+def corpora() -> Path | None:
+    given = os.environ.get("TEMPLATING_CORPORA")
+    if given:
+        return Path(given)
+    for folder in ROOT.parents:
+        if (folder / "shared" / "corpora" / APP).is_dir():
+            return folder / "shared" / "corpora"
+    return None
+
+
+def edited(text: str, n: int) -> str:
+    """The prompt module after the n-th edit: a word typed into the root instruction."""
+    return text.replace(ANCHOR, f"{ANCHOR} (edit {n})", 1)
+
+
+async def measure(root: Path, edits: int) -> tuple[float, list[float], list[float], list[float], int]:
+    client = LanguageClient("bench", "1")
+    published: dict[tuple[str, int], asyncio.Event] = {}
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        published.setdefault((params.uri, params.version or 0), asyncio.Event()).set()
+
+    await client.start_io(sys.executable, "-m", "templating", "lsp")
+    await client.initialize_async(
+        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri(), process_id=os.getpid())
+    )
+    client.initialized(types.InitializedParams())
+    path = root / EDITED
+    uri = path.as_uri()
+    text = path.read_text(encoding="utf-8")
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text)))
+    await published.setdefault((uri, 1), asyncio.Event()).wait()
+
+    async def preview() -> tuple[float, Any]:
+        start = time.perf_counter()
+        answer = await client.protocol.send_request_async("templating/preview", {"textDocument": {"uri": uri}})
+        return time.perf_counter() - start, answer
+
+    first, answer = await preview()
+    agents = len(answer.agents)
+    assert answer.error is None, answer.error
+    lint, previews = [], []
+    for n in range(edits):
+        version = n + 2
+        start = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version, uri),
+                [types.TextDocumentContentChangeWholeDocument(edited(text, n))],
+            )
+        )
+        await published.setdefault((uri, version), asyncio.Event()).wait()
+        lint.append(time.perf_counter() - start)
+        took, answer = await preview()
+        assert f"(edit {n})" in answer.agents[0].system_instruction, "the preview does not follow the edit"
+        previews.append(took)
+    again = [(await preview())[0] for _ in range(edits)]  # the panel shown again, nothing changed
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return first, lint, previews, again, agents
+
+
+def in_process(target: Path, runs: int) -> float:
+    from templating.preview import build_preview
+    from templating.preview.build import clear_cache
+
+    build_preview(str(target))  # google-adk imported
+    times = []
+    for _ in range(runs):
+        clear_cache()
+        start = time.perf_counter()
+        build_preview(str(target))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--corpus", type=Path, default=None, help="the shared corpora folder")
+    args = parser.parse_args()
+    found = args.corpus or corpora()
+    if found is None or not (found / APP).is_dir():
+        print(f"bench_lsp_preview: no {APP} under the shared corpora (set TEMPLATING_CORPORA): nothing measured")
+        return 0
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder).resolve() / "travel-concierge"
+        shutil.copytree(found / APP, root, ignore=shutil.ignore_patterns("tests", "eval", "deployment", "*.pyc"))
+        first, lint, previews, again, agents = asyncio.run(measure(root, args.edits))
+        local = in_process(root / "travel_concierge", 5)
+    lint_ms = statistics.median(lint) * 1000
+    preview_ms = sorted(t * 1000 for t in previews)
+    median = statistics.median(preview_ms)
+    p95 = preview_ms[round(0.95 * (len(preview_ms) - 1))]
+    print(f"bench_lsp_preview: travel-concierge ({agents} agents previewed), {args.edits} unsaved edits of {EDITED}")
+    print(f"  first preview (google-adk imported by the server's warm-up or by it): {first * 1000:.0f} ms")
+    print(f"  edit -> diagnostics published (reference): median {lint_ms:.1f} ms")
+    print(f"  preview request after the edit: median {median:.1f} ms, p95 {p95:.1f} ms")
+    print(f"  preview / diagnostics: {median / lint_ms:.1f}x")
+    repeat = statistics.median(again) * 1000
+    print(f"  preview request again, nothing changed: median {repeat:.1f} ms ({repeat / lint_ms:.1f}x diagnostics)")
+    print(f"  build_preview of the same app in this process (no LSP, nothing kept): median {local * 1000:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
