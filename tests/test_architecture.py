@@ -349,7 +349,8 @@ ORDERS: dict[str, list[str]] = {
     # services, the agent contexts over a session, then the package's lazy names
     "sessions": [
         *("sessions.values", "sessions.state", "sessions.models", "sessions.base", "sessions.memory"),
-        *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"),
+        *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.state_rows", "sessions.sql.statements"),
+        "sessions.sql.service",
         *("sessions.sql", "sessions.contexts", "sessions"),
     ],
     "jinja_mode": [
@@ -371,11 +372,11 @@ ORDERS: dict[str, list[str]] = {
         *("agent_model.enforced", "agent_model.model", "agent_model"),
     ],
     # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the app
-    # read from its code, the formats, making a preview, a revision's files from git, two previews compared, then the
-    # package's names
+    # read from its code, the partial preview without google-adk, the formats, making a preview, a revision's files
+    # from git, two previews compared, then the package's names
     "preview": [
-        *("preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.static", "preview.formats"),
-        *("preview.build", "preview.git", "preview.diff", "preview"),
+        *("preview.result", "preview.assemble", "preview.walk", "preview.load", "preview.static", "preview.partial"),
+        *("preview.formats", "preview.build", "preview.git", "preview.diff", "preview"),
     ],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).
@@ -431,7 +432,10 @@ IMPORTERS = {
         "linter.outputs.html",
     },
     "pydantic": {"agents", "sessions.models"},
-    "sqlalchemy": {"sessions.sql.driver", "sessions.sql.schema", "sessions.sql.statements", "sessions.sql.service"},
+    "sqlalchemy": {
+        *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.state_rows", "sessions.sql.statements"),
+        "sessions.sql.service",
+    },
     # Only the snapshot plugin: pytest_entry (the pytest11 entry point) loads it when syrupy is installed.
     "syrupy": {"pytest_plugin"},
     # google-adk (the adk extra): only the preview, inside the functions that make one

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,8 +36,8 @@ from ..base import (
     stored_copy,
 )
 from ..models import Event, GetSessionConfig, Session, copy_stored
-from .driver import dumps, value_text
-from .schema import Tables, key_name, odd_keys
+from .schema import key_name
+from .state_rows import Owner, StateRows
 
 try:
     import sqlalchemy as sa
@@ -48,9 +48,6 @@ except ImportError:  # the sql extra is not installed: the service says so when 
     pass
 
 __all__ = ["Appended", "Statements"]
-
-Owner = tuple[int, int]
-"""Whose state rows: (the scope's index, the pk of the session's, user's or app's row)."""
 
 
 @dataclass
@@ -65,170 +62,9 @@ class Appended:
     reloaded: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
-# A write is one statement: each scope's values come as one JSON document {name: value}, which the database
-# splits into rows. SQLite hands a scalar element out as an SQL value (a float through a double, whose text it
-# shortens), so there each value comes wrapped in a list, whose text it keeps as written, and is taken out of
-# it. A name that is a digest (`schema.DIGEST`) finds its key in a second document {name: the key as JSON
-# text}. PostgreSQL cannot split a document holding a NUL (\u0000: its parser decodes every string it meets,
-# and text holds no NUL), so such a scope's values come as three arrays instead: names, keys, values as JSON.
-_PART = {
-    "sqlite": (
-        "SELECT :scope_{n} AS scope, :owner_{n} AS owner, j.key AS name, "
-        "CASE WHEN substr(j.key, 1, 1) = char(65535) THEN json_extract(:long_keys_{n}, '$.\"' || j.key || '\"') "
-        "END AS long_key, substr(j.value, 2, length(j.value) - 2) AS value, :written_{n} AS written "
-        "FROM json_each(:doc_{n}) AS j"
-    ),
-    "postgresql": (
-        "SELECT CAST(:scope_{n} AS smallint) AS scope, CAST(:owner_{n} AS bigint) AS owner, j.key AS name, "
-        "CASE WHEN left(j.key, 1) = chr(65535) THEN CAST(:long_keys_{n} AS json) ->> j.key END AS long_key, "
-        "CAST(j.value AS text) AS value, CAST(:written_{n} AS bigint) AS written "
-        "FROM json_each(CAST(:doc_{n} AS json)) AS j"
-    ),
-    "arrays": (
-        "SELECT CAST(:scope_{n} AS smallint) AS scope, CAST(:owner_{n} AS bigint) AS owner, r.name, r.long_key, "
-        "r.value, CAST(:written_{n} AS bigint) AS written FROM unnest(CAST(:names_{n} AS text[]), "
-        "CAST(:long_keys_{n} AS text[]), CAST(:values_{n} AS text[])) AS r(name, long_key, value)"
-    ),
-}
-_UPSERT = (
-    " ON CONFLICT (scope, owner, name) DO UPDATE SET long_key = excluded.long_key, value = excluded.value, "
-    "written = excluded.written"
-)
-
-
-class Statements:
+class Statements(StateRows):
     """The reads and writes of the service on `tables`, in the SQL of `backend` ("sqlite" or "postgresql");
-    each method runs in the transaction of the connection it is given."""
-
-    def __init__(self, tables: Tables, *, backend: str) -> None:
-        self._tables = tables
-        self.backend = backend
-        self._writes: dict[tuple[tuple[str, ...], bool], Any] = {}
-
-    # --- state rows ----------------------------------------------------------------------------
-
-    def _write(self, forms: tuple[str, ...], fresh: bool) -> Any:
-        """The statement writing parts of those forms (`_PART`), in key order; an upsert unless `fresh`."""
-        statement = self._writes.get((forms, fresh))
-        if statement is None:
-            parts = " UNION ALL ".join(_PART[form].format(n=n) for n, form in enumerate(forms))
-            text = (
-                "INSERT INTO templating_state (scope, owner, name, long_key, value, written) "
-                f"SELECT scope, owner, name, long_key, value, written FROM ({parts}) AS written_rows "
-                "WHERE true ORDER BY scope, owner, name"  # WHERE: SQLite reads ON CONFLICT after it as an upsert
-            )
-            statement = self._writes[(forms, fresh)] = sa.text(text if fresh else text + _UPSERT)
-        return statement
-
-    async def write_values(
-        self, conn: AsyncConnection, parts: list[tuple[Owner, dict[str, Any], int]], *, fresh: bool = False
-    ) -> None:
-        """Insert or replace the rows of each part's values (keys of one owner, written at its revision), all in
-        one statement. `fresh`: the owners have no rows yet (a session being created), so nothing is replaced."""
-        if fresh and self.backend == "postgresql":
-            await self.copy_values(conn, parts)
-            return
-        forms: list[str] = []
-        parameters: dict[str, Any] = {}
-        for owner, values, revision in parts:
-            if not values:
-                continue
-            n = len(forms)
-            named = values
-            long_keys: dict[str, str] = {}
-            if odd_keys(list(values)):
-                named = {}
-                for key, value in values.items():
-                    name, long_key = key_name(key)
-                    named[name] = value
-                    if long_key is not None:
-                        long_keys[name] = long_key
-            parameters |= {f"scope_{n}": owner[0], f"owner_{n}": owner[1], f"written_{n}": revision}
-            document = dumps({name: [value] for name, value in named.items()} if self.backend == "sqlite" else named)
-            if self.backend == "postgresql" and "\\u0000" in document:  # (rare) a NUL in a value
-                names = list(named)
-                parameters |= {
-                    f"names_{n}": names,
-                    f"long_keys_{n}": [long_keys.get(name) for name in names],
-                    f"values_{n}": [dumps(value) for value in named.values()],
-                }
-                forms.append("arrays")
-            else:
-                parameters |= {f"doc_{n}": document, f"long_keys_{n}": dumps(long_keys)}
-                forms.append(self.backend)
-        if forms:
-            await conn.execute(self._write(tuple(forms), fresh), parameters)
-
-    async def copy_values(self, conn: AsyncConnection, parts: list[tuple[Owner, dict[str, Any], int]]) -> None:
-        """PostgreSQL: insert the rows of owners that have none yet with `COPY` (asyncpg's binary copy, on the
-        transaction's own connection), in key order: the fastest way in, many rows to a write of the table."""
-        records = []
-        for (scope, owner), values, revision in parts:
-            odd = set(odd_keys(list(values)))
-            for key in sorted(values):
-                name, long_key = key_name(key) if key in odd else (key, None)
-                records.append((scope, owner, name, long_key, value_text(values[key]), revision))
-        if records:
-            raw = await conn.get_raw_connection()
-            driver: Any = raw.driver_connection
-            columns = ["scope", "owner", "name", "long_key", "value", "written"]
-            await driver.copy_records_to_table(self._tables.state.name, records=records, columns=columns)
-
-    def _document(self, c: Any = None) -> Any:
-        """A scope's values as one JSON object text, joined by the database from its rows (of `c`, the columns of
-        the state table or of an alias of it)."""
-        c = self._tables.state.c if c is None else c
-        if self.backend == "sqlite":
-            quoted: Any = sa.func.json_quote(c.name)
-            joined: Any = sa.func.group_concat(sa.func.coalesce(c.long_key, quoted) + ":" + c.value, ",")
-        else:
-            quoted = sa.cast(sa.func.to_json(c.name), sa.Text)
-            joined = sa.func.string_agg(sa.func.coalesce(c.long_key, quoted) + ":" + c.value, ",")
-        return sa.literal("{") + joined + sa.literal("}")
-
-    def _rows_of(self, owners: Iterable[tuple[Owner, Collection[str] | None]]) -> Any:
-        """The condition for the rows of each owner: all of them, or those of the given names."""
-        c = self._tables.state.c
-        conditions = []
-        for (scope, pk), names in owners:
-            condition = sa.and_(c.scope == scope, c.owner == pk)
-            if names is not None:
-                condition = sa.and_(condition, c.name.in_(list(names)))
-            conditions.append(condition)
-        return sa.or_(*conditions)
-
-    async def read_values(self, conn: AsyncConnection, owners: list[Owner]) -> list[dict[str, Any]]:
-        """The whole state of each owner, in one query (decoded: the caller's own)."""
-        if not owners:
-            return []
-        c = self._tables.state.c
-        query = (
-            sa.select(c.scope, c.owner, self._document())
-            .where(self._rows_of((owner, None) for owner in owners))
-            .group_by(c.scope, c.owner)
-        )
-        texts = {(int(scope), int(pk)): text for scope, pk, text in await conn.execute(query)}
-        return [json.loads(texts[owner]) if owner in texts else {} for owner in owners]
-
-    def documents(self, names: tuple[Collection[str] | None, ...] = (None, None, None)) -> list[Any]:
-        """Columns for the query of a session's row (`session_row`): the JSON object text of each of its scopes
-        (`Scopes` order), all its values or those of the names given (NULL when there are none), so that one
-        statement reads a session's row and its state."""
-        t = self._tables
-        c = t.state.c
-        columns = []
-        for index, owner in ((SESSION, t.sessions.c.pk), (USER, t.users.c.pk), (APP, t.apps.c.pk)):
-            wanted = names[index]
-            query = sa.select(self._document()).where(c.scope == index, c.owner == owner)
-            if wanted is not None:
-                query = query.where(c.name.in_(list(wanted))) if wanted else query.where(sa.false())
-            columns.append(query.scalar_subquery().label(f"state_{index}"))
-        return columns
-
-    @staticmethod
-    def decoded(row: Any) -> list[dict[str, Any]]:
-        """The state of each scope that `documents` read, decoded (the caller's own)."""
-        return [json.loads(text) if text is not None else {} for text in (row.state_0, row.state_1, row.state_2)]
+    each method runs in the transaction of the connection it is given (the state rows' in `StateRows`)."""
 
     # --- sessions ------------------------------------------------------------------------------
 
