@@ -359,7 +359,8 @@ ORDERS: dict[str, list[str]] = {
     ],
     "pysource": [
         *("pysource.reading", "pysource.positions", "pysource.found", "pysource.models", "pysource.syntax"),
-        *("pysource.imports", "pysource.resolve", "pysource.agents", "pysource.agent_config", "pysource.visitor"),
+        *("pysource.imports", "pysource.resolve", "pysource.agent_refs", "pysource.agent_functions"),
+        *("pysource.agents", "pysource.agent_config", "pysource.visitor"),
         "pysource",
     ],
     "cli": [

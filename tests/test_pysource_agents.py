@@ -1,7 +1,7 @@
-"""The agent facts the scan reads in its one walk (templating/pysource/agents.py): agent calls of google-adk's
-classes and of custom `BaseAgent` subclasses, their keywords resolved across modules, the functions they name
-with their writes in order, runners, `root_agent` bindings and sessions. Each case is code written as ADK's
-samples and users write it."""
+"""The agent facts the scan reads in its one walk (templating/pysource/agents.py, agent_refs.py and
+agent_functions.py): agent calls of google-adk's classes and of custom `BaseAgent` subclasses, their keywords
+resolved across modules, the functions they name with their writes in order, runners, `root_agent` bindings and
+sessions. Each case is code written as ADK's samples and users write it."""
 
 from __future__ import annotations
 

@@ -21,8 +21,10 @@ Import the names from here. The package's modules, each importing only those bef
 (bytes to text, parsing), `positions` (modules and strings with each character's place), `found`
 (the data types), `models` (an ADK agent's `state_schema=` model read from its source), `syntax`
 (what the tree alone says), `imports` (modules loaded, imports and names followed), `resolve` (what
-an expression stands for, what was found), `agents` (the agent facts, read in the same walk), `agent_config`
-(google-adk's Agent Config YAML files), `visitor` (the walk, and `scan`).
+an expression stands for, what was found), `agent_refs` (what an agent's keywords name), `agent_functions`
+(the functions agent code names, with their writes in order, and custom agent classes), `agents` (the agent
+calls, read in the same walk), `agent_config` (google-adk's Agent Config YAML files), `visitor` (the walk,
+and `scan`).
 
 The package reads Python sources and nothing more: it sits below the linter and imports nothing of
 `templating.linter`. The rules over what it finds are the linter's (`lint_instruction`, `never_written`,
