@@ -218,3 +218,54 @@ def test_a_user_severity_wins(tmp_path: Path) -> None:
     )
     (finding,) = order_findings(root)
     assert (finding.code, finding.severity) == ("T024", "info")
+
+
+JINJA_SEQUENTIAL = (
+    "from google.adk.agents import LlmAgent, SequentialAgent\n\n"
+    "from templating import jinja\n\n"
+    "writer = LlmAgent(\n"
+    '    name="writer",\n'
+    '    instruction=jinja("Draft for {{ user.name }}.{% if notes is defined %} {{ notes }}{% endif %} '
+    'Critique: {{ critique }}"),\n'
+    '    output_key="draft",\n'
+    ")\n"
+    'critic = LlmAgent(name="critic", instruction="Review {draft}.", output_key="critique")\n'
+    'root_agent = SequentialAgent(name="blog", sub_agents=[writer, critic])\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("initial", "expected"),
+    [
+        (None, {"critique": ("T024", "warning"), "user.name": ("T014", "warning")}),
+        ('["user:name"]', {"critique": ("T024", "error")}),
+    ],
+    ids=["undeclared", "declared"],
+)
+def test_a_jinja_instruction_gets_the_order_rules(
+    tmp_path: Path, initial: str | None, expected: dict[str, tuple[str, str]]
+) -> None:
+    root = app_at(tmp_path, {"blog/__init__.py": "from . import agent\n", "blog/agent.py": JINJA_SEQUENTIAL}, initial)
+    found = {JINJA_SEQUENTIAL[d.span.start : d.span.end]: d for d in order_findings(root)}
+    assert {shown: (d.code, d.severity) for shown, d in found.items()} == expected  # `notes` is guarded
+    later = found["critique"]
+    assert later.message.startswith("`critique` is first written by critic's output_key, which runs after writer")
+    assert "JinjaUndefinedError" in later.message
+    assert "{% if critique is defined %}" in later.help
+    assert fixes_for(later, JINJA_SEQUENTIAL, dialect="jinja") == []  # no `{critique?}` written into Jinja2
+    in_order = JINJA_SEQUENTIAL.replace("[writer, critic]", "[critic, writer]").replace("{draft}", "{draft?}")
+    (root / "blog/agent.py").write_text(in_order, encoding="utf-8")
+    assert [in_order[d.span.start : d.span.end] for d in order_findings(root)] == (
+        ["user.name"] if initial is None else []
+    )
+
+
+def test_a_jinja_instruction_of_no_app_keeps_the_project_wide_check(tmp_path: Path) -> None:
+    code = (
+        "from google.adk.agents import LlmAgent\n\nfrom templating import jinja\n\n"
+        'writer = LlmAgent(name="writer", instruction=jinja("Use {{ notes }} and {{ topic }}."))\n'
+        'keeper = LlmAgent(name="keeper", instruction="Keep.", output_key="notes")\n'
+    )
+    (finding,) = order_findings(app_at(tmp_path, {"lib/agents.py": code}, "[]"))
+    assert (finding.code, finding.severity, code[finding.span.start : finding.span.end]) == ("T014", "warning", "topic")
+    assert "nothing in the linted files writes" in finding.message  # the project-wide T014, as before

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TemplatingError
+from ..jinja_mode.reads import state_reads as jinja_reads
 from ..linter.config import LintConfig
 from ..linter.project import Walker
 from ..nodes import Span
@@ -19,7 +20,7 @@ from ..pysource import Instruction, InstructionKey, Scan, Skipped
 from ..pysource.found import Kind as Dialect
 from ..template import parse
 from .enforced import EnforcedSchema, enforced_schema
-from .graph import Agent, App, Graph, StateWrite, build_graph
+from .graph import Agent, AgentInstruction, App, Graph, StateWrite, build_graph
 from .initial import InitialState, initial_states
 from .order import Availability, RunOrder
 
@@ -71,6 +72,12 @@ def adk_placeholders(text: str) -> list[tuple[str, bool, Span]]:
         if valid:
             out.append((name, optional, span_at(starts, match.start(), match.end())))
     return out
+
+
+def _read(given: AgentInstruction) -> bool:
+    """Whether an agent's model call reads the state keys of `given`: google-adk injects it, or it is templating's
+    Jinja2 provider (`jinja(...)`), which google-adk calls and which renders the state itself."""
+    return given.injected or (given.ref.kind == "provider" and given.ref.dialect == "jinja")
 
 
 class AgentModel:
@@ -159,13 +166,19 @@ class AgentModel:
             return known
         reads: list[Read] = []
         if here.kind == "llm":
-            instructions = [i for i in here.instructions if i.role == "instruction" and i.injected]
+            instructions = [i for i in here.instructions if i.role == "instruction" and _read(i)]
             top = self.tree_root(here)
             if top.kind == "llm":
-                instructions += [i for i in top.instructions if i.role == "global_instruction" and i.injected]
+                instructions += [i for i in top.instructions if i.role == "global_instruction" and _read(i)]
             for given in instructions:
                 ref = given.ref
-                if ref.text is None or ref.dialect == "jinja":
+                if ref.text is None:
+                    continue
+                if ref.dialect == "jinja":  # templating's Jinja2 provider reads state itself, when google-adk calls it
+                    starts = line_starts(ref.text)
+                    for jread in jinja_reads(ref.text):
+                        span = span_at(starts, jread.start, jread.end)
+                        reads.append(Read(jread.key, not jread.required, given.role, given.of, ref.key, "jinja", span))
                     continue
                 if ref.kind == "text":  # google-adk injects it: its own placeholders, exactly
                     for key, optional, span in adk_placeholders(ref.text):

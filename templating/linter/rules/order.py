@@ -13,8 +13,9 @@ whether google-adk's state holds it when the instruction is injected on the app'
 
 A finding is an error when the app's initial state is declared and google-adk is certain to raise (the agent
 surely runs, the write surely comes too late, the key is not shared across sessions); otherwise a warning whose
-help says how to declare what the caller gives. Instructions no agent of an app is given keep the project-wide
-T014 (`rules.python.never_written`).
+help says how to declare what the caller gives. A `jinja(...)` instruction's reads (`jinja_mode.reads`; a guarded
+one is optional) are held to the same rules. Instructions no agent of an app is given keep the project-wide T014
+(`rules.python.never_written`).
 """
 
 from __future__ import annotations
@@ -63,9 +64,7 @@ class OrderIndex:
                 continue
             seen.add(agent.id)
             if agent.id in in_apps:
-                attached.update(
-                    i.ref.key for i in agent.instructions if i.ref.key is not None and i.ref.dialect != "jinja"
-                )
+                attached.update(i.ref.key for i in agent.instructions if i.ref.key is not None)
             for read in model.reads(agent):
                 if read.instruction is not None:
                     readers.setdefault(read.instruction, []).append((agent, read))
@@ -118,10 +117,10 @@ def _finding(
     severity: Severity = "error" if declared and found.certain else RULES[code].severity
     path, span = item.locate(read.span.start, read.span.end)
     message = _message(model, code, found, agent, read)
-    help_ = _help(code, found, agent, read, declared=declared)
+    shown = item.text[read.span.start : read.span.end]
+    help_ = _help(code, found, agent, read, declared=declared, shown=shown)
     schema = _declared(item, read.key) if found.kind == "nowhere" else None
     if schema is not None:  # an agent's state_schema declares it: google-adk still never fills state from it
-        shown = item.text[read.span.start : read.span.end]
         message += f" ({schema[0].model} declares it, but a state_schema writes nothing)"
         help_ = _unwritten(item, read.key, read.key, shown, schema)[1]
     if found.kind in ("nowhere", "unknown") and found.app is not None:
@@ -138,7 +137,11 @@ def _finding(
 
 def _message(model: AgentModel, code: str, found: Availability, agent: Agent, read: Read) -> str:
     whose = "the global instruction" if read.role == "global_instruction" else "the instruction"
-    raises = "google-adk raises KeyError" if found.certain else "google-adk may raise KeyError"
+    if read.dialect == "jinja":  # templating's provider renders it: a missing key is its own error
+        who, error = "the Jinja2 instruction", "JinjaUndefinedError"
+    else:
+        who, error = "google-adk", "KeyError"
+    raises = f"{who} raises {error}" if found.certain else f"{who} may raise {error}"
     if found.kind == "nowhere":
         other = _other_app_writer(model, found)
         return f"`{read.key}` is read by {whose} of {agent.shown}, but {found.order_text}{other}: {raises} when it runs"
@@ -154,9 +157,20 @@ def _message(model: AgentModel, code: str, found: Availability, agent: Agent, re
     return f"{found.order_text}: {raises} when {agent.shown} reads it"
 
 
-def _help(code: str, found: Availability, agent: Agent, read: Read, *, declared: bool) -> str:
+def _help(code: str, found: Availability, agent: Agent, read: Read, *, declared: bool, shown: str) -> str:
     key = read.key
-    optional = f"{{{key}?}}" if read.dialect == "adk" else f"<{key}?>"
+    if read.dialect == "jinja":  # as it is written: `user.name`, `state["x"]`
+        optional = (
+            f"guard it ({{% if {shown} is defined %}}...{{% endif %}}, or {shown} | default(''))"
+            if "[" not in shown
+            else "guard it ({% if ... is defined %}, or | default(''))"
+        )
+    else:
+        optional = (
+            f"make the placeholder optional ({{{key}?}})"
+            if read.dialect == "adk"
+            else f"make the placeholder optional (<{key}?>)"
+        )
     what = {
         "T014": f"set {key!r} before {agent.shown} runs (an earlier agent's output_key, a before_agent_callback)",
         "T024": f"run the writer before {agent.shown}, or seed {key!r} earlier (a before_agent_callback)",
@@ -164,7 +178,7 @@ def _help(code: str, found: Availability, agent: Agent, read: Read, *, declared:
         "T026": f"seed {key!r} before the loop (a before_agent_callback), or reorder the loop's body",
         "T027": f"write {key!r} unconditionally before {agent.shown} runs",
     }[code]
-    out = f"{what}, or make the placeholder optional ({optional}) if {agent.shown} can do without it"
+    out = f"{what}, or {optional} if {agent.shown} can do without it"
     if found.kind == "unknown":
         out = f"if that write does not give {key!r}, {out}"
     if not declared and found.app is not None:

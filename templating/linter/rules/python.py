@@ -1,7 +1,8 @@
 """The rules over instructions found in Python code: each instruction linted in its dialect and placed in
 its file, E001 (Jinja2 syntax), T014 (keys nothing in the project writes), T015 (instructions not
 readable without running the code). E002 (a file that is not Python) is made by the engine. A Jinja2
-instruction's state reads (`templating.jinja_mode.reads`) get T014, T012 and T001."""
+instruction's state reads (`templating.jinja_mode.reads`) get T014, T012 and T001 (T014 here only when no agent of an
+app is given it: otherwise `rules.order`'s)."""
 
 from __future__ import annotations
 
