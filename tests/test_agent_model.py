@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import require_adk
 
 from templating.agent_model import Agent, AgentModel, App, build
 from templating.linter.config import LintConfig, LintConfigError
@@ -646,13 +647,11 @@ def predicted_error(model: AgentModel, app: App) -> tuple[str, str] | None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("folder", "name"), TRUTH_APPS, ids=[name for _, name in TRUTH_APPS])
 def test_google_adk_raises_what_the_model_predicts(tmp_path: Path, folder: str, name: str) -> None:
-    import importlib.util
     import json
     import subprocess
     import sys
 
-    if importlib.util.find_spec("google.adk") is None:
-        pytest.skip("google-adk is not installed (pip install '.[adk]')")
+    require_adk()
     agents_dir = FIXTURES / folder if folder else FIXTURES
     model = fixture_model(folder or name)
     app = model.app_named(name)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import pkgutil
+import re
 import subprocess
 import sys
 import tempfile
@@ -651,3 +652,22 @@ def test_type_checkers_still_see_misspelt_public_names(tmp_path: Path) -> None:
     assert good.returncode == 0, good.stdout
     assert bad.returncode == 1, bad.stdout
     assert 'Module "templating" has no attribute "Templat"; maybe "Template"?' in bad.stdout
+
+
+# --- the test suite's own guards ----------------------------------------------------------------------------------
+
+
+def test_no_test_looks_up_a_dotted_module_with_find_spec_outside_conftest() -> None:
+    """`find_spec` of `google.adk` raises ModuleNotFoundError when no `google` package is installed at all (the
+    README's `.[dev]` install): a skip guard written that way errors instead of skipping. conftest's `installed()`
+    and `require_adk()` are the guards to use."""
+    tests = Path(__file__).resolve().parent
+    dotted = re.compile(r"find_spec\(\s*[\"'][A-Za-z_]+\.[A-Za-z_.]+[\"']\s*\)")
+    offenders = []
+    for path in sorted(tests.glob("*.py")):
+        if path.name == "conftest.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if dotted.search(line) and 'find_spec("google") is not None and' not in line:
+                offenders.append(f"{path.name}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import installed
 
 from templating.inputs import DEFAULT_MAX_FILE_SIZE
 from templating.linter.discovery import DEFAULT_INCLUDE
@@ -510,7 +511,7 @@ def test_a_snapshot_under_its_old_name_is_migrated(
 # --- preview_snapshot: what each agent of an app sees ---------------------------------------------------------------
 
 needs_adk = pytest.mark.skipif(
-    os.environ.get("TEMPLATING_REQUIRE_ADK") != "1" and not __import__("importlib").util.find_spec("google.adk"),
+    os.environ.get("TEMPLATING_REQUIRE_ADK") != "1" and not installed("google.adk"),
     reason="google-adk is not installed (pip install '.[adk]')",
 )
 
