@@ -51,7 +51,8 @@ def test_the_blocker_really_hides_google_adk() -> None:
         [sys.executable, "-c", "import google.adk"], env=WITHOUT_ADK, capture_output=True, text=True, timeout=120
     )
     assert found.returncode == 1
-    assert "No module named 'google.adk'" in found.stderr
+    # with google-adk installed, the blocker hides it; in a venv without any google package, there is none to hide
+    assert "No module named 'google.adk'" in found.stderr or "No module named 'google'" in found.stderr
 
 
 def test_without_google_adk_the_command_prints_the_partial_preview_as_json(tmp_path: Path) -> None:
