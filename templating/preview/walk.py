@@ -79,31 +79,20 @@ class Walk:
             )
         elif skipped:
             pass
-        elif isinstance(agent, SequentialAgent):
-            for child in agent.sub_agents:
+        elif isinstance(agent, (SequentialAgent, LoopAgent)):
+            in_order: Reached = "sequence" if isinstance(agent, SequentialAgent) else "loop"
+            # a LoopAgent with max_iterations <= 0 never runs its sub-agents
+            never = isinstance(agent, LoopAgent) and agent.max_iterations is not None and agent.max_iterations <= 0
+            for child in [] if never else agent.sub_agents:
                 state = await self.node(
                     child,
                     state,
                     path=path,
-                    reached="sequence",
+                    reached=in_order,
                     via=agent.name,
                     message=message,
                     unknown_writers=unknown_writers,
                 )
-        elif isinstance(agent, LoopAgent):
-            if agent.max_iterations is not None and agent.max_iterations <= 0:
-                pass  # never runs its sub-agents
-            else:
-                for child in agent.sub_agents:
-                    state = await self.node(
-                        child,
-                        state,
-                        path=path,
-                        reached="loop",
-                        via=agent.name,
-                        message=message,
-                        unknown_writers=unknown_writers,
-                    )
         elif isinstance(agent, ParallelAgent):
             after = dict(state)
             for child in agent.sub_agents:
