@@ -223,7 +223,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "lint engine",
         {"linter.findings", "linter.suppress", "linter.incremental", "linter.engine", "linter.baseline"}
-        | {"linter.fixes", "linter.pick"},
+        | {"linter.fixes", "linter.fix_regions", "linter.fix_run", "linter.pick"},
     ),
     ("lint outputs", {"linter.outputs", "linter.outputs.*"}),
     ("the lint run, and the linter's public names", {"linter.run", "linter"}),

@@ -2523,7 +2523,7 @@ def test_lint_fix_that_does_not_settle_writes_nothing(
 
     from templating.linter.fixes import Fix
 
-    fixes = importlib.import_module("templating.linter.fixes")
+    fixes = importlib.import_module("templating.linter.fix_regions")
     original = fixes.fixes_for
 
     def restless(diag: Any, text: str, *, dialect: str | None = None) -> list[Any]:
@@ -2641,7 +2641,7 @@ def test_lint_fix_rendering_changes_only_the_mistake(
 def test_lint_fix_edits_only_inside_the_literal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every planned edit of a Python file lies inside the span of the instruction's string literal."""
     from templating.linter.engine import Project
-    from templating.linter.fixes import plan_fixes
+    from templating.linter.fix_run import plan_fixes
 
     source = _PROMPT_MODULE.format("Greet <guest> now, < guest >. An <example>x</example>.")
     _fix_project(tmp_path, "prompts.py", source)
@@ -2661,7 +2661,7 @@ def test_lint_fix_leaves_a_file_changed_meanwhile(
 ) -> None:
     import importlib
 
-    fixes = importlib.import_module("templating.linter.fixes")
+    fixes = importlib.import_module("templating.linter.fix_run")
     path = _fix_project(tmp_path, "support.prompt", "Show an <example>like this</example>.\n")
     monkeypatch.chdir(tmp_path)
     planner = fixes.plan_fixes
@@ -2803,7 +2803,8 @@ def test_lint_fix_in_an_adk_agent_changes_only_the_mistake_google_adk_sends(
     ids=["outside-the-root", "inside-the-root"],
 )
 def test_a_fix_is_written_only_inside_the_root(tmp_path: Path, where: str, message: str) -> None:
-    from templating.linter.fixes import FileFix, FixWriteError, write_fix
+    from templating.linter.fix_regions import FileFix
+    from templating.linter.fix_run import FixWriteError, write_fix
 
     root = tmp_path / "project"
     root.mkdir()

@@ -1,33 +1,19 @@
-"""templating.linter.fixes: a fix resolves the finding it is offered for, fixing repeats until the project is
-stable (bounded, a fix that goes round is named), and the fix `--fix` applies is the one the server prefers.
-
-The command line (`templating lint --fix`, `--diff`) is tested in tests/test_cli.py, the server's code
-actions in tests/test_lsp.py."""
+"""templating.linter.fixes: a fix resolves the finding it is offered for, keeps the dialect of its
+instruction, and a help that names an edit offers it. Where a fix applies is tested in
+tests/test_lint_fix_regions.py, fixing until stable in tests/test_lint_fix_run.py, the command line in
+tests/test_cli.py and the server's code actions in tests/test_lsp.py."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
 
 from templating.linter import ADK_ONLY, RULES, lint
 from templating.linter.engine import Project
-from templating.linter.fixes import (
-    MAX_PASSES,
-    Fix,
-    FixRun,
-    Region,
-    applied_fix,
-    fix_file,
-    fix_until_stable,
-    fixes_for,
-    plan_fixes,
-)
-from templating.linter.registry import Diagnostic
-from templating.linter.result import LintResult
-
-fixes_module = importlib.import_module("templating.linter.fixes")
+from templating.linter.fix_regions import Region, applied_fix, fix_file
+from templating.linter.fix_run import plan_fixes
+from templating.linter.fixes import Fix, fixes_for
 
 
 def _applied(text: str, fix: Fix) -> str:
@@ -201,132 +187,6 @@ def test_a_suppression_comment_gets_the_edit_its_finding_names(
     again = Project(tmp_path, paths=["mod.py"]).lint(["mod.py"])
     assert diag.message not in [d.message for d in again.diagnostics]  # the finding fixed is gone
     assert plan_fixes(project, result) == []  # not a fix of an instruction
-
-
-def _project(tmp_path: Path, text: str, schema: str | None = None) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
-    if schema is not None:
-        (tmp_path / "keys.json").write_text(schema, encoding="utf-8")
-    path = tmp_path / "support.prompt"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _run(tmp_path: Path, *, unsafe: bool, schema: bool = False, passes: int = MAX_PASSES) -> tuple[FixRun, int]:
-    """Fix support.prompt of `tmp_path` until stable; (the run, how many times the project was linted)."""
-    keys = str(tmp_path / "keys.json") if schema else None
-    project = Project(tmp_path, paths=["support.prompt"], schema=keys)
-    linted = [0]
-
-    def relint(texts: dict[str, str]) -> tuple[Project, LintResult]:
-        linted[0] += 1
-        again = Project(tmp_path, paths=["support.prompt"], overrides=texts, schema=keys)
-        return again, again.lint(["support.prompt"])
-
-    run = fix_until_stable(project, project.lint(["support.prompt"]), relint, unsafe=unsafe, passes=passes)
-    return run, linted[0]
-
-
-@pytest.mark.parametrize(
-    ("before", "schema", "unsafe", "after", "passes"),
-    [
-        (
-            "Show an <example>x</example>. Thanks < name >, <name>.\n",
-            None,
-            False,
-            "Show an <<example>>x</example>. Thanks <name>, <name>.\n",
-            1,
-        ),
-        # the spaced placeholder closes (a new required key: unsafe), then T009 makes it optional: two passes
-        ("Call < nick >.\n", '["nick?"]', True, "Call <nick?>.\n", 2),
-        ("Call < nick >.\n", '["nick?"]', False, None, 0),
-        ("Thanks <name>.\n", None, True, None, 0),
-    ],
-    ids=["one-pass", "two-passes", "unsafe-not-asked", "nothing-to-fix"],
-)
-def test_fix_until_stable(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    before: str,
-    schema: str | None,
-    unsafe: bool,
-    after: str | None,
-    passes: int,
-) -> None:
-    path = _project(tmp_path, before, schema)
-    monkeypatch.chdir(tmp_path)
-    run, linted = _run(tmp_path, unsafe=unsafe, schema=schema is not None)
-    assert path.read_text(encoding="utf-8") == before  # nothing written
-    assert run.passes == passes == linted
-    assert run.unsettled == {}
-    if after is None:
-        assert run.files == []
-        return
-    (fixed,) = run.files
-    assert (fixed.path, fixed.before, fixed.after) == ("support.prompt", before, after)
-    # the text reached is stable: linting it finds nothing a fix of this kind would change
-    project = Project(
-        tmp_path,
-        paths=["support.prompt"],
-        overrides={"support.prompt": after},
-        schema=str(tmp_path / "keys.json") if schema else None,
-    )
-    again = project.lint(["support.prompt"])
-    regions = [Region.whole(after, "angle")]
-    assert fix_file("support.prompt", after, again.diagnostics, regions, unsafe=unsafe).applied == []
-
-
-@pytest.mark.parametrize(("grow", "linted"), [(True, MAX_PASSES), (False, 2)], ids=["never-settles", "goes-round"])
-def test_fixes_that_do_not_settle_are_named_and_not_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grow: bool, linted: int
-) -> None:
-    """A fix that keeps finding something to change (a bug in a fix): after MAX_PASSES passes, or as soon as
-    a pass gives back a text an earlier one had, the file is named with the rules involved and left out."""
-    path = _project(tmp_path, "Thanks < name >.\n")
-    monkeypatch.chdir(tmp_path)
-
-    def restless(diag: Diagnostic, text: str, *, dialect: str | None = None) -> list[Fix]:
-        assert diag.span is not None
-        flagged = text[diag.span.start : diag.span.end]
-        new = flagged.replace(" >", "  >") if grow else ("< name >" if "  " in flagged else "<  name  >")
-        return [Fix(f"Replace with {new}", [(diag.span.start, diag.span.end, new)], codes=(diag.code,))]
-
-    monkeypatch.setattr(fixes_module, "fixes_for", restless)
-    run, count = _run(tmp_path, unsafe=False)
-    assert run.unsettled == {"support.prompt": ("T002",)}
-    assert run.files == []
-    assert (run.passes, count) == (0, linted)  # no file kept: no pass changed one
-    assert path.read_text(encoding="utf-8") == "Thanks < name >.\n"
-
-
-@pytest.mark.parametrize(
-    ("text", "code", "title", "preferred"),
-    [
-        ("Show an <example>x</example>.", "T007", "Escape the tag: <<example>>", True),
-        ("Thanks < name >, <name>.", "T002", "Replace with <name>", True),  # name is required already
-        ("Thanks < name >.", "T002", "Replace with <name>", False),  # a new required key
-        ("Thanks <name??>.", "T006", "Replace with <name?>", True),
-    ],
-    ids=["escape-tag", "close-known-key", "close-new-key", "doubled-question-mark"],
-)
-def test_the_fix_applied_is_the_safe_one(text: str, code: str, title: str, preferred: bool) -> None:
-    """`applied_fix` (the server's preferred fix) is the fix `fix_file` applies without --unsafe-fixes."""
-    (diag,) = [d for d in lint(text) if d.code == code]
-    regions = [Region.whole(text, "angle")]
-    fixes = fixes_for(diag, text, dialect="angle")
-    assert [fix.title for fix in fixes][:1] == [title]
-    chosen = applied_fix(diag, fixes, text, regions, path="support.prompt")
-    assert (chosen is not None and chosen.title == title) == preferred
-    applied = fix_file("support.prompt", text, [diag], regions).applied
-    assert [fix for _, fix in applied] == ([chosen] if chosen is not None else [])
-
-
-def test_the_unsafe_fix_is_never_the_one_applied() -> None:
-    text = "Call them <nick>."
-    (diag,) = lint(text, schema=["nick?"])
-    fixes = fixes_for(diag, text, dialect="angle")
-    assert [fix.title for fix in fixes] == ["Make it optional: <nick?>"]
-    assert applied_fix(diag, fixes, text, [Region.whole(text, "angle")], path="support.prompt") is None
 
 
 _DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"

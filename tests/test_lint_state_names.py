@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from templating.linter import Diagnostic, lint_project
-from templating.linter.fixes import Region, fix_file, fixes_for
+from templating.linter.fix_regions import Region, fix_file
+from templating.linter.fixes import fixes_for
 from templating.linter.result import LintResult
 from templating.linter.rules.state_names import (
     angle_placeholders,

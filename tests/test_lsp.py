@@ -688,7 +688,7 @@ async def test_the_safe_fix_is_preferred(
     """`isPreferred` marks the fix `templating lint --fix` applies (safe); an unsafe fix and a suppression are
     not preferred, and a finding has at most one preferred fix (an editor's "fix all" does what --fix does)."""
     from templating.linter.engine import Project
-    from templating.linter.fixes import plan_fixes
+    from templating.linter.fix_run import plan_fixes
 
     await start(client, project)
     path = project / name

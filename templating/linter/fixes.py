@@ -1,9 +1,7 @@
 """Fixes for findings: text edits computed from a finding and the text of its file, each marked safe or
-unsafe. The language server offers them as quick fixes, the one `--fix` applies marked preferred
-([`applied_fix`][templating.linter.fixes.applied_fix]); `templating lint --fix` applies the safe ones
-(`--unsafe-fixes`: all), file by file through [`fix_file`][templating.linter.fixes.fix_file], again on the
-fixed text until nothing is left ([`fix_until_stable`][templating.linter.fixes.fix_until_stable]). A fix
-is offered only when it resolves its finding (so T018, which `{artifact.x?}` keeps, gets none).
+unsafe, offered only when they resolve their finding (so T018, which `{artifact.x?}` keeps, gets none).
+The language server offers them as quick fixes; `fix_regions` decides where one applies in a file and
+`fix_run` applies them until the project is stable (`templating lint --fix`).
 
 Each fix is a title and edits `(start, end, new_text)` in character offsets of one file. A fix keeps
 the dialect of the instruction it edits: google-adk substitutes only `{key}`, so a fix in an ADK
@@ -14,42 +12,18 @@ the file has none, and the file is created when the project has none."""
 
 from __future__ import annotations
 
-import ast
 import difflib
-import functools
-import os
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import TemplatingError
-from ..inputs import DEFAULT_MAX_FILE_SIZE, FileSkipped, read_bytes, write_text_whole
-from ..nodes import Dialect, Escaped, Placeholder
+from ..nodes import Dialect
 from ..template import parse
 from .registry import INVALID_SUPPRESSION, UNUSED_SUPPRESSION, Diagnostic
 
-if TYPE_CHECKING:
-    from .engine import Project
-    from .result import LintResult
-
-__all__ = [
-    "MAX_PASSES",
-    "FileFix",
-    "Fix",
-    "FixRun",
-    "Region",
-    "applied_fix",
-    "diff_of",
-    "fix_file",
-    "fix_until_stable",
-    "fixes_for",
-    "plan_fixes",
-    "regions_of",
-    "suppress_fixes",
-    "write_fix",
-]
+__all__ = ["Fix", "apply_edits", "fixes_for", "suppress_fixes"]
 
 # the suggestion ends at the "?" that ends the question (`did you mean <name?>?`)
 _DID_YOU_MEAN = re.compile(r"did you mean (.+?)(?:, which is written)?\?(?=\s|$)")
@@ -299,7 +273,7 @@ def suppress_fixes(diag: Diagnostic, relative: str, flagged: str, pyproject: str
     return [
         fix
         for fix, (file, snippet) in zip(out, checks, strict=True)
-        if _suppresses(_applied(text, fix.edits), file, diag.code, snippet)
+        if _suppresses(apply_edits(text, fix.edits), file, diag.code, snippet)
     ]
 
 
@@ -310,7 +284,7 @@ def _read_toml(text: str) -> dict[str, Any] | None:
         return None
 
 
-def _applied(text: str, edits: list[tuple[int, int, str]]) -> str:
+def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     return text
@@ -329,369 +303,3 @@ def _suppresses(text: str, relative: str, code: str, flagged: str) -> bool:
         return isinstance(ignores, dict) and code in (ignores.get(relative) or [])
     allow = table.get("allow")
     return isinstance(allow, list) and flagged in allow
-
-
-# -- applying fixes to a file (`templating lint --fix`, `--diff`)
-
-
-@dataclass(frozen=True, slots=True)
-class Region:
-    """One instruction as a fix sees it: its `text`, its `dialect`, and for each character of the text its
-    offset in the file when it is written there as itself (None: an escape, an f-string's `{{`, another
-    file). A template file is one region whose every character is written as is; an instruction in Python
-    code is the characters of its string literals, and a fix edits nothing else."""
-
-    text: str
-    dialect: str
-    offsets: tuple[int | None, ...]
-
-    @classmethod
-    def whole(cls, text: str, dialect: str) -> Region:
-        """A template file: the instruction is the file."""
-        return cls(text, dialect, tuple(range(len(text))))
-
-    def inside(self, start: int, end: int) -> tuple[int, int] | None:
-        """The span of `text` written as the file's `[start, end)`, character for character; None when
-        part of it is not (outside the literal, an escape)."""
-        if end <= start:
-            return None
-        try:
-            first = self.offsets.index(start)
-        except ValueError:
-            return None
-        last = first + (end - start)
-        if last > len(self.offsets) or self.offsets[first:last] != tuple(range(start, end)):
-            return None
-        return first, last
-
-
-@dataclass(frozen=True, slots=True)
-class FileFix:
-    """What fixing one file does: its text `before` and `after`, and the fixes applied (finding, fix)."""
-
-    path: str
-    before: str
-    after: str
-    applied: list[tuple[Diagnostic, Fix]]
-
-
-# What may not be written into a Python string literal as is (it would need an escape, or end the literal).
-_NEEDS_ESCAPE = re.compile(r"[\\'\"\n\r]")
-
-
-def fix_file(
-    path: str, text: str, findings: list[Diagnostic], regions: list[Region], *, unsafe: bool = False
-) -> FileFix:
-    """Fix the findings of the file `path` (its `text`): for each finding, its first fix that is safe
-    (`unsafe`: or unsafe, safe ones first) in every region (instruction) holding the finding's text,
-    its edits inside the literal of each; one fix per finding, none overlapping another. Python files
-    (`path` ending in `.py`) take only edits that need no escape in the literal."""
-    python = path.endswith(".py")
-    chosen: list[tuple[Diagnostic, Fix]] = []
-    taken: list[tuple[int, int]] = []
-    for diag in sorted(findings, key=lambda d: (d.span.start, d.span.end) if d.span else (-1, -1)):
-        holding = _holding(diag, regions)
-        if holding is None:
-            continue
-        for fix in _ranked(fixes_for(diag, text, dialect=holding[0].dialect), unsafe=unsafe):
-            if any(a < end and start < b for a, b, _ in fix.edits for start, end in taken):
-                break  # another fix edits this text already: the next run takes it
-            verdicts = [_judge(fix, text, region, python=python) for region in holding]
-            if None in verdicts or (not all(verdicts) and not unsafe):
-                continue
-            chosen.append((diag, fix))
-            taken += [(a, b) for a, b, _ in fix.edits]
-            break
-    edits = [edit for _, fix in chosen for edit in fix.edits]
-    return FileFix(path, text, _applied(text, edits), chosen)
-
-
-def _holding(diag: Diagnostic, regions: list[Region]) -> list[Region] | None:
-    """Every instruction holding the text of `diag` (a constant given to two agents, `BASE + QUIZ` and
-    `BASE + MEMORY`); None when there is none, or when they read it in two dialects (no fix keeps both)."""
-    if diag.span is None:
-        return None
-    holding = [r for r in regions if r.inside(diag.span.start, diag.span.end) is not None]
-    return holding if len({r.dialect for r in holding}) == 1 else None
-
-
-def applied_fix(diag: Diagnostic, fixes: list[Fix], text: str, regions: list[Region], *, path: str) -> Fix | None:
-    """The one of `fixes` (those of `diag`, in the file `path` whose text is `text` and whose instructions
-    are `regions`) that `templating lint --fix` applies without `--unsafe-fixes`: the first that is safe
-    in every instruction holding the finding; None when none is. The language server marks it preferred
-    (an editor's "fix all" applies what `--fix` would)."""
-    holding = _holding(diag, regions)
-    if holding is None:
-        return None
-    python = path.endswith(".py")
-    for fix in _ranked(fixes, unsafe=False):
-        if all(_judge(fix, text, region, python=python) for region in holding):
-            return fix
-    return None
-
-
-def regions_of(path: str, text: str, instructions: list[Any], *, dialect: str) -> list[Region]:
-    """The instructions of the file `path` as fixes see them: a Python file's `instructions` (each with
-    `text`, `dialect` and `written_as_is`, as `pysource` finds them), or a template file read in `dialect`."""
-    if not path.endswith(".py"):
-        return [Region.whole(text, dialect)]
-    return [Region(item.text, item.dialect, tuple(item.written_as_is(path))) for item in instructions]
-
-
-def _ranked(fixes: list[Fix], *, unsafe: bool) -> list[Fix]:
-    return [f for f in fixes if f.safe] + ([f for f in fixes if not f.safe] if unsafe else [])
-
-
-def _judge(fix: Fix, text: str, region: Region, *, python: bool) -> bool | None:
-    """Whether `fix` is safe (True), unsafe (False), or not to be applied here (None: an edit outside
-    the instruction's literal, one a Python literal would need to escape, or an instruction that no
-    longer parses)."""
-    if fix.path is not None or len(fix.edits) != 1:
-        return None
-    start, end, new = fix.edits[0]
-    inner = region.inside(start, end)
-    if inner is None:
-        return None
-    flagged = text[start:end]
-    if python and (
-        _NEEDS_ESCAPE.search(new)
-        or (set(new) & {"{", "}"} and not set(flagged) & {"{", "}"} and _in_fstring(text, start))
-    ):
-        return None  # a brace written into an f-string would be a replacement field
-    i, j = inner
-    after = region.text[:i] + new + region.text[j:]
-    try:
-        old_nodes = parse(region.text, dialect=region.dialect).nodes  # type: ignore[arg-type]
-        new_nodes = parse(after, dialect=region.dialect).nodes  # type: ignore[arg-type]
-    except (TemplatingError, ValueError):
-        return None
-    return fix.safe and _keeps_meaning(old_nodes, new_nodes, i, j, len(new) - (j - i))
-
-
-def _in_fstring(text: str, offset: int) -> bool:
-    """Whether the character at `offset` of the Python source `text` is inside an f-string (True when the
-    source cannot be read: a brace is then not written)."""
-    spans = _fstrings(text)
-    return spans is None or any(a <= offset < b for a, b in spans)
-
-
-@functools.lru_cache(maxsize=8)
-def _fstrings(text: str) -> tuple[tuple[int, int], ...] | None:
-    """The f-strings of the Python source `text`, as character offsets; None when it is not valid Python."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-    starts = [0, *(m.end() for m in re.finditer("\n", text))]
-
-    def offset(line: int, column: int) -> int:  # ast's column counts UTF-8 bytes
-        begin = starts[line - 1]
-        end = starts[line] if line < len(starts) else len(text)
-        return begin + len(text[begin:end].encode("utf-8")[:column].decode("utf-8", "ignore"))
-
-    return tuple(
-        (offset(node.lineno, node.col_offset), offset(node.end_lineno or node.lineno, node.end_col_offset or 0))
-        for node in ast.walk(tree)
-        if isinstance(node, ast.JoinedStr)
-    )
-
-
-def _keeps_meaning(old: tuple[Any, ...], new: tuple[Any, ...], start: int, end: int, shift: int) -> bool:
-    """Whether an edit of `[start, end)` changes only what renders there: every placeholder and escape
-    outside the edit is still there unchanged, and the instruction requires no key it did not (a new
-    required key is a `KeyError` the agent did not raise before)."""
-
-    def marks(nodes: tuple[Any, ...], a: int, b: int, moved: int) -> list[tuple[str, str, bool, int, int]]:
-        out = []
-        for node in nodes:
-            if isinstance(node, Placeholder | Escaped) and (node.span.end <= a or node.span.start >= b):
-                at = node.span.start - (moved if node.span.start >= b else 0)
-                name = node.key if isinstance(node, Placeholder) else node.text
-                out.append((type(node).__name__, name, bool(getattr(node, "optional", False)), at, 0))
-        return out
-
-    if marks(old, start, end, 0) != marks(new, start, end + shift, shift):
-        return False
-
-    def required(nodes: tuple[Any, ...]) -> set[str]:
-        return {n.key for n in nodes if isinstance(n, Placeholder) and not n.optional}
-
-    return required(new) <= required(old)
-
-
-def plan_fixes(project: Project, result: LintResult, *, unsafe: bool = False) -> list[FileFix]:
-    """The fixes of every file `result` (a run of `project`) has findings in, each file as the run read
-    it; only files a fix changes."""
-    dialects = {t.path: t.dialect for t in result.templates if t.name is None}
-    out: list[FileFix] = []
-    for path, all_findings in result.by_file().items():
-        text = result.sources.get(path)
-        # the findings some fix is offered for (in any dialect): a file with none is not read for its
-        # instructions (in a Python file, a scan of the project's code)
-        findings = [d for d in all_findings if d.span is not None and text is not None and fixes_for(d, text)]
-        if text is None or not findings:
-            continue
-        items: list[Any] = []
-        if path.endswith(".py"):
-            try:
-                items, _ = project.instructions(path)
-            except TemplatingError:
-                continue
-        regions = regions_of(path, text, items, dialect=dialects.get(path, project.dialect or "angle"))
-        fixed = fix_file(path, text, findings, regions, unsafe=unsafe)
-        if fixed.after != fixed.before:
-            out.append(fixed)
-    return out
-
-
-# How many times `fix_until_stable` fixes and lints again at most (ruff: 100). A fix resolves its finding, and
-# a finding left for a later pass is one whose fix overlapped another: a project settles in two or three.
-MAX_PASSES = 10
-
-
-@dataclass(frozen=True, slots=True)
-class FixRun:
-    """What fixing a project until it is stable does. `files`: each file changed, from its text on disk
-    (`before`) to its text after the last pass (`after`), with every fix applied to it in any pass;
-    `passes`: how many passes changed one of them; `unsettled`: the files whose fixes did not settle
-    (fixes still to apply after the last pass, or a pass giving back a text an earlier one had), each
-    with the codes of the findings fixed there, left out of `files`: such a file is not written."""
-
-    files: list[FileFix]
-    passes: int
-    unsettled: dict[str, tuple[str, ...]]
-
-    @property
-    def count(self) -> int:
-        """The number of fixes applied, over all passes."""
-        return sum(len(fixed.applied) for fixed in self.files)
-
-
-Relint = Callable[[dict[str, str]], "tuple[Project, LintResult]"]
-
-
-def fix_until_stable(
-    project: Project, result: LintResult, relint: Relint, *, unsafe: bool = False, passes: int = MAX_PASSES
-) -> FixRun:
-    """Fix `result` (a run of `project`), lint again with the fixed texts, and fix what that run finds,
-    until no fix is left, at most `passes` times (as ruff's `--fix` does). `relint(texts)` lints the
-    project again with `texts` (by path) instead of those files' content on disk, and writes nothing.
-
-    Each pass is judged as [`plan_fixes`][templating.linter.fixes.plan_fixes] judges one run: a fix is
-    applied only where it is safe (`unsafe`: acceptable) in the text that pass reads, so what the passes
-    do together changes an instruction only where its mistakes were. Nothing is written here."""
-    texts: dict[str, str] = {}  # each file changed: its text after the last pass applied to it
-    before: dict[str, str] = {}
-    applied: dict[str, list[tuple[Diagnostic, Fix]]] = {}
-    seen: dict[str, set[str]] = {}
-    unsettled: dict[str, tuple[str, ...]] = {}
-    last: dict[str, int] = {}  # each file: the last pass that changed it
-    for count in range(1, passes + 1):
-        planned = [fixed for fixed in plan_fixes(project, result, unsafe=unsafe) if fixed.path not in unsettled]
-        if not planned:
-            break
-        for fixed in planned:
-            before.setdefault(fixed.path, fixed.before)
-            known = seen.setdefault(fixed.path, {fixed.before})
-            if fixed.after in known:  # back to a text an earlier pass had: the fixes go round
-                unsettled[fixed.path] = _codes(fixed)
-                texts.pop(fixed.path, None)
-                continue
-            known.add(fixed.after)
-            last[fixed.path] = count
-            texts[fixed.path] = fixed.after
-            applied.setdefault(fixed.path, []).extend(fixed.applied)
-        project, result = relint(dict(texts))
-    else:
-        for fixed in plan_fixes(project, result, unsafe=unsafe):
-            if fixed.path not in unsettled:
-                unsettled[fixed.path] = _codes(fixed)
-                texts.pop(fixed.path, None)
-    files = [
-        FileFix(path, before[path], text, applied[path])
-        for path, text in texts.items()
-        if text != before[path] and path not in unsettled
-    ]
-    return FixRun(files, max((last[fixed.path] for fixed in files), default=0), unsettled)
-
-
-def _codes(fixed: FileFix) -> tuple[str, ...]:
-    return tuple(sorted({diag.code for diag, _ in fixed.applied}))
-
-
-def diff_of(fixed: FileFix, *, name: str | None = None) -> str:
-    """A unified diff of what fixing the file changes. `name`: the file's name as its `---`/`+++` headers
-    show it (default: its path as is; the command line passes it escaped, as every output names files)."""
-    shown = fixed.path if name is None else name
-    lines = difflib.unified_diff(
-        fixed.before.splitlines(keepends=True),
-        fixed.after.splitlines(keepends=True),
-        fromfile=f"a/{shown}",
-        tofile=f"b/{shown}",
-    )
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
-class FixWriteError(TemplatingError):
-    """A fixed file that was not written (why: the message); the file is unchanged."""
-
-
-def write_fix(fixed: FileFix, *, root: str) -> None:
-    """Write the fixed file whole or not at all (a temporary file beside it, then renamed over it,
-    keeping its permissions and owner). Refused, with the file left as it is: a link, a file outside
-    `root`, a file whose content is no longer what was linted (changed on disk since). (A file found
-    through a link by walking is left out before: `LintRun`, `Project.found_through_link`.)"""
-    path = fixed.path
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    if os.path.islink(path):
-        raise FixWriteError(f"{path}: not fixed, it is a symbolic link")
-    if os.path.commonpath([real, top]) != top:
-        raise FixWriteError(f"{path}: not fixed, it is outside the project ({root})")
-    try:  # bounded, and never waiting on a pipe put there since
-        now = read_bytes(path, limit=max(DEFAULT_MAX_FILE_SIZE, 2 * len(fixed.before)), follow=False)
-    except (OSError, FileSkipped) as exc:
-        raise FixWriteError(f"{path}: not fixed, it cannot be read again: {exc}") from None
-    encoding = _encoding_of(path, now)
-    try:
-        now_text = now.decode(encoding)
-    except UnicodeDecodeError:
-        raise FixWriteError(
-            f"{path}: not fixed, it changed on disk since it was linted (no longer {encoding})"
-        ) from None
-    mark = "\ufeff" if now_text.startswith("\ufeff") else ""  # read without it, written back with it
-    if now_text.removeprefix("\ufeff") != fixed.before:
-        raise FixWriteError(f"{path}: not fixed, it changed on disk since it was linted")
-    after = mark + fixed.after
-    if encoding != "utf-8" and after.encode("utf-8") != _encoded(after, encoding):
-        raise FixWriteError(
-            f"{path}: not fixed, it is written in {encoding} (its coding line) and --fix writes UTF-8: "
-            "apply the fix by hand (templating lint --diff shows it)"
-        )
-    try:
-        write_text_whole(real, after, newline="")
-    except OSError as exc:
-        raise FixWriteError(f"{path}: not fixed, it cannot be written: {exc.strerror or exc}") from None
-
-
-def _encoding_of(path: str, data: bytes) -> str:
-    """The encoding a file was linted in: a `.py` file's coding line (PEP 263, as `pysource` reads it), else
-    UTF-8; a byte order mark is read as a character (written back as it was)."""
-    if not path.endswith(".py"):
-        return "utf-8"
-    import codecs
-    import io
-    import tokenize
-
-    try:
-        declared, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        name = codecs.lookup(declared).name
-    except (SyntaxError, LookupError):
-        return "utf-8"
-    return "utf-8" if name in ("utf-8", "utf-8-sig") else name
-
-
-def _encoded(text: str, encoding: str) -> bytes | None:
-    try:
-        return text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return None

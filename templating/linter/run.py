@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .baseline import Applied, Baseline
     from .config import LintConfig
     from .engine import LintResult, Project
-    from .fixes import FixRun
+    from .fix_run import FixRun
 
 __all__ = ["LintOutcome", "LintRun", "LintUsageError", "Message", "lint_project"]
 
@@ -351,9 +351,9 @@ class LintRun:
     def _fix_run(
         self, project: Project, result: LintResult, outcome: LintOutcome, say: Callable[[Message], None]
     ) -> FixRun:
-        """Fix until stable (`templating.linter.fixes.fix_until_stable`), each pass linted again in memory;
+        """Fix until stable (`templating.linter.fix_run.fix_until_stable`), each pass linted again in memory;
         a file whose fixes do not settle, or found through a symbolic link, is said on stderr and left out."""
-        from .fixes import MAX_PASSES, fix_until_stable
+        from .fix_run import MAX_PASSES, fix_until_stable
 
         def relint(texts: dict[str, str]) -> tuple[Project, LintResult]:
             again = self._lint_once(texts)
@@ -382,7 +382,7 @@ class LintRun:
     ) -> LintOutcome:
         """`diff`: the unified diff of what fixing until stable changes, nothing written; exit 1 when there
         is anything to fix."""
-        from .fixes import diff_of
+        from .fix_run import diff_of
         from .outputs.text import escape_control
 
         fixes = self._fix_run(project, result, outcome, say)
@@ -401,7 +401,7 @@ class LintRun:
     ) -> str:
         """`fix`: fix until stable, then write the files, each whole; a file that cannot be written is said on
         stderr and left as is. What was applied, for the summary."""
-        from .fixes import FixWriteError, write_fix
+        from .fix_run import FixWriteError, write_fix
 
         fixes = self._fix_run(project, result, outcome, say)
         count = files = 0
@@ -417,7 +417,7 @@ class LintRun:
 
     def _left(self, project: Project, result: LintResult, everything: list[Any]) -> str:
         """`fix`'s note on what is left: the findings, and how many of them `unsafe_fixes` would fix."""
-        from .fixes import plan_fixes
+        from .fix_run import plan_fixes
 
         noun = "finding" if len(everything) == 1 else "findings"
         note = f"; {len(everything)} {noun} left" if everything else "; no findings left"

@@ -10,7 +10,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..linter.engine import Project
-from ..linter.fixes import Fix, applied_fix, fixes_for, regions_of, suppress_fixes
+from ..linter.fix_regions import applied_fix, regions_of
+from ..linter.fixes import Fix, fixes_for, suppress_fixes
 from ..linter.registry import Diagnostic, described
 from ..nodes import SCOPE_PREFIXES
 from ..pysource import Instruction
