@@ -177,3 +177,16 @@ def make_service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
 def service(make_service: Callable[[], Any]) -> Any:
     """A session service of each kind, on an empty store."""
     return make_service()
+
+
+@pytest.fixture
+def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A small ADK app in Python (agents/prompt.py and agents/agent.py), the current folder (the CLI tests)."""
+    from cli_support import PY_AGENT, PY_PROMPT
+
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "agents" / "prompt.py").write_text(PY_PROMPT, encoding="utf-8")
+    (tmp_path / "agents" / "agent.py").write_text(PY_AGENT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

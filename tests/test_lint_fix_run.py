@@ -1,6 +1,6 @@
 """templating.linter.fix_run: fixing repeats until the project is stable, bounded, a fix that goes round is
 named and left out, and nothing is written. The command line (`templating lint --fix`, `--diff`) is tested in
-tests/test_cli.py."""
+tests/test_cli_lint_fix.py."""
 
 from __future__ import annotations
 

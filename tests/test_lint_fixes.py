@@ -1,7 +1,7 @@
 """templating.linter.fixes: a fix resolves the finding it is offered for, keeps the dialect of its
 instruction, and a help that names an edit offers it. Where a fix applies is tested in
 tests/test_lint_fix_regions.py, fixing until stable in tests/test_lint_fix_run.py, the command line in
-tests/test_cli.py and the server's code actions in tests/test_lsp.py."""
+tests/test_cli_lint_fix.py and the server's code actions in tests/test_lsp.py."""
 
 from __future__ import annotations
 
