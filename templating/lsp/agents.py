@@ -397,6 +397,8 @@ def describe_readers(model: AgentModel, path: str, start: int, key: str) -> str 
             labels = ", ".join(dict.fromkeys(f"`{r.instruction.name}`" for r in reads if r.instruction is not None))
             how = f" (its {reads[0].role.replace('_', ' ')} {labels})" if labels else ""
             items.append(f"- {_shown(agent)}{how}: {place(model, app, agent)}; {line}")
+        if len(items) > _MAX_SHOWN:
+            items = [*items[:_MAX_SHOWN], f"- and {len(items) - _MAX_SHOWN} more agent(s)"]
         if items:
             sections.append(f"In app `{app.name}`, read by, in run order:\n" + "\n".join(items))
         else:
