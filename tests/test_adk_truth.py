@@ -745,7 +745,7 @@ SITUATIONS = {
         "static_instruction_braces",
     ),
     "global_instruction": ("global_instruction_root", "global_instruction_root_given", "global_instruction_sub_agent"),
-    "apps as units": ("two_apps_other_writes",),
+    "apps as units": ("two_apps_other_writes", "no_app_sub_agents_assigned"),
     "the initial state, declared": (
         "initial_state_missing_key",
         "undeclared_never_written",

@@ -368,9 +368,11 @@ ORDERS: dict[str, list[str]] = {
         *("cli.common", "cli.render", "cli.keys", "cli.convert", "cli.lint", "cli.preview", "cli.diff", "cli.lsp"),
         *("cli.parser", "cli"),
     ],
-    # agents and apps, a Workflow's order, the initial state, availability, enforced schemas, the model
+    # the data, the agents built from the scan, the apps, both in one graph, a Workflow's order, the initial state,
+    # availability, enforced schemas, the model
     "agent_model": [
-        *("agent_model.graph", "agent_model.workflow", "agent_model.initial", "agent_model.order"),
+        *("agent_model.facts", "agent_model.builder", "agent_model.apps", "agent_model.graph"),
+        *("agent_model.workflow", "agent_model.initial", "agent_model.order"),
         *("agent_model.enforced", "agent_model.model", "agent_model"),
     ],
     # the data, then google-adk's request for one agent, the walk over an app's tree, importing an app, the app

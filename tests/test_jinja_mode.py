@@ -890,6 +890,31 @@ def test_state_reads_are_placed_where_they_are_written(source: str, expected: li
     assert [(r.key, source[r.start : r.end], r.required) for r in reads] == expected
 
 
+EVERY_READ = [
+    (
+        "each-place-in-order",
+        "Hi {{ name }}, {{ name | upper }}\n{% for o in orders %}{{ o }} {{ name }}{% endfor %}",
+        [("name", "name"), ("name", "name"), ("orders", "orders"), ("name", "name")],
+    ),
+    ("twice-on-one-line", "{{ user.tier }}/{{ user.tier }}", [("user:tier", "user.tier"), ("user:tier", "user.tier")]),
+    ("item-and-attribute", "{{ state['k'] }} {{ state.k }}", [("k", "state['k']"), ("k", "state.k")]),
+    ("set-later-only-the-first", "{{ x }}{% set x = 1 %}{{ x }}", [("x", "x")]),
+    ("loop-variable-is-no-key", "{% for x in xs %}{{ x }}{% endfor %}{{ xs }}", [("xs", "xs"), ("xs", "xs")]),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in EVERY_READ], ids=[c[0] for c in EVERY_READ])
+def test_state_reads_every_place(source: str, expected: list[tuple[str, str]]) -> None:
+    """`every=True` gives each place a key is read (the editor's hover and definition), each a real read: with
+    `every=False` the same keys, each at its first place."""
+    from templating.jinja_mode.reads import state_reads
+
+    every = state_reads(source, every=True)
+    assert [(r.key, source[r.start : r.end]) for r in every] == expected
+    first = {r.key: (r.start, r.end) for r in reversed(every)}
+    assert [(r.key, (r.start, r.end)) for r in state_reads(source)] == sorted(first.items(), key=lambda i: i[1])
+
+
 _RENDERED = [c for c in READS if c[0] not in ("not-valid-jinja", "a-method-of-state-is-a-key")]
 
 

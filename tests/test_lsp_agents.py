@@ -61,10 +61,50 @@ SPARE = '''"""Prompts being drafted: no agent uses them yet."""
 ESCALATION_PROMPT = """Escalate this invoice to a human: {invoice_summary}"""
 '''
 
+# An app whose second agent's instruction is a `jinja(...)` template given as a plain string; its root's
+# before_agent_callback gives the course.
+LESSONS = '''"""A lesson planner: rates the learner's level, then writes a lesson at that level."""
+
+from google.adk.agents import LlmAgent, SequentialAgent
+from google.adk.agents.callback_context import CallbackContext
+
+from templating import jinja
+
+
+def remember_course(callback_context: CallbackContext) -> None:
+    """Every session of this app is about the course the learner enrolled in."""
+    callback_context.state["course"] = "Python for data analysis"
+
+
+level_assessor = LlmAgent(
+    name="level_assessor",
+    model="gemini-2.5-flash",
+    instruction="Ask the learner two questions about the course and rate their level in one word.",
+    output_key="learner_level",
+)
+
+lesson_writer = LlmAgent(
+    name="lesson_writer",
+    model="gemini-2.5-flash",
+    instruction=jinja(
+        """Write a lesson of {{ course }} for a {{ learner_level }} learner.
+{% if user.goals is defined %}They want to: {{ user.goals }}{% endif %}
+Keep every example at the {{learner_level}} level, and end with one exercise on {{ topic }}."""
+    ),
+)
+
+root_agent = SequentialAgent(
+    name="lesson_pipeline",
+    sub_agents=[level_assessor, lesson_writer],
+    before_agent_callback=remember_course,
+)
+'''
+
 
 @pytest.fixture
 def apps(tmp_path: Path) -> Path:
-    """blog_writer, podcast_studio and the two Acme apps, side by side in one workspace folder."""
+    """blog_writer, podcast_studio, the two Acme apps and the lesson planner, side by side in one workspace
+    folder."""
     root = tmp_path / "workspace"
     root.mkdir()
     for name in ("blog_writer", "podcast_studio"):
@@ -73,6 +113,9 @@ def apps(tmp_path: Path) -> Path:
         shutil.copytree(TWO_APPS / name, root / name)
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     (root / "drafts.py").write_text(SPARE, encoding="utf-8")
+    (root / "lesson_planner").mkdir()
+    (root / "lesson_planner" / "__init__.py").write_text("from . import agent\n", encoding="utf-8")
+    (root / "lesson_planner" / "agent.py").write_text(LESSONS, encoding="utf-8")
     return root
 
 
@@ -234,8 +277,44 @@ async def test_hover_on_an_agent_shows_its_app_and_run_order(
             ["Written by:\n- `output_key='invoice_summary'` of agent `invoice_reader` at `billing_agent/agent.py:7`"],
             ["In app"],
         ),
+        (  # a Jinja variable of a `jinja(...)` plain string, read again further on
+            "lesson_planner/agent.py",
+            "learner_level}}",
+            [
+                "**state key `learner_level`**: required, jinja syntax",
+                "In app `lesson_planner`, read by `lesson_writer`: runs 2nd of 2 in `lesson_pipeline`'s sub_agents,"
+                " after `level_assessor`.",
+                "`learner_level` is written by level_assessor's output_key before lesson_writer runs.",
+                "- `output_key='learner_level'` of agent `level_assessor` at `lesson_planner/agent.py:18`",
+            ],
+            ["KeyError"],
+        ),
+        (
+            "lesson_planner/agent.py",
+            "topic }}",
+            [
+                "nothing in the app lesson_planner writes `topic`: **the Jinja2 instruction raises"
+                " JinjaUndefinedError on the first turn**",
+            ],
+            ["KeyError"],
+        ),
+        (
+            "lesson_planner/agent.py",
+            "user.goals }}",
+            ["**state key `user:goals`**: optional, jinja syntax", "(guarded in the template: nothing raised)"],
+            ["JinjaUndefinedError"],
+        ),
     ],
-    ids=["read-before-written", "written-before", "other-app-only", "own-app", "no-app"],
+    ids=[
+        "read-before-written",
+        "written-before",
+        "other-app-only",
+        "own-app",
+        "no-app",
+        "jinja-read-again",
+        "jinja-written-nowhere",
+        "jinja-guarded",
+    ],
 )
 async def test_hover_on_a_key_shows_who_writes_it_before_the_reader(
     client: LanguageClient, apps: Path, file: str, needle: str, expected: list[str], absent: list[str]
@@ -259,8 +338,10 @@ async def test_hover_on_a_key_shows_who_writes_it_before_the_reader(
         ("blog_writer/prompt.py", "{critique}", [("critic.py", '"critique"')]),
         ("podcast_studio/agent.py", "{audio_content}", [("agent.py", '"audio_content"')]),
         ("drafts.py", "{invoice_summary}", [("agent.py", '"invoice_summary"')]),  # no app: the project's writers
+        ("lesson_planner/agent.py", "course }}", [("agent.py", '"course"')]),  # a Jinja variable
+        ("lesson_planner/agent.py", "learner_level}}", [("agent.py", '"learner_level"')]),
     ],
-    ids=["other-app-only", "own-app", "across-modules", "own-output-key", "no-app"],
+    ids=["other-app-only", "own-app", "across-modules", "own-output-key", "no-app", "jinja", "jinja-read-again"],
 )
 async def test_definition_lists_the_writers_of_the_readers_app(
     client: LanguageClient, apps: Path, file: str, needle: str, expected: list[tuple[str, str]]
@@ -269,6 +350,66 @@ async def test_definition_lists_the_writers_of_the_readers_app(
     path = apps / file
     await open_file(client, path)
     assert await definitions(client, path, at(path, needle)) == expected
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("file", "needle", "expected", "absent"),
+    [
+        (
+            "blog_writer/sub_agents/critic.py",
+            '"critique"',
+            [
+                "**state key `critique`**, written by `output_key='critique'` of agent `critic`",
+                "In app `blog_writer`, read by, in run order:\n- `writer` (its instruction `WRITER_PROMPT`): runs 1st"
+                " of 2 in `blog_pipeline`'s sub_agents; `critique` is first written by critic's output_key, which"
+                " runs after writer in blog_pipeline's sub_agents: **google-adk raises a KeyError on the first turn**",
+            ],
+            ["drafts.py"],
+        ),
+        (  # support_agent and drafts.py read invoice_summary too, in another app and in none
+            "billing_agent/agent.py",
+            '"invoice_summary"',
+            [
+                "In app `billing_agent`, read by, in run order:\n- `dunning_writer`",
+                "runs 2nd of 2 in `billing_agent`'s sub_agents, after `invoice_reader`; `invoice_summary` is written"
+                " by invoice_reader's output_key before dunning_writer runs",
+            ],
+            ["support", "drafts", "ESCALATION_PROMPT", "KeyError"],
+        ),
+        (  # a callback's write, read by a `jinja(...)` instruction
+            "lesson_planner/agent.py",
+            '"course"',
+            [
+                "written by `state[...] = ...` at `lesson_planner/agent.py:11`",
+                "In app `lesson_planner`, read by, in run order:\n- `lesson_writer` (its instruction `jinja(...)`)",
+                "runs 2nd of 2 in `lesson_pipeline`'s sub_agents, after `level_assessor`; `course` is written by",
+            ],
+            ["KeyError", "JinjaUndefinedError"],
+        ),
+        (  # written, read by no agent of its app
+            "podcast_studio/agent.py",
+            '"audio_content"',
+            [
+                "In app `podcast_studio`, read by, in run order:\n- `narrator`",
+                "**google-adk raises a KeyError on the first turn**\n- `publisher`",
+            ],
+            ["blog_writer"],
+        ),
+    ],
+    ids=["read-before-written", "other-app-reads", "callback-jinja-reader", "own-output-key"],
+)
+async def test_hover_on_a_write_lists_the_readers_of_its_app_in_run_order(
+    client: LanguageClient, apps: Path, file: str, needle: str, expected: list[str], absent: list[str]
+) -> None:
+    await start(client, apps)
+    path = apps / file
+    await open_file(client, path)
+    text = await hover_text(client, path, at(path, needle))
+    for part in expected:
+        assert part in text, text
+    for part in absent:
+        assert part not in text, text
 
 
 SEEDED = (

@@ -11,7 +11,9 @@ nowhere, with the writer and the order in words), `writers(key, app)` in run ord
 sets, `create_session(state=...)`) and `enforced_schema(agent)` (an
 [`EnforcedSchema`][templating.agent_model.EnforcedSchema], where google-adk 2.13 checks writes).
 
-Modules, each importing only those before it: `graph` (agents, their writes, apps), `workflow` (a Workflow's order
+Modules, each importing only those before it: `facts` (the data: agents, their writes, apps), `builder` (the
+agents and their writes from the scan), `apps` (the roots and what each reaches), `graph` (both, and the writes no
+agent makes), `workflow` (a Workflow's order
 from its edges), `initial` (initial state), `order` (availability), `enforced` (state schemas google-adk enforces),
 `model` (the `AgentModel`, `build`). The package sits above the project model (`templating.linter`'s config,
 project and discovery modules) and below the lint rules; it reads, it reports nothing.
@@ -20,7 +22,7 @@ project and discovery modules) and below the lint rules; it reads, it reports no
 from __future__ import annotations
 
 from .enforced import EnforcedSchema
-from .graph import Agent, AgentInstruction, App, Link, Phase, StateWrite
+from .facts import Agent, AgentInstruction, App, Link, Phase, StateWrite
 from .initial import InitialSource, InitialState
 from .model import AgentModel, Read, build
 from .order import Availability, Kind

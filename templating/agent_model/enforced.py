@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..pysource import SchemaRef
-from .graph import Agent, App
+from .facts import Agent, App
 
 __all__ = ["EnforcedSchema", "enforced_schema"]
 

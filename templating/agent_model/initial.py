@@ -28,7 +28,7 @@ from ..linter.config import LintConfig, LintConfigError
 from ..linter.project import Walker
 from ..nodes import Span
 from ..pysource import Scan
-from .graph import App
+from .facts import App
 
 __all__ = ["InitialSource", "InitialState", "initial_states"]
 

@@ -20,7 +20,8 @@ from ..pysource import Instruction, InstructionKey, Scan, Skipped
 from ..pysource.found import Kind as Dialect
 from ..template import parse
 from .enforced import EnforcedSchema, enforced_schema
-from .graph import Agent, AgentInstruction, App, Graph, StateWrite, build_graph
+from .facts import Agent, AgentInstruction, App, StateWrite
+from .graph import Graph, build_graph
 from .initial import InitialState, initial_states
 from .order import Availability, RunOrder
 

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from .graph import Agent, App, Graph, Link, StateWrite
+from .facts import Agent, App, Link, StateWrite
+from .graph import Graph
 from .workflow import WorkflowOrder
 
 __all__ = ["Availability", "Relation", "Kind", "RunOrder"]

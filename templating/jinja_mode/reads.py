@@ -58,9 +58,13 @@ def _key_of(expr: nodes.Node, undeclared: set[str]) -> tuple[str, str, str | Non
     return None
 
 
-def state_reads(source: str) -> tuple[StateRead, ...]:
+def state_reads(source: str, *, every: bool = False) -> tuple[StateRead, ...]:
     """The state keys `source` reads, each once (where it is first read), in the order of the source. A
-    template Jinja2 cannot parse reads nothing here (E001 reports it)."""
+    template Jinja2 cannot parse reads nothing here (E001 reports it).
+
+    `every`: each place a key is read instead (for the editor's hover and go-to-definition), except for a name
+    the template also sets (`{% set %}`, a loop variable, a macro argument): only its first read is sure to be
+    the state's, so only that one is given."""
     text = source.replace("\r\n", "\n").replace("\r", "\n")
     try:
         tree = _ENVIRONMENT.parse(text)
@@ -74,7 +78,9 @@ def state_reads(source: str) -> tuple[StateRead, ...]:
         if read is not None:
             guarded.add(read[0])
     first: dict[str, tuple[int, str, str | None]] = {}  # key -> (line, name, attribute or item)
+    later: list[tuple[str, int, str, str | None]] = []  # every read after the first (`every`)
     inside: set[int] = set()  # the names read as `user.name`: not read again as the bare name `user`
+    stored = {n.name for n in tree.find_all(nodes.Name) if n.ctx != "load"} if every else set()
     for node in tree.find_all((nodes.Name, nodes.Getattr, nodes.Getitem)):
         if id(node) in inside:
             continue
@@ -86,13 +92,18 @@ def state_reads(source: str) -> tuple[StateRead, ...]:
         key, name, part = read
         line = node.lineno
         if key not in first or line < first[key][0]:
+            if key in first and name not in stored:
+                later.append((key, *first[key]))
             first[key] = (line, name, part)
+        elif every and name not in stored:
+            later.append((key, line, name, part))
     places = _Places(text)
-    found = []
-    for key, (line, name, part) in first.items():
-        start, end = places.find(line, name, part)
-        found.append(StateRead(key, *_original(source, start, end), key not in guarded))
-    return tuple(sorted(found, key=lambda r: (r.start, r.key)))
+    found: set[tuple[str, int, int, int]] = set()  # (key, start, end, line)
+    for key, line, name, part in [(k, *v) for k, v in first.items()] + later:
+        nth = sum(1 for o in found if o[0] == key and o[3] == line)  # two reads of it on one line: the next one
+        found.add((key, *places.find(line, name, part, nth), line))
+    reads = {StateRead(key, *_original(source, start, end), key not in guarded) for key, start, end, _ in found}
+    return tuple(sorted(reads, key=lambda r: (r.start, r.key)))
 
 
 class _Places:
@@ -113,20 +124,22 @@ class _Places:
         except TemplateSyntaxError:
             self.tokens = []
 
-    def find(self, line: int, name: str, part: str | None) -> tuple[int, int]:
-        """The span of `name` (with `.part` or `[...]` after it when given) first written on `line`."""
+    def find(self, line: int, name: str, part: str | None, nth: int = 0) -> tuple[int, int]:
+        """The span of `name` (with `.part` or `[...]` after it when given) written on `line`: the first, or
+        the one after `nth` others (the last there is, when fewer)."""
         code = [t for t in self.tokens if t[0] == line and t[1] not in ("whitespace", "data", "comment")]
+        spans: list[tuple[int, int]] = []
         for i, (_, kind, value, at) in enumerate(code):
             if kind != "name" or value != name or (i and code[i - 1][2] == "."):
                 continue
-            if part is None:
-                return at, at + len(value)
             following = code[i + 1 : i + 4]
-            if len(following) >= 2 and following[0][2] == "." and following[1][2] == part:
-                return at, following[1][3] + len(part)
-            if len(following) == 3 and following[0][2] == "[" and following[2][2] == "]":
-                return at, following[2][3] + 1
-        return self._line(line)
+            if part is None:
+                spans.append((at, at + len(value)))
+            elif len(following) >= 2 and following[0][2] == "." and following[1][2] == part:
+                spans.append((at, following[1][3] + len(part)))
+            elif len(following) == 3 and following[0][2] == "[" and following[2][2] == "]":
+                spans.append((at, following[2][3] + 1))
+        return spans[min(nth, len(spans) - 1)] if spans else self._line(line)
 
     def _line(self, line: int) -> tuple[int, int]:
         """The span of the text of `line` (leading white space left out): where no token is found."""

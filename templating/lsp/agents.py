@@ -14,7 +14,16 @@ from ..agent_model import Agent, AgentModel, App, Availability, StateWrite
 from ..nodes import Span
 from ..pysource import InstructionKey
 
-__all__ = ["AgentPlace", "agent_at", "app_keys", "describe_agent", "describe_key", "key_writers", "ordinal"]
+__all__ = [
+    "AgentPlace",
+    "agent_at",
+    "app_keys",
+    "describe_agent",
+    "describe_key",
+    "describe_readers",
+    "key_writers",
+    "ordinal",
+]
 
 _MAX_SHOWN = 12  # agents listed in one line of a hover before "..."
 _MAX_SECTIONS = 4  # readers (agent, app) described in a key's hover before "and N more"
@@ -58,7 +67,11 @@ class _Lookups:
         self.by_file: dict[str, list[Agent]] = {}
         self.by_call: dict[str, list[Agent]] = {}
         self.readers: dict[InstructionKey, list[Agent]] = {}
+        self.writes_at: dict[tuple[str, int], list[StateWrite]] = {}  # by file and offset of the key
         for agent in model.agents.values():
+            for write in agent.writes:
+                if write.key is not None and write.span is not None:
+                    self.writes_at.setdefault((_absolute(write.path), write.span.start), []).append(write)
             self.by_call.setdefault(agent.call.id, []).append(agent)
             if agent.kind != "unknown":
                 self.by_file.setdefault(_absolute(agent.path), []).append(agent)
@@ -235,14 +248,19 @@ def describe_write(model: AgentModel, write: StateWrite, root: Path) -> str:
     return f"`{write.how}`{of} at {where}"
 
 
-def _availability_line(found: Availability, *, optional: bool) -> str:
+def _availability_line(found: Availability, *, optional: bool, jinja: bool = False) -> str:
+    """`found` in words, with what a missing key does there: google-adk's KeyError, or for a `jinja(...)`
+    instruction (`jinja`) templating's JinjaUndefinedError."""
     text = found.order_text
     if found.kind in ("given", "before"):
         return text
     if optional:
-        return text + " (optional: google-adk inserts nothing then)"
+        return text + (
+            " (guarded in the template: nothing raised)" if jinja else " (optional: google-adk inserts nothing then)"
+        )
     if found.certain:
-        return text + ": **google-adk raises a KeyError on the first turn**"
+        error = "the Jinja2 instruction raises JinjaUndefinedError" if jinja else "google-adk raises a KeyError"
+        return text + f": **{error} on the first turn**"
     return text
 
 
@@ -268,7 +286,8 @@ def describe_agent(model: AgentModel, agent: Agent, root: Path) -> str:
         items = []
         for read in reads:
             found = model.availability(agent, read.key, app=first)
-            items.append(f"- `{read.key}`: {_availability_line(found, optional=read.optional)}")
+            line = _availability_line(found, optional=read.optional, jinja=read.dialect == "jinja")
+            items.append(f"- `{read.key}`: {line}")
         body.append("Reads:\n" + "\n".join(items))
     elif agent.kind == "llm":
         body.append("Reads no state key.")
@@ -305,10 +324,12 @@ def describe_key(model: AgentModel, key: str, instruction: InstructionKey | None
     sections = []
     for agent, app in found[:_MAX_SECTIONS]:
         available = model.availability(agent, key, app=app)
-        optional = all(r.optional for r in model.reads(agent) if r.key == key and r.instruction == instruction)
+        reads = [r for r in model.reads(agent) if r.key == key and r.instruction == instruction]
+        optional = all(r.optional for r in reads)
+        jinja = any(r.dialect == "jinja" for r in reads)
         lines = [
             f"In app `{app.name}`, read by {_shown(agent)}: {place(model, app, agent)}.",
-            _availability_line(available, optional=optional) + ".",
+            _availability_line(available, optional=optional, jinja=jinja) + ".",
         ]
         writes = model.writers(key, app)
         if writes:
@@ -348,3 +369,40 @@ def app_keys(model: AgentModel, instruction: InstructionKey | None) -> dict[str,
                     keys[write.key] = write
         keys.update({key: None for key in sorted(model.initial_state(app).keys) if key not in keys})
     return keys
+
+
+# -- who reads a key a write writes
+
+
+def describe_readers(model: AgentModel, path: str, start: int, key: str) -> str | None:
+    """For the write of `key` at offset `start` of the file `path` (absolute), made by agents of apps: in each
+    of their apps, the agents whose model calls read `key`, in run order, each with where it runs and whether
+    the key is there when it does. None: no agent of any app makes that write (the caller then answers for
+    the whole project)."""
+    writes = [w for w in _lookups(model).writes_at.get((path, start), ()) if w.key == key]
+    apps = list(dict.fromkeys(app for w in writes for app in model.apps_of(w.agent)))
+    if not apps:
+        return None
+    sections = []
+    for app in apps[:_MAX_SECTIONS]:
+        items = []
+        for member in app.agents:
+            agent = model.agents[member]
+            reads = [r for r in model.reads(agent) if r.key == key]
+            if not reads:
+                continue
+            found = model.availability(agent, key, app=app)
+            jinja = any(r.dialect == "jinja" for r in reads)
+            line = _availability_line(found, optional=all(r.optional for r in reads), jinja=jinja)
+            labels = ", ".join(dict.fromkeys(f"`{r.instruction.name}`" for r in reads if r.instruction is not None))
+            how = f" (its {reads[0].role.replace('_', ' ')} {labels})" if labels else ""
+            items.append(f"- {_shown(agent)}{how}: {place(model, app, agent)}; {line}")
+        if len(items) > _MAX_SHOWN:
+            items = [*items[:_MAX_SHOWN], f"- and {len(items) - _MAX_SHOWN} more agent(s)"]
+        if items:
+            sections.append(f"In app `{app.name}`, read by, in run order:\n" + "\n".join(items))
+        else:
+            sections.append(f"In app `{app.name}`, no agent's instruction reads it.")
+    if len(apps) > _MAX_SECTIONS:
+        sections.append(f"Also written in {len(apps) - _MAX_SECTIONS} more app(s).")
+    return "\n\n".join(sections)

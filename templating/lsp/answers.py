@@ -15,7 +15,7 @@ from ..linter.fixes import Fix, fixes_for, suppress_fixes
 from ..linter.registry import Diagnostic, described
 from ..nodes import SCOPE_PREFIXES
 from ..pysource import Instruction
-from .agents import agent_at, app_keys, describe_agent, describe_key, describe_write, key_writers
+from .agents import agent_at, app_keys, describe_agent, describe_key, describe_readers, describe_write, key_writers
 from .folders import Folder, contains
 from .model import Index, Reading, Written, describe_field
 from .positions import Lines
@@ -76,17 +76,21 @@ class Answers(TemplatingServer):
                 self.range_of(lines, reading.start, reading.end),
             )
         write = index.write_at(path, offset)
+        model = self.agent_model(folder) if path.endswith(".py") else None
         if write is not None and write.key is not None:
-            readers = index.readers_of(write.key)
             body = [f"**state key `{write.key}`**, written by {self.describe_write(folder, write)}", ""]
-            body.append(f"Read by {len(readers)} placeholder(s):" if readers else "No instruction reads it.")
-            body += [f"- {r.label or 'template'} at `{os.path.relpath(r.path, folder.root)}`" for r in readers]
+            in_apps = describe_readers(model, path, write.start, write.key) if model is not None else None
+            if in_apps is not None:  # written by agents of apps: the readers in those apps, in run order
+                body.append(in_apps)
+            else:
+                readers = index.readers_of(write.key)
+                body.append(f"Read by {len(readers)} placeholder(s):" if readers else "No instruction reads it.")
+                body += [f"- {r.label or 'template'} at `{os.path.relpath(r.path, folder.root)}`" for r in readers]
             return types.Hover(
                 types.MarkupContent(types.MarkupKind.Markdown, "\n".join(body)),
                 self.range_of(lines, write.start, write.end),
             )
         if path.endswith(".py"):
-            model = self.agent_model(folder)
             named = agent_at(model, path, text, offset) if model is not None else None
             if model is not None and named is not None:
                 about = "\n\n---\n\n".join(describe_agent(model, agent, folder.root) for agent in named.agents[:2])

@@ -11,11 +11,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..jinja_mode.reads import state_reads
 from ..linter.engine import Project
 from ..linter.project import FileSkipped, read_bytes, wanted
 from ..linter.registry import PYTHON_SYNTAX, SKIPPED_FILE
 from ..linter.schema import Schema, SchemaField
 from ..nodes import Placeholder
+from ..places import line_starts, span_at
 from ..pysource import Instruction, Scan, Write, python_text, scan
 from ..template import parse
 
@@ -201,13 +203,11 @@ class Index:
                 continue  # one instruction reached through two files; two that only share a start stay two
             self.instructions.setdefault(path, []).append(item)
             self.readings.setdefault(path, [])
-            if item.dialect == "jinja":
-                continue
             try:
-                template = parse(item.text, dialect=item.dialect)
+                placeholders = _placeholders(item)
             except Exception:
                 continue
-            for node in template.placeholders:
+            for node in placeholders:
                 where, span = item.locate(node.span.start, node.span.end)
                 self.readings.setdefault(absolute(where), []).append(
                     Reading(absolute(where), span.start, span.end, node, item.dialect, item.label, item)
@@ -342,6 +342,18 @@ class Index:
         for _, schema in self.schemas():
             keys.update(schema.fields)
         return sorted(keys)
+
+
+def _placeholders(item: Instruction) -> list[Placeholder]:
+    """The keys `item` reads, each where it is written in its text: a `jinja(...)` instruction's variables
+    (each read of a state key: `{{ name }}`, `{{ user.tier }}`), else its template's placeholders."""
+    if item.dialect != "jinja":
+        return list(parse(item.text, dialect=item.dialect).placeholders)
+    starts = line_starts(item.text)
+    return [
+        Placeholder(read.key, not read.required, span_at(starts, read.start, read.end))
+        for read in state_reads(item.text, every=True)
+    ]
 
 
 def _written(write: Write, path: str) -> Written:

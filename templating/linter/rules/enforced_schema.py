@@ -21,7 +21,7 @@ from ..registry import RULES, Diagnostic
 
 if TYPE_CHECKING:
     from ...agent_model import AgentModel, StateWrite
-    from ...agent_model.graph import Agent
+    from ...agent_model.facts import Agent
     from ...pysource import InstructionKey, SchemaRef
     from ..adk_schema import StateSchema
 

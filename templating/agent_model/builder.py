@@ -1,0 +1,315 @@
+"""The agents of a scan as google-adk builds them: each agent call made an [`Agent`][templating.agent_model.Agent]
+(an agent built in a custom agent's `__init__` once per instance), its children in run order (sub-agents, transfer
+targets, `AgentTool` agents, the agents a custom orchestrator's `_run_async_impl` runs, a Workflow's nodes from its
+edges), and the state writes its run makes and when, followed through the functions its callbacks and tools call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ..pysource import AgentCall, InstructionRef, Ref, Scan
+from .facts import Agent, AgentInstruction, Link, Phase, StateWrite
+
+__all__ = ["Builder"]
+
+
+_CALLBACK_PHASES: dict[str, Phase] = {
+    "before_agent_callback": "before",
+    "before_model_callback": "model",
+    "after_model_callback": "model",
+    "before_tool_callback": "tool",
+    "after_tool_callback": "tool",
+    "after_agent_callback": "after",
+}
+
+_MAX_CALLS = 32  # how deep the functions a tool or callback calls are followed
+
+
+class Builder:
+    """Makes the agents of `scan` (`agent(call_id)`), each once, into `agents`."""
+
+    def __init__(self, scan: Scan, root: str) -> None:
+        self.scan = scan
+        self.root = root
+        self.calls: dict[str, AgentCall] = {a.id: a for a in scan.agents}
+        self.agents: dict[str, Agent] = {}
+        self.functions = scan.functions
+        self.classes = scan.agent_classes
+
+    # -- agents
+
+    def agent(self, call_id: str, binding: Mapping[str, tuple[Ref, ...]] | None = None, suffix: str = "") -> Agent:
+        """The agent of the call `call_id` (an instance of it, when built from a custom agent's parameters)."""
+        key = call_id + suffix
+        known = self.agents.get(key)
+        if known is not None:
+            return known
+        call = self.calls[call_id]
+        made = self.agents[key] = Agent(key, call, call.kind, call.name, call.path, call.span)
+        self.read(made, binding or {}, suffix)
+        return made
+
+    def resolve(self, refs: Iterable[Ref], binding: Mapping[str, tuple[Ref, ...]]) -> list[Ref]:
+        """`refs` with each parameter ref replaced by what the instance gives it."""
+        out: list[Ref] = []
+        for ref in refs:
+            if ref.kind == "param":
+                given = binding.get(ref.target)
+                if given is None:
+                    why = f"the parameter {ref.target!r}, which nothing gives here"
+                    out.append(Ref("unknown", text=ref.text, path=ref.path, span=ref.span, reason=why))
+                else:
+                    out += given
+            else:
+                out.append(ref)
+        return out
+
+    def child(self, ref: Ref, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> Agent | None:
+        if ref.kind != "agent" or ref.target not in self.calls:
+            return None
+        target = self.calls[ref.target]
+        inner = suffix if target.in_function is not None and suffix else ""
+        return self.agent(ref.target, binding if inner else None, inner)
+
+    def read(self, agent: Agent, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> None:
+        call = agent.call
+        for keyword, why in call.unread:
+            if keyword in ("sub_agents", "tools", "edges", "**") or keyword.endswith("_callback"):
+                agent.unknown.append(f"{keyword}: {why}")
+        for role, given in call.instructions:
+            agent.instructions.append(self.instruction(agent, role, given))
+        if agent.kind == "custom":
+            self.custom(agent, binding, suffix)
+        elif agent.kind == "workflow":
+            self.workflow(agent, binding, suffix)
+        else:
+            link: Link = "transfer" if agent.kind == "llm" else "sub_agent"
+            for ref in self.resolve(call.sub_agents or (), binding):
+                self.add_child(agent, ref, link, binding, suffix)
+        for ref in self.resolve(call.tools or (), binding):
+            if ref.wrapper == "AgentTool" and ref.kind == "agent":
+                self.add_child(agent, ref, "agent_tool", binding, suffix)
+            else:
+                self.function_writes(agent, ref, "tool", f"tool {ref.text}", certain=False)
+        for callback, refs in call.callbacks:
+            phase = _CALLBACK_PHASES[callback]
+            for ref in self.resolve(refs, binding):
+                self.function_writes(agent, ref, phase, f"{callback} {ref.text}", certain=True)
+        if call.output_key is not None:
+            out = call.output_key
+            agent.writes.append(
+                StateWrite(out.key, agent.id, "after", "output_key", out.path, out.span, reason=out.reason)
+            )
+
+    def instruction(self, agent: Agent, role: str, ref: InstructionRef) -> AgentInstruction:
+        if role == "static_instruction":
+            return AgentInstruction(role, ref, False, agent.id, "google-adk sends a static instruction as written")
+        if ref.kind == "provider":
+            return AgentInstruction(role, ref, False, agent.id, "google-adk does not inject a provider's result")
+        if agent.kind != "llm":
+            return AgentInstruction(role, ref, False, agent.id, f"only an LlmAgent reads an {role}")
+        return AgentInstruction(role, ref, True, agent.id)
+
+    def add_child(
+        self, agent: Agent, ref: Ref, link: Link, binding: Mapping[str, tuple[Ref, ...]], suffix: str
+    ) -> int | None:
+        """Add what `ref` names as a child of `agent`; its index among the children (None: nothing to run)."""
+        child = self.child(ref, binding, suffix)
+        if child is None:
+            if ref.kind in ("external", "builtin", "function", "class"):
+                if ref.kind == "external":
+                    agent.unknown.append(f"{ref.text}: an agent from a library ({ref.target}), not read")
+                return None
+            placeholder = self.placeholder(agent, ref)
+            agent.children.append(placeholder.id)
+            agent.links.append(link)
+            return len(agent.children) - 1
+        agent.children.append(child.id)
+        agent.links.append(link)
+        return len(agent.children) - 1
+
+    def placeholder(self, agent: Agent, ref: Ref) -> Agent:
+        """An agent known only at run time, where `ref` names it: its run may write any key."""
+        key = f"{agent.id}?{len(agent.children)}"
+        span = ref.span or agent.span
+        why = ref.reason or f"{ref.text}: known only at run time"
+        call = AgentCall(key, "llm", "", None, ref.path or agent.path, span)
+        made = self.agents[key] = Agent(key, call, "unknown", None, ref.path or agent.path, span)
+        made.writes.append(StateWrite(None, key, "after", f"the agent {ref.text}", made.path, span, False, reason=why))
+        made.unknown.append(why)
+        return made
+
+    # -- writes of functions
+
+    def function_writes(self, agent: Agent, ref: Ref, phase: Phase, how: str, *, certain: bool) -> None:
+        """The writes of the function (or tool class) `ref` names, made by `agent` in `phase`."""
+        if ref.kind == "function":
+            self.expand(agent, ref.target, phase, how, certain, 0, set())
+        elif ref.kind == "class":
+            for method in self.class_methods(ref.target):
+                self.expand(agent, method, phase, how, False, 0, set())
+        elif ref.kind in ("unknown", "param", "dotted"):
+            why = ref.reason or f"{ref.text}: known only at run time"
+            agent.writes.append(StateWrite(None, agent.id, phase, how, ref.path, ref.span, False, reason=why))
+            agent.unknown.append(f"{how}: {why}")
+        elif ref.kind == "external" and ref.target.rsplit(".", 1)[-1] == "exit_loop":
+            agent.escalates = True
+
+    def class_methods(self, class_id: str) -> tuple[str, ...]:
+        """The methods of a tool class (its `__init__` aside: it runs when the tool is built, not called)."""
+        methods = self.scan.class_methods.get(class_id, ())
+        return tuple(m for m in methods if m in self.functions and self.functions[m].name != "__init__")
+
+    def expand(
+        self,
+        agent: Agent,
+        function: str,
+        phase: Phase,
+        how: str,
+        certain: bool,
+        depth: int,
+        seen: set[str],
+        *,
+        step: int | None = None,
+        node: str | None = None,
+    ) -> None:
+        facts = self.functions.get(function)
+        if facts is None or function in seen or depth > _MAX_CALLS:
+            return
+        seen.add(function)
+        agent.escalates = agent.escalates or facts.escalates
+        for item in facts.steps:
+            sure = certain and not item.conditional
+            if item.kind == "write":
+                agent.writes.append(
+                    StateWrite(
+                        item.key,
+                        agent.id,
+                        phase,
+                        how,
+                        item.path,
+                        item.span,
+                        sure,
+                        step,
+                        node,
+                        None if item.key is not None else f"{item.how} with a key known only at run time",
+                    )
+                )
+            elif item.kind == "call" and item.field is not None:
+                self.expand(agent, item.field, phase, how, sure, depth + 1, seen, step=step, node=node)
+
+    # -- custom orchestrators and workflows
+
+    def custom(self, agent: Agent, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> None:
+        call = agent.call
+        cls = self.classes.get(call.cls)
+        given: dict[str, tuple[Ref, ...]] = {name: tuple(self.resolve(refs, binding)) for name, refs in call.fields}
+        if call.sub_agents is not None:
+            given["sub_agents"] = tuple(self.resolve(call.sub_agents, binding))
+        fields: dict[str, tuple[Ref, ...]] = dict(given)
+        instance = agent.id
+        if cls is not None and cls.init is not None:  # its own __init__: fields from super().__init__(...)
+            params = dict(given)
+            fields = {}
+            for name, refs in cls.init_fields:
+                resolved: list[Ref] = []
+                for ref in refs:
+                    if ref.kind == "param":
+                        resolved += params.get(ref.target, ())
+                    else:
+                        resolved.append(ref)
+                fields[name] = tuple(resolved)
+            inner_binding = params
+        else:
+            inner_binding = dict(binding)
+        members: dict[str, list[str]] = {}  # each field's agents (ids), made once
+        for name, refs in fields.items():
+            for ref in refs:
+                if ref.kind == "agent" and ref.target in self.calls:
+                    target = self.calls[ref.target]
+                    built_here = (
+                        cls is not None and target.in_function is not None and target.in_function in cls.methods
+                    )
+                    inner = f"#{instance}" if built_here else ""
+                    members.setdefault(name, []).append(
+                        self.agent(ref.target, inner_binding if inner else None, inner).id
+                    )
+                elif name == "sub_agents" and ref.kind not in ("external", "builtin", "function", "class"):
+                    members.setdefault(name, []).append(self.placeholder(agent, ref).id)
+
+        def run(ids: list[str]) -> tuple[int, ...]:
+            """The indexes among the children of the agents `ids`, added (in run order) when first run."""
+            out = []
+            for member in ids:
+                if member not in agent.children:
+                    agent.children.append(member)
+                    agent.links.append("run")
+                out.append(agent.children.index(member))
+            return tuple(out)
+
+        every = [m for ids in members.values() for m in ids]
+        if cls is None or cls.run is None or cls.run not in self.functions:
+            agent.unknown.append(cls.reason if cls is not None and cls.reason else "its run order is not known")
+            run(list(dict.fromkeys(every)))
+            return
+        runs: list[tuple[int, bool, bool, tuple[int, ...]]] = []
+        for number, item in enumerate(self.functions[cls.run].steps):
+            if item.kind == "write":
+                reason = None if item.key is not None else f"{item.how} with a key known only at run time"
+                how = f"_run_async_impl ({item.how})"
+                sure = not item.conditional
+                agent.writes.append(
+                    StateWrite(item.key, agent.id, "step", how, item.path, item.span, sure, number, reason=reason)
+                )
+            elif item.kind == "call" and item.field is not None:
+                sure = not item.conditional
+                self.expand(agent, item.field, "step", "_run_async_impl", sure, 1, {cls.run}, step=number)
+            elif item.kind == "run_all":
+                runs.append((number, item.conditional, item.looped, run(members.get("sub_agents", []))))
+            elif item.field is None:
+                agent.unknown.append(f"_run_async_impl runs an agent known only at run time (line {item.span.line})")
+                runs.append((number, True, item.looped, run(list(dict.fromkeys(every)))))
+            else:
+                ids = members.get(item.field, [])
+                if item.field == "sub_agents" and item.index is not None:
+                    ids = ids[item.index : item.index + 1]
+                runs.append((number, item.conditional, item.looped, run(ids)))
+        agent.runs = runs
+        for method in cls.methods:  # writes of its other methods: at a point not known
+            if method != cls.run and method in self.functions and self.functions[method].name != "__init__":
+                called = {s.field for s in self.functions[cls.run].steps if s.kind == "call"}
+                if method not in called:
+                    self.expand(agent, method, "maybe", f"method {self.functions[method].name}", False, 0, set())
+
+    def workflow(self, agent: Agent, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> None:
+        call = agent.call
+        for edge in call.edges or ():
+            ends = []
+            for ref in (edge.source, edge.target):
+                node = self.node(agent, ref, binding, suffix)
+                ends.append(node)
+            if ends[0] is not None and ends[1] is not None:
+                agent.graph.append((ends[0], ends[1], edge.routed))
+
+    def node(self, agent: Agent, ref: Ref, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> str | None:
+        """The id of the workflow node `ref` names (an agent's, a function's, START), added when first met."""
+        if ref.kind == "builtin":
+            return "START"
+        if ref.kind == "function":
+            if ref.target not in agent.nodes:
+                agent.nodes.append(ref.target)
+                name = self.functions[ref.target].name if ref.target in self.functions else ref.text
+                self.expand(agent, ref.target, "node", f"node {name}", True, 0, set(), node=ref.target)
+            return ref.target
+        if ref.kind == "agent" and ref.target in self.calls:
+            child = self.child(ref, binding, suffix)
+            if child is not None and child.kind == "join":
+                return child.id
+            if child is not None and child.id not in agent.children:
+                agent.children.append(child.id)
+                agent.links.append("node")
+            return child.id if child is not None else None
+        placeholder = self.placeholder(agent, ref)
+        agent.children.append(placeholder.id)
+        agent.links.append("node")
+        return placeholder.id
