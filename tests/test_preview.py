@@ -21,6 +21,7 @@ if not installed("google.adk"):
     pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
 
 import adk_truth
+from preview_edits import EDITS
 
 from templating.cli import main
 from templating.preview import AgentPreview, PreviewError, build_preview
@@ -450,3 +451,44 @@ def test_a_preview_after_an_edit_is_the_fresh_preview_of_the_edited_text(
     assert build_preview(str(app), read=read).to_json() == edited
     assert build_preview(str(app)).to_json() == first
     assert build_preview(str(app), state={"app:city": "Paris"}).to_json() == paris
+
+
+@pytest.mark.parametrize("kind", sorted(EDITS))
+def test_after_an_edit_only_what_it_touches_is_assembled_again_and_the_preview_is_the_fresh_one(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each agent's request is kept between previews by all google-adk's processors read for it: after an edit
+    (unsaved, as an editor gives it) the preview equals a fresh one of the edited text, an edit of one agent's
+    instruction assembles that agent's request only, and undoing the edit gives the first preview again."""
+    import templating.preview.walk
+    from templating.preview.build import clear_cache
+
+    edit = EDITS[kind]
+    app = tmp_path / edit.app
+    shutil.copytree(APPS / edit.app, app)
+    path = app / edit.file
+    edited = {str(path): edit.apply(path.read_text(encoding="utf-8"))}
+
+    def read(file: str) -> str:
+        return edited.get(file) or Path(file).read_text(encoding="utf-8")
+
+    assembled: list[str] = []
+    real = templating.preview.walk.assemble
+
+    async def counted(agent: Any, *args: Any, **kwargs: Any) -> Any:
+        assembled.append(agent.name)
+        return await real(agent, *args, **kwargs)
+
+    clear_cache()
+    first = build_preview(str(app)).to_json()
+    monkeypatch.setattr(templating.preview.walk, "assemble", counted)
+    after = build_preview(str(app), read=read).to_json()
+    if edit.assembled is not None:
+        assert set(assembled) == edit.assembled
+    assert assembled, "the edit changed nothing assembled"
+    clear_cache()
+    assert after == build_preview(str(app), read=read).to_json()
+    assembled.clear()
+    assert build_preview(str(app)).to_json() == first  # the edit undone
+    if edit.assembled is not None:
+        assert set(assembled) == edit.assembled
