@@ -22,7 +22,7 @@ from dataclasses import replace
 from enum import Enum
 from typing import Any
 
-__all__ = ["Opaque", "RequestCache", "token"]
+__all__ = ["Opaque", "RequestCache", "Tokens"]
 
 _INSTRUCTIONS = frozenset({"instruction", "static_instruction", "global_instruction"})
 _SKIPPED = frozenset({"parent_agent"})  # the tree is walked from its root: a parent is where its child is found
@@ -33,80 +33,101 @@ class Opaque(Exception):
     """A value the key cannot say as data: the request is not kept."""
 
 
-def token(value: Any, *, instructions: Callable[[Any], Hashable], keep: Any = None) -> Hashable:
-    """`value` as nested tuples of plain data (equal exactly when google-adk's processors can tell no difference).
-    Each agent's instructions are `instructions(agent)`'s answer; those of agents other than `keep` are left out
-    but for their `global_instruction`. Raises `Opaque` for a value of unknown kind."""
-    seen: dict[int, int] = {}
-    said: Hashable = _token(value, seen, instructions, keep, 0)
-    return said
+class Tokens:
+    """Values as nested tuples of plain data, equal exactly when google-adk's processors can tell no difference
+    between them. Each agent's instructions are `instructions(agent)`'s answer. An object's token is computed
+    once (one walk over an app shares the agents of its tree); the objects are kept alive with their tokens so that
+    no other object can take their id while this lives."""
 
+    def __init__(self, instructions: Callable[[Any], Hashable]) -> None:
+        self.instructions = instructions
+        self._done: dict[int, tuple[Any, Hashable]] = {}
+        self._open: set[int] = set()
+        self._met = False  # whether the object being walked holds `keep`
 
-def _token(value: Any, seen: dict[int, int], instructions: Callable[[Any], Hashable], keep: Any, depth: int) -> Any:
-    if depth > MAX_DEPTH:
-        raise Opaque("too deep")
-    kind = type(value)
-    if value is None or kind in (bool, int, float, str, bytes):
-        return value if kind is not float else ("float", repr(value))
-    if isinstance(value, Enum):
-        return ("enum", _type(kind), _token(value.value, seen, instructions, keep, depth + 1))
-    if isinstance(value, str):  # a str subclass (a marker): its kind is part of it
-        return ("str", _type(kind), str(value))
-    if kind in (list, tuple):
-        return (kind.__name__, *(_token(item, seen, instructions, keep, depth + 1) for item in value))
-    if kind in (set, frozenset):
-        return ("set", frozenset(_token(item, seen, instructions, keep, depth + 1) for item in value))
-    if kind is dict:
-        return (
-            "dict",
-            *(
-                (_token(k, seen, instructions, keep, depth + 1), _token(v, seen, instructions, keep, depth + 1))
-                for k, v in value.items()
-            ),
-        )
-    if isinstance(value, type):
-        return ("type", _type(value))
-    if id(value) in seen:  # an object met before in this walk (a shared or a cyclic reference)
-        return ("ref", seen[id(value)])
-    seen[id(value)] = len(seen)
-    if isinstance(value, types.FunctionType):
-        return (
-            "function",
-            value.__module__,
-            value.__qualname__,
-            value.__name__,
-            value.__doc__,
-            id(value.__code__),  # a function's code lives as long as its module: the same def, the same code
-            _token(value.__defaults__, seen, instructions, keep, depth + 1),
-            _token(value.__kwdefaults__, seen, instructions, keep, depth + 1),
-            _token(dict(value.__annotations__), seen, instructions, keep, depth + 1),
-            _token(tuple(cell.cell_contents for cell in value.__closure__ or ()), seen, instructions, keep, depth + 1),
-        )
-    fields = getattr(kind, "model_fields", None)
-    if isinstance(fields, Mapping):  # a pydantic model (google-adk's agents, models, tools' settings)
-        names = [name for name in fields if name not in _SKIPPED]
-        if value.__pydantic_extra__:
-            raise Opaque("extra fields")
-        out: list[Any] = ["model", _type(kind)]
-        instructed = bool(_INSTRUCTIONS & set(names))
-        for name in names:
-            if instructed and name in _INSTRUCTIONS:
-                continue
-            out.append((name, _token(getattr(value, name), seen, instructions, keep, depth + 1)))
-        if instructed:
-            said = instructions(value)
-            out.append(("instructions", said if value is keep else _global(said)))
-        return tuple(out)
-    state = getattr(value, "__dict__", None)
-    if isinstance(state, dict):  # a plain object (a tool of google-adk's): its attributes, slots included
-        attributes = dict(state)
-        for cls in kind.__mro__:
-            slots = cls.__dict__.get("__slots__", ())
-            for name in (slots,) if isinstance(slots, str) else slots:
-                if name not in ("__dict__", "__weakref__") and hasattr(value, name):
-                    attributes[f"{cls.__qualname__}.{name}"] = getattr(value, name)
-        return ("object", _type(kind), _token(attributes, seen, instructions, keep, depth + 1))
-    raise Opaque(f"a {kind.__name__}")
+    def of(self, value: Any, *, keep: Any = None) -> Hashable:
+        """`value`'s token, with the instructions of `keep` (an agent) in it; of the other agents, only the
+        `global_instruction`. Raises `Opaque` for a value of unknown kind."""
+        said: Hashable = self._token(value, keep, 0)
+        return said
+
+    def _token(self, value: Any, keep: Any, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise Opaque("too deep")
+        kind = type(value)
+        if value is None or kind in (bool, int, str, bytes):
+            return value
+        if kind is float:
+            return ("float", repr(value))
+        if isinstance(value, Enum):
+            return ("enum", _type(kind), self._token(value.value, keep, depth + 1))
+        if isinstance(value, str):  # a str subclass (a marker): its kind is part of it
+            return ("str", _type(kind), str(value))
+        if kind in (list, tuple):
+            return (kind.__name__, *(self._token(item, keep, depth + 1) for item in value))
+        if kind in (set, frozenset):
+            return ("set", frozenset(self._token(item, keep, depth + 1) for item in value))
+        if kind is dict:
+            return (
+                "dict",
+                *((self._token(k, keep, depth + 1), self._token(v, keep, depth + 1)) for k, v in value.items()),
+            )
+        if isinstance(value, type):
+            return ("type", _type(value))
+        if value is not keep and id(value) in self._done:
+            return self._done[id(value)][1]
+        if id(value) in self._open:
+            raise Opaque("a cycle")
+        self._open.add(id(value))
+        outer, self._met = self._met, value is keep
+        try:
+            said = self._object(value, kind, keep, depth)
+        finally:
+            self._open.discard(id(value))
+            inner, self._met = self._met, outer or self._met
+        if not inner:  # a token that holds no agent's own instructions: the same whichever agent is assembled
+            self._done[id(value)] = (value, said)
+        return said
+
+    def _object(self, value: Any, kind: type, keep: Any, depth: int) -> Hashable:
+        if isinstance(value, types.FunctionType):
+            return (
+                "function",
+                value.__module__,
+                value.__qualname__,
+                value.__name__,
+                value.__doc__,
+                id(value.__code__),  # a function's code lives as long as its module: the same def, the same code
+                self._token(value.__defaults__, keep, depth + 1),
+                self._token(value.__kwdefaults__, keep, depth + 1),
+                self._token(dict(value.__annotations__), keep, depth + 1),
+                self._token(tuple(cell.cell_contents for cell in value.__closure__ or ()), keep, depth + 1),
+            )
+        fields = getattr(kind, "model_fields", None)
+        if isinstance(fields, Mapping):  # a pydantic model (google-adk's agents, models, tools' settings)
+            if value.__pydantic_extra__:
+                raise Opaque("extra fields")
+            names = [name for name in fields if name not in _SKIPPED]
+            out: list[Any] = ["model", _type(kind)]
+            instructed = bool(_INSTRUCTIONS & set(names))
+            for name in names:
+                if instructed and name in _INSTRUCTIONS:
+                    continue
+                out.append((name, self._token(getattr(value, name), keep, depth + 1)))
+            if instructed:
+                said = self.instructions(value)
+                out.append(("instructions", said if value is keep else _global(said)))
+            return tuple(out)
+        state = getattr(value, "__dict__", None)
+        if isinstance(state, dict):  # a plain object (a tool of google-adk's): its attributes, slots included
+            attributes = dict(state)
+            for cls in kind.__mro__:
+                slots = cls.__dict__.get("__slots__", ())
+                for name in (slots,) if isinstance(slots, str) else slots:
+                    if name not in ("__dict__", "__weakref__") and hasattr(value, name):
+                        attributes[f"{cls.__qualname__}.{name}"] = getattr(value, name)
+            return ("object", _type(kind), self._token(attributes, keep, depth + 1))
+        raise Opaque(f"a {kind.__name__}")
 
 
 def _global(said: Hashable) -> Hashable:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .assemble import Assembled, Given, Marker, assemble, run_agent_callback
 from .result import AgentPreview, Reached, marker
-from .reuse import Opaque, RequestCache, token
+from .reuse import Opaque, RequestCache, Tokens
 
 __all__ = ["Facts", "REQUESTS", "Walk", "USER_MESSAGE"]
 
@@ -56,7 +56,7 @@ class Walk:
     previews: list[AgentPreview] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     reuse: bool = False  # keep and reuse each agent's request (a static preview: no code of the app runs)
-    _trees: dict[int, Hashable] = field(default_factory=dict)
+    _tokens: Tokens | None = None
     # google-adk reads its feature switches and the Google API settings from the environment
     _environment: Hashable = field(
         default_factory=lambda: tuple(
@@ -236,30 +236,28 @@ class Walk:
     def _key(self, agent: Any, state: Mapping[str, Given], message: str) -> Hashable | None:
         """All that google-adk's processors can read for `agent`'s request, as data; None when some of it cannot
         be said so (then the request is not kept)."""
-
-        def instructions(made: Any) -> Hashable:
-            facts = self.facts(made)
-            if facts is None or facts.instructions is None:
-                raise Opaque("an agent not read from the code")
-            return facts.instructions
-
+        if self._tokens is None:
+            self._tokens = Tokens(self._instructions)
+        tokens = self._tokens
         try:
             root = getattr(agent, "root_agent", agent)
-            tree = self._trees.get(id(root))
-            if tree is None:
-                tree = self._trees[id(root)] = token(root, instructions=instructions)
+            tree = tokens.of(root)
             path = []
             here = agent
             while here is not None:
                 path.append(here.name)
                 here = getattr(here, "parent_agent", None)
-            seen = tuple(
-                (key, token(item.value, instructions=instructions), item.source, item.by) for key, item in state.items()
-            )
-            own = token(agent, instructions=instructions, keep=agent)
+            seen = tuple((key, tokens.of(item.value), item.source, item.by) for key, item in state.items())
+            own = tokens.of(agent, keep=agent)
         except Opaque:
             return None
         return (tree, tuple(path), own, seen, message, self._environment)
+
+    def _instructions(self, made: Any) -> Hashable:
+        facts = self.facts(made)
+        if facts is None or facts.instructions is None:
+            raise Opaque("an agent not read from the code")
+        return facts.instructions
 
     async def _callback(self, agent: Any, state: dict[str, Given], when: str, message: str) -> bool:
         """Run `agent`'s before/after agent callbacks when running the app's code; put what they write in
