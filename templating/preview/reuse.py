@@ -55,8 +55,10 @@ class Tokens:
         if depth > MAX_DEPTH:
             raise Opaque("too deep")
         kind = type(value)
-        if value is None or kind in (bool, int, str, bytes):
+        if value is None or kind is str:
             return value
+        if kind in (bool, int, bytes):  # True == 1: each kept apart by its kind
+            return (kind.__name__, value)
         if kind is float:
             return ("float", repr(value))
         if isinstance(value, Enum):
