@@ -24,8 +24,9 @@ __all__ = ["Facts", "REQUESTS", "Walk", "USER_MESSAGE"]
 
 USER_MESSAGE = marker("the user's message")
 # Each agent's request as google-adk assembled it in the static previews made last (see `reuse`): an edit of one
-# agent's instruction re-assembles that agent's request only.
-REQUESTS = RequestCache(2048)
+# agent's instruction re-assembles that agent's request only. A kept request and its key take some 10 kB on a
+# 21-agent app: 512 of them hold the previews of some 25 edits, a few MB.
+REQUESTS = RequestCache(512)
 
 
 @dataclass(frozen=True, slots=True)
