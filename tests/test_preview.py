@@ -492,3 +492,49 @@ def test_after_an_edit_only_what_it_touches_is_assembled_again_and_the_preview_i
     assert build_preview(str(app)).to_json() == first  # the edit undone
     if edit.assembled is not None:
         assert set(assembled) == edit.assembled
+
+
+@pytest.mark.slow
+def test_after_edits_of_a_corpus_app_the_preview_is_the_fresh_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On adk-samples' travel-concierge (21 agents, real code): unsaved edits of the root's prompt and of a
+    sub-agent's assemble only that agent's request again, and each preview is what a fresh one gives."""
+    import templating.preview.walk
+    from templating.preview.build import clear_cache
+
+    app = "adk-samples/python/agents/travel-concierge"
+    if CORPORA is None or not (CORPORA / app).exists():
+        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    target = (CORPORA / app / "travel_concierge").resolve()
+    root_prompt, inspiration = target / "prompt.py", target / "sub_agents" / "inspiration" / "prompt.py"
+    edits = [
+        (root_prompt, "- Please use only the agents", "- Please use only, always, the agents", "root_agent"),
+        (inspiration, "You are travel inspiration agent", "You are the travel inspiration agent", "inspiration_agent"),
+    ]
+    assembled: list[str] = []
+    real = templating.preview.walk.assemble
+
+    async def counted(agent: Any, *args: Any, **kwargs: Any) -> Any:
+        assembled.append(agent.name)
+        return await real(agent, *args, **kwargs)
+
+    clear_cache()
+    build_preview(str(target))
+    monkeypatch.setattr(templating.preview.walk, "assemble", counted)
+    texts: dict[str, str] = {}
+    for path, old, new, agent in edits:
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        texts[str(path)] = text.replace(old, new, 1)
+
+        def read(file: str) -> str:
+            return texts.get(file) or Path(file).read_text(encoding="utf-8")
+
+        assembled.clear()
+        after = build_preview(str(target), read=read).to_json()
+        assert set(assembled) == {agent}
+        assert any(new in (a["system_instruction"] or "") for a in after)
+        clear_cache()
+        assert after == build_preview(str(target), read=read).to_json()
