@@ -5,7 +5,9 @@ The side panel of VS Code asks for the preview again a moment after each edit (i
 edits within the editor latency targets). Each of N edits types into the root agent's prompt module (unsaved);
 measured per edit, in this run: the edit's diagnostics published (the reference: what the editor already waits for
 on every edit) and then the preview request's round trip; then the same request again with nothing changed (a panel
-shown again, an edit of another app). The first preview (google-adk imported, nothing cached)
+shown again, an edit of another app); then, as the panel asks, the request sent 60 ms after each edit (while the
+server may still be making its diagnostics) and timed from the edit: where the panel lands against the editor's
+latency targets. The first preview (google-adk imported, nothing cached)
 is reported apart. Also the preview of the same app made in this process (`build_preview`, for what the server
 adds). Wall times on a loaded machine are inflated: read the ratios.
 
@@ -34,6 +36,16 @@ EDITED = Path("travel_concierge", "prompt.py")  # the root agent's instruction
 ANCHOR = "- Please use only the agents and tools to fulfill all user rquest"
 
 
+PANEL_DEBOUNCE_MS = 60  # editors/vscode/src/preview.ts: PREVIEW_DEBOUNCE_MS
+TARGET_MEDIAN, TARGET_P95 = 100, 300  # issue 35 item 3: an edit's diagnostics, the editor's latency targets
+
+
+def spread(times: list[float]) -> tuple[float, float]:
+    """(median, p95) in milliseconds."""
+    ms = sorted(t * 1000 for t in times)
+    return statistics.median(ms), ms[round(0.95 * (len(ms) - 1))]
+
+
 def corpora() -> Path | None:
     given = os.environ.get("TEMPLATING_CORPORA")
     if given:
@@ -49,7 +61,7 @@ def edited(text: str, n: int) -> str:
     return text.replace(ANCHOR, f"{ANCHOR} (edit {n})", 1)
 
 
-async def measure(root: Path, edits: int) -> tuple[float, list[float], list[float], list[float], int]:
+async def measure(root: Path, edits: int) -> tuple[float, list[float], list[float], list[float], list[float], int]:
     client = LanguageClient("bench", "1")
     published: dict[tuple[str, int], asyncio.Event] = {}
 
@@ -92,24 +104,47 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
         assert f"(edit {n})" in answer.agents[0].system_instruction, "the preview does not follow the edit"
         previews.append(took)
     again = [(await preview())[0] for _ in range(edits)]  # the panel shown again, nothing changed
+    panel = []  # as VS Code's panel asks: PANEL_DEBOUNCE_MS after the edit, diagnostics or not
+    for n in range(edits, 2 * edits):
+        version = n + 2
+        start = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version, uri),
+                [types.TextDocumentContentChangeWholeDocument(edited(text, n))],
+            )
+        )
+        await asyncio.sleep(PANEL_DEBOUNCE_MS / 1000)
+        answer = await client.protocol.send_request_async("templating/preview", {"textDocument": {"uri": uri}})
+        panel.append(time.perf_counter() - start)
+        assert f"(edit {n})" in answer.agents[0].system_instruction, "the preview does not follow the edit"
+        await published.setdefault((uri, version), asyncio.Event()).wait()  # the next edit starts from a quiet server
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return first, lint, previews, again, agents
+    return first, lint, previews, again, panel, agents
 
 
-def in_process(target: Path, runs: int) -> float:
+def in_process(target: Path, runs: int) -> tuple[float, float]:
+    """Medians of `build_preview` in this process, interleaved: nothing kept; after an unsaved edit of the root's
+    prompt (each agent's request kept from the preview before)."""
     from templating.preview import build_preview
     from templating.preview.build import clear_cache
 
+    prompt = str(target / EDITED.name)
+    text = Path(prompt).read_text(encoding="utf-8")
     build_preview(str(target))  # google-adk imported
-    times = []
-    for _ in range(runs):
+    fresh, after_edit = [], []
+    for n in range(runs):
         clear_cache()
         start = time.perf_counter()
         build_preview(str(target))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        fresh.append(time.perf_counter() - start)
+        now = edited(text, n)
+        start = time.perf_counter()
+        build_preview(str(target), read=lambda p, now=now: now if p == prompt else Path(p).read_text(encoding="utf-8"))
+        after_edit.append(time.perf_counter() - start)
+    return statistics.median(fresh), statistics.median(after_edit)
 
 
 def main() -> int:
@@ -124,20 +159,29 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder).resolve() / "travel-concierge"
         shutil.copytree(found / APP, root, ignore=shutil.ignore_patterns("tests", "eval", "deployment", "*.pyc"))
-        first, lint, previews, again, agents = asyncio.run(measure(root, args.edits))
-        local = in_process(root / "travel_concierge", 5)
-    lint_ms = statistics.median(lint) * 1000
-    preview_ms = sorted(t * 1000 for t in previews)
-    median = statistics.median(preview_ms)
-    p95 = preview_ms[round(0.95 * (len(preview_ms) - 1))]
+        first, lint, previews, again, panel, agents = asyncio.run(measure(root, args.edits))
+        local, local_edit = in_process(root / "travel_concierge", 7)
+    lint_ms, lint_p95 = spread(lint)
+    median, p95 = spread(previews)
     print(f"bench_lsp_preview: travel-concierge ({agents} agents previewed), {args.edits} unsaved edits of {EDITED}")
     print(f"  first preview (google-adk imported by the server's warm-up or by it): {first * 1000:.0f} ms")
-    print(f"  edit -> diagnostics published (reference): median {lint_ms:.1f} ms")
+    print(f"  edit -> diagnostics published (reference): median {lint_ms:.1f} ms, p95 {lint_p95:.1f} ms")
     print(f"  preview request after the edit: median {median:.1f} ms, p95 {p95:.1f} ms")
-    print(f"  preview / diagnostics: {median / lint_ms:.1f}x")
+    print(f"  preview / diagnostics: {median / lint_ms:.2f}x")
+    shown, shown_p95 = spread(panel)
+    verdict = "ok" if shown <= TARGET_MEDIAN and shown_p95 <= TARGET_P95 else "OVER"
+    print(
+        f"  the panel: edit -> preview answered (asked {PANEL_DEBOUNCE_MS} ms after the edit, as VS Code's panel): "
+        f"median {shown:.1f} ms, p95 {shown_p95:.1f} ms "
+        f"(editor targets: median <= {TARGET_MEDIAN} ms, p95 <= {TARGET_P95} ms: {verdict})"
+    )
     repeat = statistics.median(again) * 1000
     print(f"  preview request again, nothing changed: median {repeat:.1f} ms ({repeat / lint_ms:.1f}x diagnostics)")
     print(f"  build_preview of the same app in this process (no LSP, nothing kept): median {local * 1000:.1f} ms")
+    print(
+        f"  build_preview after an edit in this process (each agent's request kept): median {local_edit * 1000:.1f} ms"
+        f" ({local_edit / local:.2f}x nothing kept)"
+    )
     return 0
 
 

@@ -4,12 +4,15 @@ google-adk's agents, all measured in this run.
 Run: python bench/bench_preview.py [RUNS]
 
 A preview reads the app's code (the scan `templating lint` does too), turns the agent model into google-adk agent
-objects and runs google-adk's request processors: so its natural reference is a lint of the same app plus the import
-of google-adk (`python -c "import google.adk.agents"`). Target (issue 34): a preview of a ten-agent app within 3 times
-that sum. Apps: a generated ten-agent app in authors' idioms (a prompt module, a Sequential pipeline with a Loop and a
-Parallel step, transfer sub-agents, a global and a static instruction, tools writing state), and, when the shared
-corpus is there, adk-samples' travel-concierge (21 agents, real code). For information: `templating diff HEAD~1` of
-the generated app (one instruction changed in the last commit, both sides previewed) against one preview.
+objects and runs google-adk's request processors: so its natural reference is a lint of the same app plus importing
+google-adk's agents. Target (issue 34): a preview of a ten-agent app within 3 times that sum. The issue wrote that
+import as `python -c "import google.adk.agents"`, but google-adk 2.13's package loads its classes lazily, so that
+command no longer imports the agents: the target is measured against `from google.adk.agents import LlmAgent`, and
+the literal command is printed as a second row for information. Apps: a generated ten-agent app in authors'
+idioms (a prompt module, a Sequential pipeline with a Loop and a Parallel step, transfer sub-agents, a global and a
+static instruction, tools writing state), and, when the shared corpus is there, adk-samples' travel-concierge (21
+agents, real code). For information: `templating diff HEAD~1` of the generated app (one instruction changed in the
+last commit, both sides previewed) against one preview.
 
 Each command runs RUNS times (default 7), interleaved so that a busy machine slows all alike; medians compared. The
 processes use the bytecode of an installed package (compiled once into a temporary folder).
@@ -161,14 +164,14 @@ def bench_app(label: str, target: Path, cwd: Path, env: dict[str, str], runs: in
     commands: Commands = {
         "templating preview": ([*templating, "preview", str(target), "--format", "json"], cwd, (0,)),
         "templating lint": ([*templating, "lint", str(target), "--no-cache", "--exit-zero"], cwd, (0,)),
-        # the issue's reference; google-adk 2.13's package loads its classes lazily, so this imports little
-        "import google.adk.agents": ([sys.executable, "-c", "import google.adk.agents"], cwd, (0,)),
-        # importing the agent classes themselves (what a preview needs)
+        # the reference: importing google-adk's agent classes (what a preview needs, and what the issue meant)
         "from google.adk.agents import LlmAgent": (
             [sys.executable, "-c", "from google.adk.agents import LlmAgent"],
             cwd,
             (0,),
         ),
+        # the issue's literal command: google-adk 2.13's package loads its classes lazily, so this imports little
+        "import google.adk.agents": ([sys.executable, "-c", "import google.adk.agents"], cwd, (0,)),
     }
     if diff:
         commands["templating diff HEAD~1"] = (
@@ -183,13 +186,16 @@ def bench_app(label: str, target: Path, cwd: Path, env: dict[str, str], runs: in
         print(f"  {name:40} {wall * 1000:6.0f}ms {cpu * 1000:6.0f}ms")
     preview, lint = found["templating preview"], found["templating lint"]
     good = True
-    for reference in ("import google.adk.agents", "from google.adk.agents import LlmAgent"):
+    for reference, target in (("from google.adk.agents import LlmAgent", True), ("import google.adk.agents", False)):
         base = found[reference]
         wall, cpu = preview[0] / (lint[0] + base[0]), preview[1] / (lint[1] + base[1])
-        verdict = "ok" if wall <= TARGET else "OVER"
         shown = f"{wall:.2f}x wall, {cpu:.2f}x CPU"
-        print(f"  preview / (lint + {reference}): {shown} (target <= {TARGET:.0f}x: {verdict})")
-        good = good and wall <= TARGET
+        if target:
+            verdict = "ok" if wall <= TARGET else "OVER"
+            print(f"  preview / (lint + {reference}): {shown} (target <= {TARGET:.0f}x: {verdict})")
+            good = good and wall <= TARGET
+        else:  # google-adk 2.13 loads its agent classes lazily: this imports none of them
+            print(f"  preview / (lint + {reference}): {shown} (information: this import loads no agent class)")
     if diff:
         d = found["templating diff HEAD~1"]
         print(f"  diff / preview: {d[0] / preview[0]:.2f}x wall, {d[1] / preview[1]:.2f}x CPU (information)")

@@ -34,6 +34,8 @@ if not installed("google.adk"):
         pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed (pip install '.[adk]')", pytrace=False)
     pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
 
+from preview_edits import EDITS  # noqa: E402
+
 from templating.preview import build_preview  # noqa: E402
 
 
@@ -124,6 +126,40 @@ async def test_the_preview_follows_unsaved_edits(client: LanguageClient, project
     found = await preview(client, {"textDocument": {"uri": uri}, "agent": "concierge"})
     assert "Be brief." in found["agents"][0]["system_instruction"]
     assert "Be courteous." in path.read_text(encoding="utf-8")  # nothing written
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("kind", sorted(EDITS))
+async def test_a_preview_after_edits_through_the_server_is_the_fresh_preview_of_the_edited_text(
+    client: LanguageClient, project: Path, kind: str
+) -> None:
+    """The server keeps each agent's request between previews: after an unsaved edit, and after it is undone, its
+    answer is what a fresh preview (nothing kept, in this process) of that text gives."""
+    from templating.preview.build import clear_cache
+
+    edit = EDITS[kind]
+    await start(client, project)
+    path = project / edit.app / edit.file
+    original = path.read_text(encoding="utf-8")
+    uri = await open_doc(client, path)
+    assert (await preview(client, {"textDocument": {"uri": uri}}))["agents"] == build_preview(
+        str(path.parent)
+    ).to_json()
+    for version, text in ((2, edit.apply(original)), (3, original)):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version, uri),
+                [types.TextDocumentContentChangeWholeDocument(text)],
+            )
+        )
+        found = await preview(client, {"textDocument": {"uri": uri}})
+        clear_cache()
+        fresh = build_preview(
+            str(path.parent), read=lambda file, text=text: text if file == str(path) else Path(file).read_text("utf-8")
+        )
+        assert found["error"] is None
+        assert found["agents"] == fresh.to_json()
+    assert path.read_text(encoding="utf-8") == original  # nothing written
 
 
 @pytest.mark.asyncio

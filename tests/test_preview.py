@@ -21,6 +21,7 @@ if not installed("google.adk"):
     pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
 
 import adk_truth
+from preview_edits import EDITS
 
 from templating.cli import main
 from templating.preview import AgentPreview, PreviewError, build_preview
@@ -450,3 +451,90 @@ def test_a_preview_after_an_edit_is_the_fresh_preview_of_the_edited_text(
     assert build_preview(str(app), read=read).to_json() == edited
     assert build_preview(str(app)).to_json() == first
     assert build_preview(str(app), state={"app:city": "Paris"}).to_json() == paris
+
+
+@pytest.mark.parametrize("kind", sorted(EDITS))
+def test_after_an_edit_only_what_it_touches_is_assembled_again_and_the_preview_is_the_fresh_one(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each agent's request is kept between previews by all google-adk's processors read for it: after an edit
+    (unsaved, as an editor gives it) the preview equals a fresh one of the edited text, an edit of one agent's
+    instruction assembles that agent's request only, and undoing the edit gives the first preview again."""
+    import templating.preview.walk
+    from templating.preview.build import clear_cache
+
+    edit = EDITS[kind]
+    app = tmp_path / edit.app
+    shutil.copytree(APPS / edit.app, app)
+    path = app / edit.file
+    edited = {str(path): edit.apply(path.read_text(encoding="utf-8"))}
+
+    def read(file: str) -> str:
+        return edited.get(file) or Path(file).read_text(encoding="utf-8")
+
+    assembled: list[str] = []
+    real = templating.preview.walk.assemble
+
+    async def counted(agent: Any, *args: Any, **kwargs: Any) -> Any:
+        assembled.append(agent.name)
+        return await real(agent, *args, **kwargs)
+
+    clear_cache()
+    first = build_preview(str(app)).to_json()
+    monkeypatch.setattr(templating.preview.walk, "assemble", counted)
+    after = build_preview(str(app), read=read).to_json()
+    if edit.assembled is not None:
+        assert set(assembled) == edit.assembled
+    assert assembled, "the edit changed nothing assembled"
+    clear_cache()
+    assert after == build_preview(str(app), read=read).to_json()
+    assembled.clear()
+    assert build_preview(str(app)).to_json() == first  # the edit undone
+    if edit.assembled is not None:
+        assert set(assembled) == edit.assembled
+
+
+@pytest.mark.slow
+def test_after_edits_of_a_corpus_app_the_preview_is_the_fresh_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On adk-samples' travel-concierge (21 agents, real code): unsaved edits of the root's prompt and of a
+    sub-agent's assemble only that agent's request again, and each preview is what a fresh one gives."""
+    import templating.preview.walk
+    from templating.preview.build import clear_cache
+
+    app = "adk-samples/python/agents/travel-concierge"
+    if CORPORA is None or not (CORPORA / app).exists():
+        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    target = (CORPORA / app / "travel_concierge").resolve()
+    root_prompt, inspiration = target / "prompt.py", target / "sub_agents" / "inspiration" / "prompt.py"
+    edits = [
+        (root_prompt, "- Please use only the agents", "- Please use only, always, the agents", "root_agent"),
+        (inspiration, "You are travel inspiration agent", "You are the travel inspiration agent", "inspiration_agent"),
+    ]
+    assembled: list[str] = []
+    real = templating.preview.walk.assemble
+
+    async def counted(agent: Any, *args: Any, **kwargs: Any) -> Any:
+        assembled.append(agent.name)
+        return await real(agent, *args, **kwargs)
+
+    clear_cache()
+    build_preview(str(target))
+    monkeypatch.setattr(templating.preview.walk, "assemble", counted)
+    texts: dict[str, str] = {}
+    for path, old, new, agent in edits:
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        texts[str(path)] = text.replace(old, new, 1)
+
+        def read(file: str) -> str:
+            return texts.get(file) or Path(file).read_text(encoding="utf-8")
+
+        assembled.clear()
+        after = build_preview(str(target), read=read).to_json()
+        assert set(assembled) == {agent}
+        assert any(new in (a["system_instruction"] or "") for a in after)
+        clear_cache()
+        assert after == build_preview(str(target), read=read).to_json()

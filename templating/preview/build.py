@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Coroutine, Hashable, Mapping
@@ -92,7 +93,7 @@ def build_preview(
         except Exception as exc:  # google-adk refuses the agents as the code reads: say so, in one line
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
-        walk = Walk(facts=facts)
+        walk = Walk(facts=facts, reuse=True)
     with quiet():
         previews = _run(lambda: walk.app(root, given))
     result = Preview(target, "run" if run else "static", tuple(previews), tuple([*notes, *walk.notes]))
@@ -126,24 +127,24 @@ def _cache_key(target: str, static: Any, given: Mapping[str, Any]) -> Hashable |
     """What a static preview is made of, as a key: the target, every file read (its text), the project's
     configuration, the state (each value's type and repr; None when a value is not JSON data) and google-adk's
     version."""
-    from importlib.metadata import PackageNotFoundError, version
-
     state = []
     for name, item in given.items():
         if not _plain(item.value):
             return None
         state.append((name, type(item.value).__name__, repr(item.value), item.source, item.by))
-    try:
-        adk = version("google-adk")
-    except PackageNotFoundError:
-        adk = None
+    # google-adk's own version attribute (the package is loaded for the preview anyway): importlib.metadata's
+    # lookup would cost a process more than the rest of the key
+    adk = getattr(importlib.import_module("google.adk.version"), "__version__", None)
     return (target, tuple(sorted(static.sources.items())), static.config, tuple(state), adk)
 
 
 def clear_cache() -> None:
     """Forget the previews made so far."""
+    from .walk import REQUESTS
+
     with _LOCK:
         _CACHE.clear()
+    REQUESTS.clear()
 
 
 def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -159,7 +160,6 @@ def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 def import_adk() -> None:
     """Import what a preview uses of google-adk, if it is installed (an editor does it ahead of the first one)."""
-    import importlib
     import warnings
 
     if not adk_installed():

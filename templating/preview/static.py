@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import importlib
 import os
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,6 +27,7 @@ from .walk import Facts
 
 __all__ = ["StaticApp", "adk_tree", "declared_state", "find_apps", "read_app"]
 
+_ROLES = ("instruction", "global_instruction", "static_instruction")
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", ".venv", "venv", ".git", ".tox"})
 MAX_FILES = 5000  # Python files read for one app: an app folder holding more is not an app
 # Keywords of an LlmAgent the agent model does not read that can change the request's text, and why.
@@ -296,6 +297,7 @@ class _Converter:
 
         notes: list[str] = []
         inexact: list[str] = []
+        said: dict[str, Hashable] = {}
         name = agent.name or f"agent_{agent.span.line}"
         if agent.name is None:
             inexact.append(f"its name is known only at run time (shown as {name})")
@@ -308,7 +310,7 @@ class _Converter:
             inexact.append(f"its description is known only at run time ({agent.call.why_unread('description')})")
         common: dict[str, Any] = {"name": name, "description": description if isinstance(description, str) else ""}
         if agent.kind == "llm":
-            made = self.llm(agent, common, notes, inexact)
+            made = self.llm(agent, common, notes, inexact, said)
         elif agent.kind in ("sequential", "parallel", "loop"):
             cls = {"sequential": SequentialAgent, "parallel": ParallelAgent, "loop": LoopAgent}[agent.kind]
             extra: dict[str, Any] = {}
@@ -333,10 +335,13 @@ class _Converter:
             inexact=tuple(inexact),
             before=tuple(self.before(agent)),
             optional=tuple(optional.items()),
+            instructions=(said.get("instruction"), said.get("static_instruction"), said.get("global_instruction")),
         )
         return made
 
-    def llm(self, agent: Any, common: dict[str, Any], notes: list[str], inexact: list[str]) -> Any:
+    def llm(
+        self, agent: Any, common: dict[str, Any], notes: list[str], inexact: list[str], said: dict[str, Hashable]
+    ) -> Any:
         from google.adk.agents import LlmAgent
         from google.adk.tools.agent_tool import AgentTool
 
@@ -347,10 +352,10 @@ class _Converter:
             options["model"] = _OfflineModel.named(model)
         elif call.why_unread("model"):
             notes.append(f"its model is known only at run time ({call.why_unread('model')})")
-        for role in ("instruction", "global_instruction", "static_instruction"):
+        for role in _ROLES:
             ref = call.instruction(role)
             if ref is not None:
-                options[role] = self.instruction(ref, role, inexact)
+                options[role], said[role] = self.instruction(ref, role, inexact)
         if call.output_key is not None:
             if call.output_key.key is not None:
                 options["output_key"] = call.output_key.key
@@ -392,21 +397,25 @@ class _Converter:
             return []
         return [k.arg for k in node.keywords if k.arg] if isinstance(node, ast.Call) else []
 
-    def instruction(self, ref: Any, role: str, inexact: list[str]) -> Any:
+    def instruction(self, ref: Any, role: str, inexact: list[str]) -> tuple[Any, Hashable]:
+        """The value google-adk gets for the instruction `ref` says, and what it is made of (as data: the key of
+        the requests kept between previews)."""
         from ..jinja_mode.mode import jinja
         from ..providers import instruction
         from ..template import Template
 
         if ref.kind == "text" and ref.text is not None:
-            return ref.text
+            return ref.text, ("text", ref.text)
         if ref.kind == "templating" and ref.text is not None:
             if ref.dialect == "jinja":
-                return jinja(ref.text)
-            return instruction(Template(ref.text, dialect=ref.dialect), strict=False)
+                return jinja(ref.text), ("jinja", ref.text)
+            made = instruction(Template(ref.text, dialect=ref.dialect), strict=False)
+            return made, ("templating", ref.dialect, ref.text)
         written = self.source(ref.path, ref.span).strip() or "it"
         why = ref.reason or "known only at run time"
         inexact.append(f"its {role} is {written}: {why}; the preview does not run it (use --run)")
-        return _provider(marker(f"{role} from {written}, known at run time"))
+        shown = marker(f"{role} from {written}, known at run time")
+        return _provider(shown), ("marker", shown)
 
     def tool(self, ref: Any, inexact: list[str]) -> Any:
         if ref.kind == "function" and ref.target in self.functions:

@@ -11,16 +11,22 @@ writes when it answers (`output_key`) is shown to later agents as a marker, `⟨
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .assemble import Given, Marker, assemble, run_agent_callback
+from .assemble import Assembled, Given, Marker, assemble, run_agent_callback
 from .result import AgentPreview, Reached, marker
+from .reuse import Opaque, RequestCache, Tokens
 
-__all__ = ["Facts", "Walk", "USER_MESSAGE"]
+__all__ = ["Facts", "REQUESTS", "Walk", "USER_MESSAGE"]
 
 USER_MESSAGE = marker("the user's message")
+# Each agent's request as google-adk assembled it in the static previews made last (see `reuse`): an edit of one
+# agent's instruction re-assembles that agent's request only. A kept request and its key take some 10 kB on a
+# 21-agent app: 512 of them hold the previews of some 25 edits, a few MB.
+REQUESTS = RequestCache(512)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,9 @@ class Facts:
     before: tuple[tuple[str, str], ...] = ()
     after: tuple[tuple[str, str], ...] = ()
     optional: tuple[tuple[str, bool], ...] = ()  # each key its instructions read: whether only optionally
+    # what its instruction, static_instruction and global_instruction are made of, as data (None: unknown); a
+    # request is kept between previews only when this is known
+    instructions: tuple[Hashable, Hashable, Hashable] | None = None
 
 
 @dataclass
@@ -47,6 +56,14 @@ class Walk:
     facts: Callable[[Any], Facts | None] = lambda agent: None
     previews: list[AgentPreview] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    reuse: bool = False  # keep and reuse each agent's request (a static preview: no code of the app runs)
+    _tokens: Tokens | None = None
+    # google-adk reads its feature switches and the Google API settings from the environment
+    _environment: Hashable = field(
+        default_factory=lambda: tuple(
+            sorted((k, v) for k, v in os.environ.items() if k.startswith(("GOOGLE_", "ADK_")))
+        )
+    )
 
     async def app(self, root: Any, state: Mapping[str, Given]) -> list[AgentPreview]:
         """Preview every agent of the tree `root` on a first turn whose session starts with `state`."""
@@ -156,9 +173,7 @@ class Walk:
         target, dropped = _without_toolsets(request_agent or agent)
         if dropped:
             notes = (*notes, f"the tools of {', '.join(dropped)} are not listed: listing them would connect to it")
-        made = await assemble(
-            target, state, message=message, plugins=self.plugins, before_model=self.run_code and not skipped
-        )
+        made = await self._assemble(target, state, message, before_model=self.run_code and not skipped)
         notes = (*notes, *made.notes)
         if facts and facts.optional:
             optional = dict(facts.optional)
@@ -206,6 +221,44 @@ class Walk:
             state = dict(state)
             state[agent.output_key] = Given(Marker(marker(f"output of {agent.name}")), "earlier", agent.name)
         return state
+
+    async def _assemble(self, agent: Any, state: Mapping[str, Given], message: str, *, before_model: bool) -> Assembled:
+        """google-adk's request for `agent`, or the one kept from an earlier preview made of the same."""
+        key = self._key(agent, state, message) if self.reuse and not self.plugins and not before_model else None
+        if key is not None:
+            kept = REQUESTS.get(key)
+            if kept is not None:
+                return kept  # type: ignore[no-any-return]
+        made = await assemble(agent, state, message=message, plugins=self.plugins, before_model=before_model)
+        if key is not None:
+            REQUESTS.put(key, made)
+        return made
+
+    def _key(self, agent: Any, state: Mapping[str, Given], message: str) -> Hashable | None:
+        """All that google-adk's processors can read for `agent`'s request, as data; None when some of it cannot
+        be said so (then the request is not kept)."""
+        if self._tokens is None:
+            self._tokens = Tokens(self._instructions)
+        tokens = self._tokens
+        try:
+            root = getattr(agent, "root_agent", agent)
+            tree = tokens.of(root)
+            path = []
+            here = agent
+            while here is not None:
+                path.append(here.name)
+                here = getattr(here, "parent_agent", None)
+            seen = tuple((key, tokens.of(item.value), item.source, item.by) for key, item in state.items())
+            own = tokens.of(agent, keep=agent)
+        except Opaque:
+            return None
+        return (tree, tuple(path), own, seen, message, self._environment)
+
+    def _instructions(self, made: Any) -> Hashable:
+        facts = self.facts(made)
+        if facts is None or facts.instructions is None:
+            raise Opaque("an agent not read from the code")
+        return facts.instructions
 
     async def _callback(self, agent: Any, state: dict[str, Given], when: str, message: str) -> bool:
         """Run `agent`'s before/after agent callbacks when running the app's code; put what they write in

@@ -1,0 +1,55 @@
+"""Edits an author makes to an app's agents, one of each kind, for the tests that a preview made after edits
+(kept requests reused) is the fresh preview of the edited text (tests/test_preview.py in process,
+tests/test_lsp_preview.py through the language server). Each: app, file, the text replaced (its first
+occurrence), the new text, and the agents whose request must be assembled again (None: not asserted)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Edit(NamedTuple):
+    app: str
+    file: str
+    old: str
+    new: str
+    assembled: frozenset[str] | None = None
+
+    def apply(self, text: str) -> str:
+        assert self.old in text, (self.file, self.old)
+        return text.replace(self.old, self.new, 1)
+
+
+_CONCIERGE = frozenset({"concierge", "greeting_agent", "booking_agent"})
+
+EDITS = {
+    "a sub-agent's instruction": Edit(
+        "concierge",
+        "agent.py",
+        "Greet {user:name?} warmly.",
+        "Greet {user:name?} briefly.",
+        frozenset({"greeting_agent"}),
+    ),
+    "the root's instruction": Edit(
+        "concierge", "agent.py", "You are the concierge.", "You are the head concierge.", frozenset({"concierge"})
+    ),
+    "a static_instruction": Edit(
+        "concierge", "agent.py", "Always confirm the date", "Always confirm the day", frozenset({"booking_agent"})
+    ),
+    "a key read": Edit(
+        "concierge", "agent.py", "{last_booking?}.", "{last_booking?} in {app:city}.", frozenset({"booking_agent"})
+    ),
+    "the root's global_instruction": Edit("concierge", "agent.py", "Be courteous.", "Be brief.", _CONCIERGE),
+    "a description": Edit("concierge", "agent.py", "Books tables at restaurants.", "Books tables.", _CONCIERGE),
+    "an agent renamed": Edit("concierge", "agent.py", 'name="greeting_agent"', 'name="greeter"'),
+    "a tool added": Edit("concierge", "agent.py", "tools=[get_weather],", "tools=[get_weather, get_current_time],"),
+    "the model": Edit("concierge", "agent.py", 'MODEL = "gemini-2.5-flash"', 'MODEL = "gemini-2.0-flash"'),
+    "an output_key": Edit("story_loop", "agent.py", "output_key=STATE_CURRENT_DOC,", 'output_key="draft",'),
+    "include_contents": Edit("story_loop", "agent.py", 'include_contents="none",\n', ""),
+    "a loop's sub-agent removed": Edit(
+        "story_loop",
+        "agent.py",
+        "sub_agents=[critic_agent_in_loop, refiner_agent_in_loop]",
+        "sub_agents=[critic_agent_in_loop]",
+    ),
+}
