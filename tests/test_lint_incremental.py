@@ -175,7 +175,7 @@ EDITS: dict[str, Callable[[str, str, int], str | None]] = {
     "remove placeholder": remove_placeholder,
     "remove import": remove_import,
 }
-KINDS = [*EDITS, "add import", "add file", "remove file"]
+KINDS = [*EDITS, "add import", "add file", "remove file", "open"]
 
 
 def _python_files() -> list[str]:
@@ -245,6 +245,11 @@ def run_edits(root: Path, data: Any) -> None:
             text = f'"""A prompt module."""\n\nEDIT_INSTR = """Plan with {{{key}}} and {{user_profile?}}."""\n'
             Path(path).write_text(text, encoding="utf-8")  # created on disk, as an editor saves a new file
             overrides.pop(path, None)
+            result = project.update(path, text)
+        elif kind == "open":  # a file opened in the editor as it is (saved, or its unsaved buffer again)
+            path = data.draw(st.sampled_from(files), label="file")
+            text = overrides.get(path) or Path(path).read_text(encoding="utf-8")
+            overrides[path] = text
             result = project.update(path, text)
         elif kind == "remove file":
             candidates = _prompt_modules()
@@ -610,6 +615,34 @@ def test_update_publishes_what_a_fresh_run_reports(
     assert_facts_as_fresh(project, overrides, f"{path} edited")
     fresh = lint_project(["."], root=".", overrides=overrides)
     assert fresh.diagnostics or any(published.values()), "the case lints something"
+
+
+@pytest.mark.parametrize(
+    ("edited", "opened"),
+    [("app/tools.py", "app/agent.py"), ("app/agent.py", "app/agent.py"), ("app/prompt.py", "app/tools.py")],
+    ids=["another-file-edited-first", "the-edited-buffer-opened-again", "a-tool-module-after-a-prompt-edit"],
+)
+def test_a_file_opened_as_last_scanned_is_not_scanned_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: str, opened: str
+) -> None:
+    """Opening a file whose text is the one the last scan read (as saved, or the same buffer again) scans nothing
+    and gives it what a fresh run gives, after an edit of another file or of itself."""
+    for name, content in _BASE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    overrides = {edited: _BASE[edited].replace("itinerary", "plan")}
+    publish(published, project.update(edited, overrides[edited]))
+    text = overrides.get(opened, _BASE[opened])
+    overrides[opened] = text
+    result = project.update(opened, text)
+    assert result.files == [opened]
+    assert project.scanned_again == frozenset()
+    publish(published, result)
+    assert_published_as_fresh(published, overrides, f"{edited} edited, {opened} opened")
 
 
 def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -100,6 +100,10 @@ class IncrementalProject(ProjectFindings):
             self.scanned_again = frozenset(first.sources)
             return self._leveled(of_files(self._last, sorted({target, *self._last}), root=self.root))
         old = self._scan
+        if self._unchanged(target, text):  # a file opened as it was scanned: nothing to lint again
+            self.scanned_again = frozenset()
+            assert self._last is not None
+            return self._leveled(of_files(self._last, [target], root=self.root))
         before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
         previous = old.sources.get(target)
         self._texts.pop(target, None)
@@ -158,6 +162,14 @@ class IncrementalProject(ProjectFindings):
         self._last = after
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
         return self._leveled(of_files(after, sorted(changed), root=self.root))
+
+    def _unchanged(self, target: str, text: str | None) -> bool:
+        """Whether the Python file `target` with `text` is the one the last scan read, with that scan's findings
+        known: the same text (an editor opening a file as saved, an edit undone), the file walked as it was. A
+        fresh run then gives every file what the last update gave it."""
+        if text is None or self._scan is None or self._last is None or self._scan.sources.get(target) != text:
+            return False
+        return target not in self._errors and os.path.lexists(target) and target in self._context
 
     def _is_agent_config(self, target: str) -> bool:
         """Whether `target` is an Agent Config file of the project: an app's `root_agent.yaml`, or a file the
