@@ -175,7 +175,7 @@ EDITS: dict[str, Callable[[str, str, int], str | None]] = {
     "remove placeholder": remove_placeholder,
     "remove import": remove_import,
 }
-KINDS = [*EDITS, "add import", "add file", "remove file"]
+KINDS = [*EDITS, "add import", "add file", "remove file", "open"]
 
 
 def _python_files() -> list[str]:
@@ -201,6 +201,31 @@ def _copy(name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+_AGENT_FACTS = ("agents", "agent_classes", "functions", "class_methods", "runners", "roots", "sessions")
+
+
+def agent_facts(project: Project) -> dict[str, list[str]]:
+    """The agent facts of the project's last scan, each as its repr, sorted (an edit merges them: their order is
+    not theirs to keep)."""
+    found = project._scan
+    assert found is not None
+    out = {}
+    for name in _AGENT_FACTS:
+        facts = getattr(found, name)
+        items = facts.items() if isinstance(facts, dict) else enumerate(facts)
+        out[name] = sorted(repr(item) if isinstance(facts, list) else repr((key, item)) for key, item in items)
+    return out
+
+
+def assert_facts_as_fresh(project: Project, overrides: dict[str, str], step: str) -> None:
+    """The agent facts an edit merged equal those a fresh scan of the project with the same texts reads."""
+    fresh = Project(".", overrides=overrides)
+    fresh.lint(["."])
+    got, want = agent_facts(project), agent_facts(fresh)
+    for name in _AGENT_FACTS:
+        assert got[name] == want[name], f"{name} of the agent facts after {step}"
+
+
 def run_edits(root: Path, data: Any) -> None:
     project = Project(root)
     published: Published = {}
@@ -220,6 +245,11 @@ def run_edits(root: Path, data: Any) -> None:
             text = f'"""A prompt module."""\n\nEDIT_INSTR = """Plan with {{{key}}} and {{user_profile?}}."""\n'
             Path(path).write_text(text, encoding="utf-8")  # created on disk, as an editor saves a new file
             overrides.pop(path, None)
+            result = project.update(path, text)
+        elif kind == "open":  # a file opened in the editor as it is (saved, or its unsaved buffer again)
+            path = data.draw(st.sampled_from(files), label="file")
+            text = overrides.get(path) or Path(path).read_text(encoding="utf-8")
+            overrides[path] = text
             result = project.update(path, text)
         elif kind == "remove file":
             candidates = _prompt_modules()
@@ -251,6 +281,7 @@ def run_edits(root: Path, data: Any) -> None:
         assert {d.path for d in result.diagnostics} <= set(result.files)
         publish(published, result)
         assert_published_as_fresh(published, overrides, " -> ".join(steps))
+        assert_facts_as_fresh(project, overrides, " -> ".join(steps))
 
 
 @pytest.mark.parametrize("name", PROJECTS)
@@ -387,7 +418,79 @@ _TEXT_INSTRUCTION = {  # an instruction read from a text file beside the agent (
     "app/writer.txt": "Write up {itinerary} for <b>{user_profile?}</b>.\n",
 }
 
+_SEQ = "from google.adk.agents import LlmAgent, SequentialAgent\n"
+_PIPELINE = {  # an app's agents spread over modules: each edit changes facts another module's agents are read with
+    "pyproject.toml": "[project]\nname = 'app'\n",
+    "app/__init__.py": "from . import agent\n",
+    "app/tools.py": "def save(tool_context):\n    tool_context.state['notes'] = {}\n",
+    "app/first.py": _SEQ + "from .tools import save\n\n"
+    "first = LlmAgent(name='first', model='m', instruction='Draft it.', output_key='draft', tools=[save])\n",
+    "app/second.py": _SEQ
+    + "\nsecond = LlmAgent(name='second', model='m', instruction='Review {draft} with {notes}.')\n",
+    "app/agent.py": _SEQ + "from .first import first\nfrom .second import second\n\n"
+    "root_agent = SequentialAgent(name='root', sub_agents=[first, second])\n",
+}
+_CUSTOM = {
+    **_PIPELINE,
+    "app/flow.py": "from google.adk.agents import BaseAgent\n\n\nclass Flow(BaseAgent):\n"
+    "    async def _run_async_impl(self, ctx):\n        ctx.session.state['notes'] = 1\n"
+    "        async for event in self.sub_agents[0].run_async(ctx):\n            yield event\n",
+    "app/agent.py": _SEQ + "from .first import first\nfrom .second import second\nfrom .flow import Flow\n\n"
+    "root_agent = Flow(name='root', sub_agents=[second, first])\n",
+}
+
+# Agent facts merged by an edit (a file's agents, the functions and classes they name): each row edits a module
+# whose facts another module's agents are read with; the findings and the facts are a fresh run's.
+AGENT_FACTS = [
+    (
+        "a-tool-s-write-edited-in-its-own-module",
+        _PIPELINE,
+        "app/tools.py",
+        "def save(tool_context):\n    tool_context.state['note'] = {}\n",
+    ),
+    (
+        "a-sub-agent-s-output-key-removed-in-its-own-module",
+        _PIPELINE,
+        "app/first.py",
+        _SEQ
+        + "from .tools import save\n\nfirst = LlmAgent(name='first', model='m', instruction='Draft.', tools=[save])\n",
+    ),
+    (
+        "the-parent-s-sub-agents-reordered",
+        _PIPELINE,
+        "app/agent.py",
+        _SEQ + "from .first import first\nfrom .second import second\n\n"
+        "root_agent = SequentialAgent(name='root', sub_agents=[second, first])\n",
+    ),
+    (
+        "a-sub-agent-module-deleted",
+        _PIPELINE,
+        "app/first.py",
+        None,
+    ),
+    (
+        "a-custom-agent-s-class-edited-in-its-module",
+        _CUSTOM,
+        "app/flow.py",
+        "from google.adk.agents import BaseAgent\n\n\nclass Flow(BaseAgent):\n"
+        "    async def _run_async_impl(self, ctx):\n"
+        "        async for event in self.sub_agents[0].run_async(ctx):\n            yield event\n",
+    ),
+    (
+        "a-session-s-initial-state-edited",
+        {
+            **_PIPELINE,
+            "app/main.py": "from .agent import root_agent\n\n\nasync def main(service):\n"
+            "    await service.create_session(app_name='app', user_id='u', state={'notes': 1})\n",
+        },
+        "app/main.py",
+        "from .agent import root_agent\n\n\nasync def main(service):\n"
+        "    await service.create_session(app_name='app', user_id='u', state={'draft': 1})\n",
+    ),
+]
+
 REGRESSIONS = [
+    *AGENT_FACTS,
     (  # linted as the ADK instruction it is (a T014), not as a template file of its own (T008 on <b>)
         "an-instruction-text-file-edited-is-linted-through-its-agent",
         _TEXT_INSTRUCTION,
@@ -509,8 +612,37 @@ def test_update_publishes_what_a_fresh_run_reports(
     assert path in result.files
     publish(published, result)
     assert_published_as_fresh(published, overrides, f"{path} edited")
+    assert_facts_as_fresh(project, overrides, f"{path} edited")
     fresh = lint_project(["."], root=".", overrides=overrides)
     assert fresh.diagnostics or any(published.values()), "the case lints something"
+
+
+@pytest.mark.parametrize(
+    ("edited", "opened"),
+    [("app/tools.py", "app/agent.py"), ("app/agent.py", "app/agent.py"), ("app/prompt.py", "app/tools.py")],
+    ids=["another-file-edited-first", "the-edited-buffer-opened-again", "a-tool-module-after-a-prompt-edit"],
+)
+def test_a_file_opened_as_last_scanned_is_not_scanned_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: str, opened: str
+) -> None:
+    """Opening a file whose text is the one the last scan read (as saved, or the same buffer again) scans nothing
+    and gives it what a fresh run gives, after an edit of another file or of itself."""
+    for name, content in _BASE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    overrides = {edited: _BASE[edited].replace("itinerary", "plan")}
+    publish(published, project.update(edited, overrides[edited]))
+    text = overrides.get(opened, _BASE[opened])
+    overrides[opened] = text
+    result = project.update(opened, text)
+    assert result.files == [opened]
+    assert project.scanned_again == frozenset()
+    publish(published, result)
+    assert_published_as_fresh(published, overrides, f"{edited} edited, {opened} opened")
 
 
 def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

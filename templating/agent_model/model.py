@@ -51,11 +51,26 @@ _ADK_PLACEHOLDER = re.compile(r"(?<![\$\{\\]){+[^{}]*}+")
 _ADK_PREFIXES = ("app", "user", "temp")
 
 
+# adk_placeholders by text: an edit builds the model again, and every agent's instruction but the edited one has the
+# same text (kept while the process lives, up to _KEEP texts: then started again)
+_PLACEHOLDERS: dict[str, tuple[tuple[str, bool, Span], ...]] = {}
+_KEEP = 20_000
+
+
 def adk_placeholders(text: str) -> list[tuple[str, bool, Span]]:
     """The state keys google-adk 2.13 looks up when it injects `text`, as it reads them: each run of braces
     around a name (`{key}`, `{{key}}`, `{ key? }`), the name a state name (an identifier, or `app:`/`user:`/
     `temp:` and one); `{artifact.x}` loads an artifact, anything else stays as written. With whether it is
     optional, and its span in `text`."""
+    known = _PLACEHOLDERS.get(text)
+    if known is None:
+        if len(_PLACEHOLDERS) >= _KEEP:
+            _PLACEHOLDERS.clear()
+        known = _PLACEHOLDERS[text] = tuple(_adk_placeholders(text))
+    return list(known)
+
+
+def _adk_placeholders(text: str) -> list[tuple[str, bool, Span]]:
     out: list[tuple[str, bool, Span]] = []
     starts = line_starts(text)
     for match in _ADK_PLACEHOLDER.finditer(text):

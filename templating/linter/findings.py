@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..agent_model import AgentModel
     from ..pysource import Instruction, Scan, Write
 
-__all__ = ["ProjectFindings", "config_files"]
+__all__ = ["ProjectFindings", "config_files", "in_order"]
 
 _Findings = dict[str, FileFindings]
 
@@ -119,6 +119,7 @@ class ProjectFindings(ProjectFiles):
             )
             for error in found.errors:  # its frames hold the scan whole (every module read, every tree)
                 error.__traceback__ = error.__context__ = error.__cause__ = None
+            in_order(found)
             return found
         finally:
             # A kept read error is raised again at each scan, and each raise adds that scan's frames to its
@@ -353,6 +354,25 @@ class ProjectFindings(ProjectFiles):
         result = LintResult([], [], [], root=self.root)
         self._python_findings(found, named, result)
         return per_file(result)
+
+
+_LISTED_FACTS = ("agents", "runners", "roots", "sessions")
+_KEYED_FACTS = ("agent_classes", "functions", "class_methods")
+
+
+def _place_of(item: Any) -> tuple[str, int, str]:
+    return item.path, item.span.start, getattr(item, "id", "")
+
+
+def in_order(found: Scan) -> Scan:
+    """`found` with its agent facts in one order, by file and place (the keyed ones by key), whatever order the
+    scan met them in: the agent model names the first of several writers, so an edit's merged facts
+    (`templating.linter.incremental`) give what a fresh scan gives only if both keep this order."""
+    for name in _LISTED_FACTS:
+        setattr(found, name, sorted(getattr(found, name), key=_place_of))
+    for name in _KEYED_FACTS:
+        setattr(found, name, dict(sorted(getattr(found, name).items())))
+    return found
 
 
 def config_files(found: Scan) -> set[str]:

@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .findings import ProjectFindings
+from .findings import ProjectFindings, in_order
 from .result import LintResult, of_files
 from .util import shown
 
@@ -100,6 +100,10 @@ class IncrementalProject(ProjectFindings):
             self.scanned_again = frozenset(first.sources)
             return self._leveled(of_files(self._last, sorted({target, *self._last}), root=self.root))
         old = self._scan
+        if self._unchanged(target, text):  # a file opened as it was scanned: nothing to lint again
+            self.scanned_again = frozenset()
+            assert self._last is not None
+            return self._leveled(of_files(self._last, [target], root=self.root))
         before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
         previous = old.sources.get(target)
         self._texts.pop(target, None)
@@ -132,16 +136,18 @@ class IncrementalProject(ProjectFindings):
         }
         found.update({self._identity(item)[1]: item for item in sub.instructions})
         sources = {name: source for name, source in old.sources.items() if name not in rescanned}
-        merged = Scan(
-            instructions=list(found.values()),
-            skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,
-            writes=[w for writes in self._writes.values() for w in writes],
-            sources={**sources, **sub.sources},
-            errors=list(self._errors.values()),
-            state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
-            static_instructions=[s for s in old.static_instructions if rescanned.isdisjoint(s.given_in)]
-            + sub.static_instructions,
-            **self._agent_facts_after(scan, old, sub, rescanned, usable, configs),
+        merged = in_order(
+            Scan(
+                instructions=list(found.values()),
+                skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,
+                writes=[w for writes in self._writes.values() for w in writes],
+                sources={**sources, **sub.sources},
+                errors=list(self._errors.values()),
+                state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
+                static_instructions=[s for s in old.static_instructions if rescanned.isdisjoint(s.given_in)]
+                + sub.static_instructions,
+                **_agent_facts(old, sub, rescanned),
+            )
         )
         self._scan = merged
         self._model = None  # the agent model is built again from the merged scan when asked for
@@ -157,22 +163,13 @@ class IncrementalProject(ProjectFindings):
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
         return self._leveled(of_files(after, sorted(changed), root=self.root))
 
-    def _agent_facts_after(
-        self,
-        scan: Any,
-        old: Scan,
-        sub: Scan,
-        rescanned: Collection[str],
-        usable: Sequence[str],
-        configs: Sequence[str],
-    ) -> dict[str, Any]:
-        """The agent facts after an edit: merged from the last scan and the files scanned again when no agent is
-        built anywhere (a project with no ADK app); else read again from every file (an agent's references run
-        through imports the import graph does not follow, so a merge could keep a stale one: exactness first)."""
-        if not old.agents and not sub.agents:
-            return _agent_facts(old, sub, rescanned)
-        full = self._run_scan(scan, list(usable), configs=configs)
-        return _agent_facts(full, full, list(full.sources))
+    def _unchanged(self, target: str, text: str | None) -> bool:
+        """Whether the Python file `target` with `text` is the one the last scan read, with that scan's findings
+        known: the same text (an editor opening a file as saved, an edit undone), the file walked as it was. A
+        fresh run then gives every file what the last update gave it."""
+        if text is None or self._scan is None or self._last is None or self._scan.sources.get(target) != text:
+            return False
+        return target not in self._errors and os.path.lexists(target) and target in self._context
 
     def _is_agent_config(self, target: str) -> bool:
         """Whether `target` is an Agent Config file of the project: an app's `root_agent.yaml`, or a file the
@@ -224,7 +221,11 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
     """The agent facts of a scan merged from the last one (`old`) and a scan of the `rescanned` files (`sub`, which
     read every Agent Config file again): each fact of a file scanned again (or of a config) from `sub`, the
     others kept from `old` (a function or class `sub` met in a file it did not scan again is kept as `old` read it,
-    with the writes only a scan of its file sees)."""
+    with the writes only a scan of its file sees).
+
+    Exact, as the instructions are: `rescanned` holds every file reading one of its files (`reach.affected`), so
+    what a file outside it names resolves through files outside it only, as it did in `old` (the random-edit
+    property test compares these facts with a fresh scan's after every edit)."""
     again = set(rescanned)
 
     def fresh(path: str) -> bool:

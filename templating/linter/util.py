@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +18,12 @@ from ..places import span_at as span_at
 
 def close_match(word: str, options: Iterable[str], *, cutoff: float = 0.6) -> str | None:
     """The option closest to `word`, if one is close enough (a did-you-mean)."""
+    return _close_match(word, tuple(options), cutoff)
+
+
+@functools.lru_cache(maxsize=4096)
+def _close_match(word: str, options: tuple[str, ...], cutoff: float) -> str | None:
+    # kept: an edit asks again for every finding of the project whose inputs did not change
     match = difflib.get_close_matches(word, list(options), n=1, cutoff=cutoff)
     return match[0] if match else None
 

@@ -21,7 +21,7 @@ one is optional) are held to the same rules. Instructions no agent of an app is 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..registry import RULES, Diagnostic, Severity
@@ -50,6 +50,8 @@ class OrderIndex:
 
     readers: dict[InstructionKey, list[tuple[Agent, Read]]]
     attached: frozenset[InstructionKey]
+    # each app's keys written by name or declared (`_app_keys`), worked out when first asked for
+    app_keys: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, model: AgentModel) -> OrderIndex:
@@ -92,7 +94,7 @@ def order_findings(
         if read.optional or read.key in given or read.span.start != first[read.key]:
             continue
         found = model.availability(agent, read.key)
-        diag = _finding(model, item, agent, read, found, codes)
+        diag = _finding(model, index, item, agent, read, found, codes)
         if diag is None:
             continue
         rank = (0 if diag.severity == "error" else 1, _RANK[found.kind])
@@ -102,7 +104,13 @@ def order_findings(
 
 
 def _finding(
-    model: AgentModel, item: Instruction, agent: Agent, read: Read, found: Availability, codes: Collection[str]
+    model: AgentModel,
+    index: OrderIndex,
+    item: Instruction,
+    agent: Agent,
+    read: Read,
+    found: Availability,
+    codes: Collection[str],
 ) -> Diagnostic | None:
     code = _RULE_OF.get(found.kind)
     if code is None or code not in codes:
@@ -124,7 +132,9 @@ def _finding(
         message += f" ({schema[0].model} declares it, but a state_schema writes nothing)"
         help_ = _unwritten(item, read.key, read.key, shown, schema)[1]
     if found.kind in ("nowhere", "unknown") and found.app is not None:
-        keys = _app_keys(model, found.app)
+        keys = index.app_keys.get(found.app)
+        if keys is None:
+            keys = index.app_keys[found.app] = _app_keys(model, found.app)
         close = None if read.key in keys else close_match(read.key, sorted(keys), cutoff=0.8)
         if close:
             help_ = f"did you mean {close!r}, which is written? Otherwise {help_}"
