@@ -66,12 +66,12 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     counts = {"here": 0, "by workers": 0}
     shared = cold._shared
 
-    def counting(count: int, here: Any, task: Any, workers: int) -> Any:
+    def counting(count: int, here: Any, task: Any, pool: Any, workers: int) -> Any:
         def counted(i: int) -> Any:
             counts["here"] += 1
             return here(i)
 
-        results = shared(count, counted, task, workers)
+        results = shared(count, counted, task, pool, workers)
         counts["by workers"] += count - counts["here"]
         return results
 

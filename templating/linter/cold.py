@@ -54,9 +54,13 @@ _RELEVANT = (
     "event",
     "callback",
 )
-_IMPORT_FROM = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import\b")
-_IMPORT = re.compile(r"\bimport[ \t]+([^\n;#]+)")
+_FROM = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+\Z")  # before an `import`, on its line
+_NAMES = re.compile(r"[ \t]+([^\n;#]+)")  # after it
 _NAME = re.compile(r"[^\W\d][\w.]*")
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def jobs() -> int:
@@ -90,15 +94,21 @@ def relevant(text: str, suffixes: Sequence[str] = ()) -> bool:
 def _imports(text: str) -> Iterator[tuple[int, str]]:
     """Each module an `import`/`from` of `text` may name, with its level (leading dots); over-approximated:
     a word after `import` anywhere counts, and so does each name a `from ... import` imports."""
-    if "import" not in text:
-        return
-    for m in _IMPORT_FROM.finditer(text):
-        yield len(m.group(1)), m.group(2)
-    for m in _IMPORT.finditer(text):
-        for piece in m.group(1).replace("(", ",").replace(")", ",").split(","):
-            name = _NAME.match(piece.strip())
-            if name:
-                yield 0, name.group(0).rstrip(".")
+    at = text.find("import")
+    while at >= 0:
+        end = at + 6
+        if (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end])):
+            start = text.rfind("\n", 0, at) + 1
+            before = _FROM.search(text, start, at)
+            if before is not None:
+                yield len(before.group(1)), before.group(2)
+            names = _NAMES.match(text, end)
+            if names is not None:
+                for piece in names.group(1).replace("(", ",").replace(")", ",").split(","):
+                    name = _NAME.match(piece.strip())
+                    if name:
+                        yield 0, name.group(0).rstrip(".")
+        at = text.find("import", end)
 
 
 def groups(files: Sequence[str], texts: Callable[[str], str | None]) -> list[list[int]]:
@@ -304,6 +314,49 @@ def cold_scan(
     from ..pysource import Scan
 
     files = list(paths)
+    workers = jobs() - 1  # this process scans too
+    pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
+    try:
+        results = _scanned(files, pool, workers, text_of, scan_in_process, suffixes, root, limit)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    merged = Scan()
+    for result in results:
+        if None in result.sources.values():  # a worker's: the texts this process read are not sent back
+            result.sources = {
+                name: text_of(name) or "" if text is None else text for name, text in result.sources.items()
+            }
+        _merge(merged, result)
+    return merged
+
+
+def _started(workers: int) -> ProcessPoolExecutor:
+    """A pool of `workers` processes, starting now (each a fresh interpreter importing the scan) while this
+    process finds the groups. Spawned: no state of this process's threads copied; their CPU time and memory are
+    this process's children's."""
+    import multiprocessing
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    for _ in range(workers):
+        pool.submit(_ready)
+    return pool
+
+
+def _ready() -> None:
+    from ..pysource import scan  # noqa: F401 - imported before the first chunk comes
+
+
+def _scanned(
+    files: list[str],
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    text_of: Callable[[str], str | None],
+    scan_in_process: Callable[[list[str]], Scan],
+    suffixes: Sequence[str],
+    root: str,
+    limit: int,
+) -> list[Scan]:
     parts = groups(files, text_of)
 
     def wanted(i: int) -> bool:
@@ -321,56 +374,46 @@ def cold_scan(
         texts = {name: text for name, _ in chunks[i] if (text := text_of(name)) is not None}
         return (os.getcwd(), chunks[i], texts, tuple(suffixes), root, limit)
 
-    workers = min(jobs(), len(chunks)) - 1  # this process scans too
-    if workers > 0 and len(files) >= POOL_THRESHOLD:
-        results = _shared(len(chunks), here, task, workers)
-    else:
-        results = [here(i) for i in range(len(chunks))]
-    merged = Scan()
-    for result in results:
-        if None in result.sources.values():  # a worker's: the texts this process read are not sent back
-            result.sources = {
-                name: text_of(name) or "" if text is None else text for name, text in result.sources.items()
-            }
-        _merge(merged, result)
-    return merged
+    if pool is not None and len(chunks) > 1:
+        return _shared(len(chunks), here, task, pool, workers)
+    return [here(i) for i in range(len(chunks))]
 
 
 _Task = tuple[str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int]
 
 
-def _shared(count: int, here: Callable[[int], Scan], task: Callable[[int], _Task], workers: int) -> list[Scan]:
-    """The `count` chunks scanned by `workers` processes taking them from the front and this one from the
-    back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order."""
-    import multiprocessing
-
+def _shared(
+    count: int, here: Callable[[int], Scan], task: Callable[[int], _Task], pool: ProcessPoolExecutor, workers: int
+) -> list[Scan]:
+    """The `count` chunks scanned by the `workers` processes of `pool` taking them from the front and this one
+    from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order."""
     results: list[Scan | None] = [None] * count
     queue = collections.deque(range(count))
     pending: dict[Future[Scan | None], int] = {}
-    # spawn: each worker a fresh interpreter (no state of this process's threads copied; its CPU and memory
-    # are this process's children's)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
 
-        def refill() -> None:
-            while queue and len(pending) < 2 * workers:
-                i = queue.popleft()
+    def refill() -> None:
+        while queue and len(pending) < 2 * workers:
+            i = queue.popleft()
+            try:
                 pending[pool.submit(_scan_chunk, task(i))] = i
-
-        refill()
-        while queue or pending:
-            if queue:
-                i = queue.pop()
+            except RuntimeError:  # the pool broke (a worker killed): the rest is scanned here
                 results[i] = here(i)
-            else:
-                wait(pending, return_when=FIRST_COMPLETED)
-            for future in [future for future in pending if future.done()]:
-                i = pending.pop(future)
-                try:
-                    found = future.result()
-                except Exception:  # a worker lost, or facts it could not send: its chunk is scanned here
-                    found = None
-                results[i] = found if found is not None else here(i)
-            refill()
+
+    refill()
+    while queue or pending:
+        if queue:
+            i = queue.pop()
+            results[i] = here(i)
+        else:
+            wait(pending, return_when=FIRST_COMPLETED)
+        for future in [future for future in pending if future.done()]:
+            i = pending.pop(future)
+            try:
+                found = future.result()
+            except Exception:  # a worker lost, or facts it could not send: its chunk is scanned here
+                found = None
+            results[i] = found if found is not None else here(i)
+        refill()
     return [result for result in results if result is not None]
 
 
