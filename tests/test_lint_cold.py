@@ -216,4 +216,40 @@ def test_jobs_reads_the_environment(monkeypatch: pytest.MonkeyPatch, value: str,
 
 def test_jobs_defaults_to_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TEMPLATING_LINT_JOBS", raising=False)
-    assert cold.jobs() == len(os.sched_getaffinity(0))
+    assert cold.jobs() == len(os.sched_getaffinity(0))  # under pytest, whose script guards its work
+
+
+SCRIPTS = [
+    ("guarded", 'from templating import lint_project\n\nif __name__ == "__main__":\n    lint_project(["."])\n', True),
+    ("unguarded", 'from templating import lint_project\n\nlint_project(["."])\n', False),
+]
+
+
+@pytest.mark.parametrize(("text", "safe"), [s[1:] for s in SCRIPTS], ids=[s[0] for s in SCRIPTS])
+def test_workers_start_only_when_they_cannot_run_the_script_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, safe: bool
+) -> None:
+    """A spawned worker imports the main script: one that lints without the `__main__` guard would lint again
+    in each worker, so such a script lints in one process."""
+    import sys
+    import types
+
+    script = tmp_path / "lint_it.py"
+    script.write_text(text, encoding="utf-8")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.delenv("TEMPLATING_LINT_JOBS", raising=False)
+    assert cold._spawn_safe() is safe
+    assert cold.jobs() == (len(os.sched_getaffinity(0)) if safe else 1)
+
+
+def test_python_m_templating_may_start_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__file__ = templating.__file__.replace("__init__.py", "__main__.py")
+    main.__spec__ = types.SimpleNamespace(name="templating.__main__")  # type: ignore[assignment]
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert cold._spawn_safe() is True

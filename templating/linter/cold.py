@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import os
 import re
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -64,18 +65,42 @@ def _word_char(char: str) -> bool:
 
 
 def jobs() -> int:
-    """The worker processes a large cold scan uses: `TEMPLATING_LINT_JOBS` when set (1: none), else the cores
-    this process may run on."""
+    """The processes a large cold scan uses: `TEMPLATING_LINT_JOBS` when set (1: this one alone), else the cores
+    this process may run on, when worker processes can be started safely (`_spawn_safe`), else 1."""
     given = os.environ.get(_ENV_JOBS, "").strip()
     if given:
         try:
             return max(1, int(given))
         except ValueError:
             return 1
+    if not _spawn_safe():
+        return 1
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+_GUARD = re.compile(r"""__name__\s*==\s*['"]__main__['"]""")
+
+
+def _spawn_safe() -> bool:
+    """Whether a spawned worker can start without running the program that lints again: a spawned process
+    imports the main module (unless it is a package's `__main__`, as `python -m templating`, or there is no
+    file: `python -c`), so a script must guard its work with `if __name__ == "__main__":`, as the `templating`
+    command's does. A script calling `lint_project` without the guard lints in one process."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name.endswith("__main__"):
+        return True
+    path = getattr(main, "__file__", None)
+    if not path:
+        return True
+    try:
+        with open(path, "rb") as script:
+            return _GUARD.search(script.read(65536).decode("utf-8", "replace")) is not None
+    except OSError:
+        return False
 
 
 def relevant(text: str, suffixes: Sequence[str] = ()) -> bool:
