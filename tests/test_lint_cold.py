@@ -253,3 +253,44 @@ def test_python_m_templating_may_start_workers(monkeypatch: pytest.MonkeyPatch) 
     main.__spec__ = types.SimpleNamespace(name="templating.__main__")  # type: ignore[assignment]
     monkeypatch.setitem(sys.modules, "__main__", main)
     assert cold._spawn_safe() is True
+
+
+def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's task run here, its `Scan` pickled and read back: the instructions (with each character's place),
+    the writes and the errors are those of a scan in this process; no syntax tree, and `sources` without the
+    texts the project gave."""
+    import pickle
+
+    from templating.pysource import scan
+
+    monkeypatch.chdir(tmp_path)
+    files = {
+        "app/agent.py": AGENT.format(imports="words").replace("Agent(", "Agent(output_key='reply', ", 1),
+        "app/words.py": WORDS,
+        "app/broken.py": "PROMPT = (\n",
+    }
+    write(tmp_path, files)
+    chunk = [("app/agent.py", True), ("app/words.py", False), ("app/broken.py", True)]
+    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000)
+    sent = pickle.dumps(cold._scan_chunk(task))
+    back = pickle.loads(sent)
+    here = scan(["app/agent.py", "app/broken.py"], suffixes=("PROMPT",), keep_going=True, root=str(tmp_path))
+
+    def placed(item: Any) -> Any:
+        mapped = item._mapped
+        return [(m.path, s) for m, s in zip(mapped.mods, mapped.starts, strict=True)]
+
+    assert [(i.key, i.span, placed(i)) for i in back.instructions] == [
+        (i.key, i.span, placed(i)) for i in here.instructions
+    ]
+    assert back.instructions, "the agent's instruction was found"
+    assert all(m.tree.body == [] for i in back.instructions for m in i._mapped.mods)
+    assert back.writes == here.writes
+    assert [(str(e), e.path, e.span, e.help) for e in back.errors] == [
+        (str(e), e.path, e.span, e.help) for e in here.errors
+    ]
+    assert [e.path for e in back.errors] == ["app/broken.py"]
+    assert set(back.sources) == set(here.sources)
+    assert back.sources["app/agent.py"] is None  # filled again from the project's own texts
