@@ -37,12 +37,13 @@ def _whole_scan(self: ProjectFindings, usable: list[str]) -> Any:
 
 
 def rows(result: templating.LintResult) -> tuple[Any, ...]:
-    """What a run gives, in its order: each finding whole, the files, the templates."""
+    """What a run gives, in its order: each finding whole, the files, the templates, the texts it shows and each
+    Python file's count of instructions."""
     findings = [
         (d.path, d.code, d.severity, d.message, d.span and (d.span.start, d.span.end, d.span.line), d.help, d.origin)
         for d in result.diagnostics
     ]
-    return findings, list(result.files), [repr(t) for t in result.templates]
+    return findings, list(result.files), [repr(t) for t in result.templates], sorted(result.sources), result.python
 
 
 def run(root: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> tuple[Any, ...]:
@@ -98,6 +99,10 @@ root_agent = Agent(name="helper", model="gemini-2.0-flash", instruction=GREETING
 WORDS = 'GREETING = "Hello {user:name}, you asked about {topic}. {topic?}"\n'
 
 PROJECTS = [
+    (
+        "a-comment-only",
+        {"agent.py": AGENT.format(imports="words"), "words.py": WORDS, "x.py": "x = 1  # templating: ignore[T014]\n"},
+    ),
     ("relative", {"app/__init__.py": "", "app/agent.py": AGENT.format(imports=".words"), "app/words.py": WORDS}),
     ("absolute", {"app/__init__.py": "", "app/agent.py": AGENT.format(imports="app.words"), "app/words.py": WORDS}),
     ("sibling", {"agent.py": AGENT.format(imports="words"), "words.py": WORDS}),

@@ -353,6 +353,9 @@ def cold_scan(
                 name: text_of(name) or "" if text is None else text for name, text in result.sources.items()
             }
         _merge(merged, result)
+    for name in files:  # a file only compiled is read as the whole scan reads it (its comments, its count)
+        if name not in merged.sources and (text := text_of(name)) is not None:
+            merged.sources[name] = text
     return merged
 
 
