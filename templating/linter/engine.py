@@ -108,7 +108,7 @@ class Project(IncrementalProject):
                 if name in named:
                     named.add(scanned)
             python_files = list(display)
-            found = self._full_scan(python_files, named)
+            found = self._full_scan(python_files, named, cold=True)
             linted = set(python_files)
             for config in sorted(config_files(found)):  # an Agent Config app under the paths linted
                 if _covers(paths or [str(self.root)], config):

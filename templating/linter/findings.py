@@ -61,12 +61,18 @@ _Own = tuple["Instruction", list[Diagnostic], _Against, frozenset[tuple[Any, ...
 class ProjectFindings(ProjectFiles):
     """The project's Python files scanned, and their findings (see the module's description)."""
 
-    def _full_scan(self, linted: Sequence[str], named: set[str] | None = None) -> Scan:
+    def _full_scan(self, linted: Sequence[str], named: set[str] | None = None, *, cold: bool = False) -> Scan:
+        """Scan `linted` with the project's context. `cold` (a whole run, no unsaved text): in groups no
+        import crosses, on every core for a large project (`templating.linter.cold`)."""
         from ..pysource import scan
 
         given = set(linted) if named is None else named  # the files the user named: read wherever they are
         files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
-        found = self._run_scan(scan, self._usable(files, named=given), configs=self._agent_configs(linted))
+        usable, configs = self._usable(files, named=given), self._agent_configs(linted)
+        if cold and not configs and not self.overrides:
+            found = self._cold_scan(usable)
+        else:
+            found = self._run_scan(scan, usable, configs=configs)
         self._scan = found
         self._model = None  # built again from this scan when asked for
         self._last = None
@@ -75,6 +81,26 @@ class ProjectFindings(ProjectFiles):
         for write in found.writes:
             self._writes.setdefault(write.path, []).append(write)
         self._errors = {error.path: error for error in found.errors}
+        return found
+
+    def _cold_scan(self, usable: list[str]) -> Scan:
+        from ..pysource import scan
+        from .cold import cold_scan
+
+        def text_of(name: str) -> str | None:
+            text = self._texts.get(name)
+            return text if isinstance(text, str) else None
+
+        found = cold_scan(
+            usable,
+            text_of=text_of,
+            scan_in_process=lambda paths: self._run_scan(scan, paths),
+            suffixes=self.config.constant_suffixes,
+            root=str(self.root),
+            limit=self.config.max_file_size,
+        )
+        for error in found.errors:  # as `_run_scan` leaves them
+            error.__traceback__ = error.__context__ = error.__cause__ = None
         return found
 
     def _usable(self, files: Sequence[str], *, named: Collection[str]) -> list[str]:

@@ -54,6 +54,16 @@ class _Module:
         """Drop the lists of nodes (a scan's result keeps its modules; the lists are for the scan only)."""
         self._nodes = self._preorder = None
 
+    def __getstate__(self) -> tuple[None, dict[str, object]]:
+        """Pickled (a lint's worker sends its facts back) as what a scan's result reads: path, key, text."""
+        return None, {"path": self.path, "key": self.key, "text": self.text, "linted": self.linted}
+
+    def __setstate__(self, state: tuple[None, dict[str, object]]) -> None:
+        for name, value in state[1].items():
+            setattr(self, name, value)
+        self.tree, self.bindings = _EMPTY_TREE, {}
+        self._lines = self._line_starts = self._nodes = self._preorder = None
+
     def forget_tree(self) -> None:
         """Drop the syntax tree and the names bound to its nodes, once the scan is done: what a scan's result
         reads of a module is its path, text and lines. Kept, the trees of a large project (millions of

@@ -10,6 +10,7 @@ import re
 import sys
 import tokenize
 import warnings
+from typing import Any
 
 from ..errors import TemplatingError
 from ..nodes import Span
@@ -27,6 +28,14 @@ class PythonSourceError(TemplatingError):
         super().__init__(f"{path}:{span.line}:{span.column}: {reason}", source=source, span=span, help=help)
         self.path = path
         self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as it was made (a lint's worker process sends it back to the project's)."""
+        return _rebuilt_error, (self.reason, self.path, self.source or "", self.span, self.help)
+
+
+def _rebuilt_error(reason: str, path: str, source: str, span: Span | None, help: str | None) -> PythonSourceError:
+    return PythonSourceError(reason, path=path, source=source, span=span or _span_at(source, 1, 1), help=help)
 
 
 def _span_at(text: str, line: int | None, column: int | None) -> Span:

@@ -1,0 +1,470 @@
+"""A whole run's scan (cold: nothing kept from an earlier one), in import-closed groups of files, on every core.
+
+The scan reads modules across files (names imported, functions called, agents built from other modules), so
+the files are first split into groups that no import crosses: a cheap reading of each file's `import` and
+`from` lines (over-approximated: every module an import could name, in every folder the scan looks in)
+links a file to what it may load, and the groups are the connected parts. Each group is scanned on its own
+with every syntax tree dropped when that group is done, so memory holds one group's trees at a time, not the
+project's; above `POOL_THRESHOLD` files the groups go to worker processes (`TEMPLATING_LINT_JOBS`: how many,
+`1` for none), each sending back the facts of its scan and no tree.
+
+A file none of whose words could make it hold an instruction or feed the agent model (`_RELEVANT`) is not
+scanned as a file of its own (no syntax tree is made for it): it is only compiled, which is about half as
+costly as `ast.parse` and makes no tree, to report it when it is not valid Python (then it is scanned, and the
+scan says why as before); it is still read and parsed when a scanned file imports it.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
+
+from ..inputs import read_bytes
+
+if TYPE_CHECKING:
+    from ..pysource import Scan
+
+__all__ = ["POOL_THRESHOLD", "PREFILTER", "cold_scan", "groups", "jobs", "relevant"]
+
+POOL_THRESHOLD = 400  # files: below this, starting the workers costs more than they save
+_CHUNK = 150  # files a worker scans at once (its trees are kept until that chunk is done)
+_ENV_JOBS = "TEMPLATING_LINT_JOBS"
+PREFILTER = True  # off: every file scanned (what the tests compare the prefilter with)
+
+# Words one of which a file that holds an instruction, writes state or builds an agent (or its runner, app or
+# session) must contain; a constant suffix of the configuration (`*PROMPT`) is added to them.
+_RELEVANT = (
+    "state",
+    "agent",
+    "instruction",
+    "prompt",
+    "template",
+    "render",
+    "jinja",
+    "runner",
+    "session",
+    "output_key",
+    "app",
+    "workflow",
+    "event",
+    "callback",
+)
+_FROM = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+\Z")  # before an `import`, on its line
+_NAMES = re.compile(r"[ \t]+([^\n;#]+)")  # after it
+_NAME = re.compile(r"[^\W\d][\w.]*")
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def jobs() -> int:
+    """The processes a large cold scan uses: `TEMPLATING_LINT_JOBS` when set (1: this one alone), else the cores
+    this process may run on, when worker processes can be started safely (`_spawn_safe`), else 1."""
+    given = os.environ.get(_ENV_JOBS, "").strip()
+    if given:
+        try:
+            return max(1, int(given))
+        except ValueError:
+            return 1
+    if not _spawn_safe():
+        return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_GUARD = re.compile(r"""__name__\s*==\s*['"]__main__['"]""")
+
+
+def _spawn_safe() -> bool:
+    """Whether a spawned worker can start without running the program that lints again: a spawned process
+    imports the main module (unless it is a package's `__main__`, as `python -m templating`, or there is no
+    file: `python -c`), so a script must guard its work with `if __name__ == "__main__":`, as the `templating`
+    command's does. A script calling `lint_project` without the guard lints in one process."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name.endswith("__main__"):
+        return True
+    path = getattr(main, "__file__", None)
+    if not path:
+        return True
+    try:
+        with open(path, "rb") as script:
+            return _GUARD.search(script.read(65536).decode("utf-8", "replace")) is not None
+    except OSError:
+        return False
+
+
+def relevant(text: str, suffixes: Sequence[str] = ()) -> bool:
+    """Whether `text` may hold an instruction or feed the agent model: it holds one of `_RELEVANT`'s words or
+    a constant suffix (any case). A cheap test: a file it refuses is not scanned unless another imports it."""
+    lowered = text.lower()
+    return any(word in lowered for word in _RELEVANT) or any(
+        s.lower().strip("_") in lowered for s in suffixes if s.strip("_")
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The groups
+
+
+def _imports(text: str) -> Iterator[tuple[int, str]]:
+    """Each module an `import`/`from` of `text` may name, with its level (leading dots); over-approximated:
+    a word after `import` anywhere counts, and so does each name a `from ... import` imports."""
+    at = text.find("import")
+    while at >= 0:
+        end = at + 6
+        if (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end])):
+            start = text.rfind("\n", 0, at) + 1
+            before = _FROM.search(text, start, at)
+            if before is not None:
+                yield len(before.group(1)), before.group(2)
+            names = _NAMES.match(text, end)
+            if names is not None:
+                for piece in names.group(1).replace("(", ",").replace(")", ",").split(","):
+                    name = _NAME.match(piece.strip())
+                    if name:
+                        yield 0, name.group(0).rstrip(".")
+        at = text.find("import", end)
+
+
+def groups(files: Sequence[str], texts: Callable[[str], str | None]) -> list[list[int]]:
+    """`files` (as shown) split into groups no import crosses: each group the indexes of its files, in order,
+    the groups in the order of their first file. `texts(name)`: a file's text (None: not known, its imports
+    unknown, so every file is one group)."""
+    real: dict[str, str] = {}
+
+    def real_folder(folder: str) -> str:
+        found = real.get(folder)
+        if found is None:
+            found = real[folder] = os.path.realpath(folder or os.curdir)
+        return found
+
+    at: dict[str, int] = {}  # a file's real path -> its index
+    children: dict[str, list[int]] = {}  # a real folder -> the indexes of the files directly in it
+    where: list[str] = []
+    for i, name in enumerate(files):
+        folder, base = os.path.split(name)
+        folder = real_folder(folder)
+        where.append(folder)
+        at[os.path.join(folder, base)] = i
+        children.setdefault(folder, []).append(i)
+    parent = list(range(len(files)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(i: int, j: int) -> None:
+        a, b = find(i), find(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
+    dirs: set[str] = set()  # every folder holding a file, and the folders above it
+    for folder in children:
+        while folder not in dirs:
+            dirs.add(folder)
+            up = os.path.dirname(folder)
+            if up == folder:
+                break
+            folder = up
+    above: dict[str, list[str]] = {}  # a folder -> the folders an absolute import is looked for in
+    reached: dict[tuple[str, int, str], list[int]] = {}
+    sep = os.sep
+
+    def targets(folder: str, level: int, name: str) -> list[int]:
+        memo = (folder, level, name)
+        found = reached.get(memo)
+        if found is not None:
+            return found
+        parts = [p for p in name.split(".") if p]
+        if level:
+            base = folder
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            bases = [base]
+        else:
+            bases = above.get(folder) or []
+            if not bases:
+                base = folder
+                while len(bases) < 13:
+                    bases.append(base)
+                    up = os.path.dirname(base)
+                    if up == base:
+                        break
+                    base = up
+                above[folder] = bases
+        out: list[int] = []
+        for base in bases:
+            path = base
+            for part in parts:  # each package on the way (its `__init__.py`), and the module
+                path = path + sep + part if path != sep else sep + part
+                if path + ".py" in at:
+                    out.append(at[path + ".py"])
+                if path not in dirs:
+                    break
+                init = path + sep + "__init__.py"
+                if init in at:
+                    out.append(at[init])
+            else:
+                if not parts and base + sep + "__init__.py" in at:
+                    out.append(at[base + sep + "__init__.py"])
+                out += children.get(path, ())  # `from pkg import module`: any module of the package
+        reached[memo] = out
+        return out
+
+    for i, name in enumerate(files):
+        text = texts(name)
+        if text is None:
+            return [list(range(len(files)))]
+        init = os.path.join(where[i], "__init__.py")
+        if init in at:
+            union(i, at[init])
+        for level, module in _imports(text):
+            for j in targets(where[i], level, module):
+                union(i, j)
+    grouped: dict[int, list[int]] = {}
+    for i in range(len(files)):
+        grouped.setdefault(find(i), []).append(i)
+    return list(grouped.values())
+
+
+def _chunks(parts: list[list[int]], size: int) -> list[list[int]]:
+    """The groups packed, in order, into chunks of about `size` files (a larger group is a chunk of its own)."""
+    out: list[list[int]] = []
+    current: list[int] = []
+    for part in parts:
+        if current and len(current) + len(part) > size:
+            out.append(current)
+            current = []
+        current += part
+    if current:
+        out.append(current)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Scanning a chunk (in this process or a worker)
+
+
+class _Reader:
+    """A worker's reader: the texts the project already read, else the file read as the project reads a file
+    found by an import (inside the root, within the size limit)."""
+
+    def __init__(self, texts: dict[str, str], root: str, limit: int) -> None:
+        self.texts, self.root, self.limit = texts, root, limit
+
+    def __call__(self, path: str) -> str:
+        from pathlib import Path
+
+        from ..places import shown
+        from ..pysource import python_text
+
+        name = shown(Path(path)) if os.path.isabs(path) else path
+        text = self.texts.get(name)
+        if text is not None:
+            return text
+        return python_text(read_bytes(name, limit=self.limit, root=Path(self.root)))
+
+
+def _valid(paths: Sequence[str], read: Callable[[str], str]) -> set[str]:
+    """The `paths` that compile as they are (no syntax tree made); a file that does not (or cannot be read) is
+    scanned, so that the scan reports it as it always has."""
+    good = set()
+    with warnings.catch_warnings():  # an invalid escape such as "\\d" warns; it is still a string
+        warnings.simplefilter("ignore")
+        for path in paths:
+            try:
+                compile(read(path), path, "exec", dont_inherit=True)
+            except Exception:  # the scan reads it and says what is wrong
+                continue
+            good.add(path)
+    return good
+
+
+def _to_scan(chunk: Sequence[tuple[str, bool]], read: Callable[[str], str]) -> list[str]:
+    """The files of `chunk` (each with whether it may hold an instruction) to scan, in order: those that may,
+    and those that do not compile."""
+    valid = _valid([path for path, wanted in chunk if not wanted], read)
+    return [path for path, wanted in chunk if wanted or path not in valid]
+
+
+def _scan_chunk(task: _Task) -> Scan | None:
+    """A worker's task: the chunk's files scanned (in the run's folder); its facts, with the texts left out
+    (the project has them) and no syntax tree. None when the facts cannot leave the worker (a `state_schema=`
+    model still reading its trees): the chunk is then scanned in the project's process."""
+    from ..pysource import scan
+
+    cwd, chunk, texts, suffixes, root, limit = task
+    if os.getcwd() != cwd:
+        os.chdir(cwd)
+    read = _Reader(texts, root, limit)
+    try:
+        found = scan(_to_scan(chunk, read), suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=())
+    except RecursionError:  # the project's process says what nests too deeply
+        return None
+    if any(state.schema is not None for state in found.state_schemas):
+        return None
+    for error in found.errors:
+        error.__traceback__ = error.__context__ = error.__cause__ = None
+    # the texts the project gave are filled again from its own (None here): only those it did not have are sent
+    found.sources = {name: None if name in texts else text for name, text in found.sources.items()}  # type: ignore[misc]
+    return found  # what cannot be sent back makes the future fail: the chunk is then scanned in the project
+
+
+def cold_scan(
+    paths: Sequence[str],
+    *,
+    text_of: Callable[[str], str | None],
+    scan_in_process: Callable[[list[str]], Scan],
+    suffixes: Sequence[str],
+    root: str,
+    limit: int,
+) -> Scan:
+    """The scan of `paths` (usable Python files, as shown), group by group (see the module's description).
+
+    `text_of`: a file's text as the project read it (None: not read as text); `scan_in_process`: the project's
+    own scan of some files; `suffixes`, `root`, `limit`: the project's constant suffixes, root and file size
+    limit, for the workers. With `PREFILTER` on, the files `relevant` refuses are only compiled."""
+    from ..pysource import Scan
+
+    files = list(paths)
+    workers = jobs() - 1  # this process scans too
+    pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
+    try:
+        results = _scanned(files, pool, workers, text_of, scan_in_process, suffixes, root, limit)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    merged = Scan()
+    for result in results:
+        if None in result.sources.values():  # a worker's: the texts this process read are not sent back
+            result.sources = {
+                name: text_of(name) or "" if text is None else text for name, text in result.sources.items()
+            }
+        _merge(merged, result)
+    for name in files:  # a file only compiled is read as the whole scan reads it (its comments, its count)
+        if name not in merged.sources and (text := text_of(name)) is not None:
+            merged.sources[name] = text
+    return merged
+
+
+def _started(workers: int) -> ProcessPoolExecutor:
+    """A pool of `workers` processes, starting now (each a fresh interpreter importing the scan) while this
+    process finds the groups. Spawned: no state of this process's threads copied; their CPU time and memory are
+    this process's children's."""
+    import multiprocessing
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    for _ in range(workers):
+        pool.submit(_ready)
+    return pool
+
+
+def _ready() -> None:
+    from ..pysource import scan  # noqa: F401 - imported before the first chunk comes
+
+
+def _scanned(
+    files: list[str],
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    text_of: Callable[[str], str | None],
+    scan_in_process: Callable[[list[str]], Scan],
+    suffixes: Sequence[str],
+    root: str,
+    limit: int,
+) -> list[Scan]:
+    parts = groups(files, text_of)
+
+    def wanted(i: int) -> bool:
+        if not PREFILTER:
+            return True
+        text = text_of(files[i])
+        return text is None or relevant(text, suffixes)
+
+    chunks = [[(files[i], wanted(i)) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
+
+    def here(i: int) -> Scan:
+        return scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or ""))
+
+    def task(i: int) -> _Task:
+        texts = {name: text for name, _ in chunks[i] if (text := text_of(name)) is not None}
+        return (os.getcwd(), chunks[i], texts, tuple(suffixes), root, limit)
+
+    if pool is not None and len(chunks) > 1:
+        return _shared(len(chunks), here, task, pool, workers)
+    return [here(i) for i in range(len(chunks))]
+
+
+_Task = tuple[str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int]
+
+
+def _shared(
+    count: int, here: Callable[[int], Scan], task: Callable[[int], _Task], pool: ProcessPoolExecutor, workers: int
+) -> list[Scan]:
+    """The `count` chunks scanned by the `workers` processes of `pool` taking them from the front and this one
+    from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order."""
+    results: list[Scan | None] = [None] * count
+    queue = collections.deque(range(count))
+    pending: dict[Future[Scan | None], int] = {}
+
+    def refill() -> None:
+        while queue and len(pending) < 2 * workers:
+            i = queue.popleft()
+            try:
+                pending[pool.submit(_scan_chunk, task(i))] = i
+            except RuntimeError:  # the pool broke (a worker killed): the rest is scanned here
+                results[i] = here(i)
+
+    refill()
+    while queue or pending:
+        if queue:
+            i = queue.pop()
+            results[i] = here(i)
+        else:
+            wait(pending, return_when=FIRST_COMPLETED)
+        for future in [future for future in pending if future.done()]:
+            i = pending.pop(future)
+            try:
+                found = future.result()
+            except Exception:  # a worker lost, or facts it could not send: its chunk is scanned here
+                found = None
+            results[i] = found if found is not None else here(i)
+        refill()
+    return [result for result in results if result is not None]
+
+
+def _merge(into: Scan, part: Scan) -> None:
+    """`part`'s facts added to `into`'s (the groups share no linted file; a module two of them read is kept once)."""
+    for name in (
+        "instructions",
+        "skipped",
+        "writes",
+        "errors",
+        "static_instructions",
+        "state_schemas",
+        "agents",
+        "runners",
+        "roots",
+        "sessions",
+        "config_instructions",
+        "config_skipped",
+    ):
+        getattr(into, name).extend(getattr(part, name))
+    into.unread[:] = list(dict.fromkeys([*into.unread, *part.unread]))
+    into.sources.update(part.sources)
+    for name in ("agent_classes", "functions", "class_methods"):
+        merged: dict[str, Any] = getattr(into, name)
+        for key, value in getattr(part, name).items():
+            merged.setdefault(key, value)

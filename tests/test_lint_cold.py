@@ -1,0 +1,301 @@
+"""The cold scan of a whole run (`templating.linter.cold`): import-closed groups, the prefilter, the workers.
+
+Each is checked against the scan it replaces, a whole-project scan in one process of every file: the findings,
+files and templates of a run are the same, on projects written here and on the shared corpus."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import templating
+from templating.linter import cold
+from templating.linter.engine import Project
+from templating.linter.findings import ProjectFindings
+
+
+def _corpora() -> Path | None:
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "corpora"
+        if (candidate / "adk-samples").is_dir():
+            return candidate
+    return None
+
+
+CORPORA = _corpora()
+
+
+def _whole_scan(self: ProjectFindings, usable: list[str]) -> Any:
+    """The scan before groups: every file at once, in this process (the reference)."""
+    from templating.pysource import scan
+
+    return self._run_scan(scan, usable)
+
+
+def rows(result: templating.LintResult) -> tuple[Any, ...]:
+    """What a run gives, in its order: each finding whole, the files, the templates, the texts it shows and each
+    Python file's count of instructions."""
+    findings = [
+        (d.path, d.code, d.severity, d.message, d.span and (d.span.start, d.span.end, d.span.line), d.help, d.origin)
+        for d in result.diagnostics
+    ]
+    return findings, list(result.files), [repr(t) for t in result.templates], sorted(result.sources), result.python
+
+
+def run(root: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> tuple[Any, ...]:
+    """A lint of `root` (its own folder the current one) scanned `how`: `whole` (the reference), `one` (groups
+    in this process), `pool` (groups, most of them in a worker), `unfiltered` (groups, no prefilter)."""
+    with monkeypatch.context() as patch:
+        patch.chdir(root)
+        if how == "whole":
+            patch.setattr(ProjectFindings, "_cold_scan", _whole_scan)
+        patch.setenv("TEMPLATING_LINT_JOBS", "2" if how == "pool" else "1")
+        if how == "pool":  # the pool however small the project, each group a chunk
+            patch.setattr(cold, "POOL_THRESHOLD", 0)
+            patch.setattr(cold, "_CHUNK", 1)
+        if how == "unfiltered":
+            patch.setattr(cold, "PREFILTER", False)
+        return rows(Project(root=root).lint())
+
+
+def pooled(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts, for the runs to come, the chunks scanned in this process and those a worker sent back."""
+    counts = {"here": 0, "by workers": 0}
+    shared = cold._shared
+
+    def counting(count: int, here: Any, task: Any, pool: Any, workers: int) -> Any:
+        def counted(i: int) -> Any:
+            counts["here"] += 1
+            return here(i)
+
+        results = shared(count, counted, task, pool, workers)
+        counts["by workers"] += count - counts["here"]
+        return results
+
+    monkeypatch.setattr(cold, "_shared", counting)
+    return counts
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+# A constant in a module with none of the words that make a file scanned, given to an agent by an import
+# (absolute, relative, through the package): the constant's findings still come from it.
+AGENT = """\
+from google.adk.agents import Agent
+from {imports} import GREETING
+
+root_agent = Agent(name="helper", model="gemini-2.0-flash", instruction=GREETING + " Reply in {{language}}.")
+"""
+WORDS = 'GREETING = "Hello {user:name}, you asked about {topic}. {topic?}"\n'
+
+PROJECTS = [
+    (
+        "a-comment-only",
+        {"agent.py": AGENT.format(imports="words"), "words.py": WORDS, "x.py": "x = 1  # templating: ignore[T014]\n"},
+    ),
+    ("relative", {"app/__init__.py": "", "app/agent.py": AGENT.format(imports=".words"), "app/words.py": WORDS}),
+    ("absolute", {"app/__init__.py": "", "app/agent.py": AGENT.format(imports="app.words"), "app/words.py": WORDS}),
+    ("sibling", {"agent.py": AGENT.format(imports="words"), "words.py": WORDS}),
+    (
+        "not-python-beside",
+        {"app/agent.py": AGENT.format(imports="words"), "app/words.py": WORDS, "tools/broken.py": "def f(:\n"},
+    ),
+    (
+        "two-apps",  # two independent groups, one of them broken
+        {
+            "one/agent.py": AGENT.format(imports="words"),
+            "one/words.py": WORDS,
+            "two/agent.py": AGENT.format(imports="words").replace("Agent(", "Agent(output_key=", 1),
+            "two/words.py": "GREETING = (\n",
+        },
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("files"), [p[1] for p in PROJECTS], ids=[p[0] for p in PROJECTS])
+@pytest.mark.parametrize("how", ["one", "pool", "unfiltered"])
+def test_a_run_finds_what_the_whole_scan_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], how: str
+) -> None:
+    root = write(tmp_path, files)
+    expected = run(root, monkeypatch, "whole")
+    assert expected[0], "the project has findings to compare"
+    chunks = pooled(monkeypatch)
+    assert run(root, monkeypatch, how) == expected
+    if how == "pool" and len(cold.groups(sorted(files), files.get)) > 1:  # one group is one chunk, scanned here
+        assert chunks["by workers"] >= 1, chunks
+
+
+@pytest.mark.slow
+def test_on_the_corpus_groups_workers_and_prefilter_find_what_the_whole_scan_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shared corpus as one project (adk-samples, the adk-python samples, the adk-docs examples: hundreds of
+    apps, each its own groups): the same findings, files and templates, in the same order, however scanned."""
+    if CORPORA is None:
+        reason = "the shared corpus (../shared/corpora) is absent"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    root = tmp_path / "corpora"
+    shutil.copytree(CORPORA, root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    (root / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    expected = run(root, monkeypatch, "whole")
+    assert len(expected[0]) > 10
+    assert len(expected[1]) > 300
+    assert len(expected[2]) > 100
+    assert run(root, monkeypatch, "unfiltered") == expected
+    chunks = pooled(monkeypatch)
+    assert run(root, monkeypatch, "pool") == expected
+    assert chunks["by workers"] >= 10, chunks  # most chunks were scanned by the worker and sent back
+
+
+# --- the parts
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('PROMPT = "Hi {name}"\n', True),
+        ("from google.adk.agents import LlmAgent\n", True),
+        ("def tool(tool_context):\n    tool_context.state['k'] = 1\n", True),
+        ("x = Runner(app_name='a')\n", True),
+        ("import math\n\ndef area(r):\n    return math.pi * r * r\n", False),
+        ('GREETING = "Hello {user:name}"\n', False),  # fed to an instruction only through an import
+        ("", False),
+    ],
+    ids=["prompt", "agent", "state", "runner", "plain", "constant", "empty"],
+)
+def test_relevant_tells_the_files_that_may_hold_or_feed_an_instruction(text: str, expected: bool) -> None:
+    assert cold.relevant(text) is expected
+
+
+def test_relevant_reads_the_configured_constant_suffixes() -> None:
+    assert cold.relevant('WELCOME_GREETING = "Hello {name}"\n', ("_GREETING",)) is True
+
+
+GROUPS = [
+    ("relative", {"a/agent.py": "from .words import X\n", "a/words.py": "", "b/other.py": ""}, [[0, 1], [2]]),
+    ("absolute", {"a/agent.py": "from a.words import X\n", "a/words.py": "", "b/x.py": ""}, [[0, 1], [2]]),
+    ("package", {"a/agent.py": "from pkg import words\n", "a/pkg/words.py": "", "a/pkg/z.py": ""}, [[0, 1, 2]]),
+    ("import-list", {"m.py": "import os, n as k, q.r\n", "n.py": "", "q/r.py": "", "z.py": ""}, [[0, 1, 2], [3]]),
+    ("init", {"p/__init__.py": "", "p/a.py": "", "p/b.py": "", "c.py": ""}, [[0, 1, 2], [3]]),
+    ("parent-level", {"p/q/a.py": "from .. import b\n", "p/b.py": "", "p/c.py": ""}, [[0, 1, 2]]),
+    ("independent", {"a.py": "x = 1\n", "b.py": "y = 2\n"}, [[0], [1]]),
+]
+
+
+@pytest.mark.parametrize(("files", "expected"), [g[1:] for g in GROUPS], ids=[g[0] for g in GROUPS])
+def test_groups_keep_together_what_an_import_may_join(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], expected: list[list[int]]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, text in files.items():
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(name).write_text(text, encoding="utf-8")
+    assert cold.groups(list(files), files.get) == expected
+
+
+def test_a_file_not_read_as_text_makes_one_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    texts = {"a.py": "", "b.py": None}
+    assert cold.groups(["a.py", "b.py"], texts.get) == [[0, 1]]
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", 1), ("3", 3), ("0", 1), ("many", 1)])
+def test_jobs_reads_the_environment(monkeypatch: pytest.MonkeyPatch, value: str, expected: int) -> None:
+    monkeypatch.setenv("TEMPLATING_LINT_JOBS", value)
+    assert cold.jobs() == expected
+
+
+def test_jobs_defaults_to_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TEMPLATING_LINT_JOBS", raising=False)
+    assert cold.jobs() == len(os.sched_getaffinity(0))  # under pytest, whose script guards its work
+
+
+SCRIPTS = [
+    ("guarded", 'from templating import lint_project\n\nif __name__ == "__main__":\n    lint_project(["."])\n', True),
+    ("unguarded", 'from templating import lint_project\n\nlint_project(["."])\n', False),
+]
+
+
+@pytest.mark.parametrize(("text", "safe"), [s[1:] for s in SCRIPTS], ids=[s[0] for s in SCRIPTS])
+def test_workers_start_only_when_they_cannot_run_the_script_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, safe: bool
+) -> None:
+    """A spawned worker imports the main script: one that lints without the `__main__` guard would lint again
+    in each worker, so such a script lints in one process."""
+    import sys
+    import types
+
+    script = tmp_path / "lint_it.py"
+    script.write_text(text, encoding="utf-8")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.delenv("TEMPLATING_LINT_JOBS", raising=False)
+    assert cold._spawn_safe() is safe
+    assert cold.jobs() == (len(os.sched_getaffinity(0)) if safe else 1)
+
+
+def test_python_m_templating_may_start_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__file__ = templating.__file__.replace("__init__.py", "__main__.py")
+    main.__spec__ = types.SimpleNamespace(name="templating.__main__")  # type: ignore[assignment]
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert cold._spawn_safe() is True
+
+
+def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's task run here, its `Scan` pickled and read back: the instructions (with each character's place),
+    the writes and the errors are those of a scan in this process; no syntax tree, and `sources` without the
+    texts the project gave."""
+    import pickle
+
+    from templating.pysource import scan
+
+    monkeypatch.chdir(tmp_path)
+    files = {
+        "app/agent.py": AGENT.format(imports="words").replace("Agent(", "Agent(output_key='reply', ", 1),
+        "app/words.py": WORDS,
+        "app/broken.py": "PROMPT = (\n",
+    }
+    write(tmp_path, files)
+    chunk = [("app/agent.py", True), ("app/words.py", False), ("app/broken.py", True)]
+    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000)
+    sent = pickle.dumps(cold._scan_chunk(task))
+    back = pickle.loads(sent)
+    here = scan(["app/agent.py", "app/broken.py"], suffixes=("PROMPT",), keep_going=True, root=str(tmp_path))
+
+    def placed(item: Any) -> Any:
+        mapped = item._mapped
+        return [(m.path, s) for m, s in zip(mapped.mods, mapped.starts, strict=True)]
+
+    assert [(i.key, i.span, placed(i)) for i in back.instructions] == [
+        (i.key, i.span, placed(i)) for i in here.instructions
+    ]
+    assert back.instructions, "the agent's instruction was found"
+    assert all(m.tree.body == [] for i in back.instructions for m in i._mapped.mods)
+    assert back.writes == here.writes
+    assert [(str(e), e.path, e.span, e.help) for e in back.errors] == [
+        (str(e), e.path, e.span, e.help) for e in here.errors
+    ]
+    assert [e.path for e in back.errors] == ["app/broken.py"]
+    assert set(back.sources) == set(here.sources)
+    assert back.sources["app/agent.py"] is None  # filled again from the project's own texts
