@@ -647,3 +647,64 @@ def test_statement_timeout_must_be_a_positive_number(value: Any) -> None:
 
     with pytest.raises(ValueError, match="statement_timeout must be a positive number of seconds"):
         DatabaseSessionService("sqlite+aiosqlite://", statement_timeout=value)
+
+
+# id, the state created, whether the session id is taken already
+CREATES_ON_THE_WIRE: list[tuple[str, dict[str, Any], bool]] = [
+    ("no-state", {}, False),
+    ("session-keys", {"a": 1, "b": [2, {"c": None}]}, False),
+    ("every-scope", {"a": 1, "user:b": "two", "app:c": 3.5}, False),
+    ("a-nul-in-a-value", {"a": "x\x00y", "user:b": "\x00"}, False),
+    ("a-long-key", {"k" * 300: 1, "app:" + "k" * 300: 2}, False),
+    ("2000-keys", {f"k{number}": f"value {number}" for number in range(2_000)} | {"user:n": 1}, False),
+    ("id-taken", {"a": 1, "user:b": 2, "app:c": 3}, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("state", "taken"), [case[1:] for case in CREATES_ON_THE_WIRE], ids=[case[0] for case in CREATES_ON_THE_WIRE]
+)
+def test_a_postgresql_create_is_one_statement_in_one_round_trip(
+    state: dict[str, Any], taken: bool, postgres: Any
+) -> None:
+    """What the service sends the server for a create, seen on the wire (a proxy in between): besides the pool's
+    check of the connection, one round trip holding one statement (no BEGIN or COMMIT, no COPY), the statement
+    prepared once per connection. A taken id fails that statement whole: nothing is written."""
+    from pg_wire import WireLog, without_pings
+
+    from templating import AlreadyExistsError, DatabaseSessionService
+
+    url = str(postgres.fresh_database("wire"))
+
+    async def scenario() -> None:
+        wire = WireLog(("127.0.0.1", postgres.port))
+        port = await wire.start()
+        try:
+            async with DatabaseSessionService(url.replace(f":{postgres.port}/", f":{port}/")) as service:
+                warm_state = {key: "warm" for key in state} if taken else state  # the same statement
+                for warm in ("w1", "w2"):  # the tables made, the statement prepared
+                    await service.create_session(app_name=APP, user_id=USER, session_id=warm, state=warm_state)
+                if taken:
+                    await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"a": 0})
+                before = len(wire.trips)
+                if taken:
+                    with pytest.raises(AlreadyExistsError):
+                        await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+                else:
+                    await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+                trips = without_pings(wire.trips[before:])
+                stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+        finally:
+            await wire.stop()
+        assert len(trips) == 1, trips
+        kinds = [kind for kind, _ in trips[0]]
+        assert "Q" not in kinds, trips  # no BEGIN, COMMIT or COPY
+        assert "P" not in kinds, trips  # nothing prepared again
+        assert kinds.count("E") == 1, trips  # one statement executed
+        assert stored is not None
+        if taken:  # the user's and app's values of the failed create were not written either
+            assert stored.state == {"a": 0} | {key: "warm" for key in state if ":" in key}
+        else:
+            assert stored.state == state
+
+    run(scenario())

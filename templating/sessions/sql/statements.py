@@ -6,7 +6,8 @@ two appends never deadlock.
 State moves in bulk, one statement per scope: a scope's values are written as one JSON document that the
 database splits into rows (`json_each`, with an upsert), and read back as one JSON document that it joins
 from them (`group_concat` or `string_agg`), which one `json.loads` decodes. Neither the rows nor their values
-go through Python one by one.
+go through Python one by one. On PostgreSQL a whole create is one statement (`create_at_once`), which the server
+runs as a transaction of its own: one round trip.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ class Statements(StateRows):
     async def create(
         self, conn: AsyncConnection, app_name: str, user_id: str, session_id: str, scopes: Scopes
     ) -> Session:
-        """Store a new session with its scopes' values (or raise `AlreadyExistsError`); its copy, without events."""
+        """Store a new session with its scopes' values (or raise `AlreadyExistsError`); its copy, without events.
+        (SQLite's: PostgreSQL's is `create_at_once`.)"""
         t = self._tables
         token, now = uuid.uuid4().hex, time.time()
         # app, then user, then session: the order every writer locks them in
@@ -96,6 +98,51 @@ class Statements(StateRows):
         await self.write_values(
             conn, [((USER, user_pk), scopes[USER], user_revision), ((APP, app_pk), scopes[APP], app_revision)]
         )
+        # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
+        user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
+        app = (json.loads(app_text) if app_text is not None else {}) | scopes[APP]
+        return stored_copy(
+            session_id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=merge_scopes((scopes[SESSION], user, app)),  # its own: the checked state, rows just read
+            events=[],
+            last_update_time=now,
+            token=token,
+            seen=(1, user_revision, app_revision),
+        )
+
+    async def create_at_once(
+        self, conn: AsyncConnection, app_name: str, user_id: str, session_id: str, scopes: Scopes
+    ) -> Session:
+        """PostgreSQL: `create` as one statement, atomic without a transaction around it (one round trip to the
+        server): the app's and user's rows made or moved to their next revision (in that order: the order every
+        writer locks them in), the session's row, and every scope's values (`_PART`), whose stored state comes
+        back as it was. A taken id fails the whole statement (`AlreadyExistsError`), so nothing is written."""
+        token, now = uuid.uuid4().hex, time.time()
+        forms, parameters = self.documents_of([((index, 0), scopes[index], 0) for index in (SESSION, USER, APP)])
+        present = [index for index in (SESSION, USER, APP) if scopes[index]]
+        for n in range(len(forms)):
+            del parameters[f"owner_{n}"], parameters[f"written_{n}"]  # the statement takes them from its rows
+        statement = self._creates.get(key := (tuple(forms), tuple(present)))
+        if statement is None:
+            statement = self._creates[key] = sa.text(_create_sql(tuple(forms), present))
+        parameters |= {
+            "app_name": app_name,
+            "user_id": user_id,
+            "session_id": session_id,
+            "token": token,
+            "now": now,
+            "app_step": 1 if scopes[APP] else 0,
+            "user_step": 1 if scopes[USER] else 0,
+        }
+        try:
+            row = (await conn.execute(statement, parameters)).one()
+        except sa.exc.IntegrityError as error:
+            if "templating_sessions_key" not in str(error.orig):
+                raise
+            raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id) from None
+        app_revision, app_text, user_revision, user_text = int(row[0]), row[1], int(row[2]), row[3]
         # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
         user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
         app = (json.loads(app_text) if app_text is not None else {}) | scopes[APP]
@@ -411,3 +458,50 @@ class Statements(StateRows):
             else:
                 results.append(Event.model_validate(known[stored.id]))
         return results
+
+
+# The rows of `create_at_once`'s statement that own each scope's values, and the revision they are written at.
+_OWNERS = {
+    SESSION: ("(SELECT pk FROM session_row)", "CAST(1 AS bigint)"),
+    USER: ("(SELECT pk FROM user_row)", "(SELECT revision FROM user_row)"),
+    APP: ("(SELECT pk FROM app_row)", "(SELECT revision FROM app_row)"),
+}
+
+
+def _stored(index: int, owner: str) -> str:
+    """SQL: the state of a user's or app's row as stored, one JSON object text (NULL for none)."""
+    return (
+        "(SELECT '{' || string_agg(coalesce(s.long_key, CAST(to_json(s.name) AS text)) || ':' || s.value, ',') "
+        f"|| '}}' FROM templating_state AS s WHERE s.scope = {index} AND s.owner = {owner})"
+    )
+
+
+def _create_sql(forms: tuple[str, ...], present: list[int]) -> str:
+    """PostgreSQL: the one statement of `create_at_once`, for values of those forms in the scopes `present`.
+    Each row is written from the one before it (user from app, session from user, values from all), so the
+    app's row is locked before the user's."""
+    rows = [
+        "app_row AS (INSERT INTO templating_apps AS a (app_name, revision) "
+        "VALUES (CAST(:app_name AS text), CAST(:app_step AS bigint)) "
+        "ON CONFLICT (app_name) DO UPDATE SET revision = a.revision + CAST(:app_step AS bigint) "
+        f"RETURNING a.pk, a.revision, {_stored(APP, 'a.pk')} AS stored)",
+        "user_row AS (INSERT INTO templating_users AS u (app_name, user_id, revision) "
+        "SELECT CAST(:app_name AS text), CAST(:user_id AS text), CAST(:user_step AS bigint) FROM app_row "
+        "ON CONFLICT (app_name, user_id) DO UPDATE SET revision = u.revision + CAST(:user_step AS bigint) "
+        f"RETURNING u.pk, u.revision, {_stored(USER, 'u.pk')} AS stored)",
+        "session_row AS (INSERT INTO templating_sessions (user_pk, session_id, token, revision, event_count, "
+        "last_update_time) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
+        "CAST(:now AS double precision) FROM user_row RETURNING pk)",
+    ]
+    # The session's values are new rows (a plain insert, twice as fast as an upsert); the user's and app's may
+    # replace stored ones.
+    fresh = 1 if present[:1] == [SESSION] else 0
+    if fresh:
+        rows.append(f"session_values AS ({StateRows.insert_rows(forms[:1], [_OWNERS[SESSION]], fresh=True)})")
+    if forms[fresh:]:
+        owners = [_OWNERS[index] for index in present[fresh:]]
+        rows.append(f"scope_values AS ({StateRows.insert_rows(forms[fresh:], owners, fresh=False, first=fresh)})")
+    return (
+        f"WITH {', '.join(rows)} SELECT a.revision, a.stored, u.revision, u.stored "
+        "FROM app_row AS a, user_row AS u, session_row"
+    )
