@@ -3,7 +3,7 @@ test can see how many round trips, statements and transactions a call of the dat
 
 A round trip is what the client sends before the server answers it: the proxy starts a new one each time the
 client speaks after the server has. Each message is kept as its type (the protocol's letter) and, for a simple
-query (`Q`) or a statement being prepared (`P`), its SQL text.
+query (`Q`), a statement being prepared (`P`) or a prepared statement bound to run (`B`), its SQL text.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class WireLog:
 
         async def from_client() -> None:
             buffer, startup, trip = b"", True, None
+            prepared: dict[bytes, str] = {}  # the SQL of each named statement of this connection
             while data := await client_in.read(65536):
                 if answered[0]:
                     answered[0] = False
@@ -77,7 +78,10 @@ class WireLog:
                         if kind == "Q":
                             text = body.rstrip(b"\x00").decode("utf-8", "replace")
                         elif kind == "P":
-                            text = body.split(b"\x00")[1].decode("utf-8", "replace")
+                            name, sql = body.split(b"\x00")[:2]
+                            text = prepared[name] = sql.decode("utf-8", "replace")
+                        elif kind == "B":
+                            text = prepared.get(body.split(b"\x00")[1], "")
                         trip.append((kind, text))
                     buffer = buffer[length:]
                 server_out.write(data)
@@ -88,20 +92,6 @@ class WireLog:
 
 
 def without_pings(trips: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
-    """The round trips left once the pool's liveness checks are taken out: SQLAlchemy's pre-ping of a connection
-    it hands out is BEGIN, one query, ROLLBACK (a call of the service never rolls back when it succeeds)."""
-    left: list[list[tuple[str, str]]] = []
-    index = 0
-    while index < len(trips):
-        window = trips[index : index + 3]
-        if len(window) == 3 and _query(window[0], "BEGIN") and _query(window[2], "ROLLBACK"):
-            index += 3
-            continue
-        left.append(trips[index])
-        index += 1
-    return left
-
-
-def _query(trip: list[tuple[str, str]], command: str) -> bool:
-    """Whether the round trip is one simple query of that command."""
-    return len(trip) == 1 and trip[0][0] == "Q" and trip[0][1].upper().startswith(command)
+    """The round trips left once the pool's checks of the connections it hands out are taken out (SQLAlchemy's
+    pre-ping: the empty query `;`)."""
+    return [trip for trip in trips if {text for kind, text in trip if kind in "QPB"} != {";"}]

@@ -667,9 +667,9 @@ CREATES_ON_THE_WIRE: list[tuple[str, dict[str, Any], bool]] = [
 def test_a_postgresql_create_is_one_statement_in_one_round_trip(
     state: dict[str, Any], taken: bool, postgres: Any
 ) -> None:
-    """What the service sends the server for a create, seen on the wire (a proxy in between): besides the pool's
-    check of the connection, one round trip holding one statement (no BEGIN or COMMIT, no COPY), the statement
-    prepared once per connection. A taken id fails that statement whole: nothing is written."""
+    """What the service sends the server for a create, seen on the wire (a proxy in between): the pool's check of
+    the connection (one round trip: an empty query), then one round trip holding one statement (no BEGIN or
+    COMMIT, no COPY), prepared once per connection. A taken id fails that statement whole: nothing is written."""
     from pg_wire import WireLog, without_pings
 
     from templating import AlreadyExistsError, DatabaseSessionService
@@ -692,11 +692,13 @@ def test_a_postgresql_create_is_one_statement_in_one_round_trip(
                         await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
                 else:
                     await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
-                trips = without_pings(wire.trips[before:])
+                every = wire.trips[before:]
+                trips = without_pings(every)
                 stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
         finally:
             await wire.stop()
         assert len(trips) == 1, trips
+        assert len(every) == 2, every  # the pool's check of the connection is one round trip
         kinds = [kind for kind, _ in trips[0]]
         assert "Q" not in kinds, trips  # no BEGIN, COMMIT or COPY
         assert "P" not in kinds, trips  # nothing prepared again
@@ -706,5 +708,58 @@ def test_a_postgresql_create_is_one_statement_in_one_round_trip(
             assert stored.state == {"a": 0} | {key: "warm" for key in state if ":" in key}
         else:
             assert stored.state == state
+
+    run(scenario())
+
+
+# id, get_session's config, the events it reads back (of e1..e4, appended in that order)
+GETS_ON_THE_WIRE: list[tuple[str, dict[str, Any] | None, list[str]]] = [
+    ("every-event", None, ["e1", "e2", "e3", "e4"]),
+    ("recent-2", {"num_recent_events": 2}, ["e3", "e4"]),
+    ("after-a-time", {"after_timestamp": 30.0}, ["e3", "e4"]),
+    ("after-a-time-recent-1", {"after_timestamp": 20.0, "num_recent_events": 1}, ["e4"]),
+    ("no-events", {"num_recent_events": 0}, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"), [case[1:] for case in GETS_ON_THE_WIRE], ids=[case[0] for case in GETS_ON_THE_WIRE]
+)
+def test_a_postgresql_get_is_one_statement_in_one_round_trip(
+    config: dict[str, Any] | None, expected: list[str], postgres: Any
+) -> None:
+    """A get on PostgreSQL, seen on the wire: the pool's check, then one statement (the session's row, its state
+    and the events chosen: one snapshot without BEGIN or COMMIT), and the events are the ones the config chooses."""
+    from pg_wire import WireLog, without_pings
+
+    from templating import DatabaseSessionService
+
+    url = str(postgres.fresh_database("wire"))
+
+    async def scenario() -> None:
+        wire = WireLog(("127.0.0.1", postgres.port))
+        port = await wire.start()
+        try:
+            async with DatabaseSessionService(url.replace(f":{postgres.port}/", f":{port}/")) as service:
+                session = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"a": 1})
+                for number in range(1, 5):
+                    made = event({"n": number}, id=f"e{number}", timestamp=10.0 * number)
+                    await service.append_event(session, made)
+                for _ in range(2):  # the statement prepared
+                    await service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config)
+                before = len(wire.trips)
+                got = await service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config)
+                every = wire.trips[before:]
+        finally:
+            await wire.stop()
+        trips = without_pings(every)
+        assert len(every) == 2, every
+        assert len(trips) == 1, trips
+        kinds = [kind for kind, _ in trips[0]]
+        assert "Q" not in kinds, trips
+        assert kinds.count("E") == 1, trips
+        assert got is not None
+        assert [stored.id for stored in got.events] == expected
+        assert got.state == {"a": 1, "n": 4}
 
     run(scenario())

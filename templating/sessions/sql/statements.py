@@ -235,18 +235,23 @@ class Statements(StateRows):
     async def get(
         self, conn: AsyncConnection, key: tuple[str, str, str], config: GetSessionConfig | None
     ) -> Session | None:
-        """A copy of a stored session with the events `config` chooses, or `None`."""
+        """A copy of a stored session with the events `config` chooses, or `None`. On PostgreSQL one statement
+        reads the row, the state and the events (`events_column`): one snapshot without a transaction."""
         t = self._tables
-        row = (await conn.execute(self.session_row(key, *self.documents()))).first()
-        if row is None:
-            return None
-        scopes = self.decoded(row)
         # The same choice as select_events, made by the query: at or after after_timestamp, then
         # the num_recent_events most recent of those.
         recent = config.num_recent_events if config is not None else None
         after = config.after_timestamp if config is not None else None
+        together = self.backend == "postgresql" and recent != 0
+        columns = [*self.documents(), self.events_column(recent, after)] if together else self.documents()
+        row = (await conn.execute(self.session_row(key, *columns))).first()
+        if row is None:
+            return None
+        scopes = self.decoded(row)
         data: list[Any] = []
-        if recent != 0:
+        if together:
+            data = row.events or []
+        elif recent != 0:
             events = sa.select(t.events.c.data).where(t.events.c.session_pk == row.pk)
             if after is not None:
                 events = events.where(t.events.c.timestamp >= after)
@@ -256,6 +261,20 @@ class Statements(StateRows):
                 newest = events.order_by(t.events.c.seq.desc()).limit(recent)
                 data = list((await conn.execute(newest)).scalars())[::-1]
         return self.copy(key[0], row, scopes, [Event.model_validate(item) for item in data])
+
+    def events_column(self, recent: int | None, after: float | None) -> Any:
+        """PostgreSQL: a column for the query of a session's row (`session_row`): the events `get` chooses (at or
+        after `after`, then the `recent` most recent of those), in append order, as one JSON array (NULL for
+        none)."""
+        e = self._tables.events
+        chosen = sa.select(e.c.data, e.c.seq).where(e.c.session_pk == self._tables.sessions.c.pk)
+        if after is not None:
+            chosen = chosen.where(e.c.timestamp >= after)
+        if recent is not None:
+            chosen = chosen.order_by(e.c.seq.desc()).limit(recent)
+        events = chosen.correlate(self._tables.sessions).subquery("chosen_events")
+        array = sa.func.json_agg(sa_postgresql.aggregate_order_by(events.c.data, events.c.seq), type_=sa.JSON)
+        return sa.select(array).select_from(events).scalar_subquery().label("events")
 
     async def turn(self, conn: AsyncConnection, key: tuple[str, str, str], keys: Collection[str]) -> Session | None:
         """A copy of a stored session holding only those of `keys` that it has (no events), or `None`: what a
