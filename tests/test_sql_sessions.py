@@ -763,3 +763,48 @@ def test_a_postgresql_get_is_one_statement_in_one_round_trip(
         assert got.state == {"a": 1, "n": 4}
 
     run(scenario())
+
+
+# id, a row another transaction holds locked, the state of a create that writes nothing of that row's scope
+UNWRITTEN_ROWS_LOCKED: list[tuple[str, str, dict[str, Any]]] = [
+    ("app-row", "SELECT 1 FROM templating_apps WHERE app_name = 'app' FOR UPDATE", {"a": 1, "user:b": 2}),
+    ("user-row", "SELECT 1 FROM templating_users WHERE user_id = 'ada' FOR UPDATE", {"a": 1, "app:c": 3}),
+    ("both", "SELECT 1 FROM templating_users JOIN templating_apps USING (app_name) FOR UPDATE", {"a": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("statement", "state"),
+    [case[1:] for case in UNWRITTEN_ROWS_LOCKED],
+    ids=[case[0] for case in UNWRITTEN_ROWS_LOCKED],
+)
+def test_a_postgresql_create_does_not_wait_on_rows_it_does_not_write(
+    statement: str, state: dict[str, Any], postgres: Any
+) -> None:
+    """A create that writes no `app:` (or `user:`) key reads the app's (user's) row without locking it: it does not
+    wait for another transaction holding that row (so creates in one app do not queue on its row). Bounded by the
+    statement timeout (a liveness bound: waiting would end in SessionStoreError), not a time."""
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from templating import DatabaseSessionService
+
+    url = str(postgres.fresh_database("unlocked"))
+
+    async def scenario() -> None:
+        async with DatabaseSessionService(url, statement_timeout=20) as service:
+            await service.create_session(app_name=APP, user_id=USER, session_id="s0", state={"user:b": 0, "app:c": 0})
+            engine = create_async_engine(url)
+            try:
+                async with engine.connect() as other:
+                    await other.begin()
+                    assert (await other.execute(sa.text(statement))).all()  # the row is there, and locked
+                    created = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+                    await other.rollback()
+            finally:
+                await engine.dispose()
+            stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert stored is not None
+            assert stored.state == created.state == {"user:b": 0, "app:c": 0} | state
+
+    run(scenario())

@@ -73,10 +73,12 @@ class StateRows:
         return statement
 
     @staticmethod
-    def insert_rows(forms: tuple[str, ...], owners: list[tuple[str, str]], *, fresh: bool, first: int = 0) -> str:
+    def insert_rows(
+        forms: tuple[str, ...], owners: list[tuple[str, str]], *, fresh: bool, first: int = 0, where: str = "true"
+    ) -> str:
         """The SQL inserting parts of those forms (`_PART`, their parameters numbered from `first`), each part's
         owner and revision given as SQL expressions (`owners`: PostgreSQL's; SQLite's parts take them as
-        parameters), in key order; an upsert unless `fresh`."""
+        parameters), in key order, if `where` holds; an upsert unless `fresh`."""
         parts = " UNION ALL ".join(
             _PART[form].format(n=n, owner=owner, written=written)
             for n, (form, (owner, written)) in enumerate(zip(forms, owners, strict=True), start=first)
@@ -84,7 +86,7 @@ class StateRows:
         text = (
             "INSERT INTO templating_state (scope, owner, name, long_key, value, written) "
             f"SELECT scope, owner, name, long_key, value, written FROM ({parts}) AS written_rows "
-            "WHERE true ORDER BY scope, owner, name"  # WHERE: SQLite reads ON CONFLICT after it as an upsert
+            f"WHERE {where} ORDER BY scope, owner, name"  # WHERE: SQLite reads ON CONFLICT after it as an upsert
         )
         return text if fresh else text + _UPSERT
 

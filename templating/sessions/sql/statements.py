@@ -127,21 +127,20 @@ class Statements(StateRows):
         statement = self._creates.get(key := (tuple(forms), tuple(present)))
         if statement is None:
             statement = self._creates[key] = sa.text(_create_sql(tuple(forms), present))
-        parameters |= {
-            "app_name": app_name,
-            "user_id": user_id,
-            "session_id": session_id,
-            "token": token,
-            "now": now,
-            "app_step": 1 if scopes[APP] else 0,
-            "user_step": 1 if scopes[USER] else 0,
-        }
-        try:
-            row = (await conn.execute(statement, parameters)).one()
-        except sa.exc.IntegrityError as error:
-            if "templating_sessions_key" not in str(error.orig):
-                raise
-            raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id) from None
+        parameters |= {"app_name": app_name, "user_id": user_id, "session_id": session_id, "token": token, "now": now}
+        row = None
+        # None back: another writer made the app's or the user's row since the statement began (rare), and nothing
+        # was written; once made, a row stays, so the second or third try reads it.
+        for _ in range(3):
+            try:
+                row = (await conn.execute(statement, parameters)).first()
+            except sa.exc.IntegrityError as error:
+                if "templating_sessions_key" not in str(error.orig):
+                    raise
+                raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id) from None
+            if row is not None:
+                break
+        assert row is not None, "the app's and user's rows, once made, are found"
         app_revision, app_text, user_revision, user_text = int(row[0]), row[1], int(row[2]), row[3]
         # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
         user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
@@ -495,31 +494,57 @@ def _stored(index: int, owner: str) -> str:
     )
 
 
+def _scope_row(index: int, table: str, keys: dict[str, str], after: str | None, *, writes: bool) -> list[str]:
+    """The rows (WITH items) of `_create_sql` that give the user's or app's row (`index`) as `{name}_row`: its pk,
+    revision and stored state, made if missing (after a row of `after`, so rows are locked in order). If the
+    create `writes` to it, an upsert moves it to its next revision (and locks it); else it is read, unlocked,
+    and made only if missing, so creates that do not write to an app's state never wait on one another."""
+    name = "app" if index == APP else "user"
+    columns = ", ".join(keys)
+    values = ", ".join(f"CAST(:{parameter} AS text)" for parameter in keys.values())
+    source = f" FROM {after}_row" if after else ""
+    if writes:
+        return [
+            f"{name}_row AS (INSERT INTO {table} AS r ({columns}, revision) SELECT {values}, 1{source} "
+            f"ON CONFLICT ({columns}) DO UPDATE SET revision = r.revision + 1 "
+            f"RETURNING r.pk, r.revision, {_stored(index, 'r.pk')} AS stored)"
+        ]
+    match = " AND ".join(f"r.{column} = CAST(:{parameter} AS text)" for column, parameter in keys.items())
+    missing = f"NOT EXISTS (SELECT 1 FROM {name}_found)"
+    return [
+        f"{name}_found AS (SELECT r.pk, r.revision, {_stored(index, 'r.pk')} AS stored FROM {table} AS r "
+        f"WHERE {match})",
+        # Made by another writer since this statement began: nothing comes back, and the create is tried again.
+        f"{name}_made AS (INSERT INTO {table} AS r ({columns}, revision) SELECT {values}, 0{source} "
+        f"WHERE {missing} ON CONFLICT ({columns}) DO NOTHING RETURNING r.pk, r.revision, CAST(NULL AS text))",
+        f"{name}_row AS (SELECT * FROM {name}_found UNION ALL SELECT * FROM {name}_made)",
+    ]
+
+
 def _create_sql(forms: tuple[str, ...], present: list[int]) -> str:
     """PostgreSQL: the one statement of `create_at_once`, for values of those forms in the scopes `present`.
-    Each row is written from the one before it (user from app, session from user, values from all), so the
-    app's row is locked before the user's."""
+    Each row is written from the one before it (user from app, session from user, values once the session's
+    row is made), so the app's row is locked before the user's, and nothing is written unless the session is."""
     rows = [
-        "app_row AS (INSERT INTO templating_apps AS a (app_name, revision) "
-        "VALUES (CAST(:app_name AS text), CAST(:app_step AS bigint)) "
-        "ON CONFLICT (app_name) DO UPDATE SET revision = a.revision + CAST(:app_step AS bigint) "
-        f"RETURNING a.pk, a.revision, {_stored(APP, 'a.pk')} AS stored)",
-        "user_row AS (INSERT INTO templating_users AS u (app_name, user_id, revision) "
-        "SELECT CAST(:app_name AS text), CAST(:user_id AS text), CAST(:user_step AS bigint) FROM app_row "
-        "ON CONFLICT (app_name, user_id) DO UPDATE SET revision = u.revision + CAST(:user_step AS bigint) "
-        f"RETURNING u.pk, u.revision, {_stored(USER, 'u.pk')} AS stored)",
+        *_scope_row(APP, "templating_apps", {"app_name": "app_name"}, None, writes=APP in present),
+        *_scope_row(
+            USER, "templating_users", {"app_name": "app_name", "user_id": "user_id"}, "app", writes=USER in present
+        ),
         "session_row AS (INSERT INTO templating_sessions (user_pk, session_id, token, revision, event_count, "
         "last_update_time) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
         "CAST(:now AS double precision) FROM user_row RETURNING pk)",
     ]
     # The session's values are new rows (a plain insert, twice as fast as an upsert); the user's and app's may
     # replace stored ones.
+    made = "EXISTS (SELECT 1 FROM session_row)"
     fresh = 1 if present[:1] == [SESSION] else 0
     if fresh:
-        rows.append(f"session_values AS ({StateRows.insert_rows(forms[:1], [_OWNERS[SESSION]], fresh=True)})")
+        values = StateRows.insert_rows(forms[:1], [_OWNERS[SESSION]], fresh=True, where=made)
+        rows.append(f"session_values AS ({values})")
     if forms[fresh:]:
         owners = [_OWNERS[index] for index in present[fresh:]]
-        rows.append(f"scope_values AS ({StateRows.insert_rows(forms[fresh:], owners, fresh=False, first=fresh)})")
+        values = StateRows.insert_rows(forms[fresh:], owners, fresh=False, first=fresh, where=made)
+        rows.append(f"scope_values AS ({values})")
     return (
         f"WITH {', '.join(rows)} SELECT a.revision, a.stored, u.revision, u.stored "
         "FROM app_row AS a, user_row AS u, session_row"
