@@ -20,11 +20,12 @@ services at each size, against our own turn at 10 keys on that service (target: 
 ADK's session work for a turn on its service of the same kind (``get_session`` and two ``append_event``:
 ADK's Runner needs a model, so only its session work is timed).
 
-Times are wall-clock (so the PostgreSQL server's work is in them, not only this process's), each the
-best of rounds in which the services take turns (the round least disturbed by other work on a shared
-machine); each round times a batch of calls (more at small sizes), a new session for each. The garbage
-collector runs as it does in use, after a collection before each batch. Compare ratios, not absolute
-numbers, between machines.
+Times are wall-clock (so the PostgreSQL server's work is in them, not only this process's). Each call of ours
+is timed next to the same call of ADK's (which of the two goes first alternates), so that both meet the same
+load of a shared machine; a line gives the median time of each (60 calls each at 10 keys, 21 at 2,000, 9 at
+20,000) and their ratio. The garbage collector runs as it does
+in use, after a collection before each round. Compare ratios, not absolute numbers, between machines. The
+Runner turns keep the best of rounds.
 
 ``--quick`` leaves out 20,000 keys; ``--memory`` times only the in-memory service.
 """
@@ -36,6 +37,7 @@ import gc
 import importlib.util
 import itertools
 import logging
+import statistics
 import sys
 import tempfile
 import time
@@ -46,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (10, 2_000, 20_000)
-ROUNDS = 5
+ROUNDS = 5  # of Runner turns
+QUICK = "--quick" in sys.argv
 APPENDS = 20  # per batch
 TURNS = 10  # per batch
 TARGETS = {"create": 1.0, "get": 0.5}  # ours / ADK, at most (get: from 2,000 keys)
@@ -62,8 +65,15 @@ def state_of(size: int) -> dict[str, Any]:
 
 
 def batch(size: int) -> int:
-    """How many creates or gets a round times at this size: a few milliseconds of work at least."""
+    """How many creates or gets a round makes at this size: a few milliseconds of work at least."""
     return 20 if size < 100 else 3 if size < 10_000 else 1
+
+
+def rounds(size: int) -> int:
+    """How many rounds time create, get and append at this size: 60 pairs of creates and gets at 10 keys, 21
+    at 2,000, 9 at 20,000 (fewer with --quick)."""
+    count = 3 if size < 100 else 7 if size < 10_000 else 9
+    return max(1, count // 3) if QUICK else count
 
 
 class Service:
@@ -109,56 +119,77 @@ async def wall(work: Callable[[], Awaitable[Any]]) -> float:
     return time.perf_counter() - start
 
 
+async def timed(work: Awaitable[Any]) -> float:
+    start = time.perf_counter()
+    await work
+    return time.perf_counter() - start
+
+
 @dataclass
 class Times:
-    """Seconds per call of each operation, one entry per round."""
+    """Seconds of each call of each operation, ours and ADK's: calls made side by side share an index."""
 
-    create: list[float] = field(default_factory=list)
-    get: list[float] = field(default_factory=list)
-    append: list[float] = field(default_factory=list)
-    alone: list[float] = field(default_factory=list)
+    ours: dict[str, list[float]] = field(default_factory=lambda: {what: [] for what in OPERATIONS})
+    adk: dict[str, list[float]] = field(default_factory=lambda: {what: [] for what in OPERATIONS})
 
 
-async def one_round(service: Service, state: dict[str, Any], size: int, times: Times, *, alone: bool) -> None:
-    """Create a batch of sessions with `state`, get each back, and append to the last one, timing each step."""
+OPERATIONS = ("create", "get", "append", "append alone")
+
+
+async def side_by_side(
+    pair: tuple[Service, Service], state: dict[str, Any], size: int, times: Times, turn: int
+) -> None:
+    """One round: a batch of creates with `state`, gets of each, and appends to the last session, each call of
+    ours next to the same call of ADK's (which goes first alternates call by call), each call timed alone."""
     count = batch(size)
-    ids = [service.new_id() for _ in range(count)]
-    sessions: list[Any] = []
+    services = {"ours": pair[0], "adk": pair[1]}
+    ids = {name: [service.new_id() for _ in range(count)] for name, service in services.items()}
+    sessions: dict[str, Any] = {}
+    alone = pair[0].name == "in memory"
 
-    async def creates() -> None:
-        for session_id in ids:
-            sessions.append(await service.create(state, session_id))
+    def order(number: int) -> list[str]:
+        return ["ours", "adk"] if (turn + number) % 2 == 0 else ["adk", "ours"]
 
-    async def gets() -> None:
-        for session_id in ids:
-            await service.get(session_id)
+    async def record(what: str, number: int, call: Callable[[str], Awaitable[Any]]) -> None:
+        for name in order(number):
+            getattr(times, name)[what].append(await timed(call(name)))
 
-    times.create.append(await wall(creates) / count)
-    times.get.append(await wall(gets) / count)
-    session = sessions[-1]
-    sessions.clear()
+    gc.collect()
+    for number in range(count):
 
-    async def appends() -> None:
-        for number in range(APPENDS):
-            await service.service.append_event(session, service.event(number))
+        async def create(name: str, number: int = number) -> None:
+            sessions[name] = await services[name].create(state, ids[name][number])
 
-    times.append.append(await wall(appends) / APPENDS)
+        await record("create", number, create)
+    for number in range(count):
+        await record("get", number, lambda name, number=number: services[name].get(ids[name][number]))
+    for number in range(APPENDS):
+
+        async def append(name: str, number: int = number) -> None:
+            service = services[name]
+            await service.service.append_event(sessions[name], service.event(number))
+
+        await record("append", number, append)
     if alone:
-        made = [service.event(number) for number in range(APPENDS, 2 * APPENDS)]
-
-        async def appends_alone() -> None:
-            for event in made:
-                await service.service.append_event(session, event)
-
-        times.alone.append(await wall(appends_alone) / APPENDS)
+        made = {name: [service.event(number) for number in range(APPENDS)] for name, service in services.items()}
+        for number in range(APPENDS):
+            await record(
+                "append alone",
+                number,
+                lambda name, number=number: services[name].service.append_event(sessions[name], made[name][number]),
+            )
 
 
 def ratio_line(what: str, size: int, mine: list[float], theirs: list[float], target: float | None) -> str:
-    ours, adk = min(mine), min(theirs)
+    """The medians of our calls and of ADK's, and their ratio."""
+    ours, adk = statistics.median(mine), statistics.median(theirs)
     verdict = ""
     if target is not None:
         verdict = f"  (target <= {target:g}: {'met' if ours / adk <= target else 'NOT met'})"
-    return f"    {what:<11} {size:>6,} keys: ours {_ms(ours)}, ADK {_ms(adk)}; ours / ADK = {ours / adk:5.2f}{verdict}"
+    return (
+        f"    {what:<12} {size:>6,} keys: ours {_ms(ours)}, ADK {_ms(adk)}; ours / ADK = {ours / adk:5.2f} "
+        f"({len(mine)} calls each){verdict}"
+    )
 
 
 def _ms(seconds: float) -> str:
@@ -167,23 +198,21 @@ def _ms(seconds: float) -> str:
 
 async def compare(pair: tuple[Service, Service], sizes: tuple[int, ...]) -> None:
     ours, adk = pair
-    alone = ours.name == "in memory"
     print(f"  {ours.name} against {adk.name}:")
     await ours.create(state_of(10))  # tables created and the pool opened outside the timings
     await adk.create(state_of(10))
     for size in sizes:
         state = state_of(size)
-        times = {ours.name: Times(), adk.name: Times()}
-        for _ in range(ROUNDS):
-            for service in (ours, adk):
-                await one_round(service, state, size, times[service.name], alone=alone)
-        mine, theirs = times[ours.name], times[adk.name]
-        print(ratio_line("create", size, mine.create, theirs.create, TARGETS["create"]))
-        get_target = TARGETS["get"] if size >= 2_000 else None
-        print(ratio_line("get", size, mine.get, theirs.get, get_target))
-        print(ratio_line("append", size, mine.append, theirs.append, None))
-        if alone:
-            print(ratio_line("append alone", size, mine.alone, theirs.alone, None))
+        times = Times()
+        for turn in range(rounds(size)):
+            await side_by_side(pair, state, size, times, turn)
+        for what in OPERATIONS:
+            if not times.ours[what]:
+                continue
+            target = TARGETS.get(what)
+            if what == "get" and size < 2_000:
+                target = None
+            print(ratio_line(what, size, times.ours[what], times.adk[what], target))
 
 
 AGENT_INSTRUCTION = "Hello <user:name>, about order <order_id>."
@@ -244,9 +273,10 @@ async def main(sizes: tuple[int, ...], *, memory_only: bool = False) -> None:
     from templating import DatabaseSessionService, InMemorySessionService
 
     print(
-        f"create_session, get_session (batches of {batch(10)}, {batch(2_000)}, {batch(20_000)} at 10, 2,000, 20,000 "
-        f"keys), append_event ({APPENDS} per batch, one key each): wall-clock time per call, the best of "
-        f"{ROUNDS} rounds, services taking turns"
+        f"create_session, get_session ({batch(10) * rounds(10)}, {batch(2_000) * rounds(2_000)}, "
+        f"{batch(20_000) * rounds(20_000)} calls at 10, 2,000, 20,000 keys), append_event ({APPENDS} calls a "
+        "round, one key each): wall-clock time per call, the median; each call of ours next to the same call of "
+        "ADK's (which goes first alternates)"
     )
     kinds: list[tuple[str, Any, Any]] = [("in memory", InMemorySessionService(), AdkMemory())]
     await compare((Service(*kinds[0][:2], False), Service("ADK in memory", kinds[0][2], True)), sizes)
@@ -294,4 +324,4 @@ if __name__ == "__main__":
         sys.exit(f"bench_sessions needs {', '.join(missing)}: pip install -e '.[dev,adk,sql]'")
     warnings.simplefilter("ignore")  # ADK's experimental-feature warnings are not what is measured
     logging.disable(logging.WARNING)
-    asyncio.run(main(SIZES[:2] if "--quick" in sys.argv else SIZES, memory_only="--memory" in sys.argv))
+    asyncio.run(main(SIZES[:2] if QUICK else SIZES, memory_only="--memory" in sys.argv))

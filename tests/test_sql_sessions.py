@@ -647,3 +647,164 @@ def test_statement_timeout_must_be_a_positive_number(value: Any) -> None:
 
     with pytest.raises(ValueError, match="statement_timeout must be a positive number of seconds"):
         DatabaseSessionService("sqlite+aiosqlite://", statement_timeout=value)
+
+
+# id, the state created, whether the session id is taken already
+CREATES_ON_THE_WIRE: list[tuple[str, dict[str, Any], bool]] = [
+    ("no-state", {}, False),
+    ("session-keys", {"a": 1, "b": [2, {"c": None}]}, False),
+    ("every-scope", {"a": 1, "user:b": "two", "app:c": 3.5}, False),
+    ("a-nul-in-a-value", {"a": "x\x00y", "user:b": "\x00"}, False),
+    ("a-long-key", {"k" * 300: 1, "app:" + "k" * 300: 2}, False),
+    ("2000-keys", {f"k{number}": f"value {number}" for number in range(2_000)} | {"user:n": 1}, False),
+    ("id-taken", {"a": 1, "user:b": 2, "app:c": 3}, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("state", "taken"), [case[1:] for case in CREATES_ON_THE_WIRE], ids=[case[0] for case in CREATES_ON_THE_WIRE]
+)
+def test_a_postgresql_create_is_one_statement_in_one_round_trip(
+    state: dict[str, Any], taken: bool, postgres: Any
+) -> None:
+    """What the service sends the server for a create, seen on the wire (a proxy in between): the pool's check of
+    the connection (one round trip: an empty query), then one round trip holding one statement (no BEGIN or
+    COMMIT, no COPY), prepared once per connection. A taken id fails that statement whole: nothing is written."""
+    from pg_wire import WireLog, without_pings
+
+    from templating import AlreadyExistsError, DatabaseSessionService
+
+    url = str(postgres.fresh_database("wire"))
+
+    async def scenario() -> None:
+        wire = WireLog(("127.0.0.1", postgres.port))
+        port = await wire.start()
+        try:
+            async with DatabaseSessionService(url.replace(f":{postgres.port}/", f":{port}/")) as service:
+                warm_state = {key: "warm" for key in state} if taken else state  # the same statement
+                for warm in ("w1", "w2"):  # the tables made, the statement prepared
+                    await service.create_session(app_name=APP, user_id=USER, session_id=warm, state=warm_state)
+                if taken:
+                    await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"a": 0})
+                before = len(wire.trips)
+                if taken:
+                    with pytest.raises(AlreadyExistsError):
+                        await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+                else:
+                    await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+                every = wire.trips[before:]
+                trips = without_pings(every)
+                stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+        finally:
+            await wire.stop()
+        assert len(trips) == 1, trips
+        assert len(every) == 2, every  # the pool's check of the connection is one round trip
+        kinds = [kind for kind, _ in trips[0]]
+        assert "Q" not in kinds, trips  # no BEGIN, COMMIT or COPY
+        assert "P" not in kinds, trips  # nothing prepared again
+        assert kinds.count("E") == 1, trips  # one statement executed
+        assert stored is not None
+        if taken:  # the user's and app's values of the failed create were not written either
+            assert stored.state == {"a": 0} | {key: "warm" for key in state if ":" in key}
+        else:
+            assert stored.state == state
+
+    run(scenario())
+
+
+# id, get_session's config, the events it reads back (of e1..e4, appended in that order)
+GETS_ON_THE_WIRE: list[tuple[str, dict[str, Any] | None, list[str]]] = [
+    ("every-event", None, ["e1", "e2", "e3", "e4"]),
+    ("recent-2", {"num_recent_events": 2}, ["e3", "e4"]),
+    ("after-a-time", {"after_timestamp": 30.0}, ["e3", "e4"]),
+    ("after-a-time-recent-1", {"after_timestamp": 20.0, "num_recent_events": 1}, ["e4"]),
+    ("no-events", {"num_recent_events": 0}, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"), [case[1:] for case in GETS_ON_THE_WIRE], ids=[case[0] for case in GETS_ON_THE_WIRE]
+)
+def test_a_postgresql_get_is_one_statement_in_one_round_trip(
+    config: dict[str, Any] | None, expected: list[str], postgres: Any
+) -> None:
+    """A get on PostgreSQL, seen on the wire: the pool's check, then one statement (the session's row, its state
+    and the events chosen: one snapshot without BEGIN or COMMIT), and the events are the ones the config chooses."""
+    from pg_wire import WireLog, without_pings
+
+    from templating import DatabaseSessionService
+
+    url = str(postgres.fresh_database("wire"))
+
+    async def scenario() -> None:
+        wire = WireLog(("127.0.0.1", postgres.port))
+        port = await wire.start()
+        try:
+            async with DatabaseSessionService(url.replace(f":{postgres.port}/", f":{port}/")) as service:
+                session = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state={"a": 1})
+                for number in range(1, 5):
+                    made = event({"n": number}, id=f"e{number}", timestamp=10.0 * number)
+                    await service.append_event(session, made)
+                for _ in range(2):  # the statement prepared
+                    await service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config)
+                before = len(wire.trips)
+                got = await service.get_session(app_name=APP, user_id=USER, session_id="s1", config=config)
+                every = wire.trips[before:]
+        finally:
+            await wire.stop()
+        trips = without_pings(every)
+        assert len(every) == 2, every
+        assert len(trips) == 1, trips
+        kinds = [kind for kind, _ in trips[0]]
+        assert "Q" not in kinds, trips
+        assert kinds.count("E") == 1, trips
+        assert got is not None
+        assert [stored.id for stored in got.events] == expected
+        assert got.state == {"a": 1, "n": 4}
+
+    run(scenario())
+
+
+# id, a row another transaction holds locked, the state of a create that writes nothing of that row's scope
+UNWRITTEN_ROWS_LOCKED: list[tuple[str, str, dict[str, Any]]] = [
+    ("app-row", "SELECT 1 FROM templating_apps WHERE app_name = 'app' FOR UPDATE", {"a": 1, "user:b": 2}),
+    ("user-row", "SELECT 1 FROM templating_users WHERE user_id = 'ada' FOR UPDATE", {"a": 1, "app:c": 3}),
+    ("both", "SELECT 1 FROM templating_users JOIN templating_apps USING (app_name) FOR UPDATE", {"a": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("statement", "state"),
+    [case[1:] for case in UNWRITTEN_ROWS_LOCKED],
+    ids=[case[0] for case in UNWRITTEN_ROWS_LOCKED],
+)
+def test_a_postgresql_create_does_not_wait_on_rows_it_does_not_write(
+    statement: str, state: dict[str, Any], postgres: Any
+) -> None:
+    """A create that writes no `app:` (or `user:`) key reads the app's (user's) row without locking it: it does not
+    wait for another transaction holding that row (so creates in one app do not queue on its row). Bounded by the
+    statement timeout (a liveness bound: waiting would end in SessionStoreError), not a time."""
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from templating import DatabaseSessionService
+
+    url = str(postgres.fresh_database("unlocked"))
+
+    async def scenario() -> None:
+        async with DatabaseSessionService(url, statement_timeout=20) as service:
+            await service.create_session(app_name=APP, user_id=USER, session_id="s0", state={"user:b": 0, "app:c": 0})
+            engine = create_async_engine(url)
+            try:
+                async with engine.connect() as other:
+                    await other.begin()
+                    assert (await other.execute(sa.text(statement))).all()  # the row is there, and locked
+                    created = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+                    await other.rollback()
+            finally:
+                await engine.dispose()
+            stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+            assert stored is not None
+            assert stored.state == created.state == {"user:b": 0, "app:c": 0} | state
+
+    run(scenario())

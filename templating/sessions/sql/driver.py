@@ -9,7 +9,6 @@ import contextlib
 import json
 import threading
 from collections.abc import Coroutine
-from json.encoder import encode_basestring
 from typing import Any, TypeVar
 
 from ...errors import TemplatingError
@@ -54,19 +53,6 @@ def _store_error(message: str, url: str, help: str) -> SessionStoreError:
 def dumps(value: Any) -> str:
     # Values are checked plain JSON already; allow_nan=False is a last guard against writing NaN.
     return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
-
-
-_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-
-
-def value_text(value: Any) -> str:
-    """`dumps` of one checked value, the usual ones (str, int) without the encoder's set-up."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring(value)
-    if kind is int:
-        return int.__repr__(value)
-    return _ENCODE(value)
 
 
 def masked(url: str) -> str:

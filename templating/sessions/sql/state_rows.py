@@ -1,5 +1,5 @@
 """The state rows of the database service: a scope's values written in one statement (one JSON document the
-database splits into rows, or `COPY` on PostgreSQL) and read back as one JSON document it joins from them, so
+database splits into rows) and read back as one JSON document it joins from them, so
 neither the rows nor their values go through Python one by one. `Statements` builds on these."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from ..base import APP, SESSION, USER
-from .driver import dumps, value_text
+from .driver import dumps
 from .schema import Tables, key_name, odd_keys
 
 try:
@@ -38,14 +38,13 @@ _PART = {
         "FROM json_each(:doc_{n}) AS j"
     ),
     "postgresql": (
-        "SELECT CAST(:scope_{n} AS smallint) AS scope, CAST(:owner_{n} AS bigint) AS owner, j.key AS name, "
+        "SELECT CAST(:scope_{n} AS smallint) AS scope, {owner} AS owner, j.key AS name, "
         "CASE WHEN left(j.key, 1) = chr(65535) THEN CAST(:long_keys_{n} AS json) ->> j.key END AS long_key, "
-        "CAST(j.value AS text) AS value, CAST(:written_{n} AS bigint) AS written "
-        "FROM json_each(CAST(:doc_{n} AS json)) AS j"
+        "CAST(j.value AS text) AS value, {written} AS written FROM json_each(CAST(:doc_{n} AS json)) AS j"
     ),
     "arrays": (
-        "SELECT CAST(:scope_{n} AS smallint) AS scope, CAST(:owner_{n} AS bigint) AS owner, r.name, r.long_key, "
-        "r.value, CAST(:written_{n} AS bigint) AS written FROM unnest(CAST(:names_{n} AS text[]), "
+        "SELECT CAST(:scope_{n} AS smallint) AS scope, {owner} AS owner, r.name, r.long_key, "
+        "r.value, {written} AS written FROM unnest(CAST(:names_{n} AS text[]), "
         "CAST(:long_keys_{n} AS text[]), CAST(:values_{n} AS text[])) AS r(name, long_key, value)"
     ),
 }
@@ -63,28 +62,37 @@ class StateRows:
         self._tables = tables
         self.backend = backend
         self._writes: dict[tuple[tuple[str, ...], bool], Any] = {}
+        self._creates: dict[tuple[tuple[str, ...], tuple[int, ...]], Any] = {}  # Statements.create_at_once's
 
     def _write(self, forms: tuple[str, ...], fresh: bool) -> Any:
         """The statement writing parts of those forms (`_PART`), in key order; an upsert unless `fresh`."""
         statement = self._writes.get((forms, fresh))
         if statement is None:
-            parts = " UNION ALL ".join(_PART[form].format(n=n) for n, form in enumerate(forms))
-            text = (
-                "INSERT INTO templating_state (scope, owner, name, long_key, value, written) "
-                f"SELECT scope, owner, name, long_key, value, written FROM ({parts}) AS written_rows "
-                "WHERE true ORDER BY scope, owner, name"  # WHERE: SQLite reads ON CONFLICT after it as an upsert
-            )
-            statement = self._writes[(forms, fresh)] = sa.text(text if fresh else text + _UPSERT)
+            owners = [(f"CAST(:owner_{n} AS bigint)", f"CAST(:written_{n} AS bigint)") for n in range(len(forms))]
+            statement = self._writes[(forms, fresh)] = sa.text(self.insert_rows(forms, owners, fresh=fresh))
         return statement
 
-    async def write_values(
-        self, conn: AsyncConnection, parts: list[tuple[Owner, dict[str, Any], int]], *, fresh: bool = False
-    ) -> None:
-        """Insert or replace the rows of each part's values (keys of one owner, written at its revision), all in
-        one statement. `fresh`: the owners have no rows yet (a session being created), so nothing is replaced."""
-        if fresh and self.backend == "postgresql":
-            await self.copy_values(conn, parts)
-            return
+    @staticmethod
+    def insert_rows(
+        forms: tuple[str, ...], owners: list[tuple[str, str]], *, fresh: bool, first: int = 0, where: str = "true"
+    ) -> str:
+        """The SQL inserting parts of those forms (`_PART`, their parameters numbered from `first`), each part's
+        owner and revision given as SQL expressions (`owners`: PostgreSQL's; SQLite's parts take them as
+        parameters), in key order, if `where` holds; an upsert unless `fresh`."""
+        parts = " UNION ALL ".join(
+            _PART[form].format(n=n, owner=owner, written=written)
+            for n, (form, (owner, written)) in enumerate(zip(forms, owners, strict=True), start=first)
+        )
+        text = (
+            "INSERT INTO templating_state (scope, owner, name, long_key, value, written) "
+            f"SELECT scope, owner, name, long_key, value, written FROM ({parts}) AS written_rows "
+            f"WHERE {where} ORDER BY scope, owner, name"  # WHERE: SQLite reads ON CONFLICT after it as an upsert
+        )
+        return text if fresh else text + _UPSERT
+
+    def documents_of(self, parts: list[tuple[Owner, dict[str, Any], int]]) -> tuple[list[str], dict[str, Any]]:
+        """The form (`_PART`) of each part that has values, and the parameters of them all: each part's values as
+        one JSON document (or, on PostgreSQL, three arrays when a value holds a NUL), its owner and revision."""
         forms: list[str] = []
         parameters: dict[str, Any] = {}
         for owner, values, revision in parts:
@@ -113,23 +121,16 @@ class StateRows:
             else:
                 parameters |= {f"doc_{n}": document, f"long_keys_{n}": dumps(long_keys)}
                 forms.append(self.backend)
+        return forms, parameters
+
+    async def write_values(
+        self, conn: AsyncConnection, parts: list[tuple[Owner, dict[str, Any], int]], *, fresh: bool = False
+    ) -> None:
+        """Insert or replace the rows of each part's values (keys of one owner, written at its revision), all in
+        one statement. `fresh`: the owners have no rows yet (a session being created), so nothing is replaced."""
+        forms, parameters = self.documents_of(parts)
         if forms:
             await conn.execute(self._write(tuple(forms), fresh), parameters)
-
-    async def copy_values(self, conn: AsyncConnection, parts: list[tuple[Owner, dict[str, Any], int]]) -> None:
-        """PostgreSQL: insert the rows of owners that have none yet with `COPY` (asyncpg's binary copy, on the
-        transaction's own connection), in key order: the fastest way in, many rows to a write of the table."""
-        records = []
-        for (scope, owner), values, revision in parts:
-            odd = set(odd_keys(list(values)))
-            for key in sorted(values):
-                name, long_key = key_name(key) if key in odd else (key, None)
-                records.append((scope, owner, name, long_key, value_text(values[key]), revision))
-        if records:
-            raw = await conn.get_raw_connection()
-            driver: Any = raw.driver_connection
-            columns = ["scope", "owner", "name", "long_key", "value", "written"]
-            await driver.copy_records_to_table(self._tables.state.name, records=records, columns=columns)
 
     def _document(self, c: Any = None) -> Any:
         """A scope's values as one JSON object text, joined by the database from its rows (of `c`, the columns of

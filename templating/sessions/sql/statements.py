@@ -6,7 +6,8 @@ two appends never deadlock.
 State moves in bulk, one statement per scope: a scope's values are written as one JSON document that the
 database splits into rows (`json_each`, with an upsert), and read back as one JSON document that it joins
 from them (`group_concat` or `string_agg`), which one `json.loads` decodes. Neither the rows nor their values
-go through Python one by one.
+go through Python one by one. On PostgreSQL a whole create is one statement (`create_at_once`), which the server
+runs as a transaction of its own: one round trip.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ class Statements(StateRows):
     async def create(
         self, conn: AsyncConnection, app_name: str, user_id: str, session_id: str, scopes: Scopes
     ) -> Session:
-        """Store a new session with its scopes' values (or raise `AlreadyExistsError`); its copy, without events."""
+        """Store a new session with its scopes' values (or raise `AlreadyExistsError`); its copy, without events.
+        (SQLite's: PostgreSQL's is `create_at_once`.)"""
         t = self._tables
         token, now = uuid.uuid4().hex, time.time()
         # app, then user, then session: the order every writer locks them in
@@ -96,6 +98,50 @@ class Statements(StateRows):
         await self.write_values(
             conn, [((USER, user_pk), scopes[USER], user_revision), ((APP, app_pk), scopes[APP], app_revision)]
         )
+        # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
+        user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
+        app = (json.loads(app_text) if app_text is not None else {}) | scopes[APP]
+        return stored_copy(
+            session_id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=merge_scopes((scopes[SESSION], user, app)),  # its own: the checked state, rows just read
+            events=[],
+            last_update_time=now,
+            token=token,
+            seen=(1, user_revision, app_revision),
+        )
+
+    async def create_at_once(
+        self, conn: AsyncConnection, app_name: str, user_id: str, session_id: str, scopes: Scopes
+    ) -> Session:
+        """PostgreSQL: `create` as one statement, atomic without a transaction around it (one round trip to the
+        server): the app's and user's rows made or moved to their next revision (in that order: the order every
+        writer locks them in), the session's row, and every scope's values (`_PART`), whose stored state comes
+        back as it was. A taken id fails the whole statement (`AlreadyExistsError`), so nothing is written."""
+        token, now = uuid.uuid4().hex, time.time()
+        forms, parameters = self.documents_of([((index, 0), scopes[index], 0) for index in (SESSION, USER, APP)])
+        present = [index for index in (SESSION, USER, APP) if scopes[index]]
+        for n in range(len(forms)):
+            del parameters[f"owner_{n}"], parameters[f"written_{n}"]  # the statement takes them from its rows
+        statement = self._creates.get(key := (tuple(forms), tuple(present)))
+        if statement is None:
+            statement = self._creates[key] = sa.text(_create_sql(tuple(forms), present))
+        parameters |= {"app_name": app_name, "user_id": user_id, "session_id": session_id, "token": token, "now": now}
+        row = None
+        # None back: another writer made the app's or the user's row since the statement began (rare), and nothing
+        # was written; once made, a row stays, so the second or third try reads it.
+        for _ in range(3):
+            try:
+                row = (await conn.execute(statement, parameters)).first()
+            except sa.exc.IntegrityError as error:
+                if "templating_sessions_key" not in str(error.orig):
+                    raise
+                raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id) from None
+            if row is not None:
+                break
+        assert row is not None, "the app's and user's rows, once made, are found"
+        app_revision, app_text, user_revision, user_text = int(row[0]), row[1], int(row[2]), row[3]
         # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
         user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
         app = (json.loads(app_text) if app_text is not None else {}) | scopes[APP]
@@ -188,18 +234,23 @@ class Statements(StateRows):
     async def get(
         self, conn: AsyncConnection, key: tuple[str, str, str], config: GetSessionConfig | None
     ) -> Session | None:
-        """A copy of a stored session with the events `config` chooses, or `None`."""
+        """A copy of a stored session with the events `config` chooses, or `None`. On PostgreSQL one statement
+        reads the row, the state and the events (`events_column`): one snapshot without a transaction."""
         t = self._tables
-        row = (await conn.execute(self.session_row(key, *self.documents()))).first()
-        if row is None:
-            return None
-        scopes = self.decoded(row)
         # The same choice as select_events, made by the query: at or after after_timestamp, then
         # the num_recent_events most recent of those.
         recent = config.num_recent_events if config is not None else None
         after = config.after_timestamp if config is not None else None
+        together = self.backend == "postgresql" and recent != 0
+        columns = [*self.documents(), self.events_column(recent, after)] if together else self.documents()
+        row = (await conn.execute(self.session_row(key, *columns))).first()
+        if row is None:
+            return None
+        scopes = self.decoded(row)
         data: list[Any] = []
-        if recent != 0:
+        if together:
+            data = row.events or []
+        elif recent != 0:
             events = sa.select(t.events.c.data).where(t.events.c.session_pk == row.pk)
             if after is not None:
                 events = events.where(t.events.c.timestamp >= after)
@@ -209,6 +260,20 @@ class Statements(StateRows):
                 newest = events.order_by(t.events.c.seq.desc()).limit(recent)
                 data = list((await conn.execute(newest)).scalars())[::-1]
         return self.copy(key[0], row, scopes, [Event.model_validate(item) for item in data])
+
+    def events_column(self, recent: int | None, after: float | None) -> Any:
+        """PostgreSQL: a column for the query of a session's row (`session_row`): the events `get` chooses (at or
+        after `after`, then the `recent` most recent of those), in append order, as one JSON array (NULL for
+        none)."""
+        e = self._tables.events
+        chosen = sa.select(e.c.data, e.c.seq).where(e.c.session_pk == self._tables.sessions.c.pk)
+        if after is not None:
+            chosen = chosen.where(e.c.timestamp >= after)
+        if recent is not None:
+            chosen = chosen.order_by(e.c.seq.desc()).limit(recent)
+        events = chosen.correlate(self._tables.sessions).subquery("chosen_events")
+        array = sa.func.json_agg(sa_postgresql.aggregate_order_by(events.c.data, events.c.seq), type_=sa.JSON)
+        return sa.select(array).select_from(events).scalar_subquery().label("events")
 
     async def turn(self, conn: AsyncConnection, key: tuple[str, str, str], keys: Collection[str]) -> Session | None:
         """A copy of a stored session holding only those of `keys` that it has (no events), or `None`: what a
@@ -411,3 +476,76 @@ class Statements(StateRows):
             else:
                 results.append(Event.model_validate(known[stored.id]))
         return results
+
+
+# The rows of `create_at_once`'s statement that own each scope's values, and the revision they are written at.
+_OWNERS = {
+    SESSION: ("(SELECT pk FROM session_row)", "CAST(1 AS bigint)"),
+    USER: ("(SELECT pk FROM user_row)", "(SELECT revision FROM user_row)"),
+    APP: ("(SELECT pk FROM app_row)", "(SELECT revision FROM app_row)"),
+}
+
+
+def _stored(index: int, owner: str) -> str:
+    """SQL: the state of a user's or app's row as stored, one JSON object text (NULL for none)."""
+    return (
+        "(SELECT '{' || string_agg(coalesce(s.long_key, CAST(to_json(s.name) AS text)) || ':' || s.value, ',') "
+        f"|| '}}' FROM templating_state AS s WHERE s.scope = {index} AND s.owner = {owner})"
+    )
+
+
+def _scope_row(index: int, table: str, keys: dict[str, str], after: str | None, *, writes: bool) -> list[str]:
+    """The rows (WITH items) of `_create_sql` that give the user's or app's row (`index`) as `{name}_row`: its pk,
+    revision and stored state, made if missing (after a row of `after`, so rows are locked in order). If the
+    create `writes` to it, an upsert moves it to its next revision (and locks it); else it is read, unlocked,
+    and made only if missing, so creates that do not write to an app's state never wait on one another."""
+    name = "app" if index == APP else "user"
+    columns = ", ".join(keys)
+    values = ", ".join(f"CAST(:{parameter} AS text)" for parameter in keys.values())
+    source = f" FROM {after}_row" if after else ""
+    if writes:
+        return [
+            f"{name}_row AS (INSERT INTO {table} AS r ({columns}, revision) SELECT {values}, 1{source} "
+            f"ON CONFLICT ({columns}) DO UPDATE SET revision = r.revision + 1 "
+            f"RETURNING r.pk, r.revision, {_stored(index, 'r.pk')} AS stored)"
+        ]
+    match = " AND ".join(f"r.{column} = CAST(:{parameter} AS text)" for column, parameter in keys.items())
+    missing = f"NOT EXISTS (SELECT 1 FROM {name}_found)"
+    return [
+        f"{name}_found AS (SELECT r.pk, r.revision, {_stored(index, 'r.pk')} AS stored FROM {table} AS r "
+        f"WHERE {match})",
+        # Made by another writer since this statement began: nothing comes back, and the create is tried again.
+        f"{name}_made AS (INSERT INTO {table} AS r ({columns}, revision) SELECT {values}, 0{source} "
+        f"WHERE {missing} ON CONFLICT ({columns}) DO NOTHING RETURNING r.pk, r.revision, CAST(NULL AS text))",
+        f"{name}_row AS (SELECT * FROM {name}_found UNION ALL SELECT * FROM {name}_made)",
+    ]
+
+
+def _create_sql(forms: tuple[str, ...], present: list[int]) -> str:
+    """PostgreSQL: the one statement of `create_at_once`, for values of those forms in the scopes `present`.
+    Each row is written from the one before it (user from app, session from user, values once the session's
+    row is made), so the app's row is locked before the user's, and nothing is written unless the session is."""
+    rows = [
+        *_scope_row(APP, "templating_apps", {"app_name": "app_name"}, None, writes=APP in present),
+        *_scope_row(
+            USER, "templating_users", {"app_name": "app_name", "user_id": "user_id"}, "app", writes=USER in present
+        ),
+        "session_row AS (INSERT INTO templating_sessions (user_pk, session_id, token, revision, event_count, "
+        "last_update_time) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
+        "CAST(:now AS double precision) FROM user_row RETURNING pk)",
+    ]
+    # The session's values are new rows (a plain insert, twice as fast as an upsert); the user's and app's may
+    # replace stored ones.
+    made = "EXISTS (SELECT 1 FROM session_row)"
+    fresh = 1 if present[:1] == [SESSION] else 0
+    if fresh:
+        values = StateRows.insert_rows(forms[:1], [_OWNERS[SESSION]], fresh=True, where=made)
+        rows.append(f"session_values AS ({values})")
+    if forms[fresh:]:
+        owners = [_OWNERS[index] for index in present[fresh:]]
+        values = StateRows.insert_rows(forms[fresh:], owners, fresh=False, first=fresh, where=made)
+        rows.append(f"scope_values AS ({values})")
+    return (
+        f"WITH {', '.join(rows)} SELECT a.revision, a.stored, u.revision, u.stored "
+        "FROM app_row AS a, user_row AS u, session_row"
+    )
