@@ -98,18 +98,8 @@ class Statements(StateRows):
         await self.write_values(
             conn, [((USER, user_pk), scopes[USER], user_revision), ((APP, app_pk), scopes[APP], app_revision)]
         )
-        # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
-        user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
-        app = (json.loads(app_text) if app_text is not None else {}) | scopes[APP]
-        return stored_copy(
-            session_id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=merge_scopes((scopes[SESSION], user, app)),  # its own: the checked state, rows just read
-            events=[],
-            last_update_time=now,
-            token=token,
-            seen=(1, user_revision, app_revision),
+        return _created(
+            (app_name, user_id, session_id), scopes, (user_text, app_text), (user_revision, app_revision), token, now
         )
 
     async def create_at_once(
@@ -140,20 +130,11 @@ class Statements(StateRows):
                 raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id) from None
             if row is not None:
                 break
-        assert row is not None, "the app's and user's rows, once made, are found"
+        if row is None:  # not reached: a row, once made, stays
+            raise RuntimeError(f"the rows of app {app_name!r} and user {user_id!r} were not found after 3 tries")
         app_revision, app_text, user_revision, user_text = int(row[0]), row[1], int(row[2]), row[3]
-        # The user's and app's state as it is now: as it was stored (read with their rows), and what was written.
-        user = (json.loads(user_text) if user_text is not None else {}) | scopes[USER]
-        app = (json.loads(app_text) if app_text is not None else {}) | scopes[APP]
-        return stored_copy(
-            session_id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=merge_scopes((scopes[SESSION], user, app)),  # its own: the checked state, rows just read
-            events=[],
-            last_update_time=now,
-            token=token,
-            seen=(1, user_revision, app_revision),
+        return _created(
+            (app_name, user_id, session_id), scopes, (user_text, app_text), (user_revision, app_revision), token, now
         )
 
     async def scope_row(
@@ -484,6 +465,31 @@ _OWNERS = {
     USER: ("(SELECT pk FROM user_row)", "(SELECT revision FROM user_row)"),
     APP: ("(SELECT pk FROM app_row)", "(SELECT revision FROM app_row)"),
 }
+
+
+def _created(
+    key: tuple[str, str, str],
+    scopes: Scopes,
+    stored: tuple[str | None, str | None],
+    revisions: tuple[int, int],
+    token: str,
+    now: float,
+) -> Session:
+    """The copy of a session just created, without events: its own checked state, and the user's and app's
+    state as it is now (as stored, read with their rows, and what was written)."""
+    app_name, user_id, session_id = key
+    user = (json.loads(stored[0]) if stored[0] is not None else {}) | scopes[USER]
+    app = (json.loads(stored[1]) if stored[1] is not None else {}) | scopes[APP]
+    return stored_copy(
+        session_id=session_id,
+        app_name=app_name,
+        user_id=user_id,
+        state=merge_scopes((scopes[SESSION], user, app)),
+        events=[],
+        last_update_time=now,
+        token=token,
+        seen=(1, *revisions),
+    )
 
 
 def _stored(index: int, owner: str) -> str:
