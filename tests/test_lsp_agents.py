@@ -125,6 +125,19 @@ def at(path: Path, needle: str, extra: int = 1, text: str | None = None) -> type
     return _position(lines[lineno], needle, lineno, extra)
 
 
+async def _hover_says(
+    client: LanguageClient, root: Path, path: Path, needle: str, expected: list[str], absent: list[str]
+) -> None:
+    """Started on `root` with `path` open, the hover at `needle` says each of `expected` and none of `absent`."""
+    await start(client, root)
+    await open_file(client, path)
+    text = await hover_text(client, path, at(path, needle))
+    for part in expected:
+        assert part in text, text
+    for part in absent:
+        assert part not in text, text
+
+
 async def hover_text(client: LanguageClient, path: Path, position: types.Position) -> str:
     hover = await client.text_document_hover_async(
         types.HoverParams(types.TextDocumentIdentifier(path.as_uri()), position)
@@ -222,14 +235,7 @@ async def completed(client: LanguageClient, path: Path, position: types.Position
 async def test_hover_on_an_agent_shows_its_app_and_run_order(
     client: LanguageClient, apps: Path, file: str, needle: str, expected: list[str], absent: list[str]
 ) -> None:
-    await start(client, apps)
-    path = apps / file
-    await open_file(client, path)
-    text = await hover_text(client, path, at(path, needle))
-    for part in expected:
-        assert part in text, text
-    for part in absent:
-        assert part not in text, text
+    await _hover_says(client, apps, apps / file, needle, expected, absent)
 
 
 @pytest.mark.asyncio
@@ -319,14 +325,7 @@ async def test_hover_on_an_agent_shows_its_app_and_run_order(
 async def test_hover_on_a_key_shows_who_writes_it_before_the_reader(
     client: LanguageClient, apps: Path, file: str, needle: str, expected: list[str], absent: list[str]
 ) -> None:
-    await start(client, apps)
-    path = apps / file
-    await open_file(client, path)
-    text = await hover_text(client, path, at(path, needle))
-    for part in expected:
-        assert part in text, text
-    for part in absent:
-        assert part not in text, text
+    await _hover_says(client, apps, apps / file, needle, expected, absent)
 
 
 @pytest.mark.asyncio
@@ -402,14 +401,7 @@ async def test_definition_lists_the_writers_of_the_readers_app(
 async def test_hover_on_a_write_lists_the_readers_of_its_app_in_run_order(
     client: LanguageClient, apps: Path, file: str, needle: str, expected: list[str], absent: list[str]
 ) -> None:
-    await start(client, apps)
-    path = apps / file
-    await open_file(client, path)
-    text = await hover_text(client, path, at(path, needle))
-    for part in expected:
-        assert part in text, text
-    for part in absent:
-        assert part not in text, text
+    await _hover_says(client, apps, apps / file, needle, expected, absent)
 
 
 SEEDED = (
