@@ -190,3 +190,13 @@ def py_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "agents" / "agent.py").write_text(PY_AGENT, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def shared_corpora() -> Path | None:
+    """The shared corpus of real ADK code (`shared/corpora` beside the checkout or a folder above it); None
+    when it is absent (the tests that read it then skip, or fail under TEMPLATING_REQUIRE_CORPUS)."""
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "corpora"
+        if (candidate / "adk-samples").is_dir():
+            return candidate
+    return None

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import require_adk
+from conftest import require_adk, shared_corpora
 
 from templating.agent_model import Agent, AgentModel, App, build
 from templating.linter.config import LintConfig, LintConfigError
@@ -474,15 +474,7 @@ def test_a_session_whose_state_is_known_only_at_run_time_leaves_it_open(tmp_path
 # --- the shared corpus: every app builds, and the first turn runs what google-adk ran
 
 
-def _corpus() -> Path | None:
-    for folder in Path(__file__).resolve().parents:
-        candidate = folder / "shared" / "corpora"
-        if (candidate / "adk-samples").is_dir():
-            return candidate
-    return None
-
-
-CORPUS = _corpus()
+CORPUS = shared_corpora()
 
 
 def corpus_or_skip() -> Path:

@@ -11,22 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import shared_corpora
 
 import templating
 from templating.linter import cold
 from templating.linter.engine import Project
 from templating.linter.findings import ProjectFindings
 
-
-def _corpora() -> Path | None:
-    for folder in Path(__file__).resolve().parents:
-        candidate = folder / "shared" / "corpora"
-        if (candidate / "adk-samples").is_dir():
-            return candidate
-    return None
-
-
-CORPORA = _corpora()
+CORPORA = shared_corpora()
 
 
 def _whole_scan(self: ProjectFindings, usable: list[str]) -> Any:

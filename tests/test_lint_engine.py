@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import shared_corpora
 
 import templating
 from templating.inputs import InputError
@@ -906,15 +907,7 @@ def test_without_a_project_marker_a_file_of_a_package_sees_the_whole_package(
 # --- the shared corpus (../shared/corpora): every file linted alone gets exactly the whole tree's findings
 
 
-def _corpora() -> Path | None:
-    for folder in Path(__file__).resolve().parents:
-        candidate = folder / "shared" / "corpora"
-        if (candidate / "adk-samples").is_dir():
-            return candidate
-    return None
-
-
-CORPORA = _corpora()
+CORPORA = shared_corpora()
 
 
 def corpus_units(corpora: Path | None) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import shared_corpora
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -309,15 +310,7 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
 # --- every file of the shared corpus opened in the editor: the same findings as a fresh run
 
 
-def _corpora() -> Path | None:
-    for folder in Path(__file__).resolve().parents:
-        candidate = folder / "shared" / "corpora"
-        if (candidate / "adk-samples").is_dir():
-            return candidate
-    return None
-
-
-CORPORA = _corpora()
+CORPORA = shared_corpora()
 # each project as its authors open it (its own folder the workspace): the adk-samples agents, the adk-python
 # samples, the adk-docs example folders
 UNITS = (
