@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -254,21 +255,36 @@ def test_an_entry_that_parses_but_makes_no_sense_never_reaches_an_output(
         entry.unlink()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links as on POSIX")
+@pytest.mark.parametrize("with_status", [False, True], ids=["digest", "status"])
+@pytest.mark.parametrize("where", ["beside", "sibling-with-the-roots-name", "link-in-root", "folder-link-in-root"])
 def test_an_entry_naming_a_file_outside_the_root_is_not_trusted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, with_status: bool
 ) -> None:
-    """An entry is data anyone with the project can write: it cannot make the linter read outside the root."""
+    """An entry is data anyone with the project can write: it cannot make the linter read outside the root,
+    whether it vouches for the file by its digest or by its status."""
     root = tmp_path / "project"
     build(root)
-    secret = tmp_path / "secret.txt"
+    secret = tmp_path / ("project2/secret.txt" if where == "sibling-with-the-roots-name" else "secret.txt")
+    secret.parent.mkdir(exist_ok=True)
     secret.write_text("TOP-SECRET", encoding="utf-8")
+    named = secret
+    if where == "link-in-root":
+        named = root / "trip/secret.txt"
+        named.symlink_to(secret)
+    elif where == "folder-link-in-root":
+        (root / "out").symlink_to(secret.parent, target_is_directory=True)
+        named = root / "out/secret.txt"
     monkeypatch.chdir(root)
     monkeypatch.delenv("TEMPLATING_CACHE_DIR")
     folder = root / ".templating_cache"
     lint_project(["."], cache=True)
     (entry,) = folder.glob("*.json")
     data = json.loads(entry.read_text())
-    data["inputs"].append([str(secret), "text", lint_cache._digest("TOP-SECRET")])
+    info = os.stat(named)
+    status = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
+    data["inputs"].append([str(named), "text", lint_cache._digest("TOP-SECRET"), *([status] if with_status else [])])
+    data["since"] = time.time_ns() + 10 * lint_cache.TRUST_MARGIN_NS  # every status old enough to be trusted
     data["result"]["diagnostics"] = []  # what a forged entry would claim
     entry.write_text(json.dumps(data))
     opened: list[str] = []
@@ -281,6 +297,7 @@ def test_an_entry_naming_a_file_outside_the_root_is_not_trusted(
     monkeypatch.setattr(os, "open", watch)
     result = lint_project(["."], cache=True)
     assert str(secret) not in opened
+    assert str(named) not in opened
     assert result.diagnostics  # the fresh findings, not the forged entry's
 
 
@@ -634,3 +651,154 @@ def test_pruning_removes_only_the_caches_own_entries(tmp_path: Path, monkeypatch
     assert keep.exists()
     entries = [name for name in left if name not in others and name.endswith(".json") and name != "link.json"]
     assert len(entries) == 1  # the cache's own entries were pruned to MAX_ENTRIES
+
+
+# -- a warm run checks each file by its status first (size, mtime, ctime, inode, device) and hashes it only when
+# that changed or is too recent to be trusted
+
+
+def _same_size_edit(root: Path) -> None:
+    path = root / "trip/prompt.py"
+    path.write_text(path.read_text(encoding="utf-8").replace("{notes}", "{notez}"), encoding="utf-8")
+
+
+def _later(root: Path, name: str, *, by: int = 5_000_000_000) -> None:
+    """The file's modification time moved on (as an edit a few seconds later leaves it)."""
+    info = (root / name).stat()
+    os.utime(root / name, ns=(info.st_atime_ns, info.st_mtime_ns + by))
+
+
+def _touched(root: Path) -> None:
+    _later(root, "trip/prompt.py")
+
+
+def _replaced_keeping_mtime(root: Path) -> None:
+    """Another file of the same size moved into place (a new inode: the old one exists until the move), with
+    the old modification time set on it."""
+    path = root / "trip/prompt.py"
+    info = path.stat()
+    other = root / "trip/prompt.py.new"
+    other.write_text(path.read_text(encoding="utf-8").replace("{notes}", "{notez}"), encoding="utf-8")
+    os.utime(other, ns=(info.st_atime_ns, info.st_mtime_ns))
+    os.replace(other, path)
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (info.st_size, info.st_mtime_ns)
+
+
+def _rewritten_keeping_mtime(root: Path) -> None:
+    """The same file (same inode) rewritten, same size, its modification time set back: only the change time
+    (which no call sets back) and the content tell."""
+    path = root / "trip/prompt.py"
+    info = path.stat()
+    _same_size_edit(root)
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert (path.stat().st_ino, path.stat().st_mtime_ns) == (info.st_ino, info.st_mtime_ns)
+
+
+STATUS_EDITS: list[tuple[str, Callable[[Path], None] | None, bool]] = [
+    # (id, the edit between the runs, whether it changes the result)
+    ("unchanged", None, False),
+    ("edit-same-size", _same_size_edit, True),
+    ("touch-without-change", _touched, False),
+    ("replaced-same-size-mtime-kept", _replaced_keeping_mtime, True),
+    ("rewritten-same-size-mtime-kept", _rewritten_keeping_mtime, True),
+    ("deleted", lambda root: (root / "trip/tools.py").unlink(), True),
+    ("added", _write("trip/extra.py", "def more(tool_context):\n    tool_context.state['notez'] = 2\n"), True),
+]
+
+
+def _hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The existing files a warm run reads and hashes again (not vouched for by their status)."""
+    paths: list[str] = []
+    real = lint_cache.LintCache._read
+
+    def counted(self: Any, path: str, *args: Any) -> tuple[str | None, str]:
+        text, digest = real(self, path, *args)
+        if text is not None:
+            paths.append(path)
+        return text, digest
+
+    monkeypatch.setattr(lint_cache.LintCache, "_read", counted)
+    return paths
+
+
+def _names(root: Path, paths: list[str]) -> set[str]:
+    return {(root / path).resolve().relative_to(root.resolve()).as_posix() for path in paths}
+
+
+def _warm_and_fresh(
+    root: Path, folder: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], None] | None
+) -> tuple[LintResult, LintResult, list[int], list[str]]:
+    if edit is not None:
+        edit(root)
+    calls = fresh_calls(monkeypatch)
+    hashed = _hashed(monkeypatch)
+    warm = lint_project(["."], cache_dir=folder)
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    return warm, lint_project(["."]), calls, hashed
+
+
+@pytest.mark.parametrize(("edit", "changes"), [e[1:] for e in STATUS_EDITS], ids=[e[0] for e in STATUS_EDITS])
+def test_a_warm_run_right_after_the_cold_one_hashes_and_sees_every_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], None] | None, changes: bool
+) -> None:
+    """Files changed less than TRUST_MARGIN_NS before the writing run began are hashed on each warm run: an
+    edit within the same tick of the clock (same size, same times) is still seen."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    first = lint_project(["."], cache_dir=folder)
+    warm, fresh, calls, hashed = _warm_and_fresh(root, folder, monkeypatch, edit)
+    assert shape(warm) == shape(fresh)
+    assert (shape(fresh) != shape(first)) is changes
+    assert calls == ([1] if changes else [])
+    if not changes:  # every file too recent to be vouched for by its status
+        assert _names(root, hashed) == {name for name in PROJECT if name != "pyproject.toml"}
+
+
+@pytest.mark.parametrize(("edit", "changes"), [e[1:] for e in STATUS_EDITS], ids=[e[0] for e in STATUS_EDITS])
+def test_a_warm_run_trusts_an_old_status_and_hashes_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], None] | None, changes: bool
+) -> None:
+    """The writing run made to begin well after the files were written (as on a project not edited for a
+    while): an unchanged status is trusted (no hash), any other is hashed, and the result is a fresh run's.
+    Each edit comes a whole lint run after the files were written, so in a later tick of the file system's
+    clock: its change time differs (in real use, the margin makes that so: a trusted status is over 2 s older
+    than any later change)."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    with monkeypatch.context() as patch:
+        patch.setattr(lint_cache, "_now_ns", lambda: time.time_ns() + 10 * lint_cache.TRUST_MARGIN_NS)
+        first = lint_project(["."], cache_dir=folder)
+    warm, fresh, calls, hashed = _warm_and_fresh(root, folder, monkeypatch, edit)
+    assert shape(warm) == shape(fresh)
+    assert (shape(fresh) != shape(first)) is changes
+    assert calls == ([1] if changes else [])
+    if edit is None:
+        assert hashed == []  # every status vouched for its digest
+    elif edit is _touched:
+        assert _names(root, hashed) == {"trip/prompt.py"}  # its status changed: hashed, found the same
+
+
+def test_a_file_written_while_the_cold_run_read_it_is_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit after the run read a file but before it wrote the entry: the status kept is the new file's, the
+    digest the old text's; the file changed after the run began, so its status is never trusted."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    real = lint_cache.LintCache._store
+
+    def edit_then_store(self: Any, *args: Any) -> None:
+        _same_size_edit(root)
+        real(self, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(lint_cache.LintCache, "_store", edit_then_store)
+        lint_project(["."], cache_dir=folder)
+    warm, fresh, calls, _ = _warm_and_fresh(root, folder, monkeypatch, None)
+    assert calls == [1]
+    assert shape(warm) == shape(fresh)

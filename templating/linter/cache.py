@@ -12,9 +12,19 @@ scan is not a function of each file alone. The cache therefore keeps whole runs,
 - the entry lists every file the run read or tried to read (each Python file, each template file, each text
   file an instruction reads, and the modules an import could have named but that were not there), each
   with a digest of its text or of why it could not be read;
-- a run whose key has an entry reads those files again (with the same bounds: inside the root unless the
+- a run whose key has an entry checks those files again (with the same bounds: inside the root unless the
   user named the file, at most `max-file-size`) and uses the entry only when every digest is the same.
   Otherwise it lints afresh and writes the entry again. A cached run gives exactly what a fresh run gives.
+
+A file is first checked by its status, as ruff and git do: the entry keeps each file's size, modification
+and change times (ns), inode and device, and a file whose status is the same is not hashed again (its text
+is still read when the result shows it). The status is trusted only when the file's change time is more
+than `TRUST_MARGIN_NS` (2 s) before the start of the run that wrote the entry: a file written while that run
+read it, or within the same tick of a coarse clock, is hashed on every hit. What this guarantees: an edit,
+a `touch`, or a file replaced by another (a new inode), even with its size kept and its modification time
+set back with `os.utime`, changes the status (`os.utime` and every write set the change time, which no call
+sets back), so it is hashed and, if its text changed, the run lints afresh. Not seen: a file changed by
+setting the system's clock back, or on a file system that keeps neither inode nor change time.
 
 Entries are JSON (never pickle: a cache folder is a file anyone with the project can write), written to a
 temporary file of the folder and moved into place with `os.replace`, so two runs at once never see half an
@@ -39,6 +49,7 @@ import os
 import re
 import stat
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -84,10 +95,11 @@ __all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "LintCacheError", "cache_
 
 DEFAULT_FOLDER = ".templating_cache"
 CACHE_ENV = "TEMPLATING_CACHE_DIR"
-FORMAT = 2  # the layout of an entry; a change makes every older entry a miss
+FORMAT = 3  # the layout of an entry; a change makes every older entry a miss
 _HEADER = b'{"templating":"lint cache","format":'  # how every entry begins (the keys in this order)
 _ENTRY_NAME = re.compile(r"[0-9a-f]{40}\.json")  # the key's digest, hexadecimal
 MAX_ENTRIES = 64
+TRUST_MARGIN_NS = 2_000_000_000  # a status no newer than this before the writing run began is trusted
 MAX_ENTRY_BYTES = 64 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20
 _TAG = (
@@ -203,6 +215,41 @@ def _digest(text: str) -> str:
     return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
+def _status(path: str) -> list[int] | None:
+    """What the cache compares of a file instead of its text: size, modification and change times (ns),
+    inode and device; None for a link or anything but a regular file (always hashed)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
+
+
+def _decoded(path: str, mode: str, project: Project, *, follow: bool = True) -> str:
+    """The text of an input as the run read it: at most `max-file-size` (a text file: at least the bound of
+    the files an instruction reads), "py" decoded as Python does, "text" as UTF-8."""
+    global _python_text, _text_bytes
+    if _python_text is None:  # imported once, when first needed (not at import: the engine imports this)
+        from ..pysource import python_text
+        from ..pysource.resolve import _MAX_TEXT_BYTES
+
+        _python_text, _text_bytes = python_text, _MAX_TEXT_BYTES
+    limit = project.config.max_file_size
+    limit = max(_text_bytes, limit) if mode == "text" else limit
+    data = read_bytes(path, limit=limit, root=None, follow=follow)  # inside the root: checked by the caller
+    return _python_text(data) if mode == "py" else data.decode("utf-8").removeprefix("\ufeff")
+
+
+_python_text: Callable[[bytes], str] | None = None
+_text_bytes = 0
+
+
+def _now_ns() -> int:
+    return time.time_ns()
+
+
 def _failure(exc: BaseException) -> str:
     return f"!{type(exc).__name__}: {exc}"
 
@@ -216,6 +263,7 @@ class LintCache:
         self._checked = False
         self._files: list[str] = []  # the files the current run lints
         self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
+        self._started = 0  # when the current run began (ns): a file changed since then is not trusted by status
 
     # -- a run, from the cache or fresh
 
@@ -223,6 +271,7 @@ class LintCache:
         """`run(paths)`'s result: the cached one when every input of the run is unchanged, else a fresh one,
         then kept for the next run."""
         self._folders = {}
+        self._started = _now_ns()
         self.check_folder()
         key = self._key(project, paths)
         named = {*paths, *(shown(Path(p)) for p in paths)}
@@ -288,30 +337,41 @@ class LintCache:
     def _read(self, path: str, mode: str, project: Project, named: set[str]) -> tuple[str | None, str]:
         """The text of an input (`mode`: "py" decoded as Python does, "text" as UTF-8) and its digest, or
         None and why it cannot be read; read with the bounds the run read it with."""
-        from ..pysource import python_text
-        from ..pysource.resolve import _MAX_TEXT_BYTES
-
-        limit = max(_MAX_TEXT_BYTES, project.config.max_file_size) if mode == "text" else project.config.max_file_size
         try:
             if path not in named and not self._inside(path, project.root):
                 return None, f"!outside the root: {path}"
-            data = read_bytes(path, limit=limit, root=None)  # the bound above, each folder resolved once
-            text = python_text(data) if mode == "py" else data.decode("utf-8").removeprefix("\ufeff")
+            text = _decoded(path, mode, project)
         except (OSError, FileSkipped, UnicodeDecodeError, ValueError) as exc:
             return None, _failure(exc)
         return text, _digest(text)
 
-    def _inside(self, path: str, root: Path) -> bool:
+    def _inside(self, path: str, root: Path, *, link: bool | None = None) -> bool:
         """Whether `path`, links followed, is inside `root` (as `read_bytes` checks it, with the real path
-        of each folder worked out once: a project's files share few folders)."""
+        of each folder worked out once: a project's files share few folders). `link`: whether `path` is a
+        link, when the caller knows it."""
         folder, name = os.path.split(os.path.abspath(path))
+        target = os.path.join(self._real(folder), name)
+        if link if link is not None else os.path.islink(target):
+            target = os.path.realpath(target)
+        top, target = os.path.normcase(root), os.path.normcase(target)  # both absolute and normalised
+        return target == top or target.startswith(top if top.endswith(os.sep) else top + os.sep)
+
+    def _real(self, folder: str) -> str:
+        """The real path of the absolute, normalised `folder`: its parent's, worked out once, and its name,
+        unless it is a link (then resolved whole). One `lstat` per folder, not one per folder per file."""
         real = self._folders.get(folder)
         if real is None:
-            real = self._folders[folder] = os.path.realpath(folder)
-        target = os.path.join(real, name)
-        if os.path.islink(target):
-            target = os.path.realpath(target)
-        return Path(target).is_relative_to(root)
+            parent, name = os.path.split(folder)
+            if not name:
+                real = folder
+            else:
+                try:
+                    plain = not stat.S_ISLNK(os.lstat(folder).st_mode)
+                except OSError:
+                    plain = True  # not there: realpath keeps the name as it is too
+                real = os.path.join(self._real(parent), name) if plain else os.path.realpath(folder)
+            self._folders[folder] = real
+        return real
 
     def _load(self, key: str, project: Project, named: set[str]) -> LintResult | None:
         try:
@@ -320,23 +380,49 @@ class LintCache:
             _check(isinstance(entry, dict) and set(entry) == _ENTRY_FIELDS)
             if entry["templating"] != "lint cache" or entry["format"] != FORMAT or entry["key"] != key:
                 return None
-            inputs = entry["inputs"]
-            _check(isinstance(inputs, list))
+            inputs, since = entry["inputs"], entry["since"]
+            _check(isinstance(inputs, list) and type(since) is int)
+            payload = entry["result"]
+            _check(isinstance(payload, dict) and isinstance(payload.get("sources"), dict))
+            wanted = {path for path in payload["sources"].values() if type(path) is str}  # texts the result gives
             texts: dict[str, str] = {}
             for item in inputs:
-                _check(_is_list(item, 3) and _strings(item) and item[1] in ("py", "text"))
-                path, mode, digest = item
+                _check(type(item) is list and len(item) in (3, 4) and _strings(item[:3]))
+                _check(item[1] in ("py", "text"))
+                path, mode, digest = item[:3]
+                if len(item) == 4 and self._unchanged(path, item[3], since, project, named):
+                    if path in wanted:  # its status vouches for the digest: read, not hashed
+                        text = self._text(path, mode, project)
+                        if text is None:
+                            return None
+                        texts[path] = text
+                    continue
                 text, now = self._read(path, mode, project, named)
                 if now != digest:
                     return None
                 if text is not None:
                     texts[path] = text
-            result = _result(entry["result"], texts, project.root)
+            result = _result(payload, texts, project.root)
             with contextlib.suppress(OSError):
                 os.utime(self.folder / f"{key}.json")  # recently used: pruned last
             return result
         except (OSError, FileSkipped, ValueError, RecursionError, _BadEntry):
             return None  # no entry, or one cut short, not ours or making no sense: a miss, rewritten by this run
+
+    def _unchanged(self, path: str, recorded: Any, since: int, project: Project, named: set[str]) -> bool:
+        """Whether the file's status is the one recorded and old enough to be trusted (see the module's
+        description), and the file is one the run may read."""
+        _check(type(recorded) is list and len(recorded) == 5 and all(type(v) is int for v in recorded))
+        if recorded[2] >= since - TRUST_MARGIN_NS or _status(path) != recorded:
+            return False
+        return path in named or self._inside(path, project.root, link=False)
+
+    def _text(self, path: str, mode: str, project: Project) -> str | None:
+        """The text of a file whose status is unchanged (None: it cannot be read now)."""
+        try:
+            return _decoded(path, mode, project, follow=False)  # a regular file when its status was taken
+        except (OSError, FileSkipped, UnicodeDecodeError, ValueError):
+            return None
 
     # -- writing
 
@@ -389,7 +475,8 @@ class LintCache:
             "templating": "lint cache",
             "format": FORMAT,
             "key": key,
-            "inputs": [[path, mode, digest] for path, (mode, digest) in inputs.items()],
+            "since": self._started,
+            "inputs": [_item(path, mode, digest) for path, (mode, digest) in inputs.items()],
             "result": _payload(result, sources),
         }
         data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
@@ -441,6 +528,12 @@ class LintCache:
                     os.unlink(path)
 
 
+def _item(path: str, mode: str, digest: str) -> list[Any]:
+    """An input as the entry lists it: with its status when it was read (a failure is always read again)."""
+    status = None if digest.startswith("!") else _status(path)
+    return [path, mode, digest] if status is None else [path, mode, digest, status]
+
+
 # -- a result as JSON and back
 
 
@@ -467,7 +560,7 @@ def _payload(result: LintResult, sources: dict[str, str]) -> dict[str, Any]:
 
 # -- an entry read back: every field checked before it is used (anything odd is a miss)
 
-_ENTRY_FIELDS = {"templating", "format", "key", "inputs", "result"}
+_ENTRY_FIELDS = {"templating", "format", "key", "since", "inputs", "result"}
 _RESULT_FIELDS = {"diagnostics", "run_findings", "templates", "files", "python", "sources"}
 _DIALECTS = ("angle", "adk", "jinja")
 
