@@ -651,6 +651,63 @@ def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, mon
     assert_published_as_fresh(published, {"app/agent.py": edited}, "a first update")
 
 
+# --- the first update after a whole lint (or a workspace folder read) reuses every file's findings from it
+
+FIRST_UPDATES = [
+    # (id, files, path, new text: None deletes it, "" opens it as saved)
+    ("an-agent-edited", _BASE, "app/agent.py", _BASE["app/agent.py"].replace(", output_key='itinerary'", "")),
+    ("a-prompt-edited", _BASE, "app/prompt.py", _BASE["app/prompt.py"].replace("{itinerary}", "{plan}")),
+    ("a-tool-edited", _TWO_WRITERS, "app/z_tools.py", "def keep(tool_context):\n    pass\n"),
+    ("a-file-opened-as-saved", _BASE, "app/prompt.py", ""),
+    ("another-file-opened-as-saved", _SUB, "app/sub/agent.py", ""),
+    ("a-tool-module-deleted", _BASE, "app/tools.py", None),
+    ("a-writer-deleted", _TWO_WRITERS, "app/z_tools.py", None),
+    ("a-prompt-module-created", _BASE, "app/extra.py", 'EXTRA_INSTR = """Use {seat} and {itinerary}."""\n'),
+    ("an-instruction-text-file-edited", _TEXT_INSTRUCTION, "app/writer.txt", "Write for {user:name}.\n"),
+]
+
+
+@pytest.mark.parametrize("start", ["lint", "read_context"])
+@pytest.mark.parametrize(("files", "path", "text"), [c[1:] for c in FIRST_UPDATES], ids=[c[0] for c in FIRST_UPDATES])
+def test_a_first_update_reuses_the_findings_of_the_whole_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: str, files: dict[str, str], path: str, text: str | None
+) -> None:
+    """After a whole lint (the command line's, or an editor's folder read), the first update works out every
+    file's findings once (the last run's are the ones before it), and publishes what a fresh run gives."""
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    published: Published = {}
+    if start == "lint":
+        publish(published, project.lint(["."]))
+    else:
+        project.read_context()
+        publish(published, lint_project(["."], root="."))  # what the editor showed for the folder
+    overrides = {}
+    if text is None:
+        (tmp_path / path).unlink()
+    elif text == "":
+        text = overrides[path] = files[path]
+    elif path in files:
+        overrides[path] = text
+    else:
+        (tmp_path / path).write_text(text, encoding="utf-8")  # a new file, saved
+    runs = []
+    findings = project._python_findings
+    monkeypatch.setattr(project, "_python_findings", lambda *a: runs.append(a) or findings(*a))
+    result = project.update(path, text)
+    assert path in result.files
+    opened = path in files and text == files[path]
+    assert len(runs) == (0 if opened else 1), "every file's findings worked out once (none for a file opened)"
+    if opened:
+        assert project.scanned_again == frozenset()
+    publish(published, result)
+    assert_published_as_fresh(published, overrides, f"{path} updated after {start}")
+    assert_facts_as_fresh(project, overrides, f"{path} updated after {start}")
+
+
 # --- the import graph an update reads gives what testing every pair of files gives
 
 GRAPH_CASES = [

@@ -23,7 +23,7 @@ from .findings import config_files
 from .incremental import IncrementalProject
 from .project import FileSkipped, LintInputError
 from .registry import SKIPPED_FILE, Diagnostic
-from .result import CheckedTemplate, LintResult, relative_to_cwd, renamed
+from .result import CheckedTemplate, LintResult, per_file, relative_to_cwd, renamed
 from .rules.schema_keys import unused_keys
 from .selection import _unreadable
 from .util import shown
@@ -127,7 +127,15 @@ class Project(IncrementalProject):
                         notes.append(Diagnostic(SKIPPED_FILE, "info", _unreadable(exc), None, path))
                         continue
                 result.files.append(path)
-            self._python_findings(found, linted, result)
+            python = LintResult([], [], [], root=self.root)
+            self._python_findings(found, linted, python)
+            context = self._context_files(python_files)
+            if linted == {name for name in context if name in found.sources} | config_files(found):
+                self._last = per_file(python)  # every file's, as `update` works them out: its first one reuses them
+            result.diagnostics += python.diagnostics
+            result.templates += python.templates
+            result.sources.update(python.sources)
+            result.python.update(python.python)
             templates_for_t011 += [
                 parse(item.text, dialect=item.dialect)
                 for item in found.instructions

@@ -52,6 +52,17 @@ class IncrementalProject(ProjectFindings):
                 chosen.setdefault(key, item)
         return list(chosen.values()), skipped
 
+    def read_context(self) -> Scan:
+        """Scan the project's Python files (an editor's workspace folder loaded) and work out now what the first
+        update would from scratch: every file's findings and the import graph (it then lints again only what
+        its edit changes)."""
+        found = self._full_scan([])
+        if self.marked:  # (else the context depends on the file edited: the first update works it out)
+            context = self._context_files([])
+            self._last = self._all_findings(found, context)
+            self._graph.sync({name: self._text_of(name) for name in self._usable(context, named=())})
+        return found
+
     def _givers_of(self, target: str) -> list[str]:
         """The Python files whose code gives the text file `target` as an instruction (by the last scan)."""
         if self._scan is None:

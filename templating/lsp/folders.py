@@ -86,8 +86,9 @@ class Folder:
             error = ""
             try:
                 project = Project(self.root, overrides=texts)
-                # the engine's context, read now rather than at the first edit; the index takes that scan
-                index = Index(project, lambda: texts, found=project._full_scan([]))
+                # the engine's context and every file's findings, worked out now rather than at the first edit
+                # (which then reuses them); the index takes that scan
+                index = Index(project, lambda: texts, found=project.read_context())
             except TemplatingError as exc:
                 error = str(exc)
             except Exception as exc:  # a bug must not leave the folder loading for ever
