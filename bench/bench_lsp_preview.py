@@ -85,6 +85,13 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
         answer = await client.protocol.send_request_async("templating/preview", {"textDocument": {"uri": uri}})
         return time.perf_counter() - start, answer
 
+    def change(version: int, new: str) -> None:
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version, uri), [types.TextDocumentContentChangeWholeDocument(new)]
+            )
+        )
+
     first, answer = await preview()
     agents = len(answer.agents)
     assert answer.error is None, answer.error
@@ -92,12 +99,7 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
     for n in range(edits):
         version = n + 2
         start = time.perf_counter()
-        client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                types.VersionedTextDocumentIdentifier(version, uri),
-                [types.TextDocumentContentChangeWholeDocument(edited(text, n))],
-            )
-        )
+        change(version, edited(text, n))
         await published.setdefault((uri, version), asyncio.Event()).wait()
         lint.append(time.perf_counter() - start)
         took, answer = await preview()
@@ -108,12 +110,7 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
     for n in range(edits, 2 * edits):
         version = n + 2
         start = time.perf_counter()
-        client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                types.VersionedTextDocumentIdentifier(version, uri),
-                [types.TextDocumentContentChangeWholeDocument(edited(text, n))],
-            )
-        )
+        change(version, edited(text, n))
         await asyncio.sleep(PANEL_DEBOUNCE_MS / 1000)
         answer = await client.protocol.send_request_async("templating/preview", {"textDocument": {"uri": uri}})
         panel.append(time.perf_counter() - start)

@@ -583,14 +583,19 @@ REGRESSIONS = [
 ]
 
 
+def _write_tree(root: Path, files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`files` (path: text) written under `root`, the current folder."""
+    for name, content in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(root)
+
+
 @pytest.mark.parametrize(("files", "path", "text"), [c[1:] for c in REGRESSIONS], ids=[c[0] for c in REGRESSIONS])
 def test_update_publishes_what_a_fresh_run_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], path: str, text: str | None
 ) -> None:
-    for name, content in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    _write_tree(tmp_path, files, monkeypatch)
     project = Project(tmp_path)
     published: Published = {}
     publish(published, project.lint(["."]))
@@ -620,10 +625,7 @@ def test_a_file_opened_as_last_scanned_is_not_scanned_again(
 ) -> None:
     """Opening a file whose text is the one the last scan read (as saved, or the same buffer again) scans nothing
     and gives it what a fresh run gives, after an edit of another file or of itself."""
-    for name, content in _BASE.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    _write_tree(tmp_path, _BASE, monkeypatch)
     project = Project(tmp_path)
     published: Published = {}
     publish(published, project.lint(["."]))
@@ -639,10 +641,7 @@ def test_a_file_opened_as_last_scanned_is_not_scanned_again(
 
 
 def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, content in _BASE.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    _write_tree(tmp_path, _BASE, monkeypatch)
     edited = _BASE["app/agent.py"].replace(", output_key='itinerary'", "")
     published: Published = {}
     result = Project(tmp_path).update("app/agent.py", edited)
@@ -674,10 +673,7 @@ def test_a_first_update_reuses_the_findings_of_the_whole_run(
 ) -> None:
     """After a whole lint (the command line's, or an editor's folder read), the first update works out every
     file's findings once (the last run's are the ones before it), and publishes what a fresh run gives."""
-    for name, content in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    _write_tree(tmp_path, files, monkeypatch)
     project = Project(tmp_path)
     published: Published = {}
     if start == "lint":
@@ -1038,10 +1034,7 @@ def _kinds(project: Project) -> dict[tuple[str | None, str], str]:
 def test_the_agent_model_is_rebuilt_when_an_edit_changes_the_apps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, text in _PIPELINE.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    _write_tree(tmp_path, _PIPELINE, monkeypatch)
     project = Project(tmp_path)
     project.lint()
     assert _kinds(project) == {("writer", "critique"): "later", ("critic", "draft"): "before"}
