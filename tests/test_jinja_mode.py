@@ -1008,6 +1008,97 @@ def test_a_mapping_that_never_ends_stops_at_a_budget(source: str) -> None:
     assert endless.drawn <= 20_000
 
 
+class EndlessItems:
+    """An iterable that is not a mapping and whose items never end: asked for more than `limit`, it fails
+    the test instead of filling the memory of the process."""
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self.limit = limit
+        self.drawn = 0
+
+    def __iter__(self) -> Iterator[int]:
+        while True:
+            self.drawn += 1
+            if self.drawn > self.limit:
+                raise _Overdrawn(f"{self.drawn} items drawn: iterated past every budget")
+            yield self.drawn
+
+
+ENDLESS_ITEMS_TEMPLATES = {
+    "list": "{{ m|list }}",
+    "join": "{{ m|join(',') }}",
+    "str-join": "{{ ','.join(m) }}",
+    "sum": "{{ m|sum }}",
+    "sort": "{{ m|sort }}",
+    "max": "{{ m|max }}",
+    "unique": "{{ m|unique|list }}",
+    "reverse": "{{ m|reverse|list }}",
+    "batch": "{{ m|batch(2)|list }}",
+    "map": "{{ m|map('string')|list }}",
+    "select": "{{ m|select|list }}",
+    "in": "{{ -1 in m }}",
+    "loop": "{% for k in m %}{% endfor %}",
+    "nested": "{{ d.a|list }}",
+    "item": "{{ l[0]|list }}",
+}
+
+
+@pytest.mark.parametrize("source", ENDLESS_ITEMS_TEMPLATES.values(), ids=ENDLESS_ITEMS_TEMPLATES.keys())
+@pytest.mark.parametrize("kind", ["object", "generator"])
+def test_an_iterable_that_never_ends_stops_at_a_budget(source: str, kind: str) -> None:
+    """An iterable from state that is not a container of data (a generator, an object with its own
+    `__iter__`) is drawn under the value budget whatever consumes it, C-level `list()` and `in`
+    included: an error, not a process filling its memory."""
+    endless = EndlessItems()
+    value: Any = endless if kind == "object" else iter(endless)
+    with pytest.raises(JinjaBudgetError):
+        jinja(source, budget=ENDLESS_BUDGET)({"m": value, "d": {"a": value}, "l": [value]})
+    assert endless.drawn <= 20_000
+
+
+class _Sized:
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.size))
+
+    def __len__(self) -> int:
+        return self.size
+
+
+FINITE_ITERABLES = {
+    "length": ("{{ b|length }}", "4"),
+    "list": ("{{ b|list }}", "[0, 1, 2, 3]"),
+    "sum": ("{{ b|sum }}", "6"),
+    "truth-full": ("{% if b %}y{% endif %}", "y"),
+    "truth-empty": ("{% if e %}y{% else %}n{% endif %}", "n"),
+    "in": ("{{ 2 in b }}", "True"),
+    "generator-join": ("{{ g|join('-') }}", "a-b-c"),
+    "generator-loop": ("{% for x in g %}{{ x }}{% endfor %}", "abc"),
+    "map": ("{{ b|map('string')|join }}", "0123"),
+}
+
+
+@pytest.mark.parametrize(("source", "expected"), FINITE_ITERABLES.values(), ids=FINITE_ITERABLES.keys())
+def test_an_iterable_that_ends_reads_as_before(source: str, expected: str) -> None:
+    state = {"b": _Sized(4), "e": _Sized(0), "g": (letter for letter in "abc")}
+    assert jinja(source)(state) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        pytest.param("{{ m|list }}", "a generator gave more than 10000 items", id="budget"),
+        pytest.param("{{ m }}", "is a generator", id="print"),
+        pytest.param("{{ m|length }}", "object of type 'generator' has no len()", id="length"),
+    ],
+)
+def test_an_iterable_from_state_is_named_as_itself(source: str, message: str) -> None:
+    with pytest.raises(TemplatingError, match=re.escape(message)):
+        jinja(source, budget=ENDLESS_BUDGET)({"m": iter(EndlessItems())})
+
+
 @pytest.mark.parametrize("source", ["{% for k in state %}{% endfor %}", "{{ state|list }}", "{{ nope }}"])
 def test_a_state_that_never_ends_stops_at_a_budget(source: str) -> None:
     endless = Endless()

@@ -233,6 +233,37 @@ def counted(iterable: Any) -> Iterator[Any]:
         yield item
 
 
+class Capped:
+    """An iterable read from state that is none of the finite data types (a generator, an object with an
+    `__iter__` of its own), as a template reads it: each iteration stops at the value budget and runs on
+    the render's clock, whatever draws it (`|list`, `|join`, `|sort`, `str.join()`, `in`), so one that
+    never ends is an error, not a process filling its memory. `len()` is the value's own."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __iter__(self) -> Iterator[Any]:
+        current = CURRENT.get(_OUTSIDE)
+        for drawn, item in enumerate(self.inner, 1):
+            if drawn > current.max_value:
+                raise BudgetExceeded(
+                    "max_value",
+                    current.max_value,
+                    f"the value budget is spent: {describe(self.inner)} gave more than {current.max_value} items",
+                )
+            if not drawn & 1023:
+                current.check_time()
+            yield item
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __bool__(self) -> bool:
+        return bool(self.inner)
+
+
 # --- what is data ---------------------------------------------------------------------------------
 
 # Scalars that print as text of their own (never an address): the JSON ones, and value types.
@@ -261,6 +292,8 @@ class _Leave:
 
 def describe(value: Any) -> str:
     """What a value is, in words, for an error message (never its repr: it may hold an address)."""
+    if type(value) is Capped:
+        value = value.inner
     if isinstance(value, type):
         return f"the class {value.__name__}"
     name = getattr(value, "__name__", None)

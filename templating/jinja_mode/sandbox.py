@@ -24,7 +24,7 @@ from markupsafe import Markup
 from ..nodes import SCOPES
 from ..renderer import format_value
 from ..sessions.state import ReadonlyDict, ReadonlyList, ReadonlyState
-from .budget import counted, measure, spend
+from .budget import Capped, counted, measure, spend
 from .filters import MAX_POWER_BITS, check_bits, check_format_string, check_percent, check_size, install, text_of
 
 __all__ = ["ReadOnlyState"]
@@ -109,6 +109,12 @@ _PLAIN = (dict, ReadOnlyState, ReadonlyDict, ReadonlyState, _Bounded, Context)
 
 
 _AS_IS = frozenset({str, int, float, bool, type(None), list, dict, Markup})
+# Iterated as they are: containers whose items are all there (a subclass too: `len()` bounds what a
+# C-level iteration of it draws), and Jinja2's own machinery. Any other iterable is read `Capped`.
+_FINITE: tuple[type, ...] = (
+    *(str, bytes, bytearray, list, tuple, set, frozenset, range, ReadonlyList, Capped, Undefined),
+    *(type({}.keys()), type({}.values()), type({}.items()), LoopContext, Namespace, Macro),
+)
 
 
 def bounded(value: Any) -> Any:
@@ -120,7 +126,9 @@ def bounded(value: Any) -> Any:
         return value if isinstance(value, _PLAIN) else _Bounded(value)
     if type(value) is tuple and len(value) == 2 and isinstance(value[1], Mapping):
         return (value[0], bounded(value[1]))
-    return value
+    if isinstance(value, _FINITE) or not hasattr(type(value), "__iter__"):
+        return value
+    return Capped(value)
 
 
 def _bounded_all(items: Iterator[Any]) -> Iterator[Any]:
@@ -387,7 +395,8 @@ def _finalize(value: Any) -> str:
 def _json_default(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    kind = type(value.inner if type(value) is Capped else value).__name__
+    raise TypeError(f"Object of type {kind} is not JSON serializable")
 
 
 class _CodeGenerator(CodeGenerator):
