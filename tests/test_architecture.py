@@ -355,7 +355,8 @@ ORDERS: dict[str, list[str]] = {
         *("sessions.sql", "sessions.contexts", "sessions"),
     ],
     "jinja_mode": [
-        *("jinja_mode.budget", "jinja_mode.filters", "jinja_mode.sandbox", "jinja_mode.mode", "jinja_mode.reads"),
+        *("jinja_mode.budget", "jinja_mode.filters", "jinja_mode.views", "jinja_mode.sandbox", "jinja_mode.mode"),
+        "jinja_mode.reads",
         "jinja_mode",
     ],
     "pysource": [
@@ -433,7 +434,7 @@ def test_python_sources_are_read_with_the_core_alone() -> None:
 IMPORTERS = {
     "lark": {"parser"},
     "jinja2": {
-        *("jinja_mode.filters", "jinja_mode.mode", "jinja_mode.reads", "jinja_mode.sandbox"),
+        *("jinja_mode.filters", "jinja_mode.mode", "jinja_mode.reads", "jinja_mode.sandbox", "jinja_mode.views"),
         "linter.outputs.html",
     },
     "pydantic": {"agents", "sessions.models"},

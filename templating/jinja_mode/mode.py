@@ -39,7 +39,8 @@ from .budget import (
     NotData,
     Spend,
 )
-from .sandbox import _ENVIRONMENT, _GLOBALS, ReadOnlyState, _did_you_mean, bounded, hinted
+from .sandbox import _ENVIRONMENT, _GLOBALS
+from .views import ReadOnlyState, bounded, did_you_mean, hinted
 
 __all__ = [
     "JinjaBudget",
@@ -160,7 +161,7 @@ class JinjaProvider:
         undefined_name = re.fullmatch(r"'(\w+)' is undefined", message)
         if undefined_name:
             names = [*(key for key in hinted(keys) if _bindable(key)), *_NAMES, *_ENVIRONMENT.globals]
-            message += _did_you_mean(undefined_name[1], names)
+            message += did_you_mean(undefined_name[1], names)
         where: dict[str, Any] = {"source": self.source, "span": _line_span(self.source, line, message)}
         if isinstance(error, BudgetExceeded):
             limit = f"{error.limit} {UNITS[error.budget]}"

@@ -1,15 +1,13 @@
-"""The Jinja2 sandbox of Jinja2 mode: read-only state views, the allowlist of attributes and
+"""The Jinja2 sandbox of Jinja2 mode (over the state views of `views`): the allowlist of attributes and
 callables, operators and filters that charge the render's budgets, a code generator that prints
 only data, and the names of expressions for error messages. `mode` builds providers on it.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
-import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from types import BuiltinMethodType, FunctionType, MethodType
 from typing import Any
 
@@ -21,119 +19,13 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Namespace
 from markupsafe import Markup
 
-from ..nodes import SCOPES
 from ..renderer import format_value
 from ..sessions.state import ReadonlyDict, ReadonlyList, ReadonlyState
 from .budget import Capped, counted, measure, spend
 from .filters import MAX_POWER_BITS, check_bits, check_format_string, check_percent, check_size, install, text_of
+from .views import ABSENT, Bounded, ReadOnlyState, bounded, bounded_all, get
 
-__all__ = ["ReadOnlyState"]
-
-_ABSENT: Any = object()
-
-
-HINTED_FROM = 100_000  # the most state keys a did-you-mean compares (a state's keys may never end)
-
-
-class ReadOnlyState(Mapping[str, Any]):
-    """A read-only view of state, or of one scope of it (`user` reads the `user:` keys). `keys` gives the
-    state's keys lazily: iterating the view charges each key read to the render's loop budget."""
-
-    __slots__ = ("_get", "_keys", "_label", "_prefix")
-
-    def __init__(
-        self, get: Callable[[str, Any], Any], keys: Callable[[], Iterator[str]], prefix: str, label: str
-    ) -> None:
-        self._get = get
-        self._keys = keys
-        self._prefix = prefix
-        self._label = label
-
-    def __getitem__(self, key: str) -> Any:
-        value = self._get(self._prefix + key, _ABSENT) if isinstance(key, str) else _ABSENT
-        if value is _ABSENT:
-            raise KeyError(key)
-        return bounded(value)
-
-    def __iter__(self) -> Iterator[str]:
-        size, prefix = len(self._prefix), self._prefix
-        return (key[size:] for key in counted(self._keys()) if key.startswith(prefix))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __repr__(self) -> str:
-        return self._label
-
-    def _lookup(self, environment: _Environment, key: Any) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            full = self._prefix + key if isinstance(key, str) else key
-            hint = f"state has no key {full!r}" + _did_you_mean_key(str(full), hinted(self._keys))
-            return environment.undefined(hint=hint, obj=self, name=str(key))
-
-
-def hinted(keys: Callable[[], Iterator[str]]) -> list[str]:
-    """The state keys a did-you-mean compares: at most `HINTED_FROM` of them."""
-    return list(itertools.islice(keys(), HINTED_FROM))
-
-
-class _Bounded(Mapping[Any, Any]):
-    """A mapping from state that is not a plain `dict` (any `Mapping` class), as a template reads it: each
-    key its iteration draws is charged to the render's loop budget (and clock), so a mapping whose keys
-    never end stops at the budget whatever iterates it (a loop, a filter, a method, `==`, printing); what
-    it holds is read bounded too, and never written (`get`, never `[]`: no `__missing__` runs)."""
-
-    __slots__ = ("_inner",)
-
-    def __init__(self, inner: Mapping[Any, Any]) -> None:
-        self._inner = inner
-
-    def __getitem__(self, key: Any) -> Any:
-        value = _get(self._inner, key)
-        if value is _ABSENT:
-            raise KeyError(key)
-        return bounded(value)
-
-    def __iter__(self) -> Iterator[Any]:
-        return counted(self._inner)
-
-    def __len__(self) -> int:
-        return len(self._inner)
-
-
-# Finite, iterated as they are: a dict's storage (its subclasses' too: the sandbox judges their methods by
-# their own class), views of state over one, Jinja2's own render context (registered as a Mapping).
-_PLAIN = (dict, ReadOnlyState, ReadonlyDict, ReadonlyState, _Bounded, Context)
-
-
-_AS_IS = frozenset({str, int, float, bool, type(None), list, dict, Markup})
-# Iterated as they are: containers whose items are all there (a subclass too: `len()` bounds what a
-# C-level iteration of it draws), and Jinja2's own machinery. Any other iterable is read `Capped`.
-_FINITE: tuple[type, ...] = (
-    *(str, bytes, bytearray, list, tuple, set, frozenset, range, ReadonlyList, Capped, Undefined),
-    *(type({}.keys()), type({}.values()), type({}.items()), LoopContext, Namespace, Macro),
-)
-
-
-def bounded(value: Any) -> Any:
-    """`value` as a template may read it: a mapping of another class than `dict` (a `Mapping` of the
-    caller's own) behind `_Bounded`; a pair from `.items()` with its value so; anything else as it is."""
-    if type(value) in _AS_IS:  # the usual values, without an abstract class's check
-        return value
-    if isinstance(value, Mapping):
-        return value if isinstance(value, _PLAIN) else _Bounded(value)
-    if type(value) is tuple and len(value) == 2 and isinstance(value[1], Mapping):
-        return (value[0], bounded(value[1]))
-    if isinstance(value, _FINITE) or not hasattr(type(value), "__iter__"):
-        return value
-    return Capped(value)
-
-
-def _bounded_all(items: Iterator[Any]) -> Iterator[Any]:
-    for item in items:
-        yield bounded(item)
+__all__: list[str] = []  # the environment, for `mode`
 
 
 # What a template may reach on a value: read-only methods and data attributes of the JSON types, by
@@ -161,7 +53,7 @@ _SAFE_ATTRIBUTES: dict[type, frozenset[str]] = {
     tuple: frozenset({"count", "index"}),
 }
 # State read through a ReadonlyContext comes as read-only views: the same read methods, reimplemented.
-_SAFE_ATTRIBUTES.update({view: _SAFE_ATTRIBUTES[dict] for view in (ReadonlyDict, ReadonlyState, _Bounded)})
+_SAFE_ATTRIBUTES.update({view: _SAFE_ATTRIBUTES[dict] for view in (ReadonlyDict, ReadonlyState, Bounded)})
 _SAFE_ATTRIBUTES[ReadonlyList] = _SAFE_ATTRIBUTES[list]
 
 
@@ -222,13 +114,13 @@ class _Environment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if __obj is counted:  # a `for` loop starting
-            return _bounded_all(counted(args[0]))
+            return bounded_all(counted(args[0]))
         current = spend()
         current.check_time()
         args = tuple(bounded(arg) for arg in args)
         kwargs = {name: bounded(arg) for name, arg in kwargs.items()}
         if isinstance(__obj, LoopContext) and len(args) == 1:  # a recursive loop's next level
-            args = (_bounded_all(counted(args[0])),)
+            args = (bounded_all(counted(args[0])),)
         owner = getattr(__obj, "__self__", None)
         if isinstance(owner, str) and getattr(__obj, "__name__", None) == "replace" and len(args) >= 2:
             old, new = args[0], args[1]
@@ -312,8 +204,8 @@ class _Environment(ImmutableSandboxedEnvironment):
             return obj._lookup(self, argument)
         if isinstance(obj, Mapping) and type(obj) is not dict:
             # `get`, never `[]`: a defaultdict (or another mapping with a __missing__) is not written to.
-            value = _get(obj, argument)
-            if value is not _ABSENT:
+            value = get(obj, argument)
+            if value is not ABSENT:
                 return value
             return (
                 super().getitem(_NO_ITEMS, argument)
@@ -333,8 +225,8 @@ class _Environment(ImmutableSandboxedEnvironment):
         if isinstance(obj, Mapping) and type(obj) is not dict:
             if hasattr(obj, attribute):
                 return self._attribute(obj, attribute)
-            value = _get(obj, attribute)
-            return self.undefined(obj=obj, name=attribute) if value is _ABSENT else value
+            value = get(obj, attribute)
+            return self.undefined(obj=obj, name=attribute) if value is ABSENT else value
         return super().getattr(obj, attribute)
 
     def _attribute(self, obj: Any, attribute: str) -> Any:
@@ -374,13 +266,6 @@ def _format_wrapper(formatter: _DataFormatter, kind: type[str], template: str, i
 
 
 _NO_ITEMS: dict[Any, Any] = {}
-
-
-def _get(mapping: Mapping[Any, Any], key: Any) -> Any:
-    try:
-        return mapping.get(key, _ABSENT)
-    except TypeError:  # an unhashable key
-        return _ABSENT
 
 
 def _finalize(value: Any) -> str:
@@ -501,18 +386,3 @@ def _expression_text(node: nodes.Node) -> str:
 def _arguments_text(node: nodes.Call | nodes.Filter | nodes.Test) -> str:
     parts = [_expression_text(arg) for arg in [*node.args, *node.kwargs]]
     return f"({', '.join(parts)})" if parts else ""
-
-
-def _did_you_mean(name: str, options: list[str]) -> str:
-    match = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-    return f"; did you mean {match[0]!r}?" if match else ""
-
-
-def _did_you_mean_key(key: str, keys: list[str]) -> str:
-    """A close state key, compared within the key's scope so that a shared `user:` does not count as likeness."""
-    scope, colon, name = key.partition(":")
-    if colon and scope in SCOPES:
-        names = [k[len(scope) + 1 :] for k in keys if k.startswith(scope + ":")]
-        match = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        return f"; did you mean {scope + ':' + match[0]!r}?" if match else ""
-    return _did_you_mean(key, [k for k in keys if k.partition(":")[0] not in SCOPES or ":" not in k])
