@@ -122,6 +122,17 @@ def test_two_edits_in_a_row_and_an_open_document_of_another_app(tmp_path: Path) 
         assert whole(made) == whole(fresh_on_disk(target, edits))
 
 
+def test_an_open_document_the_scan_does_not_read_does_not_matter(tmp_path: Path) -> None:
+    root = workspace(tmp_path, "concierge")
+    readme = root / "README.md"
+    readme.write_text("# Concierge\n", encoding="utf-8")
+    _, known = known_after(root, {})
+    known = known_of(known.owner, {str(readme): "# Concierge, edited\n"})
+    made = preview_from(known, str(root / "concierge"))
+    assert made is not None
+    assert whole(made) == whole(fresh_on_disk(str(root / "concierge"), {}))
+
+
 def test_the_state_and_the_agent_asked_for_are_those_of_build_preview(tmp_path: Path) -> None:
     root = workspace(tmp_path, "concierge")
     _, known = known_after(root, {})

@@ -111,10 +111,11 @@ def app_from(known: Known, target: str) -> Any:
     root = find_root([str(folder)])
     if not folder.is_relative_to(root):
         root = folder
-    if not known.root.resolve().is_relative_to(root.resolve()) and not root.resolve().is_relative_to(known.root):
+    mine, theirs = root.resolve(), known.root.resolve()
+    if not mine.is_relative_to(theirs) and not theirs.is_relative_to(mine):
         return None  # another project than the one known
     config = known.config
-    if root.resolve() != known.root.resolve() and replace(config, root=root) != project_config(root):
+    if mine != theirs and replace(config, root=root) != project_config(root):
         return None  # read with another configuration than the project's
     if tuple(config.constant_suffixes) != CONSTANT_SUFFIXES:
         return None  # `read_app` reads constants with the default suffixes
@@ -152,15 +153,23 @@ def _names() -> Any:
 
 
 def _texts_read(known: Known) -> bool:
-    """Whether the scan read each of the caller's texts: a Python file's as its source, another file's (a YAML
-    config, an instruction's text file) as the project's override."""
+    """Whether the scan read each of the caller's texts that it reads at all: a Python file or an Agent Config as
+    its source, an instruction's text file as the project's override (a document the scan does not read, a README,
+    does not matter)."""
     name = _names()
+    text_files: set[str] | None = None
     for path, text in known.texts.items():
         scanned = name(path)
-        if path.endswith(".py"):
-            if known.scan.sources.get(scanned, text) != text:
+        read = known.scan.sources.get(scanned)
+        if read is not None:
+            if read != text:
                 return False
-        elif known.overrides.get(scanned) != text:
+            continue
+        if path.endswith(".py"):
+            continue
+        if text_files is None:
+            text_files = {item.path for item in known.scan.instructions if not item.path.endswith(".py")}
+        if scanned in text_files and known.overrides.get(scanned) != text:
             return False
     return True
 
