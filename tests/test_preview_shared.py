@@ -174,10 +174,9 @@ def test_the_previews_kept_go_with_the_project(tmp_path: Path) -> None:
     assert len(shared._KEPT) == 0
 
 
-def _session_elsewhere(root: Path) -> dict[str, str]:
+def _session_elsewhere(root: Path) -> None:
     """A script outside the app's folder that starts a session for it with initial state."""
-    script = root / "run_concierge.py"
-    script.write_text(
+    (root / "run_concierge.py").write_text(
         "from google.adk.runners import InMemoryRunner\n"
         "from concierge.agent import root_agent\n\n"
         'runner = InMemoryRunner(agent=root_agent, app_name="concierge")\n\n\n'
@@ -187,7 +186,53 @@ def _session_elsewhere(root: Path) -> dict[str, str]:
         "    )\n",
         encoding="utf-8",
     )
-    return {}
+
+
+def _runner_elsewhere(root: Path) -> None:
+    """A test outside the app's folder that runs it under another name."""
+    (root / "tests").mkdir()
+    (root / "tests" / "test_concierge.py").write_text(
+        "from google.adk.runners import Runner\n"
+        "from google.adk.sessions import InMemorySessionService\n"
+        "from concierge.agent import root_agent\n\n"
+        'runner = Runner(agent=root_agent, app_name="concierge_test", session_service=InMemorySessionService())\n',
+        encoding="utf-8",
+    )
+
+
+def _eval_set_above(root: Path) -> None:
+    """An eval set beside the app's folder (above it): the workspace's agent model reads it, `build_preview`
+    (whose root is the app's package here: no pyproject.toml) does not."""
+    (root / "pyproject.toml").unlink()
+    (root / "eval").mkdir()
+    (root / "eval" / "concierge.evalset.json").write_text(
+        '{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": [], '
+        '"session_input": {"app_name": "concierge", "user_id": "u", "state": {"app:city": "Lyon"}}}]}',
+        encoding="utf-8",
+    )
+
+
+WIDER = {
+    "a session started with initial state in a script outside the app's folder": _session_elsewhere,
+    "a runner of the app in a test outside its folder": _runner_elsewhere,
+    "an eval set above the app's package": _eval_set_above,
+}
+
+
+@pytest.mark.parametrize("case", sorted(WIDER))
+def test_where_the_workspace_gives_the_app_more_the_preview_is_still_build_previews(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent model is built again from the project's scan as `build_preview` builds it (no code read again)."""
+    root = workspace(tmp_path, "concierge")
+    monkeypatch.chdir(root)
+    WIDER[case](root)
+    path = root / "concierge" / "agent.py"
+    edits = {str(path): EDITS["the root's instruction"].apply(path.read_text(encoding="utf-8"))}
+    _, known = known_after(root, edits)
+    made = preview_from(known, str(root / "concierge"))
+    assert made is not None
+    assert whole(made) == whole(fresh_on_disk(str(root / "concierge"), edits))
 
 
 def _unsaved_yaml(root: Path) -> dict[str, str]:
@@ -202,7 +247,6 @@ def _other_suffixes(root: Path) -> dict[str, str]:
 
 
 NOT_TAKEN = {
-    "a session started with initial state outside the app's folder": ("concierge", _session_elsewhere),
     "an unsaved text the project did not read": ("support_yaml", _unsaved_yaml),
     "constants read with other suffixes than build_preview's": ("concierge", _other_suffixes),
 }
@@ -254,7 +298,7 @@ def test_on_real_code_the_preview_from_the_projects_facts_is_the_fresh_one(kind:
     if CORPUS_APPS is None or not (CORPUS_APPS / edit.app).is_dir():
         pytest.skip("the shared corpus (shared/corpora) is not beside the checkout")
     root = tmp_path / edit.app
-    shutil.copytree(CORPUS_APPS / edit.app, root, ignore=shutil.ignore_patterns("tests", "eval", "deployment"))
+    shutil.copytree(CORPUS_APPS / edit.app, root, ignore=shutil.ignore_patterns("*.pyc"))  # its tests and eval sets too
     root = root.resolve()
     path = root / edit.file
     target = str(path.parents[len(Path(edit.file).parts) - 2])

@@ -3,10 +3,12 @@ agent model up to date with each edit (the editor's unsaved text included), so t
 is taken from them instead of reading the app's code again; asked again with nothing changed, the answer is the one
 made last for that scan.
 
-The facts are used only where they are what `read_app` would read: the same project root and configuration, every
-file of the app read by the scan (none excluded or unreadable), the editor's texts those the scan read, and nothing
-outside the app's folder giving it a runner, an `App(...)` or an initial state (a `create_session` in a script
-elsewhere). Otherwise `preview_from` answers None and the caller reads the app as `templating preview` does.
+The facts are used only where they are what `read_app` would read: the same project (or one whose configuration is
+the same), every file of the app read by the scan (none excluded or unreadable), the editor's texts those the scan
+read. Where the wider project gives the app more than `read_app` reads (a runner or a session of it in a test
+outside its folder, an eval set above it), the agent model is built again from the same scan as `read_app` builds
+it, with the runners and sessions of the app's folder only (no code is read again). Otherwise `preview_from`
+answers None and the caller reads the app as `templating preview` does.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import TemplatingError
 from .load import PreviewError
 from .result import Preview
 
@@ -127,14 +130,31 @@ def app_from(known: Known, target: str) -> Any:
         return None  # a file of the app the project does not read (excluded, ignored, unreadable)
     if configs and not any(agent.path == name(config) for config in configs for agent in model.agents.values()):
         return None
+    named = name(named_file) if named_file else None
     try:
-        app, top = _pick(
-            model, scan, target, Path(name(str(folder))), name(named_file) if named_file else None, attribute
-        )
+        app, top = _pick(model, scan, target, Path(name(str(folder))), named, attribute)
     except PreviewError:
         return None  # said as `read_app` says it (a file that is not valid Python first)
     if not _own(model, scan, app, top, folder, root):
-        return None
+        # a runner or session of the app outside its folder (a test, a script), or an eval set above it: the agent
+        # model built again from the same scan as `read_app` builds it (its root and configuration), with the
+        # runners and sessions of the app's folder only, as `read_app` reads them; the code is not read again
+        from ..agent_model import build
+
+        inside = Path(os.path.abspath(name(str(folder))))
+        scan = replace(
+            scan,
+            runners=[r for r in scan.runners if Path(os.path.abspath(r.path)).is_relative_to(inside)],
+            sessions=[s for s in scan.sessions if Path(os.path.abspath(s.path)).is_relative_to(inside)],
+        )
+        config = project_config(root)
+        try:
+            model = build(scan, config, root)
+            app, top = _pick(model, scan, target, Path(name(str(folder))), named, attribute)
+        except (PreviewError, TemplatingError):
+            return None
+        if not _own(model, scan, app, top, folder, root):
+            return None
     return StaticApp(model, app, top, root, scan.sources, repr(config))
 
 
