@@ -9,7 +9,9 @@ shown again, an edit of another app); then, as the panel asks, the request sent 
 server may still be making its diagnostics) and timed from the edit: where the panel lands against the editor's
 latency targets. The first preview (google-adk imported, nothing cached)
 is reported apart. Also the preview of the same app made in this process (`build_preview`, for what the server
-adds). Wall times on a loaded machine are inflated: read the ratios.
+adds). Wall times on a loaded machine are inflated: read the ratios, and the server process's CPU per request (on
+Linux). The client keeps each answer as the JSON it is, as VS Code's does (pygls's client would make each of its
+objects into a named tuple of a class of its own, at a cost larger than the server's).
 
     python bench/bench_lsp_preview.py [--edits N] [--corpus FOLDER]
 """
@@ -29,6 +31,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
+from pygls.protocol import JsonRPCResponseMessage, default_converter
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = Path("adk-samples", "python", "agents", "travel-concierge")
@@ -38,6 +41,25 @@ ANCHOR = "- Please use only the agents and tools to fulfill all user rquest"
 
 PANEL_DEBOUNCE_MS = 60  # editors/vscode/src/preview.ts: PREVIEW_DEBOUNCE_MS
 TARGET_MEDIAN, TARGET_P95 = 100, 300  # issue 35 item 3: an edit's diagnostics, the editor's latency targets
+
+
+def plain_results() -> Any:
+    """pygls's converter, except that a response's result stays the JSON it is (as VS Code's client reads it):
+    pygls makes each object of an unknown result into a named tuple of a class made for it, which for a preview
+    (tens of kilobytes of nested objects) costs the client more than the server's whole answer."""
+    converter = default_converter()
+    converter.register_structure_hook(JsonRPCResponseMessage, lambda obj, cls: cls(**obj))
+    return converter
+
+
+def cpu_of(pid: int | None) -> float | None:
+    """The CPU time (user + system, seconds) the process `pid` has used so far: Linux's /proc; None elsewhere. The
+    server's own cost of a request, less inflated than wall time on a machine other work shares."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def spread(times: list[float]) -> tuple[float, float]:
@@ -61,8 +83,8 @@ def edited(text: str, n: int) -> str:
     return text.replace(ANCHOR, f"{ANCHOR} (edit {n})", 1)
 
 
-async def measure(root: Path, edits: int) -> tuple[float, list[float], list[float], list[float], list[float], int]:
-    client = LanguageClient("bench", "1")
+async def measure(root: Path, edits: int) -> dict[str, Any]:
+    client = LanguageClient("bench", "1", converter_factory=plain_results)
     published: dict[tuple[str, int], asyncio.Event] = {}
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -80,10 +102,16 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text)))
     await published.setdefault((uri, 1), asyncio.Event()).wait()
 
-    async def preview() -> tuple[float, Any]:
-        start = time.perf_counter()
+    pid = client._server.pid if client._server is not None else None
+    cpu: dict[str, list[float]] = {"after the edit": [], "again": []}
+
+    async def preview(phase: str | None = None) -> tuple[float, Any]:
+        before, start = cpu_of(pid), time.perf_counter()
         answer = await client.protocol.send_request_async("templating/preview", {"textDocument": {"uri": uri}})
-        return time.perf_counter() - start, answer
+        took, after = time.perf_counter() - start, cpu_of(pid)
+        if phase is not None and before is not None and after is not None:
+            cpu[phase].append(after - before)
+        return took, answer
 
     def change(version: int, new: str) -> None:
         client.text_document_did_change(
@@ -93,8 +121,8 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
         )
 
     first, answer = await preview()
-    agents = len(answer.agents)
-    assert answer.error is None, answer.error
+    agents = len(answer["agents"])
+    assert answer["error"] is None, answer["error"]
     lint, previews = [], []
     for n in range(edits):
         version = n + 2
@@ -102,10 +130,14 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
         change(version, edited(text, n))
         await published.setdefault((uri, version), asyncio.Event()).wait()
         lint.append(time.perf_counter() - start)
-        took, answer = await preview()
-        assert f"(edit {n})" in answer.agents[0].system_instruction, "the preview does not follow the edit"
+        took, answer = await preview("after the edit")
+        assert f"(edit {n})" in answer["agents"][0]["system_instruction"], "the preview does not follow the edit"
         previews.append(took)
-    again = [(await preview())[0] for _ in range(edits)]  # the panel shown again, nothing changed
+    again_cpu = cpu_of(pid)
+    again = [(await preview())[0] for _ in range(edits)]
+    now = cpu_of(pid)
+    if again_cpu is not None and now is not None:  # back to back: the phase's CPU whole (the clock ticks coarsely)
+        cpu["again"].append(now - again_cpu)  # the panel shown again, nothing changed
     panel = []  # as VS Code's panel asks: PANEL_DEBOUNCE_MS after the edit, diagnostics or not
     for n in range(edits, 2 * edits):
         version = n + 2
@@ -114,12 +146,20 @@ async def measure(root: Path, edits: int) -> tuple[float, list[float], list[floa
         await asyncio.sleep(PANEL_DEBOUNCE_MS / 1000)
         answer = await client.protocol.send_request_async("templating/preview", {"textDocument": {"uri": uri}})
         panel.append(time.perf_counter() - start)
-        assert f"(edit {n})" in answer.agents[0].system_instruction, "the preview does not follow the edit"
+        assert f"(edit {n})" in answer["agents"][0]["system_instruction"], "the preview does not follow the edit"
         await published.setdefault((uri, version), asyncio.Event()).wait()  # the next edit starts from a quiet server
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return first, lint, previews, again, panel, agents
+    return {
+        "first": first,
+        "lint": lint,
+        "previews": previews,
+        "again": again,
+        "panel": panel,
+        "agents": agents,
+        "cpu": cpu,
+    }
 
 
 def in_process(target: Path, runs: int) -> tuple[float, float]:
@@ -156,8 +196,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder).resolve() / "travel-concierge"
         shutil.copytree(found / APP, root, ignore=shutil.ignore_patterns("tests", "eval", "deployment", "*.pyc"))
-        first, lint, previews, again, panel, agents = asyncio.run(measure(root, args.edits))
+        measured = asyncio.run(measure(root, args.edits))
         local, local_edit = in_process(root / "travel_concierge", 7)
+    first, lint, previews, again, panel, agents = (
+        measured[k] for k in ("first", "lint", "previews", "again", "panel", "agents")
+    )
     lint_ms, lint_p95 = spread(lint)
     median, p95 = spread(previews)
     print(f"bench_lsp_preview: travel-concierge ({agents} agents previewed), {args.edits} unsaved edits of {EDITED}")
@@ -173,7 +216,14 @@ def main() -> int:
         f"(editor targets: median <= {TARGET_MEDIAN} ms, p95 <= {TARGET_P95} ms: {verdict})"
     )
     repeat = statistics.median(again) * 1000
-    print(f"  preview request again, nothing changed: median {repeat:.1f} ms ({repeat / lint_ms:.1f}x diagnostics)")
+    print(f"  preview request again, nothing changed: median {repeat:.1f} ms ({repeat / lint_ms:.2f}x diagnostics)")
+    cpu = measured["cpu"]
+    if cpu["after the edit"] and cpu["again"]:
+        after_cpu, again_cpu = (sum(cpu[phase]) * 1000 / args.edits for phase in ("after the edit", "again"))
+        print(
+            f"  the server's CPU per preview request (its process, /proc): after the edit mean {after_cpu:.1f} ms, "
+            f"again mean {again_cpu:.1f} ms"
+        )
     print(f"  build_preview of the same app in this process (no LSP, nothing kept): median {local * 1000:.1f} ms")
     print(
         f"  build_preview after an edit in this process (each agent's request kept): median {local_edit * 1000:.1f} ms"

@@ -41,6 +41,16 @@ EDITS = {
     ),
     "the root's global_instruction": Edit("concierge", "agent.py", "Be courteous.", "Be brief.", _CONCIERGE),
     "a description": Edit("concierge", "agent.py", "Books tables at restaurants.", "Books tables.", _CONCIERGE),
+    "an agent added": Edit(
+        "concierge",
+        "agent.py",
+        "sub_agents=[greeting_agent, booking_agent],",
+        'sub_agents=[greeting_agent, booking_agent, Agent(name="farewell_agent", model=MODEL, '
+        'description="Says goodbye.", instruction="Say goodbye to {user:name?}.")],',
+    ),
+    "an agent removed": Edit(
+        "concierge", "agent.py", "sub_agents=[greeting_agent, booking_agent],", "sub_agents=[greeting_agent],"
+    ),
     "an agent renamed": Edit("concierge", "agent.py", 'name="greeting_agent"', 'name="greeter"'),
     "a tool added": Edit("concierge", "agent.py", "tools=[get_weather],", "tools=[get_weather, get_current_time],"),
     "the model": Edit("concierge", "agent.py", 'MODEL = "gemini-2.5-flash"', 'MODEL = "gemini-2.0-flash"'),

@@ -378,11 +378,12 @@ ORDERS: dict[str, list[str]] = {
     ],
     # the data, what is kept between previews, google-adk's request for one agent, the walk over an app's tree,
     # importing an app, the app read from its code, the partial preview without google-adk, the formats, making a
-    # preview, a revision's files from git, two previews compared, then the package's names
+    # preview, one from facts a caller holds (the language server's), a revision's files from git, two previews
+    # compared, then the package's names
     "preview": [
         *("preview.result", "preview.reuse", "preview.assemble", "preview.walk", "preview.load", "preview.static"),
         "preview.partial",
-        *("preview.formats", "preview.build", "preview.git", "preview.diff", "preview"),
+        *("preview.formats", "preview.build", "preview.shared", "preview.git", "preview.diff", "preview"),
     ],
 }
 # The packages whose every module is in their order (a new module of theirs needs its place there).

@@ -158,7 +158,11 @@ async def test_a_preview_after_edits_through_the_server_is_the_fresh_preview_of_
             str(path.parent), read=lambda file, text=text: text if file == str(path) else Path(file).read_text("utf-8")
         )
         assert found["error"] is None
-        assert found["agents"] == fresh.to_json()
+        assert (found["target"], found["agents"], found["notes"]) == (
+            str(path.parent),
+            fresh.to_json(),
+            list(fresh.notes),
+        )
     assert path.read_text(encoding="utf-8") == original  # nothing written
 
 

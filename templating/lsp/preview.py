@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -22,6 +22,9 @@ from ..pysource import python_text, scan
 from .folders import contains
 from .positions import Lines
 from .state import TemplatingServer
+
+if TYPE_CHECKING:
+    from ..preview.shared import Known
 
 __all__ = ["PREVIEW_COMMAND", "PREVIEW_METHOD", "code_lenses", "preview_answer", "request_of", "warm_up"]
 
@@ -47,9 +50,12 @@ def _field(params: Any, name: str) -> Any:
     return getattr(params, name, None)
 
 
-def request_of(server: TemplatingServer, params: Any) -> tuple[str, Path, dict[str, str], str | None, Any] | str:
+def request_of(
+    server: TemplatingServer, params: Any
+) -> tuple[str, Path, dict[str, str], str | None, Any, Known | None] | str:
     """What a preview request needs, taken on the server's thread: the document's path, its workspace folder's
-    root, the open documents' text in that folder, the agent asked for and the state; or why there is none."""
+    root, the open documents' text in that folder, the agent asked for, the state and what the folder's project
+    knows (its scan and agent model with those texts, the edits waiting linted first); or why there is none."""
     document = _field(params, "textDocument")
     uri = _field(document, "uri") if document is not None else _field(params, "uri")
     if not isinstance(uri, str):
@@ -70,16 +76,37 @@ def request_of(server: TemplatingServer, params: Any) -> tuple[str, Path, dict[s
     state = _field(params, "state")
     if state is not None and not isinstance(state, Mapping):
         return "state must be a JSON object (key -> value)"
-    return path, folder.root, texts, agent if isinstance(agent, str) else None, dict(state) if state else None
+    asked = agent if isinstance(agent, str) else None
+    return path, folder.root, texts, asked, dict(state) if state else None, _known(server, folder, texts)
+
+
+def _known(server: TemplatingServer, folder: Any, texts: dict[str, str]) -> Known | None:
+    """What the folder's project knows now: the edits waiting are linted first (as the other requests do)."""
+    from ..preview.shared import Known
+
+    for waiting in [p for p in server.pending if contains(folder.root, p)]:
+        server.flush(waiting)
+    project = folder.project
+    model = server.agent_model(folder)
+    if project is None or model is None or project._scan is None:
+        return None
+    return Known(project, folder.root, project.config, project._scan, model, texts, dict(project.overrides))
 
 
 def preview_answer(
-    path: str, root: Path, texts: Mapping[str, str], agent: str | None, state: Mapping[str, Any] | None
+    path: str,
+    root: Path,
+    texts: Mapping[str, str],
+    agent: str | None,
+    state: Mapping[str, Any] | None,
+    known: Known | None = None,
 ) -> dict[str, Any]:
     """The answer to `templating/preview` (run on a worker thread): `agents`, the list `templating preview
     --format json` prints, for the app holding the document (its agents, or those named `agent`); `target`, the
-    app; `notes`; `error` (null, or why there is no preview)."""
+    app; `notes`; `error` (null, or why there is no preview). The app is taken from what the project `known`
+    says where it can be (`templating.preview.shared`), else read again."""
     from ..preview import PreviewError, build_preview
+    from ..preview.shared import preview_from
 
     def read(file: str) -> str:
         if file in texts:
@@ -95,7 +122,9 @@ def preview_answer(
     last = "no ADK app holds an agent of this file"
     for target in _targets(path, root):
         try:
-            result = build_preview(target, state=state, read=read, unsaved=unsaved)
+            result = preview_from(known, target, state=state) if known is not None else None
+            if result is None:
+                result = build_preview(target, state=state, read=read, unsaved=unsaved)
         except PreviewError as exc:
             last = exc.message
             continue

@@ -9,12 +9,15 @@ import importlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Coroutine, Hashable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .load import PreviewError, adk_installed
 from .result import AgentPreview, Preview
 
-__all__ = ["build_preview", "clear_cache", "import_adk"]
+if TYPE_CHECKING:
+    from .static import StaticApp
+
+__all__ = ["build_preview", "clear_cache", "import_adk", "static_preview"]
 
 T = TypeVar("T")
 
@@ -39,29 +42,48 @@ def build_preview(
     `agent`: only the agents of that name (a `PreviewError` when there is none). Without google-adk (the `adk`
     extra), a preview read from the code is `partial` (each agent's instructions rendered by this project, marked
     as not the exact request); `partial=False` raises a `PreviewError` instead."""
-    from .assemble import Given, Marker
-    from .load import load_app, quiet
-    from .static import adk_tree, declared_state, read_app
-    from .walk import Walk
+    from .static import read_app
 
     static = None
-    key: Hashable | None = None
-    notes: list[str] = []
     if not run or state is None:
         try:
             static = read_app(target, read=read, unsaved=unsaved)
         except PreviewError:
             if not run:
                 raise
-    given: dict[str, Given] = {}
-    if state is not None:
-        given = {key: Given(value) for key, value in state.items()}
-    elif static is not None:
-        declared, where = declared_state(static)
-        given = {key: Given(Marker(value), "state", where) for key, value in declared.items()}
-        if where is not None:
-            notes.append(f"state: the declared initial state ({where}), each value shown as a marker")
-    if not run and not adk_installed():
+    if not run:
+        assert static is not None
+        return static_preview(target, static, state=state, agent=agent, partial=partial)
+    from .load import load_app, quiet
+    from .walk import Walk
+
+    notes: list[str] = []
+    given = _given(static, state, notes)
+    loaded = load_app(target, announce=announce)
+    walk = Walk(run_code=True, plugins=list(loaded.plugins))
+    with quiet():
+        previews = _run(lambda: walk.app(loaded.root, given))
+    return _only(Preview(target, "run", tuple(previews), tuple([*notes, *walk.notes])), agent)
+
+
+def static_preview(
+    target: str,
+    static: StaticApp,
+    *,
+    state: Mapping[str, Any] | None = None,
+    agent: str | None = None,
+    partial: bool = True,
+    keep: bool = True,
+) -> Preview:
+    """The preview of the app `static` (read from the code: by `read_app`, or taken from a language server's
+    agent model), as `build_preview` makes it; `keep`: keep it (by everything it is made of) for the next one."""
+    from .load import quiet
+    from .static import adk_tree
+    from .walk import Walk
+
+    notes: list[str] = []
+    given = _given(static, state, notes)
+    if not adk_installed():
         if not partial:
             raise PreviewError(
                 "the preview assembles each request with google-adk's own code: "
@@ -69,40 +91,49 @@ def build_preview(
             )
         from .partial import ADK_MISSING, partial_previews
 
-        assert static is not None
         previews = partial_previews(static, given)
         return _only(Preview(target, "partial", tuple(previews), (ADK_MISSING, *notes)), agent)
-    if run:
-        loaded = load_app(target, announce=announce)
-        walk = Walk(run_code=True, plugins=list(loaded.plugins))
-        root = loaded.root
-    else:
-        assert static is not None
-        key = _cache_key(target, static, given)
-        with _LOCK:
-            cached = _CACHE.get(key) if key is not None else None
-            if cached is not None:
-                _CACHE.move_to_end(key)
+    key = _cache_key(target, static, given) if keep else None
+    with _LOCK:
+        cached = _CACHE.get(key) if key is not None else None
         if cached is not None:
-            return _only(Preview(target, "static", cached[0], cached[1]), agent)
-        try:
-            with quiet():
-                root, facts = adk_tree(static)
-        except PreviewError:
-            raise
-        except Exception as exc:  # google-adk refuses the agents as the code reads: say so, in one line
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
-        walk = Walk(facts=facts, reuse=True)
+            _CACHE.move_to_end(key)
+    if cached is not None:
+        return _only(Preview(target, "static", cached[0], cached[1]), agent)
+    try:
+        with quiet():
+            root, facts = adk_tree(static)
+    except PreviewError:
+        raise
+    except Exception as exc:  # google-adk refuses the agents as the code reads: say so, in one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
+    walk = Walk(facts=facts, reuse=True)
     with quiet():
         previews = _run(lambda: walk.app(root, given))
-    result = Preview(target, "run" if run else "static", tuple(previews), tuple([*notes, *walk.notes]))
+    result = Preview(target, "static", tuple(previews), tuple([*notes, *walk.notes]))
     if key is not None:
         with _LOCK:
             _CACHE[key] = (result.agents, result.notes)
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)
     return _only(result, agent)
+
+
+def _given(static: StaticApp | None, state: Mapping[str, Any] | None, notes: list[str]) -> dict[str, Any]:
+    """The state each agent starts from: `state`, else the app's declared initial state (each value a marker,
+    said in `notes`)."""
+    from .assemble import Given, Marker
+    from .static import declared_state
+
+    if state is not None:
+        return {key: Given(value) for key, value in state.items()}
+    if static is None:
+        return {}
+    declared, where = declared_state(static)
+    if where is not None:
+        notes.append(f"state: the declared initial state ({where}), each value shown as a marker")
+    return {key: Given(Marker(value), "state", where) for key, value in declared.items()}
 
 
 # The static previews made last, by everything they are made of: an editor asks again for an app none of whose

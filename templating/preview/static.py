@@ -17,7 +17,7 @@ import ast
 import importlib
 import os
 from collections.abc import Callable, Collection, Hashable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -221,7 +221,8 @@ def declared_state(static: StaticApp) -> tuple[dict[str, str], str | None]:
     initial = static.model.initial_state(static.app)
     if not initial.declared:
         return {}, None
-    where = "; ".join(source.text for source in initial.sources)
+    # each file by its absolute path, as `read_app` names it (a language server's scan names them as findings do)
+    where = "; ".join(replace(source, path=os.path.abspath(source.path)).text for source in initial.sources)
     return {key: marker(f"initial state: {key}") for key in sorted(initial.keys)}, where
 
 
