@@ -213,7 +213,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "the project model: files, configuration, what reaches what, the cache",
         {"linter.globs", "linter.config", "linter.discovery", "linter.project", "linter.reach", "linter.result"}
-        | {"linter.cache", "linter.selection", "linter.cold"},
+        | {"linter.cache", "linter.selection", "linter.cold", "linter.import_groups", "linter.prefilter"},
     ),
     ("the agent model", {"agent_model", "agent_model.*"}),
     (
