@@ -283,20 +283,35 @@ def test_on_the_corpus_groups_workers_and_prefilter_find_what_the_whole_scan_fin
 LICENSE = "# Unless required by applicable law or agreed to in writing, software\n"
 RELEVANT = [
     ("prompt", 'PROMPT = "Hi {name}"\n', True),
-    ("agent", "from google.adk.agents import LlmAgent\n", True),
+    ("agent", "root_agent = LlmAgent(name='a')\n", True),
+    ("agent-imported-under-another-name", "from google.adk.agents import LlmAgent as Brain\n", True),
+    ("agent-module-alias", "from google.adk import agents as adk\n\nroot = adk.SequentialAgent(name='s')\n", True),
+    ("workflow", "flow = Workflow(name='w', edges=[])\n", True),
     ("state", "def tool(tool_context):\n    tool_context.state['k'] = 1\n", True),
     ("state-delta", "actions = EventActions(state_delta={'k': 1})\n", True),
     ("annotation", "def keep(target: 'State', v):\n    target['k'] = v\n", True),
     ("output-key", "config = dict(output_key='reply')\n", True),
     ("runner", "x = InMemoryRunner(agent=a)\n", True),
     ("app", "app = App(name='a', root_agent=root)\n", True),
+    ("state-param", "def keep(state, v):\n    state['k'] = v\n", True),
+    ("state-keyword", "session = make(app_name='a', state=initial)\n", True),
     ("templating", "import templating as t\n", True),
     ("instruction-keyword", "make(global_instruction=TEXT)\n", True),
     ("suffix-any-case", "system_prompt = load()\n", True),
+    ("suffix-annotated", "GREETING_INSTR: str = load()\n", True),
+    ("suffix-formatted", "from .prompts import ROOT_PROMPT\n\ntext = ROOT_PROMPT.format(name=n)\n", True),
+    ("suffix-percent", "text = BASE_TEMPLATE % values\n", True),
+    ("suffix-passed-on", "chain = ChatPromptTemplate.from_template(SYSTEM_PROMPT)\n", True),
     ("plain", "import math\n\ndef area(r):\n    return math.pi * r * r\n", False),
     ("constant", 'GREETING = "Hello {user:name}"\n', False),  # fed to an instruction only through an import
     ("license-header", LICENSE + "x = 1\n", False),  # "applicable" holds "app" but names no App
     ("evaluator", "from google.adk.evaluation import AgentEvaluator\n", False),
+    ("agent-imported-only", "from google.adk.agents import LlmAgent\n", False),  # builds nothing here
+    ("docstring", '"""Test deployment of the Research Agent to Agent Engine."""\n', False),
+    ("vertex-app", "app = reasoning_engines.AdkApp(agent=root_agent)\n", False),  # not google-adk's App
+    ("state-in-prose", "# the state of the order is kept by the shop\nstatus = 'ok'\n", False),
+    ("state-read", "def f(states):\n    return states.copy()\n", False),
+    ("prompt-in-a-call", "def build_prompt(topic):\n    return topic\n\nbuild_prompt('x')\n", False),
     ("prose", '"""The statement applies to apps and agents; prompts follow."""\n', False),
     ("empty", "", False),
 ]
