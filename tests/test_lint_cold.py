@@ -371,6 +371,12 @@ GROUPS = [
     ("init", {"p/__init__.py": "", "p/a.py": "", "p/b.py": "", "c.py": ""}, [[0, 1, 2], [3]]),
     ("parent-level", {"p/q/a.py": "from .. import b\n", "p/b.py": "", "p/c.py": ""}, [[0, 1, 2]]),
     ("independent", {"a.py": "x = 1\n", "b.py": "y = 2\n"}, [[0], [1]]),
+    ("libraries", {"a.py": "import os, json\nfrom google.adk.agents import Agent\n", "b.py": ""}, [[0], [1]]),
+    (
+        "a-folder-named-as-a-library",
+        {"a.py": "from google.adk import agents\n", "google/adk/agents.py": "", "z.py": ""},
+        [[0, 1], [2]],
+    ),
 ]
 
 

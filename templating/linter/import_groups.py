@@ -95,8 +95,13 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
     above: dict[str, list[str]] = {}  # a folder -> the folders an absolute import is looked for in
     reached: dict[tuple[str, int, str], list[int]] = {}
     sep = os.sep
+    # the names a module path of the project can start with: a folder's, a module's (`google`, `os` are not)
+    heads = {os.path.basename(d) for d in dirs} | {os.path.splitext(os.path.basename(f))[0] for f in files}
+    nowhere: list[int] = []
 
     def targets(folder: str, level: int, name: str) -> list[int]:
+        if not level and name.partition(".")[0] not in heads:
+            return nowhere  # a library's module: no file of the project can be it
         memo = (folder, level, name)
         found = reached.get(memo)
         if found is not None:
