@@ -21,14 +21,15 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import read_bytes
 from .import_groups import groups, import_graph
 from .prefilter import relevant, wanted
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the pool's module (multiprocessing, tempfile...) is imported only when a pool starts
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     from ..pysource import Scan
 
 __all__ = ["POOL_THRESHOLD", "PREFILTER", "cold_scan", "groups", "jobs", "relevant"]  # the last two: see their modules
@@ -136,7 +137,7 @@ def _valid(paths: Sequence[str], read: Callable[[str], str]) -> set[str]:
 
 def _to_scan(chunk: Sequence[tuple[str, bool]], read: Callable[[str], str]) -> list[str]:
     """The files of `chunk` (each with whether it may hold an instruction) to scan, in order: those that may,
-    and those that do not compile."""
+    and those that do not parse."""
     valid = _valid([path for path, wanted in chunk if not wanted], read)
     return [path for path, wanted in chunk if wanted or path not in valid]
 
@@ -177,7 +178,7 @@ def cold_scan(
 
     `text_of`: a file's text as the project read it (None: not read as text); `scan_in_process`: the project's
     own scan of some files; `suffixes`, `root`, `limit`: the project's constant suffixes, root and file size
-    limit, for the workers. With `PREFILTER` on, the files `relevant` refuses are only compiled."""
+    limit, for the workers. With `PREFILTER` on, the files the prefilter refuses are only checked to parse."""
     from ..pysource import Scan
 
     files = list(paths)
@@ -206,6 +207,7 @@ def _started(workers: int) -> ProcessPoolExecutor:
     process finds the groups. Spawned: no state of this process's threads copied; their CPU time and memory are
     this process's children's."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     for _ in range(workers):
@@ -252,6 +254,8 @@ def _shared(
 ) -> list[Scan]:
     """The `count` chunks scanned by the `workers` processes of `pool` taking them from the front and this one
     from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     results: list[Scan | None] = [None] * count
     queue = collections.deque(range(count))
     pending: dict[Future[Scan | None], int] = {}
