@@ -213,7 +213,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "the project model: files, configuration, what reaches what, the cache",
         {"linter.globs", "linter.config", "linter.discovery", "linter.project", "linter.reach", "linter.result"}
-        | {"linter.cache", "linter.selection", "linter.cold"},
+        | {"linter.cache", "linter.selection", "linter.cold", "linter.import_groups", "linter.prefilter"},
     ),
     ("the agent model", {"agent_model", "agent_model.*"}),
     (
@@ -559,14 +559,17 @@ RENDERER = ("templating.template", "templating.parser", "templating.renderer")
             ["lint", "TEMPLATE", "--no-cache"],
             ("templating.providers", "templating.sessions", "pydantic", "jinja2", "lark", "tempfile"),
         ),
+        # an ADK project without a jinja(...) instruction: its agent model is built without Jinja2
+        (["lint", "PROJECT", "--no-cache"], ("templating.providers", "templating.sessions", "jinja2", "tempfile")),
     ],
-    ids=["version", "keys", "render", "convert", "lint"],
+    ids=["version", "keys", "render", "convert", "lint", "lint-project"],
 )
 def test_each_command_imports_only_what_it_uses(argv: list[str], unused: tuple[str, ...]) -> None:
     files = {
         "TEMPLATE": EXAMPLES / "support_agent.txt",
         "STATE": EXAMPLES / "state.json",
         "ADK": EXAMPLES / "adk_instruction.txt",
+        "PROJECT": EXAMPLES / "adk_project",
     }
     args = [str(files[a]) if a in files else a for a in argv]
     code = (

@@ -122,6 +122,26 @@ def test_matches_the_reference(pattern: str, path: str, prefixes: bool) -> None:
     assert compile_glob(pattern, prefixes=prefixes).match(path) is reference(pattern, path, prefixes=prefixes)
 
 
+@settings(max_examples=100, deadline=None)
+@given(_patterns, st.lists(_paths, min_size=1, max_size=30), st.booleans())
+def test_one_compiled_glob_matches_many_paths_as_the_reference(pattern: str, paths: list[str], prefixes: bool) -> None:
+    """A compiled glob keeps what each name it met matched (a walk meets each folder many times): matched over
+    many paths in turn, repeated names among them, it gives what the reference gives for each."""
+    glob = compile_glob(pattern, prefixes=prefixes)
+    for path in [*paths, *paths]:
+        assert glob.match(path) is reference(pattern, path, prefixes=prefixes), path
+
+
+def test_the_names_a_glob_keeps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from templating.linter import globs
+
+    monkeypatch.setattr(globs, "_SEEN_LIMIT", 3)
+    glob = compile_glob("build", prefixes=True)
+    paths = [f"src/p{i}/build/m.py" for i in range(10)] + [f"src/p{i}/m.py" for i in range(10)]
+    assert [glob.match(p) for p in paths] == [True] * 10 + [False] * 10
+    assert len(glob._seen) == 3
+
+
 # --- cost: bounded by a count of steps, not by time
 
 

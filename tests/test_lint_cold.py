@@ -14,9 +14,10 @@ import pytest
 from conftest import shared_corpora
 
 import templating
-from templating.linter import cold
+from templating.linter import cold, import_groups, prefilter
 from templating.linter.engine import Project
 from templating.linter.findings import ProjectFindings
+from templating.pysource.found import CONSTANT_SUFFIXES
 
 CORPORA = shared_corpora()
 
@@ -90,6 +91,91 @@ root_agent = Agent(name="helper", model="gemini-2.0-flash", instruction=GREETING
 """
 WORDS = 'GREETING = "Hello {user:name}, you asked about {topic}. {topic?}"\n'
 
+STAR = """\
+from google.adk.agents import LlmAgent
+from .texts import *
+
+root_agent = LlmAgent(name="helper", model="gemini-2.0-flash", instruction=WELCOME + " Reply in {{language}}.")
+other = LlmAgent(name="other", model="gemini-2.0-flash", instruction="Tell me about {topic}.")
+"""
+ALIASED = """\
+from google.adk import agents as adk
+from .texts import GREETING as G
+
+root_agent = adk.LlmAgent(name="helper", model="gemini-2.0-flash", instruction=G, output_key="topic")
+"""
+BUILDER = """\
+INTRO = "Hello {user:name}."
+TEXT = INTRO + " You asked about {topic}. {topic?}"
+"""
+BUILT = """\
+from google.adk.agents import Agent
+from .build import TEXT
+
+root_agent = Agent(name="helper", model="gemini-2.0-flash", instruction=TEXT)
+"""
+PROVIDER = """\
+from .texts import GREETING
+
+
+def greeting(context):
+    return GREETING + " {mood}"
+"""
+PROVIDED = """\
+from google.adk.agents import Agent
+from templating import instruction
+from .greet import greeting
+from .texts import GREETING
+
+root_agent = Agent(name="helper", model="gemini-2.0-flash", instruction=greeting)
+other = Agent(name="other", model="gemini-2.0-flash", instruction=instruction(GREETING))
+"""
+MEMORY = """\
+def remember(memory, value):
+    memory["topic"] = value
+"""
+TOOLS = """\
+from .memory import remember
+
+
+def save_topic(tool_context, topic: str) -> str:
+    remember(tool_context.state, topic)
+    return "saved"
+"""
+HANDED = """\
+from google.adk.agents import Agent
+from .tools import save_topic
+
+root_agent = Agent(
+    name="helper", model="gemini-2.0-flash", tools=[save_topic], instruction="We talk about {topic}. {other}"
+)
+"""
+FLOW = """\
+from google.adk.agents import BaseAgent
+
+
+class StoryFlow(BaseAgent):
+    async def _run_async_impl(self, ctx):
+        yield None
+"""
+FLOW_MAIN = """\
+from .flow import StoryFlow
+from .texts import GREETING
+
+root_agent = StoryFlow(name="story", description=GREETING)
+"""
+SEED = """\
+def seed(callback_context):
+    callback_context.state["topic"] = "news"
+"""
+CONFIG = """\
+name: helper
+model: gemini-2.0-flash
+instruction: Tell me about {topic} and {user:name}.
+before_agent_callback:
+  - name: app.seed.seed
+"""
+
 PROJECTS = [
     (
         "a-comment-only",
@@ -111,6 +197,43 @@ PROJECTS = [
             "two/words.py": "GREETING = (\n",
         },
     ),
+    # the prefilter's edge cases, in idioms real agent code is written in: a module named by none of the words it
+    # looks for still gives what it gives when a scanned file imports it (or is scanned when it must be)
+    (
+        "star-import",
+        {"app/__init__.py": "", "app/agent.py": STAR, "app/texts.py": WORDS.replace("GREETING", "WELCOME")},
+    ),
+    (
+        "aliases",
+        {
+            "app/__init__.py": "from . import agent\n",
+            "app/agent.py": ALIASED,
+            "app/texts.py": WORDS,
+        },
+    ),
+    ("built-elsewhere", {"app/__init__.py": "", "app/agent.py": BUILT, "app/build.py": BUILDER}),
+    (
+        "provider",
+        {"app/__init__.py": "", "app/agent.py": PROVIDED, "app/greet.py": PROVIDER, "app/texts.py": WORDS},
+    ),
+    (
+        "state-handed-to-a-helper",
+        {"app/__init__.py": "", "app/agent.py": HANDED, "app/tools.py": TOOLS, "app/memory.py": MEMORY},
+    ),
+    (
+        "custom-agent-class",
+        {
+            "app/__init__.py": "",
+            "app/agent.py": AGENT.format(imports=".texts"),
+            "app/flow.py": FLOW,
+            "app/main.py": FLOW_MAIN,
+            "app/texts.py": WORDS,
+        },
+    ),
+    (
+        "yaml-config",
+        {"app/__init__.py": "", "app/root_agent.yaml": CONFIG, "app/seed.py": SEED, "app/texts.py": WORDS},
+    ),
 ]
 
 
@@ -125,7 +248,8 @@ def test_a_run_finds_what_the_whole_scan_finds(
     assert expected[0], "the project has findings to compare"
     chunks = pooled(monkeypatch)
     assert run(root, monkeypatch, how) == expected
-    if how == "pool" and len(cold.groups(sorted(files), files.get)) > 1:  # one group is one chunk, scanned here
+    one_chunk = len(import_groups.groups(sorted(files), files.get)) == 1  # one group is one chunk, scanned here
+    if how == "pool" and not one_chunk:
         assert chunks["by workers"] >= 1, chunks
 
 
@@ -156,25 +280,87 @@ def test_on_the_corpus_groups_workers_and_prefilter_find_what_the_whole_scan_fin
 # --- the parts
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ('PROMPT = "Hi {name}"\n', True),
-        ("from google.adk.agents import LlmAgent\n", True),
-        ("def tool(tool_context):\n    tool_context.state['k'] = 1\n", True),
-        ("x = Runner(app_name='a')\n", True),
-        ("import math\n\ndef area(r):\n    return math.pi * r * r\n", False),
-        ('GREETING = "Hello {user:name}"\n', False),  # fed to an instruction only through an import
-        ("", False),
-    ],
-    ids=["prompt", "agent", "state", "runner", "plain", "constant", "empty"],
-)
+LICENSE = "# Unless required by applicable law or agreed to in writing, software\n"
+RELEVANT = [
+    ("prompt", 'PROMPT = "Hi {name}"\n', True),
+    ("agent", "root_agent = LlmAgent(name='a')\n", True),
+    ("agent-imported-under-another-name", "from google.adk.agents import LlmAgent as Brain\n", True),
+    ("agent-module-alias", "from google.adk import agents as adk\n\nroot = adk.SequentialAgent(name='s')\n", True),
+    ("workflow", "flow = Workflow(name='w', edges=[])\n", True),
+    ("state", "def tool(tool_context):\n    tool_context.state['k'] = 1\n", True),
+    ("state-delta", "actions = EventActions(state_delta={'k': 1})\n", True),
+    ("annotation", "def keep(target: 'State', v):\n    target['k'] = v\n", True),
+    ("output-key", "config = dict(output_key='reply')\n", True),
+    ("runner", "x = InMemoryRunner(agent=a)\n", True),
+    ("app", "app = App(name='a', root_agent=root)\n", True),
+    ("state-param", "def keep(state, v):\n    state['k'] = v\n", True),
+    ("state-keyword", "session = make(app_name='a', state=initial)\n", True),
+    ("templating", "import templating as t\n", True),
+    ("instruction-keyword", "make(global_instruction=TEXT)\n", True),
+    ("suffix-any-case", "system_prompt = load()\n", True),
+    ("suffix-annotated", "GREETING_INSTR: str = load()\n", True),
+    ("suffix-formatted", "from .prompts import ROOT_PROMPT\n\ntext = ROOT_PROMPT.format(name=n)\n", True),
+    ("suffix-percent", "text = BASE_TEMPLATE % values\n", True),
+    ("suffix-passed-on", "chain = ChatPromptTemplate.from_template(SYSTEM_PROMPT)\n", True),
+    ("plain", "import math\n\ndef area(r):\n    return math.pi * r * r\n", False),
+    ("constant", 'GREETING = "Hello {user:name}"\n', False),  # fed to an instruction only through an import
+    ("license-header", LICENSE + "x = 1\n", False),  # "applicable" holds "app" but names no App
+    ("evaluator", "from google.adk.evaluation import AgentEvaluator\n", False),
+    ("agent-imported-only", "from google.adk.agents import LlmAgent\n", False),  # builds nothing here
+    ("docstring", '"""Test deployment of the Research Agent to Agent Engine."""\n', False),
+    ("vertex-app", "app = reasoning_engines.AdkApp(agent=root_agent)\n", False),  # not google-adk's App
+    ("state-in-prose", "# the state of the order is kept by the shop\nstatus = 'ok'\n", False),
+    ("state-read", "def f(states):\n    return states.copy()\n", False),
+    ("prompt-in-a-call", "def build_prompt(topic):\n    return topic\n\nbuild_prompt('x')\n", False),
+    ("prose", '"""The statement applies to apps and agents; prompts follow."""\n', False),
+    ("empty", "", False),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [r[1:] for r in RELEVANT], ids=[r[0] for r in RELEVANT])
 def test_relevant_tells_the_files_that_may_hold_or_feed_an_instruction(text: str, expected: bool) -> None:
-    assert cold.relevant(text) is expected
+    assert prefilter.relevant(text, CONSTANT_SUFFIXES) is expected
+
+
+REFUSED = {  # by project: the files the prefilter refuses (none of them is needed as a file of its own)
+    "a-comment-only": {"words.py"},  # x.py names templating (in a comment)
+    "star-import": {"app/__init__.py", "app/texts.py"},
+    "aliases": {"app/__init__.py", "app/texts.py"},
+    "built-elsewhere": {"app/__init__.py", "app/build.py"},
+    "provider": {"app/__init__.py", "app/greet.py", "app/texts.py"},
+    "state-handed-to-a-helper": set(),  # memory.py and __init__.py are kept: tools.py may give them state
+    "custom-agent-class": {"app/__init__.py", "app/texts.py"},  # main.py is kept: it builds a StoryFlow
+}
+
+
+@pytest.mark.parametrize(("project", "refused"), list(REFUSED.items()), ids=list(REFUSED))
+def test_the_prefilter_refuses_the_files_that_cannot_hold_or_feed_an_instruction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: str, refused: set[str]
+) -> None:
+    files = {name: text for name, text in dict(PROJECTS)[project].items() if name.endswith(".py")}
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, files)
+    names = sorted(files)
+    _, edges = import_groups.import_graph(names, files.get)
+    kept = prefilter.wanted([files[n] for n in names], edges, CONSTANT_SUFFIXES)
+    assert {n for n, k in zip(names, kept, strict=True) if not k} == refused
+
+
+@pytest.mark.slow
+def test_a_helper_given_state_is_scanned_or_its_write_is_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import closure of the prefilter is what keeps the write of `memory.py`: refused like a file of no
+    words, the run would report `{topic}` as never written."""
+    root = write(tmp_path, dict(PROJECTS)["state-handed-to-a-helper"])
+    expected = run(root, monkeypatch, "whole")
+    assert run(root, monkeypatch, "one") == expected
+    with monkeypatch.context() as patch:
+        patch.setattr(cold, "wanted", lambda texts, edges, suffixes: [prefilter.relevant(t or "") for t in texts])
+        assert run(root, monkeypatch, "one") != expected
 
 
 def test_relevant_reads_the_configured_constant_suffixes() -> None:
-    assert cold.relevant('WELCOME_GREETING = "Hello {name}"\n', ("_GREETING",)) is True
+    assert prefilter.relevant('WELCOME_GREETING = "Hello {name}"\n') is False
+    assert prefilter.relevant('WELCOME_GREETING = "Hello {name}"\n', ("_GREETING",)) is True
 
 
 GROUPS = [
@@ -185,6 +371,12 @@ GROUPS = [
     ("init", {"p/__init__.py": "", "p/a.py": "", "p/b.py": "", "c.py": ""}, [[0, 1, 2], [3]]),
     ("parent-level", {"p/q/a.py": "from .. import b\n", "p/b.py": "", "p/c.py": ""}, [[0, 1, 2]]),
     ("independent", {"a.py": "x = 1\n", "b.py": "y = 2\n"}, [[0], [1]]),
+    ("libraries", {"a.py": "import os, json\nfrom google.adk.agents import Agent\n", "b.py": ""}, [[0], [1]]),
+    (
+        "a-folder-named-as-a-library",
+        {"a.py": "from google.adk import agents\n", "google/adk/agents.py": "", "z.py": ""},
+        [[0, 1], [2]],
+    ),
 ]
 
 
@@ -196,13 +388,13 @@ def test_groups_keep_together_what_an_import_may_join(
     for name, text in files.items():
         Path(name).parent.mkdir(parents=True, exist_ok=True)
         Path(name).write_text(text, encoding="utf-8")
-    assert cold.groups(list(files), files.get) == expected
+    assert import_groups.groups(list(files), files.get) == expected
 
 
 def test_a_file_not_read_as_text_makes_one_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     texts = {"a.py": "", "b.py": None}
-    assert cold.groups(["a.py", "b.py"], texts.get) == [[0, 1]]
+    assert import_groups.groups(["a.py", "b.py"], texts.get) == [[0, 1]]
 
 
 @pytest.mark.parametrize(("value", "expected"), [("1", 1), ("3", 3), ("0", 1), ("many", 1)])

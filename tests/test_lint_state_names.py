@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from templating.linter import Diagnostic, lint_project
 from templating.linter.fix_regions import Region, fix_file
@@ -389,3 +391,25 @@ def test_a_global_instruction_gets_the_instruction_s_checks_and_a_static_one_onl
         *['LlmAgent(name="root").global_instruction'] * 3,
         'LlmAgent(name="root").static_instruction',
     ]
+
+
+_FRAGMENTS = ["state", "State", "STATE", "\u017ftate", "stat", "key", " ", "'plan'", '"plan"', "plan", "from", "the"]
+_FRAGMENTS += ["session", "(", ")", ".get(", "[", "]", "\n", "named ", "ctx.", ": "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=14).map("".join))
+def test_a_text_without_the_word_state_is_not_searched_and_nothing_is_lost(text: str) -> None:
+    """The mentions are found only in a text holding "state" as the patterns match it (any case, the long s too):
+    the same mentions as when every text is searched."""
+    import re
+
+    from templating.linter.rules import state_names
+
+    found = list(state_names._mentions(text))
+    searched = state_names._STATE_WORD
+    try:
+        state_names._STATE_WORD = re.compile("")  # every text searched
+        assert found == list(state_names._mentions(text))
+    finally:
+        state_names._STATE_WORD = searched

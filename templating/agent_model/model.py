@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TemplatingError
-from ..jinja_mode.reads import state_reads as jinja_reads
 from ..linter.config import LintConfig
 from ..linter.project import Walker
 from ..nodes import Span
@@ -191,6 +190,8 @@ class AgentModel:
                 if ref.text is None:
                     continue
                 if ref.dialect == "jinja":  # templating's Jinja2 provider reads state itself, when google-adk calls it
+                    from ..jinja_mode.reads import state_reads as jinja_reads  # Jinja2: only for such an instruction
+
                     starts = line_starts(ref.text)
                     for jread in jinja_reads(ref.text):
                         span = span_at(starts, jread.start, jread.end)

@@ -1,17 +1,16 @@
 """A whole run's scan (cold: nothing kept from an earlier one), in import-closed groups of files, on every core.
 
 The scan reads modules across files (names imported, functions called, agents built from other modules), so
-the files are first split into groups that no import crosses: a cheap reading of each file's `import` and
-`from` lines (over-approximated: every module an import could name, in every folder the scan looks in)
-links a file to what it may load, and the groups are the connected parts. Each group is scanned on its own
-with every syntax tree dropped when that group is done, so memory holds one group's trees at a time, not the
-project's; above `POOL_THRESHOLD` files the groups go to worker processes (`TEMPLATING_LINT_JOBS`: how many,
-`1` for none), each sending back the facts of its scan and no tree.
+the files are first split into groups that no import crosses (`templating.linter.import_groups`). Each group
+is scanned on its own with every syntax tree dropped when that group is done, so memory holds one group's
+trees at a time, not the project's; above `POOL_THRESHOLD` files the groups go to worker processes
+(`TEMPLATING_LINT_JOBS`: how many, `1` for none), each sending back the facts of its scan and no tree.
 
-A file none of whose words could make it hold an instruction or feed the agent model (`_RELEVANT`) is not
-scanned as a file of its own (no syntax tree is made for it): it is only compiled, which is about half as
-costly as `ast.parse` and makes no tree, to report it when it is not valid Python (then it is scanned, and the
-scan says why as before); it is still read and parsed when a scanned file imports it.
+A file the prefilter (`templating.linter.prefilter`) refuses, as one that can neither hold an instruction nor
+feed the agent model, is not scanned as a file of its own (no syntax tree is made for it): its symbol table
+is only built, which parses it without making Python objects of its tree (about two thirds of `ast.parse`),
+to report it when it is not valid Python (then it is scanned, and the scan says why as before); it is still
+read and parsed when a scanned file imports it.
 """
 
 from __future__ import annotations
@@ -21,47 +20,24 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import read_bytes
+from .import_groups import groups, import_graph
+from .prefilter import relevant, wanted
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the pool's module (multiprocessing, tempfile...) is imported only when a pool starts
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     from ..pysource import Scan
 
-__all__ = ["POOL_THRESHOLD", "PREFILTER", "cold_scan", "groups", "jobs", "relevant"]
+__all__ = ["POOL_THRESHOLD", "PREFILTER", "cold_scan", "groups", "jobs", "relevant"]  # the last two: see their modules
 
 POOL_THRESHOLD = 400  # files: below this, starting the workers costs more than they save
 _CHUNK = 150  # files a worker scans at once (its trees are kept until that chunk is done)
 _ENV_JOBS = "TEMPLATING_LINT_JOBS"
 PREFILTER = True  # off: every file scanned (what the tests compare the prefilter with)
-
-# Words one of which a file that holds an instruction, writes state or builds an agent (or its runner, app or
-# session) must contain; a constant suffix of the configuration (`*PROMPT`) is added to them.
-_RELEVANT = (
-    "state",
-    "agent",
-    "instruction",
-    "prompt",
-    "template",
-    "render",
-    "jinja",
-    "runner",
-    "session",
-    "output_key",
-    "app",
-    "workflow",
-    "event",
-    "callback",
-)
-_FROM = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+\Z")  # before an `import`, on its line
-_NAMES = re.compile(r"[ \t]+([^\n;#]+)")  # after it
-_NAME = re.compile(r"[^\W\d][\w.]*")
-
-
-def _word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
 
 
 def jobs() -> int:
@@ -103,142 +79,6 @@ def _spawn_safe() -> bool:
         return False
 
 
-def relevant(text: str, suffixes: Sequence[str] = ()) -> bool:
-    """Whether `text` may hold an instruction or feed the agent model: it holds one of `_RELEVANT`'s words or
-    a constant suffix (any case). A cheap test: a file it refuses is not scanned unless another imports it."""
-    lowered = text.lower()
-    return any(word in lowered for word in _RELEVANT) or any(
-        s.lower().strip("_") in lowered for s in suffixes if s.strip("_")
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# The groups
-
-
-def _imports(text: str) -> Iterator[tuple[int, str]]:
-    """Each module an `import`/`from` of `text` may name, with its level (leading dots); over-approximated:
-    a word after `import` anywhere counts, and so does each name a `from ... import` imports."""
-    at = text.find("import")
-    while at >= 0:
-        end = at + 6
-        if (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end])):
-            start = text.rfind("\n", 0, at) + 1
-            before = _FROM.search(text, start, at)
-            if before is not None:
-                yield len(before.group(1)), before.group(2)
-            names = _NAMES.match(text, end)
-            if names is not None:
-                for piece in names.group(1).replace("(", ",").replace(")", ",").split(","):
-                    name = _NAME.match(piece.strip())
-                    if name:
-                        yield 0, name.group(0).rstrip(".")
-        at = text.find("import", end)
-
-
-def groups(files: Sequence[str], texts: Callable[[str], str | None]) -> list[list[int]]:
-    """`files` (as shown) split into groups no import crosses: each group the indexes of its files, in order,
-    the groups in the order of their first file. `texts(name)`: a file's text (None: not known, its imports
-    unknown, so every file is one group)."""
-    real: dict[str, str] = {}
-
-    def real_folder(folder: str) -> str:
-        found = real.get(folder)
-        if found is None:
-            found = real[folder] = os.path.realpath(folder or os.curdir)
-        return found
-
-    at: dict[str, int] = {}  # a file's real path -> its index
-    children: dict[str, list[int]] = {}  # a real folder -> the indexes of the files directly in it
-    where: list[str] = []
-    for i, name in enumerate(files):
-        folder, base = os.path.split(name)
-        folder = real_folder(folder)
-        where.append(folder)
-        at[os.path.join(folder, base)] = i
-        children.setdefault(folder, []).append(i)
-    parent = list(range(len(files)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def union(i: int, j: int) -> None:
-        a, b = find(i), find(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
-
-    dirs: set[str] = set()  # every folder holding a file, and the folders above it
-    for folder in children:
-        while folder not in dirs:
-            dirs.add(folder)
-            up = os.path.dirname(folder)
-            if up == folder:
-                break
-            folder = up
-    above: dict[str, list[str]] = {}  # a folder -> the folders an absolute import is looked for in
-    reached: dict[tuple[str, int, str], list[int]] = {}
-    sep = os.sep
-
-    def targets(folder: str, level: int, name: str) -> list[int]:
-        memo = (folder, level, name)
-        found = reached.get(memo)
-        if found is not None:
-            return found
-        parts = [p for p in name.split(".") if p]
-        if level:
-            base = folder
-            for _ in range(level - 1):
-                base = os.path.dirname(base)
-            bases = [base]
-        else:
-            bases = above.get(folder) or []
-            if not bases:
-                base = folder
-                while len(bases) < 13:
-                    bases.append(base)
-                    up = os.path.dirname(base)
-                    if up == base:
-                        break
-                    base = up
-                above[folder] = bases
-        out: list[int] = []
-        for base in bases:
-            path = base
-            for part in parts:  # each package on the way (its `__init__.py`), and the module
-                path = path + sep + part if path != sep else sep + part
-                if path + ".py" in at:
-                    out.append(at[path + ".py"])
-                if path not in dirs:
-                    break
-                init = path + sep + "__init__.py"
-                if init in at:
-                    out.append(at[init])
-            else:
-                if not parts and base + sep + "__init__.py" in at:
-                    out.append(at[base + sep + "__init__.py"])
-                out += children.get(path, ())  # `from pkg import module`: any module of the package
-        reached[memo] = out
-        return out
-
-    for i, name in enumerate(files):
-        text = texts(name)
-        if text is None:
-            return [list(range(len(files)))]
-        init = os.path.join(where[i], "__init__.py")
-        if init in at:
-            union(i, at[init])
-        for level, module in _imports(text):
-            for j in targets(where[i], level, module):
-                union(i, j)
-    grouped: dict[int, list[int]] = {}
-    for i in range(len(files)):
-        grouped.setdefault(find(i), []).append(i)
-    return list(grouped.values())
-
-
 def _chunks(parts: list[list[int]], size: int) -> list[list[int]]:
     """The groups packed, in order, into chunks of about `size` files (a larger group is a chunk of its own)."""
     out: list[list[int]] = []
@@ -278,14 +118,17 @@ class _Reader:
 
 
 def _valid(paths: Sequence[str], read: Callable[[str], str]) -> set[str]:
-    """The `paths` that compile as they are (no syntax tree made); a file that does not (or cannot be read) is
-    scanned, so that the scan reports it as it always has."""
+    """The `paths` that parse as they are: their symbol table is built (the parser runs, no syntax tree is made
+    of Python objects, no code is generated; a few files that parse fail here too, and are then scanned). A file
+    that does not (or cannot be read) is scanned, so that the scan reports it as it always has."""
+    from symtable import symtable
+
     good = set()
     with warnings.catch_warnings():  # an invalid escape such as "\\d" warns; it is still a string
         warnings.simplefilter("ignore")
         for path in paths:
             try:
-                compile(read(path), path, "exec", dont_inherit=True)
+                symtable(read(path), path, "exec")
             except Exception:  # the scan reads it and says what is wrong
                 continue
             good.add(path)
@@ -294,7 +137,7 @@ def _valid(paths: Sequence[str], read: Callable[[str], str]) -> set[str]:
 
 def _to_scan(chunk: Sequence[tuple[str, bool]], read: Callable[[str], str]) -> list[str]:
     """The files of `chunk` (each with whether it may hold an instruction) to scan, in order: those that may,
-    and those that do not compile."""
+    and those that do not parse."""
     valid = _valid([path for path, wanted in chunk if not wanted], read)
     return [path for path, wanted in chunk if wanted or path not in valid]
 
@@ -335,7 +178,7 @@ def cold_scan(
 
     `text_of`: a file's text as the project read it (None: not read as text); `scan_in_process`: the project's
     own scan of some files; `suffixes`, `root`, `limit`: the project's constant suffixes, root and file size
-    limit, for the workers. With `PREFILTER` on, the files `relevant` refuses are only compiled."""
+    limit, for the workers. With `PREFILTER` on, the files the prefilter refuses are only checked to parse."""
     from ..pysource import Scan
 
     files = list(paths)
@@ -364,6 +207,7 @@ def _started(workers: int) -> ProcessPoolExecutor:
     process finds the groups. Spawned: no state of this process's threads copied; their CPU time and memory are
     this process's children's."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     for _ in range(workers):
@@ -385,15 +229,10 @@ def _scanned(
     root: str,
     limit: int,
 ) -> list[Scan]:
-    parts = groups(files, text_of)
-
-    def wanted(i: int) -> bool:
-        if not PREFILTER:
-            return True
-        text = text_of(files[i])
-        return text is None or relevant(text, suffixes)
-
-    chunks = [[(files[i], wanted(i)) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
+    texts = [text_of(name) for name in files]
+    parts, edges = import_graph(files, text_of)
+    kept = wanted(texts, edges, suffixes) if PREFILTER else [True] * len(files)
+    chunks = [[(files[i], kept[i]) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
 
     def here(i: int) -> Scan:
         return scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or ""))
@@ -415,6 +254,8 @@ def _shared(
 ) -> list[Scan]:
     """The `count` chunks scanned by the `workers` processes of `pool` taking them from the front and this one
     from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     results: list[Scan | None] = [None] * count
     queue = collections.deque(range(count))
     pending: dict[Future[Scan | None], int] = {}

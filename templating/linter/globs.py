@@ -26,7 +26,7 @@ The syntax is git's (`gitignore(5)`), as far as a walk needs it:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Glob", "GlobError", "GlobList", "compile_glob"]
 
@@ -211,6 +211,7 @@ class _Segment:
 
 
 _DEEP = None  # `**`: any number of folders, in a compiled pattern's list of segments
+_SEEN_LIMIT = 4096  # names whose match a pattern keeps
 
 
 def _fits(group: Sequence[_Segment], parts: Sequence[str], pos: int) -> bool:
@@ -225,6 +226,8 @@ class Glob:
     anchored: bool
     groups: tuple[tuple[_Segment, ...], ...]  # segment runs separated by `**`
     deep: bool  # whether there is a `**` at all (then groups[0] is the prefix, groups[-1] the suffix)
+    # `**/NAME/**`: whether each folder or file name met matches NAME (a walk meets each folder name many times)
+    _seen: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def name_segment(self) -> _Segment | None:
         """The pattern of the one name it matches at any depth (`*.log`), when that is what it is."""
@@ -240,7 +243,16 @@ class Glob:
         groups = self.groups
         if len(groups) == 3 and not groups[0] and not groups[2] and len(groups[1]) == 1:
             segment = groups[1][0]  # `**/NAME/**`: some part is NAME (the usual include and exclude)
-            return any(segment.match(part) for part in parts)
+            seen = self._seen
+            for part in parts:
+                hit = seen.get(part)
+                if hit is None:
+                    hit = segment.match(part)
+                    if len(seen) < _SEEN_LIMIT:
+                        seen[part] = hit
+                if hit:
+                    return True
+            return False
         if not self.deep:
             (only,) = groups
             return len(only) == len(parts) and _fits(only, parts, 0)

@@ -148,9 +148,16 @@ def angle_placeholders(found: Instruction, keys: Mapping[str, str]) -> list[Diag
     return out
 
 
+# Every pattern of a mention holds the word "state" (as they match it): a text without it names no key as state,
+# and is not searched by the patterns, whose look-behinds and leading names are tried at each of its characters.
+_STATE_WORD = re.compile("state", re.IGNORECASE)
+
+
 def _mentions(text: str) -> Iterator[tuple[int, int, str]]:
     """Each place `text` names a state key as state: (start, end, key), in order."""
     found: list[tuple[int, int, str]] = []
+    if _STATE_WORD.search(text) is None:
+        return
     for m in _ACCESS.finditer(text):
         found.append((m.start(), m.end(), m["ia"] or m["ib"] or m["ga"] or m["gb"]))
     for pattern, tag in ((_PROSE_BEFORE, "b"), (_PROSE_AFTER, "a")):
