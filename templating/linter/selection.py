@@ -127,9 +127,8 @@ class ProjectFiles:
         self._own: dict[int, Any] = {}
         self._unwritten: dict[int, Any] = {}
         self._unwritten_for: frozenset[str] | None = None
-        # the order rules' findings of each instruction for the agent model's index (`_ordered_for`)
-        self._ordered: dict[int, Any] = {}
-        self._ordered_for: Any = None
+        # the order rules' findings of each instruction, kept from one agent model to the next (rules.order_kept)
+        self._ordered: Any = None
         self._order: Any = None  # the index of the agent model `_order_of`
         self._order_of: Any = None
         # T029/T030 of each instruction for the project's state keys (`_named_for`), and the keys each reads
