@@ -307,6 +307,45 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
     edits()
 
 
+def _copies(name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two plain copies of the project `name` in one workspace (its apps, keys and module names twice, as in a
+    monorepo of ADK apps)."""
+    root = tmp / "copies"
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir()
+    for copy in ("copy_0", "copy_1"):
+        shutil.copytree(_copy(name, tmp, monkeypatch), root / copy, ignore=shutil.ignore_patterns(".git"))
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize("name", PROJECTS[:2])
+def test_update_in_copies_of_a_project_publishes_what_a_fresh_run_reports_after_random_edits(
+    name: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same random edits in a workspace of two copies of a project: an edit in one copy changes its apps, and
+    the run-order findings of the other copy's apps (which read the same keys) are kept from the model before
+    (`linter.rules.order_kept`); every file's findings still equal a fresh run's."""
+    base = tmp_path_factory.mktemp("copies")
+
+    @settings(
+        max_examples=int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8")) // 2 or 1,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(data=st.data())
+    def edits(data: Any) -> None:
+        root = _copies(name, base, monkeypatch)
+        run_edits(root, data)
+
+    edits()
+
+
 # --- every file of the shared corpus opened in the editor: the same findings as a fresh run
 
 
