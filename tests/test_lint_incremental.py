@@ -689,6 +689,48 @@ def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, mon
     assert_published_as_fresh(published, {"app/agent.py": edited}, "a first update")
 
 
+# --- T029 (the keys known, and the first reader named for each) and T030 (the keys written) kept apart by an edit
+
+_NAMES = {
+    "pyproject.toml": "[tool.templating]\n",
+    "app/__init__.py": "from . import agent\n",
+    "app/prompt.py": 'ROOT = """Read the plan state key. Write a short story about <topic>."""\n'
+    'OTHER = """Use {topic}. Keep the notes state key short."""\n',
+    "app/agent.py": _AGENT + "from . import prompt\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=prompt.ROOT, output_key='plan')\n"
+    "other = LlmAgent(name='other', model='m', instruction=prompt.OTHER)\n",
+    "app/tools.py": "def save(tool_context):\n    tool_context.state['topic'] = 1\n",  # imported by no file
+}
+STATE_NAMES = [
+    # (id, path, new text): each changes the keys known, the keys written, or the reader named first
+    ("a-reader-added", "app/extra.py", 'EXTRA = """Use {topic} and {seat}."""\n'),
+    ("the-only-reader-removed", "app/prompt.py", _NAMES["app/prompt.py"].replace("Use {topic}.", "Use it.")),
+    ("the-written-key-removed", "app/agent.py", _NAMES["app/agent.py"].replace(", output_key='plan'", "")),
+    ("another-key-written", "app/agent.py", _NAMES["app/agent.py"].replace("output_key='plan'", "output_key='topic'")),
+    ("a-key-written-elsewhere-removed", "app/tools.py", _NAMES["app/tools.py"].replace("'topic'", "'seat'")),
+    ("a-key-named-in-prose-written", "app/tools.py", _NAMES["app/tools.py"].replace("'topic'", "'notes'")),
+]
+
+
+@pytest.mark.parametrize(("path", "text"), [c[1:] for c in STATE_NAMES], ids=[c[0] for c in STATE_NAMES])
+def test_t029_and_t030_after_an_edit_are_a_fresh_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str, text: str
+) -> None:
+    _write_tree(tmp_path, _NAMES, monkeypatch)
+    project = Project(tmp_path)
+    published: Published = {}
+    first = project.lint(["."])
+    assert {d.code for d in first.diagnostics} >= {"T029", "T030"}
+    publish(published, first)
+    overrides = {}
+    if path in _NAMES:
+        overrides[path] = text
+    else:
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    publish(published, project.update(path, text))
+    assert_published_as_fresh(published, overrides, f"{path} edited")
+
+
 # --- the first update after a whole lint (or a workspace folder read) reuses every file's findings from it
 
 FIRST_UPDATES = [

@@ -302,17 +302,27 @@ class ProjectFindings(ProjectFiles):
             self._reads[id(item)] = reads
             for key in reads[1]:
                 known.setdefault(key, f"read by {item.label}")
-        if (written, known) != self._named_for:
-            self._named, self._named_for = {}, (written, known)
+        # T029 depends on the keys known (and the first reader named for each), T030 on the keys written only: an
+        # edit that changes the reader named (the first edit's merged scan lists its instructions in another order)
+        # works out T029 again, not T030's reading of every instruction's prose
+        before = self._named_for
+        angle_same = before is not None and before[1] == known
+        prose_same = before is not None and before[0] == written
+        self._named_for = (written, known)
         kept_named, self._named = self._named, {}
         out: list[Diagnostic] = []
         for item in instructions:
             named = kept_named.get(id(item))
             if named is None or named[0] is not item:
-                here = angle_placeholders(item, known) if "T029" in on else []
-                named = (item, here + (named_not_injected(item, written) if "T030" in on else []))
-            self._named[id(item)] = named
-            out += named[1]
+                named = (item, None, None)
+            angle = named[1] if angle_same and named[1] is not None else None
+            if angle is None:
+                angle = angle_placeholders(item, known) if "T029" in on else []
+            prose = named[2] if prose_same and named[2] is not None else None
+            if prose is None:
+                prose = named_not_injected(item, written) if "T030" in on else []
+            self._named[id(item)] = (item, angle, prose)
+            out += angle + prose
         if "T032" in on:
             for static in found.static_instructions:
                 if static.path in shown_in:
