@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from conftest import require_adk, shared_corpora
 
 from templating.agent_model import Agent, AgentModel, App, build
 from templating.linter.config import LintConfig, LintConfigError
+from templating.linter.engine import Project
 from templating.pysource import scan
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agent_apps"
@@ -670,3 +672,41 @@ def test_google_adk_raises_what_the_model_predicts(tmp_path: Path, folder: str, 
         agent = next(a for a in model.agents.values() if f"in agent '{a.name}'" in error["message"])
         key = error["message"].split("`")[1]
         assert model.availability(agent, key, app=app).kind not in ("given", "before"), error
+
+
+# --- a model built again after an edit takes the agents made from the very same facts (`build(before=...)`)
+
+REBUILT = [
+    # (id, the file edited (under agent_apps/), the app folder whose agents the edit leaves as they were)
+    ("a-tool-module", "support_desk/tools.py", "essay_loop"),
+    ("a-callback-module", "support_desk/callbacks.py", "blog_writer"),
+    ("a-sub-agent-module", "blog_writer/sub_agents/critic.py", "support_desk"),
+    ("a-prompt-module", "research_desk/prompt.py", "podcast_studio"),
+    ("a-workflow-app", "story_flow/agent.py", "research_desk"),
+    ("a-custom-agent-app", "trip_planner/agent.py", "shop_duo"),
+    ("an-agent-config-callback", "yaml_pipeline/callbacks.py", "keyed_notes"),
+]
+
+
+@pytest.mark.parametrize(("edited", "untouched"), [c[1:] for c in REBUILT], ids=[c[0] for c in REBUILT])
+def test_a_model_built_after_an_edit_equals_a_fresh_one_and_keeps_the_untouched_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: str, untouched: str
+) -> None:
+    root = tmp_path / "apps"
+    shutil.copytree(FIXTURES, root)
+    (root / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    project = Project(root)
+    project.lint(["."])
+    before = project.agent_model
+    text = "# edited\n" + (root / edited).read_text(encoding="utf-8")  # every place in the file moves
+    project.update(edited, text)
+    model = project.agent_model
+    fresh = Project(root, overrides={edited: text})
+    fresh.lint(["."])
+    assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh.agent_model.agents.values()]
+    assert [repr(a) for a in model.apps] == [repr(a) for a in fresh.agent_model.apps]
+    kept = [a for a in model.graph.built.values() if a.path.startswith(f"{untouched}/")]
+    assert kept
+    assert all(before.graph.built.get(a.id) is a for a in kept), "the agents of an app the edit leaves are taken"
+    assert not any(before.graph.built.get(a.id) is a for a in model.agents_in(edited)), "an edited file's are made"

@@ -219,12 +219,17 @@ def agent_facts(project: Project) -> dict[str, list[str]]:
 
 
 def assert_facts_as_fresh(project: Project, overrides: dict[str, str], step: str) -> None:
-    """The agent facts an edit merged equal those a fresh scan of the project with the same texts reads."""
+    """The agent facts an edit merged equal those a fresh scan of the project with the same texts reads, and so
+    does the agent model built from them (which takes the agents made from the same facts from the model before)."""
     fresh = Project(".", overrides=overrides)
     fresh.lint(["."])
     got, want = agent_facts(project), agent_facts(fresh)
     for name in _AGENT_FACTS:
         assert got[name] == want[name], f"{name} of the agent facts after {step}"
+    # the agent model: its agents (those taken from the model before the edit among them) and apps, in order
+    model, fresh_model = project.agent_model, fresh.agent_model
+    assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh_model.agents.values()], step
+    assert [repr(a) for a in model.apps] == [repr(a) for a in fresh_model.apps], step
 
 
 def run_edits(root: Path, data: Any) -> None:

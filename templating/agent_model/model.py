@@ -4,6 +4,7 @@ enforces. [`build`][templating.agent_model.build] makes it from a scan."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -293,25 +294,30 @@ def build(
     root: str | Path | None = None,
     *,
     walker: Walker | None = None,
+    before: AgentModel | None = None,
 ) -> AgentModel:
     """The agent model of a project from its `scan` (`templating.pysource.scan`, with the project's
     `root_agent.yaml` files as `configs=` for Agent Config apps): `config` is its `[tool.templating]` (for
     `initial-state`; default: none), `root` its folder (default: the config's root), `walker` the project's walk
-    (eval sets are found with it; default: a new one). A bad `initial-state` is a `LintConfigError` naming it."""
+    (eval sets are found with it; default: a new one), `before` the model of an earlier scan of the same project (its
+    agents made from the very same facts of `scan` are taken, not made again: an editor's edit). A bad
+    `initial-state` is a `LintConfigError` naming it."""
     base = Path(root) if root is not None else (config.root if config is not None else Path.cwd())
     config = config if config is not None else LintConfig(root=base)
-    graph = build_graph(scan, str(base))
+    graph = build_graph(scan, str(base), before=before.graph if before is not None else None)
     _plugins(graph, scan)
     initial = initial_states(scan, config, base, graph.apps, walker)
     return AgentModel(graph, initial, scan)
 
 
 def _plugins(graph: Graph, scan: Scan) -> None:
-    """An App's plugins run callbacks around every agent of it: their writes may happen before any of them."""
+    """An App's plugins run callbacks around every agent of it: their writes may happen before any of them (added to
+    a copy of its root: the agent made stays as it is, for the next build to take)."""
     for app in graph.apps:
         if app.call is None:
             continue
         top = graph.agents[app.root]
+        added: list[StateWrite] = []
         for ref in app.call.field("plugins") or ():
             if ref.kind == "class":
                 for method in scan.class_methods.get(ref.target, ()):
@@ -319,9 +325,11 @@ def _plugins(graph: Graph, scan: Scan) -> None:
                     for step in facts.steps if facts is not None else ():
                         if step.kind == "write":
                             how = f"plugin {ref.text} ({facts.name if facts else ''})"
-                            top.writes.append(StateWrite(step.key, top.id, "maybe", how, step.path, step.span, False))
+                            added.append(StateWrite(step.key, top.id, "maybe", how, step.path, step.span, False))
             elif ref.kind in ("unknown", "dotted", "param"):
                 why = ref.reason or f"{ref.text}: known only at run time"
-                top.writes.append(
+                added.append(
                     StateWrite(None, top.id, "maybe", f"plugin {ref.text}", ref.path, ref.span, False, reason=why)
                 )
+        if added:
+            graph.agents[app.root] = dataclasses.replace(top, writes=[*top.writes, *added])

@@ -128,7 +128,9 @@ class ProjectFindings(ProjectFiles):
             from ..agent_model import build
 
             assert self._scan is not None
-            self._model = build(self._scan, self.config, self.root, walker=self.walker)
+            # the model before this scan's gives the agents made from the very same facts (an edit changes few)
+            self._model = build(self._scan, self.config, self.root, walker=self.walker, before=self._model_before)
+            self._model_before = self._model
         model: AgentModel = self._model
         return model
 

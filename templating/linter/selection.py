@@ -107,6 +107,7 @@ class ProjectFiles:
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
         self._model: Any = None  # the agent model of `_scan` (`findings`' agent_model), once asked for
+        self._model_before: Any = None  # the last agent model built: the next takes its agents made from the same facts
         self._writes: dict[str, list[Write]] = {}
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
