@@ -706,6 +706,9 @@ def test_a_model_built_after_an_edit_equals_a_fresh_one_and_keeps_the_untouched_
     fresh.lint(["."])
     assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh.agent_model.agents.values()]
     assert [repr(a) for a in model.apps] == [repr(a) for a in fresh.agent_model.apps]
+    assert [model.reads(a) for a in model.agents.values()] == [
+        fresh.agent_model.reads(a) for a in fresh.agent_model.agents.values()
+    ]
     kept = [a for a in model.graph.built.values() if a.path.startswith(f"{untouched}/")]
     assert kept
     assert all(before.graph.built.get(a.id) is a for a in kept), "the agents of an app the edit leaves are taken"

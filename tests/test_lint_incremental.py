@@ -230,6 +230,9 @@ def assert_facts_as_fresh(project: Project, overrides: dict[str, str], step: str
     model, fresh_model = project.agent_model, fresh.agent_model
     assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh_model.agents.values()], step
     assert [repr(a) for a in model.apps] == [repr(a) for a in fresh_model.apps], step
+    assert [model.reads(a) for a in model.agents.values()] == [
+        fresh_model.reads(a) for a in fresh_model.agents.values()
+    ]
 
 
 def run_edits(root: Path, data: Any) -> None:

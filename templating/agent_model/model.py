@@ -115,6 +115,10 @@ class AgentModel:
                 if link in _PARENT_LINKS:
                     self._parent.setdefault(child, agent.id)
         self._reads: dict[str, tuple[Read, ...]] = {}
+        # each agent's reads with the agent and its tree root they were worked out for, and those of the model before
+        # (`build(before=...)`): an agent taken from it, with the same tree root, reads the same keys
+        self._read_for: dict[str, tuple[Agent, Agent, tuple[Read, ...]]] = {}
+        self._earlier: Mapping[str, tuple[Agent, Agent, tuple[Read, ...]]] = {}
         self.skipped: tuple[Skipped, ...] = tuple(scan.config_skipped)
         self.instructions: tuple[Instruction, ...] = tuple(scan.config_instructions)
 
@@ -181,10 +185,15 @@ class AgentModel:
         known = self._reads.get(here.id)
         if known is not None:
             return known
+        top = self.tree_root(here)
+        earlier = self._earlier.get(here.id)
+        if earlier is not None and earlier[0] is here and earlier[1] is top:
+            self._reads[here.id] = earlier[2]
+            self._read_for[here.id] = earlier
+            return earlier[2]
         reads: list[Read] = []
         if here.kind == "llm":
             instructions = [i for i in here.instructions if i.role == "instruction" and _read(i)]
-            top = self.tree_root(here)
             if top.kind == "llm":
                 instructions += [i for i in top.instructions if i.role == "global_instruction" and _read(i)]
             for given in instructions:
@@ -208,6 +217,7 @@ class AgentModel:
                 for node in template.placeholders:
                     reads.append(Read(node.name, node.optional, given.role, given.of, ref.key, ref.dialect, node.span))
         found = self._reads[here.id] = tuple(reads)
+        self._read_for[here.id] = (here, top, found)
         return found
 
     # -- run order
@@ -307,7 +317,10 @@ def build(
     graph = build_graph(scan, str(base), before=before.graph if before is not None else None)
     _plugins(graph, scan)
     initial = initial_states(scan, config, base, graph.apps, walker)
-    return AgentModel(graph, initial, scan)
+    model = AgentModel(graph, initial, scan)
+    if before is not None:
+        model._earlier = before._read_for  # (not the model itself: models are not chained)
+    return model
 
 
 def _plugins(graph: Graph, scan: Scan) -> None:
