@@ -5,6 +5,7 @@ fixtures through it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -713,3 +714,32 @@ def test_a_model_built_after_an_edit_equals_a_fresh_one_and_keeps_the_untouched_
     assert kept
     assert all(before.graph.built.get(a.id) is a for a in kept), "the agents of an app the edit leaves are taken"
     assert not any(before.graph.built.get(a.id) is a for a in model.agents_in(edited)), "an edited file's are made"
+
+
+def test_an_agent_taken_from_the_model_before_is_in_the_order_a_fresh_build_gives(tmp_path: Path) -> None:
+    """`c` was made first for `w`; once `w` no longer runs it, a fresh build makes it for `a`, before `z`: so does
+    the build that takes `a` (and `c`) from the model before, everything else being the very same facts."""
+    head = "from google.adk.agents import LlmAgent, SequentialAgent\n"
+    files = {
+        "app/__init__.py": "",
+        "app/a_w.py": head + "from .c import c\n\nw = SequentialAgent(name='w', sub_agents=[c])\n",
+        "app/b_a.py": head + "from .c import c\n\na = SequentialAgent(name='a', sub_agents=[c])\n"
+        "z = LlmAgent(name='z', model='m', instruction='Use {topic}.')\n",
+        "app/c.py": head + "\nc = LlmAgent(name='c', model='m', instruction='Note {topic}.', output_key='topic')\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = scan(sorted(str(tmp_path / name) for name in files), root=str(tmp_path), keep_going=True)
+    before = build(found, LintConfig(root=tmp_path), tmp_path)
+    assert [a.name for a in before.agents.values()] == ["w", "c", "a", "z"]
+    edited = dataclasses.replace(
+        found,
+        agents=[dataclasses.replace(a, sub_agents=()) if a.name == "w" else a for a in found.agents],
+    )
+    model = build(edited, LintConfig(root=tmp_path), tmp_path, before=before)
+    fresh = build(edited, LintConfig(root=tmp_path), tmp_path)
+    assert [a.name for a in fresh.agents.values()] == ["w", "a", "c", "z"]
+    assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh.agents.values()]
+    taken = [a.name for a in model.agents.values() if before.graph.built.get(a.id) is a]
+    assert taken == ["a", "c", "z"]

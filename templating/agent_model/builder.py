@@ -82,11 +82,11 @@ class Builder:
     def agent(self, call_id: str, binding: Mapping[str, tuple[Ref, ...]] | None = None, suffix: str = "") -> Agent:
         """The agent of the call `call_id` (an instance of it, when built from a custom agent's parameters)."""
         key = call_id + suffix
+        if self._reading:  # (made already or not: taking the reader again takes it where a fresh build makes it)
+            self._reading[-1].asked.append((key, False))
         known = self.agents.get(key)
         if known is not None:
             return known
-        if self._reading:
-            self._reading[-1].asked.append((key, False))
         if not suffix and self._before is not None and self._same(key, set()):
             return self._take(key)
         call = self._call(call_id)
