@@ -5,9 +5,11 @@ fixtures through it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from conftest import require_adk, shared_corpora
 
 from templating.agent_model import Agent, AgentModel, App, build
 from templating.linter.config import LintConfig, LintConfigError
+from templating.linter.engine import Project
 from templating.pysource import scan
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agent_apps"
@@ -670,3 +673,73 @@ def test_google_adk_raises_what_the_model_predicts(tmp_path: Path, folder: str, 
         agent = next(a for a in model.agents.values() if f"in agent '{a.name}'" in error["message"])
         key = error["message"].split("`")[1]
         assert model.availability(agent, key, app=app).kind not in ("given", "before"), error
+
+
+# --- a model built again after an edit takes the agents made from the very same facts (`build(before=...)`)
+
+REBUILT = [
+    # (id, the file edited (under agent_apps/), the app folder whose agents the edit leaves as they were)
+    ("a-tool-module", "support_desk/tools.py", "essay_loop"),
+    ("a-callback-module", "support_desk/callbacks.py", "blog_writer"),
+    ("a-sub-agent-module", "blog_writer/sub_agents/critic.py", "support_desk"),
+    ("a-prompt-module", "research_desk/prompt.py", "podcast_studio"),
+    ("a-workflow-app", "story_flow/agent.py", "research_desk"),
+    ("a-custom-agent-app", "trip_planner/agent.py", "shop_duo"),
+    ("an-agent-config-callback", "yaml_pipeline/callbacks.py", "keyed_notes"),
+]
+
+
+@pytest.mark.parametrize(("edited", "untouched"), [c[1:] for c in REBUILT], ids=[c[0] for c in REBUILT])
+def test_a_model_built_after_an_edit_equals_a_fresh_one_and_keeps_the_untouched_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edited: str, untouched: str
+) -> None:
+    root = tmp_path / "apps"
+    shutil.copytree(FIXTURES, root)
+    (root / "pyproject.toml").write_text("[tool.templating]\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    project = Project(root)
+    project.lint(["."])
+    before = project.agent_model
+    text = "# edited\n" + (root / edited).read_text(encoding="utf-8")  # every place in the file moves
+    project.update(edited, text)
+    model = project.agent_model
+    fresh = Project(root, overrides={edited: text})
+    fresh.lint(["."])
+    assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh.agent_model.agents.values()]
+    assert [repr(a) for a in model.apps] == [repr(a) for a in fresh.agent_model.apps]
+    assert [model.reads(a) for a in model.agents.values()] == [
+        fresh.agent_model.reads(a) for a in fresh.agent_model.agents.values()
+    ]
+    kept = [a for a in model.graph.built.values() if a.path.startswith(f"{untouched}/")]
+    assert kept
+    assert all(before.graph.built.get(a.id) is a for a in kept), "the agents of an app the edit leaves are taken"
+    assert not any(before.graph.built.get(a.id) is a for a in model.agents_in(edited)), "an edited file's are made"
+
+
+def test_an_agent_taken_from_the_model_before_is_in_the_order_a_fresh_build_gives(tmp_path: Path) -> None:
+    """`c` was made first for `w`; once `w` no longer runs it, a fresh build makes it for `a`, before `z`: so does
+    the build that takes `a` (and `c`) from the model before, everything else being the very same facts."""
+    head = "from google.adk.agents import LlmAgent, SequentialAgent\n"
+    files = {
+        "app/__init__.py": "",
+        "app/a_w.py": head + "from .c import c\n\nw = SequentialAgent(name='w', sub_agents=[c])\n",
+        "app/b_a.py": head + "from .c import c\n\na = SequentialAgent(name='a', sub_agents=[c])\n"
+        "z = LlmAgent(name='z', model='m', instruction='Use {topic}.')\n",
+        "app/c.py": head + "\nc = LlmAgent(name='c', model='m', instruction='Note {topic}.', output_key='topic')\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = scan(sorted(str(tmp_path / name) for name in files), root=str(tmp_path), keep_going=True)
+    before = build(found, LintConfig(root=tmp_path), tmp_path)
+    assert [a.name for a in before.agents.values()] == ["w", "c", "a", "z"]
+    edited = dataclasses.replace(
+        found,
+        agents=[dataclasses.replace(a, sub_agents=()) if a.name == "w" else a for a in found.agents],
+    )
+    model = build(edited, LintConfig(root=tmp_path), tmp_path, before=before)
+    fresh = build(edited, LintConfig(root=tmp_path), tmp_path)
+    assert [a.name for a in fresh.agents.values()] == ["w", "a", "c", "z"]
+    assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh.agents.values()]
+    taken = [a.name for a in model.agents.values() if before.graph.built.get(a.id) is a]
+    assert taken == ["a", "c", "z"]

@@ -370,11 +370,11 @@ ORDERS: dict[str, list[str]] = {
         *("cli.parser", "cli"),
     ],
     # the data, the agents built from the scan, the apps, both in one graph, a Workflow's order, the initial state,
-    # availability, enforced schemas, the model
+    # availability, enforced schemas, the model, what changed between two models
     "agent_model": [
         *("agent_model.facts", "agent_model.builder", "agent_model.apps", "agent_model.graph"),
         *("agent_model.workflow", "agent_model.initial", "agent_model.order"),
-        *("agent_model.enforced", "agent_model.model", "agent_model"),
+        *("agent_model.enforced", "agent_model.model", "agent_model.changes", "agent_model"),
     ],
     # the data, what is kept between previews, google-adk's request for one agent, the walk over an app's tree,
     # importing an app, the app read from its code, the partial preview without google-adk, the formats, making a

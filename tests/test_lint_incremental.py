@@ -219,12 +219,20 @@ def agent_facts(project: Project) -> dict[str, list[str]]:
 
 
 def assert_facts_as_fresh(project: Project, overrides: dict[str, str], step: str) -> None:
-    """The agent facts an edit merged equal those a fresh scan of the project with the same texts reads."""
+    """The agent facts an edit merged equal those a fresh scan of the project with the same texts reads, and so
+    does the agent model built from them (which takes the agents made from the same facts from the model before)."""
     fresh = Project(".", overrides=overrides)
     fresh.lint(["."])
     got, want = agent_facts(project), agent_facts(fresh)
     for name in _AGENT_FACTS:
         assert got[name] == want[name], f"{name} of the agent facts after {step}"
+    # the agent model: its agents (those taken from the model before the edit among them) and apps, in order
+    model, fresh_model = project.agent_model, fresh.agent_model
+    assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh_model.agents.values()], step
+    assert [repr(a) for a in model.apps] == [repr(a) for a in fresh_model.apps], step
+    assert [model.reads(a) for a in model.agents.values()] == [
+        fresh_model.reads(a) for a in fresh_model.agents.values()
+    ]
 
 
 def run_edits(root: Path, data: Any) -> None:
@@ -302,6 +310,45 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
     @given(data=st.data())
     def edits(data: Any) -> None:
         root = _copy(name, base, monkeypatch)
+        run_edits(root, data)
+
+    edits()
+
+
+def _copies(name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two plain copies of the project `name` in one workspace (its apps, keys and module names twice, as in a
+    monorepo of ADK apps)."""
+    root = tmp / "copies"
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir()
+    for copy in ("copy_0", "copy_1"):
+        shutil.copytree(_copy(name, tmp, monkeypatch), root / copy, ignore=shutil.ignore_patterns(".git"))
+    (root / ".git").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize("name", PROJECTS[:2])
+def test_update_in_copies_of_a_project_publishes_what_a_fresh_run_reports_after_random_edits(
+    name: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same random edits in a workspace of two copies of a project: an edit in one copy changes its apps, and
+    the run-order findings of the other copy's apps (which read the same keys) are kept from the model before
+    (`linter.rules.order_kept`); every file's findings still equal a fresh run's."""
+    base = tmp_path_factory.mktemp("copies")
+
+    @settings(
+        max_examples=int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8")) // 2 or 1,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(data=st.data())
+    def edits(data: Any) -> None:
+        root = _copies(name, base, monkeypatch)
         run_edits(root, data)
 
     edits()
@@ -648,6 +695,48 @@ def test_a_first_update_before_any_lint_publishes_every_file(tmp_path: Path, mon
     publish(published, result)
     assert [(d.path, d.code) for d in result.diagnostics] == [("app/prompt.py", "T014")]
     assert_published_as_fresh(published, {"app/agent.py": edited}, "a first update")
+
+
+# --- T029 (the keys known, and the first reader named for each) and T030 (the keys written) kept apart by an edit
+
+_NAMES = {
+    "pyproject.toml": "[tool.templating]\n",
+    "app/__init__.py": "from . import agent\n",
+    "app/prompt.py": 'ROOT = """Read the plan state key. Write a short story about <topic>."""\n'
+    'OTHER = """Use {topic}. Keep the notes state key short."""\n',
+    "app/agent.py": _AGENT + "from . import prompt\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=prompt.ROOT, output_key='plan')\n"
+    "other = LlmAgent(name='other', model='m', instruction=prompt.OTHER)\n",
+    "app/tools.py": "def save(tool_context):\n    tool_context.state['topic'] = 1\n",  # imported by no file
+}
+STATE_NAMES = [
+    # (id, path, new text): each changes the keys known, the keys written, or the reader named first
+    ("a-reader-added", "app/extra.py", 'EXTRA = """Use {topic} and {seat}."""\n'),
+    ("the-only-reader-removed", "app/prompt.py", _NAMES["app/prompt.py"].replace("Use {topic}.", "Use it.")),
+    ("the-written-key-removed", "app/agent.py", _NAMES["app/agent.py"].replace(", output_key='plan'", "")),
+    ("another-key-written", "app/agent.py", _NAMES["app/agent.py"].replace("output_key='plan'", "output_key='topic'")),
+    ("a-key-written-elsewhere-removed", "app/tools.py", _NAMES["app/tools.py"].replace("'topic'", "'seat'")),
+    ("a-key-named-in-prose-written", "app/tools.py", _NAMES["app/tools.py"].replace("'topic'", "'notes'")),
+]
+
+
+@pytest.mark.parametrize(("path", "text"), [c[1:] for c in STATE_NAMES], ids=[c[0] for c in STATE_NAMES])
+def test_t029_and_t030_after_an_edit_are_a_fresh_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str, text: str
+) -> None:
+    _write_tree(tmp_path, _NAMES, monkeypatch)
+    project = Project(tmp_path)
+    published: Published = {}
+    first = project.lint(["."])
+    assert {d.code for d in first.diagnostics} >= {"T029", "T030"}
+    publish(published, first)
+    overrides = {}
+    if path in _NAMES:
+        overrides[path] = text
+    else:
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    publish(published, project.update(path, text))
+    assert_published_as_fresh(published, overrides, f"{path} edited")
 
 
 # --- the first update after a whole lint (or a workspace folder read) reuses every file's findings from it

@@ -6,11 +6,13 @@ edges), and the state writes its run makes and when, followed through the functi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from ..pysource import AgentCall, InstructionRef, Ref, Scan
+from ..pysource import AgentCall, FunctionFacts, InstructionRef, Ref, Scan
 from .facts import Agent, AgentInstruction, Link, Phase, StateWrite
 
-__all__ = ["Builder"]
+__all__ = ["Builder", "Built"]
 
 
 _CALLBACK_PHASES: dict[str, Phase] = {
@@ -25,29 +27,111 @@ _CALLBACK_PHASES: dict[str, Phase] = {
 _MAX_CALLS = 32  # how deep the functions a tool or callback calls are followed
 
 
-class Builder:
-    """Makes the agents of `scan` (`agent(call_id)`), each once, into `agents`."""
+@dataclass(slots=True)
+class Built:
+    """How an agent was made, to make it again from the same facts without reading them: each fact its own reading
+    looked up (`looked`: which table, the key, what was found, None for nothing), and the agents its reading asked
+    for, in order (`asked`: each key, and whether it was a placeholder made there)."""
 
-    def __init__(self, scan: Scan, root: str) -> None:
+    looked: list[tuple[int, str, object]] = field(default_factory=list)
+    asked: list[tuple[str, bool]] = field(default_factory=list)
+
+
+_CALLS, _FUNCTIONS, _CLASSES, _METHODS = range(4)
+
+
+class Builder:
+    """Makes the agents of `scan` (`agent(call_id)`), each once, into `agents`.
+
+    `before`: the agents of an earlier build, with how each was made (`made`): an agent (and what its reading
+    asked for) whose every fact looked up is the very object this scan holds is taken as it was, not made again
+    (an edit changes few; the same facts make the same agent, in the same order)."""
+
+    def __init__(
+        self, scan: Scan, root: str, before: tuple[Mapping[str, Agent], Mapping[str, Built]] | None = None
+    ) -> None:
         self.scan = scan
         self.root = root
         self.calls: dict[str, AgentCall] = {a.id: a for a in scan.agents}
         self.agents: dict[str, Agent] = {}
         self.functions = scan.functions
         self.classes = scan.agent_classes
+        self.made: dict[str, Built] = {}
+        self._tables: tuple[Mapping[str, Any], ...] = (self.calls, self.functions, self.classes, scan.class_methods)
+        self._reading: list[Built] = []
+        self._before = before
+
+    # -- facts looked up (each recorded for the agent being read)
+
+    def _look(self, table: int, key: str) -> Any:
+        found = self._tables[table].get(key)
+        if self._reading:
+            self._reading[-1].looked.append((table, key, found))
+        return found
+
+    def _call(self, call_id: str) -> AgentCall | None:
+        found: AgentCall | None = self._look(_CALLS, call_id)
+        return found
+
+    def _function(self, function: str) -> FunctionFacts | None:
+        found: FunctionFacts | None = self._look(_FUNCTIONS, function)
+        return found
 
     # -- agents
 
     def agent(self, call_id: str, binding: Mapping[str, tuple[Ref, ...]] | None = None, suffix: str = "") -> Agent:
         """The agent of the call `call_id` (an instance of it, when built from a custom agent's parameters)."""
         key = call_id + suffix
+        if self._reading:  # (made already or not: taking the reader again takes it where a fresh build makes it)
+            self._reading[-1].asked.append((key, False))
         known = self.agents.get(key)
         if known is not None:
             return known
-        call = self.calls[call_id]
+        if not suffix and self._before is not None and self._same(key, set()):
+            return self._take(key)
+        call = self._call(call_id)
+        assert call is not None
         made = self.agents[key] = Agent(key, call, call.kind, call.name, call.path, call.span)
-        self.read(made, binding or {}, suffix)
+        self._reading.append(built := Built())
+        self.made[key] = built
+        built.looked.append((_CALLS, call_id, call))
+        try:
+            self.read(made, binding or {}, suffix)
+        finally:
+            self._reading.pop()
         return made
+
+    def _same(self, key: str, seen: set[str]) -> bool:
+        """Whether the earlier agent `key` is made from the very facts of this scan (and so is each agent its
+        reading asked for that this build has not made yet)."""
+        assert self._before is not None
+        agents, made = self._before
+        built = made.get(key)
+        if built is None or key not in agents:
+            return False
+        seen.add(key)
+        tables = self._tables
+        if any(tables[table].get(name) is not found for table, name, found in built.looked):
+            return False
+        return all(
+            placeholder or asked in self.agents or asked in seen or self._same(asked, seen)
+            for asked, placeholder in built.asked
+        )
+
+    def _take(self, key: str) -> Agent:
+        """The earlier agent `key` (see `_same`), and those its reading asked for, in the order it made them."""
+        assert self._before is not None
+        agents, made = self._before
+        taken = self.agents[key] = agents[key]
+        self.made[key] = made[key]
+        for asked, placeholder in made[key].asked:
+            if asked in self.agents:
+                continue
+            if placeholder:
+                self.agents[asked] = agents[asked]
+            else:
+                self._take(asked)
+        return taken
 
     def resolve(self, refs: Iterable[Ref], binding: Mapping[str, tuple[Ref, ...]]) -> list[Ref]:
         """`refs` with each parameter ref replaced by what the instance gives it."""
@@ -65,9 +149,9 @@ class Builder:
         return out
 
     def child(self, ref: Ref, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> Agent | None:
-        if ref.kind != "agent" or ref.target not in self.calls:
+        target = self._call(ref.target) if ref.kind == "agent" else None
+        if target is None:
             return None
-        target = self.calls[ref.target]
         inner = suffix if target.in_function is not None and suffix else ""
         return self.agent(ref.target, binding if inner else None, inner)
 
@@ -135,6 +219,8 @@ class Builder:
         why = ref.reason or f"{ref.text}: known only at run time"
         call = AgentCall(key, "llm", "", None, ref.path or agent.path, span)
         made = self.agents[key] = Agent(key, call, "unknown", None, ref.path or agent.path, span)
+        if self._reading:
+            self._reading[-1].asked.append((key, True))
         made.writes.append(StateWrite(None, key, "after", f"the agent {ref.text}", made.path, span, False, reason=why))
         made.unknown.append(why)
         return made
@@ -157,8 +243,8 @@ class Builder:
 
     def class_methods(self, class_id: str) -> tuple[str, ...]:
         """The methods of a tool class (its `__init__` aside: it runs when the tool is built, not called)."""
-        methods = self.scan.class_methods.get(class_id, ())
-        return tuple(m for m in methods if m in self.functions and self.functions[m].name != "__init__")
+        methods: tuple[str, ...] = self._look(_METHODS, class_id) or ()
+        return tuple(m for m in methods if (facts := self._function(m)) is not None and facts.name != "__init__")
 
     def expand(
         self,
@@ -173,7 +259,7 @@ class Builder:
         step: int | None = None,
         node: str | None = None,
     ) -> None:
-        facts = self.functions.get(function)
+        facts = self._function(function)
         if facts is None or function in seen or depth > _MAX_CALLS:
             return
         seen.add(function)
@@ -202,7 +288,7 @@ class Builder:
 
     def custom(self, agent: Agent, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> None:
         call = agent.call
-        cls = self.classes.get(call.cls)
+        cls = self._look(_CLASSES, call.cls)
         given: dict[str, tuple[Ref, ...]] = {name: tuple(self.resolve(refs, binding)) for name, refs in call.fields}
         if call.sub_agents is not None:
             given["sub_agents"] = tuple(self.resolve(call.sub_agents, binding))
@@ -225,8 +311,8 @@ class Builder:
         members: dict[str, list[str]] = {}  # each field's agents (ids), made once
         for name, refs in fields.items():
             for ref in refs:
-                if ref.kind == "agent" and ref.target in self.calls:
-                    target = self.calls[ref.target]
+                target = self._call(ref.target) if ref.kind == "agent" else None
+                if target is not None:
                     built_here = (
                         cls is not None and target.in_function is not None and target.in_function in cls.methods
                     )
@@ -248,12 +334,13 @@ class Builder:
             return tuple(out)
 
         every = [m for ids in members.values() for m in ids]
-        if cls is None or cls.run is None or cls.run not in self.functions:
+        run_facts = self._function(cls.run) if cls is not None and cls.run is not None else None
+        if cls is None or run_facts is None:
             agent.unknown.append(cls.reason if cls is not None and cls.reason else "its run order is not known")
             run(list(dict.fromkeys(every)))
             return
         runs: list[tuple[int, bool, bool, tuple[int, ...]]] = []
-        for number, item in enumerate(self.functions[cls.run].steps):
+        for number, item in enumerate(run_facts.steps):
             if item.kind == "write":
                 reason = None if item.key is not None else f"{item.how} with a key known only at run time"
                 how = f"_run_async_impl ({item.how})"
@@ -276,10 +363,11 @@ class Builder:
                 runs.append((number, item.conditional, item.looped, run(ids)))
         agent.runs = runs
         for method in cls.methods:  # writes of its other methods: at a point not known
-            if method != cls.run and method in self.functions and self.functions[method].name != "__init__":
-                called = {s.field for s in self.functions[cls.run].steps if s.kind == "call"}
+            facts = self._function(method) if method != cls.run else None
+            if facts is not None and facts.name != "__init__":
+                called = {s.field for s in run_facts.steps if s.kind == "call"}
                 if method not in called:
-                    self.expand(agent, method, "maybe", f"method {self.functions[method].name}", False, 0, set())
+                    self.expand(agent, method, "maybe", f"method {facts.name}", False, 0, set())
 
     def workflow(self, agent: Agent, binding: Mapping[str, tuple[Ref, ...]], suffix: str) -> None:
         call = agent.call
@@ -298,10 +386,11 @@ class Builder:
         if ref.kind == "function":
             if ref.target not in agent.nodes:
                 agent.nodes.append(ref.target)
-                name = self.functions[ref.target].name if ref.target in self.functions else ref.text
+                facts = self._function(ref.target)
+                name = facts.name if facts is not None else ref.text
                 self.expand(agent, ref.target, "node", f"node {name}", True, 0, set(), node=ref.target)
             return ref.target
-        if ref.kind == "agent" and ref.target in self.calls:
+        if ref.kind == "agent" and self._call(ref.target) is not None:
             child = self.child(ref, binding, suffix)
             if child is not None and child.kind == "join":
                 return child.id

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..pysource import AgentClass, FunctionFacts, Scan
 from .apps import find_apps
-from .builder import Builder
+from .builder import Builder, Built
 from .facts import Agent, App, StateWrite
 
 __all__ = ["Graph", "build_graph"]
@@ -25,14 +25,19 @@ class Graph:
     functions: Mapping[str, FunctionFacts]
     # the writes of the project's code that no agent of any app makes (module level, or functions no agent names)
     elsewhere: list[StateWrite] = field(default_factory=list)
+    # the agents as the builder made them (before an App's plugins add their writes to its root), and how each was
+    # made: what the next build takes when its facts are the same
+    built: Mapping[str, Agent] = field(default_factory=dict)
+    made: Mapping[str, Built] = field(default_factory=dict)
 
 
 _SESSION_WRITES = frozenset({"create_session(state=...)", "Session(state=...)"})
 
 
-def build_graph(scan: Scan, root: str) -> Graph:
-    """Every agent of `scan` (built from the project's code and Agent Config files) and the apps its roots make."""
-    builder = Builder(scan, root)
+def build_graph(scan: Scan, root: str, *, before: Graph | None = None) -> Graph:
+    """Every agent of `scan` (built from the project's code and Agent Config files) and the apps its roots make.
+    `before`: the graph of an earlier scan of the project, whose agents made from the very same facts are taken."""
+    builder = Builder(scan, root, (before.built, before.made) if before is not None else None)
     templates = {
         call.id
         for call in scan.agents
@@ -50,4 +55,4 @@ def build_graph(scan: Scan, root: str) -> Graph:
         for w in scan.writes
         if w.how not in _SESSION_WRITES and (w.path, w.span.start, w.key) not in made
     ]
-    return Graph(agents, apps, scan.agent_classes, scan.functions, elsewhere)
+    return Graph(dict(agents), apps, scan.agent_classes, scan.functions, elsewhere, agents, builder.made)

@@ -4,6 +4,7 @@ enforces. [`build`][templating.agent_model.build] makes it from a scan."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -113,6 +114,10 @@ class AgentModel:
                 if link in _PARENT_LINKS:
                     self._parent.setdefault(child, agent.id)
         self._reads: dict[str, tuple[Read, ...]] = {}
+        # each agent's reads with the agent and its tree root they were worked out for, and those of the model before
+        # (`build(before=...)`): an agent taken from it, with the same tree root, reads the same keys
+        self._read_for: dict[str, tuple[Agent, Agent, tuple[Read, ...]]] = {}
+        self._earlier: Mapping[str, tuple[Agent, Agent, tuple[Read, ...]]] = {}
         self.skipped: tuple[Skipped, ...] = tuple(scan.config_skipped)
         self.instructions: tuple[Instruction, ...] = tuple(scan.config_instructions)
 
@@ -179,10 +184,15 @@ class AgentModel:
         known = self._reads.get(here.id)
         if known is not None:
             return known
+        top = self.tree_root(here)
+        earlier = self._earlier.get(here.id)
+        if earlier is not None and earlier[0] is here and earlier[1] is top:
+            self._reads[here.id] = earlier[2]
+            self._read_for[here.id] = earlier
+            return earlier[2]
         reads: list[Read] = []
         if here.kind == "llm":
             instructions = [i for i in here.instructions if i.role == "instruction" and _read(i)]
-            top = self.tree_root(here)
             if top.kind == "llm":
                 instructions += [i for i in top.instructions if i.role == "global_instruction" and _read(i)]
             for given in instructions:
@@ -208,6 +218,7 @@ class AgentModel:
                 for node in template.placeholders:
                     reads.append(Read(node.name, node.optional, given.role, given.of, ref.key, ref.dialect, node.span))
         found = self._reads[here.id] = tuple(reads)
+        self._read_for[here.id] = (here, top, found)
         return found
 
     # -- run order
@@ -294,25 +305,33 @@ def build(
     root: str | Path | None = None,
     *,
     walker: Walker | None = None,
+    before: AgentModel | None = None,
 ) -> AgentModel:
     """The agent model of a project from its `scan` (`templating.pysource.scan`, with the project's
     `root_agent.yaml` files as `configs=` for Agent Config apps): `config` is its `[tool.templating]` (for
     `initial-state`; default: none), `root` its folder (default: the config's root), `walker` the project's walk
-    (eval sets are found with it; default: a new one). A bad `initial-state` is a `LintConfigError` naming it."""
+    (eval sets are found with it; default: a new one), `before` the model of an earlier scan of the same project (its
+    agents made from the very same facts of `scan` are taken, not made again: an editor's edit). A bad
+    `initial-state` is a `LintConfigError` naming it."""
     base = Path(root) if root is not None else (config.root if config is not None else Path.cwd())
     config = config if config is not None else LintConfig(root=base)
-    graph = build_graph(scan, str(base))
+    graph = build_graph(scan, str(base), before=before.graph if before is not None else None)
     _plugins(graph, scan)
     initial = initial_states(scan, config, base, graph.apps, walker)
-    return AgentModel(graph, initial, scan)
+    model = AgentModel(graph, initial, scan)
+    if before is not None:
+        model._earlier = before._read_for  # (not the model itself: models are not chained)
+    return model
 
 
 def _plugins(graph: Graph, scan: Scan) -> None:
-    """An App's plugins run callbacks around every agent of it: their writes may happen before any of them."""
+    """An App's plugins run callbacks around every agent of it: their writes may happen before any of them (added to
+    a copy of its root: the agent made stays as it is, for the next build to take)."""
     for app in graph.apps:
         if app.call is None:
             continue
         top = graph.agents[app.root]
+        added: list[StateWrite] = []
         for ref in app.call.field("plugins") or ():
             if ref.kind == "class":
                 for method in scan.class_methods.get(ref.target, ()):
@@ -320,9 +339,11 @@ def _plugins(graph: Graph, scan: Scan) -> None:
                     for step in facts.steps if facts is not None else ():
                         if step.kind == "write":
                             how = f"plugin {ref.text} ({facts.name if facts else ''})"
-                            top.writes.append(StateWrite(step.key, top.id, "maybe", how, step.path, step.span, False))
+                            added.append(StateWrite(step.key, top.id, "maybe", how, step.path, step.span, False))
             elif ref.kind in ("unknown", "dotted", "param"):
                 why = ref.reason or f"{ref.text}: known only at run time"
-                top.writes.append(
+                added.append(
                     StateWrite(None, top.id, "maybe", f"plugin {ref.text}", ref.path, ref.span, False, reason=why)
                 )
+        if added:
+            graph.agents[app.root] = dataclasses.replace(top, writes=[*top.writes, *added])

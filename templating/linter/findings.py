@@ -25,7 +25,7 @@ from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
 from .rules.adk_literal import naming_the_writer
 from .rules.enforced_schema import schema_levels, undeclared_writes
-from .rules.order import ORDER_RULES, OrderIndex, order_findings
+from .rules.order import ORDER_RULES, OrderIndex
 from .rules.python import lint_instruction, never_written, skipped_findings
 from .rules.state_names import angle_placeholders, named_not_injected, static_placeholders, written_keys
 from .rules.state_schema import unread_state_schemas
@@ -128,7 +128,9 @@ class ProjectFindings(ProjectFiles):
             from ..agent_model import build
 
             assert self._scan is not None
-            self._model = build(self._scan, self.config, self.root, walker=self.walker)
+            # the model before this scan's gives the agents made from the very same facts (an edit changes few)
+            self._model = build(self._scan, self.config, self.root, walker=self.walker, before=self._model_before)
+            self._model_before = self._model
         model: AgentModel = self._model
         return model
 
@@ -192,12 +194,18 @@ class ProjectFindings(ProjectFiles):
         given_at: dict[tuple[object, ...], list[tuple[str, Span]]] = {}  # a finding -> its instruction's call sites
         if written != self._unwritten_for:
             self._unwritten, self._unwritten_for = {}, written
-        kept_own, kept_unwritten, kept_ordered = self._own, self._unwritten, self._ordered
-        if index is None or index is not self._ordered_for:
-            kept_ordered, self._ordered_for = {}, index
+        kept_own, kept_unwritten = self._own, self._unwritten
+        if index is not None:
+            if self._ordered is None:
+                from .rules.order_kept import KeptOrder  # (the agent model's package: only when a model is built)
+
+                self._ordered = KeptOrder()
+            self._ordered.start(self.agent_model, index)
         # those of the instructions of this scan only: no other is kept
-        self._own, self._unwritten, self._ordered = {}, {}, {}
+        self._own, self._unwritten = {}, {}
         writes: list[Write] | None = None
+        on_order = codes & ORDER_RULES
+        given = frozenset(self.schema.fields) if self.schema is not None else frozenset()
         for item in instructions:
             own = kept_own.get(id(item))
             if own is None or own[0] is not item:
@@ -217,20 +225,8 @@ class ProjectFindings(ProjectFiles):
             # the schema
             here = here + (schema_levels(self.agent_model, item.key, against) if against else [])
             if index is not None and item.key in index.attached:  # an agent of an app reads it: the model decides
-                ordered = kept_ordered.get(id(item))
-                if ordered is None or ordered[0] is not item:
-                    on = codes & ORDER_RULES
-                    given = frozenset(self.schema.fields) if self.schema is not None else frozenset()
-                    ordered = (
-                        item,
-                        [
-                            d
-                            for d in order_findings(self.agent_model, index, item, codes=on, given=given)
-                            if (d.path, d.span and d.span.start) not in quiet
-                        ],
-                    )
-                self._ordered[id(item)] = ordered
-                here += ordered[1]
+                # kept from the model before when nothing it is worked out from changed (rules.order_kept)
+                here += self._ordered.findings(item, codes=on_order, given=given, quiet=quiet)
             elif written is not None:
                 unwritten = kept_unwritten.get(id(item))
                 if unwritten is None or unwritten[0] is not item:
@@ -308,17 +304,27 @@ class ProjectFindings(ProjectFiles):
             self._reads[id(item)] = reads
             for key in reads[1]:
                 known.setdefault(key, f"read by {item.label}")
-        if (written, known) != self._named_for:
-            self._named, self._named_for = {}, (written, known)
+        # T029 depends on the keys known (and the first reader named for each), T030 on the keys written only: an
+        # edit that changes the reader named (the first edit's merged scan lists its instructions in another order)
+        # works out T029 again, not T030's reading of every instruction's prose
+        before = self._named_for
+        angle_same = before is not None and before[1] == known
+        prose_same = before is not None and before[0] == written
+        self._named_for = (written, known)
         kept_named, self._named = self._named, {}
         out: list[Diagnostic] = []
         for item in instructions:
             named = kept_named.get(id(item))
             if named is None or named[0] is not item:
-                here = angle_placeholders(item, known) if "T029" in on else []
-                named = (item, here + (named_not_injected(item, written) if "T030" in on else []))
-            self._named[id(item)] = named
-            out += named[1]
+                named = (item, None, None)
+            angle = named[1] if angle_same and named[1] is not None else None
+            if angle is None:
+                angle = angle_placeholders(item, known) if "T029" in on else []
+            prose = named[2] if prose_same and named[2] is not None else None
+            if prose is None:
+                prose = named_not_injected(item, written) if "T030" in on else []
+            self._named[id(item)] = (item, angle, prose)
+            out += angle + prose
         if "T032" in on:
             for static in found.static_instructions:
                 if static.path in shown_in:

@@ -107,6 +107,7 @@ class ProjectFiles:
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         self._scan: Scan | None = None
         self._model: Any = None  # the agent model of `_scan` (`findings`' agent_model), once asked for
+        self._model_before: Any = None  # the last agent model built: the next takes its agents made from the same facts
         self._writes: dict[str, list[Write]] = {}
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
@@ -127,9 +128,8 @@ class ProjectFiles:
         self._own: dict[int, Any] = {}
         self._unwritten: dict[int, Any] = {}
         self._unwritten_for: frozenset[str] | None = None
-        # the order rules' findings of each instruction for the agent model's index (`_ordered_for`)
-        self._ordered: dict[int, Any] = {}
-        self._ordered_for: Any = None
+        # the order rules' findings of each instruction, kept from one agent model to the next (rules.order_kept)
+        self._ordered: Any = None
         self._order: Any = None  # the index of the agent model `_order_of`
         self._order_of: Any = None
         # T029/T030 of each instruction for the project's state keys (`_named_for`), and the keys each reads
