@@ -37,7 +37,8 @@ from ..base import (
     stored_copy,
 )
 from ..models import Event, GetSessionConfig, Session, copy_stored
-from .schema import key_name
+from .driver import dumps
+from .schema import in_document, key_name
 from .state_rows import Owner, StateRows
 
 try:
@@ -82,6 +83,8 @@ class Statements(StateRows):
             conn, t.users, USER, {"app_name": app_name, "user_id": user_id}, scopes
         )
         insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(t.sessions)
+        # The session's state as one document (a value, not a row per key), when a JSON path finds its keys.
+        initial = dumps(scopes[SESSION]) if in_document(scopes[SESSION]) else None
         made = insert.values(
             user_pk=user_pk,
             session_id=session_id,
@@ -89,12 +92,14 @@ class Statements(StateRows):
             revision=1,
             event_count=0,
             last_update_time=now,
+            initial=initial,
         ).on_conflict_do_nothing(index_elements=["user_pk", "session_id"])
         pk = (await conn.execute(made.returning(t.sessions.c.pk))).scalar()
         if pk is None:  # the id is taken: the transaction is rolled back, so nothing else is written either
             raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
         pk = int(pk)
-        await self.write_values(conn, [((SESSION, pk), scopes[SESSION], 1)], fresh=True)
+        if initial is None:
+            await self.write_values(conn, [((SESSION, pk), scopes[SESSION], 1)], fresh=True)
         await self.write_values(
             conn, [((USER, user_pk), scopes[USER], user_revision), ((APP, app_pk), scopes[APP], app_revision)]
         )
@@ -110,14 +115,21 @@ class Statements(StateRows):
         writer locks them in), the session's row, and every scope's values (`_PART`), whose stored state comes
         back as it was. A taken id fails the whole statement (`AlreadyExistsError`), so nothing is written."""
         token, now = uuid.uuid4().hex, time.time()
-        forms, parameters = self.documents_of([((index, 0), scopes[index], 0) for index in (SESSION, USER, APP)])
-        present = [index for index in (SESSION, USER, APP) if scopes[index]]
+        # The session's state as one document (a value, not a row per key), when a JSON path finds its keys and
+        # it holds no NUL (which PostgreSQL's JSON operators refuse).
+        initial = dumps(scopes[SESSION]) if in_document(scopes[SESSION]) else None
+        if initial is not None and "\\u0000" in initial:
+            initial = None
+        rows: Scopes = ({} if initial is not None else scopes[SESSION], scopes[USER], scopes[APP])
+        forms, parameters = self.documents_of([((index, 0), rows[index], 0) for index in (SESSION, USER, APP)])
+        present = [index for index in (SESSION, USER, APP) if rows[index]]
         for n in range(len(forms)):
             del parameters[f"owner_{n}"], parameters[f"written_{n}"]  # the statement takes them from its rows
         statement = self._creates.get(key := (tuple(forms), tuple(present)))
         if statement is None:
             statement = self._creates[key] = sa.text(_create_sql(tuple(forms), present))
         parameters |= {"app_name": app_name, "user_id": user_id, "session_id": session_id, "token": token, "now": now}
+        parameters["initial"] = initial
         row = None
         # None back: another writer made the app's or the user's row since the statement began (rare), and nothing
         # was written; once made, a row stays, so the second or third try reads it.
@@ -273,7 +285,7 @@ class Statements(StateRows):
         """Copies of the app's sessions (of one user), without events, in creation order."""
         t = self._tables
         c = t.state.c
-        query = self.joined(*self.read_columns()).where(t.users.c.app_name == app_name)
+        query = self.joined(*self.read_columns(), t.sessions.c.initial).where(t.users.c.app_name == app_name)
         users = sa.select(t.users.c.pk).where(t.users.c.app_name == app_name)
         if user_id is not None:
             query = query.where(t.users.c.user_id == user_id)
@@ -297,9 +309,16 @@ class Statements(StateRows):
         texts = {(int(scope), int(pk)): text for scope, pk, text in await conn.execute(documents)}
         return [
             # each decoded for its own session: copies never share a value
-            self.copy(app_name, row, [json.loads(texts.get(owner, "{}")) for owner in self.owners(row)], [])
+            self.copy(app_name, row, self._listed(row, texts), [])
             for row in rows
         ]
+
+    def _listed(self, row: Any, texts: dict[Owner, str]) -> list[dict[str, Any]]:
+        """The state of each scope of a listed session: its rows' documents (`texts`), and its `initial` one."""
+        scopes = [json.loads(texts.get(owner, "{}")) for owner in self.owners(row)]
+        if row.initial is not None:
+            scopes[SESSION] = json.loads(row.initial) | scopes[SESSION]
+        return scopes
 
     async def delete(self, conn: AsyncConnection, key: tuple[str, str, str]) -> None:
         """Forget a session, its events and its own state values, if it exists."""
@@ -537,8 +556,8 @@ def _create_sql(forms: tuple[str, ...], present: list[int]) -> str:
             USER, "templating_users", {"app_name": "app_name", "user_id": "user_id"}, "app", writes=USER in present
         ),
         "session_row AS (INSERT INTO templating_sessions (user_pk, session_id, token, revision, event_count, "
-        "last_update_time) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
-        "CAST(:now AS double precision) FROM user_row RETURNING pk)",
+        "last_update_time, initial) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
+        "CAST(:now AS double precision), CAST(:initial AS text) FROM user_row RETURNING pk)",
     ]
     # The session's values are new rows (a plain insert, twice as fast as an upsert); the user's and app's may
     # replace stored ones.
