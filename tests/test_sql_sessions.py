@@ -858,6 +858,65 @@ def test_a_postgresql_get_is_one_statement_in_one_round_trip(
     run(scenario())
 
 
+READS_ON_THE_WIRE = [
+    ("list", "list_sessions", {"app_name": APP}),
+    ("list-of-a-user", "list_sessions", {"app_name": APP, "user_id": USER}),
+    ("user-state", "get_user_state", {"app_name": APP, "user_id": USER}),
+    ("user-state-of-no-user", "get_user_state", {"app_name": APP, "user_id": "nobody"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "arguments"), [case[1:] for case in READS_ON_THE_WIRE], ids=[case[0] for case in READS_ON_THE_WIRE]
+)
+def test_a_postgresql_list_or_user_state_is_one_statement_in_one_round_trip(
+    method: str, arguments: dict[str, str], postgres: Any
+) -> None:
+    """`list_sessions` and `get_user_state` on PostgreSQL, seen on the wire: the pool's check, then one statement
+    (no BEGIN or COMMIT), and what it returns is what the in-memory service returns after the same calls."""
+    from pg_wire import WireLog, without_pings
+
+    from templating import DatabaseSessionService, InMemorySessionService
+
+    url = str(postgres.fresh_database("wire"))
+    memory = InMemorySessionService()
+
+    async def fill(service: Any) -> None:
+        big = {f"k{n}": n / 7 for n in range(500)}
+        first = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=big | {"user:a": 1})
+        await service.append_event(first, event({"k1": "x", "user:a": 2, "app:b": [3]}))
+        await service.create_session(app_name=APP, user_id="bea", session_id="s2", state={'q"': 1, "user:c": 4})
+        await service.create_session(app_name=APP, user_id=USER, session_id="s3")
+        await service.create_session(app_name="other", user_id=USER, session_id="s4", state={"app:b": 0})
+
+    def plain(found: Any) -> Any:
+        return [(s.user_id, s.id, s.state) for s in found] if isinstance(found, list) else found
+
+    async def scenario() -> None:
+        await fill(memory)
+        wire = WireLog(("127.0.0.1", postgres.port))
+        port = await wire.start()
+        try:
+            async with DatabaseSessionService(url.replace(f":{postgres.port}/", f":{port}/")) as service:
+                await fill(service)
+                for _ in range(2):  # the statement prepared
+                    await getattr(service, method)(**arguments)
+                before = len(wire.trips)
+                got = await getattr(service, method)(**arguments)
+                every = wire.trips[before:]
+        finally:
+            await wire.stop()
+        trips = without_pings(every)
+        assert len(every) == 2, every
+        assert len(trips) == 1, trips
+        kinds = [kind for kind, _ in trips[0]]
+        assert "Q" not in kinds, trips
+        assert kinds.count("E") == 1, trips
+        assert plain(got) == plain(await getattr(memory, method)(**arguments))
+
+    run(scenario())
+
+
 # id, a row another transaction holds locked, the state of a create that writes nothing of that row's scope
 UNWRITTEN_ROWS_LOCKED: list[tuple[str, str, dict[str, Any]]] = [
     ("app-row", "SELECT 1 FROM templating_apps WHERE app_name = 'app' FOR UPDATE", {"a": 1, "user:b": 2}),
