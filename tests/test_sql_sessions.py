@@ -679,10 +679,11 @@ def test_a_created_state_is_one_document_and_each_later_write_a_row(
     assert sorted(tuple(row) for row in rows) == sorted(
         [*later, (1, "user:n", None, '"x"', 1)] + ([] if document else at_create)
     )
-    initial = run(execute(url, "SELECT initial FROM templating_sessions"))
-    assert [json.loads(text) if text else None for (text,) in initial] == [
-        {"a": 1, "b": [1], **extra} if document else None
-    ]
+    (stored,) = [value for (value,) in run(execute(url, "SELECT initial FROM templating_sessions"))]
+    initial = json.loads(stored) if isinstance(stored, str) else stored
+    if url.startswith("postgresql") and initial is not None:  # jsonb: each value's JSON text as a string
+        initial = {key: json.loads(text) for key, text in initial.items()}
+    assert initial == ({"a": 1, "b": [1], **extra} if document else None)
 
 
 async def read_in(service: Any, session_id: str) -> Any:

@@ -25,6 +25,7 @@ from .driver import SessionStoreError, dumps
 
 try:
     import sqlalchemy as sa
+    from sqlalchemy.dialects import postgresql as sa_postgresql
     from sqlalchemy.ext.asyncio import AsyncConnection
 except ImportError:  # the sql extra is not installed: the service says so when it is made
     pass
@@ -108,8 +109,10 @@ def tables() -> Tables:
         sa.Column("revision", sa.BigInteger, nullable=False),
         sa.Column("event_count", sa.BigInteger, nullable=False),
         sa.Column("last_update_time", sa.Double, nullable=False),
-        # The state the session was created with, one JSON object text (NULL: in rows); its rows override it.
-        sa.Column("initial", sa.Text, nullable=True),
+        # The state the session was created with (NULL: in rows), which its rows override: one JSON object text on
+        # SQLite; on PostgreSQL a jsonb object of each value's JSON text, where a key is found without parsing
+        # the rest (a string keeps a value's text exactly, which a jsonb number would not).
+        sa.Column("initial", sa.Text().with_variant(sa_postgresql.JSONB(), "postgresql"), nullable=True),
         sa.UniqueConstraint("user_pk", "session_id", name="templating_sessions_key"),
     )
     events = sa.Table(
@@ -188,7 +191,8 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
             help="use another database, or drop those tables if nothing needs them; nothing was changed",
         )
     if version == 3:  # one nullable column added: every stored session reads as it did
-        await conn.execute(sa.text("ALTER TABLE templating_sessions ADD COLUMN initial TEXT"))
+        kind = "jsonb" if backend == "postgresql" else "TEXT"
+        await conn.execute(sa.text(f"ALTER TABLE templating_sessions ADD COLUMN initial {kind}"))
         await conn.execute(t.schema.update().where(t.schema.c.name == "sessions").values(version=SCHEMA_VERSION))
         version = SCHEMA_VERSION
     if version is not None and version != SCHEMA_VERSION:

@@ -14,7 +14,6 @@ from .schema import Tables, in_document, key_name, odd_keys
 
 try:
     import sqlalchemy as sa
-    from sqlalchemy.dialects import postgresql as sa_postgresql
     from sqlalchemy.ext.asyncio import AsyncConnection
 except ImportError:  # the sql extra is not installed: the service says so when it is made
     pass
@@ -172,7 +171,7 @@ class StateRows:
         values = [json.loads(texts[owner]) if owner in texts else {} for owner in owners]
         sessions = [pk for scope, pk in owners if scope == SESSION]
         if sessions:
-            initial = sa.select(t.sessions.c.pk, t.sessions.c.initial).where(
+            initial = sa.select(t.sessions.c.pk, self.initial_of(None)).where(
                 t.sessions.c.pk.in_(sessions), t.sessions.c.initial.is_not(None)
             )
             documents = {int(pk): text for pk, text in await conn.execute(initial)}
@@ -200,30 +199,32 @@ class StateRows:
         return columns
 
     def initial_of(self, keys: Collection[str] | None) -> Any:
-        """The session's `initial` document (of `templating_sessions`), whole or only those of `keys` it holds
-        (one JSON object text; SQLite finds each by its JSON path, PostgreSQL by its name)."""
+        """The session's `initial` document (of `templating_sessions`) as one JSON object text, whole or only
+        those of `keys` it holds (SQLite finds each by its JSON path, PostgreSQL's jsonb by its name)."""
         initial = self._tables.sessions.c.initial
         if keys is None:
-            return initial
+            if self.backend == "sqlite":
+                return initial
+            return sa.literal_column(
+                "(SELECT '{' || string_agg(CAST(to_json(e.key) AS text) || ':' || e.value, ',') || '}' "
+                "FROM jsonb_each_text(templating_sessions.initial) AS e)"
+            )
         found = [key for key in keys if in_document([key])]  # no other key is in a document
         if not found:
             return sa.null()
         # A key it holds adds `"key":value,` (NULL || text is NULL: a key it lacks adds nothing).
-        source: Any = initial if self.backend == "sqlite" else sa.cast(initial, sa_postgresql.JSON)
+        if self.backend == "sqlite":
+            values = [initial.op("->")(sa.literal(f'$."{key}"', sa.Text)) for key in found]
+        else:
+            values = [initial.op("->>")(sa.literal(key, sa.Text)) for key in found]
         parts = [
-            sa.func.coalesce(
-                sa.literal(dumps(key) + ":") + sa.cast(source.op("->")(self._path(key)), sa.Text) + ",", ""
-            )
-            for key in found
+            sa.func.coalesce(sa.literal(dumps(key) + ":") + sa.cast(value, sa.Text) + ",", "")
+            for key, value in zip(found, values, strict=True)
         ]
         joined: Any = parts[0]
         for part in parts[1:]:
             joined = joined + part
         return sa.literal("{") + sa.func.rtrim(joined, ",") + sa.literal("}")
-
-    def _path(self, key: str) -> Any:
-        """Where a key of an `initial` document is: SQLite's JSON path, PostgreSQL's name."""
-        return sa.literal(f'$."{key}"' if self.backend == "sqlite" else key, sa.Text)
 
     @staticmethod
     def decoded(row: Any) -> list[dict[str, Any]]:

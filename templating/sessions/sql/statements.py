@@ -307,7 +307,7 @@ class Statements(StateRows):
         joined: Any = t.sessions.join(t.users, t.users.c.pk == t.sessions.c.user_pk).join(
             t.apps, t.apps.c.app_name == t.users.c.app_name
         )
-        columns: list[Any] = [*self.read_columns(), t.sessions.c.initial]
+        columns: list[Any] = [*self.read_columns(), self.initial_of(None).label("initial")]
         for index, owner in ((SESSION, t.sessions.c.pk), (USER, t.users.c.pk), (APP, t.apps.c.pk)):
             document = documents.alias(f"documents_{index}")
             joined = joined.outerjoin(document, sa.and_(document.c.scope == index, document.c.owner == owner))
