@@ -214,7 +214,7 @@ class StateRows:
             return sa.null()
         # A key it holds adds `"key":value,` (NULL || text is NULL: a key it lacks adds nothing).
         if self.backend == "sqlite":
-            values = [initial.op("->")(sa.literal(f'$."{key}"', sa.Text)) for key in found]
+            values = [self._found(initial, key) for key in found]
         else:
             values = [initial.op("->>")(sa.literal(key, sa.Text)) for key in found]
         parts = [
@@ -225,6 +225,15 @@ class StateRows:
         for part in parts[1:]:
             joined = joined + part
         return sa.literal("{") + sa.func.rtrim(joined, ",") + sa.literal("}")
+
+    @staticmethod
+    def _found(initial: Any, key: str) -> Any:
+        """SQLite: the JSON text of a key's value in a document, or NULL, with the JSON functions of any SQLite
+        (before 3.38, no `->`): `json_extract` of two paths gives `[value,value]` with the value as written."""
+        path = f'$."{key}"'
+        twice = sa.func.json_extract(initial, path, path)
+        half = sa.func.length(twice).op("/")(2) - 1  # (2n + 3) / 2 - 1 = n, in integers
+        return sa.case((sa.func.json_type(initial, path).is_not(None), sa.func.substr(twice, 2, half)))
 
     @staticmethod
     def decoded(row: Any) -> list[dict[str, Any]]:
