@@ -62,9 +62,9 @@ def create_sql(forms: tuple[str, ...], present: list[int]) -> str:
             USER, "templating_users", {"app_name": "app_name", "user_id": "user_id"}, "app", writes=USER in present
         ),
         "session_row AS (INSERT INTO templating_sessions (user_pk, session_id, token, revision, event_count, "
-        "last_update_time, initial) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
-        "CAST(:now AS double precision), (SELECT jsonb_object_agg(j.key, CAST(j.value AS text)) "
-        "FROM json_each(CAST(:initial AS json)) AS j) FROM user_row RETURNING pk)",
+        "last_update_time, initial, lookup) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
+        "CAST(:now AS double precision), CAST(:initial AS text), (SELECT jsonb_object_agg(j.key, "
+        "CAST(j.value AS text)) FROM json_each(CAST(:initial AS json)) AS j) FROM user_row RETURNING pk)",
     ]
     # The session's values are new rows (a plain insert, twice as fast as an upsert); the user's and app's may
     # replace stored ones.

@@ -6,7 +6,7 @@ Tables (all prefixed `templating_`): one row per app and per user of an app (the
 scope revision that last wrote it), plus a schema-version row; times are epoch seconds in a double column, the
 same on SQLite and PostgreSQL. A session's row also holds the state it was created with, as one JSON object text
 (`initial`), when its keys allow it (`in_document`): its rows, written by later appends, override it. A database
-of version 3 is brought to version 4 when opened (one added column, nothing else changed); one holding another
+of version 3 is brought to version 4 when opened (two added columns, nothing else changed); one holding another
 version, or `templating_*` tables without one, is refused and left as it is.
 
 A state key is stored under a name that fits any index: the key itself, or, for a key PostgreSQL cannot index
@@ -109,10 +109,11 @@ def tables() -> Tables:
         sa.Column("revision", sa.BigInteger, nullable=False),
         sa.Column("event_count", sa.BigInteger, nullable=False),
         sa.Column("last_update_time", sa.Double, nullable=False),
-        # The state the session was created with (NULL: in rows), which its rows override: one JSON object text on
-        # SQLite; on PostgreSQL a jsonb object of each value's JSON text, where a key is found without parsing
-        # the rest (a string keeps a value's text exactly, which a jsonb number would not).
-        sa.Column("initial", sa.Text().with_variant(sa_postgresql.JSONB(), "postgresql"), nullable=True),
+        # The state the session was created with, one JSON object text (NULL: in rows), which its rows override;
+        # on PostgreSQL `lookup` holds it too, as a jsonb object of each value's JSON text, where a turn finds a
+        # key without parsing the rest (a string keeps a value's text exactly, which a jsonb number would not).
+        sa.Column("initial", sa.Text, nullable=True),
+        sa.Column("lookup", sa.Text().with_variant(sa_postgresql.JSONB(), "postgresql"), nullable=True),
         sa.UniqueConstraint("user_pk", "session_id", name="templating_sessions_key"),
     )
     events = sa.Table(
@@ -190,9 +191,10 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
             url=url,
             help="use another database, or drop those tables if nothing needs them; nothing was changed",
         )
-    if version == 3:  # one nullable column added: every stored session reads as it did
+    if version == 3:  # two nullable columns added: every stored session reads as it did
         kind = "jsonb" if backend == "postgresql" else "TEXT"
-        await conn.execute(sa.text(f"ALTER TABLE templating_sessions ADD COLUMN initial {kind}"))
+        await conn.execute(sa.text("ALTER TABLE templating_sessions ADD COLUMN initial TEXT"))
+        await conn.execute(sa.text(f"ALTER TABLE templating_sessions ADD COLUMN lookup {kind}"))
         await conn.execute(t.schema.update().where(t.schema.c.name == "sessions").values(version=SCHEMA_VERSION))
         version = SCHEMA_VERSION
     if version is not None and version != SCHEMA_VERSION:

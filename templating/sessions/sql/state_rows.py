@@ -200,15 +200,10 @@ class StateRows:
 
     def initial_of(self, keys: Collection[str] | None) -> Any:
         """The session's `initial` document (of `templating_sessions`) as one JSON object text, whole or only
-        those of `keys` it holds (SQLite finds each by its JSON path, PostgreSQL's jsonb by its name)."""
+        those of `keys` it holds (SQLite finds each by its JSON path, PostgreSQL by its name in `lookup`)."""
         initial = self._tables.sessions.c.initial
         if keys is None:
-            if self.backend == "sqlite":
-                return initial
-            return sa.literal_column(
-                "(SELECT '{' || string_agg(CAST(to_json(e.key) AS text) || ':' || e.value, ',') || '}' "
-                "FROM jsonb_each_text(templating_sessions.initial) AS e)"
-            )
+            return initial
         found = [key for key in keys if in_document([key])]  # no other key is in a document
         if not found:
             return sa.null()
@@ -216,7 +211,8 @@ class StateRows:
         if self.backend == "sqlite":
             values = [self._found(initial, key) for key in found]
         else:
-            values = [initial.op("->>")(sa.literal(key, sa.Text)) for key in found]
+            lookup = self._tables.sessions.c.lookup
+            values = [lookup.op("->>")(sa.literal(key, sa.Text)) for key in found]
         parts = [
             sa.func.coalesce(sa.literal(dumps(key) + ":") + sa.cast(value, sa.Text) + ",", "")
             for key, value in zip(found, values, strict=True)
