@@ -367,6 +367,33 @@ def test_a_turn_reads_only_the_keys_its_instruction_reads(url: str) -> None:
     run(scenario())
 
 
+@pytest.mark.parametrize("version", [(3, 37, 2), None], ids=["sqlite-before-3.38", "this-sqlite"])
+def test_a_turn_finds_its_keys_in_the_created_document_on_any_sqlite(
+    version: tuple[int, ...] | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite before 3.38 has no `->`: a turn then finds each key with json_extract, values as written."""
+    import types
+
+    from templating.sessions.sql import state_rows
+
+    if missing_sql_extra():
+        skip_or_fail(missing_sql_extra() or "")
+    if version is not None:
+        monkeypatch.setattr(state_rows, "sqlite3", types.SimpleNamespace(sqlite_version_info=version))
+    state = {"f": 0.1 + 0.2, "big": 1e300, "n": None, "s": 'a "q" ключ', "d": {"x": [1.0, None]}, "a.b": 1, "z": 0}
+    keys = ("f", "big", "n", "s", "d", "a.b", "nope")
+
+    async def scenario() -> None:
+        async with service_on(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}") as service:
+            await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+            turn, _ = await service._turn_session(app_name=APP, user_id=USER, session_id="s1", keys=keys)
+            assert turn is not None
+            assert turn.state == {key: state[key] for key in keys if key in state}
+            assert type(turn.state["big"]) is float
+
+    run(scenario())
+
+
 REFUSING_TRIGGERS = {
     "sqlite": [
         "CREATE TRIGGER refuse BEFORE INSERT ON templating_sessions BEGIN SELECT RAISE(ABORT, 'no sessions today'); END"
@@ -630,12 +657,20 @@ def test_a_version_3_database_is_upgraded_on_open_and_reads_and_writes_as_before
     assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
 
 
-def test_an_upgrade_to_version_4_adds_one_column_and_loses_nothing(url: str) -> None:
+STORAGE = (
+    "SELECT attname, CAST(attstorage AS text) FROM pg_attribute WHERE attrelid = 'templating_sessions'::regclass "
+    "AND attname IN ('initial', 'lookup') ORDER BY attname"
+)
+
+
+def test_an_upgrade_to_version_4_adds_two_columns_and_loses_nothing(url: str) -> None:
     """On either database: tables of version 3 (no `initial` and `lookup` columns), state in rows, are brought to
     version 4."""
     # keys a JSON path does not find as written: each state is stored in rows, as version 3 stored it
     states = {"s1": {"a": 1, 'q"uote': [2], "user:u": 3}, "s2": {"b": None, "\\": 0, "app:c": {"d": 0.1 + 0.2}}}
     run(seed(url, states))
+    if url.startswith("postgresql"):
+        assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
     run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN initial"))
     run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN lookup"))
     run(execute(url, "UPDATE templating_schema SET version = 3"))
@@ -643,6 +678,8 @@ def test_an_upgrade_to_version_4_adds_one_column_and_loses_nothing(url: str) -> 
     assert run(read(url, "s2")).state == states["s2"] | {"user:u": 3}
     assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
     assert run(execute(url, "SELECT initial FROM templating_sessions")) == [(None,), (None,)]
+    if url.startswith("postgresql"):  # the documents are stored uncompressed, as in new tables
+        assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
 
 
 STORED = [

@@ -191,7 +191,8 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
             url=url,
             help="use another database, or drop those tables if nothing needs them; nothing was changed",
         )
-    if version == 3:  # two nullable columns added: every stored session reads as it did
+    upgraded = version == 3
+    if upgraded:  # two nullable columns added: every stored session reads as it did
         kind = "jsonb" if backend == "postgresql" else "TEXT"
         await conn.execute(sa.text("ALTER TABLE templating_sessions ADD COLUMN initial TEXT"))
         await conn.execute(sa.text(f"ALTER TABLE templating_sessions ADD COLUMN lookup {kind}"))
@@ -215,5 +216,14 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
             help="use the templating version that wrote them, or another database; nothing was changed",
         )
     await conn.run_sync(t.metadata.create_all)
+    if backend == "postgresql" and (version is None or upgraded):
+        # Stored out of line but not compressed: compressing a large created state took most of a create's time
+        # on the server (pglz), for documents that are mostly read whole.
+        await conn.execute(
+            sa.text(
+                "ALTER TABLE templating_sessions ALTER COLUMN initial SET STORAGE EXTERNAL, "
+                "ALTER COLUMN lookup SET STORAGE EXTERNAL"
+            )
+        )
     if version is None:
         await conn.execute(t.schema.insert().values(name="sessions", version=SCHEMA_VERSION))

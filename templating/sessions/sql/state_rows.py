@@ -5,6 +5,7 @@ neither the rows nor their values go through Python one by one. `Statements` bui
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -224,9 +225,11 @@ class StateRows:
 
     @staticmethod
     def _found(initial: Any, key: str) -> Any:
-        """SQLite: the JSON text of a key's value in a document, or NULL, with the JSON functions of any SQLite
-        (before 3.38, no `->`): `json_extract` of two paths gives `[value,value]` with the value as written."""
+        """SQLite: the JSON text of a key's value in a document, or NULL: `->` (SQLite 3.38 on, one parse of the
+        document), else `json_extract` of two paths, which gives `[value,value]` with the value as written."""
         path = f'$."{key}"'
+        if sqlite3.sqlite_version_info >= (3, 38):
+            return initial.op("->")(sa.literal(path, sa.Text))
         twice = sa.func.json_extract(initial, path, path)
         half = sa.func.length(twice).op("/")(2) - 1  # (2n + 3) / 2 - 1 = n, in integers
         return sa.case((sa.func.json_type(initial, path).is_not(None), sa.func.substr(twice, 2, half)))

@@ -3,11 +3,12 @@ transaction, on the tables of `schema`. An append reads and writes the rows of t
 never the whole state; on PostgreSQL it locks the rows it writes, always app, then user, then session, so
 two appends never deadlock.
 
-State moves in bulk, one statement per scope: a scope's values are written as one JSON document that the
-database splits into rows (`json_each`, with an upsert), and read back as one JSON document that it joins
-from them (`group_concat` or `string_agg`), which one `json.loads` decodes. Neither the rows nor their values
-go through Python one by one. On PostgreSQL a whole create is one statement (`create_at_once`), which the server
-runs as a transaction of its own: one round trip.
+State moves in bulk. A session's state given at create is stored as one document in its row (`initial`);
+other values are written as one JSON document per scope that the database splits into rows (`json_each`, with
+an upsert), and read back as one JSON document that it joins from them (`group_concat` or `string_agg`), which
+one `json.loads` decodes, the session's rows overriding its document. Neither the rows nor their values go
+through Python one by one. On PostgreSQL a whole create is one statement (`create_at_once`), and so is a get, a
+list and a user's state, which the server runs as a transaction of its own: one round trip.
 """
 
 from __future__ import annotations
