@@ -350,8 +350,8 @@ ORDERS: dict[str, list[str]] = {
     # services, the agent contexts over a session, then the package's lazy names
     "sessions": [
         *("sessions.values", "sessions.state", "sessions.models", "sessions.base", "sessions.memory"),
-        *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.state_rows", "sessions.sql.statements"),
-        "sessions.sql.service",
+        *("sessions.sql.driver", "sessions.sql.schema", "sessions.sql.state_rows", "sessions.sql.create_sql"),
+        *("sessions.sql.statements", "sessions.sql.service"),
         *("sessions.sql", "sessions.contexts", "sessions"),
     ],
     "jinja_mode": [

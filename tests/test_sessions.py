@@ -286,6 +286,80 @@ def test_a_large_state_is_handed_out_as_copies_as_its_keys_change_between_lists_
         session = fetch(service, "s1")
 
 
+def large_state(size: int) -> dict[str, Any]:
+    """A state as an app builds one, and values and keys that a JSON document must keep exactly: floats that
+    print with 17 digits, big and negative numbers, None, nesting, keys a JSON path could misread."""
+    state: dict[str, Any] = {
+        f"k{n}": {"id": n, "tags": ["a", n / 7]} if n % 10 == 0 else f"value {n}" for n in range(size)
+    }
+    state |= {
+        "sum": 0.1 + 0.2,
+        "big": 1e300,
+        "one": 1.0,
+        "huge": 2**62,
+        "neg": -17,
+        "nul in a value": "a\x00b",
+        "none": None,
+        "deep": {"a": [{"b": [0.30000000000000004, None, "x"]}]},
+        "a.b": 1,
+        "[0]": 2,
+        "$": 3,
+        "it's": 4,
+        "ключ 🔑": "значение",
+        "k" * 300: 5,
+        "\uffffx": 6,
+        "user:name": "Ada",
+        "user:prefs": {"lang": "en"},
+        "app:brand": "Acme",
+    }
+    return state
+
+
+# Keys that a JSON path does not find as written: a session created with one keeps its whole state in rows.
+SPECIAL_KEYS = {"plain": {}, "a-quote": {'say "hi"': 1}, "a-newline": {"a\nb": 2}, "a-nul": {"a\x00b": 3}}
+
+
+@pytest.mark.parametrize("extra", list(SPECIAL_KEYS.values()), ids=list(SPECIAL_KEYS))
+def test_a_large_created_state_reads_and_writes_the_same_on_every_service(
+    extra: dict[str, Any], service: SessionService
+) -> None:
+    """A state of 2,000 keys given at create (kept by a database as one document when its keys allow) is read,
+    listed, written over key by key, read by a turn and checked for staleness exactly as the in-memory service
+    does it: values keep their type and digits, later writes win, None is a value."""
+    state = large_state(2_000) | extra
+    created = create(service, session_id="s1", state=state)
+    assert created.state == state
+    assert fetch(service, "s1").state == state
+    early = fetch(service, "s1")
+    delta = {
+        "k1": "changed",
+        "sum": None,
+        "k" * 300: [6],
+        "fresh": 0.1 + 0.7,
+        "user:name": "Bea",
+        **{k: 0 for k in extra},
+    }
+    run(service.append_event(created, event(delta)))
+    expected = state | delta
+    session = fetch(service, "s1")
+    assert session.state == expected
+    assert [type(session.state[key]) for key in ("big", "one", "huge", "sum")] == [float, float, int, type(None)]
+    assert [listed.state for listed in run(service.list_sessions(app_name=APP))] == [expected]
+    assert run(service.get_user_state(app_name=APP, user_id=USER)) == {"user:name": "Bea", "user:prefs": {"lang": "en"}}
+    keys = ("k2", "k1", "sum", "fresh", "deep", "a.b", "it's", "ключ 🔑", "k" * 300, "\uffffx", "nope", *extra, 'x"y')
+    turn, _ = run(service._turn_session(app_name=APP, user_id=USER, session_id="s1", keys=keys))
+    assert turn is not None
+    assert {key: turn.state[key] for key in keys if key in turn.state} == {
+        k: expected[k] for k in keys if k in expected
+    }
+    with pytest.raises(StaleSessionError) as info:  # early was read before k1 was written
+        run(service.append_event(early, event({"k1": "late", "k3": "fine"})))
+    assert info.value.keys == ("k1",)
+    run(service.append_event(early, event({"k3": "fine", "deep": []})))  # written at create only: not stale
+    assert fetch(service, "s1").state == expected | {"k3": "fine", "deep": []}
+    assert early.state == expected | {"k3": "fine", "deep": []}  # the copy took the scope another writer changed
+
+
 def test_events_handed_out_are_deep_copies(service: SessionService) -> None:
     session = create(service, session_id="s1")
     given = event({"m": {"k": [1]}}, id="e1")

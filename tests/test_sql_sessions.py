@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import pickle
 import signal
 import socket
@@ -366,6 +367,33 @@ def test_a_turn_reads_only_the_keys_its_instruction_reads(url: str) -> None:
     run(scenario())
 
 
+@pytest.mark.parametrize("version", [(3, 37, 2), None], ids=["sqlite-before-3.38", "this-sqlite"])
+def test_a_turn_finds_its_keys_in_the_created_document_on_any_sqlite(
+    version: tuple[int, ...] | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite before 3.38 has no `->`: a turn then finds each key with json_extract, values as written."""
+    import types
+
+    from templating.sessions.sql import state_rows
+
+    if missing_sql_extra():
+        skip_or_fail(missing_sql_extra() or "")
+    if version is not None:
+        monkeypatch.setattr(state_rows, "sqlite3", types.SimpleNamespace(sqlite_version_info=version))
+    state = {"f": 0.1 + 0.2, "big": 1e300, "n": None, "s": 'a "q" ключ', "d": {"x": [1.0, None]}, "a.b": 1, "z": 0}
+    keys = ("f", "big", "n", "s", "d", "a.b", "nope")
+
+    async def scenario() -> None:
+        async with service_on(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}") as service:
+            await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
+            turn, _ = await service._turn_session(app_name=APP, user_id=USER, session_id="s1", keys=keys)
+            assert turn is not None
+            assert turn.state == {key: state[key] for key in keys if key in state}
+            assert type(turn.state["big"]) is float
+
+    run(scenario())
+
+
 REFUSING_TRIGGERS = {
     "sqlite": [
         "CREATE TRIGGER refuse BEFORE INSERT ON templating_sessions BEGIN SELECT RAISE(ABORT, 'no sessions today'); END"
@@ -577,27 +605,133 @@ def test_a_database_of_an_earlier_schema_version_is_refused_with_what_changed(
     assert run(execute(url, "SELECT version FROM templating_schema")) == [(version,)]
 
 
-def test_state_is_stored_one_row_per_key(url: str) -> None:
-    """An append writes the rows of the keys its delta writes: the others keep the revision that wrote them.
-    A key no index takes (long, or holding a NUL) is stored under its digest, the key beside it."""
-    long_key = "k" * 300
+async def version_3_scenario(service: Any) -> None:
+    """What tests/fixtures/sessions_v3.db holds: this, run by templating at schema version 3 (commit 5fae947)."""
+    big = {f"k{n}": ({"id": n, "f": n / 7} if n % 10 == 0 else f"value {n}") for n in range(300)}
+    state = {**big, "app:brand": "Acme", "user:name": "Ada", "k" * 300: 1, "nul\x00key": "a\x00b"}
+    a = await service.create_session(app_name="app", user_id="ada", session_id="big", state=state)
+    delta = {"k1": "changed", "new": 0.1 + 0.2, "user:name": "Bea"}
+    await service.append_event(a, Event(author="a", actions=EventActions(state_delta=delta)))
+    b = await service.create_session(app_name="app", user_id="ada", session_id="small", state={"x": 1})
+    await service.append_event(b, Event(author="a", actions=EventActions(state_delta={"y": [1, 2]})))
+    await service.create_session(app_name="app", user_id="bob", session_id="empty")
+
+
+async def everything(service: Any) -> list[Any]:
+    """Each session of app "app" as stored (state, and each event's delta), and a user's state."""
+    found = []
+    for listed in await service.list_sessions(app_name="app"):
+        session = await service.get_session(app_name="app", user_id=listed.user_id, session_id=listed.id)
+        deltas = [stored.actions.state_delta for stored in session.events]
+        found.append((listed.user_id, listed.id, listed.state, session.state, deltas))
+    return [*found, await service.get_user_state(app_name="app", user_id="ada")]
+
+
+def test_a_version_3_database_is_upgraded_on_open_and_reads_and_writes_as_before(tmp_path: Path) -> None:
+    """A SQLite file written by the previous version (schema 3, state one row per key) gets the added column and
+    version 4 when opened, and every session, event and user state reads as the in-memory service holds them
+    after the same calls; then it takes appends and new sessions."""
+    from templating import InMemorySessionService
+
+    missing = missing_sql_extra()
+    if missing:
+        skip_or_fail(missing)
+    path = tmp_path / "sessions.db"
+    path.write_bytes((Path(__file__).parent / "fixtures" / "sessions_v3.db").read_bytes())
+    url = f"sqlite+aiosqlite:///{path}"
+    assert run(execute(url, "SELECT version FROM templating_schema")) == [(3,)]
+    memory = InMemorySessionService()
+    run(version_3_scenario(memory))
 
     async def scenario() -> None:
         async with service_on(url) as service:
-            session = await service.create_session(
-                app_name=APP, user_id=USER, session_id="s1", state={"a": 1, "b": [1], "user:n": "x", long_key: 2}
-            )
-            await service.append_event(session, Event(author="a", actions=EventActions(state_delta={"b": [2]})))
+            assert await everything(service) == await everything(memory)
+            for each in (service, memory):
+                session = await each.get_session(app_name="app", user_id="ada", session_id="big")
+                await each.append_event(session, Event(author="a", actions=EventActions(state_delta={"k2": 2})))
+                await each.create_session(app_name="app", user_id="ada", session_id="new", state={"k2": 3})
+        async with service_on(url) as service:
+            assert await everything(service) == await everything(memory)
 
     run(scenario())
-    rows = run(execute(url, "SELECT scope, name, long_key, value, written FROM templating_state ORDER BY name"))
-    digest = "\uffff" + hashlib.sha256(long_key.encode()).hexdigest()
-    assert [tuple(row) for row in rows] == [
-        (0, "a", None, "1", 1),
-        (0, "b", None, "[2]", 2),
-        (1, "user:n", None, '"x"', 1),
-        (0, digest, f'"{long_key}"', "2", 1),
-    ]
+    assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
+
+
+STORAGE = (
+    "SELECT attname, CAST(attstorage AS text) FROM pg_attribute WHERE attrelid = 'templating_sessions'::regclass "
+    "AND attname IN ('initial', 'lookup') ORDER BY attname"
+)
+
+
+def test_an_upgrade_to_version_4_adds_two_columns_and_loses_nothing(url: str) -> None:
+    """On either database: tables of version 3 (no `initial` and `lookup` columns), state in rows, are brought to
+    version 4."""
+    # keys a JSON path does not find as written: each state is stored in rows, as version 3 stored it
+    states = {"s1": {"a": 1, 'q"uote': [2], "user:u": 3}, "s2": {"b": None, "\\": 0, "app:c": {"d": 0.1 + 0.2}}}
+    run(seed(url, states))
+    if url.startswith("postgresql"):
+        assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
+    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN initial"))
+    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN lookup"))
+    run(execute(url, "UPDATE templating_schema SET version = 3"))
+    assert run(read(url, "s1")).state == states["s1"] | {"app:c": {"d": 0.1 + 0.2}}
+    assert run(read(url, "s2")).state == states["s2"] | {"user:u": 3}
+    assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
+    assert run(execute(url, "SELECT initial FROM templating_sessions")) == [(None,), (None,)]
+    if url.startswith("postgresql"):  # the documents are stored uncompressed, as in new tables
+        assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
+
+
+STORED = [
+    # (id, the session's keys beside "a" and "b", whether its created state is one document)
+    ("plain-keys", {"k" * 300: 2}, True),
+    ("a-key-with-a-quote", {'say "hi"': 2}, False),
+    ("a-key-with-a-nul", {"a\x00b": 2}, False),
+    ("a-nul-in-a-value", {"v": "a\x00b"}, "sqlite"),  # PostgreSQL's JSON operators refuse a NUL
+]
+
+
+@pytest.mark.parametrize(("extra", "document"), [c[1:] for c in STORED], ids=[c[0] for c in STORED])
+def test_a_created_state_is_one_document_and_each_later_write_a_row(
+    extra: dict[str, Any], document: bool | str, url: str
+) -> None:
+    """A session's state given at create is stored as one JSON document when a JSON path finds its keys as
+    written, else one row per key; an append writes the rows of the keys its delta writes (the others keep the
+    revision that wrote them), which override the document. A key no index takes (long, or holding a NUL) is
+    stored under its digest, the key beside it."""
+    (key,) = extra
+    document = document is True or url.startswith(str(document))
+    created_state = {"a": 1, "b": [1], "user:n": "x", **extra}
+
+    async def scenario() -> None:
+        async with service_on(url) as service:
+            session = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=created_state)
+            delta = {"b": [2], key: 3}
+            await service.append_event(session, Event(author="a", actions=EventActions(state_delta=delta)))
+            assert (await read_in(service, "s1")).state == created_state | delta
+
+    run(scenario())
+    rows = run(execute(url, "SELECT scope, name, long_key, value, written FROM templating_state"))
+    name, long_key = (key, None) if len(key) <= 256 and "\x00" not in key else (digest_of(key), json.dumps(key))
+    later = [(0, "b", None, "[2]", 2), (0, name, long_key, "3", 2)]
+    at_create = [(0, "a", None, "1", 1)]  # (b and the key: overwritten by the append)
+    assert sorted(tuple(row) for row in rows) == sorted(
+        [*later, (1, "user:n", None, '"x"', 1)] + ([] if document else at_create)
+    )
+    (stored,) = [value for (value,) in run(execute(url, "SELECT initial FROM templating_sessions"))]
+    initial = json.loads(stored) if stored is not None else None
+    if url.startswith("postgresql"):  # and in jsonb, each value's JSON text
+        (lookup,) = [value for (value,) in run(execute(url, "SELECT lookup FROM templating_sessions"))]
+        assert initial == ({key: json.loads(text) for key, text in lookup.items()} if lookup is not None else None)
+    assert initial == ({"a": 1, "b": [1], **extra} if document else None)
+
+
+async def read_in(service: Any, session_id: str) -> Any:
+    return await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
+
+
+def digest_of(key: str) -> str:
+    return "\uffff" + hashlib.sha256(key.encode()).hexdigest()
 
 
 @pytest.mark.parametrize("statement", ["LOCK TABLE templating_sessions IN ACCESS EXCLUSIVE MODE"], ids=["lock-table"])
@@ -761,6 +895,65 @@ def test_a_postgresql_get_is_one_statement_in_one_round_trip(
         assert got is not None
         assert [stored.id for stored in got.events] == expected
         assert got.state == {"a": 1, "n": 4}
+
+    run(scenario())
+
+
+READS_ON_THE_WIRE = [
+    ("list", "list_sessions", {"app_name": APP}),
+    ("list-of-a-user", "list_sessions", {"app_name": APP, "user_id": USER}),
+    ("user-state", "get_user_state", {"app_name": APP, "user_id": USER}),
+    ("user-state-of-no-user", "get_user_state", {"app_name": APP, "user_id": "nobody"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "arguments"), [case[1:] for case in READS_ON_THE_WIRE], ids=[case[0] for case in READS_ON_THE_WIRE]
+)
+def test_a_postgresql_list_or_user_state_is_one_statement_in_one_round_trip(
+    method: str, arguments: dict[str, str], postgres: Any
+) -> None:
+    """`list_sessions` and `get_user_state` on PostgreSQL, seen on the wire: the pool's check, then one statement
+    (no BEGIN or COMMIT), and what it returns is what the in-memory service returns after the same calls."""
+    from pg_wire import WireLog, without_pings
+
+    from templating import DatabaseSessionService, InMemorySessionService
+
+    url = str(postgres.fresh_database("wire"))
+    memory = InMemorySessionService()
+
+    async def fill(service: Any) -> None:
+        big = {f"k{n}": n / 7 for n in range(500)}
+        first = await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=big | {"user:a": 1})
+        await service.append_event(first, event({"k1": "x", "user:a": 2, "app:b": [3]}))
+        await service.create_session(app_name=APP, user_id="bea", session_id="s2", state={'q"': 1, "user:c": 4})
+        await service.create_session(app_name=APP, user_id=USER, session_id="s3")
+        await service.create_session(app_name="other", user_id=USER, session_id="s4", state={"app:b": 0})
+
+    def plain(found: Any) -> Any:
+        return [(s.user_id, s.id, s.state) for s in found] if isinstance(found, list) else found
+
+    async def scenario() -> None:
+        await fill(memory)
+        wire = WireLog(("127.0.0.1", postgres.port))
+        port = await wire.start()
+        try:
+            async with DatabaseSessionService(url.replace(f":{postgres.port}/", f":{port}/")) as service:
+                await fill(service)
+                for _ in range(2):  # the statement prepared
+                    await getattr(service, method)(**arguments)
+                before = len(wire.trips)
+                got = await getattr(service, method)(**arguments)
+                every = wire.trips[before:]
+        finally:
+            await wire.stop()
+        trips = without_pings(every)
+        assert len(every) == 2, every
+        assert len(trips) == 1, trips
+        kinds = [kind for kind, _ in trips[0]]
+        assert "Q" not in kinds, trips
+        assert kinds.count("E") == 1, trips
+        assert plain(got) == plain(await getattr(memory, method)(**arguments))
 
     run(scenario())
 

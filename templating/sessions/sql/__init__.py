@@ -5,8 +5,9 @@
 semantics and errors: both are a [`SessionService`][templating.SessionService], which does every check and
 applies every rule; this package only reads and writes rows, on SQLAlchemy 2's asyncio API
 (`agent-prompt-templating[sql]`). Its modules: `driver` (the `sql` extra, URLs, errors, the service's event
-loop), `schema` (the tables and their version), `statements` (each primitive's reads and writes in one
-transaction) and `service` (`DatabaseSessionService`: connections, transactions, timeouts).
+loop), `schema` (the tables and their version), `state_rows` (state in bulk), `statements` (each primitive's
+reads and writes in one transaction; PostgreSQL's one-statement create in `create_sql`) and `service`
+(`DatabaseSessionService`: connections, transactions, timeouts).
 """
 
 from __future__ import annotations

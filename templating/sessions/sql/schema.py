@@ -4,8 +4,10 @@ is prepared for them.
 Tables (all prefixed `templating_`): one row per app and per user of an app (the revision of their `app:` and
 `user:` state), per session, per stored event, and one row per state key of each scope (its JSON text and the
 scope revision that last wrote it), plus a schema-version row; times are epoch seconds in a double column, the
-same on SQLite and PostgreSQL. A database holding another version, or `templating_*` tables without one, is
-refused and left as it is: there is no migration.
+same on SQLite and PostgreSQL. A session's row also holds the state it was created with, as one JSON object text
+(`initial`), when its keys allow it (`in_document`): its rows, written by later appends, override it. A database
+of version 3 is brought to version 4 when opened (two added columns, nothing else changed); one holding another
+version, or `templating_*` tables without one, is refused and left as it is.
 
 A state key is stored under a name that fits any index: the key itself, or, for a key PostgreSQL cannot index
 or hold as text (longer than `MAX_KEY_NAME` characters, or holding a NUL), a digest of it, with the key itself
@@ -15,24 +17,40 @@ in a column of its own (`key_name`). So every service takes exactly the keys the
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from .driver import SessionStoreError, dumps
 
 try:
     import sqlalchemy as sa
+    from sqlalchemy.dialects import postgresql as sa_postgresql
     from sqlalchemy.ext.asyncio import AsyncConnection
 except ImportError:  # the sql extra is not installed: the service says so when it is made
     pass
 
-__all__ = ["DIGEST", "MAX_KEY_NAME", "SCHEMA_VERSION", "Tables", "key_name", "odd_keys", "prepare", "tables"]
+__all__ = [
+    "DIGEST",
+    "MAX_KEY_NAME",
+    "SCHEMA_VERSION",
+    "Tables",
+    "in_document",
+    "key_name",
+    "odd_keys",
+    "prepare",
+    "tables",
+]
 
-SCHEMA_VERSION = 3
-"""The layout of the tables this package writes. A database holding another version is refused.
+SCHEMA_VERSION = 4
+"""The layout of the tables this package writes. A database of version 3 is upgraded when opened; one holding
+another version is refused.
 
-Version 3: state rows belong to a scope's row by its number (a session's, a user's, an app's), keys that no
-index takes are stored under a digest, and ids are bounded; version 2 kept app and user names in every state
-row and the key itself as the index; version 1 kept each scope's state as one JSON document, which every append
+Version 4: a session's row holds the state it was created with as one JSON document (`initial`), which rows
+written later override, so that a create writes one value, not a row per key; version 3: state rows belong to
+a scope's row by its number (a session's, a user's, an app's), keys that no index takes are stored under a
+digest, and ids are bounded; version 2 kept app and user names in every state row and the key itself as the
+index; version 1 kept each scope's state as one JSON document, which every append
 decoded and wrote again whole."""
 
 MAX_KEY_NAME = 256
@@ -91,6 +109,11 @@ def tables() -> Tables:
         sa.Column("revision", sa.BigInteger, nullable=False),
         sa.Column("event_count", sa.BigInteger, nullable=False),
         sa.Column("last_update_time", sa.Double, nullable=False),
+        # The state the session was created with, one JSON object text (NULL: in rows), which its rows override;
+        # on PostgreSQL `lookup` holds it too, as a jsonb object of each value's JSON text, where a turn finds a
+        # key without parsing the rest (a string keeps a value's text exactly, which a jsonb number would not).
+        sa.Column("initial", sa.Text, nullable=True),
+        sa.Column("lookup", sa.Text().with_variant(sa_postgresql.JSONB(), "postgresql"), nullable=True),
         sa.UniqueConstraint("user_pk", "session_id", name="templating_sessions_key"),
     )
     events = sa.Table(
@@ -128,6 +151,17 @@ def key_name(key: str) -> tuple[str, str | None]:
     return DIGEST + hashlib.sha256(key.encode("utf-8")).hexdigest(), dumps(key)
 
 
+# What JSON escapes in a key (with ensure_ascii=False): a key holding none of it is written as it is, so a JSON path
+# (SQLite's `$."key"`) finds it in a document.
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+
+
+def in_document(keys: Collection[str]) -> bool:
+    """Whether a session created with these keys keeps its state as one JSON document (`initial`): when a
+    JSON path finds each key as written (else one row per key)."""
+    return bool(keys) and _ESCAPED.search("".join(keys)) is None
+
+
 def odd_keys(keys: list[str]) -> list[str]:
     """Those of `keys` stored under a digest (`key_name`), found with a few passes in C when there are none."""
     if not keys:
@@ -157,6 +191,13 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
             url=url,
             help="use another database, or drop those tables if nothing needs them; nothing was changed",
         )
+    upgraded = version == 3
+    if upgraded:  # two nullable columns added: every stored session reads as it did
+        kind = "jsonb" if backend == "postgresql" else "TEXT"
+        await conn.execute(sa.text("ALTER TABLE templating_sessions ADD COLUMN initial TEXT"))
+        await conn.execute(sa.text(f"ALTER TABLE templating_sessions ADD COLUMN lookup {kind}"))
+        await conn.execute(t.schema.update().where(t.schema.c.name == "sessions").values(version=SCHEMA_VERSION))
+        version = SCHEMA_VERSION
     if version is not None and version != SCHEMA_VERSION:
         changed = {
             1: (
@@ -175,5 +216,14 @@ async def prepare(conn: AsyncConnection, t: Tables, *, backend: str, url: str) -
             help="use the templating version that wrote them, or another database; nothing was changed",
         )
     await conn.run_sync(t.metadata.create_all)
+    if backend == "postgresql" and (version is None or upgraded):
+        # Stored out of line but not compressed: compressing a large created state took most of a create's time
+        # on the server (pglz), for documents that are mostly read whole.
+        await conn.execute(
+            sa.text(
+                "ALTER TABLE templating_sessions ALTER COLUMN initial SET STORAGE EXTERNAL, "
+                "ALTER COLUMN lookup SET STORAGE EXTERNAL"
+            )
+        )
     if version is None:
         await conn.execute(t.schema.insert().values(name="sessions", version=SCHEMA_VERSION))

@@ -335,7 +335,7 @@ class DatabaseSessionService(SessionService):
         return await self._call(lambda: self._list_now(app_name, user_id))
 
     async def _list_now(self, app_name: str, user_id: str | None) -> list[Session]:
-        async with self._transaction(write=False) as conn:
+        async with self._transaction(write=False, single=True) as conn:  # one statement (Statements.sessions)
             return await self._statements.sessions(conn, app_name, user_id)
 
     async def _delete(self, key: tuple[str, str, str]) -> None:
@@ -349,7 +349,7 @@ class DatabaseSessionService(SessionService):
         return await self._call(lambda: self._user_state_now(app_name, user_id))
 
     async def _user_state_now(self, app_name: str, user_id: str) -> dict[str, Any]:
-        async with self._transaction(write=False) as conn:
+        async with self._transaction(write=False, single=True) as conn:  # one statement (Statements.user_state)
             return await self._statements.user_state(conn, app_name, user_id)
 
     async def _append(

@@ -5,12 +5,13 @@ neither the rows nor their values go through Python one by one. `Statements` bui
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+import sqlite3
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ..base import APP, SESSION, USER
 from .driver import dumps
-from .schema import Tables, key_name, odd_keys
+from .schema import Tables, in_document, key_name, odd_keys
 
 try:
     import sqlalchemy as sa
@@ -156,22 +157,35 @@ class StateRows:
         return sa.or_(*conditions)
 
     async def read_values(self, conn: AsyncConnection, owners: list[Owner]) -> list[dict[str, Any]]:
-        """The whole state of each owner, in one query (decoded: the caller's own)."""
+        """The whole state of each owner, in one query, and a session's `initial` document in a second (decoded:
+        the caller's own)."""
         if not owners:
             return []
-        c = self._tables.state.c
+        t = self._tables
+        c = t.state.c
         query = (
             sa.select(c.scope, c.owner, self._document())
             .where(self._rows_of((owner, None) for owner in owners))
             .group_by(c.scope, c.owner)
         )
         texts = {(int(scope), int(pk)): text for scope, pk, text in await conn.execute(query)}
-        return [json.loads(texts[owner]) if owner in texts else {} for owner in owners]
+        values = [json.loads(texts[owner]) if owner in texts else {} for owner in owners]
+        sessions = [pk for scope, pk in owners if scope == SESSION]
+        if sessions:
+            initial = sa.select(t.sessions.c.pk, self.initial_of(None)).where(
+                t.sessions.c.pk.in_(sessions), t.sessions.c.initial.is_not(None)
+            )
+            documents = {int(pk): text for pk, text in await conn.execute(initial)}
+            for number, (scope, pk) in enumerate(owners):
+                if scope == SESSION and pk in documents:
+                    values[number] = json.loads(documents[pk]) | values[number]
+        return values
 
-    def documents(self, names: tuple[Collection[str] | None, ...] = (None, None, None)) -> list[Any]:
-        """Columns for the query of a session's row (`session_row`): the JSON object text of each of its scopes
-        (`Scopes` order), all its values or those of the names given (NULL when there are none), so that one
-        statement reads a session's row and its state."""
+    def documents(self, names: tuple[Mapping[str, str] | None, ...] = (None, None, None)) -> list[Any]:
+        """Columns for the query of a session's row (`session_row`): the JSON object text of each of its scopes'
+        rows (`Scopes` order), all its values or those of the names given (NULL when there are none; `names`
+        maps the name a key is stored under to the key), and of the session's `initial` document (the same keys
+        of it), so that one statement reads a session's row and its state (`decoded`)."""
         t = self._tables
         c = t.state.c
         columns = []
@@ -181,9 +195,50 @@ class StateRows:
             if wanted is not None:
                 query = query.where(c.name.in_(list(wanted))) if wanted else query.where(sa.false())
             columns.append(query.scalar_subquery().label(f"state_{index}"))
+        wanted = names[SESSION]
+        columns.append(self.initial_of(None if wanted is None else list(wanted.values())).label("initial"))
         return columns
+
+    def initial_of(self, keys: Collection[str] | None) -> Any:
+        """The session's `initial` document (of `templating_sessions`) as one JSON object text, whole or only
+        those of `keys` it holds (SQLite finds each by its JSON path, PostgreSQL by its name in `lookup`)."""
+        initial = self._tables.sessions.c.initial
+        if keys is None:
+            return initial
+        found = [key for key in keys if in_document([key])]  # no other key is in a document
+        if not found:
+            return sa.null()
+        # A key it holds adds `"key":value,` (NULL || text is NULL: a key it lacks adds nothing).
+        if self.backend == "sqlite":
+            values = [self._found(initial, key) for key in found]
+        else:
+            lookup = self._tables.sessions.c.lookup
+            values = [lookup.op("->>")(sa.literal(key, sa.Text)) for key in found]
+        parts = [
+            sa.func.coalesce(sa.literal(dumps(key) + ":") + sa.cast(value, sa.Text) + ",", "")
+            for key, value in zip(found, values, strict=True)
+        ]
+        joined: Any = parts[0]
+        for part in parts[1:]:
+            joined = joined + part
+        return sa.literal("{") + sa.func.rtrim(joined, ",") + sa.literal("}")
+
+    @staticmethod
+    def _found(initial: Any, key: str) -> Any:
+        """SQLite: the JSON text of a key's value in a document, or NULL: `->` (SQLite 3.38 on, one parse of the
+        document), else `json_extract` of two paths, which gives `[value,value]` with the value as written."""
+        path = f'$."{key}"'
+        if sqlite3.sqlite_version_info >= (3, 38):
+            return initial.op("->")(sa.literal(path, sa.Text))
+        twice = sa.func.json_extract(initial, path, path)
+        half = sa.func.length(twice).op("/")(2) - 1  # (2n + 3) / 2 - 1 = n, in integers
+        return sa.case((sa.func.json_type(initial, path).is_not(None), sa.func.substr(twice, 2, half)))
 
     @staticmethod
     def decoded(row: Any) -> list[dict[str, Any]]:
-        """The state of each scope that `documents` read, decoded (the caller's own)."""
-        return [json.loads(text) if text is not None else {} for text in (row.state_0, row.state_1, row.state_2)]
+        """The state of each scope that `documents` read, decoded (the caller's own): a session's rows override
+        its `initial` document."""
+        scopes = [json.loads(text) if text is not None else {} for text in (row.state_0, row.state_1, row.state_2)]
+        if row.initial is not None:
+            scopes[SESSION] = json.loads(row.initial) | scopes[SESSION]
+        return scopes

@@ -3,11 +3,12 @@ transaction, on the tables of `schema`. An append reads and writes the rows of t
 never the whole state; on PostgreSQL it locks the rows it writes, always app, then user, then session, so
 two appends never deadlock.
 
-State moves in bulk, one statement per scope: a scope's values are written as one JSON document that the
-database splits into rows (`json_each`, with an upsert), and read back as one JSON document that it joins
-from them (`group_concat` or `string_agg`), which one `json.loads` decodes. Neither the rows nor their values
-go through Python one by one. On PostgreSQL a whole create is one statement (`create_at_once`), which the server
-runs as a transaction of its own: one round trip.
+State moves in bulk. A session's state given at create is stored as one document in its row (`initial`);
+other values are written as one JSON document per scope that the database splits into rows (`json_each`, with
+an upsert), and read back as one JSON document that it joins from them (`group_concat` or `string_agg`), which
+one `json.loads` decodes, the session's rows overriding its document. Neither the rows nor their values go
+through Python one by one. On PostgreSQL a whole create is one statement (`create_at_once`), and so is a get, a
+list and a user's state, which the server runs as a transaction of its own: one round trip.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ from ..base import (
     stored_copy,
 )
 from ..models import Event, GetSessionConfig, Session, copy_stored
-from .schema import key_name
+from .create_sql import create_sql
+from .driver import dumps
+from .schema import in_document, key_name
 from .state_rows import Owner, StateRows
 
 try:
@@ -82,6 +85,8 @@ class Statements(StateRows):
             conn, t.users, USER, {"app_name": app_name, "user_id": user_id}, scopes
         )
         insert = (sa_postgresql.insert if self.backend == "postgresql" else sa_sqlite.insert)(t.sessions)
+        # The session's state as one document (a value, not a row per key), when a JSON path finds its keys.
+        initial = dumps(scopes[SESSION]) if in_document(scopes[SESSION]) else None
         made = insert.values(
             user_pk=user_pk,
             session_id=session_id,
@@ -89,12 +94,14 @@ class Statements(StateRows):
             revision=1,
             event_count=0,
             last_update_time=now,
+            initial=initial,
         ).on_conflict_do_nothing(index_elements=["user_pk", "session_id"])
         pk = (await conn.execute(made.returning(t.sessions.c.pk))).scalar()
         if pk is None:  # the id is taken: the transaction is rolled back, so nothing else is written either
             raise AlreadyExistsError(app_name=app_name, user_id=user_id, session_id=session_id)
         pk = int(pk)
-        await self.write_values(conn, [((SESSION, pk), scopes[SESSION], 1)], fresh=True)
+        if initial is None:
+            await self.write_values(conn, [((SESSION, pk), scopes[SESSION], 1)], fresh=True)
         await self.write_values(
             conn, [((USER, user_pk), scopes[USER], user_revision), ((APP, app_pk), scopes[APP], app_revision)]
         )
@@ -110,14 +117,21 @@ class Statements(StateRows):
         writer locks them in), the session's row, and every scope's values (`_PART`), whose stored state comes
         back as it was. A taken id fails the whole statement (`AlreadyExistsError`), so nothing is written."""
         token, now = uuid.uuid4().hex, time.time()
-        forms, parameters = self.documents_of([((index, 0), scopes[index], 0) for index in (SESSION, USER, APP)])
-        present = [index for index in (SESSION, USER, APP) if scopes[index]]
+        # The session's state as one document (a value, not a row per key), when a JSON path finds its keys and
+        # it holds no NUL (which PostgreSQL's JSON operators refuse).
+        initial = dumps(scopes[SESSION]) if in_document(scopes[SESSION]) else None
+        if initial is not None and "\\u0000" in initial:
+            initial = None
+        rows: Scopes = ({} if initial is not None else scopes[SESSION], scopes[USER], scopes[APP])
+        forms, parameters = self.documents_of([((index, 0), rows[index], 0) for index in (SESSION, USER, APP)])
+        present = [index for index in (SESSION, USER, APP) if rows[index]]
         for n in range(len(forms)):
             del parameters[f"owner_{n}"], parameters[f"written_{n}"]  # the statement takes them from its rows
         statement = self._creates.get(key := (tuple(forms), tuple(present)))
         if statement is None:
-            statement = self._creates[key] = sa.text(_create_sql(tuple(forms), present))
+            statement = self._creates[key] = sa.text(create_sql(tuple(forms), present))
         parameters |= {"app_name": app_name, "user_id": user_id, "session_id": session_id, "token": token, "now": now}
+        parameters["initial"] = initial
         row = None
         # None back: another writer made the app's or the user's row since the statement began (rare), and nothing
         # was written; once made, a row stays, so the second or third try reads it.
@@ -270,21 +284,17 @@ class Statements(StateRows):
         return self.copy(key[0], row, self.decoded(row), [])
 
     async def sessions(self, conn: AsyncConnection, app_name: str, user_id: str | None) -> list[Session]:
-        """Copies of the app's sessions (of one user), without events, in creation order."""
+        """Copies of the app's sessions (of one user), without events, in creation order: one statement (one
+        snapshot without a transaction), each scope's rows joined into a document once (`scope_documents`)."""
         t = self._tables
         c = t.state.c
-        query = self.joined(*self.read_columns()).where(t.users.c.app_name == app_name)
         users = sa.select(t.users.c.pk).where(t.users.c.app_name == app_name)
         if user_id is not None:
-            query = query.where(t.users.c.user_id == user_id)
             users = users.where(t.users.c.user_id == user_id)
         sessions_of = sa.select(t.sessions.c.pk).where(t.sessions.c.user_pk.in_(users.scalar_subquery()))
         app = sa.select(t.apps.c.pk).where(t.apps.c.app_name == app_name)
-        rows = (await conn.execute(query.order_by(t.sessions.c.pk))).all()
-        if not rows:
-            return []
         documents = (
-            sa.select(c.scope, c.owner, self._document())
+            sa.select(c.scope, c.owner, self._document().label("document"))
             .where(
                 sa.or_(
                     sa.and_(c.scope == SESSION, c.owner.in_(sessions_of.scalar_subquery())),
@@ -293,13 +303,22 @@ class Statements(StateRows):
                 )
             )
             .group_by(c.scope, c.owner)
+            .cte("scope_documents")
         )
-        texts = {(int(scope), int(pk)): text for scope, pk, text in await conn.execute(documents)}
-        return [
-            # each decoded for its own session: copies never share a value
-            self.copy(app_name, row, [json.loads(texts.get(owner, "{}")) for owner in self.owners(row)], [])
-            for row in rows
-        ]
+        joined: Any = t.sessions.join(t.users, t.users.c.pk == t.sessions.c.user_pk).join(
+            t.apps, t.apps.c.app_name == t.users.c.app_name
+        )
+        columns: list[Any] = [*self.read_columns(), self.initial_of(None).label("initial")]
+        for index, owner in ((SESSION, t.sessions.c.pk), (USER, t.users.c.pk), (APP, t.apps.c.pk)):
+            document = documents.alias(f"documents_{index}")
+            joined = joined.outerjoin(document, sa.and_(document.c.scope == index, document.c.owner == owner))
+            columns.append(document.c.document.label(f"state_{index}"))
+        query = sa.select(*columns).select_from(joined).where(t.users.c.app_name == app_name)
+        if user_id is not None:
+            query = query.where(t.users.c.user_id == user_id)
+        rows = (await conn.execute(query.order_by(t.sessions.c.pk))).all()
+        # each decoded for its own session: copies never share a value
+        return [self.copy(app_name, row, self.decoded(row), []) for row in rows]
 
     async def delete(self, conn: AsyncConnection, key: tuple[str, str, str]) -> None:
         """Forget a session, its events and its own state values, if it exists."""
@@ -318,11 +337,13 @@ class Statements(StateRows):
             await conn.execute(t.sessions.delete().where(t.sessions.c.pk == pk))
 
     async def user_state(self, conn: AsyncConnection, app_name: str, user_id: str) -> dict[str, Any]:
-        """The stored `user:` state of one user of one app."""
+        """The stored `user:` state of one user of one app, in one statement."""
         t = self._tables
-        query = sa.select(t.users.c.pk).where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
-        pk = (await conn.execute(query)).scalar()
-        return {} if pk is None else (await self.read_values(conn, [(USER, int(pk))]))[0]
+        c = t.state.c
+        user = sa.select(t.users.c.pk).where(t.users.c.app_name == app_name, t.users.c.user_id == user_id)
+        query = sa.select(self._document()).where(c.scope == USER, c.owner == user.scalar_subquery())
+        text = (await conn.execute(query)).scalar()
+        return json.loads(text) if text is not None else {}
 
     async def append(
         self,
@@ -459,14 +480,6 @@ class Statements(StateRows):
         return results
 
 
-# The rows of `create_at_once`'s statement that own each scope's values, and the revision they are written at.
-_OWNERS = {
-    SESSION: ("(SELECT pk FROM session_row)", "CAST(1 AS bigint)"),
-    USER: ("(SELECT pk FROM user_row)", "(SELECT revision FROM user_row)"),
-    APP: ("(SELECT pk FROM app_row)", "(SELECT revision FROM app_row)"),
-}
-
-
 def _created(
     key: tuple[str, str, str],
     scopes: Scopes,
@@ -489,69 +502,4 @@ def _created(
         last_update_time=now,
         token=token,
         seen=(1, *revisions),
-    )
-
-
-def _stored(index: int, owner: str) -> str:
-    """SQL: the state of a user's or app's row as stored, one JSON object text (NULL for none)."""
-    return (
-        "(SELECT '{' || string_agg(coalesce(s.long_key, CAST(to_json(s.name) AS text)) || ':' || s.value, ',') "
-        f"|| '}}' FROM templating_state AS s WHERE s.scope = {index} AND s.owner = {owner})"
-    )
-
-
-def _scope_row(index: int, table: str, keys: dict[str, str], after: str | None, *, writes: bool) -> list[str]:
-    """The rows (WITH items) of `_create_sql` that give the user's or app's row (`index`) as `{name}_row`: its pk,
-    revision and stored state, made if missing (after a row of `after`, so rows are locked in order). If the
-    create `writes` to it, an upsert moves it to its next revision (and locks it); else it is read, unlocked,
-    and made only if missing, so creates that do not write to an app's state never wait on one another."""
-    name = "app" if index == APP else "user"
-    columns = ", ".join(keys)
-    values = ", ".join(f"CAST(:{parameter} AS text)" for parameter in keys.values())
-    source = f" FROM {after}_row" if after else ""
-    if writes:
-        return [
-            f"{name}_row AS (INSERT INTO {table} AS r ({columns}, revision) SELECT {values}, 1{source} "
-            f"ON CONFLICT ({columns}) DO UPDATE SET revision = r.revision + 1 "
-            f"RETURNING r.pk, r.revision, {_stored(index, 'r.pk')} AS stored)"
-        ]
-    match = " AND ".join(f"r.{column} = CAST(:{parameter} AS text)" for column, parameter in keys.items())
-    missing = f"NOT EXISTS (SELECT 1 FROM {name}_found)"
-    return [
-        f"{name}_found AS (SELECT r.pk, r.revision, {_stored(index, 'r.pk')} AS stored FROM {table} AS r "
-        f"WHERE {match})",
-        # Made by another writer since this statement began: nothing comes back, and the create is tried again.
-        f"{name}_made AS (INSERT INTO {table} AS r ({columns}, revision) SELECT {values}, 0{source} "
-        f"WHERE {missing} ON CONFLICT ({columns}) DO NOTHING RETURNING r.pk, r.revision, CAST(NULL AS text))",
-        f"{name}_row AS (SELECT * FROM {name}_found UNION ALL SELECT * FROM {name}_made)",
-    ]
-
-
-def _create_sql(forms: tuple[str, ...], present: list[int]) -> str:
-    """PostgreSQL: the one statement of `create_at_once`, for values of those forms in the scopes `present`.
-    Each row is written from the one before it (user from app, session from user, values once the session's
-    row is made), so the app's row is locked before the user's, and nothing is written unless the session is."""
-    rows = [
-        *_scope_row(APP, "templating_apps", {"app_name": "app_name"}, None, writes=APP in present),
-        *_scope_row(
-            USER, "templating_users", {"app_name": "app_name", "user_id": "user_id"}, "app", writes=USER in present
-        ),
-        "session_row AS (INSERT INTO templating_sessions (user_pk, session_id, token, revision, event_count, "
-        "last_update_time) SELECT pk, CAST(:session_id AS text), CAST(:token AS text), 1, 0, "
-        "CAST(:now AS double precision) FROM user_row RETURNING pk)",
-    ]
-    # The session's values are new rows (a plain insert, twice as fast as an upsert); the user's and app's may
-    # replace stored ones.
-    made = "EXISTS (SELECT 1 FROM session_row)"
-    fresh = 1 if present[:1] == [SESSION] else 0
-    if fresh:
-        values = StateRows.insert_rows(forms[:1], [_OWNERS[SESSION]], fresh=True, where=made)
-        rows.append(f"session_values AS ({values})")
-    if forms[fresh:]:
-        owners = [_OWNERS[index] for index in present[fresh:]]
-        values = StateRows.insert_rows(forms[fresh:], owners, fresh=False, first=fresh, where=made)
-        rows.append(f"scope_values AS ({values})")
-    return (
-        f"WITH {', '.join(rows)} SELECT a.revision, a.stored, u.revision, u.stored "
-        "FROM app_row AS a, user_row AS u, session_row"
     )
