@@ -23,8 +23,6 @@ concurrent processes are no concern.
 
 from __future__ import annotations
 
-import _thread  # a lock without importing threading, which the command line does not need
-import gc
 import importlib
 import json
 import re
@@ -35,6 +33,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._collector import paused
 from .nodes import SCOPES, Dialect, Escaped, Literal, Node, Placeholder, Span, check_dialect, is_adk_state_name
 
 if TYPE_CHECKING:
@@ -264,9 +263,6 @@ def parse_nodes(source: str, dialect: Dialect = "angle") -> tuple[Node, ...]:
 # passes over them again and again (a third of the time of a megabyte of nodes, and more than half
 # of its plan's). The collector is paused while a large source is parsed or planned, and resumed after.
 _PAUSE_COLLECTOR_FROM = 100_000  # characters
-_pause_lock = _thread.allocate_lock()
-_pauses = 0  # how many parses or plans are running with the collector paused, in every thread
-_resume = False  # whether the collector was running when the first of them paused it
 
 
 @contextmanager
@@ -274,26 +270,13 @@ def collector_paused(size: int) -> Iterator[None]:
     """The cyclic garbage collector paused while the objects of a source of `size` characters are made,
     when it is large (from `_PAUSE_COLLECTOR_FROM`), for the parser and the render plan alike.
 
-    Safe across threads and nesting: the pauses are counted, and the collector runs again when the
-    last one ends, only if it was running when the first began (a caller that had paused it keeps it
-    paused). An error inside ends the pause too.
+    Safe across threads and nesting, with every other pause of the collector (`templating._collector`).
     """
     if size < _PAUSE_COLLECTOR_FROM:
         yield
         return
-    global _pauses, _resume
-    with _pause_lock:
-        if _pauses == 0:
-            _resume = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
+    with paused():
         yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _resume:
-                gc.enable()
 
 
 @lru_cache(maxsize=256)

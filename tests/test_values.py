@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import gc
 import json
 import pickle
 from types import MappingProxyType
@@ -545,3 +546,38 @@ def test_the_flat_fast_path_and_the_general_walk_agree(state: dict[str, Any]) ->
         assert fast == general or fast.keys() == general.keys()  # (NaN is never equal, and never accepted)
     elif general is not None:  # only refusals are left to the walk: it accepts nothing the fast path refused
         pytest.fail(f"the fast path refused {state!r}, which the walk accepts")
+
+
+@pytest.mark.parametrize("nested", [10, 5_000], ids=["small", "large"])
+@pytest.mark.parametrize("collector_on", [True, False], ids=["collector-on", "collector-off"])
+def test_a_large_copy_reads_with_the_collector_paused_and_leaves_it_as_it_was(
+    nested: int, collector_on: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of lists and dicts copied at once (a get of a large state) are made with the cyclic collector
+    paused, which would otherwise walk them again and again; a small copy does not pause it."""
+    import marshal
+
+    from templating.sessions import values as values_module
+
+    seen: list[bool] = []
+
+    class Spy:
+        dumps = staticmethod(marshal.dumps)
+
+        @staticmethod
+        def loads(data: bytes) -> Any:
+            seen.append(gc.isenabled())
+            return marshal.loads(data)
+
+    monkeypatch.setattr(values_module, "marshal", Spy)
+    state = {f"k{n}": {"id": n, "tags": ["a", "b"]} for n in range(nested)}
+    was = gc.isenabled()
+    (gc.enable if collector_on else gc.disable)()
+    try:
+        copied = copy_checked(state)
+        assert gc.isenabled() is collector_on
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert copied == state
+    assert all(copied[key] is not state[key] for key in state)
+    assert seen == [collector_on and nested < 1_000]

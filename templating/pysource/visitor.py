@@ -4,12 +4,10 @@ enclosing function), and [`scan`][templating.pysource.scan], which runs it over 
 from __future__ import annotations
 
 import ast
-import contextlib
 import functools
-import gc
-import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 
+from .._collector import paused as _collector_paused
 from .agents import _AgentReader
 from .found import CONSTANT_SUFFIXES, Instruction, Kind, Scan, Skipped, StateSchema, Write
 from .positions import _Module
@@ -468,34 +466,10 @@ def scan(
     """
     if unsaved is None and read is _read_python:
         unsaved = ()  # the default reader reads files on disk only
+    # A scan makes a syntax tree per file and keeps every one until it is done: the collector would walk each
+    # tree at least twice while it grows and find no cycle in it (a tenth of a large scan).
     with _collector_paused():
         return _scan(paths, suffixes, read, keep_going, root, unsaved, configs)
-
-
-_pausing = threading.Lock()
-_paused = 0  # scans running (threads: the language server)
-_resume = False  # whether the collector was on when the first of them started
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while scans run, and resumed when the last ends (if it was on
-    when the first started). A scan makes a syntax tree per file, keeps every one until it is done and
-    then lets go of them (unless a `state_schema=` model still reads them): the collector would walk
-    each tree at least twice while it grows and find no cycle in it (a tenth of a large scan)."""
-    global _paused, _resume
-    with _pausing:
-        if _paused == 0:
-            _resume = gc.isenabled()
-            gc.disable()
-        _paused += 1
-    try:
-        yield
-    finally:
-        with _pausing:
-            _paused -= 1
-            if _paused == 0 and _resume:
-                gc.enable()
 
 
 def _scan(

@@ -14,6 +14,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from .._collector import paused
 from ..errors import TemplatingError
 from ..nodes import APP_PREFIX, MAX_VALUE_SIZE, TEMP_PREFIX, USER_PREFIX, VALUE_ITEM_SIZE, Scope
 
@@ -180,10 +181,15 @@ def copy_nested(state: dict[str, Any], keys: Collection[str]) -> dict[str, Any]:
     shares, and is several times faster than a walk in Python."""
     if len(keys) >= _MARSHAL_FROM:
         try:
-            values = marshal.loads(marshal.dumps([state[key] for key in keys]))
+            data = marshal.dumps([state[key] for key in keys])
         except ValueError:  # something marshal does not take (passed through by the walk below)
             pass
         else:
+            if len(data) < _PAUSE_FROM:
+                values = marshal.loads(data)
+            else:  # many fresh lists and dicts, no cycle among them: the collector is not run over them meanwhile
+                with paused():
+                    values = marshal.loads(data)
             state.update(zip(keys, values, strict=True))
             return state
     memo: dict[int, Any] = {}
@@ -193,6 +199,7 @@ def copy_nested(state: dict[str, Any], keys: Collection[str]) -> dict[str, Any]:
 
 
 _MARSHAL_FROM = 8  # lists and dicts in a state: from this many on, marshal copies them (a call costs a walk of a few)
+_PAUSE_FROM = 32_768  # bytes of marshal data: from this much on, the garbage collector is paused while it is read
 
 
 def copy_value(value: Any) -> Any:
