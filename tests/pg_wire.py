@@ -95,3 +95,16 @@ def without_pings(trips: list[list[tuple[str, str]]]) -> list[list[tuple[str, st
     """The round trips left once the pool's checks of the connections it hands out are taken out (SQLAlchemy's
     pre-ping: the empty query `;`)."""
     return [trip for trip in trips if {text for kind, text in trip if kind in "QPB"} != {";"}]
+
+
+def assert_one_statement(every: list[list[tuple[str, str]]], *, prepared: bool = True) -> None:
+    """`every` round trip of one call: the pool's check of the connection, then one statement executed (no
+    BEGIN, COMMIT or COPY; with `prepared`, none prepared again either)."""
+    trips = without_pings(every)
+    assert len(trips) == 1, trips
+    assert len(every) == 2, every  # the pool's check of the connection is one round trip
+    kinds = [kind for kind, _ in trips[0]]
+    assert "Q" not in kinds, trips
+    if prepared:
+        assert "P" not in kinds, trips
+    assert kinds.count("E") == 1, trips

@@ -298,9 +298,17 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
     name: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base = tmp_path_factory.mktemp("incremental")
+    _random_edits(lambda: _copy(name, base, monkeypatch), examples=_EXAMPLES)
+
+
+_EXAMPLES = int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8"))
+
+
+def _random_edits(make_root: Callable[[], Path], *, examples: int) -> None:
+    """`run_edits` on a fresh tree from `make_root`, for `examples` draws of random edits."""
 
     @settings(
-        max_examples=int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8")),
+        max_examples=examples,
         phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: the message names every edit
         deadline=None,
         derandomize=True,
@@ -309,8 +317,7 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
     )
     @given(data=st.data())
     def edits(data: Any) -> None:
-        root = _copy(name, base, monkeypatch)
-        run_edits(root, data)
+        run_edits(make_root(), data)
 
     edits()
 
@@ -337,21 +344,7 @@ def test_update_in_copies_of_a_project_publishes_what_a_fresh_run_reports_after_
     the run-order findings of the other copy's apps (which read the same keys) are kept from the model before
     (`linter.rules.order_kept`); every file's findings still equal a fresh run's."""
     base = tmp_path_factory.mktemp("copies")
-
-    @settings(
-        max_examples=int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8")) // 2 or 1,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate],
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    )
-    @given(data=st.data())
-    def edits(data: Any) -> None:
-        root = _copies(name, base, monkeypatch)
-        run_edits(root, data)
-
-    edits()
+    _random_edits(lambda: _copies(name, base, monkeypatch), examples=_EXAMPLES // 2 or 1)
 
 
 # --- every file of the shared corpus opened in the editor: the same findings as a fresh run

@@ -155,14 +155,19 @@ def _apps_worked_out(project: Project) -> set[str]:
     return {app.name for key in kept.worked_out for agent in model.agents_reading(key) for app in model.apps_of(agent)}
 
 
+def _write_apps(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three apps of `_APPS` written under `root`, the current folder."""
+    for name, content in _APPS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content, encoding="utf-8")
+    monkeypatch.chdir(root)
+
+
 @pytest.mark.parametrize(("edits", "apps"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_order_findings_kept_for_untouched_apps_equal_a_fresh_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edits: list[tuple[str, str | None]], apps: set[str]
 ) -> None:
-    for name, content in _APPS.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    _write_apps(tmp_path, monkeypatch)
     project = Project(tmp_path)
     published: Published = {}
     _publish(published, project.lint(["."]))
@@ -191,10 +196,7 @@ def test_order_findings_kept_for_untouched_apps_equal_a_fresh_run(
 def test_the_changes_between_two_models_name_the_apps_that_differ(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, content in _APPS.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+    _write_apps(tmp_path, monkeypatch)
     project = Project(tmp_path)
     project.lint(["."])
     before = project.agent_model

@@ -804,7 +804,7 @@ def test_a_postgresql_create_is_one_statement_in_one_round_trip(
     """What the service sends the server for a create, seen on the wire (a proxy in between): the pool's check of
     the connection (one round trip: an empty query), then one round trip holding one statement (no BEGIN or
     COMMIT, no COPY), prepared once per connection. A taken id fails that statement whole: nothing is written."""
-    from pg_wire import WireLog, without_pings
+    from pg_wire import WireLog, assert_one_statement
 
     from templating import AlreadyExistsError, DatabaseSessionService
 
@@ -827,16 +827,10 @@ def test_a_postgresql_create_is_one_statement_in_one_round_trip(
                 else:
                     await service.create_session(app_name=APP, user_id=USER, session_id="s1", state=state)
                 every = wire.trips[before:]
-                trips = without_pings(every)
                 stored = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
         finally:
             await wire.stop()
-        assert len(trips) == 1, trips
-        assert len(every) == 2, every  # the pool's check of the connection is one round trip
-        kinds = [kind for kind, _ in trips[0]]
-        assert "Q" not in kinds, trips  # no BEGIN, COMMIT or COPY
-        assert "P" not in kinds, trips  # nothing prepared again
-        assert kinds.count("E") == 1, trips  # one statement executed
+        assert_one_statement(every)
         assert stored is not None
         if taken:  # the user's and app's values of the failed create were not written either
             assert stored.state == {"a": 0} | {key: "warm" for key in state if ":" in key}
@@ -864,7 +858,7 @@ def test_a_postgresql_get_is_one_statement_in_one_round_trip(
 ) -> None:
     """A get on PostgreSQL, seen on the wire: the pool's check, then one statement (the session's row, its state
     and the events chosen: one snapshot without BEGIN or COMMIT), and the events are the ones the config chooses."""
-    from pg_wire import WireLog, without_pings
+    from pg_wire import WireLog, assert_one_statement
 
     from templating import DatabaseSessionService
 
@@ -886,12 +880,7 @@ def test_a_postgresql_get_is_one_statement_in_one_round_trip(
                 every = wire.trips[before:]
         finally:
             await wire.stop()
-        trips = without_pings(every)
-        assert len(every) == 2, every
-        assert len(trips) == 1, trips
-        kinds = [kind for kind, _ in trips[0]]
-        assert "Q" not in kinds, trips
-        assert kinds.count("E") == 1, trips
+        assert_one_statement(every, prepared=False)
         assert got is not None
         assert [stored.id for stored in got.events] == expected
         assert got.state == {"a": 1, "n": 4}
@@ -915,7 +904,7 @@ def test_a_postgresql_list_or_user_state_is_one_statement_in_one_round_trip(
 ) -> None:
     """`list_sessions` and `get_user_state` on PostgreSQL, seen on the wire: the pool's check, then one statement
     (no BEGIN or COMMIT), and what it returns is what the in-memory service returns after the same calls."""
-    from pg_wire import WireLog, without_pings
+    from pg_wire import WireLog, assert_one_statement
 
     from templating import DatabaseSessionService, InMemorySessionService
 
@@ -947,12 +936,7 @@ def test_a_postgresql_list_or_user_state_is_one_statement_in_one_round_trip(
                 every = wire.trips[before:]
         finally:
             await wire.stop()
-        trips = without_pings(every)
-        assert len(every) == 2, every
-        assert len(trips) == 1, trips
-        kinds = [kind for kind, _ in trips[0]]
-        assert "Q" not in kinds, trips
-        assert kinds.count("E") == 1, trips
+        assert_one_statement(every, prepared=False)
         assert plain(got) == plain(await getattr(memory, method)(**arguments))
 
     run(scenario())
