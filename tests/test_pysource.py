@@ -2309,3 +2309,52 @@ def test_a_scan_pauses_the_garbage_collector_and_leaves_it_as_it_found_it(enable
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+# --- the trees of the files parsed last, kept for the next scan (an edit in the editor)
+
+
+@pytest.fixture
+def kept_trees(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from templating.pysource import reading
+
+    monkeypatch.setattr(reading, "_kept", type(reading._kept)())
+    monkeypatch.setattr(reading, "_kept_size", 0)
+    return reading
+
+
+KEPT_CASES = {
+    "same-text": ("x = 1\n", "x = 1\n", True),
+    "edited": ("x = 1\n", "x = 2\n", False),
+    "another-path": ("x = 1\n", "x = 1\n", False),
+}
+
+
+@pytest.mark.parametrize(("first", "second", "same"), KEPT_CASES.values(), ids=KEPT_CASES.keys())
+def test_a_file_parsed_again_unchanged_gives_the_tree_kept(
+    kept_trees: Any, first: str, second: str, same: bool
+) -> None:
+    one = kept_trees.parsed(first, "a.py")
+    other = kept_trees.parsed(second, "a.py" if same or first != second else "b.py")
+    assert (one is other) is same
+    assert ast.dump(other) == ast.dump(ast.parse(second))
+
+
+def test_the_trees_kept_are_bounded_by_their_text(kept_trees: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kept_trees, "KEPT_TEXT", 100)
+    monkeypatch.setattr(kept_trees, "KEPT_FILE", 40)
+    texts = [f"name_{n} = '{n:018d}'\n" for n in range(10)]  # 30 characters each: three fit
+    trees = [kept_trees.parsed(text, f"m{n}.py") for n, text in enumerate(texts)]
+    assert kept_trees._kept_size <= 100
+    assert len(kept_trees._kept) == 3
+    assert kept_trees.parsed(texts[-1], "m9.py") is trees[-1]  # among the last
+    assert kept_trees.parsed(texts[0], "m0.py") is not trees[0]  # let go: parsed again
+    large = "x = 1\n" * 10
+    assert kept_trees.parsed(large, "big.py") is not kept_trees.parsed(large, "big.py")  # over KEPT_FILE
+
+
+def test_a_file_that_does_not_parse_is_not_kept(kept_trees: Any) -> None:
+    for _ in range(2):
+        with pytest.raises(SyntaxError):
+            kept_trees.parsed("def (:\n", "bad.py")
+    assert not kept_trees._kept

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import places
 from .found import Scan
 from .positions import _Module
-from .reading import PythonSourceError, _newer_python_hint, _parse, _span_at, _undecodable
+from .reading import PythonSourceError, _newer_python_hint, _span_at, _undecodable, parsed
 from .syntax import _MAX_HOPS, _chain, _describe, _Scope, _short
 
 
@@ -96,7 +96,7 @@ class _Modules:
         except UnicodeDecodeError as exc:  # Python itself refuses such a file (a SyntaxError)
             raise _undecodable(path, exc) from None
         try:
-            tree = _parse(text, path)
+            tree = parsed(text, path)
         except SyntaxError as exc:
             span = _span_at(text, exc.lineno, exc.offset)
             raise PythonSourceError(

@@ -4,12 +4,14 @@ and each failure a [`PythonSourceError`][templating.pysource.PythonSourceError] 
 
 from __future__ import annotations
 
+import _thread  # a lock without importing threading, which the command line does not need
 import ast
 import io
 import re
 import sys
 import tokenize
 import warnings
+from collections import OrderedDict
 from typing import Any
 
 from ..errors import TemplatingError
@@ -412,3 +414,34 @@ def python_text(data: bytes) -> str:
 def _read_python(path: str) -> str:
     with open(path, "rb") as handle:
         return python_text(handle.read())
+
+
+# The trees of the files parsed last, by path and text: an edit in the editor scans again the files it reaches and
+# the modules they import, nearly all of them unchanged since the scan before (a tree is never changed once made).
+# Bounded by their text (a tree takes about 15 times its text's size: some 8 MiB in all), small files only.
+KEPT_TEXT = 1 << 19  # characters of source in all
+KEPT_FILE = 1 << 16  # characters of one file: a larger one is parsed each time
+_kept: OrderedDict[tuple[str, str], ast.Module] = OrderedDict()
+_kept_size = 0
+_kept_lock = _thread.allocate_lock()
+
+
+def parsed(text: str, path: str) -> ast.Module:
+    """`_parse(text, path)`, the same tree again for the same path and text while it is among the last kept."""
+    global _kept_size
+    key = (path, text)
+    with _kept_lock:
+        tree = _kept.get(key)
+        if tree is not None:
+            _kept.move_to_end(key)
+            return tree
+    tree = _parse(text, path)
+    if len(text) <= KEPT_FILE:
+        with _kept_lock:
+            if key not in _kept:
+                _kept[key] = tree
+                _kept_size += len(text)
+                while _kept_size > KEPT_TEXT:
+                    (_, old), _ = _kept.popitem(last=False)
+                    _kept_size -= len(old)
+    return tree
