@@ -81,6 +81,32 @@ def assert_published_as_fresh(published: Published, overrides: dict[str, str], s
         assert got[1] == want[1], f"templates of {path} after {step}"
 
 
+def assert_wanted_as_fresh(result: LintResult, wanted: list[str], overrides: dict[str, str], step: str) -> None:
+    """Each wanted file the result lists has a fresh run's findings, and it lists each wanted Python file the
+    project lints (text files: those an instruction is read from)."""
+    fresh = lint_project(["."], root=".", overrides=overrides)
+    expected: Published = {}
+    publish(expected, fresh)
+    for path in wanted:
+        if path.endswith(".py") and os.path.exists(path):
+            assert path in result.files, f"{path} wanted after {step}"
+        if path not in result.files:
+            assert path not in expected or expected[path] == ([], []), f"{path} left out after {step}"
+            continue
+        got = (_diag_rows(result, path), _template_rows(result, path))
+        want = expected.get(path, ([], []))
+        assert got[0] == want[0], f"findings of {path} after {step}"
+        assert got[1] == want[1], f"templates of {path} after {step}"
+
+
+def _text_files() -> list[str]:
+    return sorted(
+        p.as_posix()
+        for p in Path(".").rglob("*")
+        if p.suffix in (".txt", ".md", ".j2", ".jinja") and not any(s.startswith(".") for s in p.parts)
+    )
+
+
 # --- edits, as the corpus's authors write them: each takes (path, text, n) and gives the new text or None
 
 _AGENT_CALL = re.compile(r"\b(?:Llm)?Agent\(\s*\n?")
@@ -235,12 +261,23 @@ def assert_facts_as_fresh(project: Project, overrides: dict[str, str], step: str
     ]
 
 
-def run_edits(root: Path, data: Any) -> None:
+def run_edits(root: Path, data: Any, *, editor: bool = False) -> None:
+    """Random edits, each followed by a check against a fresh run. `editor`: each update asks only for the
+    findings of some open files (`wanted`), which must be those of a fresh run."""
     project = Project(root)
     published: Published = {}
     publish(published, project.lint(["."]))
     overrides: dict[str, str] = {}
     steps: list[str] = []
+    opened: list[str] = []
+
+    def update(path: str, text: str | None) -> LintResult:
+        if not editor:
+            return project.update(path, text)
+        shown = sorted({*_python_files(), *_text_files()})
+        opened[:] = data.draw(st.lists(st.sampled_from(shown), max_size=4, unique=True), label="open")
+        return project.update(path, text, wanted=[os.path.abspath(name) for name in opened])
+
     for _ in range(data.draw(st.integers(1, 6), label="steps")):
         kind = data.draw(st.sampled_from(KINDS), label="edit")
         n = data.draw(st.integers(0, 50), label="n")
@@ -254,12 +291,12 @@ def run_edits(root: Path, data: Any) -> None:
             text = f'"""A prompt module."""\n\nEDIT_INSTR = """Plan with {{{key}}} and {{user_profile?}}."""\n'
             Path(path).write_text(text, encoding="utf-8")  # created on disk, as an editor saves a new file
             overrides.pop(path, None)
-            result = project.update(path, text)
+            result = update(path, text)
         elif kind == "open":  # a file opened in the editor as it is (saved, or its unsaved buffer again)
             path = data.draw(st.sampled_from(files), label="file")
             text = overrides.get(path) or Path(path).read_text(encoding="utf-8")
             overrides[path] = text
-            result = project.update(path, text)
+            result = update(path, text)
         elif kind == "remove file":
             candidates = _prompt_modules()
             if not candidates:
@@ -267,7 +304,7 @@ def run_edits(root: Path, data: Any) -> None:
             path = data.draw(st.sampled_from(candidates), label="file")
             Path(path).unlink()
             overrides.pop(path, None)
-            result = project.update(path, None)
+            result = update(path, None)
         else:
             prompts = _prompt_modules()
             candidates: dict[str, str] = {}  # the files this edit applies to, and their new text
@@ -284,12 +321,15 @@ def run_edits(root: Path, data: Any) -> None:
             path = data.draw(st.sampled_from(sorted(candidates)), label="file")
             edited = candidates[path]
             overrides[path] = edited  # an unsaved buffer
-            result = project.update(path, edited)
-        steps.append(f"{kind} {path}")
+            result = update(path, edited)
+        steps.append(f"{kind} {path}" + (f" (open: {', '.join(opened)})" if editor else ""))
         assert path in result.files
         assert {d.path for d in result.diagnostics} <= set(result.files)
-        publish(published, result)
-        assert_published_as_fresh(published, overrides, " -> ".join(steps))
+        if editor:
+            assert_wanted_as_fresh(result, [path, *opened], overrides, " -> ".join(steps))
+        else:
+            publish(published, result)
+            assert_published_as_fresh(published, overrides, " -> ".join(steps))
         assert_facts_as_fresh(project, overrides, " -> ".join(steps))
 
 
@@ -304,7 +344,16 @@ def test_update_publishes_what_a_fresh_run_reports_after_random_edits(
 _EXAMPLES = int(os.environ.get("TEMPLATING_INCREMENTAL_EXAMPLES", "8"))
 
 
-def _random_edits(make_root: Callable[[], Path], *, examples: int) -> None:
+@pytest.mark.parametrize("name", PROJECTS)
+def test_update_for_open_files_gives_them_what_a_fresh_run_reports_after_random_edits(
+    name: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As an editor asks: each update works out the findings of the open files only (`wanted`)."""
+    base = tmp_path_factory.mktemp("wanted")
+    _random_edits(lambda: _copy(name, base, monkeypatch), examples=_EXAMPLES, editor=True)
+
+
+def _random_edits(make_root: Callable[[], Path], *, examples: int, editor: bool = False) -> None:
     """`run_edits` on a fresh tree from `make_root`, for `examples` draws of random edits."""
 
     @settings(
@@ -317,7 +366,7 @@ def _random_edits(make_root: Callable[[], Path], *, examples: int) -> None:
     )
     @given(data=st.data())
     def edits(data: Any) -> None:
-        run_edits(make_root(), data)
+        run_edits(make_root(), data, editor=editor)
 
     edits()
 
@@ -345,6 +394,14 @@ def test_update_in_copies_of_a_project_publishes_what_a_fresh_run_reports_after_
     (`linter.rules.order_kept`); every file's findings still equal a fresh run's."""
     base = tmp_path_factory.mktemp("copies")
     _random_edits(lambda: _copies(name, base, monkeypatch), examples=_EXAMPLES // 2 or 1)
+
+
+def test_update_for_open_files_in_copies_of_a_project_gives_them_what_a_fresh_run_reports(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The open files' findings only, in a workspace of two copies (the other copy's apps' order findings kept)."""
+    base = tmp_path_factory.mktemp("copies-wanted")
+    _random_edits(lambda: _copies(PROJECTS[0], base, monkeypatch), examples=_EXAMPLES // 2 or 1, editor=True)
 
 
 # --- every file of the shared corpus opened in the editor: the same findings as a fresh run
@@ -774,7 +831,7 @@ def test_a_first_update_reuses_the_findings_of_the_whole_run(
         (tmp_path / path).write_text(text, encoding="utf-8")  # a new file, saved
     runs = []
     findings = project._python_findings
-    monkeypatch.setattr(project, "_python_findings", lambda *a: runs.append(a) or findings(*a))
+    monkeypatch.setattr(project, "_python_findings", lambda *a, **k: runs.append(a) or findings(*a, **k))
     result = project.update(path, text)
     assert path in result.files
     opened = path in files and text == files[path]

@@ -106,7 +106,11 @@ class ProjectFindings(ProjectFiles):
     def _usable(self, files: Sequence[str], *, named: Collection[str]) -> list[str]:
         """The `files` that can be scanned: read (a file not valid UTF-8 is scanned: an E002 finding)."""
         usable = []
+        texts, overrides = self._texts, self.overrides
         for path in files:
+            if path in overrides or isinstance(texts.get(path), str):  # read before (an edit reads every file)
+                usable.append(path)
+                continue
             try:
                 self._read_python(path, named=path in named)
             except UnicodeDecodeError:
@@ -176,8 +180,9 @@ class ProjectFindings(ProjectFiles):
             ]
         return result
 
-    def _python_findings(self, found: Scan, named: set[str], result: LintResult) -> None:
-        """Findings of the instructions written in the `named` files, with the project's writes.
+    def _python_findings(self, found: Scan, named: set[str], result: LintResult, *, partial: bool = False) -> None:
+        """Findings of the instructions written in the `named` files, with the project's writes (`partial`: the
+        project's other files are left for later).
 
         An instruction kept in a text file (`load_instruction_from_file("writer.txt")`) is reported
         with a named Python file of its folder (or a folder above) that names that file."""
@@ -201,8 +206,14 @@ class ProjectFindings(ProjectFiles):
 
                 self._ordered = KeptOrder()
             self._ordered.start(self.agent_model, index)
-        # those of the instructions of this scan only: no other is kept
-        self._own, self._unwritten = {}, {}
+        # those of the instructions of this scan only: no other is kept (when the findings of some files only are
+        # worked out, the others' instructions keep what depends on them alone, for the files asked for next)
+        if partial:
+            live = {id(item) for item in (*found.instructions, *found.config_instructions)}
+            self._own = {key: own for key, own in kept_own.items() if key in live}
+            self._unwritten = {key: unwritten for key, unwritten in kept_unwritten.items() if key in live}
+        else:
+            self._own, self._unwritten = {}, {}
         writes: list[Write] | None = None
         on_order = codes & ORDER_RULES
         given = frozenset(self.schema.fields) if self.schema is not None else frozenset()
@@ -379,12 +390,17 @@ class ProjectFindings(ProjectFiles):
             unsure=unsure,
         )
 
-    def _all_findings(self, found: Scan, context: Sequence[str]) -> _Findings:
+    def _all_findings(self, found: Scan, context: Sequence[str], *, only: Collection[str] | None = None) -> _Findings:
         """Each Python file's findings, templates, text and count of instructions, as a fresh run of the
-        project's Python files (`context`) gives them from the scan `found`."""
-        named = {name for name in context if name in found.sources} | config_files(found)
+        project's Python files (`context`) gives them from the scan `found`; `only`: those of these files
+        alone (the others are not worked out)."""
+        configs = config_files(found)
+        if only is None:
+            named = {name for name in context if name in found.sources} | configs
+        else:
+            named = {name for name in context if name in only and name in found.sources} | (configs & set(only))
         result = LintResult([], [], [], root=self.root)
-        self._python_findings(found, named, result)
+        self._python_findings(found, named, result, partial=only is not None)
         return per_file(result)
 
 

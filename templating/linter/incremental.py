@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .findings import ProjectFindings, in_order
+from .findings import ProjectFindings, config_files, in_order
 from .result import LintResult, of_files
 from .util import shown
 
@@ -69,7 +69,7 @@ class IncrementalProject(ProjectFindings):
             return []
         return sorted({giver for item in self._scan.instructions if item.path == target for giver in item.given_in})
 
-    def update(self, path: str, text: str | None) -> LintResult:
+    def update(self, path: str, text: str | None, *, wanted: Collection[str] | None = None) -> LintResult:
         """Re-lint with `text` as the content of the file `path` (an editor's buffer; `None`: the file's
         own content again, or none when it was deleted), reading no other file again.
 
@@ -80,7 +80,12 @@ class IncrementalProject(ProjectFindings):
         and the files importing those: see `templating.linter.reach.affected`, found through the import
         graph kept between edits); the findings of every file are then computed from that scan as a
         fresh run computes them (each instruction the scan kept with its own findings, kept too), and
-        compared with the last ones (after the first update of a project not yet linted: every file)."""
+        compared with the last ones (after the first update of a project not yet linted: every file).
+
+        `wanted`: the only files whose findings the caller shows (an editor's open documents). The result then
+        lists `path` and each of those the project lints, with its findings whether they changed or not; no
+        other file's findings are worked out (on a large workspace, most of an edit's time), and the next
+        update without `wanted` compares every file with the scan it starts from."""
         target = shown(Path(path))
         if text is None:
             self.overrides.pop(target, None)
@@ -111,11 +116,15 @@ class IncrementalProject(ProjectFindings):
             self.scanned_again = frozenset(first.sources)
             return self._leveled(of_files(self._last, sorted({target, *self._last}), root=self.root))
         old = self._scan
-        if self._unchanged(target, text):  # a file opened as it was scanned: nothing to lint again
+        if self._unchanged(target, text, known=wanted is None):  # a file opened as it was scanned: nothing to scan
             self.scanned_again = frozenset()
+            if wanted is not None:
+                return self._wanted_findings(old, target, wanted)
             assert self._last is not None
             return self._leveled(of_files(self._last, [target], root=self.root))
-        before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
+        before = None
+        if wanted is None:
+            before = self._last if self._last is not None else self._all_findings(old, self._context_files([target]))
         previous = old.sources.get(target)
         self._texts.pop(target, None)
         if os.path.lexists(target) != (target in self._context) and target not in self._unwalked:
@@ -126,7 +135,14 @@ class IncrementalProject(ProjectFindings):
         if os.path.lexists(target) and target not in context:
             self._unwalked.add(target)  # not walked (excluded, ignored, outside): not looked for again
         usable = self._usable([*context, *([] if target in context else [target])], named=(target,))
-        texts = {name: self._text_of(name) for name in usable}
+        texts = {}
+        overrides, kept_texts = self.overrides, self._texts
+        for name in usable:  # (`_text_of`, inline: every file of the project, each edit)
+            text = overrides.get(name)
+            if text is None:
+                cached = kept_texts.get(name)
+                text = cached if isinstance(cached, str) else ""
+            texts[name] = text
         texts.setdefault(target, "")
         ids = [self._identity(item) for item in old.instructions]
         rescanned = self._graph.affected(target, texts, previous, [given for _, _, given in ids])
@@ -169,16 +185,43 @@ class IncrementalProject(ProjectFindings):
         kept, self._ids = self._ids, {}  # those of the instructions of this scan only
         for item in merged.instructions:
             self._ids[id(item)] = kept.get(id(item)) or self._identity(item)
+        if wanted is not None:
+            return self._wanted_findings(merged, target, wanted)
+        assert before is not None
         after = self._all_findings(merged, context if target in context else [*context, target])
         self._last = after
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
         return self._leveled(of_files(after, sorted(changed), root=self.root))
 
-    def _unchanged(self, target: str, text: str | None) -> bool:
-        """Whether the Python file `target` with `text` is the one the last scan read, with that scan's findings
-        known: the same text (an editor opening a file as saved, an edit undone), the file walked as it was. A
-        fresh run then gives every file what the last update gave it."""
-        if text is None or self._scan is None or self._last is None or self._scan.sources.get(target) != text:
+    def _wanted_findings(self, found: Scan, target: str, wanted: Collection[str]) -> LintResult:
+        """The findings of `target` and of the `wanted` files the project lints, from the scan `found` (see
+        `update`); a text file an instruction is read from, with the Python files that may report it."""
+        self._last = None  # the other files' findings are not worked out: the next full update compares afresh
+        context = self._context_files([target])
+        if target not in context:
+            context = [*context, target]
+        files = set(context) | config_files(found)
+        names = {target} | {name for name in (shown(Path(path)) for path in wanted) if name in files}
+        texts = {name for name in (shown(Path(path)) for path in wanted)} - names
+        texts &= {item.path for item in found.instructions}
+        named = set(names)
+        if texts:  # reported in a Python file of its folder or above naming it (`reach.reported_in`)
+            for name in context:
+                source = found.sources.get(name)
+                if source is not None and any(
+                    Path(name).parent in Path(text).parents and Path(text).name in source for text in texts
+                ):
+                    named.add(name)
+        after = self._all_findings(found, context, only=named)
+        return self._leveled(of_files(after, sorted(names | texts), root=self.root))
+
+    def _unchanged(self, target: str, text: str | None, *, known: bool = True) -> bool:
+        """Whether the Python file `target` with `text` is the one the last scan read (with that scan's findings
+        known, if `known`): the same text (an editor opening a file as saved, an edit undone), the file walked as
+        it was. A fresh run then gives every file what the last update gave it."""
+        if text is None or self._scan is None or self._scan.sources.get(target) != text:
+            return False
+        if known and self._last is None:
             return False
         return target not in self._errors and os.path.lexists(target) and target in self._context
 

@@ -239,8 +239,8 @@ class ProjectFiles:
         text = self.overrides.get(name)
         if text is not None:
             return text
-        keys = frozenset(self.overrides)
-        if self._real_keys[0] != keys:  # each key's real path, worked out again only when the keys change
+        if self._real_keys[0] != self.overrides.keys():  # each key's real path, again only when the keys change
+            keys = frozenset(self.overrides)
             self._real_keys = (keys, {os.path.realpath(key): key for key in keys})
             self._keys_by_name.clear()
         if name not in self._keys_by_name:  # however named, from wherever the run is: one realpath a name
@@ -296,12 +296,15 @@ class ProjectFiles:
         root is then just the paths' common folder, say a home folder) those of the Python package each
         named file is in (its topmost package folder, walked whole: the app that imports it), or of its own
         folder when it is in no package."""
+        if self.marked:  # (the walk is the project's, kept: not gone through again for each edit)
+            return list(self._project_walk()[0])
         return [name for name in self._context_walk(named) if name.endswith(".py")]
 
     def _agent_configs(self, named: Sequence[str] = ()) -> list[str]:
         """The google-adk Agent Config apps (`root_agent.yaml`) among the files walked for context (the files
         they name are read from them by the scan)."""
-        return [name for name in self._context_walk(named) if os.path.basename(name) == _AGENT_CONFIG]
+        walked = self._project_walk()[1] if self.marked else self._context_walk(named)
+        return [name for name in walked if os.path.basename(name) == _AGENT_CONFIG]
 
     def _context_walk(self, named: Sequence[str]) -> list[str]:
         """The Python files and Agent Config roots walked for context (see `_context_files`)."""
@@ -323,7 +326,14 @@ class ProjectFiles:
                     if e.skip is None and not e.link and _is_context(e.relative)
                 )
             )
+        context, configs = self._project_walk()
+        return [*context, *configs]
+
+    def _project_walk(self) -> tuple[list[str], list[str]]:
+        """The project's Python files and its other context files (Agent Config), walked once (until the walk is
+        done again: `_context` emptied)."""
         if not self._context:
+            show = _Shower(self.root)
             walked = [
                 show(e.path)
                 for e in self.walker.entries(self.root)
@@ -333,7 +343,7 @@ class ProjectFiles:
             self._configs = [name for name in walked if not name.endswith(".py")]
             for name in self._context:
                 self._walked.setdefault(name, "")
-        return [*self._context, *self._configs]
+        return self._context, self._configs
 
     def _read_template(self, name: str, *, named: bool) -> str:
         """A template file's text (`-`: stdin). One found by walking that cannot be read or decoded is
