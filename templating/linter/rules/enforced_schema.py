@@ -74,10 +74,12 @@ def undeclared_writes(model: AgentModel, *, paths: Iterable[str] | None = None) 
     seen: set[tuple[str, int, str, str]] = set()
     for app in model.apps:
         for agent_id in app.agents:
+            agent = model.agent(agent_id)
+            if wanted is not None and not any(write.path in wanted for write in agent.writes):
+                continue  # (its schema is not worked out: an editor's edit asks for a few files of many apps)
             schema = model.enforced_schema(agent_id, app=app)
             if schema is None:
                 continue
-            agent = model.agent(agent_id)
             owner = model.agent(schema.by)
             for write in agent.writes:
                 if write.key is None or write.span is None or schema.declares(write.key) is not False:
