@@ -2358,3 +2358,33 @@ def test_a_file_that_does_not_parse_is_not_kept(kept_trees: Any) -> None:
         with pytest.raises(SyntaxError):
             kept_trees.parsed("def (:\n", "bad.py")
     assert not kept_trees._kept
+
+
+# --- a scan done leaves nothing for the cyclic garbage collector (an editor scans again at each keystroke)
+
+_FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "cycles"),
+    [
+        pytest.param("tutor_project", False, id="no-state-schema-freed-by-reference-counting"),
+        pytest.param("adk2_project", True, id="state-schema-trees-kept-in-cycles"),
+    ],
+)
+def test_a_scan_done_leaves_reference_cycles_only_when_it_keeps_trees(fixture: str, cycles: bool) -> None:
+    import gc
+
+    root = _FIXTURES / fixture
+    paths = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
+    found = scan(paths, read=lambda p: (root / p).read_text(encoding="utf-8"), root=str(root))
+    assert any(s.schema is not None for s in found.state_schemas) is cycles  # the fixtures are what we say
+    del found
+    gc.collect()
+    gc.disable()
+    try:
+        found = scan(paths, read=lambda p: (root / p).read_text(encoding="utf-8"), root=str(root))
+        del found
+        assert (gc.collect() > 0) is cycles
+    finally:
+        gc.enable()

@@ -8,9 +8,11 @@ import in the background when a document holding agents gets its code lenses."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,14 +36,20 @@ _APP_FILES = ("agent.py", "__init__.py", "root_agent.yaml")
 _warmed = threading.Event()
 
 
-def warm_up() -> None:
-    """Import google-adk on a thread of its own (once), so the first preview does not wait for it."""
+def warm_up(done: Callable[[], None] | None = None) -> None:
+    """Import google-adk on a thread of its own (once), so the first preview does not wait for it; then call
+    `done` (on that thread)."""
     if _warmed.is_set():
         return
     _warmed.set()
     from ..preview.build import import_adk
 
-    threading.Thread(target=import_adk, name="templating-preview-warm-up", daemon=True).start()
+    def work() -> None:
+        import_adk()
+        if done is not None:
+            done()
+
+    threading.Thread(target=work, name="templating-preview-warm-up", daemon=True).start()
 
 
 def _field(params: Any, name: str) -> Any:
@@ -191,8 +199,22 @@ def code_lenses(server: TemplatingServer, uri: str) -> list[types.CodeLens]:
         command = types.Command(title=title, command=PREVIEW_COMMAND, arguments=arguments)
         lenses.append(types.CodeLens(range=where, command=command))
     if lenses:
-        warm_up()
+        warm_up(_on_loop(server.adk_imported))
     return lenses
+
+
+def _on_loop(call: Callable[[], None]) -> Callable[[], None] | None:
+    """`call`, made to run on the running event loop from another thread (none running: nothing)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+    def later() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: the server is exiting
+            loop.call_soon_threadsafe(call)
+
+    return later
 
 
 def _disk(path: str, root: Path) -> str:

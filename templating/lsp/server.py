@@ -120,7 +120,9 @@ def build() -> LanguageServer:
         asked = request_of(state, params)
         if isinstance(asked, str):
             return {"target": None, "mode": "static", "agents": [], "notes": [], "error": asked}
-        return await asyncio.to_thread(preview_answer, *asked)
+        answer = await asyncio.to_thread(preview_answer, *asked)
+        state.adk_imported()  # (a first preview imports google-adk when no code lens did)
+        return answer
 
     ls.templating = state  # type: ignore[attr-defined]
     return ls

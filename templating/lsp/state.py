@@ -14,6 +14,7 @@ import asyncio
 import gc
 import logging
 import os
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +27,7 @@ from ..agent_model import AgentModel
 from ..errors import TemplatingError
 from ..inputs import DEFAULT_MAX_FILE_SIZE
 from ..linter.discovery import DEFAULT_INCLUDE
-from ..linter.engine import Project
+from ..linter.engine import LintResult, Project
 from ..linter.project import FileSkipped, read_bytes, wanted
 from ..linter.registry import PYTHON_SYNTAX, SKIPPED_FILE, Diagnostic, described, rule_url
 from ..linter.util import shown
@@ -67,6 +68,7 @@ class TemplatingServer:
         self.outside_told: set[str] = set()
         self._loose: Project | None = None
         self._loose_root: tempfile.TemporaryDirectory[str] | None = None
+        self._adk_settled = False
 
     # -- the folders
 
@@ -159,7 +161,7 @@ class TemplatingServer:
         else:
             index.texts = lambda: self.texts(folder)
             folder.state, folder.project, folder.index = READY, project, index
-            _settle(project._scan)
+            self.settle()
             still_open = {shown(Path(path)) for path in self.open}
             for name in [name for name in project.overrides if name not in still_open]:
                 self.reread(folder, os.path.abspath(name))  # closed while the folder was read: back to the disk
@@ -168,6 +170,20 @@ class TemplatingServer:
             if self.owner(path) is folder:
                 self.lint_now(path, others=False)
         self.publish_unreadable(folder)
+
+    def settle(self) -> None:
+        """Set the heap apart from the full collection each edit makes (see `_settle`), the ready folders' scans
+        considered."""
+        _settle(*(folder.project._scan for folder in self.folders.values() if folder.project is not None))
+
+    def adk_imported(self) -> None:
+        """Settle the heap once google-adk is imported (the preview's warm-up, or a first preview): its hundreds
+        of thousands of objects live as long as the server, and each edit's full collection walked them all
+        again (about 140 ms an edit on travel-concierge)."""
+        if self._adk_settled or "google.adk.agents" not in sys.modules:
+            return
+        self._adk_settled = True
+        self.settle()
 
     def publish_unreadable(self, folder: Folder) -> None:
         """One finding on each file of the folder that could not be read (and is not open)."""
@@ -279,13 +295,10 @@ class TemplatingServer:
         found: dict[str, list[Diagnostic]] = {path: []}
         try:
             if self.lintable(path, project, alone=alone):
-                # One incremental re-lint: the files whose findings the edit may change, each with its findings.
-                result = project.update(path, text)
-                for name in result.files:
-                    found.setdefault(os.path.abspath(name), [])
-                for diag in result.diagnostics:
-                    if diag.path:
-                        found.setdefault(os.path.abspath(diag.path), []).append(diag)
+                # One incremental re-lint: the findings of the open documents only (the server shows no other
+                # file's), each as a fresh run gives them.
+                result = project.update(path, text, wanted=None if alone else self._open_in(folder))
+                _by_path(result, found)
                 if index is not None and path.endswith(".py") and project._scan is not None:
                     # the engine's scan, not a second one: each file it changed, and each whose findings changed
                     index.absorb(project._scan, {*result.files, *project.scanned_again})
@@ -294,15 +307,25 @@ class TemplatingServer:
                 index.update(path)
         except TemplatingError as exc:
             log.warning("linting %s failed: %s", path, exc)
-        # The scan of the files the edit reached leaves its modules (trees included) in reference cycles, out
-        # of the young generations by then: collected now, or the process grew by megabytes an edit until the
-        # next full collection (the heap of the folder's first reading is frozen: this walks what came since).
-        gc.collect()
+        # A scan that keeps its modules' syntax trees (an agent's state_schema= model reads from them) leaves them
+        # in reference cycles, out of the young generations by then: collected now, or the process grew by
+        # megabytes an edit until the next full collection. Any other scan leaves no cycle: reference counting
+        # frees what the edit replaced, and a full collection (tens of ms on a large workspace) is not made.
+        if _keeps_trees(project._scan):
+            gc.collect()
         self.publish(path, found[path], force=others, folder=folder)
         if others:  # the other open documents the edit reaches, if their findings changed
-            for other, theirs in found.items():
-                if other != path and other in self.open and other not in self.pending and self.owner(other) is folder:
-                    self.publish(other, theirs, force=False, folder=folder)
+            self._publish_others(path, found, folder)
+
+    def _open_in(self, folder: Folder | None) -> list[str]:
+        return [path for path in self.open if self.owner(path) is folder]
+
+    def _publish_others(self, path: str, found: dict[str, list[Diagnostic]], folder: Folder | None) -> None:
+        """Publish the findings `found` of the open documents of `folder` other than `path` (none waiting for
+        an edit of their own to be linted) whose findings changed."""
+        for other, theirs in found.items():
+            if other != path and other in self.open and other not in self.pending and self.owner(other) is folder:
+                self.publish(other, theirs, force=False, folder=folder)
 
     def publish(self, path: str, found: list[Diagnostic], *, force: bool = True, folder: Folder | None = None) -> None:
         uri = self.open.get(path) or from_fs_path(path) or path
@@ -419,11 +442,15 @@ class TemplatingServer:
             index.update(path)  # now unreadable: out of the index, and reported
             self.publish_unreadable(folder)
             return
+        found: dict[str, list[Diagnostic]] = {}
         try:
-            project.update(path, disk)
+            result = project.update(path, disk, wanted=self._open_in(folder))
             index.update(path)
         except TemplatingError as exc:
             log.warning("reading %s again failed: %s", path, exc)
+        else:
+            _by_path(result, found)
+            self._publish_others(path, found, folder)  # the open documents reading it (a buffer closed unsaved)
         self.publish_unreadable(folder)
 
     def files_changed(self, uris: Sequence[str]) -> None:
@@ -452,8 +479,8 @@ class TemplatingServer:
                 self.load(folder)
 
 
-def _settle(scan: Scan | None) -> None:
-    """Set the heap of a folder just read apart from the garbage collector's full collections.
+def _settle(*scans: Scan | None) -> None:
+    """Set the heap of a folder just read (or of a large import) apart from the garbage collector's full collections.
 
     A project's scan holds large containers (each instruction keeps the place of every character) that
     live as long as the folder; each full collection walked them all again, about 150 ms on a 5,000-file
@@ -466,8 +493,22 @@ def _settle(scan: Scan | None) -> None:
     would never be collected (tens of MiB on a large project)."""
     gc.unfreeze()
     gc.collect()
-    if scan is None or not any(state.schema is not None for state in scan.state_schemas):
+    if not any(_keeps_trees(scan) for scan in scans):
         gc.freeze()
+
+
+def _keeps_trees(scan: Scan | None) -> bool:
+    """Whether `scan` kept its modules' syntax trees (a state_schema= model's nested models are read from them)."""
+    return scan is not None and any(state.schema is not None for state in scan.state_schemas)
+
+
+def _by_path(result: LintResult, found: dict[str, list[Diagnostic]]) -> None:
+    """Add to `found` the findings of each file `result` lists, by absolute path (none: cleared)."""
+    for name in result.files:
+        found.setdefault(os.path.abspath(name), [])
+    for diag in result.diagnostics:
+        if diag.path:
+            found.setdefault(os.path.abspath(diag.path), []).append(diag)
 
 
 def _path_of(uri: str) -> str | None:

@@ -8,6 +8,7 @@ import ast
 import os
 import stat
 from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
 
 from ..errors import TemplatingError
 from ..template import parse
@@ -58,11 +59,13 @@ class _Project(_Modules):
 
     def forget(self) -> None:
         """Drop what the scan kept of the syntax trees once it is done (the trees go with their last
-        reference, not at the garbage collector's next full pass)."""
+        reference, not at the garbage collector's next full pass), and every reference back to this object:
+        a scan done goes with its last reference too (an editor's edit, each keystroke)."""
         self.modules.clear()
+        self._found.clear()
         self.given_state.clear()
         self.returning.clear()
-        self.models = ModelReader(self.class_named)
+        self.models = ModelReader(_done)
 
     # -- resolving expressions to strings
 
@@ -429,3 +432,8 @@ class _Project(_Modules):
         for module, name, dialect in candidates:
             if (module.key, name) not in part_of_another:
                 self.add(module, ast.Name(name), None, dialect=dialect, site=name)
+
+
+def _done(module: Any, expr: ast.expr) -> str:
+    """The class lookup of a scan done (none is read after it)."""
+    return "the scan is done: no class is looked up"
