@@ -38,12 +38,8 @@ def build_graph(scan: Scan, root: str, *, before: Graph | None = None) -> Graph:
     """Every agent of `scan` (built from the project's code and Agent Config files) and the apps its roots make.
     `before`: the graph of an earlier scan of the project, whose agents made from the very same facts are taken."""
     builder = Builder(scan, root, (before.built, before.made) if before is not None else None)
-    templates = {
-        call.id
-        for call in scan.agents
-        for cls in scan.agent_classes.values()
-        if call.in_function is not None and call.in_function in cls.methods
-    }
+    methods = {method for cls in scan.agent_classes.values() for method in cls.methods}
+    templates = {call.id for call in scan.agents if call.in_function is not None and call.in_function in methods}
     for call in scan.agents:
         if call.id not in templates:
             builder.agent(call.id)

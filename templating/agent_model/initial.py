@@ -84,13 +84,17 @@ def initial_states(
         sources[app_id] += found
     walker = walker if walker is not None else Walker(config, root)
     # looked for app by app only when the project has an eval set at all (most have none)
-    evals = any(e.skip is None and e.path.endswith(_EVAL_SUFFIXES) for e in walker.entries(root))
+    evals = walker.any_file(root, _EVAL_SUFFIXES)
     folders = {app.id: os.path.normpath(app.folder) for app in apps} if evals else {}
     real_root = os.path.realpath(root)
+    sessions: dict[str, list[int]] = {}  # agent or App call id -> the sessions naming it (their places in the scan)
+    for n, session in enumerate(scan.sessions):
+        for agent in set(session.agents):
+            sessions.setdefault(agent, []).append(n)
     for app in apps:
         if evals:
             sources[app.id] += _from_eval_sets(app, folders, real_root, walker)
-        sources[app.id] += _from_sessions(app, scan)
+        sources[app.id] += _from_sessions(app, scan, sessions)
     out: dict[str, InitialState] = {}
     for app in apps:
         given = sources[app.id]
@@ -235,10 +239,10 @@ def _first(data: Mapping[str, Any], *names: str) -> Any:
 # -- create_session(state=...)
 
 
-def _from_sessions(app: App, scan: Scan) -> list[InitialSource]:
+def _from_sessions(app: App, scan: Scan, naming: Mapping[str, list[int]]) -> list[InitialSource]:
+    """The sessions created for `app` (`naming`: each agent's sessions, by place in the scan), in the scan's order."""
     mine = {app.root} | ({app.call.id} if app.call is not None else set())
+    places = sorted({n for agent in mine for n in naming.get(agent, ())})
     return [
-        InitialSource("session", session.path, session.keys, session.span)
-        for session in scan.sessions
-        if mine & set(session.agents)
+        InitialSource("session", scan.sessions[n].path, scan.sessions[n].keys, scan.sessions[n].span) for n in places
     ]

@@ -292,10 +292,21 @@ class Walker:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) of folders left unread
     _walks: dict[tuple[str, bool], list[Entry]] = field(default_factory=dict, repr=False)
     _exclude: GlobList | None = field(default=None, repr=False)
+    _any: dict[tuple[str, tuple[str, ...]], bool] = field(default_factory=dict, repr=False)
 
     def forget(self) -> None:
         """Drop the walks kept (files were added or removed since): the next call walks again."""
         self._walks.clear()
+        self._any.clear()
+
+    def any_file(self, folder: Path, suffixes: tuple[str, ...]) -> bool:
+        """Whether a file under `folder` that is not left out ends with one of `suffixes`: worked out once per
+        walk (an editor asks at each edit)."""
+        key = (str(folder), suffixes)
+        found = self._any.get(key)
+        if found is None:
+            found = self._any[key] = any(e.skip is None and e.path.endswith(suffixes) for e in self.entries(folder))
+        return found
 
     def exclude(self) -> GlobList:
         if self._exclude is None:
