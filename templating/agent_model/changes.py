@@ -91,6 +91,7 @@ def _same_app(old: AgentModel, before: App, new: AgentModel, app: App) -> bool:
     if _app_facts(before) != _app_facts(app):
         return False
     for member in app.agents:
-        if _agent_facts(old.agents[member]) != _agent_facts(new.agents[member]):
+        was, now = old.agents[member], new.agents[member]
+        if was is not now and _agent_facts(was) != _agent_facts(now):  # (most are taken from the model before)
             return False
     return old._initial.get(before.id) == new._initial.get(app.id)
