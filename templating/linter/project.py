@@ -292,10 +292,14 @@ class Walker:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) of folders left unread
     _walks: dict[tuple[str, bool], list[Entry]] = field(default_factory=dict, repr=False)
     _exclude: GlobList | None = field(default=None, repr=False)
+    # how many times `forget` was called: what else is kept about the project's files (the file-system answers
+    # of its scans) is dropped with the walks when it changes
+    forgotten: int = field(default=0, repr=False)
 
     def forget(self) -> None:
         """Drop the walks kept (files were added or removed since): the next call walks again."""
         self._walks.clear()
+        self.forgotten += 1
 
     def exclude(self) -> GlobList:
         if self._exclude is None:
