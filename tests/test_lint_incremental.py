@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1207,3 +1208,133 @@ def test_an_agent_config_app_is_linted_and_its_edits_rebuild_the_model(
     assert [r.optional for r in project.agent_model.reads(project.agent_model.agents_in("news/writer.yaml")[0])] == [
         True
     ]
+
+
+# -- the file system's answers the scans keep from one edit to the next (`pysource.imports.FileAnswers`)
+
+
+class _FileCalls:
+    """The calls of `os.stat` and `os.lstat` (name, absolute path) the scans' import resolution makes
+    (`pysource.imports`, through `os.path.realpath` and `places.shown` too; not its reader's)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import templating
+        from templating import places
+        from templating.pysource import imports
+
+        self.package = os.path.dirname(templating.__file__)
+        self.resolving, self.through = imports.__file__, places.__file__
+        self.calls: set[tuple[str, str]] = set()
+        monkeypatch.setattr(os, "stat", self.wrap("stat", os.stat))
+        monkeypatch.setattr(os, "lstat", self.wrap("lstat", os.lstat))
+
+    def wrap(self, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        def recorded(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(path, str | os.PathLike) and self.asked_by_resolution(sys._getframe(1)):
+                self.calls.add((name, os.path.abspath(os.fspath(path))))
+            return call(path, *args, **kwargs)
+
+        return recorded
+
+    def asked_by_resolution(self, frame: Any) -> bool:
+        while frame is not None:  # the nearest of the package's frames (those of places.shown left out)
+            name = frame.f_code.co_filename
+            if name.startswith(self.package) and name != self.through:
+                return bool(name == self.resolving)
+            frame = frame.f_back
+        return False
+
+    def take(self) -> set[tuple[str, str]]:
+        taken, self.calls = self.calls, set()
+        return taken
+
+
+_APP_PROMPT = 'ROOT = """Plan the trip for {user_profile?} with {itinerary}."""\n'
+_APP_AGENT = (
+    "from google.adk.agents import LlmAgent\n{imports}\n\nroot_agent = LlmAgent(name='root', model='m', {given})\n"
+)
+
+# the app's agent imports its prompt as authors write it (or a module nowhere, or one above the root); the file
+# edited; whether its scan looks above the root (the modules found inside it end the search first)
+FILE_ANSWERS = {
+    "absolute-from-import": ("from app import prompt", "instruction=prompt.ROOT", "app/prompt.py", False),
+    "relative-from-import": ("from .prompt import ROOT", "instruction=ROOT", "app/prompt.py", False),
+    "dotted-import": ("import app.prompt as prompt", "instruction=prompt.ROOT", "app/prompt.py", False),
+    "package-import": ("from . import prompt", "instruction=prompt.ROOT", "app/agent.py", False),
+    "module-nowhere": ("from helpers.text import ROOT", "instruction=ROOT", "app/agent.py", True),
+    "module-above-the-root": ("from shared.prompts import ROOT", "instruction=ROOT", "app/agent.py", True),
+}
+
+
+def _app(root: Path, imports: str, given: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {
+        "pyproject.toml": "[project]\nname = 'app'\n",
+        "app/__init__.py": "from . import agent\n",
+        "app/prompt.py": _APP_PROMPT,
+        "app/agent.py": _APP_AGENT.format(imports=imports, given=given),
+    }
+    _write_tree(root, files, monkeypatch)
+
+
+def _inside(calls: set[tuple[str, str]], root: Path) -> set[tuple[str, str]]:
+    return {(name, path) for name, path in calls if path == str(root) or path.startswith(str(root) + os.sep)}
+
+
+@pytest.mark.parametrize(("imports", "given", "edited", "above"), FILE_ANSWERS.values(), ids=FILE_ANSWERS.keys())
+def test_an_edit_asks_the_file_system_again_only_outside_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, imports: str, given: str, edited: str, above: bool
+) -> None:
+    """A scan after an edit asks the file system nothing inside the root that an earlier scan asked (no `stat`
+    of a candidate of an import, no `lstat` of a path resolved: the project keeps those answers until its walk is
+    forgotten); what is outside it (the folders above the root) it asks again; and it publishes what a fresh run
+    reports. (The edited file's name, unsaved, is a candidate never taken as not there: its first resolution
+    comes with the edit, and is kept too.)"""
+    root = (tmp_path / "project").resolve()
+    _app(root, imports, given, monkeypatch)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "prompts.py").write_text(_APP_PROMPT, encoding="utf-8")  # outside: never read
+    calls = _FileCalls(monkeypatch)
+    project = Project(root)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    first = calls.take()
+    assert _inside(first, root), "the first scan looked for the imported modules in the project"
+    text = (root / edited).read_text(encoding="utf-8") + "# edited\n"
+    publish(published, project.update(edited, text))
+    second = calls.take()
+    assert _inside(second, root) & _inside(first, root) == set()
+    assert bool((second - _inside(second, root)) & first) is above  # those above the root: asked again
+    assert_published_as_fresh(published, {edited: text}, f"{edited} edited")
+    calls.take()
+    publish(published, project.update(edited, text + "# again\n"))
+    third = calls.take()
+    assert _inside(third, root) == set()  # (the edit's own candidates, those an unsaved name gives, kept too)
+    assert bool(third - _inside(third, root)) is above
+    project.walker.forget()  # the project's files may have changed: its answers go with the walk
+    publish(published, project.update(edited, text))
+    assert _inside(calls.take(), root) & _inside(first, root)
+    assert_published_as_fresh(published, {edited: text}, f"{edited} edited again")
+
+
+def test_a_module_created_on_disk_is_found_once_the_project_is_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent imports a prompt module not written yet: once it is (on disk), the editor's file event (an
+    update of the new file with its text) makes the project find it, as a fresh run does."""
+    root = (tmp_path / "project").resolve()
+    _app(root, "from .prompts import ROOT", "instruction=ROOT", monkeypatch)
+    project = Project(root)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    assert_published_as_fresh(published, {}, "the first run")
+    assert not any(item.path == "app/prompts.py" for item in project.read_context().instructions)
+    (root / "app" / "prompts.py").write_text(_APP_PROMPT, encoding="utf-8")
+    publish(published, project.update("app/prompts.py", _APP_PROMPT))
+    assert_published_as_fresh(published, {}, "app/prompts.py created")
+    assert any(d.path == "app/prompts.py" for d in project.lint(["."]).diagnostics)
+    publish(published, project.update("app/agent.py", (root / "app/agent.py").read_text(encoding="utf-8") + "#\n"))
+    assert any(item.path == "app/prompts.py" for item in project.read_context().instructions)
+    (root / "app" / "prompts.py").unlink()
+    publish(published, project.update("app/prompts.py", None))
+    assert not any(item.path == "app/prompts.py" for item in project.read_context().instructions)
+    assert_published_as_fresh(published, {}, "app/prompts.py deleted")

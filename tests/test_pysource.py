@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -2388,3 +2389,58 @@ def test_a_scan_done_leaves_reference_cycles_only_when_it_keeps_trees(fixture: s
         assert (gc.collect() > 0) is cycles
     finally:
         gc.enable()
+
+
+# -- the file system's answers kept from one scan to the next (`FileAnswers`, the linter's project keeps them)
+
+_IMPORTER = (
+    "from google.adk.agents import LlmAgent\nfrom prompts import ROOT\nroot_agent = LlmAgent(instruction=ROOT)\n"
+)
+
+ANSWERS_KEPT = {
+    # the module `prompts` made after a first scan (where, relative to the folder above the root; as an unsaved
+    # text or on disk): found by a scan with the first one's answers, and by one after they are dropped
+    "created-inside-the-root": ("root/app/prompts.py", False, False, True),
+    "created-outside-the-root": ("prompts.py", False, True, True),
+    "unsaved-inside-the-root": ("root/app/prompts.py", True, True, True),
+    "unsaved-outside-the-root": ("prompts.py", True, True, True),
+}
+
+
+@pytest.mark.parametrize(
+    ("created", "unsaved", "found_kept", "found_after"), ANSWERS_KEPT.values(), ids=ANSWERS_KEPT.keys()
+)
+def test_a_scan_keeps_the_file_systems_answers_inside_the_root_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, created: str, unsaved: bool, found_kept: bool, found_after: bool
+) -> None:
+    """An import's candidates not there inside the root stay so for the scans given the same answers (until
+    `forget`); outside it they are looked for again by each scan; an unsaved file's name is never taken as not
+    there."""
+    from templating.pysource.imports import FileAnswers
+
+    root = tmp_path / "root"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "agent.py").write_text(_IMPORTER, encoding="utf-8")
+    monkeypatch.chdir(root)
+    texts: dict[str, str] = {}
+
+    def read(path: str) -> str:
+        return texts[path] if path in texts else Path(path).read_text(encoding="utf-8")
+
+    answers = FileAnswers(str(root))
+
+    def found() -> list[str]:
+        kept = scan(["app/agent.py"], read=read, root=str(root), unsaved=list(texts), answers=answers)
+        return [item.text for item in kept.instructions]
+
+    assert found() == []
+    assert answers.missing, "the first scan's answers inside the root are kept"
+    assert all(path.startswith(("app", str(root))) for path in answers.missing), "none outside the root"
+    module = tmp_path / created
+    if unsaved:
+        texts[os.path.relpath(module, root) if module.is_relative_to(root) else str(module)] = 'ROOT = "Help."\n'
+    else:
+        module.write_text('ROOT = "Help."\n', encoding="utf-8")
+    assert found() == (["Help."] if found_kept else [])
+    answers.forget()
+    assert found() == (["Help."] if found_after else [])

@@ -148,6 +148,7 @@ class ProjectFindings(ProjectFiles):
                 root=str(self.root),
                 unsaved=self.overrides,
                 configs=configs,
+                answers=self._file_answers(),
             )
             for error in found.errors:  # its frames hold the scan whole (every module read, every tree)
                 error.__traceback__ = error.__context__ = error.__cause__ = None
@@ -159,6 +160,18 @@ class ProjectFindings(ProjectFiles):
             for kept in self._texts.values():
                 if isinstance(kept, BaseException):
                     kept.__traceback__ = kept.__context__ = kept.__cause__ = None
+
+    def _file_answers(self) -> Any:
+        """The file-system answers the project's scans keep (`pysource.imports.FileAnswers`): dropped whenever the
+        walk is (`walker.forget`: files may have been created or deleted since)."""
+        if self._answers is None:
+            from ..pysource.imports import FileAnswers
+
+            self._answers = FileAnswers(str(self.root))
+        elif self._answers_walk != self.walker.forgotten:
+            self._answers.forget()
+        self._answers_walk = self.walker.forgotten
+        return self._answers
 
     def _written(self) -> frozenset[str] | None:
         if self._errors:
@@ -466,11 +479,19 @@ def _scan_safely(
     root: str,
     unsaved: Collection[str],
     configs: Sequence[str] = (),
+    answers: Any = None,
 ) -> Scan:
     try:
         with _no_full_collections():
             result: Scan = scan(
-                paths, suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved, configs=configs
+                paths,
+                suffixes=suffixes,
+                read=read,
+                keep_going=True,
+                root=root,
+                unsaved=unsaved,
+                configs=configs,
+                answers=answers,
             )
     except RecursionError:
         raise LintInputError(

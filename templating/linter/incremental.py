@@ -131,6 +131,10 @@ class IncrementalProject(ProjectFindings):
             self._context = []  # a file created or deleted: the project's files are walked again
             self._selected.clear()
             self.walker.forget()
+        elif target not in self._context and self._answers is not None:
+            # a file the walk leaves out, created or deleted without the walk's knowing: what the scans kept of
+            # the file system may be about it
+            self._answers.forget()
         context = self._context_files([target])
         if os.path.lexists(target) and target not in context:
             self._unwalked.add(target)  # not walked (excluded, ignored, outside): not looked for again

@@ -293,11 +293,15 @@ class Walker:
     _walks: dict[tuple[str, bool], list[Entry]] = field(default_factory=dict, repr=False)
     _exclude: GlobList | None = field(default=None, repr=False)
     _any: dict[tuple[str, tuple[str, ...]], bool] = field(default_factory=dict, repr=False)
+    # how many times `forget` was called: what else is kept about the project's files (the file-system answers
+    # of its scans) is dropped with the walks when it changes
+    forgotten: int = field(default=0, repr=False)
 
     def forget(self) -> None:
         """Drop the walks kept (files were added or removed since): the next call walks again."""
         self._walks.clear()
         self._any.clear()
+        self.forgotten += 1
 
     def any_file(self, folder: Path, suffixes: tuple[str, ...]) -> bool:
         """Whether a file under `folder` that is not left out ends with one of `suffixes`: worked out once per

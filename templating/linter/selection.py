@@ -105,6 +105,10 @@ class ProjectFiles:
             setting = cache_setting(given=cache_dir, configured=self.config.cache_dir)
             self.cache = LintCache(folder, setting=setting) if folder is not None else None
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
+        # the file-system answers of the scans' import resolution (`pysource.imports.FileAnswers`), kept from one
+        # scan to the next while the walk is (see `findings`' `_file_answers`)
+        self._answers: Any = None
+        self._answers_walk = 0  # `walker.forgotten` when they were last dropped
         self._scan: Scan | None = None
         self._model: Any = None  # the agent model of `_scan` (`findings`' agent_model), once asked for
         self._model_before: Any = None  # the last agent model built: the next takes its agents made from the same facts

@@ -439,6 +439,7 @@ class TemplatingServer:
             disk = python_text(read_bytes(path, limit=project.config.max_file_size, root=folder.root))
         except (OSError, FileSkipped, UnicodeDecodeError):
             project.overrides.pop(shown(Path(path)), None)
+            project.walker.forget()  # deleted, say: the project's files (and what its scans kept of them) changed
             index.update(path)  # now unreadable: out of the index, and reported
             self.publish_unreadable(folder)
             return

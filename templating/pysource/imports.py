@@ -16,22 +16,90 @@ from .reading import PythonSourceError, _newer_python_hint, _span_at, _undecodab
 from .syntax import _MAX_HOPS, _chain, _describe, _Scope, _short
 
 
+class FileAnswers:
+    """The file system's answers that import resolution asks for (whether a candidate file or folder is there,
+    a path's real path, a file's path as findings show it), kept between the scans of one project by its owner
+    (the linter's project, for the editor's edits): a scan then makes no system call for a candidate an earlier
+    scan checked.
+
+    Only answers about paths inside `root` (both as written and once resolved) are kept: no file event tells
+    the owner of a change outside it, so those are asked again by each scan. The owner calls `forget` whenever
+    files may have been created or deleted; the answers are dropped too when the current folder changes (the
+    paths are relative to it)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self._below = self.root.rstrip(os.sep) + os.sep
+        self.cwd = self.real_cwd = ""
+        self.missing: dict[str, bool] = {}
+        self.real: dict[str, str] = {}
+        self.real_folders: dict[str, str] = {}
+        self.shown: dict[Path, str] = {}
+        self.parents: dict[str, list[Path]] = {}
+
+    def forget(self) -> None:
+        """Drop every answer kept: the next scan asks the file system again."""
+        self.missing.clear()
+        self.real.clear()
+        self.real_folders.clear()
+        self.shown.clear()
+        self.parents.clear()
+
+    def begin(self) -> None:
+        """Called as a scan starts: the answers are for the current folder's relative paths."""
+        try:
+            cwd = os.getcwd()
+        except OSError:  # (removed): nothing relative to it is kept
+            cwd = ""
+        if cwd != self.cwd or not cwd:
+            self.forget()
+            self.cwd = cwd
+            self.real_cwd = os.path.realpath(cwd) if cwd else ""
+
+    def inside(self, path: str, real: str) -> bool:
+        """Whether an answer about `path` (whose real path, or its folder's, is `real`) may be kept: both
+        inside the root."""
+        return self.written_inside(path) and self.real_inside(real)
+
+    def real_inside(self, real: str) -> bool:
+        return real == self.root or real.startswith(self._below)
+
+    def written_inside(self, path: str) -> bool:
+        if not self.cwd:
+            return False
+        written = os.path.join(self.cwd, path)  # (the current folder as the system gives it: resolved)
+        if ".." in written.split(os.sep):
+            written = os.path.normpath(written)
+        return written == self.root or written.startswith(self._below)
+
+
 class _Modules:
     """The modules of a scan, parsed once each, and name resolution across them."""
 
-    def __init__(self, read: Callable[[str], str], unsaved: Collection[str] | None = None) -> None:
+    def __init__(
+        self,
+        read: Callable[[str], str],
+        unsaved: Collection[str] | None = None,
+        answers: FileAnswers | None = None,
+    ) -> None:
         self.read = read
         # the names of the files `read` gives a text for that may not be on disk (None: any file may be such)
         self.unsaved = None if unsaved is None else {os.path.basename(path) for path in unsaved}
         self.modules: dict[str, _Module] = {}
         self.result = Scan()
         self.unreadable: set[str] = set()
-        # a scan's paths resolved once each (every import tries up to 24 candidate files)
-        self._real: dict[str, str] = {}
-        self._real_folders: dict[str, str] = {}
-        self._shown: dict[Path, str] = {}
-        self._parents: dict[str, list[Path]] = {}
-        self._missing: dict[str, bool] = {}  # candidate files and folders: known not to be there
+        # a scan's paths resolved once each (every import tries up to 24 candidate files), starting from those
+        # an earlier scan of the project kept (`answers`: those inside the root go there too)
+        self.answers = answers
+        self._cwd: str | None = None  # the current folder's real path, once asked
+        if answers is not None:
+            answers.begin()
+        self._real: dict[str, str] = {} if answers is None else dict(answers.real)
+        self._real_folders: dict[str, str] = {} if answers is None else dict(answers.real_folders)
+        self._shown: dict[Path, str] = {} if answers is None else dict(answers.shown)
+        self._parents: dict[str, list[Path]] = {} if answers is None else dict(answers.parents)
+        # candidate files and folders: known not to be there
+        self._missing: dict[str, bool] = {} if answers is None else dict(answers.missing)
         self._listed: set[str] = set()  # the candidate files not there, listed in the result's `unread`
         self._found: dict[tuple[str, str, int], _Module | None] = {}  # (importer's folder, name, level) -> module
 
@@ -41,21 +109,49 @@ class _Modules:
         real = self._real.get(path)
         if real is None:
             real = self._real[path] = self._resolved(path)
+            if self.answers is not None and self.answers.inside(path, real):
+                self.answers.real[path] = real
+        return real
+
+    def _real_folder(self, folder: str) -> str:
+        """`os.path.realpath(folder)`, once per folder, from its parent's (one `lstat` a folder)."""
+        real = self._real_folders.get(folder)
+        if real is None:
+            real = self._real_folders[folder] = self._resolved(folder)
+            if self.answers is not None and self.answers.inside(folder or os.curdir, real):
+                self.answers.real_folders[folder] = real
         return real
 
     def _resolved(self, path: str) -> str:
         folder, name = os.path.split(path)
         if os.name != "posix" or name in ("", ".", ".."):
-            return os.path.realpath(path)
-        real_folder = self._real_folders.get(folder)
-        if real_folder is None:
-            real_folder = self._real_folders[folder] = os.path.realpath(folder or os.curdir)
-        full = os.path.join(real_folder, name)
+            return os.path.realpath(path or os.curdir)
+        full = os.path.join(self._real_folder(folder), name)
         try:
             link = stat.S_ISLNK(os.lstat(full).st_mode)
         except OSError:  # not there (or not reachable): realpath keeps such a last part as it is
             return full
         return os.path.realpath(full) if link else full
+
+    def _shown_as(self, candidate: Path) -> str:
+        """`places.shown(candidate)` (relative to the current folder when under it, else its real path), from the
+        real paths worked out once per folder."""
+        if os.name != "posix":
+            return places.shown(candidate)
+        real = self.realpath(str(candidate))
+        if self._cwd is None:
+            kept_cwd = self.answers.real_cwd if self.answers is not None else ""
+            self._cwd = kept_cwd or os.path.realpath(os.getcwd())
+        below = self._cwd.rstrip(os.sep) + os.sep
+        shown = "." if real == self._cwd else real[len(below) :] if real.startswith(below) else real
+        kept = self.answers is not None and self.answers.inside(str(candidate), real)
+        if shown not in self._real:
+            self._real[shown] = real  # (a real path relative to the real current folder: its own real path)
+            if kept:
+                self.answers.real[shown] = real  # type: ignore[union-attr]
+        if kept:
+            self.answers.shown[candidate] = shown  # type: ignore[union-attr]
+        return shown
 
     def _not_there(self, files: Sequence[str | None]) -> None:
         """Record the candidate `files` found not there in `Scan.unread`: what the scan gives depends on their
@@ -81,6 +177,13 @@ class _Modules:
             except (OSError, ValueError):
                 missing = False
             self._missing[path] = missing
+            answers = self.answers  # (the folder's real path only for a path inside the root as written)
+            if (
+                answers is not None
+                and answers.written_inside(path)
+                and answers.real_inside(self._real_folder(os.path.dirname(path)))
+            ):
+                answers.missing[path] = missing
         return missing
 
     # -- loading
@@ -132,7 +235,10 @@ class _Modules:
         else:
             bases = self._parents.get(importer.path) or []
             if not bases:
-                bases = self._parents[importer.path] = list(Path(self.realpath(importer.path)).parents)[:12]
+                real = self.realpath(importer.path)
+                bases = self._parents[importer.path] = list(Path(real).parents)[:12]
+                if self.answers is not None and self.answers.inside(importer.path, real):
+                    self.answers.parents[importer.path] = bases
         for base in bases:
             # Most candidates are not there (`google/adk/agents.py` above each folder of the importer's): each
             # is first looked for with one `stat` of its folder, then of itself, before its names are worked out.
@@ -158,7 +264,7 @@ class _Modules:
                 else:
                     shown = self._shown.get(candidate) or ""
                     if not shown:
-                        shown = self._shown[candidate] = places.shown(candidate)
+                        shown = self._shown[candidate] = self._shown_as(candidate)
                 key = self.realpath(shown)
                 if key in self.modules:
                     return self.modules[key]

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import TemplatingError
 from ..template import parse
 from .found import Instruction, Kind, Skipped, StateSchema
-from .imports import _Modules
+from .imports import FileAnswers, _Modules
 from .models import ModelReader
 from .positions import _dedent, _literal, _Mapped, _Module, _read_literals, _text_mapped
 from .syntax import (
@@ -43,8 +43,9 @@ class _Project(_Modules):
         suffixes: Sequence[str],
         root: str | None = None,
         unsaved: Collection[str] | None = None,
+        answers: FileAnswers | None = None,
     ) -> None:
-        super().__init__(read, unsaved)
+        super().__init__(read, unsaved, answers)
         self.root = os.path.realpath(root if root is not None else os.getcwd())
         self.suffixes = tuple(s.upper() for s in suffixes)
         self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions

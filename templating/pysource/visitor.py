@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Sequence
 from .._collector import paused as _collector_paused
 from .agents import _AgentReader
 from .found import CONSTANT_SUFFIXES, Instruction, Kind, Scan, Skipped, StateSchema, Write
+from .imports import FileAnswers
 from .positions import _Module
 from .reading import PythonSourceError, _read_python
 from .resolve import _Project
@@ -436,6 +437,7 @@ def scan(
     root: str | None = None,
     unsaved: Collection[str] | None = None,
     configs: Sequence[str] = (),
+    answers: FileAnswers | None = None,
 ) -> Scan:
     """Find the instructions and state writes of the Python files `paths` (parsed, never run), and the agents
     they build (for the agent model, `templating.agent_model`).
@@ -463,13 +465,16 @@ def scan(
             any file may be read without being on disk, so every candidate of an import is read.
         configs: google-adk Agent Config files (`root_agent.yaml`) to read too (with `read`, inside `root`):
             their agents join `Scan.agents`, their instructions `Scan.config_instructions` (not linted yet).
+        answers: The file system's answers an earlier scan of the same project kept (whether a module a name
+            may be imported from is there, real paths), to ask it again only outside the project's root; the
+            caller drops them (`FileAnswers.forget`) whenever files may have been created or deleted.
     """
     if unsaved is None and read is _read_python:
         unsaved = ()  # the default reader reads files on disk only
     # A scan makes a syntax tree per file and keeps every one until it is done: the collector would walk each
     # tree at least twice while it grows and find no cycle in it (a tenth of a large scan).
     with _collector_paused():
-        return _scan(paths, suffixes, read, keep_going, root, unsaved, configs)
+        return _scan(paths, suffixes, read, keep_going, root, unsaved, configs, answers)
 
 
 def _scan(
@@ -480,8 +485,9 @@ def _scan(
     root: str | None,
     unsaved: Collection[str] | None,
     configs: Sequence[str] = (),
+    answers: FileAnswers | None = None,
 ) -> Scan:
-    project = _Project(read, suffixes, root, unsaved)
+    project = _Project(read, suffixes, root, unsaved, answers)
     modules: list[_Module] = []
     for path in paths:
         try:
