@@ -82,6 +82,24 @@ def test_overrides_and_update_give_the_findings_of_a_fresh_run(tree: Path) -> No
     assert rows(project.update(path, edited), path) == rows(fresh, path)
 
 
+def test_the_scan_is_read_through_a_read_only_property(tree: Path) -> None:
+    project = Project(tree)
+    assert project.scan is None  # nothing linted yet
+    project.lint(["."])
+    first = project.scan
+    assert first is not None
+    path = "travel_concierge/prompt.py"
+    assert first.sources[path] == (tree / path).read_text(encoding="utf-8")
+    edited = first.sources[path].replace("{_time}", "{_tme}")
+    project.update(path, edited)
+    then = project.scan
+    assert then is not None
+    assert then is not first  # an edit replaces the scan, with the edit's text
+    assert then.sources[path] == edited
+    with pytest.raises(AttributeError):
+        project.scan = first  # type: ignore[misc]
+
+
 def test_select_ignore_and_schema_options(tree: Path) -> None:
     assert lint_project(["."], root=tree, ignore=["T014"]).diagnostics[0].code == "T002"
     assert {d.code for d in lint_project(["."], root=tree, select="T014").diagnostics} == {"T014"}

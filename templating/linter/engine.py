@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..nodes import Span
 from ..template import parse
@@ -27,6 +27,9 @@ from .result import CheckedTemplate, LintResult, per_file, relative_to_cwd, rena
 from .rules.schema_keys import unused_keys
 from .selection import _unreadable
 from .util import shown
+
+if TYPE_CHECKING:
+    from ..pysource import Scan
 
 __all__ = ["CheckedTemplate", "LintResult", "Project"]
 
@@ -46,6 +49,13 @@ class Project(IncrementalProject):
 
     # Its parts, one concern each: `selection` (the files, reading them), `findings` (scanning, each
     # instruction's findings), `incremental` (an edit re-linted); here, a whole run.
+
+    @property
+    def scan(self) -> Scan | None:
+        """The project's scan of its Python files (`templating.pysource.Scan`) as last made, by a lint run or an
+        edit (`update`), or None before any. For callers keeping their own view of the project (the language
+        server, the preview), which read it rather than scanning again; read-only: a run or an edit replaces it."""
+        return self._scan
 
     # -- linting
 

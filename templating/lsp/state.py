@@ -159,7 +159,7 @@ class TemplatingServer:
         else:
             index.texts = lambda: self.texts(folder)
             folder.state, folder.project, folder.index = READY, project, index
-            _settle(project._scan)
+            _settle(project.scan)
             still_open = {shown(Path(path)) for path in self.open}
             for name in [name for name in project.overrides if name not in still_open]:
                 self.reread(folder, os.path.abspath(name))  # closed while the folder was read: back to the disk
@@ -286,9 +286,9 @@ class TemplatingServer:
                 for diag in result.diagnostics:
                     if diag.path:
                         found.setdefault(os.path.abspath(diag.path), []).append(diag)
-                if index is not None and path.endswith(".py") and project._scan is not None:
+                if index is not None and path.endswith(".py") and project.scan is not None:
                     # the engine's scan, not a second one: each file it changed, and each whose findings changed
-                    index.absorb(project._scan, {*result.files, *project.scanned_again})
+                    index.absorb(project.scan, {*result.files, *project.scanned_again})
                     index = None
             if index is not None:
                 index.update(path)
