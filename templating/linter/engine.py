@@ -111,6 +111,8 @@ class Project(IncrementalProject):
                 )
             )
         if python_files or configs:
+            from ..pysource.reading import trees_not_kept
+
             display = {}  # the scan's names -> as named
             for name in python_files:
                 scanned = name if name in self._walked else shown(Path(name))
@@ -118,7 +120,8 @@ class Project(IncrementalProject):
                 if name in named:
                     named.add(scanned)
             python_files = list(display)
-            found = self._full_scan(python_files, named, cold=True)
+            with trees_not_kept():  # a whole run parses each file once: its trees are not kept for an edit
+                found = self._full_scan(python_files, named, cold=True)
             linted = set(python_files)
             for config in sorted(config_files(found)):  # an Agent Config app under the paths linted
                 if _covers(paths or [str(self.root)], config):
