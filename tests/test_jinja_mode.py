@@ -1044,16 +1044,31 @@ ENDLESS_ITEMS_TEMPLATES = {
 
 
 @pytest.mark.parametrize("source", ENDLESS_ITEMS_TEMPLATES.values(), ids=ENDLESS_ITEMS_TEMPLATES.keys())
-@pytest.mark.parametrize("kind", ["object", "generator"])
+@pytest.mark.parametrize("kind", ["object", "generator", "list-subclass"])
 def test_an_iterable_that_never_ends_stops_at_a_budget(source: str, kind: str) -> None:
     """An iterable from state that is not a container of data (a generator, an object with its own
-    `__iter__`) is drawn under the value budget whatever consumes it, C-level `list()` and `in`
-    included: an error, not a process filling its memory."""
+    `__iter__`, a list iterating with an `__iter__` of its own) is drawn under the value budget whatever
+    consumes it, C-level `list()` and `in` included: an error, not a process filling its memory."""
     endless = EndlessItems()
-    value: Any = endless if kind == "object" else iter(endless)
+    value = _endless(kind, endless)
     with pytest.raises(JinjaBudgetError):
         jinja(source, budget=ENDLESS_BUDGET)({"m": value, "d": {"a": value}, "l": [value]})
     assert endless.drawn <= 20_000
+
+
+class EndlessList(list[int]):
+    """A list from state that iterates with an `__iter__` of its own, which never ends."""
+
+    def __init__(self, endless: EndlessItems) -> None:
+        super().__init__([1, 2, 3])
+        self.endless = endless
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.endless)
+
+
+def _endless(kind: str, endless: EndlessItems) -> Any:
+    return {"object": endless, "generator": iter(endless), "list-subclass": EndlessList(endless)}[kind]
 
 
 class _Sized:
@@ -1084,6 +1099,76 @@ FINITE_ITERABLES = {
 def test_an_iterable_that_ends_reads_as_before(source: str, expected: str) -> None:
     state = {"b": _Sized(4), "e": _Sized(0), "g": (letter for letter in "abc")}
     assert jinja(source)(state) == expected
+
+
+ENDLESS_THROUGH_FILTERS = {
+    "select-map-unique": "{{ m|select|map('string')|unique|join(',') }}",
+    "reject-batch": "{{ m|reject('odd')|batch(3)|list }}",
+    "select-slice": "{{ m|select('odd')|slice(3)|list }}",
+    "map-reverse": "{{ m|map('string')|reverse|list }}",
+    "in": "{{ -1 in m|select|map('abs') }}",
+    "str-join": "{{ ','.join(m|map('string')|select) }}",
+    "loop": "{% for x in m|select|map('string') %}{% endfor %}",
+    "nested": "{{ l[0]|select|map('string')|list }}",
+    "item-passed-on": "{{ l|select|first|list }}",  # `first` gives the state's own iterable: capped as it leaves
+}
+
+
+@pytest.mark.parametrize("source", ENDLESS_THROUGH_FILTERS.values(), ids=ENDLESS_THROUGH_FILTERS.keys())
+@pytest.mark.parametrize("kind", ["object", "generator", "list-subclass"])
+def test_an_iterable_that_never_ends_stops_at_a_budget_through_a_filter_chain(source: str, kind: str) -> None:
+    """The filters' own generators are not wrapped again: what they draw from state is, so a chain of them
+    over an iterable from state that never ends stops at a budget."""
+    endless = EndlessItems()
+    value = _endless(kind, endless)
+    with pytest.raises(JinjaBudgetError):
+        jinja(source, budget=ENDLESS_BUDGET)({"m": value, "l": [value]})
+    assert endless.drawn <= 20_000
+
+
+ORDERS = [{"id": f"A-{n}", "status": ("shipped", "pending")[n % 2]} for n in range(4)]
+PIPELINES = {
+    "selectattr-map-join": (
+        "{{ orders|selectattr('status', 'equalto', 'shipped')|map(attribute='id')|join(', ') }}",
+        "A-0, A-2",
+    ),
+    "unique-reverse": ("{{ orders|map(attribute='status')|unique|reverse|join(' ') }}", "pending shipped"),
+    "batch-map-join": ("{{ orders|map(attribute='id')|batch(2)|map('join', '+')|join('; ') }}", "A-0+A-1; A-2+A-3"),
+    "slice-length": ("{{ orders|rejectattr('status', 'equalto', 'shipped')|slice(2)|map('length')|list }}", "[1, 1]"),
+    "in": ("{{ 'A-1' in orders|rejectattr('status', 'equalto', 'shipped')|map(attribute='id') }}", "True"),
+    "loop": ("{% for id in orders|map(attribute='id')|reverse %}{{ id }} {% endfor %}", "A-3 A-2 A-1 A-0 "),
+    "str-join": ("{{ '/'.join(orders|map(attribute='id')|select) }}", "A-0/A-1/A-2/A-3"),
+    "generator-from-state": ("{{ g|map('upper')|join }}", "ABC"),
+}
+
+
+@pytest.mark.parametrize(("source", "expected"), PIPELINES.values(), ids=PIPELINES.keys())
+def test_a_filter_pipeline_over_state_reads_as_before(source: str, expected: str) -> None:
+    assert jinja(source)({"orders": ORDERS, "g": (letter for letter in "abc")}) == expected
+
+
+def test_only_what_comes_from_state_is_capped() -> None:
+    """What a filter builds from a value is passed on as it is (no second step per item); an iterable from
+    state that is not a container of data is `Capped` when it is read."""
+    from types import GeneratorType
+
+    from templating.jinja_mode.budget import Capped
+    from templating.jinja_mode.views import bounded
+
+    filters = _ENVIRONMENT.filters
+    made = {
+        "unique": filters["unique"](_ENVIRONMENT, [1, 1, 2]),
+        "batch": filters["batch"]([1, 2, 3], 2),
+        "slice": filters["slice"]([1, 2, 3], 2),
+        "reverse": filters["reverse"]([1, 2, 3]),
+    }
+    assert {name: type(value) is Capped for name, value in made.items()} == dict.fromkeys(made, False)
+    assert type(made["unique"]) is GeneratorType
+    assert [list(value) for value in made.values()] == [[1, 2], [[1, 2], [3]], [[1, 2], [3]], [3, 2, 1]]
+    assert type(bounded(letter for letter in "abc")) is Capped
+    drawing = filters["unique"](_ENVIRONMENT, iter("abc"))  # an iterator given to a filter: capped as it enters
+    assert type(drawing) is GeneratorType
+    assert type(drawing.gi_frame.f_locals["value"]) is Capped
 
 
 @pytest.mark.parametrize(

@@ -444,6 +444,21 @@ def test_python_m_templating_may_start_workers(monkeypatch: pytest.MonkeyPatch) 
     assert cold._spawn_safe() is True
 
 
+def test_a_worker_keeps_no_syntax_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trees `pysource.reading.parsed` keeps serve an edit's next scan: a worker never has one."""
+    from templating.pysource import reading
+
+    monkeypatch.setattr(reading, "_kept", type(reading._kept)())
+    monkeypatch.chdir(tmp_path)
+    files = {"app/agent.py": AGENT.format(imports="words"), "app/words.py": WORDS}
+    write(tmp_path, files)
+    task = (str(tmp_path), [("app/agent.py", True)], dict(files), ("PROMPT",), str(tmp_path), 2_000_000)
+    found = cold._scan_chunk(task)
+    assert found is not None
+    assert sorted(found.sources) == ["app/agent.py", "app/words.py"]  # both parsed
+    assert not reading._kept
+
+
 def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

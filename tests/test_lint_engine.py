@@ -82,6 +82,51 @@ def test_overrides_and_update_give_the_findings_of_a_fresh_run(tree: Path) -> No
     assert rows(project.update(path, edited), path) == rows(fresh, path)
 
 
+def test_the_scan_is_read_through_a_read_only_property(tree: Path) -> None:
+    project = Project(tree)
+    assert project.scan is None  # nothing linted yet
+    project.lint(["."])
+    first = project.scan
+    assert first is not None
+    path = "travel_concierge/prompt.py"
+    assert first.sources[path] == (tree / path).read_text(encoding="utf-8")
+    edited = first.sources[path].replace("{_time}", "{_tme}")
+    project.update(path, edited)
+    then = project.scan
+    assert then is not None
+    assert then is not first  # an edit replaces the scan, with the edit's text
+    assert then.sources[path] == edited
+    with pytest.raises(AttributeError):
+        project.scan = first  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"], ids=["in-process", "pool"])
+def test_a_whole_run_keeps_no_syntax_tree_and_an_edit_keeps_those_it_parsed(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    # The trees kept are for the next edit's scan: a whole (cold) run parses each file once and keeps none.
+    from templating.linter import cold
+    from templating.pysource import reading
+
+    monkeypatch.setattr(reading, "_kept", type(reading._kept)())
+    monkeypatch.setattr(reading, "_kept_size", 0)
+    monkeypatch.setenv("TEMPLATING_LINT_JOBS", jobs)
+    monkeypatch.setattr(cold, "POOL_THRESHOLD", 0)  # with two jobs, the pool however small the project
+    monkeypatch.setattr(cold, "_CHUNK", 1)
+    project = Project(tree)
+    assert project.lint(["."]).python, "Python files were scanned"
+    assert not reading._kept
+    path = "travel_concierge/sub_agents/planning/agent.py"
+    edited = (tree / path).read_text(encoding="utf-8").replace('output_key="plan"', 'output_key="plans"')
+    project.update(path, edited)
+    scanned = project.scan
+    assert scanned is not None
+    kept = {name: text for name, text in reading._kept}
+    assert kept[path] == edited
+    assert set(kept) <= set(scanned.sources)
+    assert all(scanned.sources[name] == text for name, text in kept.items())
+
+
 def test_select_ignore_and_schema_options(tree: Path) -> None:
     assert lint_project(["."], root=tree, ignore=["T014"]).diagnostics[0].code == "T002"
     assert {d.code for d in lint_project(["."], root=tree, select="T014").diagnostics} == {"T014"}

@@ -235,7 +235,7 @@ _AGENT_FACTS = ("agents", "agent_classes", "functions", "class_methods", "runner
 def agent_facts(project: Project) -> dict[str, list[str]]:
     """The agent facts of the project's last scan, each as its repr, sorted (an edit merges them: their order is
     not theirs to keep)."""
-    found = project._scan
+    found = project.scan
     assert found is not None
     out = {}
     for name in _AGENT_FACTS:

@@ -1267,7 +1267,7 @@ def test_edits_keep_no_syntax_tree_of_an_earlier_scan(project: Path) -> None:
         for _ in range(times):
             text = text.replace('output_key="plan"', 'output_key="plan"  # x', 1)
             result = engine.update(path, text)  # type: ignore[attr-defined]
-            index.absorb(engine._scan, result.files)  # type: ignore[attr-defined]
+            index.absorb(engine.scan, result.files)
 
     type_in(2)
     before = _syntax_trees()
@@ -1291,7 +1291,7 @@ def test_the_index_taken_from_the_engine_equals_its_own_scan(project: Path, name
     assert old in text
     changed = text.replace(old, new)
     result = engine.update(path, changed)  # type: ignore[attr-defined]
-    index.absorb(engine._scan, result.files)  # type: ignore[attr-defined]
+    index.absorb(engine.scan, result.files)
     fresh = Index(engine, lambda: {path: changed})  # type: ignore[arg-type]
     for key in ("plan", "draft", "origin", "budget"):
         assert sorted((w.path, w.start, w.key) for w in index.writes_of(key)) == sorted(  # type: ignore[attr-defined]
@@ -1369,12 +1369,12 @@ def test_the_index_takes_again_what_an_edit_changes_in_other_files(
     monkeypatch.chdir(tmp_path)
     project = Project(tmp_path)
     project.lint(["."])
-    index = Index(project, dict, found=project._scan)
+    index = Index(project, dict, found=project.scan)
     assert [w.key for ws in index.writes.values() for w in ws] == ["research_notes"]
     result = project.update("app/keys.py", KEYS_MODULE.replace("research_notes", "draft_notes"))
     assert result.files == ["app/keys.py"]  # no finding changed elsewhere
-    assert project._scan is not None
-    index.absorb(project._scan, {*result.files, *project.scanned_again})
+    assert project.scan is not None
+    index.absorb(project.scan, {*result.files, *project.scanned_again})
     assert [w.key for ws in index.writes.values() for w in ws] == ["draft_notes"]
 
 

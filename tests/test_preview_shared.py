@@ -65,7 +65,7 @@ def known_after(root: Path, edits: dict[str, str]) -> tuple[Project, Known]:
 def known_of(project: Project, texts: dict[str, str]) -> Known:
     """What the language server gives a preview: the project, its scan and agent model, the open documents."""
     root = Path(project.root)
-    return Known(project, root, project.config, project._scan, project.agent_model, texts, dict(project.overrides))
+    return Known(project, root, project.config, project.scan, project.agent_model, texts, dict(project.overrides))
 
 
 def whole(preview: Preview) -> tuple[Any, ...]:

@@ -2354,6 +2354,24 @@ def test_the_trees_kept_are_bounded_by_their_text(kept_trees: Any, monkeypatch: 
     assert kept_trees.parsed(large, "big.py") is not kept_trees.parsed(large, "big.py")  # over KEPT_FILE
 
 
+def test_within_trees_not_kept_no_tree_is_kept_in_that_thread_only(kept_trees: Any) -> None:
+    import threading
+
+    before = kept_trees.parsed("x = 1\n", "a.py")
+    with kept_trees.trees_not_kept():
+        assert kept_trees.parsed("x = 1\n", "a.py") is before  # one kept before is still given
+        kept_trees.parsed("y = 2\n", "b.py")
+        other = threading.Thread(target=kept_trees.parsed, args=("z = 3\n", "c.py"))  # a thread of its own
+        other.start()
+        other.join()
+        with pytest.raises(SyntaxError), kept_trees.trees_not_kept():  # nested, left by an error
+            kept_trees.parsed("def (:\n", "bad.py")
+        kept_trees.parsed("w = 4\n", "d.py")
+    assert sorted(path for path, _ in kept_trees._kept) == ["a.py", "c.py"]
+    kept_trees.parsed("y = 2\n", "b.py")  # after the block: kept again
+    assert sorted(path for path, _ in kept_trees._kept) == ["a.py", "b.py", "c.py"]
+
+
 def test_a_file_that_does_not_parse_is_not_kept(kept_trees: Any) -> None:
     for _ in range(2):
         with pytest.raises(SyntaxError):

@@ -12,17 +12,27 @@ import re
 import string
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
+from types import CodeType
 from typing import Any
 
 from jinja2 import Environment, pass_environment, pass_eval_context
 from jinja2.exceptions import SecurityError
-from jinja2.filters import do_batch, do_indent, do_tojson, sync_do_slice
+from jinja2.filters import do_batch, do_indent, do_tojson, select_or_reject, sync_do_slice, sync_do_unique
 from jinja2.nodes import EvalContext
 from markupsafe import Markup
 
 from .budget import measure, spend
 
-__all__ = ["MAX_POWER_BITS", "check_bits", "check_format_string", "check_percent", "check_size", "install", "text_of"]
+__all__ = [
+    "DRAWN_FROM_INPUT",
+    "MAX_POWER_BITS",
+    "check_bits",
+    "check_format_string",
+    "check_percent",
+    "check_size",
+    "install",
+    "text_of",
+]
 
 # The largest int `**` or `*` may build, in bits (its decimal text would be longer than Python prints).
 MAX_POWER_BITS = 100_000
@@ -215,6 +225,14 @@ def _map_filter(original: Callable[..., Any]) -> Callable[..., Any]:
 
     map_filter.jinja_pass_arg = original.jinja_pass_arg  # type: ignore[attr-defined]
     return map_filter
+
+
+# The generators the filters make that draw only from the value they are given, one item at a time (`map`,
+# `select`, `reject`, `selectattr`, `rejectattr`, `unique`, `batch`, `slice`): a value from state reaches them
+# already bounded, so they end when it does, and are passed on as they are (no second step per item).
+DRAWN_FROM_INPUT: frozenset[CodeType] = frozenset(
+    function.__code__ for function in (_counting, select_or_reject, sync_do_unique, do_batch, sync_do_slice)
+)
 
 
 # Filters that turn their value into text (`str()` of a function prints its address): they get data only.

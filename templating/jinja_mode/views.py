@@ -1,6 +1,7 @@
 """What a Jinja2 template reads: read-only views of state, and values from state behind wrappers that
 charge the render's budgets as they are iterated (a mapping of the caller's own class, an iterable
-that is not a container of data). The sandbox in `sandbox` hands every value through `bounded`.
+that is not a container of data). The sandbox in `sandbox` hands every value through `bounded`; what
+the filters build from a bounded value (their generators, a reversed list) is passed on as it is.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import difflib
 import itertools
 from collections.abc import Callable, Iterator, Mapping
+from types import GeneratorType
 from typing import Any
 
 from jinja2 import Environment, Undefined
@@ -18,6 +20,7 @@ from markupsafe import Markup
 from ..nodes import SCOPES
 from ..sessions.state import ReadonlyDict, ReadonlyList, ReadonlyState
 from .budget import Capped, counted
+from .filters import DRAWN_FROM_INPUT
 
 __all__ = ["ABSENT", "Bounded", "ReadOnlyState", "bounded", "bounded_all", "did_you_mean", "get", "hinted"]
 
@@ -101,25 +104,43 @@ _PLAIN = (dict, ReadOnlyState, ReadonlyDict, ReadonlyState, Bounded, Context)
 
 
 _AS_IS = frozenset({str, int, float, bool, type(None), list, dict, Markup})
-# Iterated as they are: containers whose items are all there (a subclass too: `len()` bounds what a
-# C-level iteration of it draws), and Jinja2's own machinery. Any other iterable is read `Capped`.
+# Iterated as they are: containers whose items are all there (a subclass too, unless it has an `__iter__` of
+# its own: `len()` bounds what a C-level iteration of it draws), iterators that walk a sequence's indexes back
+# to 0 (`|reverse`), and Jinja2's own machinery. Any other iterable is read `Capped`, but the filters' own
+# generators.
 _FINITE: tuple[type, ...] = (
     *(str, bytes, bytearray, list, tuple, set, frozenset, range, ReadonlyList, Capped, Undefined),
-    *(type({}.keys()), type({}.values()), type({}.items()), LoopContext, Namespace, Macro),
+    *(type({}.keys()), type({}.values()), type({}.items()), type(reversed([])), reversed),
+    *(LoopContext, Namespace, Macro),
 )
+
+
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+def _iterates_itself(kind: type) -> bool:
+    """Whether `kind`, a subclass of a list, tuple or set, has an `__iter__` of its own: `list()` or `in` would
+    draw from that, not from its items (which `len()` bounds)."""
+    return any(issubclass(kind, base) and kind.__iter__ is not base.__iter__ for base in _SEQUENCES)
 
 
 def bounded(value: Any) -> Any:
     """`value` as a template may read it: a mapping of another class than `dict` (a `Mapping` of the
-    caller's own) behind `Bounded`; a pair from `.items()` with its value so; anything else as it is."""
+    caller's own) behind `Bounded`; a pair from `.items()` with its value so; an iterable that is not a
+    container of data (from state: a generator, an object with its own `__iter__`) `Capped`, but for
+    those a filter made from a value already bounded; anything else as it is."""
     if type(value) in _AS_IS:  # the usual values, without an abstract class's check
         return value
     if isinstance(value, Mapping):
         return value if isinstance(value, _PLAIN) else Bounded(value)
     if type(value) is tuple and len(value) == 2 and isinstance(value[1], Mapping):
         return (value[0], bounded(value[1]))
-    if isinstance(value, _FINITE) or not hasattr(type(value), "__iter__"):
+    if not hasattr(type(value), "__iter__"):
         return value
+    if isinstance(value, _FINITE):
+        return value if type(value) in _FINITE or not _iterates_itself(type(value)) else Capped(value)
+    if type(value) is GeneratorType and value.gi_code in DRAWN_FROM_INPUT:
+        return value  # a filter's own: it draws from the value it was given, bounded then (`Capped`: a step per item)
     return Capped(value)
 
 

@@ -147,13 +147,15 @@ def _scan_chunk(task: _Task) -> Scan | None:
     (the project has them) and no syntax tree. None when the facts cannot leave the worker (a `state_schema=`
     model still reading its trees): the chunk is then scanned in the project's process."""
     from ..pysource import scan
+    from ..pysource.reading import trees_not_kept
 
     cwd, chunk, texts, suffixes, root, limit = task
     if os.getcwd() != cwd:
         os.chdir(cwd)
     read = _Reader(texts, root, limit)
     try:
-        found = scan(_to_scan(chunk, read), suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=())
+        with trees_not_kept():  # a worker's trees are never asked for again
+            found = scan(_to_scan(chunk, read), suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=())
     except RecursionError:  # the project's process says what nests too deeply
         return None
     if any(state.schema is not None for state in found.state_schemas):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..nodes import Span
 from ..template import parse
@@ -27,6 +27,9 @@ from .result import CheckedTemplate, LintResult, per_file, relative_to_cwd, rena
 from .rules.schema_keys import unused_keys
 from .selection import _unreadable
 from .util import shown
+
+if TYPE_CHECKING:
+    from ..pysource import Scan
 
 __all__ = ["CheckedTemplate", "LintResult", "Project"]
 
@@ -46,6 +49,13 @@ class Project(IncrementalProject):
 
     # Its parts, one concern each: `selection` (the files, reading them), `findings` (scanning, each
     # instruction's findings), `incremental` (an edit re-linted); here, a whole run.
+
+    @property
+    def scan(self) -> Scan | None:
+        """The project's scan of its Python files (`templating.pysource.Scan`) as last made, by a lint run or an
+        edit (`update`), or None before any. For callers keeping their own view of the project (the language
+        server, the preview), which read it rather than scanning again; read-only: a run or an edit replaces it."""
+        return self._scan
 
     # -- linting
 
@@ -101,6 +111,8 @@ class Project(IncrementalProject):
                 )
             )
         if python_files or configs:
+            from ..pysource.reading import trees_not_kept
+
             display = {}  # the scan's names -> as named
             for name in python_files:
                 scanned = name if name in self._walked else shown(Path(name))
@@ -108,7 +120,8 @@ class Project(IncrementalProject):
                 if name in named:
                     named.add(scanned)
             python_files = list(display)
-            found = self._full_scan(python_files, named, cold=True)
+            with trees_not_kept():  # a whole run parses each file once: its trees are not kept for an edit
+                found = self._full_scan(python_files, named, cold=True)
             linted = set(python_files)
             for config in sorted(config_files(found)):  # an Agent Config app under the paths linted
                 if _covers(paths or [str(self.root)], config):

@@ -96,9 +96,9 @@ def _known(server: TemplatingServer, folder: Any, texts: dict[str, str]) -> Know
         server.flush(waiting)
     project = folder.project
     model = server.agent_model(folder)
-    if project is None or model is None or project._scan is None:
+    if project is None or model is None or project.scan is None:
         return None
-    return Known(project, folder.root, project.config, project._scan, model, texts, dict(project.overrides))
+    return Known(project, folder.root, project.config, project.scan, model, texts, dict(project.overrides))
 
 
 def preview_answer(

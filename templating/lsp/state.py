@@ -174,7 +174,7 @@ class TemplatingServer:
     def settle(self) -> None:
         """Set the heap apart from the full collection each edit makes (see `_settle`), the ready folders' scans
         considered."""
-        _settle(*(folder.project._scan for folder in self.folders.values() if folder.project is not None))
+        _settle(*(folder.project.scan for folder in self.folders.values() if folder.project is not None))
 
     def adk_imported(self) -> None:
         """Settle the heap once google-adk is imported (the preview's warm-up, or a first preview): its hundreds
@@ -299,9 +299,9 @@ class TemplatingServer:
                 # file's), each as a fresh run gives them.
                 result = project.update(path, text, wanted=None if alone else self._open_in(folder))
                 _by_path(result, found)
-                if index is not None and path.endswith(".py") and project._scan is not None:
-                    # the engine's scan, not a second one: each file it changed, and each whose findings changed
-                    index.absorb(project._scan, {*result.files, *project.scanned_again})
+                if index is not None and path.endswith(".py") and project.scan is not None:
+                    # the engine's scan, not a second one: each file it scanned again (and the open documents)
+                    index.absorb(project.scan, {*result.files, *project.scanned_again})
                     index = None
             if index is not None:
                 index.update(path)
@@ -311,7 +311,7 @@ class TemplatingServer:
         # in reference cycles, out of the young generations by then: collected now, or the process grew by
         # megabytes an edit until the next full collection. Any other scan leaves no cycle: reference counting
         # frees what the edit replaced, and a full collection (tens of ms on a large workspace) is not made.
-        if _keeps_trees(project._scan):
+        if _keeps_trees(project.scan):
             gc.collect()
         self.publish(path, found[path], force=others, folder=folder)
         if others:  # the other open documents the edit reaches, if their findings changed

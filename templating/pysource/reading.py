@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import _thread  # a lock without importing threading, which the command line does not need
 import ast
+import contextlib
 import io
 import re
 import sys
 import tokenize
 import warnings
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from ..errors import TemplatingError
@@ -424,6 +427,18 @@ KEPT_FILE = 1 << 16  # characters of one file: a larger one is parsed each time
 _kept: OrderedDict[tuple[str, str], ast.Module] = OrderedDict()
 _kept_size = 0
 _kept_lock = _thread.allocate_lock()
+_keeping: ContextVar[bool] = ContextVar("templating_keeping_trees", default=True)
+
+
+@contextlib.contextmanager
+def trees_not_kept() -> Iterator[None]:
+    """Within it (in this thread or task), `parsed` keeps no new tree: a whole cold run parses each file once, so
+    keeping the last ones would only hold memory (those kept before are still given)."""
+    token = _keeping.set(False)
+    try:
+        yield
+    finally:
+        _keeping.reset(token)
 
 
 def parsed(text: str, path: str) -> ast.Module:
@@ -436,7 +451,7 @@ def parsed(text: str, path: str) -> ast.Module:
             _kept.move_to_end(key)
             return tree
     tree = _parse(text, path)
-    if len(text) <= KEPT_FILE:
+    if len(text) <= KEPT_FILE and _keeping.get():
         with _kept_lock:
             if key not in _kept:
                 _kept[key] = tree
