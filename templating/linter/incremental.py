@@ -206,8 +206,9 @@ class IncrementalProject(ProjectFindings):
             context = [*context, target]
         files = set(context) | config_files(found)
         names = {target} | {name for name in (shown(Path(path)) for path in wanted) if name in files}
-        texts = {name for name in (shown(Path(path)) for path in wanted)} - names
-        texts &= {item.path for item in found.instructions}
+        texts = {shown(Path(path)) for path in wanted} - names
+        if texts:  # (those an instruction is read from)
+            texts &= {item.path for item in found.instructions}
         named = set(names)
         if texts:  # reported in a Python file of its folder or above naming it (`reach.reported_in`)
             for name in context:
