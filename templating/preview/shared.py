@@ -138,7 +138,8 @@ def app_from(known: Known, target: str) -> Any:
     if not _own(model, scan, app, top, folder, root):
         # a runner or session of the app outside its folder (a test, a script), or an eval set above it: the agent
         # model built again from the same scan as `read_app` builds it (its root and configuration), with the
-        # runners and sessions of the app's folder only, as `read_app` reads them; the code is not read again
+        # runners and sessions of the app's folder only, as `read_app` reads them; the code is not read again, and
+        # the agents made from the same facts are the project model's
         from ..agent_model import build
 
         inside = Path(os.path.abspath(name(str(folder))))
@@ -149,7 +150,9 @@ def app_from(known: Known, target: str) -> Any:
         )
         config = project_config(root)
         try:
-            model = build(scan, config, root)
+            # the project's own model as the one before: its agents made from the same facts are taken as they
+            # are (the same objects as the project's, and from one edit to the next)
+            model = build(scan, config, root, before=model)
             app, top = _pick(model, scan, target, Path(name(str(folder))), named, attribute)
         except (PreviewError, TemplatingError):
             return None
