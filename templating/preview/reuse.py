@@ -42,6 +42,7 @@ class Tokens:
     def __init__(self, instructions: Callable[[Any], Hashable]) -> None:
         self.instructions = instructions
         self._done: dict[int, tuple[Any, Hashable]] = {}
+        self._used: set[int] = set()  # the objects whose token was asked for since the last `prune`
         self._open: set[int] = set()
         self._met = False  # whether the object being walked holds `keep`
 
@@ -77,6 +78,7 @@ class Tokens:
         if isinstance(value, type):
             return ("type", _type(value))
         if value is not keep and id(value) in self._done:
+            self._used.add(id(value))
             return self._done[id(value)][1]
         if id(value) in self._open:
             raise Opaque("a cycle")
@@ -89,7 +91,15 @@ class Tokens:
             inner, self._met = self._met, outer or self._met
         if not inner:  # a token that holds no agent's own instructions: the same whichever agent is assembled
             self._done[id(value)] = (value, said)
+            self._used.add(id(value))
         return said
+
+    def prune(self) -> None:
+        """Keep only the tokens asked for since the last prune (a walk over a tree keeps the tree's objects): the
+        objects of trees no longer walked are let go. A kept object must not have changed since its token was
+        taken (google-adk's `parent_agent` aside, which no token holds)."""
+        self._done = {key: found for key, found in self._done.items() if key in self._used}
+        self._used = set()
 
     def _object(self, value: Any, kind: type, keep: Any, depth: int) -> Hashable:
         if isinstance(value, types.FunctionType):
