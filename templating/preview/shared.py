@@ -201,10 +201,16 @@ def _own(model: Any, scan: Any, app: Any, top: Any, folder: Path, root: Path) ->
     """Whether the project's wider context adds nothing `read_app` would not read: the app's agents, its
     `App(...)` and runners are written in its folder, its initial state is declared inside `root` (an eval set
     above it is not read there), and no instruction file it reads is outside `root`."""
-    here, bound = folder.resolve(), root.resolve()
+    here, bound = _prefix(folder.resolve()), _prefix(root.resolve())
+    absolute: dict[str, str] = {}  # (many agents are written in one file: each path made absolute once)
 
-    def inside(path: str, where: Path) -> bool:
-        return Path(os.path.abspath(path)).is_relative_to(where)
+    def inside(path: str, where: str) -> bool:
+        # as `Path(os.path.abspath(path)).is_relative_to(where)`, in the strings (pathlib's would cost more than
+        # the rest of the check on an app of twenty agents)
+        full = absolute.get(path)
+        if full is None:
+            full = absolute[path] = _prefix(Path(os.path.abspath(path)))
+        return full.startswith(where)
 
     if app is None:
         return inside(top.path, here)
@@ -216,3 +222,8 @@ def _own(model: Any, scan: Any, app: Any, top: Any, folder: Path, root: Path) ->
     if not all(inside(source.path, bound) for source in model.initial_state(app).sources):
         return False
     return all(item.path.endswith(".py") or inside(item.path, bound) for item in scan.instructions)
+
+
+def _prefix(path: Path) -> str:
+    """`path` as a prefix of the paths inside it (case folded where the system folds it)."""
+    return os.path.normcase(os.path.join(str(path), ""))
