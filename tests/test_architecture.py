@@ -378,12 +378,13 @@ ORDERS: dict[str, list[str]] = {
         *("agent_model.workflow", "agent_model.initial", "agent_model.order"),
         *("agent_model.enforced", "agent_model.model", "agent_model.changes", "agent_model"),
     ],
-    # the data, what is kept between previews, google-adk's request for one agent, the walk over an app's tree,
-    # importing an app, the app read from its code, the partial preview without google-adk, the formats, making a
-    # preview, one from facts a caller holds (the language server's), a revision's files from git, two previews
-    # compared, then the package's names
+    # the data, what is kept between previews (requests, then agent objects), google-adk's request for one agent,
+    # the walk over an app's tree, importing an app, the app read from its code, the partial preview without
+    # google-adk, the formats, making a preview, one from facts a caller holds (the language server's), a
+    # revision's files from git, two previews compared, then the package's names
     "preview": [
-        *("preview.result", "preview.reuse", "preview.assemble", "preview.walk", "preview.load", "preview.static"),
+        *("preview.result", "preview.reuse", "preview.trees", "preview.assemble", "preview.walk", "preview.load"),
+        "preview.static",
         "preview.partial",
         *("preview.formats", "preview.build", "preview.shared", "preview.git", "preview.diff", "preview"),
     ],

@@ -430,7 +430,9 @@ def test_a_preview_after_an_edit_is_the_fresh_preview_of_the_edited_text(
     shutil.copytree(APPS / "concierge", app)
     made = []
     real = templating.preview.static.adk_tree
-    monkeypatch.setattr(templating.preview.static, "adk_tree", lambda static: made.append(1) or real(static))
+    monkeypatch.setattr(
+        templating.preview.static, "adk_tree", lambda static, **options: made.append(1) or real(static, **options)
+    )
     edits = {str(app / "agent.py"): (app / "agent.py").read_text(encoding="utf-8").replace("courteous", "brief")}
 
     def read(path: str) -> str:

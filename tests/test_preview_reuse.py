@@ -136,3 +136,19 @@ def test_the_cache_gives_copies_and_drops_the_least_recently_used() -> None:
     assert (cache.get("a"), cache.get("b"), cache.get("c")) == (Made(["one"]), None, Made())
     cache.clear()
     assert len(cache) == 0
+
+
+def test_tokens_kept_for_the_next_walk_are_those_of_the_objects_walked_since_the_last_prune() -> None:
+    tokens = Tokens(said)
+    first, second = tree(), tree(description="Routes.")
+    before = tokens.of(first)
+    tokens.prune()
+    assert tokens.of(first) is before  # kept: the same token, not walked again
+    tokens.prune()
+    after = tokens.of(second)
+    tokens.prune()  # the first tree was not walked since: let go
+    assert id(first) not in tokens._done
+    assert tokens.of(second) is after
+    assert after != before
+    assert after == Tokens(said).of(tree(description="Routes."))
+    assert hash(after) == hash(Tokens(said).of(tree(description="Routes.")))

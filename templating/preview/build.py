@@ -77,6 +77,7 @@ def static_preview(
 ) -> Preview:
     """The preview of the app `static` (read from the code: by `read_app`, or taken from a language server's
     agent model), as `build_preview` makes it; `keep`: keep it (by everything it is made of) for the next one."""
+    from . import trees
     from .load import quiet
     from .static import adk_tree
     from .walk import Walk
@@ -100,17 +101,23 @@ def static_preview(
             _CACHE.move_to_end(key)
     if cached is not None:
         return _only(Preview(target, "static", cached[0], cached[1]), agent)
+    # the objects the last preview of this app made (taken by this one only): those whose facts did not change
+    # are taken again, with their tokens (see `trees`)
+    app = (target, str(static.root), static.config)
+    kept = trees.checkout(app)
     try:
         with quiet():
-            root, facts = adk_tree(static)
+            root, facts = adk_tree(static, kept=kept)
     except PreviewError:
         raise
     except Exception as exc:  # google-adk refuses the agents as the code reads: say so, in one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
-    walk = Walk(facts=facts, reuse=True)
+    walk = Walk(facts=facts, reuse=True, _tokens=kept.tokens)
     with quiet():
         previews = _run(lambda: walk.app(root, given))
+    kept.tokens = walk.kept_tokens()
+    trees.keep(app, kept)
     result = Preview(target, "static", tuple(previews), tuple([*notes, *walk.notes]))
     if key is not None:
         with _LOCK:
@@ -171,11 +178,13 @@ def _cache_key(target: str, static: Any, given: Mapping[str, Any]) -> Hashable |
 
 def clear_cache() -> None:
     """Forget the previews made so far."""
+    from . import trees
     from .walk import REQUESTS
 
     with _LOCK:
         _CACHE.clear()
     REQUESTS.clear()
+    trees.forget()
 
 
 def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:

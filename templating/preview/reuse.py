@@ -22,7 +22,7 @@ from dataclasses import replace
 from enum import Enum
 from typing import Any
 
-__all__ = ["Opaque", "RequestCache", "Tokens"]
+__all__ = ["Opaque", "RequestCache", "Said", "Tokens"]
 
 _INSTRUCTIONS = frozenset({"instruction", "static_instruction", "global_instruction"})
 _SKIPPED = frozenset({"parent_agent"})  # the tree is walked from its root: a parent is where its child is found
@@ -42,6 +42,7 @@ class Tokens:
     def __init__(self, instructions: Callable[[Any], Hashable]) -> None:
         self.instructions = instructions
         self._done: dict[int, tuple[Any, Hashable]] = {}
+        self._used: set[int] = set()  # the objects whose token was asked for since the last `prune`
         self._open: set[int] = set()
         self._met = False  # whether the object being walked holds `keep`
 
@@ -77,6 +78,7 @@ class Tokens:
         if isinstance(value, type):
             return ("type", _type(value))
         if value is not keep and id(value) in self._done:
+            self._used.add(id(value))
             return self._done[id(value)][1]
         if id(value) in self._open:
             raise Opaque("a cycle")
@@ -87,9 +89,18 @@ class Tokens:
         finally:
             self._open.discard(id(value))
             inner, self._met = self._met, outer or self._met
+        said = Said(said)
         if not inner:  # a token that holds no agent's own instructions: the same whichever agent is assembled
             self._done[id(value)] = (value, said)
+            self._used.add(id(value))
         return said
+
+    def prune(self) -> None:
+        """Keep only the tokens asked for since the last prune (a walk over a tree keeps the tree's objects): the
+        objects of trees no longer walked are let go. A kept object must not have changed since its token was
+        taken (google-adk's `parent_agent` aside, which no token holds)."""
+        self._done = {key: found for key, found in self._done.items() if key in self._used}
+        self._used = set()
 
     def _object(self, value: Any, kind: type, keep: Any, depth: int) -> Hashable:
         if isinstance(value, types.FunctionType):
@@ -130,6 +141,28 @@ class Tokens:
                         attributes[f"{cls.__qualname__}.{name}"] = getattr(value, name)
             return ("object", _type(kind), self._token(attributes, keep, depth + 1))
         raise Opaque(f"a {kind.__name__}")
+
+
+class Said:
+    """An object's token with its hash taken once: a request's key holds the tree's token and each agent's, which
+    hold the tokens of the objects below them, hashed once each rather than again for every key."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Said) and self._hash == other._hash and bool(self.value == other.value)
+        )
+
+    def __repr__(self) -> str:
+        return f"Said({self.value!r})"
 
 
 def _global(said: Hashable) -> Hashable:

@@ -138,7 +138,8 @@ def app_from(known: Known, target: str) -> Any:
     if not _own(model, scan, app, top, folder, root):
         # a runner or session of the app outside its folder (a test, a script), or an eval set above it: the agent
         # model built again from the same scan as `read_app` builds it (its root and configuration), with the
-        # runners and sessions of the app's folder only, as `read_app` reads them; the code is not read again
+        # runners and sessions of the app's folder only, as `read_app` reads them; the code is not read again, and
+        # the agents made from the same facts are the project model's
         from ..agent_model import build
 
         inside = Path(os.path.abspath(name(str(folder))))
@@ -149,7 +150,9 @@ def app_from(known: Known, target: str) -> Any:
         )
         config = project_config(root)
         try:
-            model = build(scan, config, root)
+            # the project's own model as the one before: its agents made from the same facts are taken as they
+            # are (the same objects as the project's, and from one edit to the next)
+            model = build(scan, config, root, before=model)
             app, top = _pick(model, scan, target, Path(name(str(folder))), named, attribute)
         except (PreviewError, TemplatingError):
             return None
@@ -198,10 +201,16 @@ def _own(model: Any, scan: Any, app: Any, top: Any, folder: Path, root: Path) ->
     """Whether the project's wider context adds nothing `read_app` would not read: the app's agents, its
     `App(...)` and runners are written in its folder, its initial state is declared inside `root` (an eval set
     above it is not read there), and no instruction file it reads is outside `root`."""
-    here, bound = folder.resolve(), root.resolve()
+    here, bound = _prefix(folder.resolve()), _prefix(root.resolve())
+    absolute: dict[str, str] = {}  # (many agents are written in one file: each path made absolute once)
 
-    def inside(path: str, where: Path) -> bool:
-        return Path(os.path.abspath(path)).is_relative_to(where)
+    def inside(path: str, where: str) -> bool:
+        # as `Path(os.path.abspath(path)).is_relative_to(where)`, in the strings (pathlib's would cost more than
+        # the rest of the check on an app of twenty agents)
+        full = absolute.get(path)
+        if full is None:
+            full = absolute[path] = _prefix(Path(os.path.abspath(path)))
+        return full.startswith(where)
 
     if app is None:
         return inside(top.path, here)
@@ -213,3 +222,8 @@ def _own(model: Any, scan: Any, app: Any, top: Any, folder: Path, root: Path) ->
     if not all(inside(source.path, bound) for source in model.initial_state(app).sources):
         return False
     return all(item.path.endswith(".py") or inside(item.path, bound) for item in scan.instructions)
+
+
+def _prefix(path: Path) -> str:
+    """`path` as a prefix of the paths inside it (case folded where the system folds it)."""
+    return os.path.normcase(os.path.join(str(path), ""))

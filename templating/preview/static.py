@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from .load import PreviewError
 from .result import marker
+from .trees import Kept, Trees
 from .walk import Facts
 
 __all__ = ["StaticApp", "adk_tree", "declared_state", "find_apps", "read_app"]
@@ -226,11 +227,29 @@ def declared_state(static: StaticApp) -> tuple[dict[str, str], str | None]:
     return {key: marker(f"initial state: {key}") for key in sorted(initial.keys)}, where
 
 
-def adk_tree(static: StaticApp) -> tuple[Any, Callable[[Any], Facts | None]]:
+def adk_tree(static: StaticApp, *, kept: Trees | None = None) -> tuple[Any, Callable[[Any], Facts | None]]:
     """The google-adk objects the app's code builds, from the agent model's facts, and what is known of each beyond
-    its object. A Workflow holds copies of its nodes: those are found by name (unique in a tree)."""
-    converter = _Converter(static)
+    its object. A Workflow holds copies of its nodes: those are found by name (unique in a tree). `kept`: the
+    objects the last build of this app left (`templating.preview.trees`), taken where nothing they were made of
+    changed, and replaced by what this build leaves."""
+    if kept is not None and kept.agents:
+        try:
+            return _tree(static, kept)
+        except Exception:  # made again from nothing: its error, if any, is a fresh build's
+            pass
+    return _tree(static, kept, fresh=True)
+
+
+def _tree(static: StaticApp, kept: Trees | None, *, fresh: bool = False) -> tuple[Any, Callable[[Any], Facts | None]]:
+    converter = _Converter(static, None if fresh or kept is None else kept.agents)
+    if kept is not None:
+        kept.agents = {}
+        kept.tokens = None if fresh else kept.tokens
     top = converter.agent(static.top)
+    if converter.taken:
+        converter.link(top)
+    if kept is not None and not converter.workflow:
+        kept.agents = converter.now
     by_name: dict[str, Facts] = {}
     for made in converter.made.values():
         by_name.setdefault(made.name, converter.facts[id(made)])
@@ -268,25 +287,132 @@ def _provider(text: str) -> Callable[[Any], str]:
 
 
 class _Converter:
-    def __init__(self, static: StaticApp) -> None:
+    """Makes the google-adk objects of an app's agents, each once; `kept`: those of the last build of the app, by
+    agent id (see `templating.preview.trees`), each taken again where nothing it was made of changed."""
+
+    def __init__(self, static: StaticApp, kept: dict[str, Kept] | None = None) -> None:
         self.static = static
         self.model = static.model
         self.functions = static.model.graph.functions
         self.made: dict[str, Any] = {}
         self.facts: dict[int, Facts] = {}
+        self.kept = kept or {}
+        self.now: dict[str, Kept] = {}  # how each object of this build was made, for the next one
+        self.taken: set[int] = set()  # the objects taken from the last build
+        self.workflow = False  # a Workflow was made: nothing is kept
+        self._making: list[Kept] = []  # the agents being made, innermost last
 
-    def source(self, path: str, span: Any) -> str:
+    def _quote(self, path: str, span: Any) -> str:
         text = self.static.sources.get(path)
         if text is None or span is None:
             return ""
         return text[span.start : span.end]
 
+    def source(self, path: str, span: Any) -> str:
+        quoted = self._quote(path, span)
+        if self._making:
+            self._making[-1].quoted.append((path, span, quoted))
+        return quoted
+
     def agent(self, agent: Any) -> Any:
         known = self.made.get(agent.id)
-        if known is not None:
-            return known
-        made = self.made[agent.id] = self.build(agent)
-        return made
+        if known is None:
+            known = self._taken(agent)
+            if known is None:
+                known = self._make(agent)
+            self.made[agent.id] = known
+        if self._making:
+            self._making[-1].reached.append((agent, known))
+        return known
+
+    def _make(self, agent: Any) -> Any:
+        making = Kept(agent, tuple(self.model.agents.get(child) for child in agent.children))
+        self._making.append(making)
+        try:
+            making.made = self.build(agent)
+        finally:
+            self._making.pop()
+        self.now[agent.id] = making
+        return making.made
+
+    def _taken(self, agent: Any) -> Any:
+        """The object the last build made for `agent`, if everything it was made of is the same (None: not)."""
+        old = self.kept.get(agent.id)
+        if old is None or old.agent is not agent:
+            return None
+        agents = self.model.agents
+        if len(old.children) != len(agent.children):
+            return None
+        if any(agents.get(child) is not was for child, was in zip(agent.children, old.children, strict=True)):
+            return None
+        if any(self._quote(path, span) != text for path, span, text in old.quoted):
+            return None
+        if any(self._function_name(target) != name for target, name in old.functions):
+            return None
+        if any(self._external(target) is not found for target, found in old.external):
+            return None
+        again = Kept(agent, old.children, old.made, [], old.quoted, old.functions, old.external)
+        again.notes, again.inexact, again.said = old.notes, old.inexact, old.said
+        self._making.append(again)
+        try:
+            if any(self.agent(child) is not made for child, made in old.reached):
+                return None
+        finally:
+            self._making.pop()
+        self.now[agent.id] = again
+        self.taken.add(id(old.made))
+        self.facts[id(old.made)] = self.facts_of(agent, again)
+        return old.made
+
+    def free(self, children: list[Any]) -> list[Any]:
+        """`children`, those taken from the last build unlinked from their parent there (the object they are
+        given to links them, as google-adk does)."""
+        for child in children:
+            if id(child) in self.taken:
+                child.parent_agent = None
+        return children
+
+    def link(self, top: Any) -> None:
+        """Set each object's `parent_agent` as a fresh build sets it: the object whose `sub_agents` hold it
+        (None for none). An object two hold is refused (then made again from nothing), and so is a Workflow's."""
+        if self.workflow:
+            raise ValueError("a Workflow holds copies of its nodes")
+        parents: dict[int, Any] = {}
+        for made in self.made.values():
+            for child in getattr(made, "sub_agents", None) or ():
+                if parents.setdefault(id(child), made) is not made:
+                    raise ValueError(f"agent {child.name} has two parents")
+        for made in self.made.values():
+            parent = parents.get(id(made))
+            if made.parent_agent is not parent:
+                made.parent_agent = parent
+        if top.parent_agent is not None:
+            top.parent_agent = None
+
+    def facts_of(self, agent: Any, making: Kept) -> Facts:
+        optional: dict[str, bool] = {}
+        for read in self.model.reads(agent) if agent.kind == "llm" else ():
+            optional[read.key] = optional.get(read.key, True) and read.optional
+        said = making.said
+        return Facts(
+            notes=making.notes,
+            inexact=making.inexact,
+            before=tuple(self.before(agent)),
+            optional=tuple(optional.items()),
+            instructions=(said.get("instruction"), said.get("static_instruction"), said.get("global_instruction")),
+        )
+
+    def _function_name(self, target: str) -> str | None:
+        found = self.functions.get(target)
+        return None if found is None else str(found.name)
+
+    def _external(self, target: str) -> Any:
+        """google-adk's tool `target` names (an object of its module), or None."""
+        module, _, name = target.rpartition(".")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            return None
 
     def children(self, agent: Any, *links: str) -> Iterator[Any]:
         for child, link in zip(agent.children, agent.links, strict=True):
@@ -319,25 +445,20 @@ class _Converter:
             if agent.kind == "loop" and isinstance(iterations, int) and not isinstance(iterations, bool):
                 extra["max_iterations"] = iterations
             children = [self.agent(child) for child in self.children(agent, "sub_agent")]
-            made = cls(**common, sub_agents=children, **extra)
+            made = cls(**common, sub_agents=self.free(children), **extra)
         elif agent.kind == "workflow":
-            made = self.workflow(agent, name)
+            self.workflow = True
+            made = self.workflow_of(agent, name)
         elif agent.kind == "join":
             from google.adk.workflow import JoinNode
 
             made = JoinNode(name=name)
         else:
-            made = _custom_class()(**common, sub_agents=[self.agent(c) for c in self.children(agent, "run")])
-        optional: dict[str, bool] = {}
-        for read in self.model.reads(agent) if agent.kind == "llm" else ():
-            optional[read.key] = optional.get(read.key, True) and read.optional
-        self.facts[id(made)] = Facts(
-            notes=tuple(notes),
-            inexact=tuple(inexact),
-            before=tuple(self.before(agent)),
-            optional=tuple(optional.items()),
-            instructions=(said.get("instruction"), said.get("static_instruction"), said.get("global_instruction")),
-        )
+            children = self.free([self.agent(c) for c in self.children(agent, "run")])
+            made = _custom_class()(**common, sub_agents=children)
+        making = self._making[-1] if self._making else Kept(agent, ())
+        making.notes, making.inexact, making.said = tuple(notes), tuple(inexact), said
+        self.facts[id(made)] = self.facts_of(agent, making)
         return made
 
     def llm(
@@ -387,7 +508,7 @@ class _Converter:
                     "it has an output_schema and tools: google-adk may add a tool and an instruction for the schema"
                 )
         children = [self.agent(child) for child in self.children(agent, "transfer")]
-        return LlmAgent(**common, **options, tools=tools, sub_agents=children)
+        return LlmAgent(**common, **options, tools=tools, sub_agents=self.free(children))
 
     def keywords(self, agent: Any) -> list[str]:
         """The keywords written in the agent's call (those the agent model does not read included)."""
@@ -419,14 +540,15 @@ class _Converter:
         return _provider(shown), ("marker", shown)
 
     def tool(self, ref: Any, inexact: list[str]) -> Any:
-        if ref.kind == "function" and ref.target in self.functions:
-            return _stub_tool(self.functions[ref.target].name)
+        making = self._making[-1] if self._making else Kept(None, ())
+        if ref.kind == "function":
+            name = self._function_name(ref.target)
+            making.functions.append((ref.target, name))
+            if name is not None:
+                return _stub_tool(name)
         if ref.kind == "external" and ref.target.startswith("google.adk."):
-            module, _, name = ref.target.rpartition(".")
-            try:
-                found = getattr(importlib.import_module(module), name)
-            except (ImportError, AttributeError):
-                found = None
+            found = self._external(ref.target)
+            making.external.append((ref.target, found))
             from google.adk.tools.base_tool import BaseTool
 
             if isinstance(found, BaseTool) or (callable(found) and not isinstance(found, type)):
@@ -449,7 +571,7 @@ class _Converter:
             if found.kind == "before" and writer is not None and writer.how != "output_key":
                 yield read.key, writer.how
 
-    def workflow(self, agent: Any, name: str) -> Any:
+    def workflow_of(self, agent: Any, name: str) -> Any:
         from google.adk import Workflow
         from google.adk.workflow import START
 

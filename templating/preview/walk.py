@@ -65,6 +65,16 @@ class Walk:
         )
     )
 
+    def __post_init__(self) -> None:
+        if self._tokens is not None:  # the tokens of objects kept from an earlier walk: read with this walk's facts
+            self._tokens.instructions = self._instructions
+
+    def kept_tokens(self) -> Tokens | None:
+        """The tokens of the objects this walk read, for the next walk over the same objects."""
+        if self._tokens is not None:
+            self._tokens.prune()
+        return self._tokens
+
     async def app(self, root: Any, state: Mapping[str, Given]) -> list[AgentPreview]:
         """Preview every agent of the tree `root` on a first turn whose session starts with `state`."""
         await self.node(root, dict(state), path=(), reached="root", via=None, message=USER_MESSAGE)
