@@ -8,6 +8,7 @@ import these through `templating.linter.util`).
 from __future__ import annotations
 
 import bisect
+import os
 from pathlib import Path
 
 from .nodes import Span
@@ -42,9 +43,22 @@ def end_of(source: str | None, span: Span) -> tuple[int, int]:
     return span.line + inside.count("\n"), len(inside) - inside.rfind("\n")
 
 
+_here: tuple[str, Path] = ("", Path())  # the current folder, and it resolved
+
+
+def _current() -> Path:
+    """The current folder resolved: worked out again only when it changes (a scan shows hundreds of paths)."""
+    global _here
+    folder = os.getcwd()
+    known = _here
+    if known[0] != folder:
+        known = _here = (folder, Path(folder).resolve())
+    return known[1]
+
+
 def shown(path: Path, cwd: Path | None = None) -> str:
     """A path as findings show it: relative to the current folder when under it, else absolute."""
-    base = cwd or Path.cwd().resolve()
+    base = cwd or _current()
     try:
         return str(path.resolve().relative_to(base))
     except (ValueError, OSError, RuntimeError):
