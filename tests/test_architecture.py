@@ -213,7 +213,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "the project model: files, configuration, what reaches what, the cache",
         {"linter.globs", "linter.config", "linter.discovery", "linter.project", "linter.reach", "linter.result"}
-        | {"linter.cache", "linter.selection", "linter.cold", "linter.import_groups", "linter.prefilter"},
+        | {"linter.cache", "linter.cached_result", "linter.selection", "linter.cold", "linter.import_groups"}
+        | {"linter.prefilter"},
     ),
     ("the agent model", {"agent_model", "agent_model.*"}),
     (
@@ -226,7 +227,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         | {"linter.fixes", "linter.fix_regions", "linter.fix_run", "linter.pick"},
     ),
     ("lint outputs", {"linter.outputs", "linter.outputs.*"}),
-    ("the lint run, and the linter's public names", {"linter.run", "linter"}),
+    ("the lint run, and the linter's public names", {"linter.run", "linter.run_output", "linter"}),
     ("the Python API: providers, agents, the runner, templating's public names", {"providers", "agents", "runner", ""}),
     ("the preview: google-adk's request for each agent, previews compared", {"preview", "preview.*"}),
     ("the language server", {"lsp", "lsp.*"}),

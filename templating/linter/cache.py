@@ -28,8 +28,8 @@ setting the system's clock back, or on a file system that keeps neither inode no
 
 Entries are JSON (never pickle: a cache folder is a file anyone with the project can write), written to a
 temporary file of the folder and moved into place with `os.replace`, so two runs at once never see half an
-entry; an entry that cannot be read, parsed or checked (every field, by type and range, before it is used)
-is a miss, and the next run rewrites it. The folder
+entry; an entry that cannot be read, parsed or checked (every field, by type and range, before it is used:
+`templating.linter.cached_result`) is a miss, and the next run rewrites it. The folder
 holds at most `MAX_ENTRIES` entries (the oldest are removed) and an entry over `MAX_ENTRY_BYTES` is not
 written. It is `.templating_cache` at the project root unless the command line (`--cache-dir`), the
 environment (`TEMPLATING_CACHE_DIR`) or `cache-dir` in `[tool.templating]` (a folder inside the root) name
@@ -56,10 +56,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import TemplatingError
 from ..inputs import FileSkipped, read_bytes
-from ..nodes import Span
+from .cached_result import _BadEntry, _check, _payload, _result, _strings
 from .config import LintConfig, LintConfigError
-from .registry import SEVERITIES, Diagnostic
-from .result import CheckedTemplate, LintResult
+from .registry import Diagnostic
+from .result import LintResult
 from .util import running_version, shown
 
 try:  # the interpreter's own BLAKE2 (what hashlib gives too), without loading OpenSSL: 2 ms of each start
@@ -97,6 +97,14 @@ DEFAULT_FOLDER = ".templating_cache"
 CACHE_ENV = "TEMPLATING_CACHE_DIR"
 FORMAT = 3  # the layout of an entry; a change makes every older entry a miss
 _HEADER = b'{"templating":"lint cache","format":'  # how every entry begins (the keys in this order)
+_ENTRY_FIELDS = {
+    "templating",
+    "format",
+    "key",
+    "since",
+    "inputs",
+    "result",
+}  # an entry's keys (its result's: cached_result)
 _ENTRY_NAME = re.compile(r"[0-9a-f]{40}\.json")  # the key's digest, hexadecimal
 MAX_ENTRIES = 64
 TRUST_MARGIN_NS = 2_000_000_000  # a status no newer than this before the writing run began is trusted
@@ -532,98 +540,3 @@ def _item(path: str, mode: str, digest: str) -> list[Any]:
     """An input as the entry lists it: with its status when it was read (a failure is always read again)."""
     status = None if digest.startswith("!") else _status(path)
     return [path, mode, digest] if status is None else [path, mode, digest, status]
-
-
-# -- a result as JSON and back
-
-
-def _span(span: Span | None) -> list[int] | None:
-    return None if span is None else [span.start, span.end, span.line, span.column]
-
-
-def _diagnostic(d: Diagnostic) -> list[Any]:
-    return [d.code, d.severity, d.message, _span(d.span), d.path, d.help, d.origin]
-
-
-def _payload(result: LintResult, sources: dict[str, str]) -> dict[str, Any]:
-    return {
-        "diagnostics": [_diagnostic(d) for d in result.diagnostics],
-        "run_findings": [_diagnostic(d) for d in result.run_findings],
-        "templates": [
-            [t.path, t.name, t.dialect, _span(t.span), list(t.keys), list(t.optional_keys)] for t in result.templates
-        ],
-        "files": result.files,
-        "python": result.python,
-        "sources": sources,
-    }
-
-
-# -- an entry read back: every field checked before it is used (anything odd is a miss)
-
-_ENTRY_FIELDS = {"templating", "format", "key", "since", "inputs", "result"}
-_RESULT_FIELDS = {"diagnostics", "run_findings", "templates", "files", "python", "sources"}
-_DIALECTS = ("angle", "adk", "jinja")
-
-
-class _BadEntry(Exception):
-    """An entry whose fields are not what this version writes: a miss."""
-
-
-def _check(condition: bool) -> None:
-    if not condition:
-        raise _BadEntry
-
-
-def _is_list(value: Any, size: int) -> bool:
-    return type(value) is list and len(value) == size
-
-
-def _strings(values: Any) -> bool:
-    return type(values) is list and all(type(v) is str for v in values)
-
-
-def _optional_string(value: Any) -> bool:
-    return value is None or type(value) is str
-
-
-def _from_span(value: Any, text: str | None) -> Span:
-    """A span: four whole numbers, start <= end within `text` (when known), line and column from 1."""
-    _check(_is_list(value, 4) and all(type(v) is int for v in value))
-    start, end, line, column = value
-    _check(0 <= start <= end and line >= 1 and column >= 1)
-    _check(text is None or end <= len(text))
-    return Span(start, end, line, column)
-
-
-def _from_diagnostic(value: Any, sources: dict[str, str]) -> Diagnostic:
-    _check(_is_list(value, 7))
-    code, severity, message, span, path, help, origin = value
-    _check(type(code) is str and severity in SEVERITIES and type(message) is str)
-    _check(_optional_string(path) and _optional_string(help) and _optional_string(origin))
-    where = None if span is None else _from_span(span, sources.get(path or ""))
-    return Diagnostic(code, severity, message, where, path, help, origin)
-
-
-def _result(payload: Any, texts: dict[str, str], root: Path) -> LintResult:
-    _check(isinstance(payload, dict) and set(payload) == _RESULT_FIELDS)
-    named = payload["sources"]
-    _check(isinstance(named, dict) and all(type(path) is str and path in texts for path in named.values()))
-    sources = {name: texts[path] for name, path in named.items()}
-    files, python = payload["files"], payload["python"]
-    _check(_strings(files) and isinstance(python, dict))
-    _check(all(type(count) is int and count >= 0 for count in python.values()))
-    templates = []
-    _check(type(payload["templates"]) is list)
-    for item in payload["templates"]:
-        _check(_is_list(item, 6))
-        path, name, dialect, span, keys, optional = item
-        _check(type(path) is str and _optional_string(name) and dialect in _DIALECTS)
-        _check(_strings(keys) and _strings(optional))
-        templates.append(CheckedTemplate(path, name, dialect, _from_span(span, None), tuple(keys), tuple(optional)))
-    found = []
-    for field in ("diagnostics", "run_findings"):
-        _check(type(payload[field]) is list)
-        found.append([_from_diagnostic(d, sources) for d in payload[field]])
-    return LintResult(
-        found[0], templates, list(files), sources=sources, python=dict(python), root=root, run_findings=found[1]
-    )

@@ -7,7 +7,8 @@ line's). [`lint()`][templating.linter.run.LintRun.lint] lints once with the base
 command: the rules on combining options, the baseline read before linting, fixing until stable (`fix`) or
 the diff of it (`diff`), the baseline written (`write_baseline`), the HTML report and the output file, and
 what to print, in order, with the exit code. Nothing is printed here: the caller prints the outcome's
-messages.
+messages. What a run says and writes (its messages, the findings in their format, the output file and the
+HTML report) is `templating.linter.run_output`; its public names are imported from here.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplatingError
 from ..nodes import Dialect
+from .run_output import Format, LintUsageError, Message, aside, report, write_html
 
 if TYPE_CHECKING:
     from .baseline import Applied, Baseline
@@ -31,26 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["LintOutcome", "LintRun", "LintUsageError", "Message", "lint_project"]
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
-
-Format = Literal["text", "json", "github", "sarif"]
-
-Stream = Literal["stdout", "stderr", "aside"]
-"""Where a message goes: `stdout` (results), `stderr` (a note printed there, as `print(file=sys.stderr)`
-does), `aside` (a note for stderr only: dropped when stderr is closed, never on stdout)."""
-
-
-class LintUsageError(TemplatingError):
-    """Options that cannot be combined, or paths that give nothing to lint or cannot be read: nothing was
-    linted or written (the command line exits with 2)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """Something the run says: `text` (followed by `end`) on `stream`."""
-
-    text: str
-    stream: Stream = "stdout"
-    end: str = "\n"
 
 
 @dataclass(slots=True)
@@ -250,56 +232,20 @@ class LintRun:
         if fixed_note:
             fixed_note += self._left(project, result, everything)
         if self.html:
-            self._write_html(result)
+            write_html(self.html, result, dialect=self.dialect)
         scope_note = _LINTED_HERE if not self.paths and not project.config.include else ""
-        self._report(result, fixed_note, baseline_note, tell, scope_note=scope_note)
+        report(
+            result,
+            fixed_note,
+            baseline_note,
+            tell,
+            format=self.format,
+            statistics=self.statistics,
+            output_file=self.output_file,
+            scope_note=scope_note,
+        )
         outcome.exit_code = EXIT_FINDINGS if result.errors and not self.exit_zero else EXIT_OK
         return outcome
-
-    def _report(
-        self,
-        result: LintResult,
-        fixed_note: str,
-        baseline_note: str,
-        say: Callable[[Message], None],
-        *,
-        scope_note: str = "",
-    ) -> None:
-        """The findings in the format asked for (printed, or written to the output file), then the notes
-        (`scope_note`: what was linted, when the run chose it)."""
-        from .outputs import format_github, format_json, format_sarif, format_statistics, format_text, summary
-
-        everything = result.diagnostics
-        report = summary(everything, len(result.templates))
-        if self.statistics:
-            output = format_statistics(everything, as_json=self.format == "json")
-        elif self.format == "json":
-            output = format_json(everything)
-        elif self.format == "sarif":
-            output = format_sarif(everything, result.sources)
-        elif self.format == "github":
-            output = format_github(everything, result.sources) if everything else ""
-        else:
-            output = format_text(everything, result.sources) if everything else ""
-        if self.output_file:
-            _write_whole(self.output_file, output + "\n" if output else "")
-        elif output:
-            say(Message(output))
-        if self.format == "text":  # the summary: on stdout when it is all there is to say
-            notes: Stream = "stderr" if everything or self.output_file else "stdout"
-            if scope_note:
-                say(Message(scope_note, notes))
-            if fixed_note:
-                say(Message(fixed_note, notes))
-            say(Message(report, notes))
-            if baseline_note:
-                say(Message(baseline_note, notes))
-        else:
-            for note in (scope_note, baseline_note):
-                if note:
-                    say(Message(f"templating: {note}", "aside"))
-        if fixed_note and self.format != "text":
-            say(Message(f"templating: {fixed_note}", "aside"))
 
     def _lint_once(self, overrides: dict[str, str] | None = None) -> tuple[Project, LintResult] | None:
         """One run of the engine over `paths`: the project and its result (None: every file named is
@@ -366,11 +312,11 @@ class LintRun:
             if link is None:
                 kept.append(fixed)
             else:
-                say(_aside(_through_link(fixed.path, link)))
+                say(aside(_through_link(fixed.path, link)))
         outcome.fixes = fixes = dataclasses.replace(fixes, files=kept)
         for path, codes in fixes.unsettled.items():
             say(
-                _aside(
+                aside(
                     f"{path}: not fixed, its fixes ({', '.join(codes)}) do not settle (a pass gave back "
                     f"an earlier text, or there were fixes left after {MAX_PASSES} passes): fix it by hand"
                 )
@@ -409,7 +355,7 @@ class LintRun:
             try:
                 write_fix(fixed, root=str(project.config.root))
             except FixWriteError as exc:
-                say(_aside(exc.message))
+                say(aside(exc.message))
                 continue
             count += len(fixed.applied)
             files += 1
@@ -427,61 +373,10 @@ class LintRun:
             note += f" ({more} fixable with --unsafe-fixes)" if more > 0 else ""
         return note
 
-    def _write_html(self, result: LintResult) -> None:
-        """`html`: the self-contained HTML report of the run."""
-        from .outputs.html import FileReport, render_html
-
-        assert self.html is not None
-        by_file = result.by_file()
-        spans: dict[str, list[Any]] = {}
-        for checked in result.templates:  # the instructions of each Python file, where they are written
-            if checked.name is not None:
-                spans.setdefault(checked.path, []).append(checked.span)
-        page = render_html(
-            [
-                FileReport(
-                    path,
-                    result.sources[path],
-                    tuple(d for d in by_file.get(path, []) if d.span is not None),
-                    self.dialect,
-                    python=path in result.python,
-                    templates=result.python.get(path, 1),
-                    instructions=tuple(spans.get(path, ())),
-                )
-                for path in result.files
-                if path in result.sources
-            ],
-            run_findings=result.run_findings,
-        )
-        from ..inputs import write_text_whole
-
-        page = page.encode("utf-8", "backslashreplace").decode("utf-8")  # names are escaped already
-        try:
-            write_text_whole(self.html, page)
-        except OSError as exc:
-            raise LintUsageError(f"cannot write HTML report {self.html}: {exc.strerror or exc}") from None
-
 
 _LINTED_HERE = (
     "no paths given and no 'include' in [tool.templating]: linted the current folder (as `templating lint .`)"
 )
-
-
-def _write_whole(path: str, text: str) -> None:
-    """Write `text` to `path` whole or not at all (see `templating.inputs.write_text_whole`)."""
-    from ..inputs import write_text_whole
-
-    try:
-        write_text_whole(path, text, newline="")
-    except OSError as exc:
-        raise LintUsageError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
-
-
-def _aside(note: str) -> Message:
-    """A note naming a file, for stderr: escaped as every output names files (no ESC, no newline)."""
-    from .outputs.text import escape_control
-
-    return Message(f"templating: {escape_control(note)}", "aside")
 
 
 def _through_link(path: str, link: str) -> str:
