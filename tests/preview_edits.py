@@ -1,11 +1,33 @@
 """Edits an author makes to an app's agents, one of each kind, for the tests that a preview made after edits
 (kept requests reused) is the fresh preview of the edited text (tests/test_preview.py in process,
 tests/test_lsp_preview.py through the language server). Each: app, file, the text replaced (its first
-occurrence), the new text, and the agents whose request must be assembled again (None: not asserted)."""
+occurrence), the new text, and the agents whose request must be assembled again (None: not asserted). With the
+helpers those tests share: a preview whole, and a fresh preview of edited text written to disk."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from templating.preview import Preview, build_preview
+from templating.preview.build import clear_cache
+
+
+def whole(preview: Preview) -> tuple[Any, ...]:
+    return (preview.target, preview.mode, preview.to_json(), preview.notes)
+
+
+def fresh_on_disk(target: str, edits: dict[str, str]) -> Preview:
+    """`build_preview` of the edited text written to disk (nothing kept), the files then put back."""
+    before = {path: Path(path).read_text(encoding="utf-8") for path in edits}
+    try:
+        for path, text in edits.items():
+            Path(path).write_text(text, encoding="utf-8")
+        clear_cache()
+        return build_preview(target)
+    finally:
+        for path, text in before.items():
+            Path(path).write_text(text, encoding="utf-8")
 
 
 class Edit(NamedTuple):

@@ -10,7 +10,6 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import installed, shared_corpora
@@ -20,11 +19,11 @@ if not installed("google.adk"):
         pytest.fail("TEMPLATING_REQUIRE_ADK=1 but google-adk is not installed (pip install '.[adk]')", pytrace=False)
     pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
 
-from preview_edits import EDITS, Edit
+from preview_edits import EDITS, Edit, fresh_on_disk, whole
 
 from templating.linter.engine import Project
 from templating.lsp.preview import preview_answer
-from templating.preview import Preview, build_preview
+from templating.preview import build_preview
 from templating.preview.build import clear_cache
 from templating.preview.shared import Known, forget, preview_from
 
@@ -66,23 +65,6 @@ def known_of(project: Project, texts: dict[str, str]) -> Known:
     """What the language server gives a preview: the project, its scan and agent model, the open documents."""
     root = Path(project.root)
     return Known(project, root, project.config, project.scan, project.agent_model, texts, dict(project.overrides))
-
-
-def whole(preview: Preview) -> tuple[Any, ...]:
-    return (preview.target, preview.mode, preview.to_json(), preview.notes)
-
-
-def fresh_on_disk(target: str, edits: dict[str, str]) -> Preview:
-    """`build_preview` of the edited text written to disk (nothing kept), the files then put back."""
-    before = {path: Path(path).read_text(encoding="utf-8") for path in edits}
-    try:
-        for path, text in edits.items():
-            Path(path).write_text(text, encoding="utf-8")
-        clear_cache()
-        return build_preview(target)
-    finally:
-        for path, text in before.items():
-            Path(path).write_text(text, encoding="utf-8")
 
 
 CWD = {"the folder": lambda root: root, "elsewhere": lambda root: root.parent}  # the scan's names: relative, absolute

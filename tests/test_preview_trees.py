@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import preview_edits
 import pytest
 from conftest import installed
+from preview_edits import whole
 
 if not installed("google.adk"):
     if os.environ.get("TEMPLATING_REQUIRE_ADK") == "1":
@@ -21,7 +23,7 @@ if not installed("google.adk"):
     pytest.skip("google-adk is not installed (pip install '.[adk]')", allow_module_level=True)
 
 from templating.linter.engine import Project
-from templating.preview import Preview, PreviewError, build_preview, trees
+from templating.preview import Preview, PreviewError, trees
 from templating.preview import static as static_module
 from templating.preview.build import clear_cache
 from templating.preview.shared import Known, forget, preview_from
@@ -197,23 +199,12 @@ def known_of(project: Project, texts: dict[str, str]) -> Known:
     )
 
 
-def whole(preview: Preview) -> tuple[Any, ...]:
-    return (preview.target, preview.mode, preview.to_json(), preview.notes)
-
-
 def fresh_on_disk(target: str, edits: dict[str, str]) -> Preview:
-    """`build_preview` of the edited text written to disk with nothing kept, the files then put back, and what
-    the previews before it kept kept for the next."""
-    before = {path: Path(path).read_text(encoding="utf-8") for path in edits}
+    """`preview_edits.fresh_on_disk`, and what the previews before it kept kept for the next."""
     objects, requests = dict(trees._KEPT), dict(REQUESTS._kept)
     try:
-        for path, text in edits.items():
-            Path(path).write_text(text, encoding="utf-8")
-        clear_cache()
-        return build_preview(target)
+        return preview_edits.fresh_on_disk(target, edits)
     finally:
-        for path, text in before.items():
-            Path(path).write_text(text, encoding="utf-8")
         clear_cache()
         trees._KEPT.update(objects)
         REQUESTS._kept.update(requests)
