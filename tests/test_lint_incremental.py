@@ -82,19 +82,20 @@ def assert_published_as_fresh(published: Published, overrides: dict[str, str], s
         assert got[1] == want[1], f"templates of {path} after {step}"
 
 
-def assert_wanted_as_fresh(result: LintResult, wanted: list[str], overrides: dict[str, str], step: str) -> None:
-    """Each wanted file the result lists has a fresh run's findings, and it lists each wanted Python file the
-    project lints (text files: those an instruction is read from)."""
+def assert_wanted_as_fresh(
+    result: LintResult, view: Published, wanted: list[str], overrides: dict[str, str], step: str
+) -> None:
+    """What an editor shows of its open files (`view`: each as the last result listing it gave it; a file just
+    opened, as the update gives it) is a fresh run's findings; each wanted Python file the project lints is
+    listed (text files: those an instruction is read from, and those it no longer is, cleared)."""
+    publish(view, result)
     fresh = lint_project(["."], root=".", overrides=overrides)
     expected: Published = {}
     publish(expected, fresh)
     for path in wanted:
         if path.endswith(".py") and os.path.exists(path):
             assert path in result.files, f"{path} wanted after {step}"
-        if path not in result.files:
-            assert path not in expected or expected[path] == ([], []), f"{path} left out after {step}"
-            continue
-        got = (_diag_rows(result, path), _template_rows(result, path))
+        got = view.get(path, ([], []))
         want = expected.get(path, ([], []))
         assert got[0] == want[0], f"findings of {path} after {step}"
         assert got[1] == want[1], f"templates of {path} after {step}"
@@ -271,12 +272,18 @@ def run_edits(root: Path, data: Any, *, editor: bool = False) -> None:
     overrides: dict[str, str] = {}
     steps: list[str] = []
     opened: list[str] = []
+    view: Published = {}  # what the editor shows of its open files
 
     def update(path: str, text: str | None) -> LintResult:
         if not editor:
             return project.update(path, text)
         shown = sorted({*_python_files(), *_text_files()})
+        before = set(opened)
         opened[:] = data.draw(st.lists(st.sampled_from(shown), max_size=4, unique=True), label="open")
+        for name in set(opened) - before:  # opened now: shown as the server lints it when it opens
+            view.pop(name, None)
+            if not name.endswith(".py"):
+                publish(view, project.update(name, overrides.get(name), wanted=[os.path.abspath(name)]))
         return project.update(path, text, wanted=[os.path.abspath(name) for name in opened])
 
     for _ in range(data.draw(st.integers(1, 6), label="steps")):
@@ -327,7 +334,7 @@ def run_edits(root: Path, data: Any, *, editor: bool = False) -> None:
         assert path in result.files
         assert {d.path for d in result.diagnostics} <= set(result.files)
         if editor:
-            assert_wanted_as_fresh(result, [path, *opened], overrides, " -> ".join(steps))
+            assert_wanted_as_fresh(result, view, [path, *opened], overrides, " -> ".join(steps))
         else:
             publish(published, result)
             assert_published_as_fresh(published, overrides, " -> ".join(steps))
@@ -1338,3 +1345,75 @@ def test_a_module_created_on_disk_is_found_once_the_project_is_told(
     publish(published, project.update("app/prompts.py", None))
     assert not any(item.path == "app/prompts.py" for item in project.read_context().instructions)
     assert_published_as_fresh(published, {}, "app/prompts.py deleted")
+
+
+# --- the findings of some files only (`wanted`): what a fresh run gives them, where another file takes part
+
+_JOINED_PROMPT = {
+    **_BASE,
+    "app/prompt.py": 'BASE = "Use {lang_pref}. "\nQUIZ = "Quiz on {topic}."\n',
+    "app/agent.py": _AGENT + "from .prompt import BASE, QUIZ\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction='Reply in {lang}. ' + BASE + QUIZ)\n",
+}
+_JOINED_AGENT = {
+    **_JOINED_PROMPT,
+    "app/agent.py": _AGENT + "from .prompt import BASE, QUIZ\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=BASE + QUIZ + ' Reply in {lang}.')\n",
+}
+_SUPPRESSED_AT_CALL = {
+    **_BASE,
+    "app/agent.py": _AGENT + "from .prompt import ROOT_INSTR\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=ROOT_INSTR)  # templating: ignore[T002]\n",
+}
+_UNREAD = _TEXT_INSTRUCTION["app/agent.py"].replace(
+    "instruction=load_instruction_from_file('writer.txt')", "instruction='Write it up.'"
+)
+WANTED_CASES = [
+    # (id, files, the edits in order (path, new text), the files wanted)
+    (
+        "a-prompt-module-joined-to-the-agent-s-string",
+        _JOINED_PROMPT,
+        [("app/prompt.py", _JOINED_PROMPT["app/prompt.py"].replace("Quiz", "Test"))],
+        ["app/prompt.py"],
+    ),
+    (
+        "the-agent-s-string-joined-after-the-prompt-module",
+        _JOINED_AGENT,
+        [("app/agent.py", _JOINED_AGENT["app/agent.py"] + "\n")],
+        ["app/agent.py"],
+    ),
+    (
+        "a-suppression-comment-at-the-call-site-of-another-file-s-instruction",
+        _SUPPRESSED_AT_CALL,
+        [("app/agent.py", _SUPPRESSED_AT_CALL["app/agent.py"] + "\n")],
+        ["app/agent.py"],
+    ),
+    (
+        "a-text-file-no-longer-read-is-cleared",
+        _TEXT_INSTRUCTION,
+        [("app/agent.py", _TEXT_INSTRUCTION["app/agent.py"] + "\n"), ("app/agent.py", _UNREAD)],
+        ["app/agent.py", "app/writer.txt"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "edits", "wanted"), [c[1:] for c in WANTED_CASES], ids=[c[0] for c in WANTED_CASES])
+def test_update_for_some_files_gives_them_what_a_fresh_run_reports(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    edits: list[tuple[str, str]],
+    wanted: list[str],
+) -> None:
+    _write_tree(tmp_path, files, monkeypatch)
+    project = Project(tmp_path)
+    view: Published = {}
+    publish(view, project.lint(["."]))
+    overrides: dict[str, str] = {}
+    shown = False
+    for n, (path, text) in enumerate(edits):
+        overrides[path] = text
+        result = project.update(path, text, wanted=[str(tmp_path / name) for name in wanted])
+        assert_wanted_as_fresh(result, view, wanted, overrides, f"edit {n} of {path}")
+        shown = shown or any(view.get(name, ([], []))[0] for name in wanted)
+    assert shown, "the wanted files get findings at some edit (the case is about them)"

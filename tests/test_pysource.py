@@ -2385,24 +2385,34 @@ _FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.mark.parametrize(
-    ("fixture", "cycles"),
+    ("fixture", "broken", "cycles"),
     [
-        pytest.param("tutor_project", False, id="no-state-schema-freed-by-reference-counting"),
-        pytest.param("adk2_project", True, id="state-schema-trees-kept-in-cycles"),
+        pytest.param("tutor_project", None, False, id="no-state-schema-freed-by-reference-counting"),
+        pytest.param("tutor_project", "language_tutor/prompts.py", False, id="a-syntax-error-mid-typing-freed-too"),
+        pytest.param("tutor_project", "language_tutor/agent.py", False, id="a-syntax-error-in-the-agent-freed-too"),
+        pytest.param("adk2_project", None, True, id="state-schema-trees-kept-in-cycles"),
     ],
 )
-def test_a_scan_done_leaves_reference_cycles_only_when_it_keeps_trees(fixture: str, cycles: bool) -> None:
+def test_a_scan_done_leaves_reference_cycles_only_when_it_keeps_trees(
+    fixture: str, broken: str | None, cycles: bool
+) -> None:
     import gc
 
     root = _FIXTURES / fixture
     paths = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
-    found = scan(paths, read=lambda p: (root / p).read_text(encoding="utf-8"), root=str(root))
+
+    def read(path: str) -> str:
+        text = (root / path).read_text(encoding="utf-8")
+        return text + "\ndef broken(:\n" if path == broken else text
+
+    found = scan(paths, read=read, root=str(root), keep_going=True)
     assert any(s.schema is not None for s in found.state_schemas) is cycles  # the fixtures are what we say
+    assert [e.path for e in found.errors] == ([broken] if broken else [])
     del found
     gc.collect()
     gc.disable()
     try:
-        found = scan(paths, read=lambda p: (root / p).read_text(encoding="utf-8"), root=str(root))
+        found = scan(paths, read=read, root=str(root), keep_going=True)
         del found
         assert (gc.collect() > 0) is cycles
     finally:

@@ -83,9 +83,12 @@ class IncrementalProject(ProjectFindings):
         compared with the last ones (after the first update of a project not yet linted: every file).
 
         `wanted`: the only files whose findings the caller shows (an editor's open documents). The result then
-        lists `path` and each of those the project lints, with its findings whether they changed or not; no
-        other file's findings are worked out (on a large workspace, most of an edit's time), and the next
-        update without `wanted` compares every file with the scan it starts from."""
+        lists `path` and each of those the project lints (a text file: while an instruction is read from it, and
+        once more, cleared, when none is), with its findings whether they changed or not; the findings of no
+        other file are worked out (on a large workspace, most of an edit's time), except those of the files an
+        instruction touching a wanted file starts in. The first update of a project not yet linted and an
+        Agent Config file's edit still give every file; the next update without `wanted` compares every file
+        with the scan it starts from."""
         target = shown(Path(path))
         if text is None:
             self.overrides.pop(target, None)
@@ -101,7 +104,9 @@ class IncrementalProject(ProjectFindings):
             givers = self._givers_of(target)
             if givers:  # a text file Python code reads as an instruction: its giver's scan reads it again
                 self._texts.pop(target, None)
-                given = self.update(givers[0], self.overrides.get(givers[0]))
+                given = self.update(
+                    givers[0], self.overrides.get(givers[0]), wanted=None if wanted is None else [*wanted, target]
+                )
                 if target not in given.files:
                     given.files.append(target)
                 return given
@@ -205,20 +210,37 @@ class IncrementalProject(ProjectFindings):
         if target not in context:
             context = [*context, target]
         files = set(context) | config_files(found)
-        names = {target} | {name for name in (shown(Path(path)) for path in wanted) if name in files}
-        texts = {shown(Path(path)) for path in wanted} - names
-        if texts:  # (those an instruction is read from)
-            texts &= {item.path for item in found.instructions}
+        asked = {shown(Path(path)) for path in wanted}
+        names = {target} | (asked & files)
+        texts = asked - names
+        if texts:  # those an instruction is read from, and those the last such update listed (to be cleared)
+            read_from = {item.path for item in found.instructions}
+            gone = texts & self._listed_texts - read_from
+            texts &= read_from
+        else:
+            gone = set()
+        self._listed_texts = texts
         named = set(names)
         if texts:  # reported in a Python file of its folder or above naming it (`reach.reported_in`)
             for name in context:
                 source = found.sources.get(name)
                 if source is not None and any(
-                    Path(name).parent in Path(text).parents and Path(text).name in source for text in texts
+                    Path(text).name in source and Path(name).parent in Path(text).parents for text in texts
                 ):
                     named.add(name)
+        # each instruction written (in part) in a wanted file, or given there, is linted with the file it starts in:
+        # its findings may land in the wanted file, and a suppression comment there may be about them
+        wanted_files = names | texts
+        touched, self._touched = self._touched, {}
+        for item in found.instructions:
+            known = touched.get(id(item))
+            if known is None or known[0] is not item:
+                known = (item, frozenset((*item.files, *item.given_in)))
+            self._touched[id(item)] = known
+            if item.path not in named and not wanted_files.isdisjoint(known[1]):
+                named.add(item.path)
         after = self._all_findings(found, context, only=named)
-        return self._leveled(of_files(after, sorted(names | texts), root=self.root))
+        return self._leveled(of_files(after, sorted(wanted_files | gone), root=self.root))
 
     def _unchanged(self, target: str, text: str | None, *, known: bool = True) -> bool:
         """Whether the Python file `target` with `text` is the one the last scan read (with that scan's findings

@@ -142,6 +142,10 @@ class ProjectFiles:
         self._reads: dict[int, Any] = {}
         self._comments: dict[str, Any] = {}
         self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
+        # kept by `incremental` too: each instruction's files (its characters' and those giving it), and the text
+        # files an instruction was read from that the last update for some files only listed
+        self._touched: dict[int, Any] = {}
+        self._listed_texts: set[str] = set()
 
     # -- which files
 

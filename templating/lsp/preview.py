@@ -36,17 +36,16 @@ _APP_FILES = ("agent.py", "__init__.py", "root_agent.yaml")
 _warmed = threading.Event()
 
 
-def warm_up(done: Callable[[], None] | None = None) -> None:
+def warm_up(*, done: Callable[[], None] | None = None) -> None:
     """Import google-adk on a thread of its own (once), so the first preview does not wait for it; then call
-    `done` (on that thread)."""
+    `done` (on that thread) once it is imported."""
     if _warmed.is_set():
         return
     _warmed.set()
     from ..preview.build import import_adk
 
     def work() -> None:
-        import_adk()
-        if done is not None:
+        if import_adk() and done is not None:
             done()
 
     threading.Thread(target=work, name="templating-preview-warm-up", daemon=True).start()
@@ -199,7 +198,7 @@ def code_lenses(server: TemplatingServer, uri: str) -> list[types.CodeLens]:
         command = types.Command(title=title, command=PREVIEW_COMMAND, arguments=arguments)
         lenses.append(types.CodeLens(range=where, command=command))
     if lenses:
-        warm_up(_on_loop(server.adk_imported))
+        warm_up(done=_on_loop(server.adk_imported))
     return lenses
 
 

@@ -121,7 +121,11 @@ def build() -> LanguageServer:
         if isinstance(asked, str):
             return {"target": None, "mode": "static", "agents": [], "notes": [], "error": asked}
         answer = await asyncio.to_thread(preview_answer, *asked)
-        state.adk_imported()  # (a first preview imports google-adk when no code lens did)
+        if not state.adk_settled:  # a first preview imports google-adk when no code lens did: once it is done
+            from ..preview.build import import_adk
+
+            if await asyncio.to_thread(import_adk):
+                state.adk_imported()
         return answer
 
     ls.templating = state  # type: ignore[attr-defined]

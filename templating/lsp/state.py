@@ -14,7 +14,6 @@ import asyncio
 import gc
 import logging
 import os
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -176,11 +175,15 @@ class TemplatingServer:
         considered."""
         _settle(*(folder.project.scan for folder in self.folders.values() if folder.project is not None))
 
+    @property
+    def adk_settled(self) -> bool:
+        return self._adk_settled
+
     def adk_imported(self) -> None:
-        """Settle the heap once google-adk is imported (the preview's warm-up, or a first preview): its hundreds
-        of thousands of objects live as long as the server, and each edit's full collection walked them all
-        again (about 140 ms an edit on travel-concierge)."""
-        if self._adk_settled or "google.adk.agents" not in sys.modules:
+        """Settle the heap once google-adk is imported (the preview's warm-up, or a first preview, tells it once
+        the import is done): its hundreds of thousands of objects live as long as the server, and each full
+        collection walked them all again (about 140 ms on travel-concierge). Once only."""
+        if self._adk_settled:
             return
         self._adk_settled = True
         self.settle()
@@ -297,7 +300,7 @@ class TemplatingServer:
             if self.lintable(path, project, alone=alone):
                 # One incremental re-lint: the findings of the open documents only (the server shows no other
                 # file's), each as a fresh run gives them.
-                result = project.update(path, text, wanted=None if alone else self._open_in(folder))
+                result = project.update(path, text, wanted=None if folder is None or alone else self._open_in(folder))
                 _by_path(result, found)
                 if index is not None and path.endswith(".py") and project.scan is not None:
                     # the engine's scan, not a second one: each file it scanned again (and the open documents)
@@ -317,8 +320,15 @@ class TemplatingServer:
         if others:  # the other open documents the edit reaches, if their findings changed
             self._publish_others(path, found, folder)
 
-    def _open_in(self, folder: Folder | None) -> list[str]:
-        return [path for path in self.open if self.owner(path) is folder]
+    def _open_in(self, folder: Folder) -> list[str]:
+        """The open documents of `folder` it lints (a buffer over max-file-size keeps its note instead)."""
+        project = folder.project
+        limit = project.config.max_file_size if project is not None else DEFAULT_MAX_FILE_SIZE
+        return [
+            path
+            for path, uri in self.open.items()
+            if self.owner(path) is folder and not _too_large(self.ls.workspace.get_text_document(uri).source, limit)
+        ]
 
     def _publish_others(self, path: str, found: dict[str, list[Diagnostic]], folder: Folder | None) -> None:
         """Publish the findings `found` of the open documents of `folder` other than `path` (none waiting for
@@ -439,11 +449,16 @@ class TemplatingServer:
             disk = python_text(read_bytes(path, limit=project.config.max_file_size, root=folder.root))
         except (OSError, FileSkipped, UnicodeDecodeError):
             project.overrides.pop(shown(Path(path)), None)
-            project.walker.forget()  # deleted, say: the project's files (and what its scans kept of them) changed
+            found: dict[str, list[Diagnostic]] = {}
+            try:  # deleted, say: linted again as a fresh run finds the project (its walk, its scans' answers)
+                _by_path(project.update(path, None, wanted=self._open_in(folder)), found)
+            except TemplatingError as exc:
+                log.warning("reading %s again failed: %s", path, exc)
             index.update(path)  # now unreadable: out of the index, and reported
+            self._publish_others(path, found, folder)
             self.publish_unreadable(folder)
             return
-        found: dict[str, list[Diagnostic]] = {}
+        found = {}
         try:
             result = project.update(path, disk, wanted=self._open_in(folder))
             index.update(path)

@@ -198,16 +198,18 @@ def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return pool.submit(lambda: asyncio.run(make())).result()
 
 
-def import_adk() -> None:
-    """Import what a preview uses of google-adk, if it is installed (an editor does it ahead of the first one)."""
+def import_adk() -> bool:
+    """Import what a preview uses of google-adk, if it is installed (an editor does it ahead of the first one);
+    whether it is imported (done: not merely begun by another thread)."""
     import warnings
 
     if not adk_installed():
-        return
+        return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         importlib.import_module("google.adk.agents")
         importlib.import_module("google.adk.flows.llm_flows.auto_flow")
+    return True
 
 
 def _only(result: Preview, agent: str | None) -> Preview:

@@ -86,6 +86,13 @@ class Instruction:
     given_at: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     @property
+    def files(self) -> tuple[str, ...]:
+        """The files its characters are written in, `path` first (a constant of one module joined to another's)."""
+        paths = {module.path for module in set(self._mapped.mods)}
+        paths.discard(self.path)
+        return (self.path, *sorted(paths))
+
+    @property
     def given_in(self) -> tuple[str, ...]:
         """The Python files whose code gives this instruction (its call sites, the module of its constant)."""
         return tuple(dict.fromkeys(path for path, _ in self.given_at))

@@ -200,7 +200,10 @@ def _parse(text: str, path: str) -> ast.Module:
                 except SyntaxError as exc:
                     error = exc  # the file's own error, where 3.12 finds it
             text = candidate  # positions are the file's
-        raise _hint_or_real_error(error, text, path) from None
+        try:
+            raise _hint_or_real_error(error, text, path) from None
+        finally:  # this frame, in the error's traceback, no longer holds the error: no cycle left for the collector
+            del error
 
 
 class _Unreadable(Exception):

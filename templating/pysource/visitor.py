@@ -495,6 +495,8 @@ def _scan(
         except PythonSourceError as exc:
             if not keep_going:
                 raise
+            # kept without its traceback: its frames (this one among them) hold the scan, which holds it
+            exc.__traceback__ = exc.__context__ = exc.__cause__ = None
             project.result.errors.append(exc)
             project.result.sources[path] = exc.source or ""
     agents = _AgentReader(project)
