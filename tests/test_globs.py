@@ -203,3 +203,38 @@ def test_the_matcher_is_a_leaf_without_regular_expressions() -> None:
         ("." * node.level) + (node.module or "") for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
     }
     assert imported <= {"__future__", "collections.abc", "dataclasses"}, imported
+
+
+# Folder names that sort differently as strings and folder by folder ('-' and '.' sort before '/').
+_NEAR_NAMES = ["a/x.py", "a/b/y.py", "a-b/z.py", "a.b/w.py", "a0/v.py", "ab/u.py", "a/b-c/t.py", "a/b.c/s.py", "b/r.py"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "recursive"),
+    [
+        pytest.param("a", True, id="a-whole"),
+        pytest.param("a", False, id="a-alone"),
+        pytest.param("a/b", True, id="a-b-nested"),
+        pytest.param("a-b", True, id="dash"),
+        pytest.param("a.b", True, id="dot"),
+        pytest.param("ab", True, id="longer-name"),
+        pytest.param("missing", True, id="no-such-folder"),
+        pytest.param(".", True, id="root"),
+    ],
+)
+def test_a_folder_taken_from_the_roots_walk_lists_what_walking_it_lists(
+    tmp_path: Path, folder: str, recursive: bool
+) -> None:
+    from templating.linter import project as project_module
+    from templating.linter.config import LintConfig
+
+    for name in _NEAR_NAMES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    config = LintConfig(root=tmp_path)
+    kept = project_module.Walker(config, tmp_path)
+    kept.entries(tmp_path)  # the root's walk, which later folders are read from
+    fresh = project_module.Walker(config, tmp_path)  # no root walk: the folder is walked itself
+    target = tmp_path / folder
+    expected = [e.relative for e in fresh.entries(target, recursive=recursive)] if target.is_dir() else []
+    assert [e.relative for e in kept.entries(target, recursive=recursive)] == expected

@@ -1237,3 +1237,18 @@ def test_an_unsaved_text_is_used_however_the_file_is_named_from_outside_the_proj
     }
     result = lint_project([names[named]], root=project, overrides={names[given]: "Hello < name >.\n"})
     assert [d.code for d in result.diagnostics] == ["T002"]  # the unsaved text's near miss, not the disk's
+
+
+def test_a_project_without_a_marker_sees_a_module_created_once_its_files_are_walked_again(tmp_path: Path) -> None:
+    package = tmp_path / "app"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "agent.py").write_text("x = 1\n", encoding="utf-8")
+    project = Project(tmp_path, paths=[str(package / "agent.py")])
+    assert not project.marked
+    named = [str(package / "agent.py")]
+    before = project._context_files(named)
+    assert [Path(p).name for p in before] == ["__init__.py", "agent.py"]
+    (package / "tools.py").write_text("y = 2\n", encoding="utf-8")
+    project.walker.forget()  # what an edit creating a file does
+    assert [Path(p).name for p in project._context_files(named)] == ["__init__.py", "agent.py", "tools.py"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,13 +258,25 @@ def is_too_wide(folder: Path) -> str | None:
     folder = Path(os.path.abspath(folder))
     if folder == Path(folder.anchor):
         return "it is the filesystem's root"
-    try:
-        home = Path.home().resolve()
-    except (RuntimeError, OSError, KeyError):
-        return None
-    if folder == home:
+    home = _home()
+    if home is not None and folder == home:
         return "it is your home folder"
     return None
+
+
+_HOMES: dict[str | None, Path | None] = {}
+
+
+def _home() -> Path | None:
+    """The user's home folder, resolved (None: there is none): worked out once per value of `HOME`, not once per
+    folder looked at (finding a package climbs folders one by one)."""
+    key = os.environ.get("HOME")
+    if key not in _HOMES:
+        try:
+            _HOMES[key] = Path.home().resolve()
+        except (RuntimeError, OSError, KeyError):
+            _HOMES[key] = None
+    return _HOMES[key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,9 +350,14 @@ class Walker:
         if whole is not None and folder.is_relative_to(self.root):
             rel = folder.relative_to(self.root).as_posix()
             prefix = "" if rel == "." else rel + "/"
+            low, high = 0, len(whole)
+            if prefix:  # the walk is sorted by parts: the files under a folder are one run of it
+                parts = rel.split("/")
+                low = bisect_left(whole, parts, key=_parts)
+                high = bisect_left(whole, [*parts[:-1], parts[-1] + "\0"], lo=low, key=_parts)
             found = [
                 e
-                for e in whole
+                for e in whole[low:high]
                 if e.relative.startswith(prefix) and (recursive or "/" not in e.relative[len(prefix) :])
             ]
         else:
@@ -411,8 +429,13 @@ class Walker:
                 found.append(Entry(entry.path, relative, real, link=True, skip=skip))
             if recursive:
                 stack.extend((path, rel, local) for path, rel in subfolders)
-        found.sort(key=lambda e: e.relative.split("/"))
+        found.sort(key=_parts)
         return found
+
+
+def _parts(entry: Entry) -> list[str]:
+    """What a walk is sorted by: the entry's relative path, folder by folder."""
+    return entry.relative.split("/")
 
 
 def _ignored(chain: list[_Ignores], relative: str, is_dir: bool) -> bool:

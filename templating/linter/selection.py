@@ -116,6 +116,8 @@ class ProjectFiles:
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
         self._configs: list[str] = []  # the Agent Config roots (root_agent.yaml) walked with `_context`
+        # without a project marker: the context walked for the files last named, and for which files and walk
+        self._loose: tuple[tuple[tuple[str, ...], int], list[str]] = (((), -1), [])
         self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
         self._through: dict[str, str] = {}  # files chosen only through a link found by walking -> that link
         self._plain: set[str] = set()  # files chosen as themselves (named, or walked and not a link)
@@ -318,15 +320,21 @@ class ProjectFiles:
         """The Python files and Agent Config roots walked for context (see `_context_files`)."""
         show = _Shower(self.root)
         if not self.marked:
+            key = (tuple(named), self.walker.forgotten)  # the same until the files are walked again
+            if self._loose[0] == key:
+                return list(self._loose[1])
             folders: dict[Path, bool] = {}  # folder -> walked whole
+            packages: dict[str, Path | None] = {}  # each named file's folder -> its top package (files share them)
             for name in named:
-                folder = Path(name).absolute().parent
-                package = top_package(folder)
+                where = os.path.dirname(os.path.abspath(name))
+                if where not in packages:
+                    packages[where] = top_package(Path(where))
+                package = packages[where]
                 if package is not None:
                     folders[package] = True
                 else:
-                    folders.setdefault(folder, False)
-            return list(
+                    folders.setdefault(Path(where), False)
+            walked = list(
                 dict.fromkeys(
                     show(e.path)
                     for f, whole in sorted(folders.items())
@@ -334,6 +342,8 @@ class ProjectFiles:
                     if e.skip is None and not e.link and _is_context(e.relative)
                 )
             )
+            self._loose = (key, walked)
+            return list(walked)
         context, configs = self._project_walk()
         return [*context, *configs]
 
