@@ -802,3 +802,58 @@ def test_a_file_written_while_the_cold_run_read_it_is_hashed(tmp_path: Path, mon
     warm, fresh, calls, _ = _warm_and_fresh(root, folder, monkeypatch, None)
     assert calls == [1]
     assert shape(warm) == shape(fresh)
+
+
+def _trusted_warm_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A project linted once by a run made to begin well after its files were written (their status trusted)."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    with monkeypatch.context() as patch:
+        patch.setattr(lint_cache, "_now_ns", lambda: time.time_ns() + 10 * lint_cache.TRUST_MARGIN_NS)
+        lint_project(["."], cache_dir=folder)
+    return root, folder
+
+
+def test_a_warm_run_reads_a_files_text_when_it_is_first_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, folder = _trusted_warm_run(tmp_path, monkeypatch)
+    read: list[str] = []
+    real = lint_cache.LintCache._text
+
+    def counted(self: Any, path: str, *args: Any) -> str | None:
+        read.append(Path(path).name)
+        return real(self, path, *args)
+
+    monkeypatch.setattr(lint_cache.LintCache, "_text", counted)
+    looked: list[str] = []
+    real_read = lint_cache.LintCache._read
+    monkeypatch.setattr(
+        lint_cache.LintCache, "_read", lambda self, path, *a: looked.append(path) or real_read(self, path, *a)
+    )
+    warm = lint_project(["."], cache_dir=folder)
+    assert looked == []  # nothing hashed: the files' status and the modules looked for and still missing vouch
+    shown = {Path(d.path or "").name for d in warm.diagnostics if d.span is not None}
+    assert shown
+    assert set(read) == shown
+    assert "tools.py" not in read
+    assert "trip/tools.py" in warm.sources
+    assert warm.sources["trip/tools.py"] == (root / "trip/tools.py").read_text(encoding="utf-8")
+    assert read.count("tools.py") == 1
+    warm.sources["trip/tools.py"]
+    assert read.count("tools.py") == 1  # read once
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    assert shape(warm) == shape(lint_project(["."]))
+
+
+def test_a_file_gone_before_its_text_is_asked_for_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, folder = _trusted_warm_run(tmp_path, monkeypatch)
+    warm = lint_project(["."], cache_dir=folder)
+    (root / "trip/tools.py").unlink()
+    with pytest.raises(lint_cache.LintCacheError, match=r"tools\.py: changed while its cached findings were given"):
+        warm.sources["trip/tools.py"]

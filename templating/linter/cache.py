@@ -18,7 +18,8 @@ scan is not a function of each file alone. The cache therefore keeps whole runs,
 
 A file is first checked by its status, as ruff and git do: the entry keeps each file's size, modification
 and change times (ns), inode and device, and a file whose status is the same is not hashed again (its text
-is still read when the result shows it). The status is trusted only when the file's change time is more
+is read when the result is first asked for it: `cached_result.CachedTexts`). A module an import looked for and
+did not find is checked with one `lstat`. The status is trusted only when the file's change time is more
 than `TRUST_MARGIN_NS` (2 s) before the start of the run that wrote the entry: a file written while that run
 read it, or within the same tick of a coarse clock, is hashed on every hit. What this guarantees: an edit,
 a `touch`, or a file replaced by another (a new inode), even with its size kept and its modification time
@@ -51,6 +52,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -254,6 +256,9 @@ _python_text: Callable[[bytes], str] | None = None
 _text_bytes = 0
 
 
+_MISSING = "!FileNotFoundError: "  # how a file looked for and not there is recorded (`_failure`)
+
+
 def _now_ns() -> int:
     return time.time_ns()
 
@@ -271,6 +276,7 @@ class LintCache:
         self._checked = False
         self._files: list[str] = []  # the files the current run lints
         self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
+        self._within: set[str] = set()  # folders whose real path is inside the root, for the current run's reads
         self._started = 0  # when the current run began (ns): a file changed since then is not trusted by status
 
     # -- a run, from the cache or fresh
@@ -279,6 +285,7 @@ class LintCache:
         """`run(paths)`'s result: the cached one when every input of the run is unchanged, else a fresh one,
         then kept for the next run."""
         self._folders = {}
+        self._within = set()
         self._started = _now_ns()
         self.check_folder()
         key = self._key(project, paths)
@@ -358,7 +365,15 @@ class LintCache:
         of each folder worked out once: a project's files share few folders). `link`: whether `path` is a
         link, when the caller knows it."""
         folder, name = os.path.split(os.path.abspath(path))
-        target = os.path.join(self._real(folder), name)
+        if link is False and folder in self._within:  # a file that is no link, in a folder inside the root
+            return True
+        real = self._real(folder)
+        target = os.path.join(real, name)
+        if link is False:
+            top = os.path.normcase(root)
+            if os.path.normcase(real).startswith(top if top.endswith(os.sep) else top + os.sep) or real == str(root):
+                self._within.add(folder)
+                return True
         if link if link is not None else os.path.islink(target):
             target = os.path.realpath(target)
         top, target = os.path.normcase(root), os.path.normcase(target)  # both absolute and normalised
@@ -394,28 +409,49 @@ class LintCache:
             _check(isinstance(payload, dict) and isinstance(payload.get("sources"), dict))
             wanted = {path for path in payload["sources"].values() if type(path) is str}  # texts the result gives
             texts: dict[str, str] = {}
+            later: dict[str, str] = {}  # path -> mode: texts vouched for by their status, read when asked for
             for item in inputs:
                 _check(type(item) is list and len(item) in (3, 4) and _strings(item[:3]))
                 _check(item[1] in ("py", "text"))
                 path, mode, digest = item[:3]
                 if len(item) == 4 and self._unchanged(path, item[3], since, project, named):
                     if path in wanted:  # its status vouches for the digest: read, not hashed
-                        text = self._text(path, mode, project)
-                        if text is None:
-                            return None
-                        texts[path] = text
+                        later[path] = mode
+                    continue
+                if len(item) == 3 and self._still_missing(path, digest, project, named):
                     continue
                 text, now = self._read(path, mode, project, named)
                 if now != digest:
                     return None
                 if text is not None:
                     texts[path] = text
-            result = _result(payload, texts, project.root)
+            result = _result(payload, texts, project.root, later=(later, partial(self._text_again, project=project)))
             with contextlib.suppress(OSError):
                 os.utime(self.folder / f"{key}.json")  # recently used: pruned last
             return result
-        except (OSError, FileSkipped, ValueError, RecursionError, _BadEntry):
+        except (OSError, FileSkipped, ValueError, RecursionError, _BadEntry, LintCacheError):
             return None  # no entry, or one cut short, not ours or making no sense: a miss, rewritten by this run
+
+    def _still_missing(self, path: str, digest: str, project: Project, named: set[str]) -> bool:
+        """Whether a file the run looked for and did not find (a module an import could have named) is still not
+        there, with the same failure: one `lstat`, not a read (a project's imports look for many)."""
+        if not digest.startswith(_MISSING):
+            return False
+        try:
+            os.lstat(path)
+        except FileNotFoundError as exc:
+            return _failure(exc) == digest and (path in named or self._inside(path, project.root, link=False))
+        except OSError:
+            return False
+        return False
+
+    def _text_again(self, path: str, mode: str, *, project: Project) -> str:
+        """The text of a file of a cached result whose status was unchanged when the entry was checked, read when
+        the result is first asked for it (`LintCacheError` if it can no longer be read)."""
+        text = self._text(path, mode, project)
+        if text is None:
+            raise LintCacheError(f"{path}: changed while its cached findings were given; lint again")
+        return text
 
     def _unchanged(self, path: str, recorded: Any, since: int, project: Project, named: set[str]) -> bool:
         """Whether the file's status is the one recorded and old enough to be trusted (see the module's

@@ -7,6 +7,7 @@ disk: it reads no file and knows nothing of runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def _from_span(value: Any, text: str | None) -> Span:
     return Span(start, end, line, column)
 
 
-def _from_diagnostic(value: Any, sources: dict[str, str]) -> Diagnostic:
+def _from_diagnostic(value: Any, sources: Mapping[str, str]) -> Diagnostic:
     _check(_is_list(value, 7))
     code, severity, message, span, path, help, origin = value
     _check(type(code) is str and severity in SEVERITIES and type(message) is str)
@@ -83,11 +84,66 @@ def _from_diagnostic(value: Any, sources: dict[str, str]) -> Diagnostic:
     return Diagnostic(code, severity, message, where, path, help, origin)
 
 
-def _result(payload: Any, texts: dict[str, str], root: Path) -> LintResult:
+class CachedTexts(MutableMapping[str, str]):
+    """The texts of a cached result's files by name: those read while the entry was checked, and those its status
+    vouched for, read when first asked for (a warm run printing a few findings reads the files they point into,
+    not every file of the project). A file that can no longer be read then is a `LintCacheError`."""
+
+    def __init__(
+        self, named: dict[str, str], texts: dict[str, str], later: dict[str, str], read: Callable[[str, str], str]
+    ) -> None:
+        self._named = named  # name -> path
+        self._texts = {name: texts[path] for name, path in named.items() if path in texts}
+        self._later = later  # path -> how it is read
+        self._read = read
+
+    def __getitem__(self, name: str) -> str:
+        text = self._texts.get(name)
+        if text is None:
+            path = self._named[name]  # (KeyError: not a file of the result)
+            text = self._texts[name] = self._read(path, self._later[path])
+        return text
+
+    def __setitem__(self, name: str, text: str) -> None:
+        self._named[name] = name
+        self._texts[name] = text
+
+    def __delitem__(self, name: str) -> None:
+        del self._named[name]
+        self._texts.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._named)
+
+    def __len__(self) -> int:
+        return len(self._named)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._named
+
+    def __repr__(self) -> str:
+        return f"CachedTexts({len(self._named)} files, {len(self._texts)} read)"
+
+
+def _nothing_later(path: str, mode: str) -> str:
+    raise KeyError(path)  # (never called: every text was given)
+
+
+def _result(
+    payload: Any,
+    texts: dict[str, str],
+    root: Path,
+    *,
+    later: tuple[dict[str, str], Callable[[str, str], str]] | None = None,
+) -> LintResult:
+    """The result of an entry's `payload`, the texts of its files `texts` (path -> text) or, for those in
+    `later[0]` (path -> mode), read with `later[1]` when first asked for."""
     _check(isinstance(payload, dict) and set(payload) == _RESULT_FIELDS)
     named = payload["sources"]
-    _check(isinstance(named, dict) and all(type(path) is str and path in texts for path in named.values()))
-    sources = {name: texts[path] for name, path in named.items()}
+    paths, read = later if later is not None else ({}, _nothing_later)
+    _check(isinstance(named, dict) and all(type(name) is str for name in named))
+    _check(all(type(path) is str and (path in texts or path in paths) for path in named.values()))
+    sources = CachedTexts(dict(named), texts, paths, read)
     files, python = payload["files"], payload["python"]
     _check(_strings(files) and isinstance(python, dict))
     _check(all(type(count) is int and count >= 0 for count in python.values()))

@@ -4,6 +4,7 @@ templates checked with their keys, the files linted), built by the engine."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,7 @@ class LintResult:
     diagnostics: list[Diagnostic]
     templates: list[CheckedTemplate]
     files: list[str]
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: MutableMapping[str, str] = field(default_factory=dict)
     python: dict[str, int] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)
     run_findings: list[Diagnostic] = field(default_factory=list)

@@ -5,7 +5,7 @@ properties. A file name holding a newline and `::error` therefore stays inside i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..registry import Diagnostic
@@ -25,7 +25,7 @@ def github_escape(text: str, *, prop: bool = False) -> str:
     return text
 
 
-def format_github(diagnostics: Sequence[Diagnostic], sources: dict[str, str] | None = None) -> str:
+def format_github(diagnostics: Sequence[Diagnostic], sources: Mapping[str, str] | None = None) -> str:
     """The findings as workflow commands, with end line and column where the source is known."""
     lines = []
     for diag in diagnostics:

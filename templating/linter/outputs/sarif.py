@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
@@ -27,7 +27,7 @@ def _uri(path: str) -> str:
     return "file://" + quote(raw, safe="/") if posix.is_absolute() else quote(raw, safe="/")
 
 
-def format_sarif(diagnostics: Sequence[Diagnostic], sources: dict[str, str] | None = None) -> str:
+def format_sarif(diagnostics: Sequence[Diagnostic], sources: Mapping[str, str] | None = None) -> str:
     """The findings as a SARIF 2.1.0 log (a JSON string)."""
     described = {**RULES, **SYNTAX_CHECKS}
     codes = list(described)

@@ -7,7 +7,7 @@ the bytes of a file name that are not UTF-8 (`\\xff`). Every output format escap
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ...errors import excerpt
 from ..registry import Diagnostic
@@ -35,7 +35,7 @@ def escape_control(text: str, *, keep_newlines: bool = False) -> str:
     return _CONTROL_AND_NEWLINE.sub(_escaped, text)
 
 
-def format_text(diagnostics: Sequence[Diagnostic], sources: dict[str, str]) -> str:
+def format_text(diagnostics: Sequence[Diagnostic], sources: Mapping[str, str]) -> str:
     """The findings as text lines."""
     lines: list[str] = []
     for diag in diagnostics:
