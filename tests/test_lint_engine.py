@@ -1239,12 +1239,15 @@ def test_an_unsaved_text_is_used_however_the_file_is_named_from_outside_the_proj
     assert [d.code for d in result.diagnostics] == ["T002"]  # the unsaved text's near miss, not the disk's
 
 
-def test_a_project_without_a_marker_sees_a_module_created_once_its_files_are_walked_again(tmp_path: Path) -> None:
+def test_a_project_without_a_marker_sees_a_module_created_once_its_files_are_walked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     package = tmp_path / "app"
     package.mkdir()
     (package / "__init__.py").write_text("", encoding="utf-8")
     (package / "agent.py").write_text("x = 1\n", encoding="utf-8")
-    project = Project(tmp_path, paths=[str(package / "agent.py")])
+    monkeypatch.chdir(tmp_path)
+    project = Project(paths=[str(package / "agent.py")])
     assert not project.marked
     named = [str(package / "agent.py")]
     before = project._context_files(named)
