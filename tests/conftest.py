@@ -53,6 +53,19 @@ def _lint_cache_outside_the_repository(
     monkeypatch.setenv("TEMPLATING_CACHE_DIR", str(tmp_path_factory.getbasetemp() / f"lint-cache-{next(_LINT_CACHES)}"))
 
 
+@pytest.fixture
+def preview_keeps_nothing() -> Iterator[None]:
+    """No preview kept from another test, before and after: the built previews and the shared google-adk objects."""
+    from templating.preview.build import clear_cache
+    from templating.preview.shared import forget
+
+    clear_cache()
+    forget()
+    yield
+    clear_cache()
+    forget()
+
+
 SNAPSHOTS = ROOT / "snapshots"
 # Every snapshot of this project's tests is a text file at snapshots/<test file path, no .py>/<test>.prompt.snap,
 # stored by templating's pytest plugin: prompt_snapshot / lint_snapshot because pyproject.toml sets its ini option

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,14 @@ from preview_edits import EDITS, Edit, fresh_on_disk, whole
 from templating.linter.engine import Project
 from templating.lsp.preview import preview_answer
 from templating.preview import build_preview
-from templating.preview.build import clear_cache
-from templating.preview.shared import Known, forget, preview_from
+from templating.preview.shared import Known, preview_from
 
 APPS = Path(__file__).resolve().parent / "fixtures" / "preview_apps"
 CORPORA = shared_corpora()
 CORPUS_APPS = CORPORA / "adk-samples" / "python" / "agents" if CORPORA is not None else None
 
 
-@pytest.fixture(autouse=True)
-def _nothing_kept() -> Iterator[None]:
-    clear_cache()
-    forget()
-    yield
-    clear_cache()
-    forget()
+pytestmark = pytest.mark.usefixtures("preview_keeps_nothing")
 
 
 def workspace(tmp_path: Path, *apps: str) -> Path:

@@ -8,7 +8,6 @@ leaves the other agents' facts as they were."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,7 +25,7 @@ from templating.linter.engine import Project
 from templating.preview import Preview, PreviewError, trees
 from templating.preview import static as static_module
 from templating.preview.build import clear_cache
-from templating.preview.shared import Known, forget, preview_from
+from templating.preview.shared import Known, preview_from
 from templating.preview.walk import REQUESTS
 
 FILES = {
@@ -172,13 +171,7 @@ EDITS = {
 # edit of the module that builds the root makes the agent model read every agent it imports again: all made again.)
 
 
-@pytest.fixture(autouse=True)
-def _nothing_kept() -> Iterator[None]:
-    clear_cache()
-    forget()
-    yield
-    clear_cache()
-    forget()
+pytestmark = pytest.mark.usefixtures("preview_keeps_nothing")
 
 
 def write_app(tmp_path: Path) -> tuple[Path, Path]:
