@@ -2419,6 +2419,28 @@ def test_a_scan_done_leaves_reference_cycles_only_when_it_keeps_trees(
         gc.enable()
 
 
+def test_a_scan_that_fails_midway_leaves_no_reference_cycle(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from templating.pysource import visitor
+
+    root = _FIXTURES / "tutor_project"
+    paths = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
+
+    def too_deep(self: Any) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(visitor._AgentReader, "finish", too_deep)  # every module read, the agents half made
+    gc.collect()
+    gc.disable()
+    try:
+        with pytest.raises(RecursionError):
+            scan(paths, read=lambda path: (root / path).read_text(encoding="utf-8"), root=str(root), keep_going=True)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 # -- the file system's answers kept from one scan to the next (`FileAnswers`, the linter's project keeps them)
 
 _IMPORTER = (

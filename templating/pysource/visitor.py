@@ -488,6 +488,16 @@ def _scan(
     answers: FileAnswers | None = None,
 ) -> Scan:
     project = _Project(read, suffixes, root, unsaved, answers)
+    try:
+        return _scan_project(project, paths, keep_going, configs)
+    except BaseException:  # (a RecursionError on deep code): the half-made scan leaves no cycle behind either
+        for module in project.modules.values():
+            module.forget_tree()
+        project.forget()
+        raise
+
+
+def _scan_project(project: _Project, paths: Sequence[str], keep_going: bool, configs: Sequence[str]) -> Scan:
     modules: list[_Module] = []
     for path in paths:
         try:
