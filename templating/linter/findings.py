@@ -35,7 +35,7 @@ from .suppress import apply_suppressions, read_suppressions
 
 if TYPE_CHECKING:
     from ..agent_model import AgentModel
-    from ..pysource import Instruction, Scan, Write
+    from ..pysource import FileAnswers, Instruction, Scan, Write
 
 __all__ = ["ProjectFindings", "config_files", "in_order"]
 
@@ -161,11 +161,11 @@ class ProjectFindings(ProjectFiles):
                 if isinstance(kept, BaseException):
                     kept.__traceback__ = kept.__context__ = kept.__cause__ = None
 
-    def _file_answers(self) -> Any:
+    def _file_answers(self) -> FileAnswers:
         """The file-system answers the project's scans keep (`pysource.imports.FileAnswers`): dropped whenever the
         walk is (`walker.forget`: files may have been created or deleted since)."""
         if self._answers is None:
-            from ..pysource.imports import FileAnswers
+            from ..pysource import FileAnswers
 
             self._answers = FileAnswers(str(self.root))
         elif self._answers_walk != self.walker.forgotten:

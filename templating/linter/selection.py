@@ -25,7 +25,7 @@ from .schema import Schema, load_schema
 from .util import relative, shown
 
 if TYPE_CHECKING:
-    from ..pysource import Scan, Write
+    from ..pysource import FileAnswers, Scan, Write
 
 __all__ = ["ProjectFiles"]
 
@@ -107,7 +107,7 @@ class ProjectFiles:
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
         # the file-system answers of the scans' import resolution (`pysource.imports.FileAnswers`), kept from one
         # scan to the next while the walk is (see `findings`' `_file_answers`)
-        self._answers: Any = None
+        self._answers: FileAnswers | None = None
         self._answers_walk = 0  # `walker.forgotten` when they were last dropped
         self._scan: Scan | None = None
         self._model: Any = None  # the agent model of `_scan` (`findings`' agent_model), once asked for

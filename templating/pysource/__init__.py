@@ -61,12 +61,14 @@ from .found import Kind as Kind
 from .reading import PythonSourceError, python_text
 
 if TYPE_CHECKING:
+    from .imports import FileAnswers
     from .visitor import scan
 
 __all__ = [
     "CONSTANT_SUFFIXES",
     "AgentCall",
     "AgentClass",
+    "FileAnswers",
     "FunctionFacts",
     "Instruction",
     "InstructionKey",
@@ -90,10 +92,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """`scan`, imported when first used: the walk, the resolver and the model reader stay unloaded by
+    """`scan` and `FileAnswers`, imported when first used: the walk, the resolver and the model reader stay unloaded by
     `import templating` (the linter's configuration and types import this package's data types)."""
     if name == "scan":
         from .visitor import scan
 
         return scan
+    if name == "FileAnswers":  # (kept by the linter's project between its scans)
+        from .imports import FileAnswers
+
+        return FileAnswers
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
