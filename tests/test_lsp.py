@@ -205,6 +205,56 @@ async def test_a_file_deleted_on_disk_is_forgotten_for_open_documents(client: La
     assert sorted(d.code for d in found) == ["T014", "T014"], found  # {itinerary} is now written nowhere
 
 
+LATE_AGENT = (
+    "from google.adk.agents import LlmAgent\n\n"
+    "from .late_prompt import RULES\n\n"
+    'late_agent = LlmAgent(name="late", model="gemini-2.5-flash", instruction="Answer with {late_answer}. " + RULES)\n'
+)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("watching", "told"),
+    [
+        pytest.param(False, False, id="a-client-that-cannot-watch-files"),
+        pytest.param(True, True, id="a-client-watching-tells-the-server"),
+    ],
+)
+async def test_a_module_made_on_disk_by_another_tool_is_read_at_the_next_edit(
+    client: LanguageClient, project: Path, watching: bool, told: bool
+) -> None:
+    capabilities = client_capabilities("neovim@v0.10.0")
+    assert capabilities.workspace is not None
+    capabilities.workspace.did_change_watched_files = types.DidChangeWatchedFilesClientCapabilities(
+        dynamic_registration=watching
+    )
+    registered: list[types.RegistrationParams] = []
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        registered.append(params)
+
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=project.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(project.as_uri(), "project")],
+        )
+    )
+    agent = project / "travel_concierge" / "sub_agents" / "late.py"
+    agent.write_text(LATE_AGENT, encoding="utf-8")
+    assert not [d for d in await open_file(client, agent) if "'late_answer'" in d.message]  # RULES not there yet
+    assert bool(registered) is watching
+    made = agent.with_name("late_prompt.py")
+    made.write_text('RULES = "Be brief."\n', encoding="utf-8")  # by another tool: the instruction is now known
+    if told:
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams([types.FileEvent(made.as_uri(), types.FileChangeType.Created)])
+        )
+    found = await edit(client, agent, LATE_AGENT + "# edited\n")
+    assert [d.code for d in found if "'late_answer'" in d.message] == ["T014"], found
+
+
 def _position(line: str, needle: str, lineno: int, extra: int = 1) -> types.Position:
     """The UTF-16 position of `needle` (+`extra` characters) in `line`."""
     index = line.index(needle) + extra

@@ -161,9 +161,13 @@ class ProjectFindings(ProjectFiles):
                 if isinstance(kept, BaseException):
                     kept.__traceback__ = kept.__context__ = kept.__cause__ = None
 
-    def _file_answers(self) -> FileAnswers:
+    def _file_answers(self) -> FileAnswers | None:
         """The file-system answers the project's scans keep (`pysource.imports.FileAnswers`): dropped whenever the
-        walk is (`walker.forget`: files may have been created or deleted since)."""
+        walk is (`walker.forget`: files may have been created or deleted since); none kept unless
+        `keep_file_answers`."""
+        if not self.keep_file_answers:
+            self._answers = None
+            return None
         if self._answers is None:
             from ..pysource import FileAnswers
 

@@ -108,6 +108,9 @@ class ProjectFiles:
         # the file-system answers of the scans' import resolution (`pysource.imports.FileAnswers`), kept from one
         # scan to the next while the walk is (see `findings`' `_file_answers`)
         self._answers: FileAnswers | None = None
+        # whether those answers are kept: only while someone tells the project of files created or deleted (an
+        # editor's file watcher); false, each scan looks at the disk again
+        self.keep_file_answers = True
         self._answers_walk = 0  # `walker.forgotten` when they were last dropped
         self._scan: Scan | None = None
         self._model: Any = None  # the agent model of `_scan` (`findings`' agent_model), once asked for

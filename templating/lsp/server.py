@@ -59,6 +59,7 @@ def build() -> LanguageServer:
                     ]
                 )
             )
+            state.watch_files()
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -68,6 +68,7 @@ class TemplatingServer:
         self._loose: Project | None = None
         self._loose_root: tempfile.TemporaryDirectory[str] | None = None
         self._adk_settled = False
+        self.watching = False  # whether the client watches the files on disk for the server (`watch_files`)
 
     # -- the folders
 
@@ -159,6 +160,7 @@ class TemplatingServer:
             self.tell(types.MessageType.Error, f"templating: {error}")
         else:
             index.texts = lambda: self.texts(folder)
+            project.keep_file_answers = self.watching
             folder.state, folder.project, folder.index = READY, project, index
             self.settle()
             still_open = {shown(Path(path)) for path in self.open}
@@ -169,6 +171,16 @@ class TemplatingServer:
             if self.owner(path) is folder:
                 self.lint_now(path, others=False)
         self.publish_unreadable(folder)
+
+    def watch_files(self) -> None:
+        """The client now tells the server of Python files created, changed or deleted on disk (a watcher it
+        registered): the folders' projects may keep what their scans found on disk between edits. Until then (a
+        client that cannot watch), each edit's scan looks at the disk again, so a module made by another tool is
+        found at the next edit."""
+        self.watching = True
+        for folder in self.folders.values():
+            if folder.project is not None:
+                folder.project.keep_file_answers = True
 
     def settle(self) -> None:
         """Set the heap apart from the full collection each edit makes (see `_settle`), the ready folders' scans
