@@ -5,18 +5,54 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..pysource import AgentCall, RunnerCall, Scan
 from .facts import Agent, App, Link
 
-__all__ = ["find_apps"]
+__all__ = ["Walked", "find_apps"]
 
 _MAX_DEPTH = 64  # agents nested deeper than this are not followed (input cannot recurse without bound)
 
+# what names an app (its App call, that call's name, its first runner's app_name, its runners): compared by identity
+_Naming = tuple[object, object, object, tuple[RunnerCall, ...]]
 
-def find_apps(scan: Scan, agents: Mapping[str, Agent], root: str) -> list[App]:
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """An app as `find_apps` made it, with what it was made from: what names it, and each agent id its walk looked
+    at (the agents it reached, and the children it met but did not follow: not an agent, or too deep)."""
+
+    app: App
+    naming: _Naming
+    looked: frozenset[str]
+
+
+def _same_naming(was: _Naming, now: _Naming) -> bool:
+    return (
+        was[0] is now[0]
+        and was[1] == now[1]
+        and was[2] == now[2]
+        and len(was[3]) == len(now[3])
+        and all(a is b for a, b in zip(was[3], now[3], strict=True))
+    )
+
+
+def find_apps(
+    scan: Scan,
+    agents: Mapping[str, Agent],
+    root: str,
+    *,
+    before: tuple[Mapping[str, Agent], Mapping[str, Walked]] | None = None,
+    walked: dict[str, Walked] | None = None,
+) -> list[App]:
     """The apps: one per root (an `App(root_agent=...)`, a module's `root_agent`, a Runner's agent or app, a
-    `root_agent.yaml`), each with every agent it reaches."""
+    `root_agent.yaml`), each with every agent it reaches.
+
+    `before`: the agents of an earlier build and its apps as walked (by root id): an app named by the very same
+    facts whose walk looked only at agents that are the very same objects here (present or absent alike) is taken
+    as it was (its walk, its name, what it does not know depend on nothing else). `walked` is filled with each app
+    as walked, for the next build."""
     calls = {a.id: a for a in scan.agents}
     found: dict[str, dict[str, object]] = {}  # root agent id -> what names it
 
@@ -51,7 +87,24 @@ def find_apps(scan: Scan, agents: Mapping[str, Agent], root: str) -> list[App]:
             add(target, runner_name=runner.app_name)
             runners.setdefault(target, []).append(runner)
     apps: list[App] = []
+    changed: set[str] = set()
+    if before is not None:  # the agent ids whose agent is not the very same object (made again, added, gone)
+        was = before[0]
+        changed = {key for key, agent in agents.items() if was.get(key) is not agent}
+        changed.update(key for key in was if key not in agents)
     for root_id, named in found.items():
+        naming: _Naming = (
+            named.get("app"),
+            named.get("name"),
+            named.get("runner_name"),
+            tuple(runners.get(root_id, ())),
+        )
+        earlier = before[1].get(root_id) if before is not None else None
+        if earlier is not None and changed.isdisjoint(earlier.looked) and _same_naming(earlier.naming, naming):
+            apps.append(earlier.app)
+            if walked is not None:
+                walked[root_id] = earlier
+            continue
         order: list[str] = []
         parents: dict[str, tuple[str, Link]] = {}
         stack: list[tuple[str, int]] = [(root_id, 0)]
@@ -67,6 +120,7 @@ def find_apps(scan: Scan, agents: Mapping[str, Agent], root: str) -> list[App]:
                 if child not in seen:
                     parents.setdefault(child, (here, link))
                     stack.append((child, depth + 1))
+        looked = {*seen, *parents}
         parents = {child: parent for child, parent in parents.items() if child in seen}
         top = agents[root_id]
         folder = os.path.dirname(top.call.file or top.path)
@@ -80,19 +134,20 @@ def find_apps(scan: Scan, agents: Mapping[str, Agent], root: str) -> list[App]:
                 else top.name or os.path.splitext(base)[0]
             )
         unknown = tuple(dict.fromkeys(f"{agents[a].shown}: {why}" for a in order for why in agents[a].unknown))
-        apps.append(
-            App(
-                root_id,
-                name,
-                root_id,
-                folder,
-                tuple(order),
-                parents,
-                app_call if isinstance(app_call, AgentCall) else None,
-                tuple(runners.get(root_id, ())),
-                unknown,
-                top.name,
-            )
+        made = App(
+            root_id,
+            name,
+            root_id,
+            folder,
+            tuple(order),
+            parents,
+            app_call if isinstance(app_call, AgentCall) else None,
+            naming[3],
+            unknown,
+            top.name,
         )
+        apps.append(made)
+        if walked is not None:
+            walked[root_id] = Walked(made, naming, frozenset(looked))
     apps.sort(key=lambda a: (a.folder, a.name, a.id))
     return apps

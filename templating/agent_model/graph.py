@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..pysource import AgentClass, FunctionFacts, Scan
-from .apps import find_apps
+from .apps import Walked, find_apps
 from .builder import Builder, Built
 from .facts import Agent, App, StateWrite
 
@@ -29,6 +29,8 @@ class Graph:
     # made: what the next build takes when its facts are the same
     built: Mapping[str, Agent] = field(default_factory=dict)
     made: Mapping[str, Built] = field(default_factory=dict)
+    # the apps as walked (by root id): what the next build takes when they look at the very same agents
+    walked: Mapping[str, Walked] = field(default_factory=dict)
 
 
 _SESSION_WRITES = frozenset({"create_session(state=...)", "Session(state=...)"})
@@ -44,11 +46,14 @@ def build_graph(scan: Scan, root: str, *, before: Graph | None = None) -> Graph:
         if call.id not in templates:
             builder.agent(call.id)
     agents = builder.agents
-    apps = find_apps(scan, agents, root)
+    walked: dict[str, Walked] = {}
+    apps = find_apps(
+        scan, agents, root, before=(before.built, before.walked) if before is not None else None, walked=walked
+    )
     made = {(w.path, w.span.start if w.span else -1, w.key) for a in agents.values() for w in a.writes}
     elsewhere = [
         StateWrite(w.key, "", "maybe", w.how, w.path, w.span, False)
         for w in scan.writes
         if w.how not in _SESSION_WRITES and (w.path, w.span.start, w.key) not in made
     ]
-    return Graph(dict(agents), apps, scan.agent_classes, scan.functions, elsewhere, agents, builder.made)
+    return Graph(dict(agents), apps, scan.agent_classes, scan.functions, elsewhere, agents, builder.made, walked)
