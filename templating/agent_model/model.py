@@ -113,11 +113,9 @@ class AgentModel:
             for child, link in zip(agent.children, agent.links, strict=True):
                 if link in _PARENT_LINKS:
                     self._parent.setdefault(child, agent.id)
-        self._reads: dict[str, tuple[Read, ...]] = {}
-        # each agent's reads with the agent and its tree root they were worked out for, and those of the model before
-        # (`build(before=...)`): an agent taken from it, with the same tree root, reads the same keys
+        # each agent's reads with the agent and its tree root they were worked out for (those of the model before
+        # that still hold are taken by `_keep_reads`)
         self._read_for: dict[str, tuple[Agent, Agent, tuple[Read, ...]]] = {}
-        self._earlier: Mapping[str, tuple[Agent, Agent, tuple[Read, ...]]] = {}
         self.skipped: tuple[Skipped, ...] = tuple(scan.config_skipped)
         self.instructions: tuple[Instruction, ...] = tuple(scan.config_instructions)
 
@@ -181,15 +179,10 @@ class AgentModel:
         """The keys `agent`'s model calls read, in order: its instruction's (if google-adk injects it), then its
         tree root's global instruction (if that root is an LlmAgent)."""
         here = self.agent(agent)
-        known = self._reads.get(here.id)
-        if known is not None:
-            return known
+        known = self._read_for.get(here.id)
+        if known is not None and known[0] is here:
+            return known[2]
         top = self.tree_root(here)
-        earlier = self._earlier.get(here.id)
-        if earlier is not None and earlier[0] is here and earlier[1] is top:
-            self._reads[here.id] = earlier[2]
-            self._read_for[here.id] = earlier
-            return earlier[2]
         reads: list[Read] = []
         if here.kind == "llm":
             instructions = [i for i in here.instructions if i.role == "instruction" and _read(i)]
@@ -217,9 +210,39 @@ class AgentModel:
                     continue  # not a template this dialect reads: its syntax finding is the linter's
                 for node in template.placeholders:
                     reads.append(Read(node.name, node.optional, given.role, given.of, ref.key, ref.dialect, node.span))
-        found = self._reads[here.id] = tuple(reads)
-        self._read_for[here.id] = (here, top, found)
+        found = tuple(reads)
+        if self.graph.agents.get(here.id) is here:  # (an agent of another model is not this one's)
+            self._read_for[here.id] = (here, top, found)
         return found
+
+    def kept_reads(self, agent: str, reads: tuple[Read, ...]) -> bool:
+        """Whether `reads` is the very object `reads(agent)` gives (taken from the model before, or worked out
+        already), without working anything out."""
+        known = self._read_for.get(agent)
+        return known is not None and known[2] is reads and known[0] is self.graph.agents.get(agent)
+
+    def _keep_reads(self, before: AgentModel) -> None:
+        """Take the reads `before` worked out that hold here: an agent's reads are made from the agent and its tree
+        root, so they hold for each agent whose `parent_agent` chain (itself up to its tree root) meets no agent that
+        is not the very same object in both models (made again, added, gone) nor one whose parent differs (the chain
+        is then the same, ending at the same root object). The others are those below such an agent."""
+        agents, was = self.graph.agents, before.graph.agents
+        moved = {key for key, agent in agents.items() if was.get(key) is not agent}
+        parents, parents_before = self._parent, before._parent
+        if parents != parents_before:
+            moved.update(key for key in {*parents, *parents_before} if parents.get(key) != parents_before.get(key))
+        stack = list(moved)
+        while stack:  # down the parent_agent links: each agent whose chain meets one moved
+            here = agents.get(stack.pop())
+            if here is None:
+                continue
+            for child, link in zip(here.children, here.links, strict=True):
+                if link in _PARENT_LINKS and child not in moved and parents.get(child) == here.id:
+                    moved.add(child)
+                    stack.append(child)
+        self._read_for = {
+            key: known for key, known in before._read_for.items() if key not in moved and agents.get(key) is known[0]
+        }
 
     # -- run order
 
@@ -320,7 +343,7 @@ def build(
     initial = initial_states(scan, config, base, graph.apps, walker)
     model = AgentModel(graph, initial, scan)
     if before is not None:
-        model._earlier = before._read_for  # (not the model itself: models are not chained)
+        model._keep_reads(before)  # (what holds of it, not the model itself: models are not chained)
     return model
 
 

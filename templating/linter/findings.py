@@ -311,8 +311,8 @@ class ProjectFindings(ProjectFiles):
         if found.errors:
             return None
         model = self.agent_model
-        if self._order_of is not model:
-            self._order_of, self._order = model, OrderIndex.of(model)
+        if self._order_of is not model:  # (the parts of the apps an edit did not touch are taken from the last)
+            self._order_of, self._order = model, OrderIndex.of(model, before=self._order)
         index: OrderIndex = self._order
         return index
 

@@ -20,7 +20,7 @@ one is optional) are held to the same rules. Instructions no agent of an app is 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ from ..util import close_match
 from .python import _declared, _unwritten
 
 if TYPE_CHECKING:
-    from ...agent_model import Agent, AgentModel, Availability, Read
+    from ...agent_model import Agent, AgentModel, App, Availability, Read
     from ...pysource import Instruction, InstructionKey
 
 __all__ = ["ORDER_RULES", "OrderIndex", "attached", "order_findings"]
@@ -43,34 +43,122 @@ _DECLARE_DOCS = "Linting, The initial state"
 
 
 @dataclass(frozen=True, slots=True)
+class _Part:
+    """What one app's agents (or those of no app: `app` None) give the index: each instruction's readers among
+    them with the keys read, in run order, and the instructions given to them; with the reads each agent's entries
+    were made from (by agent id), for the next index to take the part when they are the very same."""
+
+    app: App | None
+    readers: dict[InstructionKey, list[tuple[Agent, Read]]]
+    attached: frozenset[InstructionKey]
+    made_from: dict[str, tuple[Read, ...]]
+
+
+def _part(model: AgentModel, app: App | None, agents: Iterable[Agent]) -> _Part:
+    readers: dict[InstructionKey, list[tuple[Agent, Read]]] = {}
+    attached: set[InstructionKey] = set()
+    made_from: dict[str, tuple[Read, ...]] = {}
+    for agent in agents:
+        if app is not None:
+            attached.update(i.ref.key for i in agent.instructions if i.ref.key is not None)
+        reads = made_from[agent.id] = model.reads(agent)
+        for read in reads:
+            if read.instruction is not None:
+                readers.setdefault(read.instruction, []).append((agent, read))
+    return _Part(app, readers, frozenset(attached), made_from)
+
+
+class _Readers(Mapping["InstructionKey", list[tuple["Agent", "Read"]]]):
+    """The agents reading each instruction, with the keys they read (in app order, each agent once: where its
+    first app has it), gathered from the parts when first asked for."""
+
+    def __init__(self, parts: Sequence[_Part]) -> None:
+        self._parts = parts
+        self._found: dict[InstructionKey, list[tuple[Agent, Read]]] = {}
+
+    def __getitem__(self, key: InstructionKey) -> list[tuple[Agent, Read]]:
+        found = self._found.get(key)
+        if found is None:
+            found = []
+            earlier: set[str] = set()  # the agents of the parts before (an agent reached by two apps: the first's)
+            for part in self._parts:
+                here = part.readers.get(key)
+                if here:
+                    found += [pair for pair in here if pair[0].id not in earlier]
+                    earlier.update(pair[0].id for pair in here)
+            self._found[key] = found
+        if not found:
+            raise KeyError(key)
+        return found
+
+    def __iter__(self) -> Iterator[InstructionKey]:
+        return iter(dict.fromkeys(key for part in self._parts for key in part.readers))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Attached(Set["InstructionKey"]):
+    """The instructions given to an agent of some app (see `OrderIndex`), looked up in each app's part."""
+
+    def __init__(self, parts: Sequence[_Part]) -> None:
+        self._parts = [part for part in parts if part.app is not None]
+
+    def __contains__(self, key: object) -> bool:
+        return any(key in part.attached for part in self._parts)
+
+    def __iter__(self) -> Iterator[InstructionKey]:
+        return iter(frozenset().union(*(part.attached for part in self._parts)))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+@dataclass(frozen=True, slots=True)
 class OrderIndex:
     """What the rules need of a model, worked out once per model: the agents reading each instruction (with the
     keys they read, in app order), and the instructions given to an agent of some app (whose keys the model
-    decides, read or not: a sub-agent's global_instruction, which google-adk ignores, is given but never read)."""
+    decides, read or not: a sub-agent's global_instruction, which google-adk ignores, is given but never read).
 
-    readers: dict[InstructionKey, list[tuple[Agent, Read]]]
-    attached: frozenset[InstructionKey]
+    Made of one part per app (and one for the agents of no app): `of(model, before=)` takes the part of an app
+    that is the very same object in the index before when each of its agents' reads is the very object it was
+    made from (`AgentModel.kept_reads`): an edit works out the parts of the apps it touches only."""
+
+    readers: Mapping[InstructionKey, list[tuple[Agent, Read]]]
+    attached: Set[InstructionKey]
     # each app's keys written by name or declared (`_app_keys`), worked out when first asked for
     app_keys: dict[str, set[str]] = field(default_factory=dict)
+    parts: dict[str | None, _Part] = field(default_factory=dict)  # by app id (None: the agents of no app)
 
     @classmethod
-    def of(cls, model: AgentModel) -> OrderIndex:
-        readers: dict[InstructionKey, list[tuple[Agent, Read]]] = {}
-        attached: set[InstructionKey] = set()
-        in_apps = {member for app in model.apps for member in app.agents}
-        ordered = [model.agents[a] for app in model.apps for a in app.agents if a in model.agents]
-        ordered += [agent for agent in model.agents.values() if agent.id not in in_apps]
+    def of(cls, model: AgentModel, *, before: OrderIndex | None = None) -> OrderIndex:
+        parts: dict[str | None, _Part] = {}
+        earlier = before.parts if before is not None else {}
         seen: set[str] = set()
-        for agent in ordered:
-            if agent.id in seen:
-                continue
-            seen.add(agent.id)
-            if agent.id in in_apps:
-                attached.update(i.ref.key for i in agent.instructions if i.ref.key is not None)
-            for read in model.reads(agent):
-                if read.instruction is not None:
-                    readers.setdefault(read.instruction, []).append((agent, read))
-        return cls(readers, frozenset(attached))
+        for app in model.apps:
+            part = earlier.get(app.id)
+            if (
+                part is None
+                or part.app is not app
+                or not all(model.kept_reads(agent, reads) for agent, reads in part.made_from.items())
+            ):
+                part = _part(model, app, (model.agents[a] for a in app.agents if a in model.agents))
+            parts[app.id] = part
+            seen.update(app.agents)
+        part = earlier.get(None)
+        alone = [agent for agent in model.agents.values() if agent.id not in seen]
+        if (
+            part is None
+            or len(part.made_from) != len(alone)
+            or not all(
+                model.kept_reads(agent.id, reads) and agent.id == key
+                for agent, (key, reads) in zip(alone, part.made_from.items(), strict=True)
+            )
+        ):
+            part = _part(model, None, alone)
+        parts[None] = part
+        ordered = list(parts.values())
+        return cls(_Readers(ordered), _Attached(ordered), parts=parts)
 
 
 def order_findings(
