@@ -11,7 +11,9 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
+import model_edits
 import pytest
 from conftest import require_adk, shared_corpora
 
@@ -743,3 +745,52 @@ def test_an_agent_taken_from_the_model_before_is_in_the_order_a_fresh_build_give
     assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh.agents.values()]
     taken = [a.name for a in model.agents.values() if before.graph.built.get(a.id) is a]
     assert taken == ["a", "c", "z"]
+
+
+# --- the apps an edit does not touch are taken whole from the model before (`build(before=...)`, `find_apps`)
+
+
+def assert_fresh(model: AgentModel, fresh: AgentModel) -> None:
+    """`model` (built from the model before an edit) is what a fresh build of the same scan gives."""
+    assert [repr(a) for a in model.agents.values()] == [repr(a) for a in fresh.agents.values()]
+    assert [repr(a) for a in model.apps] == [repr(a) for a in fresh.apps]
+    assert [model.tree_root(a).id for a in model.agents] == [fresh.tree_root(a).id for a in fresh.agents]
+    assert [model.reads(a) for a in model.agents] == [fresh.reads(a) for a in fresh.agents]
+    assert [model.initial_state(a) for a in model.apps] == [fresh.initial_state(a) for a in fresh.apps]
+    assert [repr(model.apps_of(a)) for a in model.agents] == [repr(fresh.apps_of(a)) for a in fresh.agents]
+
+
+def assert_taken(before: AgentModel, model: AgentModel, taken: tuple[str, ...], made: tuple[str, ...]) -> None:
+    was = {app.name: app for app in before.apps}
+    now = {app.name: app for app in model.apps}
+    assert {name for name, app in now.items() if was.get(name) is app} == set(taken)
+    assert set(made) <= set(now) - set(taken)
+
+
+@pytest.mark.parametrize("edit", model_edits.EDITS, ids=[e.id for e in model_edits.EDITS])
+def test_an_edit_takes_the_apps_it_does_not_touch_and_builds_what_a_fresh_build_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: model_edits.Edit
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, before, model, fresh = model_edits.edited(tmp_path, edit)
+    assert_fresh(model, fresh)
+    assert_taken(before, model, edit.taken, edit.made)
+
+
+@pytest.mark.parametrize(
+    ("change", "taken", "made"), [c[1:] for c in model_edits.SCAN_EDITS], ids=[c[0] for c in model_edits.SCAN_EDITS]
+)
+def test_facts_that_only_name_an_app_or_move_a_tree_root_are_not_taken_from_the_model_before(
+    tmp_path: Path, change: Any, taken: tuple[str, ...], made: tuple[str, ...]
+) -> None:
+    """Every other fact of the scan is the very same object: the agents are taken, and only what names an app, or
+    an agent's parent (so its tree root, whose global instruction it reads), tells the apps and reads apart."""
+    found = model_edits.scanned(tmp_path)
+    config = LintConfig(root=tmp_path)
+    before = build(found, config, tmp_path)
+    for agent in before.agents:  # (as the linter asks: the reads worked out can be taken)
+        before.reads(agent)
+    edited = change(found)
+    model = build(edited, config, tmp_path, before=before)
+    assert_fresh(model, build(edited, config, tmp_path))
+    assert_taken(before, model, taken, made)

@@ -6,12 +6,17 @@ google-adk is certain to raise (tests/test_adk_truth.py holds the same findings 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import model_edits
 import pytest
 
 from templating import lint_project
+from templating.agent_model import AgentModel, build
+from templating.linter.config import LintConfig
 from templating.linter.fixes import fixes_for
 from templating.linter.registry import Diagnostic
+from templating.linter.rules.order import OrderIndex
 
 HEAD = "from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent\n\n"
 
@@ -269,3 +274,37 @@ def test_a_jinja_instruction_of_no_app_keeps_the_project_wide_check(tmp_path: Pa
     (finding,) = order_findings(app_at(tmp_path, {"lib/agents.py": code}, "[]"))
     assert (finding.code, finding.severity, code[finding.span.start : finding.span.end]) == ("T014", "warning", "topic")
     assert "nothing in the linted files writes" in finding.message  # the project-wide T014, as before
+
+
+# --- the index of a model built after an edit takes the parts of the apps the edit does not touch
+
+
+def index_of(index: OrderIndex) -> tuple[dict[object, list[tuple[str, object]]], set[object]]:
+    readers = {key: [(agent.id, read) for agent, read in index.readers[key]] for key in index.readers}
+    return readers, set(index.attached)
+
+
+def assert_index_after(earlier: OrderIndex, model: AgentModel, fresh: AgentModel) -> None:
+    index = OrderIndex.of(model, before=earlier)
+    assert index_of(index) == index_of(OrderIndex.of(fresh))
+    assert any(index.parts[app.id] is earlier.parts.get(app.id) for app in model.apps), "some part is taken"
+
+
+@pytest.mark.parametrize("edit", model_edits.EDITS, ids=[e.id for e in model_edits.EDITS])
+def test_the_order_index_after_an_edit_is_a_fresh_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: model_edits.Edit
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, before, model, fresh = model_edits.edited(tmp_path, edit)
+    assert_index_after(OrderIndex.of(before), model, fresh)
+
+
+@pytest.mark.parametrize("change", [c[1] for c in model_edits.SCAN_EDITS], ids=[c[0] for c in model_edits.SCAN_EDITS])
+def test_the_order_index_takes_no_part_whose_agents_read_otherwise(tmp_path: Path, change: Any) -> None:
+    """An app taken whole whose agent now reads another tree root's global instruction: its part is made again."""
+    found = model_edits.scanned(tmp_path)
+    config = LintConfig(root=tmp_path)
+    before = build(found, config, tmp_path)
+    earlier = OrderIndex.of(before)
+    edited = change(found)
+    assert_index_after(earlier, build(edited, config, tmp_path, before=before), build(edited, config, tmp_path))
