@@ -68,6 +68,22 @@ def _part(model: AgentModel, app: App | None, agents: Iterable[Agent]) -> _Part:
     return _Part(app, readers, frozenset(attached), made_from)
 
 
+class _Hashed:
+    """An instruction's key with its hash worked out once (an `InstructionKey` works it out at each lookup), to
+    look it up in every part."""
+
+    __slots__ = ("hash", "key")
+
+    def __init__(self, key: object) -> None:
+        self.key, self.hash = key, hash(key)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self.key == other)
+
+
 class _Readers(Mapping["InstructionKey", list[tuple["Agent", "Read"]]]):
     """The agents reading each instruction, with the keys they read (in app order, each agent once: where its
     first app has it), gathered from the parts when first asked for."""
@@ -81,8 +97,9 @@ class _Readers(Mapping["InstructionKey", list[tuple["Agent", "Read"]]]):
         if found is None:
             found = []
             earlier: set[str] = set()  # the agents of the parts before (an agent reached by two apps: the first's)
+            hashed = _Hashed(key)
             for part in self._parts:
-                here = part.readers.get(key)
+                here = part.readers.get(hashed)  # type: ignore[call-overload]
                 if here:
                     found += [pair for pair in here if pair[0].id not in earlier]
                     earlier.update(pair[0].id for pair in here)
@@ -105,7 +122,8 @@ class _Attached(Set["InstructionKey"]):
         self._parts = [part for part in parts if part.app is not None]
 
     def __contains__(self, key: object) -> bool:
-        return any(key in part.attached for part in self._parts)
+        hashed = _Hashed(key)
+        return any(hashed in part.attached for part in self._parts)
 
     def __iter__(self) -> Iterator[InstructionKey]:
         return iter(frozenset().union(*(part.attached for part in self._parts)))
