@@ -39,9 +39,14 @@ FILES = {
     + '    global_instruction="You work for team {team}.",\n    instruction="Delegate.",\n    sub_agents=[leaf],\n)\n',
     "three/__init__.py": "from . import agent\n",
     "three/agent.py": _HEAD
-    + "from common.writer import writer\n\n"
-    + 'reviewer = LlmAgent(name="reviewer", model="gemini-2.0-flash", instruction="Review the {draft}.")\n'
+    + "from common.writer import writer\n\nfrom .reviewer import reviewer\n\n"
     + 'root_agent = SequentialAgent(name="three", sub_agents=[writer, reviewer])\n',
+    "three/reviewer.py": _HEAD
+    + "from google.adk.tools import ToolContext\n\n\n"
+    + "def save_note(note: str, tool_context: ToolContext) -> dict:\n"
+    + '    tool_context.state["note"] = note\n    return {"saved": True}\n\n\n'
+    + 'reviewer = LlmAgent(\n    name="reviewer",\n    model="gemini-2.0-flash",\n'
+    + '    instruction="Review the {draft}.",\n    tools=[save_note],\n)\n',
     "four/__init__.py": "",
     "four/agent.py": _HEAD
     + "from google.adk.apps import App\n\nfrom common.writer import writer\n\n"
@@ -158,6 +163,17 @@ def _global(found: Scan, name: str, text: str) -> Scan:
     return _agent(found, name, instructions=given)
 
 
+def _tool(found: Scan, name: str, facts: Callable[[Any], Any]) -> Scan:
+    """`found` with the facts of the function `name` changed (`facts` gives the new ones, None: no such function)."""
+    functions = {}
+    for key, known in found.functions.items():
+        if known.name == name:
+            known = facts(known)
+        if known is not None:
+            functions[key] = known
+    return dataclasses.replace(found, functions=functions)
+
+
 def _runner_named(found: Scan, name: str) -> Scan:
     return dataclasses.replace(found, runners=[dataclasses.replace(r, app_name=name) for r in found.runners])
 
@@ -183,6 +199,18 @@ SCAN_EDITS: list[tuple[str, Callable[[Scan], Scan], tuple[str, ...], tuple[str, 
         lambda f: _agent(f, "helper", sub_agents=_refs(f, "three")[:1]),
         _but("one", "two"),
         ("one", "two"),
+    ),
+    (  # the root of three is read before reviewer (whose tool it is), and looks up nothing that changed
+        "a-tool-of-an-agent-below-a-root-writes-nothing-now",
+        lambda f: _tool(f, "save_note", lambda facts: dataclasses.replace(facts, steps=())),
+        _but("three"),
+        ("three",),
+    ),
+    (
+        "a-tool-of-an-agent-below-a-root-is-gone",
+        lambda f: _tool(f, "save_note", lambda _: None),
+        _but("three"),
+        ("three",),
     ),
     (
         "a-tree-root-gives-another-global-instruction",  # leaf (the very same agent, in two apps) reads it

@@ -780,11 +780,11 @@ def test_an_edit_takes_the_apps_it_does_not_touch_and_builds_what_a_fresh_build_
 @pytest.mark.parametrize(
     ("change", "taken", "made"), [c[1:] for c in model_edits.SCAN_EDITS], ids=[c[0] for c in model_edits.SCAN_EDITS]
 )
-def test_facts_that_only_name_an_app_or_move_a_tree_root_are_not_taken_from_the_model_before(
+def test_after_an_edit_of_the_facts_of_a_scan_the_model_is_a_fresh_one(
     tmp_path: Path, change: Any, taken: tuple[str, ...], made: tuple[str, ...]
 ) -> None:
-    """Every other fact of the scan is the very same object: the agents are taken, and only what names an app, or
-    an agent's parent (so its tree root, whose global instruction it reads), tells the apps and reads apart."""
+    """Every other fact of the scan is the very same object: only what names an app, an agent's parent (so its tree
+    root, whose global instruction it reads), a fact looked up by an agent below one read first, tells them apart."""
     found = model_edits.scanned(tmp_path)
     config = LintConfig(root=tmp_path)
     before = build(found, config, tmp_path)
@@ -794,3 +794,16 @@ def test_facts_that_only_name_an_app_or_move_a_tree_root_are_not_taken_from_the_
     model = build(edited, config, tmp_path, before=before)
     assert_fresh(model, build(edited, config, tmp_path))
     assert_taken(before, model, taken, made)
+
+
+def test_models_built_one_from_another_over_many_edits_stay_fresh(tmp_path: Path) -> None:
+    """Each edit's build takes from the one before, itself built from the one before it (what an editor does)."""
+    found = model_edits.scanned(tmp_path)
+    config = LintConfig(root=tmp_path)
+    model = build(found, config, tmp_path)
+    for _, change, _, _ in model_edits.SCAN_EDITS:
+        for agent in model.agents:
+            model.reads(agent)
+        found = change(found)
+        model = build(found, config, tmp_path, before=model)
+        assert_fresh(model, build(found, config, tmp_path))

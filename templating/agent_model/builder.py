@@ -12,7 +12,7 @@ from typing import Any
 from ..pysource import AgentCall, FunctionFacts, InstructionRef, Ref, Scan
 from .facts import Agent, AgentInstruction, Link, Phase, StateWrite
 
-__all__ = ["Builder", "Built"]
+__all__ = ["Builder", "Built", "Lookups"]
 
 
 _CALLBACK_PHASES: dict[str, Phase] = {
@@ -40,6 +40,17 @@ class Built:
 _CALLS, _FUNCTIONS, _CLASSES, _METHODS = range(4)
 
 
+@dataclass(slots=True)
+class Lookups:
+    """Who looked up what in a build, for the next build to tell the agents it cannot take without going through
+    every agent's record: the `tables` the facts were looked up in, the agents (by key) that looked up each fact
+    (`lookers`, by table and key) and those whose reading asked for each agent (`askers`; a placeholder aside)."""
+
+    tables: tuple[Mapping[str, Any], ...]
+    lookers: dict[tuple[int, str], frozenset[str]]
+    askers: dict[str, frozenset[str]]
+
+
 class Builder:
     """Makes the agents of `scan` (`agent(call_id)`), each once, into `agents`.
 
@@ -48,7 +59,11 @@ class Builder:
     (an edit changes few; the same facts make the same agent, in the same order)."""
 
     def __init__(
-        self, scan: Scan, root: str, before: tuple[Mapping[str, Agent], Mapping[str, Built]] | None = None
+        self,
+        scan: Scan,
+        root: str,
+        before: tuple[Mapping[str, Agent], Mapping[str, Built]] | None = None,
+        lookups: Lookups | None = None,
     ) -> None:
         self.scan = scan
         self.root = root
@@ -60,6 +75,58 @@ class Builder:
         self._tables: tuple[Mapping[str, Any], ...] = (self.calls, self.functions, self.classes, scan.class_methods)
         self._reading: list[Built] = []
         self._before = before
+        self._lookups = lookups if before is not None else None
+        self._fresh: list[str] = []  # the keys of the agents made (not taken), in order
+        # the earlier agents that cannot be taken (None: each is checked by `_same`)
+        self._stale = self._stale_agents(lookups) if before is not None and lookups is not None else None
+
+    def _stale_agents(self, lookups: Lookups) -> set[str]:
+        """The earlier agents that looked up a fact that is not the very same object here, and those whose reading
+        asked for one of them: the others are made from the very same facts (what `_same` tells agent by agent)."""
+        stale: set[str] = set()
+        for table, (now, was) in enumerate(zip(self._tables, lookups.tables, strict=True)):
+            if now is was:
+                continue
+            changed = [key for key, found in now.items() if was.get(key) is not found]
+            changed += [key for key in was.keys() - now.keys()]
+            for key in changed:
+                stale.update(lookups.lookers.get((table, key), ()))
+        stack = list(stale)
+        while stack:
+            for asker in lookups.askers.get(stack.pop(), ()):
+                if asker not in stale:
+                    stale.add(asker)
+                    stack.append(asker)
+        return stale
+
+    def lookups(self) -> Lookups:
+        """Who looked up what in this build (see `Lookups`): the earlier build's, less the agents not taken, plus
+        those made."""
+        earlier = self._lookups
+        made = self.made
+        if earlier is None or self._before is None:
+            lookers: dict[tuple[int, str], frozenset[str]] = {}
+            askers: dict[str, frozenset[str]] = {}
+            fresh: list[str] = list(made)
+        else:
+            lookers, askers, fresh = dict(earlier.lookers), dict(earlier.askers), self._fresh
+            was = self._before[1]
+            for key in [*(k for k in fresh if k in was), *(was.keys() - made.keys())]:
+                built = was[key]
+                for table, name, _ in built.looked:
+                    if key in (found := lookers.get((table, name), frozenset())):
+                        lookers[table, name] = found - {key}
+                for asked, placeholder in built.asked:
+                    if not placeholder and key in (found := askers.get(asked, frozenset())):
+                        askers[asked] = found - {key}
+        for key in fresh:
+            built = made[key]
+            for table, name, _ in built.looked:
+                lookers[table, name] = lookers.get((table, name), frozenset()) | {key}
+            for asked, placeholder in built.asked:
+                if not placeholder:
+                    askers[asked] = askers.get(asked, frozenset()) | {key}
+        return Lookups(self._tables, lookers, askers)
 
     # -- facts looked up (each recorded for the agent being read)
 
@@ -87,19 +154,26 @@ class Builder:
         known = self.agents.get(key)
         if known is not None:
             return known
-        if not suffix and self._before is not None and self._same(key, set()):
+        if not suffix and self._before is not None and self._can_take(key):
             return self._take(key)
         call = self._call(call_id)
         assert call is not None
         made = self.agents[key] = Agent(key, call, call.kind, call.name, call.path, call.span)
         self._reading.append(built := Built())
         self.made[key] = built
+        self._fresh.append(key)
         built.looked.append((_CALLS, call_id, call))
         try:
             self.read(made, binding or {}, suffix)
         finally:
             self._reading.pop()
         return made
+
+    def _can_take(self, key: str) -> bool:
+        if self._stale is None:
+            return self._same(key, set())
+        assert self._before is not None
+        return key not in self._stale and key in self._before[1] and key in self._before[0]
 
     def _same(self, key: str, seen: set[str]) -> bool:
         """Whether the earlier agent `key` is made from the very facts of this scan (and so is each agent its

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..pysource import AgentClass, FunctionFacts, Scan
 from .apps import Walked, find_apps
-from .builder import Builder, Built
+from .builder import Builder, Built, Lookups
 from .facts import Agent, App, StateWrite
 
 __all__ = ["Graph", "build_graph"]
@@ -31,6 +31,8 @@ class Graph:
     made: Mapping[str, Built] = field(default_factory=dict)
     # the apps as walked (by root id): what the next build takes when they look at the very same agents
     walked: Mapping[str, Walked] = field(default_factory=dict)
+    # who looked up what in the build (the next build's agents not to take, without going through every one)
+    lookups: Lookups | None = None
 
 
 _SESSION_WRITES = frozenset({"create_session(state=...)", "Session(state=...)"})
@@ -39,7 +41,9 @@ _SESSION_WRITES = frozenset({"create_session(state=...)", "Session(state=...)"})
 def build_graph(scan: Scan, root: str, *, before: Graph | None = None) -> Graph:
     """Every agent of `scan` (built from the project's code and Agent Config files) and the apps its roots make.
     `before`: the graph of an earlier scan of the project, whose agents made from the very same facts are taken."""
-    builder = Builder(scan, root, (before.built, before.made) if before is not None else None)
+    builder = Builder(
+        scan, root, (before.built, before.made) if before is not None else None, before.lookups if before else None
+    )
     methods = {method for cls in scan.agent_classes.values() for method in cls.methods}
     templates = {call.id for call in scan.agents if call.in_function is not None and call.in_function in methods}
     for call in scan.agents:
@@ -56,4 +60,14 @@ def build_graph(scan: Scan, root: str, *, before: Graph | None = None) -> Graph:
         for w in scan.writes
         if w.how not in _SESSION_WRITES and (w.path, w.span.start, w.key) not in made
     ]
-    return Graph(dict(agents), apps, scan.agent_classes, scan.functions, elsewhere, agents, builder.made, walked)
+    return Graph(
+        dict(agents),
+        apps,
+        scan.agent_classes,
+        scan.functions,
+        elsewhere,
+        agents,
+        builder.made,
+        walked,
+        builder.lookups(),
+    )
