@@ -88,7 +88,7 @@ def _first_writers(model: AgentModel, app: App, into: dict[str, list[tuple[str, 
 
 
 def _same_app(old: AgentModel, before: App, new: AgentModel, app: App) -> bool:
-    if _app_facts(before) != _app_facts(app):
+    if before is not app and _app_facts(before) != _app_facts(app):  # (an app the edit left is taken whole)
         return False
     for member in app.agents:
         was, now = old.agents[member], new.agents[member]
