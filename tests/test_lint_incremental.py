@@ -679,6 +679,41 @@ REGRESSIONS = [
         _AGENT + "from .prompt import ROOT_INSTR\n\n"
         "guide = LlmAgent(name='guide', static_instruction='Plan {itinerary}.', instruction=ROOT_INSTR)\n",
     ),
+    (  # a tool class's methods (its writes) kept for the agent naming it, whose file is not scanned again
+        "an-unrelated-edit-keeps-a-tool-class-s-writes",
+        {
+            "pyproject.toml": "[tool.templating]\n",
+            "tools.py": "class Saver:\n    def __call__(self, tool_context):\n"
+            "        tool_context.state['draft'] = 1\n",
+            "app/__init__.py": "",
+            "app/agent.py": "from google.adk.agents import LlmAgent, SequentialAgent\nfrom tools import Saver\n\n"
+            "w = LlmAgent(name='w', model='m', instruction='Write.', tools=[Saver()])\n"
+            "r = LlmAgent(name='r', model='m', instruction='Read {draft}.')\n"
+            "root_agent = SequentialAgent(name='root', sub_agents=[w, r])\n",
+            "other.py": "X = 1\n",
+        },
+        "other.py",
+        "X = 2\n",
+    ),
+    (  # reading a custom agent's root binding loads another module while the modules are gone through
+        "a-custom-agent-s-sub-agent-edited",
+        {
+            "pyproject.toml": "[tool.templating]\n",
+            "app/__init__.py": "",
+            "app/flow.py": "from google.adk.agents import BaseAgent, LlmAgent\n\n\nclass Flow(BaseAgent):\n"
+            "    def __init__(self, name, first):\n        super().__init__(name=name, sub_agents=[first])\n"
+            "    async def _run_async_impl(self, ctx):\n"
+            "        async for event in self.sub_agents[0].run_async(ctx):\n            yield event\n",
+            "app/first.py": _AGENT + "first = LlmAgent(name='first', model='m', instruction='Draft.')\n",
+            "app/agent.py": _AGENT + "from .first import first\nfrom .flow import Flow\n\n"
+            "root_agent = Flow(name='root', first=first)\n",
+            "other/__init__.py": "",
+            "other/agent.py": "from google.adk.agents import SequentialAgent\nfrom app.first import first\n\n"
+            "root_agent = SequentialAgent(name='other', sub_agents=[first])\n",
+        },
+        "app/first.py",
+        _AGENT + "first = LlmAgent(name='first', model='m', instruction='Draft {x}.')\n",
+    ),
     (
         "the-last-unknown-write-removed-makes-t014s-appear",
         {**_BASE, "app/tools.py": "def save(tool_context, key):\n    tool_context.state[key] = {}\n"},

@@ -5,7 +5,7 @@ every file whose findings changed exactly what a fresh run gives."""
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,6 +155,7 @@ class IncrementalProject(ProjectFindings):
         texts.setdefault(target, "")
         ids = [self._identity(item) for item in old.instructions]
         rescanned = self._graph.affected(target, texts, previous, [given for _, _, given in ids])
+        rescanned |= _class_files(old, rescanned, texts)
         from ..pysource import Scan, scan
 
         configs = self._agent_configs([target])
@@ -298,6 +299,21 @@ class IncrementalProject(ProjectFindings):
 _CONFIG_SUFFIXES = (".yaml", ".yml")
 
 
+def _class_files(old: Scan, rescanned: set[str], texts: Mapping[str, str]) -> set[str]:
+    """The files of the project's custom agent classes (`BaseAgent` subclasses) that the `rescanned` files may call,
+    and those those classes derive from: scanned again with them, as a scan knows a call of a custom agent class
+    only when it scans the class's file (a class named in one of the files' text, until no other is)."""
+    classes = [cls for cls in old.agent_classes.values() if cls.path not in rescanned]
+    added: set[str] = set()
+    pending = list(rescanned)
+    while pending and classes:
+        more = {cls.path for cls in classes if any(cls.name in texts.get(name, "") for name in pending)}
+        classes = [cls for cls in classes if cls.path not in more]
+        added |= more
+        pending = list(more)
+    return added
+
+
 def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, Any]:
     """The agent facts of a scan merged from the last one (`old`) and a scan of the `rescanned` files (`sub`, which
     read every Agent Config file again): each fact of a file scanned again (or of a config) from `sub`, the
@@ -321,10 +337,14 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
         return {**{key: item for key, item in getattr(sub, name).items() if key not in kept}, **kept}
 
     classes = keyed("agent_classes")
-    methods = {key: value for key, value in old.class_methods.items() if key in classes}
+    agents = listed("agents")
+    # a tool or plugin class's methods, as the scan that read the agent naming it found them (an agent kept from
+    # `old` keeps them: its class's file is not scanned again either)
+    named = {r.target for agent in agents if not fresh(agent.path) for r in agent.named() if r.kind == "class"}
+    methods = {key: value for key, value in old.class_methods.items() if key in classes or key in named}
     methods.update(sub.class_methods)
     return {
-        "agents": listed("agents"),
+        "agents": agents,
         "agent_classes": classes,
         "functions": keyed("functions"),
         "class_methods": methods,

@@ -83,10 +83,7 @@ class _FunctionReader(_RefReader):
         result = self.project.result
         wanted: list[str] = list(self.functions_wanted)
         for agent in result.agents:
-            refs: list[Ref] = [*(agent.sub_agents or ()), *(agent.tools or ())]
-            refs += [r for _, rs in agent.callbacks for r in rs] + [r for _, rs in agent.fields for r in rs]
-            for edge in agent.edges or ():
-                refs += [edge.source, edge.target]
+            refs = agent.named()
             wanted += [r.target for r in refs if r.kind == "function"]
             for r in refs:
                 if r.kind == "class" and r.target in self.classes:

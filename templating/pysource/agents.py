@@ -156,7 +156,7 @@ class _AgentReader(_FunctionReader):
                         self.raw[key] = _Raw(module, call, scope, *found)
         for module, call, scope in self.runner_calls:
             result.runners.append(self.runner(module, call, scope))
-        for module in project.modules.values():
+        for module in list(project.modules.values()):  # (a ref read may load a module: not a linted one)
             binding = module.bindings.get("root_agent")
             if module.linted and isinstance(binding, ast.expr) and hasattr(binding, "lineno"):
                 ref = self.ref(module, binding, None)

@@ -350,6 +350,15 @@ class AgentCall:
         """Why the keyword `name` could not be read, if it could not."""
         return next((why for key, why in self.unread if key == name), None)
 
+    def named(self) -> list[Ref]:
+        """What the call names that may be a function or class of the project: its sub-agents, tools, callbacks,
+        other fields and workflow edges."""
+        refs: list[Ref] = [*(self.sub_agents or ()), *(self.tools or ())]
+        refs += [r for _, rs in self.callbacks for r in rs] + [r for _, rs in self.fields for r in rs]
+        for edge in self.edges or ():
+            refs += [edge.source, edge.target]
+        return refs
+
 
 @dataclass(frozen=True, slots=True)
 class AgentClass:
