@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import bench_lint_project
+from editor_client import watching
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
@@ -48,7 +49,7 @@ async def measure(root: Path) -> tuple[list[float], int, float]:
     await client.start_io(sys.executable, "-m", "templating", "lsp")
     started = time.perf_counter()
     await client.initialize_async(
-        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri(), process_id=os.getpid())
+        types.InitializeParams(capabilities=watching(client), root_uri=root.as_uri(), process_id=os.getpid())
     )
     client.initialized(types.InitializedParams())
     target = root / "agent_7" / "prompt.py"

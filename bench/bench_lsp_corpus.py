@@ -40,6 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from editor_client import watching
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
@@ -129,7 +130,7 @@ async def drive(
     cpu_start = cpu_seconds(pid)
     started = time.perf_counter()
     await client.initialize_async(
-        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri(), process_id=os.getpid())
+        types.InitializeParams(capabilities=watching(client), root_uri=root.as_uri(), process_id=os.getpid())
     )
     client.initialized(types.InitializedParams())
     paths = [project / name.replace("travel_concierge", package, 1) for name in OPEN]

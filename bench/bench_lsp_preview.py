@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from editor_client import watching
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import JsonRPCResponseMessage, default_converter
@@ -93,7 +94,7 @@ async def measure(root: Path, edits: int) -> dict[str, Any]:
 
     await client.start_io(sys.executable, "-m", "templating", "lsp")
     await client.initialize_async(
-        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri(), process_id=os.getpid())
+        types.InitializeParams(capabilities=watching(client), root_uri=root.as_uri(), process_id=os.getpid())
     )
     client.initialized(types.InitializedParams())
     path = root / EDITED
