@@ -340,8 +340,11 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
     agents = listed("agents")
     # a tool or plugin class's methods, as the scan that read the agent naming it found them (an agent kept from
     # `old` keeps them: its class's file is not scanned again either)
-    named = {r.target for agent in agents if not fresh(agent.path) for r in agent.named() if r.kind == "class"}
-    methods = {key: value for key, value in old.class_methods.items() if key in classes or key in named}
+    methods = {key: value for key, value in old.class_methods.items() if key in classes}
+    others = [key for key in old.class_methods if key not in classes]
+    if others:
+        named = {r.target for agent in agents if not fresh(agent.path) for r in agent.named() if r.kind == "class"}
+        methods.update((key, old.class_methods[key]) for key in others if key in named)
     methods.update(sub.class_methods)
     return {
         "agents": agents,
