@@ -757,6 +757,19 @@ def test_a_warm_run_right_after_the_cold_one_hashes_and_sees_every_edit(
         assert _names(root, hashed) == {name for name in PROJECT if name != "pyproject.toml"}
 
 
+def _trusted_warm_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, LintResult]:
+    """A project linted once by a run made to begin well after its files were written (their status trusted):
+    its root, the cache folder and that run's result."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    with monkeypatch.context() as patch:
+        patch.setattr(lint_cache, "_now_ns", lambda: time.time_ns() + 10 * lint_cache.TRUST_MARGIN_NS)
+        first = lint_project(["."], cache_dir=folder)
+    return root, folder, first
+
+
 @pytest.mark.parametrize(("edit", "changes"), [e[1:] for e in STATUS_EDITS], ids=[e[0] for e in STATUS_EDITS])
 def test_a_warm_run_trusts_an_old_status_and_hashes_only_what_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], None] | None, changes: bool
@@ -766,13 +779,7 @@ def test_a_warm_run_trusts_an_old_status_and_hashes_only_what_changed(
     Each edit comes a whole lint run after the files were written, so in a later tick of the file system's
     clock: its change time differs (in real use, the margin makes that so: a trusted status is over 2 s older
     than any later change)."""
-    root = tmp_path / "project"
-    build(root)
-    monkeypatch.chdir(root)
-    folder = tmp_path / "cache"
-    with monkeypatch.context() as patch:
-        patch.setattr(lint_cache, "_now_ns", lambda: time.time_ns() + 10 * lint_cache.TRUST_MARGIN_NS)
-        first = lint_project(["."], cache_dir=folder)
+    root, folder, first = _trusted_warm_run(tmp_path, monkeypatch)
     warm, fresh, calls, hashed = _warm_and_fresh(root, folder, monkeypatch, edit)
     assert shape(warm) == shape(fresh)
     assert (shape(fresh) != shape(first)) is changes
@@ -804,22 +811,10 @@ def test_a_file_written_while_the_cold_run_read_it_is_hashed(tmp_path: Path, mon
     assert shape(warm) == shape(fresh)
 
 
-def _trusted_warm_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A project linted once by a run made to begin well after its files were written (their status trusted)."""
-    root = tmp_path / "project"
-    build(root)
-    monkeypatch.chdir(root)
-    folder = tmp_path / "cache"
-    with monkeypatch.context() as patch:
-        patch.setattr(lint_cache, "_now_ns", lambda: time.time_ns() + 10 * lint_cache.TRUST_MARGIN_NS)
-        lint_project(["."], cache_dir=folder)
-    return root, folder
-
-
 def test_a_warm_run_reads_a_files_text_when_it_is_first_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, folder = _trusted_warm_run(tmp_path, monkeypatch)
+    root, folder, _ = _trusted_warm_run(tmp_path, monkeypatch)
     read: list[str] = []
     real = lint_cache.LintCache._text
 
@@ -852,7 +847,7 @@ def test_a_warm_run_reads_a_files_text_when_it_is_first_asked_for(
 def test_a_file_gone_before_its_text_is_asked_for_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, folder = _trusted_warm_run(tmp_path, monkeypatch)
+    root, folder, _ = _trusted_warm_run(tmp_path, monkeypatch)
     warm = lint_project(["."], cache_dir=folder)
     (root / "trip/tools.py").unlink()
     with pytest.raises(lint_cache.LintCacheError, match=r"tools\.py: changed while its cached findings were given"):
