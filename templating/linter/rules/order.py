@@ -70,7 +70,8 @@ def _part(model: AgentModel, app: App | None, agents: Iterable[Agent]) -> _Part:
 
 class _Hashed:
     """An instruction's key with its hash worked out once (an `InstructionKey` works it out at each lookup), to
-    look it up in every part."""
+    look it up in every part's readers. A part's key meets it through `_Hashed.__eq__` only because
+    `InstructionKey.__eq__` (a dataclass's) answers NotImplemented for another type."""
 
     __slots__ = ("hash", "key")
 
@@ -116,20 +117,30 @@ class _Readers(Mapping["InstructionKey", list[tuple["Agent", "Read"]]]):
 
 
 class _Attached(Set["InstructionKey"]):
-    """The instructions given to an agent of some app (see `OrderIndex`), looked up in each app's part."""
+    """The instructions given to an agent of some app (see `OrderIndex`): one set, the union of the app parts',
+    made when first asked for. Making it copies each part's keys with the hashes the part's set holds (no key is
+    hashed again), so an edit asking for a few keys pays little; a lookup then hashes the key once and compares it
+    with keys of its own type only (unlike `_Hashed`, it does not rely on `InstructionKey.__eq__` answering
+    NotImplemented for another type)."""
 
     def __init__(self, parts: Sequence[_Part]) -> None:
-        self._parts = [part for part in parts if part.app is not None]
+        self._parts = [part.attached for part in parts if part.app is not None]
+        self._union: frozenset[InstructionKey] | None = None
+
+    def _keys(self) -> frozenset[InstructionKey]:
+        if self._union is None:
+            self._union = frozenset().union(*self._parts)
+            self._parts = []
+        return self._union
 
     def __contains__(self, key: object) -> bool:
-        hashed = _Hashed(key)
-        return any(hashed in part.attached for part in self._parts)
+        return key in self._keys()
 
     def __iter__(self) -> Iterator[InstructionKey]:
-        return iter(frozenset().union(*(part.attached for part in self._parts)))
+        return iter(self._keys())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self._keys())
 
 
 @dataclass(frozen=True, slots=True)
