@@ -54,19 +54,16 @@ class Lookups:
 class Builder:
     """Makes the agents of `scan` (`agent(call_id)`), each once, into `agents`.
 
-    `before`: the agents of an earlier build, with how each was made (`made`): an agent (and what its reading
-    asked for) whose every fact looked up is the very object this scan holds is taken as it was, not made again
-    (an edit changes few; the same facts make the same agent, in the same order)."""
+    `before`: the agents of an earlier build, with how each was made (`made`) and who looked up what there
+    (`Lookups`): an agent (and what its reading asked for) whose every fact looked up is the very object this scan
+    holds is taken as it was, not made again (an edit changes few; the same facts make the same agent, in the same
+    order)."""
 
     def __init__(
         self,
         scan: Scan,
-        root: str,
-        before: tuple[Mapping[str, Agent], Mapping[str, Built]] | None = None,
-        lookups: Lookups | None = None,
+        before: tuple[Mapping[str, Agent], Mapping[str, Built], Lookups] | None = None,
     ) -> None:
-        self.scan = scan
-        self.root = root
         self.calls: dict[str, AgentCall] = {a.id: a for a in scan.agents}
         self.agents: dict[str, Agent] = {}
         self.functions = scan.functions
@@ -75,14 +72,13 @@ class Builder:
         self._tables: tuple[Mapping[str, Any], ...] = (self.calls, self.functions, self.classes, scan.class_methods)
         self._reading: list[Built] = []
         self._before = before
-        self._lookups = lookups if before is not None else None
         self._fresh: list[str] = []  # the keys of the agents made (not taken), in order
-        # the earlier agents that cannot be taken (None: each is checked by `_same`)
-        self._stale = self._stale_agents(lookups) if before is not None and lookups is not None else None
+        # the earlier agents that cannot be taken
+        self._stale = self._stale_agents(before[2]) if before is not None else set()
 
     def _stale_agents(self, lookups: Lookups) -> set[str]:
         """The earlier agents that looked up a fact that is not the very same object here, and those whose reading
-        asked for one of them: the others are made from the very same facts (what `_same` tells agent by agent)."""
+        asked for one of them: the others are made from the very same facts."""
         stale: set[str] = set()
         for table, (now, was) in enumerate(zip(self._tables, lookups.tables, strict=True)):
             if now is was:
@@ -102,15 +98,14 @@ class Builder:
     def lookups(self) -> Lookups:
         """Who looked up what in this build (see `Lookups`): the earlier build's, less the agents not taken, plus
         those made."""
-        earlier = self._lookups
         made = self.made
-        if earlier is None or self._before is None:
+        if self._before is None:
             lookers: dict[tuple[int, str], frozenset[str]] = {}
             askers: dict[str, frozenset[str]] = {}
             fresh: list[str] = list(made)
         else:
+            _, was, earlier = self._before
             lookers, askers, fresh = dict(earlier.lookers), dict(earlier.askers), self._fresh
-            was = self._before[1]
             for key in [*(k for k in fresh if k in was), *(was.keys() - made.keys())]:
                 built = was[key]
                 for table, name, _ in built.looked:
@@ -170,32 +165,15 @@ class Builder:
         return made
 
     def _can_take(self, key: str) -> bool:
-        if self._stale is None:
-            return self._same(key, set())
+        """Whether the earlier agent `key` is made from the very facts of this scan (and so is each agent its
+        reading asked for)."""
         assert self._before is not None
         return key not in self._stale and key in self._before[1] and key in self._before[0]
 
-    def _same(self, key: str, seen: set[str]) -> bool:
-        """Whether the earlier agent `key` is made from the very facts of this scan (and so is each agent its
-        reading asked for that this build has not made yet)."""
-        assert self._before is not None
-        agents, made = self._before
-        built = made.get(key)
-        if built is None or key not in agents:
-            return False
-        seen.add(key)
-        tables = self._tables
-        if any(tables[table].get(name) is not found for table, name, found in built.looked):
-            return False
-        return all(
-            placeholder or asked in self.agents or asked in seen or self._same(asked, seen)
-            for asked, placeholder in built.asked
-        )
-
     def _take(self, key: str) -> Agent:
-        """The earlier agent `key` (see `_same`), and those its reading asked for, in the order it made them."""
+        """The earlier agent `key` (see `_can_take`), and those its reading asked for, in the order it made them."""
         assert self._before is not None
-        agents, made = self._before
+        agents, made, _ = self._before
         taken = self.agents[key] = agents[key]
         self.made[key] = made[key]
         for asked, placeholder in made[key].asked:

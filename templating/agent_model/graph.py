@@ -31,7 +31,8 @@ class Graph:
     made: Mapping[str, Built] = field(default_factory=dict)
     # the apps as walked (by root id): what the next build takes when they look at the very same agents
     walked: Mapping[str, Walked] = field(default_factory=dict)
-    # who looked up what in the build (the next build's agents not to take, without going through every one)
+    # who looked up what in the build (the next build's agents not to take, without going through every one);
+    # None only in a graph not made by `build_graph`, from which the next build takes nothing
     lookups: Lookups | None = None
 
 
@@ -41,8 +42,9 @@ _SESSION_WRITES = frozenset({"create_session(state=...)", "Session(state=...)"})
 def build_graph(scan: Scan, root: str, *, before: Graph | None = None) -> Graph:
     """Every agent of `scan` (built from the project's code and Agent Config files) and the apps its roots make.
     `before`: the graph of an earlier scan of the project, whose agents made from the very same facts are taken."""
+    lookups = before.lookups if before is not None else None  # (None: a graph not made here, nothing taken)
     builder = Builder(
-        scan, root, (before.built, before.made) if before is not None else None, before.lookups if before else None
+        scan, (before.built, before.made, lookups) if before is not None and lookups is not None else None
     )
     methods = {method for cls in scan.agent_classes.values() for method in cls.methods}
     templates = {call.id for call in scan.agents if call.in_function is not None and call.in_function in methods}
