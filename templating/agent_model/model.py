@@ -215,9 +215,10 @@ class AgentModel:
             self._read_for[here.id] = (here, top, found)
         return found
 
-    def kept_reads(self, agent: str, reads: tuple[Read, ...]) -> bool:
+    def _kept_reads(self, agent: str, reads: tuple[Read, ...]) -> bool:
         """Whether `reads` is the very object `reads(agent)` gives (taken from the model before, or worked out
-        already), without working anything out."""
+        already), without working anything out: for the order rules' index (`OrderIndex.of`) to take what it made
+        of an agent's reads in the model before."""
         known = self._read_for.get(agent)
         return known is not None and known[2] is reads and known[0] is self.graph.agents.get(agent)
 

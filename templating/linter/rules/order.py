@@ -151,7 +151,7 @@ class OrderIndex:
 
     Made of one part per app (and one for the agents of no app): `of(model, before=)` takes the part of an app
     that is the very same object in the index before when each of its agents' reads is the very object it was
-    made from (`AgentModel.kept_reads`): an edit works out the parts of the apps it touches only."""
+    made from (`AgentModel._kept_reads`): an edit works out the parts of the apps it touches only."""
 
     readers: Mapping[InstructionKey, list[tuple[Agent, Read]]]
     attached: Set[InstructionKey]
@@ -169,7 +169,7 @@ class OrderIndex:
             if (
                 part is None
                 or part.app is not app
-                or not all(model.kept_reads(agent, reads) for agent, reads in part.made_from.items())
+                or not all(model._kept_reads(agent, reads) for agent, reads in part.made_from.items())
             ):
                 part = _part(model, app, (model.agents[a] for a in app.agents if a in model.agents))
             parts[app.id] = part
@@ -180,7 +180,7 @@ class OrderIndex:
             part is None
             or len(part.made_from) != len(alone)
             or not all(
-                model.kept_reads(agent.id, reads) and agent.id == key
+                model._kept_reads(agent.id, reads) and agent.id == key
                 for agent, (key, reads) in zip(alone, part.made_from.items(), strict=True)
             )
         ):
