@@ -14,8 +14,25 @@ __all__ = ["Walked", "find_apps"]
 
 _MAX_DEPTH = 64  # agents nested deeper than this are not followed (input cannot recurse without bound)
 
-# what names an app (its App call, that call's name, its first runner's app_name, its runners): compared by identity
-_Naming = tuple[object, object, object, tuple[RunnerCall, ...]]
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Naming:
+    """What names an app: its App call (`app`), that call's `name`, its first runner's app_name (`runner_name`) and
+    its `runners`; `same` tells whether another names it the same way (the calls by identity, the names by value)."""
+
+    app: object
+    name: object
+    runner_name: object
+    runners: tuple[RunnerCall, ...]
+
+    def same(self, other: _Naming) -> bool:
+        return (
+            self.app is other.app
+            and self.name == other.name
+            and self.runner_name == other.runner_name
+            and len(self.runners) == len(other.runners)
+            and all(a is b for a, b in zip(self.runners, other.runners, strict=True))
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,16 +43,6 @@ class Walked:
     app: App
     naming: _Naming
     looked: frozenset[str]
-
-
-def _same_naming(was: _Naming, now: _Naming) -> bool:
-    return (
-        was[0] is now[0]
-        and was[1] == now[1]
-        and was[2] == now[2]
-        and len(was[3]) == len(now[3])
-        and all(a is b for a, b in zip(was[3], now[3], strict=True))
-    )
 
 
 def find_apps(
@@ -93,14 +100,9 @@ def find_apps(
         changed = {key for key, agent in agents.items() if was.get(key) is not agent}
         changed.update(key for key in was if key not in agents)
     for root_id, named in found.items():
-        naming: _Naming = (
-            named.get("app"),
-            named.get("name"),
-            named.get("runner_name"),
-            tuple(runners.get(root_id, ())),
-        )
+        naming = _Naming(named.get("app"), named.get("name"), named.get("runner_name"), tuple(runners.get(root_id, ())))
         earlier = before[1].get(root_id) if before is not None else None
-        if earlier is not None and changed.isdisjoint(earlier.looked) and _same_naming(earlier.naming, naming):
+        if earlier is not None and changed.isdisjoint(earlier.looked) and earlier.naming.same(naming):
             apps.append(earlier.app)
             if walked is not None:
                 walked[root_id] = earlier
@@ -142,7 +144,7 @@ def find_apps(
             tuple(order),
             parents,
             app_call if isinstance(app_call, AgentCall) else None,
-            naming[3],
+            naming.runners,
             unknown,
             top.name,
         )
