@@ -279,8 +279,9 @@ def test_a_jinja_instruction_of_no_app_keeps_the_project_wide_check(tmp_path: Pa
 # --- the index of a model built after an edit takes the parts of the apps the edit does not touch
 
 
-def index_of(index: OrderIndex) -> tuple[dict[object, list[tuple[str, object]]], set[object]]:
-    readers = {key: [(agent.id, read) for agent, read in index.readers[key]] for key in index.readers}
+def index_of(index: OrderIndex) -> tuple[list[tuple[object, list[tuple[str, object]]]], set[object]]:
+    """The index's readers in its order (the instructions, then each one's readers: app order) and what is attached."""
+    readers = [(key, [(agent.id, read) for agent, read in index.readers[key]]) for key in index.readers]
     return readers, set(index.attached)
 
 
