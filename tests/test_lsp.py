@@ -1508,3 +1508,24 @@ def test_import_adk_says_whether_google_adk_is_imported() -> None:
 
     assert import_adk() is adk_installed()
     assert ("google.adk.agents" in sys.modules) is adk_installed()
+
+
+@pytest.mark.asyncio
+async def test_an_edit_is_linted_once_the_messages_received_are_handled() -> None:
+    # No pause waiting for a next keystroke (it added itself to every edit's latency): the lint runs as soon as the
+    # loop has handled what it already received, and the edits handled in that time are linted once.
+    from templating.lsp.server import build
+
+    state = build().templating  # type: ignore[attr-defined]
+    linted: list[str] = []
+    state.lint_now = lambda path, **_: (state.pending.pop(path, None), linted.append(path))
+    state.open["/p/a.py"] = "file:///p/a.py"
+    for _ in range(3):  # a burst: three changes handled in one turn of the loop
+        state.changed("file:///p/a.py")
+    assert linted == []
+    await asyncio.sleep(0)
+    assert linted == ["/p/a.py"]
+    state.changed("file:///p/a.py")
+    await asyncio.sleep(0)
+    assert linted == ["/p/a.py", "/p/a.py"]
+    assert state.pending == {}

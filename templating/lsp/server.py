@@ -17,10 +17,10 @@ from .. import __version__
 from .answers import Answers
 from .folders import LOADING
 from .preview import PREVIEW_METHOD, code_lenses, preview_answer, request_of
-from .state import DEBOUNCE_SECONDS, TemplatingServer
+from .state import TemplatingServer
 from .wire import Protocol, run_stdio
 
-__all__ = ["DEBOUNCE_SECONDS", "TemplatingServer", "build", "serve"]
+__all__ = ["TemplatingServer", "build", "serve"]
 
 
 def build() -> LanguageServer:

@@ -35,13 +35,10 @@ from .folders import FAILED, LOADING, READY, REFUSED, Folder, contains, refused_
 from .model import Index
 from .positions import Lines
 
-__all__ = ["DEBOUNCE_SECONDS", "TemplatingServer"]
+__all__ = ["TemplatingServer"]
 
 log = logging.getLogger(__name__)
 
-# How long an edit waits for the next keystroke before it is linted: short (it is part of every edit's
-# latency); edits that arrive while a lint runs are queued and linted once after it.
-DEBOUNCE_SECONDS = 0.015
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -62,7 +59,7 @@ class TemplatingServer:
         self.ls = ls
         self.folders: dict[Path, Folder] = {}
         self.findings: dict[str, list[Diagnostic]] = {}  # by path, as last published
-        self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.pending: dict[str, asyncio.Handle] = {}  # the edited documents waiting for their lint
         self.open: dict[str, str] = {}  # path -> uri
         self.outside_told: set[str] = set()
         self._loose: Project | None = None
@@ -264,11 +261,14 @@ class TemplatingServer:
     # -- linting
 
     def schedule(self, path: str) -> None:
+        """Lint `path` once the messages already received are handled, with no pause: a lone keystroke is linted
+        at once, and the edits that arrived while a lint ran (a burst of typing) are linted once, at their last
+        version. (A pause waiting for the next keystroke would add itself to every edit's latency, and a lint
+        takes longer than the time between two keystrokes anyway.)"""
         handle = self.pending.pop(path, None)
         if handle is not None:
             handle.cancel()
-        loop = asyncio.get_running_loop()
-        self.pending[path] = loop.call_later(DEBOUNCE_SECONDS, self.lint_now, path)
+        self.pending[path] = asyncio.get_running_loop().call_soon(self.lint_now, path)
 
     def flush(self, path: str) -> None:
         """Lint `path` now if an edit of it waits (a request needs its current state)."""
