@@ -179,24 +179,27 @@ class Index:
         return known
 
     def _absorb(self, found: Scan, paths: Iterable[str], *, full: bool) -> None:
-        absolute = self._absolute
+        # Every file of the scan is gone through at each edit (5,000 on a large workspace): each name's absolute
+        # form is looked up inline rather than through `_absolute`.
+        absolutes, absolute = self._absolutes, self._absolute
         chosen = {absolute(p) for p in paths}
         if not full:
             for path in chosen:
                 self.writes.pop(path, None)
                 self.readings.pop(path, None)
                 self.instructions.pop(path, None)
+        sources = self.sources
         for path, text in found.sources.items():
-            name = absolute(path)
-            if full or name in chosen or name not in self.sources:
-                self.sources[name] = text
+            name = absolutes.get(path) or absolute(path)
+            if full or name in chosen or name not in sources:
+                sources[name] = text
         for write in found.writes:
-            path = absolute(write.path)
+            path = absolutes.get(write.path) or absolute(write.path)
             if path not in chosen:
                 continue
             self.writes.setdefault(path, []).append(_written(write, path))
         for item in found.instructions:
-            path = absolute(item.path)
+            path = absolutes.get(item.path) or absolute(item.path)
             if path not in chosen and not full:
                 continue
             if any(i.key == item.key for i in self.instructions.get(path, [])):
