@@ -1452,3 +1452,35 @@ def test_update_for_some_files_gives_them_what_a_fresh_run_reports(
         assert_wanted_as_fresh(result, view, wanted, overrides, f"edit {n} of {path}")
         shown = shown or any(view.get(name, ([], []))[0] for name in wanted)
     assert shown, "the wanted files get findings at some edit (the case is about them)"
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["edit", "failing-edit"])
+def test_an_edit_runs_with_the_cyclic_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
+) -> None:
+    """An edit's objects hold no cycle: the collector is paused while they are made (it walked them again and
+    again), and runs again once the edit is done, even when it fails."""
+    import gc
+
+    _write_tree(tmp_path, _BASE, monkeypatch)
+    project = Project(tmp_path)
+    project.lint(["."])
+    seen: list[bool] = []
+    run_scan = project._run_scan
+
+    def scanning(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        if fails:
+            raise RuntimeError("the scan broke")
+        return run_scan(*args, **kwargs)
+
+    monkeypatch.setattr(project, "_run_scan", scanning)
+    edited = "app/prompt.py"
+    assert gc.isenabled()
+    if fails:
+        with pytest.raises(RuntimeError, match="the scan broke"):
+            project.update(edited, _BASE[edited] + "\n# edited\n")
+    else:
+        project.update(edited, _BASE[edited] + "\n# edited\n")
+    assert seen == [False]
+    assert gc.isenabled()
