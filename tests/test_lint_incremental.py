@@ -1484,3 +1484,18 @@ def test_an_edit_runs_with_the_cyclic_collector_paused(
         project.update(edited, _BASE[edited] + "\n# edited\n")
     assert seen == [False]
     assert gc.isenabled()
+
+
+def test_a_file_that_cannot_be_read_keeps_no_scan_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error reading a file is kept and raised again whenever a scan imports the file; each raise adds that
+    scan's frames (and its syntax trees) to the error's traceback, dropped when the scan ends."""
+    _write_tree(tmp_path, {**_BASE, "app/agent.py": _BASE["app/agent.py"] + "from . import broken\n"}, monkeypatch)
+    (tmp_path / "app" / "broken.py").write_bytes(b"X = '\xff'\n")  # not UTF-8
+    project = Project(tmp_path)
+    project.lint(["."])
+    for n in range(3):
+        project.update("app/agent.py", _BASE["app/agent.py"] + f"from . import broken\n# edit {n}\n")
+        kept = [error for error in project._texts.values() if isinstance(error, Exception)]
+        assert kept, "the unreadable file's error is kept"
+        assert project._raised == []
+        assert all(e.__traceback__ is None and e.__context__ is None for e in kept)

@@ -157,9 +157,9 @@ class ProjectFindings(ProjectFiles):
         finally:
             # A kept read error is raised again at each scan, and each raise adds that scan's frames to its
             # traceback (and with them its syntax trees): an editor's session grew by megabytes an edit.
-            for kept in self._texts.values():
-                if isinstance(kept, BaseException):
-                    kept.__traceback__ = kept.__context__ = kept.__cause__ = None
+            raised, self._raised = self._raised, []
+            for kept in raised:
+                kept.__traceback__ = kept.__context__ = kept.__cause__ = None
 
     def _file_answers(self) -> FileAnswers | None:
         """The file-system answers the project's scans keep (`pysource.imports.FileAnswers`): dropped whenever the

@@ -105,6 +105,7 @@ class ProjectFiles:
             setting = cache_setting(given=cache_dir, configured=self.config.cache_dir)
             self.cache = LintCache(folder, setting=setting) if folder is not None else None
         self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
+        self._raised: list[Exception] = []  # the kept errors of `_texts` raised again since the last scan ended
         # the file-system answers of the scans' import resolution (`pysource.imports.FileAnswers`), kept from one
         # scan to the next while the walk is (see `findings`' `_file_answers`)
         self._answers: FileAnswers | None = None
@@ -275,6 +276,7 @@ class ProjectFiles:
                 cached = exc
             self._texts[path] = cached
         if isinstance(cached, Exception):
+            self._raised.append(cached)  # (its traceback is dropped when the scan ends: `_run_scan`)
             raise cached
         return cached
 
