@@ -15,7 +15,7 @@ from .result import LintResult, of_files
 from .util import shown
 
 if TYPE_CHECKING:
-    from ..pysource import Instruction, InstructionKey, Scan, Skipped
+    from ..pysource import AgentCall, Instruction, InstructionKey, Scan, Skipped
 
 __all__ = ["IncrementalProject"]
 
@@ -175,11 +175,16 @@ class IncrementalProject(ProjectFindings):
             self._writes.setdefault(write.path, []).append(write)
         for error in sub.errors:
             self._errors[error.path] = error
-        # Kept: what no file scanned again gives (those give theirs anew), each by its identity.
-        found: dict[InstructionKey, Instruction] = {
-            key: item for item, key, given in ids if rescanned.isdisjoint(given)
-        }
-        found.update({self._identity(item)[1]: item for item in sub.instructions})
+        # Kept: what no file scanned again gives (those give theirs anew), each by its identity; one given anew as
+        # it was is the very object kept (what is worked out from it is then kept too: its findings, its agents).
+        found: dict[InstructionKey, Instruction] = {}
+        again: dict[InstructionKey, Instruction] = {}
+        for item, key, in_files in ids:
+            (found if rescanned.isdisjoint(in_files) else again)[key] = item
+        for item in sub.instructions:
+            key = self._identity(item)[1]
+            was = again.get(key)
+            found[key] = was if was is not None and was.same_as(item) else item
         sources = {name: source for name, source in old.sources.items() if name not in rescanned}
         merged = in_order(
             Scan(
@@ -340,12 +345,24 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
         kept = [item for item in getattr(old, name) if not fresh(item.path)]
         return kept + [item for item in getattr(sub, name) if fresh(item.path)]
 
-    def keyed(name: str) -> dict[str, Any]:
-        kept = {key: item for key, item in getattr(old, name).items() if not fresh(item.path)}
-        return {**{key: item for key, item in getattr(sub, name).items() if key not in kept}, **kept}
+    def keyed(name: str) -> dict[str, Any]:  # (a fact read again as it was: the very object kept)
+        was: dict[str, Any] = getattr(old, name)
+        kept = {key: item for key, item in was.items() if not fresh(item.path)}
+        again = {key: item for key, item in getattr(sub, name).items() if key not in kept}
+        return {**{key: was[key] if was.get(key) == item else item for key, item in again.items()}, **kept}
 
     classes = keyed("agent_classes")
-    agents = listed("agents")
+    agents: list[AgentCall] = []
+    calls: dict[str, AgentCall] = {}  # the old calls of the files scanned again
+    for item in old.agents:
+        if fresh(item.path):
+            calls[item.id] = item
+        else:
+            agents.append(item)
+    for item in sub.agents:
+        if fresh(item.path):
+            was = calls.get(item.id)
+            agents.append(was if was is not None and was.same_as(item) else item)
     # a tool or plugin class's methods, as the scan that read the agent naming it found them (an agent kept from
     # `old` keeps them: its class's file is not scanned again either)
     methods = {key: value for key, value in old.class_methods.items() if key in classes}
@@ -353,7 +370,10 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
     if others:
         named = {r.target for agent in agents if not fresh(agent.path) for r in agent.named() if r.kind == "class"}
         methods.update((key, old.class_methods[key]) for key in others if key in named)
-    methods.update(sub.class_methods)
+    methods.update(
+        (key, old.class_methods[key] if old.class_methods.get(key) == value else value)
+        for key, value in sub.class_methods.items()
+    )
     return {
         "agents": agents,
         "agent_classes": classes,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal as _Literal
 from typing import TypeAlias
 
@@ -131,6 +131,33 @@ class Instruction:
             ok = here[id(module)] and end - start == 1 and module.text[start:end] == char
             out.append(start if ok else None)
         return out
+
+    def same_as(self, other: Instruction) -> bool:
+        """Whether `other` is this instruction read again, as it was: equal, given at the same places, and each of
+        its characters written at the same place of a file with the same text (a scan of a file that did not
+        change finds it again as another object)."""
+        if self is other:
+            return True
+        if self != other or self.given_at != other.given_at or self.state_schemas:  # (a schema is compared by identity)
+            return False
+        a, b = self._mapped, other._mapped
+        if (
+            type(a.starts) is not type(b.starts)
+            or a.starts != b.starts
+            or a.ends != b.ends
+            or len(a.mods) != len(b.mods)
+        ):
+            return False
+        mine, theirs = list(dict.fromkeys(a.mods)), list(dict.fromkeys(b.mods))  # each file, in order of first use
+        if len(mine) != len(theirs) or any(
+            x.path != y.path or x.text != y.text for x, y in zip(mine, theirs, strict=True)
+        ):
+            return False
+        if len(mine) == 1:
+            return True
+        number = {id(module): n for n, module in enumerate(mine)}
+        numbered = {id(module): n for n, module in enumerate(theirs)}
+        return list(map(number.__getitem__, map(id, a.mods))) == list(map(numbered.__getitem__, map(id, b.mods)))
 
     def file_text(self, path: str) -> str | None:
         """The text of the `.py` file `path` that part of this instruction was written in (as read)."""
@@ -330,6 +357,10 @@ class AgentCall:
     fields: tuple[tuple[str, tuple[Ref, ...]], ...] = ()
     unread: tuple[tuple[str, str], ...] = ()
 
+    def same_as(self, other: AgentCall) -> bool:
+        """Whether `other` is this call read again, as it was: every field equal (calls compare by identity)."""
+        return self is other or all(getattr(self, name) == getattr(other, name) for name in _CALL_FIELDS)
+
     def option(self, name: str, default: str | int | bool | float | None = None) -> str | int | bool | float | None:
         """The literal value of the keyword `name`, or `default` when it is not given as a literal."""
         return next((value for key, value in self.options if key == name), default)
@@ -358,6 +389,9 @@ class AgentCall:
         for edge in self.edges or ():
             refs += [edge.source, edge.target]
         return refs
+
+
+_CALL_FIELDS = tuple(f.name for f in fields(AgentCall))
 
 
 @dataclass(frozen=True, slots=True)
