@@ -103,9 +103,7 @@ EDITS = [
         _but("three"),  # (four/agent.py imports the writer too: scanned again, read as it was)
         ("three",),
     ),
-    Edit(
-        "an-app-is-removed", "two/agent.py", "root_agent = LlmAgent(", "team = LlmAgent(", _but("two"), ()
-    ),
+    Edit("an-app-is-removed", "two/agent.py", "root_agent = LlmAgent(", "team = LlmAgent(", _but("two"), ()),
     Edit(
         "an-app-is-added",
         "five/agent.py",

@@ -1499,3 +1499,43 @@ def test_a_file_that_cannot_be_read_keeps_no_scan_alive(tmp_path: Path, monkeypa
         assert kept, "the unreadable file's error is kept"
         assert project._raised == []
         assert all(e.__traceback__ is None and e.__context__ is None for e in kept)
+
+
+def test_typing_in_one_file_goes_through_the_project_files_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each edit of the same file's buffer keeps the project's files and their texts from the last (they are the
+    same but for that file's text): only a walk, a file read again or another buffer makes them go through again;
+    every result is a fresh run's."""
+    _write_tree(tmp_path, _BASE, monkeypatch)
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    gone_through: list[str] = []
+    usable = project._usable
+
+    def counting(files: Any, *, named: Any) -> Any:
+        gone_through.append(named[0])
+        return usable(files, named=named)
+
+    monkeypatch.setattr(project, "_usable", counting)
+    overrides: dict[str, str] = {}
+    steps = [
+        ("app/prompt.py", _BASE["app/prompt.py"].replace("trip", "journey"), True),
+        ("app/prompt.py", _BASE["app/prompt.py"].replace("trip", "journey {budget}"), False),
+        ("app/prompt.py", _BASE["app/prompt.py"].replace("trip", "journey {user_profile}"), False),
+        ("app/tools.py", _BASE["app/tools.py"].replace("user_profile", "budget"), True),  # another file
+        ("app/tools.py", _BASE["app/tools.py"].replace("user_profile", "itinerary"), False),
+        ("app/prompt.py", _BASE["app/prompt.py"], True),  # back to the first: its turn again
+    ]
+    for n, (path, text, through) in enumerate(steps):
+        if n == 4:  # a module made on disk: the files are walked again at the next edit
+            (tmp_path / "app" / "extra.py").write_text("EXTRA = 'x'\n", encoding="utf-8")
+            project.update("app/extra.py", None)
+            gone_through.clear()
+            through = True
+        overrides[path] = text
+        publish(published, project.update(path, text))
+        assert gone_through == ([path] if through else []), f"step {n}"
+        gone_through.clear()
+        assert_published_as_fresh(published, overrides, f"step {n}: {path}")

@@ -51,7 +51,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -82,8 +82,10 @@ class Project(Protocol):
     codes: frozenset[str]
     schema: Any
     force_exclude: bool
-    _texts: dict[str, str | Exception]
     _scan: Scan | None
+
+    @property
+    def _texts(self) -> Mapping[str, str | Exception]: ...
 
     @property
     def dialect(self) -> str: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -299,6 +299,7 @@ class ImportGraph:
 
     def __init__(self) -> None:
         self._files: frozenset[str] = frozenset()
+        self._synced: Mapping[str, str] | None = None  # the texts last taken (`sync`)
         self._places = _Places()
         self._by_module: dict[_Parts, list[str]] = {}  # a module's real path -> its files (x.py, x/__init__.py)
         self._under: dict[_Parts, list[str]] = {}  # a folder -> the files whose module is below it
@@ -382,12 +383,18 @@ class ImportGraph:
         parts = self._parts[other]
         return (parts[-1] if parts else "") in text
 
-    def sync(self, texts: Mapping[str, str]) -> None:
+    def sync(self, texts: Mapping[str, str], *, changed: Collection[str] | None = None) -> None:
         """Take `texts` (every file's): the files added or removed index the project again, a file whose
-        text changed (another object) has its targets worked out again."""
-        if len(texts) != len(self._files) or not self._files.issuperset(texts):
-            self._index(frozenset(texts))
-        for path, text in texts.items():
+        text changed (another object) has its targets worked out again. `changed`: `texts` is the mapping
+        last taken, changed since in these files' texts at most (only they are looked at)."""
+        if changed is not None and texts is self._synced:
+            items: Iterable[tuple[str, str]] = [(path, texts[path]) for path in changed if path in texts]
+        else:
+            if len(texts) != len(self._files) or not self._files.issuperset(texts):
+                self._index(frozenset(texts))
+            items = texts.items()
+        self._synced = texts
+        for path, text in items:
             known = self._reads.get(path)
             if known is not None and known[0] is text:
                 continue
@@ -405,10 +412,17 @@ class ImportGraph:
         return known[1] if known is not None else frozenset()
 
     def affected(
-        self, target: str, texts: Mapping[str, str], before: str | None, given_in: Iterable[tuple[str, ...]]
+        self,
+        target: str,
+        texts: Mapping[str, str],
+        before: str | None,
+        given_in: Iterable[tuple[str, ...]],
+        *,
+        changed: Collection[str] | None = None,
     ) -> set[str]:
-        """What the function [`affected`][templating.linter.reach.affected] gives for the same arguments."""
-        self.sync(texts)
+        """What the function [`affected`][templating.linter.reach.affected] gives for the same arguments
+        (`changed`: see `sync`)."""
+        self.sync(texts, changed=changed)
         out = {target}
         stack = [target]
         earlier = self._targets(target, before) if before is not None else frozenset()

@@ -44,6 +44,47 @@ def _codes_of(values: Iterable[str] | str | None) -> list[str] | None:
     return [code for value in values for code in value.split(",") if code.strip()]
 
 
+class _Texts(dict[str, "str | Exception"]):
+    """The Python files read: text, or why not; `version` counts its changes (what is worked out from every file's
+    text is kept while it stays)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.version = 0
+
+    def __setitem__(self, key: str, value: str | Exception) -> None:
+        self.version += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.version += 1
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            self.version += 1
+        return super().pop(key, *default)
+
+    def clear(self) -> None:
+        self.version += 1
+        super().clear()
+
+    def popitem(self) -> tuple[str, str | Exception]:
+        self.version += 1
+        return super().popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self.version += 1
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.version += 1
+        super().update(*args, **kwargs)
+
+
 class ProjectFiles:
     """The part of [`Project`][templating.linter.engine.Project] that chooses a project's files and reads
     them (its arguments are described there); it keeps what it read."""
@@ -104,7 +145,7 @@ class ProjectFiles:
             folder = cache_folder(self.root, given=cache_dir, configured=self.config.cache_dir)
             setting = cache_setting(given=cache_dir, configured=self.config.cache_dir)
             self.cache = LintCache(folder, setting=setting) if folder is not None else None
-        self._texts: dict[str, str | Exception] = {}  # Python files read: text, or why not
+        self._texts = _Texts()  # Python files read: text, or why not
         self._raised: list[Exception] = []  # the kept errors of `_texts` raised again since the last scan ended
         # the file-system answers of the scans' import resolution (`pysource.imports.FileAnswers`), kept from one
         # scan to the next while the walk is (see `findings`' `_file_answers`)
@@ -148,6 +189,8 @@ class ProjectFiles:
         self._reads: dict[int, Any] = {}
         self._comments: dict[str, Any] = {}
         self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
+        # kept by `incremental`: the last edit's file, `_texts.version`, other buffers, walk, files and their texts
+        self._edit_texts: tuple[str, int, dict[str, str], list[str], list[str], dict[str, str]] | None = None
         # kept by `incremental` too: each instruction's files (its characters' and those giving it), and the text
         # files an instruction was read from that the last update for some files only listed
         self._touched: dict[int, Any] = {}
