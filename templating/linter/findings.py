@@ -407,15 +407,23 @@ class ProjectFindings(ProjectFiles):
             unsure=unsure,
         )
 
+    def _config_files(self, found: Scan) -> set[str]:
+        """`config_files(found)`, worked out once per scan."""
+        kept = self._configs_of
+        if kept is None or kept[0] is not found:
+            kept = self._configs_of = (found, frozenset(config_files(found)))
+        return set(kept[1])
+
     def _all_findings(self, found: Scan, context: Sequence[str], *, only: Collection[str] | None = None) -> _Findings:
         """Each Python file's findings, templates, text and count of instructions, as a fresh run of the
         project's Python files (`context`) gives them from the scan `found`; `only`: those of these files
         alone (the others are not worked out)."""
-        configs = config_files(found)
+        configs = self._config_files(found)
         if only is None:
             named = {name for name in context if name in found.sources} | configs
-        else:
-            named = {name for name in context if name in only and name in found.sources} | (configs & set(only))
+        else:  # (a few files of many: each looked up)
+            inside = set(context)
+            named = {name for name in only if name in inside and name in found.sources} | (configs & set(only))
         result = LintResult([], [], [], root=self.root)
         self._python_findings(found, named, result, partial=only is not None)
         return per_file(result)

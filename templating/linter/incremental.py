@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._collector import paused as _collector_paused
-from .findings import ProjectFindings, config_files, in_order
+from .findings import ProjectFindings, in_order
 from .result import LintResult, of_files
 from .util import shown
 
@@ -178,13 +178,16 @@ class IncrementalProject(ProjectFindings):
             key = self._identity(item)[1]
             was = again.get(key)
             found[key] = was if was is not None and was.same_as(item) else item
-        sources = {name: source for name, source in old.sources.items() if name not in rescanned}
+        sources = dict(old.sources)  # (copied whole, then the files scanned again taken out: a few of many)
+        for name in rescanned:
+            sources.pop(name, None)
+        sources.update(sub.sources)
         merged = in_order(
             Scan(
                 instructions=list(found.values()),
                 skipped=[item for item in old.skipped if item.path not in rescanned] + sub.skipped,
                 writes=[w for writes in self._writes.values() for w in writes],
-                sources={**sources, **sub.sources},
+                sources=sources,
                 errors=list(self._errors.values()),
                 state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
                 static_instructions=[s for s in old.static_instructions if rescanned.isdisjoint(s.given_in)]
@@ -249,7 +252,7 @@ class IncrementalProject(ProjectFindings):
         context = self._context_files([target])
         if target not in context:
             context = [*context, target]
-        files = set(context) | config_files(found)
+        files = set(context) | self._config_files(found)
         asked = {shown(Path(path)) for path in wanted}
         names = {target} | (asked & files)
         texts = asked - names
