@@ -2321,6 +2321,7 @@ def kept_trees(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     monkeypatch.setattr(reading, "_kept", type(reading._kept)())
     monkeypatch.setattr(reading, "_kept_size", 0)
+    monkeypatch.setattr(reading, "_walks", {})
     return reading
 
 
@@ -2370,6 +2371,27 @@ def test_within_trees_not_kept_no_tree_is_kept_in_that_thread_only(kept_trees: A
     assert sorted(path for path, _ in kept_trees._kept) == ["a.py", "c.py"]
     kept_trees.parsed("y = 2\n", "b.py")  # after the block: kept again
     assert sorted(path for path, _ in kept_trees._kept) == ["a.py", "b.py", "c.py"]
+
+
+def test_a_kept_tree_is_walked_once_until_it_is_let_go(kept_trees: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kept_trees, "KEPT_TEXT", 100)
+    walks: list[ast.Module] = []
+
+    def walk(tree: ast.Module) -> list[str]:
+        walks.append(tree)
+        return [type(node).__name__ for node in ast.walk(tree)]
+
+    tree = kept_trees.parsed("x = 1\n", "a.py")
+    first = kept_trees.kept_walk(tree, walk)
+    assert kept_trees.kept_walk(kept_trees.parsed("x = 1\n", "a.py"), walk) is first  # parsed again: the same
+    assert first == [type(node).__name__ for node in ast.walk(ast.parse("x = 1\n"))]
+    loose = ast.parse("y = 2\n")  # a tree not kept: walked each time
+    assert kept_trees.kept_walk(loose, walk) is not kept_trees.kept_walk(loose, walk)
+    for n in range(10):  # `a.py` let go, its walk with it
+        kept_trees.parsed(f"name_{n} = '{n:018d}'\n", f"m{n}.py")
+    assert id(tree) not in kept_trees._walks
+    assert walks.count(tree) == 1
+    assert len(kept_trees._walks) <= len(kept_trees._kept)
 
 
 def test_a_file_that_does_not_parse_is_not_kept(kept_trees: Any) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from ..nodes import Span
 from ..places import line_starts, span_at
-from .reading import _field_end
+from .reading import _field_end, kept_walk
 
 _EMPTY_TREE = ast.Module(body=[], type_ignores=[])
 
@@ -47,7 +47,7 @@ class _Module:
         before children and in the order written, each with the function or lambda it is in: the one walk
         of the whole tree the scan's passes share."""
         if self._preorder is None:
-            self._preorder = _walk_preorder(self.tree)
+            self._preorder = kept_walk(self.tree, _walk_preorder)  # (a tree parsed again is not walked again)
         return self._preorder
 
     def forget_walks(self) -> None:

@@ -13,9 +13,9 @@ import sys
 import tokenize
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import TemplatingError
 from ..nodes import Span
@@ -422,6 +422,8 @@ def _read_python(path: str) -> str:
         return python_text(handle.read())
 
 
+_T = TypeVar("_T")
+
 # The trees of the files parsed last, by path and text: an edit in the editor scans again the files it reaches and
 # the modules they import, nearly all of them unchanged since the scan before (a tree is never changed once made).
 # Bounded by their text (a tree takes about 15 times its text's size: some 8 MiB in all), small files only.
@@ -429,6 +431,7 @@ KEPT_TEXT = 1 << 19  # characters of source in all
 KEPT_FILE = 1 << 16  # characters of one file: a larger one is parsed each time
 _kept: OrderedDict[tuple[str, str], ast.Module] = OrderedDict()
 _kept_size = 0
+_walks: dict[int, object] = {}  # each kept tree (by id: kept, it is not freed) -> the walk made of it (`kept_walk`)
 _kept_lock = _thread.allocate_lock()
 _keeping: ContextVar[bool] = ContextVar("templating_keeping_trees", default=True)
 
@@ -460,6 +463,20 @@ def parsed(text: str, path: str) -> ast.Module:
                 _kept[key] = tree
                 _kept_size += len(text)
                 while _kept_size > KEPT_TEXT:
-                    (_, old), _ = _kept.popitem(last=False)
+                    (_, old), gone = _kept.popitem(last=False)
                     _kept_size -= len(old)
+                    _walks.pop(id(gone), None)
     return tree
+
+
+def kept_walk(tree: ast.Module, walk: Callable[[ast.Module], _T]) -> _T:
+    """`walk(tree)`, made once for a tree `parsed` keeps (the next scan of the same text walks the same tree)."""
+    with _kept_lock:
+        made = _walks.get(id(tree))
+    if made is not None:
+        return made  # type: ignore[return-value]
+    made = walk(tree)
+    with _kept_lock:
+        if any(kept is tree for kept in _kept.values()):
+            _walks[id(tree)] = made
+    return made
