@@ -2392,6 +2392,11 @@ def test_a_kept_tree_is_walked_once_until_it_is_let_go(kept_trees: Any, monkeypa
     assert id(tree) not in kept_trees._walks
     assert walks.count(tree) == 1
     assert len(kept_trees._walks) <= len(kept_trees._kept)
+    # a tree let go otherwise than by `parsed` (its id then names another tree): its walk is not taken for another's
+    kept = kept_trees.parsed("z = 3\n", "z.py")
+    walked = kept_trees.kept_walk(kept, walk)
+    kept_trees._walks[id(loose)] = (kept, walked)  # as if `loose` reused the id of a tree no longer kept
+    assert kept_trees.kept_walk(loose, walk) == [type(node).__name__ for node in ast.walk(loose)]
 
 
 def test_a_file_that_does_not_parse_is_not_kept(kept_trees: Any) -> None:

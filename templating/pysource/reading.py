@@ -431,7 +431,9 @@ KEPT_TEXT = 1 << 19  # characters of source in all
 KEPT_FILE = 1 << 16  # characters of one file: a larger one is parsed each time
 _kept: OrderedDict[tuple[str, str], ast.Module] = OrderedDict()
 _kept_size = 0
-_walks: dict[int, object] = {}  # each kept tree (by id: kept, it is not freed) -> the walk made of it (`kept_walk`)
+# each kept tree's walk (`kept_walk`), by the tree's id, with the tree: a tree no longer kept is not the one its id
+# names (the id of a tree freed is reused)
+_walks: dict[int, tuple[ast.Module, object]] = {}
 _kept_lock = _thread.allocate_lock()
 _keeping: ContextVar[bool] = ContextVar("templating_keeping_trees", default=True)
 
@@ -472,11 +474,11 @@ def parsed(text: str, path: str) -> ast.Module:
 def kept_walk(tree: ast.Module, walk: Callable[[ast.Module], _T]) -> _T:
     """`walk(tree)`, made once for a tree `parsed` keeps (the next scan of the same text walks the same tree)."""
     with _kept_lock:
-        made = _walks.get(id(tree))
-    if made is not None:
-        return made  # type: ignore[return-value]
+        known = _walks.get(id(tree))
+    if known is not None and known[0] is tree:
+        return known[1]  # type: ignore[return-value]
     made = walk(tree)
     with _kept_lock:
         if any(kept is tree for kept in _kept.values()):
-            _walks[id(tree)] = made
+            _walks[id(tree)] = (tree, made)
     return made
