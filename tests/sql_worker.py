@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
 from templating import DatabaseSessionService, Event, EventActions, GetSessionConfig, StaleSessionError
 
@@ -66,6 +67,16 @@ async def stream(service: DatabaseSessionService) -> None:
         ]
         await service.append_events(session, batch)
         print(number, flush=True)
+
+
+async def everything(service: Any) -> list[Any]:
+    """Each session of app "app" as stored (state, and each event's delta), and a user's state."""
+    found = []
+    for listed in await service.list_sessions(app_name="app"):
+        session = await service.get_session(app_name="app", user_id=listed.user_id, session_id=listed.id)
+        deltas = [stored.actions.state_delta for stored in session.events]
+        found.append((listed.user_id, listed.id, listed.state, session.state, deltas))
+    return [*found, await service.get_user_state(app_name="app", user_id="ada")]
 
 
 async def main(mode: str, url: str, args: list[str]) -> None:

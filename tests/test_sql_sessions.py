@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 from conftest import missing_sql_extra, skip_or_fail
+from sql_worker import everything
 
 from templating import Event, EventActions, SessionStoreError, StaleSessionError, TemplatingError
 
@@ -617,16 +618,6 @@ async def version_3_scenario(service: Any) -> None:
     await service.create_session(app_name="app", user_id="bob", session_id="empty")
 
 
-async def everything(service: Any) -> list[Any]:
-    """Each session of app "app" as stored (state, and each event's delta), and a user's state."""
-    found = []
-    for listed in await service.list_sessions(app_name="app"):
-        session = await service.get_session(app_name="app", user_id=listed.user_id, session_id=listed.id)
-        deltas = [stored.actions.state_delta for stored in session.events]
-        found.append((listed.user_id, listed.id, listed.state, session.state, deltas))
-    return [*found, await service.get_user_state(app_name="app", user_id="ada")]
-
-
 def test_a_version_3_database_is_upgraded_on_open_and_reads_and_writes_as_before(tmp_path: Path) -> None:
     """A SQLite file written by the previous version (schema 3, state one row per key) gets the added column and
     version 4 when opened, and every session, event and user state reads as the in-memory service holds them
@@ -657,6 +648,13 @@ def test_a_version_3_database_is_upgraded_on_open_and_reads_and_writes_as_before
     assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
 
 
+def to_version_3(url: str) -> None:
+    """Tables of version 4 made version 3 (no `initial` and `lookup` columns): whole when each state is in rows."""
+    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN initial"))
+    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN lookup"))
+    run(execute(url, "UPDATE templating_schema SET version = 3"))
+
+
 STORAGE = (
     "SELECT attname, CAST(attstorage AS text) FROM pg_attribute WHERE attrelid = 'templating_sessions'::regclass "
     "AND attname IN ('initial', 'lookup') ORDER BY attname"
@@ -671,9 +669,7 @@ def test_an_upgrade_to_version_4_adds_two_columns_and_loses_nothing(url: str) ->
     run(seed(url, states))
     if url.startswith("postgresql"):
         assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
-    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN initial"))
-    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN lookup"))
-    run(execute(url, "UPDATE templating_schema SET version = 3"))
+    to_version_3(url)
     assert run(read(url, "s1")).state == states["s1"] | {"app:c": {"d": 0.1 + 0.2}}
     assert run(read(url, "s2")).state == states["s2"] | {"user:u": 3}
     assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
