@@ -10,12 +10,18 @@ every worker starts at once), then:
 - ``stream URL``: append batches of three events to session ``stream`` forever, each batch
   writing ``n`` (its number), ``user:n`` and one ``kN-i`` key per event; prints N after batch N
   is committed. The test kills it with SIGKILL.
+- ``open URL NUMBER``: prints ``ready`` before its service touches the database, so that every worker
+  prepares it at once (`first_use`); prints what it read and how many upgrade statements it ran, as JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from templating import DatabaseSessionService, Event, EventActions, GetSessionConfig, StaleSessionError
 
@@ -68,8 +74,55 @@ async def stream(service: DatabaseSessionService) -> None:
         print(number, flush=True)
 
 
+async def everything(service: Any) -> list[Any]:
+    """Each session of app "app" as stored (state, and each event's delta), and a user's state."""
+    found = []
+    for listed in await service.list_sessions(app_name="app"):
+        session = await service.get_session(app_name="app", user_id=listed.user_id, session_id=listed.id)
+        deltas = [stored.actions.state_delta for stored in session.events]
+        found.append((listed.user_id, listed.id, listed.state, session.state, deltas))
+    return [*found, await service.get_user_state(app_name="app", user_id="ada")]
+
+
+# What only the upgrade from schema version 3 runs (templating/sessions/sql/schema.py, `prepare`).
+UPGRADE = "ADD COLUMN initial"
+
+
+@contextmanager
+def counting_upgrades() -> Iterator[list[str]]:
+    """The upgrade statements run by every engine of this process (on any thread) while in the block."""
+    import sqlalchemy as sa
+
+    ran: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if UPGRADE in statement:
+            ran.append(statement)  # one call: safe from any thread
+
+    sa.event.listen(sa.engine.Engine, "before_cursor_execute", seen)
+    try:
+        yield ran
+    finally:
+        sa.event.remove(sa.engine.Engine, "before_cursor_execute", seen)
+
+
+async def first_use(service: Any, number: int) -> list[Any]:
+    """A service's first calls, which prepare the database: every session of app "app" read (as `everything`),
+    then a session of its own created in app "new"."""
+    found = await everything(service)
+    await service.create_session(app_name="new", user_id=USER, session_id=f"s{number}", state={"n": number})
+    return found
+
+
 async def main(mode: str, url: str, args: list[str]) -> None:
     async with DatabaseSessionService(url, timeout=LIVENESS) as service:
+        if mode == "open":
+            print("ready", flush=True)
+            sys.stdin.readline()
+            with counting_upgrades() as ran:
+                found = await first_use(service, int(args[0]))
+            print(json.dumps({"found": found, "upgrades": len(ran)}), flush=True)
+            return
         await service.list_sessions(app_name=APP)  # open: tables checked before "ready"
         print("ready", flush=True)
         sys.stdin.readline()

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from conftest import missing_sql_extra, skip_or_fail
+from conftest import LIVENESS, missing_sql_extra, skip_or_fail
+from sql_worker import counting_upgrades, everything, first_use
 
 from templating import Event, EventActions, SessionStoreError, StaleSessionError, TemplatingError
 
@@ -617,16 +618,6 @@ async def version_3_scenario(service: Any) -> None:
     await service.create_session(app_name="app", user_id="bob", session_id="empty")
 
 
-async def everything(service: Any) -> list[Any]:
-    """Each session of app "app" as stored (state, and each event's delta), and a user's state."""
-    found = []
-    for listed in await service.list_sessions(app_name="app"):
-        session = await service.get_session(app_name="app", user_id=listed.user_id, session_id=listed.id)
-        deltas = [stored.actions.state_delta for stored in session.events]
-        found.append((listed.user_id, listed.id, listed.state, session.state, deltas))
-    return [*found, await service.get_user_state(app_name="app", user_id="ada")]
-
-
 def test_a_version_3_database_is_upgraded_on_open_and_reads_and_writes_as_before(tmp_path: Path) -> None:
     """A SQLite file written by the previous version (schema 3, state one row per key) gets the added column and
     version 4 when opened, and every session, event and user state reads as the in-memory service holds them
@@ -657,6 +648,13 @@ def test_a_version_3_database_is_upgraded_on_open_and_reads_and_writes_as_before
     assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
 
 
+def to_version_3(url: str) -> None:
+    """Tables of version 4 made version 3 (no `initial` and `lookup` columns): whole when each state is in rows."""
+    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN initial"))
+    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN lookup"))
+    run(execute(url, "UPDATE templating_schema SET version = 3"))
+
+
 STORAGE = (
     "SELECT attname, CAST(attstorage AS text) FROM pg_attribute WHERE attrelid = 'templating_sessions'::regclass "
     "AND attname IN ('initial', 'lookup') ORDER BY attname"
@@ -671,15 +669,146 @@ def test_an_upgrade_to_version_4_adds_two_columns_and_loses_nothing(url: str) ->
     run(seed(url, states))
     if url.startswith("postgresql"):
         assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
-    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN initial"))
-    run(execute(url, "ALTER TABLE templating_sessions DROP COLUMN lookup"))
-    run(execute(url, "UPDATE templating_schema SET version = 3"))
+    to_version_3(url)
     assert run(read(url, "s1")).state == states["s1"] | {"app:c": {"d": 0.1 + 0.2}}
     assert run(read(url, "s2")).state == states["s2"] | {"user:u": 3}
     assert run(execute(url, "SELECT version FROM templating_schema")) == [(4,)]
     assert run(execute(url, "SELECT initial FROM templating_sessions")) == [(None,), (None,)]
     if url.startswith("postgresql"):  # the documents are stored uncompressed, as in new tables
         assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
+
+
+# --- the upgrade, by several services or processes at once ------------------------------------
+
+UPGRADERS = 4  # services, or processes, opening one database of version 3 at once
+
+
+async def written_by_version_3(service: Any) -> None:
+    """Sessions, events, user and app state, each session's created keys ones a JSON path does not find as written:
+    all of it stored in rows, as version 3 stored every state (so dropping version 4's columns loses nothing)."""
+    state = {'q"a': 1, "user:u": [1, 2], "app:c": {"d": 0.1 + 0.2}}
+    first = await service.create_session(app_name="app", user_id="ada", session_id="s1", state=state)
+    await service.append_event(first, event({"k\\": "x", "user:u": 3}))
+    second = await service.create_session(app_name="app", user_id="bob", session_id="s2", state={'"': None, "n": 0})
+    await service.append_event(second, event({"app:c": 2, "n": 1, "user:v": "bob"}))
+    await service.create_session(app_name="app", user_id="ada", session_id="empty")
+
+
+def version_3_database(url: str) -> list[Any]:
+    """Tables of version 3 at `url`, holding `written_by_version_3`; what `everything` reads of them, as the
+    in-memory service holds it after the same calls."""
+    from templating import InMemorySessionService
+
+    async def write() -> list[Any]:
+        async with service_on(url) as service:
+            await written_by_version_3(service)
+        memory = InMemorySessionService()
+        await written_by_version_3(memory)
+        return await everything(memory)
+
+    expected = run(write())
+    to_version_3(url)
+    return expected
+
+
+def assert_upgraded_once(url: str, expected: list[Any]) -> None:
+    """Version 4, in one row; everything written before as it was written; the session each upgrader created."""
+    from templating.sessions.sql import SCHEMA_VERSION
+
+    assert run(execute(url, "SELECT name, version FROM templating_schema")) == [("sessions", SCHEMA_VERSION)]
+    if url.startswith("postgresql"):
+        assert run(execute(url, STORAGE)) == [("initial", "e"), ("lookup", "e")]
+
+    async def stored() -> None:
+        async with service_on(url) as service:
+            assert await everything(service) == expected
+            made = await service.list_sessions(app_name="new")
+            assert {each.id: each.state for each in made} == {f"s{n}": {"n": n} for n in range(UPGRADERS)}
+
+    run(stored())
+
+
+async def first_uses(url: str, **options: Any) -> list[list[Any]]:
+    """`first_use` by `UPGRADERS` services at once, each with its own engine, as in processes of their own."""
+    from templating import DatabaseSessionService
+
+    services = [DatabaseSessionService(url, timeout=LIVENESS, **options) for _ in range(UPGRADERS)]
+    try:
+        # Every call ended before the services close, failed or not: none is left holding a transaction open.
+        found = await asyncio.gather(
+            *(first_use(service, n) for n, service in enumerate(services)), return_exceptions=True
+        )
+    finally:
+        for service in services:
+            await service.close()
+    failed = [str(each) for each in found if isinstance(each, BaseException)]
+    assert not failed, f"{len(failed)} of {UPGRADERS} services failed: {failed}"
+    return [each for each in found if not isinstance(each, BaseException)]
+
+
+@pytest.mark.parametrize("how", ["services", pytest.param("processes", marks=pytest.mark.slow)])
+def test_services_opening_a_version_3_database_at_once_upgrade_it_once_and_lose_nothing(how: str, url: str) -> None:
+    """Several services (or processes) make their first calls on one database of version 3 at once: one upgrades
+    it, the others wait for that (PostgreSQL: the advisory lock `prepare` takes; SQLite: the write lock taken at
+    BEGIN) and find version 4; no call fails, and each reads every session, event and state as written before."""
+    expected = version_3_database(url)
+    if how == "services":
+        with counting_upgrades() as ran:
+            found = run(first_uses(url))
+        upgrades = len(ran)
+    else:
+        workers = start_workers(url, *[["open", str(n)] for n in range(UPGRADERS)])
+        ended = [(worker.communicate(timeout=300), worker.returncode) for worker in workers]
+        failed = [" / ".join(err.strip().splitlines()[-2:]) or f"exit {code}" for (_, err), code in ended if code]
+        assert not failed, f"{len(failed)} of {UPGRADERS} processes failed: {failed}"
+        reports = [json.loads(out.splitlines()[-1]) for (out, _), _ in ended]
+        found, upgrades = [report["found"] for report in reports], sum(report["upgrades"] for report in reports)
+    assert found == [expected if how == "services" else json.loads(json.dumps(expected))] * UPGRADERS
+    assert upgrades == 1
+    assert_upgraded_once(url, expected)
+
+
+# The upgraders waiting for a lock, in the database at hand (the reader's own locks are granted).
+WAITING = (
+    "SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+
+
+def test_postgresql_services_held_at_the_upgrade_by_a_reader_upgrade_once_when_it_ends(postgres: Any) -> None:
+    """Services open a database of version 3 while another transaction has read the sessions table, which the
+    upgrade must alter: the first upgrader waits for that transaction, holding the lock `prepare` takes, and the
+    others wait for that lock (without it they would read version 3 too, and add the columns again once the
+    first committed). When the reader ends, the upgrade runs once and every call succeeds."""
+    import sqlalchemy as sa
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    url = str(postgres.fresh_database("held_upgrade"))
+    expected = version_3_database(url)
+
+    async def held() -> list[list[Any]]:
+        engine = create_async_engine(url)
+        try:
+            async with engine.connect() as reader:
+                await reader.begin()
+                await reader.execute(sa.text("SELECT count(*) FROM templating_sessions"))  # held until rollback
+                calls = asyncio.ensure_future(first_uses(url, statement_timeout=LIVENESS))
+
+                async def all_waiting() -> None:
+                    while not calls.done() and (await reader.execute(sa.text(WAITING))).scalar() < UPGRADERS:
+                        await asyncio.sleep(0.01)
+
+                await asyncio.wait_for(all_waiting(), timeout=LIVENESS)  # a bound on a hang, not a verdict
+                await reader.rollback()
+            return await calls
+        finally:
+            await engine.dispose()
+
+    with counting_upgrades() as ran:
+        found = run(held())
+    assert found == [expected] * UPGRADERS
+    assert len(ran) == 1
+    assert_upgraded_once(url, expected)
 
 
 STORED = [
