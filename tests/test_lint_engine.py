@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -1255,3 +1256,36 @@ def test_a_project_without_a_marker_sees_a_module_created_once_its_files_are_wal
     (package / "tools.py").write_text("y = 2\n", encoding="utf-8")
     project.walker.forget()  # what an edit creating a file does
     assert [Path(p).name for p in project._context_files(named)] == ["__init__.py", "agent.py", "tools.py"]
+
+
+TEXTS_CHANGES: dict[str, Callable[[Any], object]] = {
+    "set": lambda t: t.__setitem__("b.py", "B = 2\n"),
+    "replace": lambda t: t.__setitem__("a.py", "A = 3\n"),
+    "delete": lambda t: t.__delitem__("a.py"),
+    "pop": lambda t: t.pop("a.py"),
+    "setdefault-new": lambda t: t.setdefault("b.py", "B = 2\n"),
+    "update": lambda t: t.update({"b.py": "B = 2\n"}),
+    "in-place-or": lambda t: t.__ior__({"b.py": "B = 2\n"}),
+    "popitem": lambda t: t.popitem(),
+    "clear": lambda t: t.clear(),
+}
+TEXTS_READS: dict[str, Callable[[Any], object]] = {
+    "get": lambda t: t.get("a.py"),
+    "pop-missing": lambda t: t.pop("z.py", None),
+    "setdefault-known": lambda t: t.setdefault("a.py", "other"),
+    "items": lambda t: list(t.items()),
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "counted"),
+    [*((f, True) for f in TEXTS_CHANGES.values()), *((f, False) for f in TEXTS_READS.values())],
+    ids=[*TEXTS_CHANGES, *TEXTS_READS],
+)
+def test_the_texts_read_count_every_change_and_nothing_else(change: Callable[[Any], object], counted: bool) -> None:
+    # An edit keeps what it worked out from every file's text while this count stays (`incremental._texts_of`).
+    project = Project(Path.cwd())
+    project._texts["a.py"] = "A = 1\n"
+    version = project._texts.version
+    change(project._texts)
+    assert (project._texts.version != version) is counted

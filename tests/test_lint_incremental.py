@@ -938,6 +938,23 @@ def test_the_import_graph_gives_what_testing_every_pair_gives(files: dict[str, s
     _graph_agrees(fewer, graph, sorted(fewer))
 
 
+@pytest.mark.parametrize("files", [c[1] for c in GRAPH_CASES], ids=[c[0] for c in GRAPH_CASES])
+def test_the_import_graph_told_which_file_changed_reads_as_a_fresh_graph(files: dict[str, str]) -> None:
+    # (the same mapping changed in one file, as an edit of one buffer keeps it: only that file is looked at)
+    from templating.linter.reach import ImportGraph
+
+    texts = dict(files)
+    graph = ImportGraph()
+    graph.sync(texts)
+    for n, edited in enumerate(sorted(texts)):
+        texts[edited] = ("from .prompt import ROOT\nimport app.sub\n", "", files[edited])[n % 3]
+        graph.sync(texts, changed=[edited])
+        fresh = ImportGraph()
+        fresh.sync(dict(texts))
+        assert {path: graph.reads(path) for path in texts} == {path: fresh.reads(path) for path in texts}, edited
+        _graph_agrees(texts, graph, sorted(texts))
+
+
 @settings(max_examples=6, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate])
 @given(data=st.data())
 def test_the_import_graph_agrees_on_the_corpus_after_random_edits(data: Any) -> None:
@@ -1539,3 +1556,22 @@ def test_typing_in_one_file_goes_through_the_project_files_once(
         assert gone_through == ([path] if through else []), f"step {n}"
         gone_through.clear()
         assert_published_as_fresh(published, overrides, f"step {n}: {path}")
+
+
+@pytest.mark.parametrize("wanted", [None, ["app/agent.py", "app/writer.txt"]], ids=["every-file", "open-files"])
+def test_a_text_file_edited_while_its_giver_is_open_as_saved_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wanted: list[str] | None
+) -> None:
+    """The Python file giving a text file's instruction, open as saved (its text the one last scanned), is scanned
+    again when the text file is edited: the new text is read (it was not: the giver's scan was taken as it was)."""
+    _write_tree(tmp_path, _TEXT_INSTRUCTION, monkeypatch)
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    overrides = {"app/agent.py": _TEXT_INSTRUCTION["app/agent.py"]}
+    publish(published, project.update("app/agent.py", overrides["app/agent.py"], wanted=wanted))
+    overrides["app/writer.txt"] = "Write up {itinerary} for {nobody_writes_this}.\n"
+    result = project.update("app/writer.txt", overrides["app/writer.txt"], wanted=wanted)
+    assert any("nobody_writes_this" in d.message for d in result.diagnostics if d.path == "app/writer.txt")
+    publish(published, result)
+    assert_published_as_fresh(published, overrides, "the text file edited")

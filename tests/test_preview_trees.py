@@ -140,27 +140,27 @@ EDITS = {
         "sub_agents/search/agent.py", 'output_key="found"', 'output_key="results"', {"search_agent", "concierge"}
     ),
     "the sub-agents reordered": Edit(
-        "agent.py", "[greeting_agent, booking_agent]", "[booking_agent, greeting_agent]", EVERY
+        "agent.py", "[greeting_agent, booking_agent]", "[booking_agent, greeting_agent]", {"concierge"}
     ),
     "a sub-agent removed": Edit(
         "agent.py",
         "[greeting_agent, booking_agent]",
         "[greeting_agent]",
-        {"concierge", "greeting_agent", "search_agent"},
-        EVERY,
+        {"concierge"},
+        {"concierge", "booking_agent", "payment_agent"},  # (its objects left the app's tree: made again)
     ),
     "a sub-agent made an AgentTool": Edit(
         "agent.py",
         "tools=[get_weather, AgentTool(agent=search_agent)],\n    sub_agents=[greeting_agent, booking_agent],",
         "tools=[get_weather, AgentTool(agent=search_agent), AgentTool(agent=booking_agent)],\n"
         "    sub_agents=[greeting_agent],",
-        EVERY,
+        {"concierge"},
     ),
     "an AgentTool's agent made a sub-agent": Edit(
         "agent.py",
         "tools=[get_weather, AgentTool(agent=search_agent)],\n    sub_agents=[greeting_agent, booking_agent],",
         "tools=[get_weather],\n    sub_agents=[greeting_agent, booking_agent, search_agent],",
-        EVERY,
+        {"concierge"},
     ),
     "a tool renamed": Edit(
         "tools.py", "def take_payment(", "def take_deposit(", {"payment_agent", "booking_agent", "concierge"}
@@ -168,7 +168,8 @@ EDITS = {
     "a module no agent reads": Edit("notes.py", "'none'", "'some'", frozenset()),
 }
 # ("a tool renamed": where it is defined, not where it is imported: the function the import names is gone. An
-# edit of the module that builds the root makes the agent model read every agent it imports again: all made again.)
+# edit of the module that builds the root scans again every module it imports; an agent read there as it was is the
+# very same agent of the model, so its object is taken: the root only is made again, its sub-agents linked anew.)
 
 
 pytestmark = pytest.mark.usefixtures("preview_keeps_nothing")

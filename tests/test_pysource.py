@@ -2521,3 +2521,79 @@ def test_a_scan_keeps_the_file_systems_answers_inside_the_root_only(
     assert found() == (["Help."] if found_kept else [])
     answers.forget()
     assert found() == (["Help."] if found_after else [])
+
+
+# --- a fact read again as it was (`same_as`): what an edit keeps as the very object
+
+_SAME_BASE = {
+    "prompt.py": "A = 'Plan the {trip}. '\nB = 'Mind the {budget}.'\n",
+    "agent.py": "from google.adk.agents import LlmAgent\n\nfrom prompt import A, B\n\n"
+    "root_agent = LlmAgent(name='root', model='m', instruction=A + B, output_key='trip')\n",
+}
+SAME_CASES = {  # the edit, then whether the instruction and the agent call read again are the same
+    "read-again": ({}, True, True),
+    "the-calling-file-edited-after-the-call": ({"agent.py": _SAME_BASE["agent.py"] + "# later\n"}, True, True),
+    "its-file-edited-after-it": ({"prompt.py": _SAME_BASE["prompt.py"] + "C = 'unused'\n"}, False, True),
+    "a-part-moved-in-its-file": ({"prompt.py": "A = 'Plan the {trip}. '\n\nB = 'Mind the {budget}.'\n"}, False, False),
+    "a-part-written-otherwise": ({"prompt.py": "A = 'Plan the {trip}. '\nB = \"Mind the {budget}.\"\n"}, False, True),
+    "its-call-moved": ({"agent.py": "# moved\n" + _SAME_BASE["agent.py"]}, False, False),
+    "its-text-changed": ({"prompt.py": _SAME_BASE["prompt.py"].replace("budget", "money")}, False, False),
+}
+
+
+@pytest.mark.parametrize(("edits", "same", "same_call"), SAME_CASES.values(), ids=SAME_CASES.keys())
+def test_an_instruction_and_a_call_read_again_are_the_same_only_when_nothing_of_them_moved(
+    tmp_path: Path, edits: dict[str, str], same: bool, same_call: bool
+) -> None:
+    # (an instruction's characters must come from files of the same text: their lines and columns are then the same)
+    def scanned(files: dict[str, str]) -> Scan:
+        for name, text in files.items():
+            (tmp_path / name).write_text(text, encoding="utf-8")
+        return scan([str(tmp_path / "agent.py")], root=str(tmp_path), keep_going=True)
+
+    before = scanned(_SAME_BASE)
+    after = scanned({**_SAME_BASE, **edits})
+    (was,) = [i for i in before.instructions if i.text.startswith("Plan")]
+    (now,) = [i for i in after.instructions if i.text.startswith("Plan")]
+    assert was is not now
+    assert was.same_as(now) is same
+    assert was.same_as(was)
+    assert now.same_as(now)
+    (call_was,) = before.agents
+    (call_now,) = after.agents
+    assert call_was.same_as(call_now) is same_call
+
+
+@pytest.mark.parametrize(("tail", "same"), [("", True), ("# later\n", False)], ids=["again", "one-file-edited"])
+def test_an_instruction_written_in_two_files_is_the_same_only_when_both_are(
+    tmp_path: Path, tail: str, same: bool
+) -> None:
+    # its characters come from two files: each must be the same file, with the same text, in the same order
+    base = "from google.adk.agents import LlmAgent\n\nfrom prompt import A\n\nroot_agent = LlmAgent(name='root', "
+    agent = base + "model='m', instruction=A + 'Mind the {budget}.', output_key='trip')\n"
+    (tmp_path / "prompt.py").write_text("A = 'Plan the {trip}. '\n", encoding="utf-8")
+    found = []
+    for text in (agent, agent + tail, agent.replace("Mind the", "Mind  the")):
+        (tmp_path / "agent.py").write_text(text, encoding="utf-8")
+        (item,) = scan([str(tmp_path / "agent.py")], root=str(tmp_path), keep_going=True).instructions
+        found.append(item)
+    assert len(found[0].files) == 2
+    assert found[0].same_as(found[1]) is same
+    assert not found[0].same_as(found[2])
+
+
+def test_an_instruction_given_a_state_schema_is_never_the_same_as_another() -> None:
+    # (a StateSchema compares by identity: one read again is another object)
+    text = (
+        "from google.adk.agents import LlmAgent\nfrom pydantic import BaseModel\n\n\nclass S(BaseModel):\n"
+        "    trip: str = ''\n\n\nroot_agent = LlmAgent(name='r', model='m', instruction='Plan {trip}.', "
+        "state_schema=S)\n"
+    )
+    path = "schema_agent.py"
+    first = scan([path], read=lambda _: text, keep_going=True).instructions
+    second = scan([path], read=lambda _: text, keep_going=True).instructions
+    assert first
+    assert first[0].state_schemas
+    assert first[0] != second[0]  # (its StateSchema is another object)
+    assert first[0].same_as(first[0])
+    assert not first[0].same_as(second[0])

@@ -74,6 +74,7 @@ class ProjectFindings(ProjectFiles):
         else:
             found = self._run_scan(scan, usable, configs=configs)
         self._scan = found
+        self._configs_of = None
         self._model = None  # built again from this scan when asked for
         self._last = None
         self._ids = {}  # (the other kept facts are those of the instructions of the next findings)

@@ -90,13 +90,16 @@ class IncrementalProject(ProjectFindings):
         instruction touching a wanted file starts in. The first update of a project not yet linted and an
         Agent Config file's edit still give every file; the next update without `wanted` compares every file
         with the scan it starts from."""
-        # An edit makes many objects that hold no cycle (the scan's facts, the model, the findings) and frees what
-        # they replace by reference counting: the collector, left on, walked them again and again as they were made
-        # (about a tenth of an edit on a large workspace). It runs again once the edit is done.
+        # An edit makes many objects, nearly all in no cycle (the scan's facts, the model, the findings), and frees
+        # what they replace by reference counting: the collector, left on, walked them again and again as they were
+        # made (about a tenth of an edit on a large workspace). It runs again once the edit is done (the trees a
+        # `state_schema=` model keeps, in cycles, are then collected as before).
         with _collector_paused():
             return self._update(path, text, wanted)
 
-    def _update(self, path: str, text: str | None, wanted: Collection[str] | None) -> LintResult:
+    def _update(
+        self, path: str, text: str | None, wanted: Collection[str] | None, *, force: bool = False
+    ) -> LintResult:
         target = shown(Path(path))
         if text is None:
             self.overrides.pop(target, None)
@@ -112,8 +115,8 @@ class IncrementalProject(ProjectFindings):
             givers = self._givers_of(target)
             if givers:  # a text file Python code reads as an instruction: its giver's scan reads it again
                 self._texts.pop(target, None)
-                given = self.update(
-                    givers[0], self.overrides.get(givers[0]), wanted=None if wanted is None else [*wanted, target]
+                given = self._update(  # scanned again even when its own text is the one last scanned
+                    givers[0], self.overrides.get(givers[0]), None if wanted is None else [*wanted, target], force=True
                 )
                 if target not in given.files:
                     given.files.append(target)
@@ -129,7 +132,7 @@ class IncrementalProject(ProjectFindings):
             self.scanned_again = frozenset(first.sources)
             return self._leveled(of_files(self._last, sorted({target, *self._last}), root=self.root))
         old = self._scan
-        if self._unchanged(target, text, known=wanted is None):  # a file opened as it was scanned: nothing to scan
+        if not force and self._unchanged(target, text, known=wanted is None):  # opened as it was scanned: no scan
             self.scanned_again = frozenset()
             if wanted is not None:
                 return self._wanted_findings(old, target, wanted)
@@ -196,6 +199,7 @@ class IncrementalProject(ProjectFindings):
             )
         )
         self._scan = merged
+        self._configs_of = None  # (it holds the scan it was worked out from)
         self._model = None  # the agent model is built again from the merged scan when asked for
         self.scanned_again = frozenset(
             {*rescanned, *(item.path for item in sub.instructions)}

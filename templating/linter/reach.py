@@ -393,7 +393,6 @@ class ImportGraph:
             if len(texts) != len(self._files) or not self._files.issuperset(texts):
                 self._index(frozenset(texts))
             items = texts.items()
-        self._synced = texts
         for path, text in items:
             known = self._reads.get(path)
             if known is not None and known[0] is text:
@@ -405,6 +404,7 @@ class ImportGraph:
             for other in targets:
                 self._readers.setdefault(other, set()).add(path)
             self._reads[path] = (text, targets)
+        self._synced = texts  # (once every file is taken: a pass cut short leaves it as it was)
 
     def reads(self, path: str) -> frozenset[str]:
         """The files `path` may read, with its text as last synced."""

@@ -84,6 +84,10 @@ class _Texts(dict[str, "str | Exception"]):
         self.version += 1
         super().update(*args, **kwargs)
 
+    def __ior__(self, other: Any) -> _Texts:  # type: ignore[override,misc]
+        self.update(other)
+        return self
+
 
 class ProjectFiles:
     """The part of [`Project`][templating.linter.engine.Project] that chooses a project's files and reads
@@ -189,10 +193,8 @@ class ProjectFiles:
         self._reads: dict[int, Any] = {}
         self._comments: dict[str, Any] = {}
         self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
+        self._configs_of: tuple[Any, frozenset[str]] | None = None  # kept by `findings`: a scan's Agent Configs
         # kept by `incremental`: the last edit's file, `_texts.version`, other buffers, walk, files and their texts
-        self._configs_of: tuple[Any, frozenset[str]] | None = (
-            None  # kept by `findings`: the Agent Config files of a scan
-        )
         self._edit_texts: tuple[str, int, dict[str, str], list[str], list[str], dict[str, str]] | None = None
         # kept by `incremental` too: each instruction's files (its characters' and those giving it), and the text
         # files an instruction was read from that the last update for some files only listed

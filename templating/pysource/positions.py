@@ -51,7 +51,8 @@ class _Module:
         return self._preorder
 
     def forget_walks(self) -> None:
-        """Drop the lists of nodes (a scan's result keeps its modules; the lists are for the scan only)."""
+        """Drop the lists of nodes (a scan's result keeps its modules; the lists are for the scan only: the walk of a
+        tree `reading.parsed` keeps is kept with the tree, for the next scan)."""
         self._nodes = self._preorder = None
 
     def __getstate__(self) -> tuple[None, dict[str, object]]:

@@ -426,7 +426,8 @@ _T = TypeVar("_T")
 
 # The trees of the files parsed last, by path and text: an edit in the editor scans again the files it reaches and
 # the modules they import, nearly all of them unchanged since the scan before (a tree is never changed once made).
-# Bounded by their text (a tree takes about 15 times its text's size: some 8 MiB in all), small files only.
+# Bounded by their text (a tree takes about 15 times its text's size: some 8 MiB in all, its walk kept with it about
+# a tenth more), small files only.
 KEPT_TEXT = 1 << 19  # characters of source in all
 KEPT_FILE = 1 << 16  # characters of one file: a larger one is parsed each time
 _kept: OrderedDict[tuple[str, str], ast.Module] = OrderedDict()
