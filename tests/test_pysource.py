@@ -2322,6 +2322,7 @@ def kept_trees(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(reading, "_kept", type(reading._kept)())
     monkeypatch.setattr(reading, "_kept_size", 0)
     monkeypatch.setattr(reading, "_walks", {})
+    monkeypatch.setattr(reading, "_kept_ids", set())
     return reading
 
 

@@ -435,6 +435,7 @@ _kept_size = 0
 # each kept tree's walk (`kept_walk`), by the tree's id, with the tree: a tree no longer kept is not the one its id
 # names (the id of a tree freed is reused)
 _walks: dict[int, tuple[ast.Module, object]] = {}
+_kept_ids: set[int] = set()  # the ids of the trees `_kept` holds
 _kept_lock = _thread.allocate_lock()
 _keeping: ContextVar[bool] = ContextVar("templating_keeping_trees", default=True)
 
@@ -464,11 +465,13 @@ def parsed(text: str, path: str) -> ast.Module:
         with _kept_lock:
             if key not in _kept:
                 _kept[key] = tree
+                _kept_ids.add(id(tree))
                 _kept_size += len(text)
                 while _kept_size > KEPT_TEXT:
                     (_, old), gone = _kept.popitem(last=False)
                     _kept_size -= len(old)
                     _walks.pop(id(gone), None)
+                    _kept_ids.discard(id(gone))
     return tree
 
 
@@ -480,6 +483,6 @@ def kept_walk(tree: ast.Module, walk: Callable[[ast.Module], _T]) -> _T:
         return known[1]  # type: ignore[return-value]
     made = walk(tree)
     with _kept_lock:
-        if any(kept is tree for kept in _kept.values()):
+        if id(tree) in _kept_ids:
             _walks[id(tree)] = (tree, made)
     return made
