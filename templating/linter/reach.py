@@ -422,10 +422,17 @@ class ImportGraph:
     ) -> set[str]:
         """What the function [`affected`][templating.linter.reach.affected] gives for the same arguments
         (`changed`: see `sync`)."""
+        # what its old text reads, as synced last: not worked out again while the project's files are the same
+        known, files = self._reads.get(target), self._files
         self.sync(texts, changed=changed)
         out = {target}
         stack = [target]
-        earlier = self._targets(target, before) if before is not None else frozenset()
+        if before is None:
+            earlier: frozenset[str] = frozenset()
+        elif known is not None and self._files is files and (known[0] is before or known[0] == before):
+            earlier = known[1]
+        else:
+            earlier = self._targets(target, before)
         while stack:  # what target reads (with its old and its new text), and what that reads
             here = stack.pop()
             more = self.reads(here) | earlier if here == target else self.reads(here)
