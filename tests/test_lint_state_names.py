@@ -413,3 +413,40 @@ def test_a_text_without_the_word_state_is_not_searched_and_nothing_is_lost(text:
         assert found == list(state_names._mentions(text))
     finally:
         state_names._STATE_WORD = searched
+
+
+_SPLIT = [*_FRAGMENTS, ", ", "-", "*", "{", "}", "# ", "\u2018plan\u2019", "`plan`", "user:plan", "x" * 30, "!"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_SPLIT), max_size=16).map("".join))
+def test_only_the_runs_holding_state_are_searched_and_nothing_is_lost(text: str) -> None:
+    """A mention starts in a run of names, spaces, quotes and `.:()[]` holding "state" (`state.get('plan', ...)`
+    goes on past it): searching those runs finds what searching the whole text finds."""
+    import re
+
+    from templating.linter.rules import state_names
+
+    found = list(state_names._mentions(text))
+    runs = state_names._RUN
+    try:
+        state_names._RUN = re.compile(r"(?s).*")  # the whole text one run
+        assert found == list(state_names._mentions(text))
+    finally:
+        state_names._RUN = runs
+
+
+@pytest.mark.parametrize(
+    ("text", "mentions"),
+    [
+        pytest.param("state.get('a', x, state['b'])", [(0, 29, "a")], id="a-get-tail-holding-another-access"),
+        pytest.param("Use state.get('a', 1 + 2 * 3).", [(4, 29, "a")], id="a-get-tail-past-its-run"),
+        pytest.param("- 'plan' state key; * state['b']", [(2, 8, "plan"), (22, 32, "b")], id="two-runs"),
+        pytest.param("{'plan' state key}", [(1, 7, "plan")], id="run-inside-braces"),
+    ],
+)
+def test_mentions_across_runs(text: str, mentions: list[tuple[int, int, str]]) -> None:
+    """Mentions in runs apart, and a `.get(...)` tail that goes past the run it starts in."""
+    from templating.linter.rules import state_names
+
+    assert list(state_names._mentions(text)) == mentions

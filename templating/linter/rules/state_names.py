@@ -151,6 +151,39 @@ def angle_placeholders(found: Instruction, keys: Mapping[str, str]) -> list[Diag
 # Every pattern of a mention holds the word "state" (as they match it): a text without it names no key as state,
 # and is not searched by the patterns, whose look-behinds and leading names are tried at each of its characters.
 _STATE_WORD = re.compile("state", re.IGNORECASE)
+# A mention is made of names, spaces, quotes and `.:()[]`, but for the up to 40 characters before the `)` that
+# may close `state.get('key', ...)`, which come after the word "state". So a mention starts in a run of those
+# characters holding "state", and the rest of the text is not searched (its characters no mention starts at).
+_RUN = re.compile("[\\w\\s'\"`\u2018\u2019\u201c\u201d.:()\\[\\]]*")
+_TAIL = 45  # characters searched past a run: the `.get(...)` tail, and what a look-ahead after a mention sees
+
+
+def _runs(text: str) -> list[tuple[int, int]]:
+    """The runs of `text` a mention may start in (see `_RUN`), in order: each found from a "state" in it, going
+    back (in the reversed text) and forward."""
+    out: list[tuple[int, int]] = []
+    backwards = ""
+    for m in _STATE_WORD.finditer(text):
+        at = m.start()
+        if out and at < out[-1][1]:
+            continue
+        backwards = backwards or text[::-1]
+        before = _RUN.match(backwards, len(text) - at)  # (both match, if only the empty string)
+        after = _RUN.match(text, at)
+        out.append((at - (before.end() - before.start() if before else 0), after.end() if after else at))
+    return out
+
+
+def _matches(pattern: re.Pattern[str], text: str, runs: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The matches of `pattern` in `text`, as `pattern.finditer(text)` finds them (each search resumes where the
+    last match ended), starting in `runs` only."""
+    resume = 0
+    for start, end in runs:
+        for m in pattern.finditer(text, max(start, resume), end + _TAIL):
+            if m.start() >= end:
+                break
+            resume = m.end()
+            yield m
 
 
 def _mentions(text: str) -> Iterator[tuple[int, int, str]]:
@@ -158,16 +191,17 @@ def _mentions(text: str) -> Iterator[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     if _STATE_WORD.search(text) is None:
         return
-    for m in _ACCESS.finditer(text):
+    runs = _runs(text)
+    for m in _matches(_ACCESS, text, runs):
         found.append((m.start(), m.end(), m["ia"] or m["ib"] or m["ga"] or m["gb"]))
     for pattern, tag in ((_PROSE_BEFORE, "b"), (_PROSE_AFTER, "a")):
-        for m in pattern.finditer(text):
+        for m in _matches(pattern, text, runs):
             group = f"{tag}q" if m[f"{tag}a"] else f"{tag}b"
             start = m.start(group) if m[f"{tag}a"] else m.start(group) - 1
             key = m[f"{tag}a"] or m[f"{tag}b"]
             found.append((start, start + len(key) + 2, key))
     for pattern in _BARE:
-        for m in pattern.finditer(text):
+        for m in _matches(pattern, text, runs):
             found.append((m.start(1), m.end(1), m.group(1)))
     yield from sorted(found)
 
