@@ -277,6 +277,50 @@ def test_on_the_corpus_groups_workers_and_prefilter_find_what_the_whole_scan_fin
     assert chunks["by workers"] >= 10, chunks  # most chunks were scanned by the worker and sent back
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["one", "pool"])
+def test_unsaved_texts_are_scanned_wherever_their_group_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """An editor's unsaved texts (`overrides`), a module that exists only unsaved among them, are what the groups
+    are scanned with, in this process and in a worker: the run, and the facts of an editor's folder read, that one
+    scan of every file in this process gives."""
+    files = {
+        "one/__init__.py": "",
+        "one/agent.py": AGENT.format(imports=".words"),
+        "one/words.py": WORDS,
+        "two/agent.py": AGENT.format(imports="words"),
+        "two/words.py": WORDS,
+    }
+    root = write(tmp_path, files)
+    unsaved = {
+        str(root / "one/agent.py"): AGENT.format(imports=".extra"),
+        str(root / "one/extra.py"): 'GREETING = "Tell me about {mood}."\n',  # not on disk
+        str(root / "two/words.py"): 'GREETING = "Hello {user:nmae}."\n',
+    }
+
+    def scanned(how: str) -> tuple[Any, ...]:
+        with monkeypatch.context() as patch:
+            patch.chdir(root)
+            if how == "whole":
+                patch.setattr(ProjectFindings, "_cold_scan", _whole_scan)
+            patch.setenv("TEMPLATING_LINT_JOBS", "2" if how == "pool" else "1")
+            if how == "pool":
+                patch.setattr(cold, "POOL_THRESHOLD", 0)
+                patch.setattr(cold, "_CHUNK", 1)
+            run = rows(Project(root=root, overrides=unsaved).lint())
+            found = Project(root=root, overrides=unsaved).read_context()
+            return run, [(item.path, item.text, item.given_at) for item in found.instructions]
+
+    expected = scanned("whole")
+    assert any("nmae" in finding[3] for finding in expected[0][0]), "the unsaved text's finding"
+    assert ("one/extra.py", "Tell me about {mood}. Reply in {language}.") in [i[:2] for i in expected[1]]
+    chunks = pooled(monkeypatch)
+    assert scanned(how) == expected
+    if how == "pool":
+        assert chunks["by workers"] >= 2, chunks  # the run's and the folder read's
+
+
 # --- the parts
 
 
@@ -444,6 +488,22 @@ def test_python_m_templating_may_start_workers(monkeypatch: pytest.MonkeyPatch) 
     assert cold._spawn_safe() is True
 
 
+@pytest.mark.slow
+def test_a_worker_writes_nothing_to_the_standard_output(capfd: pytest.CaptureFixture[str]) -> None:
+    """A worker shares its parent's standard output (the JSON report, the language server's messages): what it
+    would print goes to the standard error instead."""
+    import functools
+
+    pool = cold._started(1)
+    try:
+        pool.submit(functools.partial(print, "from the worker", flush=True)).result()
+    finally:
+        pool.shutdown()
+    out, err = capfd.readouterr()
+    assert "from the worker" not in out
+    assert "from the worker" in err
+
+
 def test_a_worker_keeps_no_syntax_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The trees `pysource.reading.parsed` keeps serve an edit's next scan: a worker never has one."""
     from templating.pysource import reading
@@ -452,7 +512,7 @@ def test_a_worker_keeps_no_syntax_tree(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     files = {"app/agent.py": AGENT.format(imports="words"), "app/words.py": WORDS}
     write(tmp_path, files)
-    task = (str(tmp_path), [("app/agent.py", True)], dict(files), ("PROMPT",), str(tmp_path), 2_000_000)
+    task = (str(tmp_path), [("app/agent.py", True)], dict(files), ("PROMPT",), str(tmp_path), 2_000_000, ())
     found = cold._scan_chunk(task)
     assert found is not None
     assert sorted(found.sources) == ["app/agent.py", "app/words.py"]  # both parsed
@@ -477,7 +537,7 @@ def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
     }
     write(tmp_path, files)
     chunk = [("app/agent.py", True), ("app/words.py", False), ("app/broken.py", True)]
-    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000)
+    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000, ())
     sent = pickle.dumps(cold._scan_chunk(task))
     back = pickle.loads(sent)
     here = scan(["app/agent.py", "app/broken.py"], suffixes=("PROMPT",), keep_going=True, root=str(tmp_path))

@@ -848,20 +848,37 @@ FIRST_UPDATES = [
 ]
 
 
-@pytest.mark.parametrize("start", ["lint", "read_context"])
+_SOLO = 'from google.adk.agents import Agent\n\nsolo = Agent(name="solo", model="m", instruction="Hi {user:name}.")\n'
+
+
+@pytest.mark.parametrize("start", ["lint", "read_context", "read_context-by-workers"])
 @pytest.mark.parametrize(("files", "path", "text"), [c[1:] for c in FIRST_UPDATES], ids=[c[0] for c in FIRST_UPDATES])
 def test_a_first_update_reuses_the_findings_of_the_whole_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: str, files: dict[str, str], path: str, text: str | None
 ) -> None:
-    """After a whole lint (the command line's, or an editor's folder read), the first update works out every
-    file's findings once (the last run's are the ones before it), and publishes what a fresh run gives."""
+    """After a whole lint (the command line's, or an editor's folder read, its groups of files scanned by worker
+    processes as a large folder's are), the first update works out every file's findings once (the last run's
+    are the ones before it), and publishes what a fresh run gives."""
+    from templating.linter import cold
+
+    by_workers = start.endswith("by-workers")
+    if by_workers:  # the pool however small the project; a second app: two groups, one of them a worker's
+        files = {**files, "solo/agent.py": _SOLO}
+        monkeypatch.setenv("TEMPLATING_LINT_JOBS", "2")
+        monkeypatch.setattr(cold, "POOL_THRESHOLD", 0)
+        monkeypatch.setattr(cold, "_CHUNK", 1)
     _write_tree(tmp_path, files, monkeypatch)
     project = Project(tmp_path)
     published: Published = {}
     if start == "lint":
         publish(published, project.lint(["."]))
     else:
+        sent = []
+        if by_workers:
+            chunks = cold._chunks
+            monkeypatch.setattr(cold, "_chunks", lambda *a: sent.append(chunks(*a)) or sent[-1])
         project.read_context()
+        assert not by_workers or len(sent[0]) >= 2, "two chunks: a worker scanned one"
         publish(published, lint_project(["."], root="."))  # what the editor showed for the folder
     overrides = {}
     if text is None:

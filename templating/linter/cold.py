@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import read_bytes
@@ -149,13 +149,15 @@ def _scan_chunk(task: _Task) -> Scan | None:
     from ..pysource import scan
     from ..pysource.reading import trees_not_kept
 
-    cwd, chunk, texts, suffixes, root, limit = task
+    cwd, chunk, texts, suffixes, root, limit, unsaved = task
     if os.getcwd() != cwd:
         os.chdir(cwd)
     read = _Reader(texts, root, limit)
     try:
         with trees_not_kept():  # a worker's trees are never asked for again
-            found = scan(_to_scan(chunk, read), suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=())
+            found = scan(
+                _to_scan(chunk, read), suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved
+            )
     except RecursionError:  # the project's process says what nests too deeply
         return None
     if any(state.schema is not None for state in found.state_schemas):
@@ -175,19 +177,22 @@ def cold_scan(
     suffixes: Sequence[str],
     root: str,
     limit: int,
+    unsaved: Mapping[str, str] | None = None,
 ) -> Scan:
     """The scan of `paths` (usable Python files, as shown), group by group (see the module's description).
 
     `text_of`: a file's text as the project read it (None: not read as text); `scan_in_process`: the project's
     own scan of some files; `suffixes`, `root`, `limit`: the project's constant suffixes, root and file size
-    limit, for the workers. With `PREFILTER` on, the files the prefilter refuses are only checked to parse."""
+    limit, for the workers; `unsaved`: an editor's unsaved texts by file (what the workers read instead of the
+    disk's, each file possibly not on disk). With `PREFILTER` on, the files the prefilter refuses are only
+    checked to parse."""
     from ..pysource import Scan
 
     files = list(paths)
     workers = jobs() - 1  # this process scans too
     pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
     try:
-        results = _scanned(files, pool, workers, text_of, scan_in_process, suffixes, root, limit)
+        results = _scanned(files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}))
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -207,14 +212,20 @@ def cold_scan(
 def _started(workers: int) -> ProcessPoolExecutor:
     """A pool of `workers` processes, starting now (each a fresh interpreter importing the scan) while this
     process finds the groups. Spawned: no state of this process's threads copied; their CPU time and memory are
-    this process's children's."""
+    this process's children's. (The language server starts them too, reading a large workspace folder.)"""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet)
     for _ in range(workers):
         pool.submit(_ready)
     return pool
+
+
+def _quiet() -> None:
+    """A worker writes nothing to the standard output it shares with its parent: the command's report, or the
+    language server's messages to the editor."""
+    os.dup2(2, 1)
 
 
 def _ready() -> None:
@@ -230,6 +241,7 @@ def _scanned(
     suffixes: Sequence[str],
     root: str,
     limit: int,
+    unsaved: dict[str, str],
 ) -> list[Scan]:
     texts = [text_of(name) for name in files]
     parts, edges = import_graph(files, text_of)
@@ -241,14 +253,14 @@ def _scanned(
 
     def task(i: int) -> _Task:
         texts = {name: text for name, _ in chunks[i] if (text := text_of(name)) is not None}
-        return (os.getcwd(), chunks[i], texts, tuple(suffixes), root, limit)
+        return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved))
 
     if pool is not None and len(chunks) > 1:
         return _shared(len(chunks), here, task, pool, workers)
     return [here(i) for i in range(len(chunks))]
 
 
-_Task = tuple[str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int]
+_Task = tuple[str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int, tuple[str, ...]]
 
 
 def _shared(

@@ -62,17 +62,14 @@ class ProjectFindings(ProjectFiles):
     """The project's Python files scanned, and their findings (see the module's description)."""
 
     def _full_scan(self, linted: Sequence[str], named: set[str] | None = None, *, cold: bool = False) -> Scan:
-        """Scan `linted` with the project's context. `cold` (a whole run, no unsaved text): in groups no
-        import crosses, on every core for a large project (`templating.linter.cold`)."""
+        """Scan `linted` with the project's context. `cold` (a whole run, or the folder an editor opens): in
+        groups no import crosses, on every core for a large project (`templating.linter.cold`)."""
         from ..pysource import scan
 
         given = set(linted) if named is None else named  # the files the user named: read wherever they are
         files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
         usable, configs = self._usable(files, named=given), self._agent_configs(linted)
-        if cold and not configs and not self.overrides:
-            found = self._cold_scan(usable)
-        else:
-            found = self._run_scan(scan, usable, configs=configs)
+        found = self._cold_scan(usable) if cold and not configs else self._run_scan(scan, usable, configs=configs)
         self._scan = found
         self._configs_of = None
         self._model = None  # built again from this scan when asked for
@@ -88,8 +85,10 @@ class ProjectFindings(ProjectFiles):
         from ..pysource import scan
         from .cold import cold_scan
 
+        overrides = self.overrides
+
         def text_of(name: str) -> str | None:
-            text = self._texts.get(name)
+            text = overrides.get(name) if name in overrides else self._texts.get(name)
             return text if isinstance(text, str) else None
 
         found = cold_scan(
@@ -99,10 +98,11 @@ class ProjectFindings(ProjectFiles):
             suffixes=self.config.constant_suffixes,
             root=str(self.root),
             limit=self.config.max_file_size,
+            unsaved=overrides,
         )
         for error in found.errors:  # as `_run_scan` leaves them
             error.__traceback__ = error.__context__ = error.__cause__ = None
-        return found
+        return in_order(found)  # the agent facts in the order of one scan of every file (an edit merges them)
 
     def _usable(self, files: Sequence[str], *, named: Collection[str]) -> list[str]:
         """The `files` that can be scanned: read (a file not valid UTF-8 is scanned: an E002 finding)."""
