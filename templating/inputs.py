@@ -77,15 +77,31 @@ def read_bytes(
         flags |= getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the stat
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # swapped for something else since the stat
             raise FileSkipped(path, "not a regular file: not read")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
+        data = _read_up_to(fd, info.st_size, limit + 1)
     finally:
         os.close(fd)
     if len(data) > limit:
         raise FileSkipped(path, _too_large("", limit))
     return data
+
+
+def _read_up_to(fd: int, size: int, most: int) -> bytes:
+    """At most `most` bytes of the open file `fd`, asked for as `size` bytes and one more (what its status said it
+    holds: one read and one that finds the end), then 64 KiB at a time if it grew since; not `most` bytes at
+    once, which allocates and frees that much for every file."""
+    parts: list[bytes] = []
+    left, ask = most, size + 1
+    while left > 0:
+        part = os.read(fd, min(ask, left))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+        ask = 65536
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _read_stdin(limit: int) -> str:

@@ -181,3 +181,42 @@ def test_a_socket_is_refused_with_what_it_is(tmp_path: Path) -> None:
             write_text_whole(str(path), "x")
     assert caught.value.errno == errno.ENXIO
     assert stat.S_ISSOCK(path.lstat().st_mode)
+
+
+# --- reading a file's bytes
+
+
+@pytest.mark.parametrize(
+    ("data", "size", "most", "expected"),
+    [
+        pytest.param(b"hello", 5, 6, b"hello", id="as-its-status-said"),
+        pytest.param(b"hello", 0, 6, b"hello", id="grown-since-its-status"),
+        pytest.param(b"x" * 200_000, 10, 300_000, b"x" * 200_000, id="grown-by-more-than-a-read"),
+        pytest.param(b"x" * 200_000, 200_000, 100_001, b"x" * 100_001, id="larger-than-the-most-read"),
+        pytest.param(b"x" * 200_000, 10, 70_000, b"x" * 70_000, id="grown-past-the-most-read"),
+        pytest.param(b"", 0, 6, b"", id="empty"),
+    ],
+)
+def test_reading_up_to_a_limit(tmp_path: Path, data: bytes, size: int, most: int, expected: bytes) -> None:
+    """A file's bytes are read as its status gives their size, then on to its end if it grew, never past the
+    most asked for (one more than the size limit: what tells a file too large)."""
+    from templating.inputs import _read_up_to
+
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert _read_up_to(fd, size, most) == expected
+    finally:
+        os.close(fd)
+
+
+def test_read_bytes_says_a_file_is_too_large_and_reads_a_file_at_the_limit(tmp_path: Path) -> None:
+    """The size limit holds whatever the file's status said: a file of `limit` bytes is read, one more is not."""
+    from templating.inputs import FileSkipped, read_bytes
+
+    path = tmp_path / "f.py"
+    path.write_bytes(b"x" * 100)
+    assert read_bytes(str(path), limit=100) == b"x" * 100
+    with pytest.raises(FileSkipped, match="more than the limit of 99 bytes"):
+        read_bytes(str(path), limit=99)
