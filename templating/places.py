@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .nodes import Span
 
-__all__ = ["end_of", "line_starts", "shown", "span_at"]
+__all__ = ["end_of", "line_starts", "real_folder", "shown", "span_at"]
 
 
 def line_starts(text: str) -> list[int]:
@@ -63,3 +63,19 @@ def shown(path: Path, cwd: Path | None = None) -> str:
         return str(path.resolve().relative_to(base))
     except (ValueError, OSError, RuntimeError):
         return str(path)
+
+
+def real_folder(folder: str, known: dict[str, str]) -> str:
+    """`os.path.realpath(folder)` (`""`: the current folder), `known` holding the folders resolved before (and
+    taking this one): a folder below one of them costs one `lstat` (is its own name a link?), not one for each
+    name on its path."""
+    found = known.get(folder)
+    if found is None:
+        head, tail = os.path.split(folder)
+        if not tail or tail in (os.curdir, os.pardir) or head == folder:
+            found = os.path.realpath(folder or os.curdir)
+        else:
+            path = os.path.join(real_folder(head, known), tail)
+            found = os.path.realpath(path) if os.path.islink(path) else path
+        known[folder] = found
+    return found

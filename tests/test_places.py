@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,51 @@ def test_shown_follows_the_current_folder_as_it_changes(
     assert shown(root / "other/agent.py") == "agent.py"  # the folder before: remembered, then left
     monkeypatch.chdir(root / cwd)
     assert shown(root / path) == expected.format(root=root)
+
+
+def test_real_folder_is_realpath_one_lstat_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each folder's real path, relative or absolute, through links to folders (inside, outside, chained, one
+    going up, a loop) and to nothing, is what `os.path.realpath` gives; with the folders above it known, a
+    folder costs one `lstat`."""
+    from templating.places import real_folder
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a/b/c").mkdir(parents=True)
+    (tmp_path / "out/x").mkdir(parents=True)
+    (tmp_path / "a/in").symlink_to(tmp_path / "a/b")
+    (tmp_path / "a/b/out").symlink_to(tmp_path / "out")
+    (tmp_path / "a/chain").symlink_to("in")  # relative, to a link
+    (tmp_path / "a/b/up").symlink_to("..")
+    (tmp_path / "a/dangling").symlink_to(tmp_path / "nothing")
+    (tmp_path / "a/loop").symlink_to("loop")
+    folders = [
+        "",
+        ".",
+        "a",
+        "a/b",
+        "a/b/c",
+        "a/in",
+        "a/in/c",
+        "a/b/out/x",
+        "a/chain/c",
+        "a/b/up/b/c",
+        "a/b/up/in/out",
+        "a/dangling",
+        "a/dangling/z",
+        "a/loop",
+        "a/../a/b",
+        "a/b/..",
+        "a/missing/c",
+        str(tmp_path / "a/in/c"),
+        "/",
+    ]
+    known: dict[str, str] = {}
+    for folder in folders:
+        assert real_folder(folder, known) == os.path.realpath(folder or "."), folder
+    known = {}
+    real_folder("a/b", known)
+    looked: list[str] = []
+    lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: looked.append(path) or lstat(path, *a, **k))
+    assert real_folder("a/b/c", known) == str(tmp_path / "a/b/c")
+    assert looked == [str(tmp_path / "a/b/c")]

@@ -13,6 +13,8 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+from .util import real_folder
+
 __all__ = ["groups", "import_graph"]
 
 _FROM = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+\Z")  # before an `import`, on its line
@@ -56,18 +58,12 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
     `__init__.py` too); a file whose text is not known makes one group of all, and no file then names another."""
     real: dict[str, str] = {}
 
-    def real_folder(folder: str) -> str:
-        found = real.get(folder)
-        if found is None:
-            found = real[folder] = os.path.realpath(folder or os.curdir)
-        return found
-
     at: dict[str, int] = {}  # a file's real path -> its index
     children: dict[str, list[int]] = {}  # a real folder -> the indexes of the files directly in it
     where: list[str] = []
     for i, name in enumerate(files):
         folder, base = os.path.split(name)
-        folder = real_folder(folder)
+        folder = real_folder(folder, real)
         where.append(folder)
         at[os.path.join(folder, base)] = i
         children.setdefault(folder, []).append(i)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..template import parse
 from .registry import Diagnostic
+from .util import real_folder
 
 if TYPE_CHECKING:
     from ..pysource import Instruction, Scan
@@ -142,12 +143,13 @@ class _Places:
 
     def __init__(self) -> None:
         self._folders: dict[str, _Parts] = {}
+        self._real: dict[str, str] = {}
         self._above: dict[str, list[_Parts]] = {}  # a folder -> it and the folders above it, nearest first
 
     def folder(self, folder: str) -> _Parts:
         known = self._folders.get(folder)
         if known is None:
-            known = self._folders[folder] = Path(os.path.realpath(folder or os.curdir)).parts
+            known = self._folders[folder] = Path(real_folder(folder, self._real)).parts
         return known
 
     def module(self, path: str) -> _Parts:

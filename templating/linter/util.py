@@ -12,6 +12,7 @@ from pathlib import Path
 # Python code uses them too); the linter imports them from here.
 from ..places import end_of as end_of
 from ..places import line_starts as line_starts
+from ..places import real_folder as real_folder
 from ..places import shown as shown
 from ..places import span_at as span_at
 
