@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import shared_corpora
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from templating.linter.engine import LintResult, Project
@@ -991,6 +991,54 @@ def test_the_import_graph_agrees_on_the_corpus_after_random_edits(data: Any) -> 
         texts = {**texts, edited: texts[source]}  # another file's imports, relative ones read from here
         targets = [data.draw(st.sampled_from(files), label="target")]
         _graph_agrees(texts, graph, [edited, *targets])
+
+
+_IMPORT_PARTS = [
+    "import",
+    "from",
+    " ",
+    ".",
+    "a",
+    "b.c",
+    "(",
+    ")",
+    ",",
+    ";",
+    ":",
+    "\n",
+    "\t",
+    "as",
+    "x",
+    "#",
+    "important",
+    "\r",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_IMPORT_PARTS), max_size=24).map("".join))
+@example("from a import (b,\nimport c); import d")  # a line starting inside the names of the statement before
+@example("x = 1; from . import (a,\n b)\nif x: import c\nimportant = 1\r import d")
+def test_import_lines_are_found_as_searching_the_whole_text_finds_them(text: str) -> None:
+    """An import statement is looked for only on the lines holding the word `import`: the same statements as a
+    search of the whole text, a parenthesized one spanning lines included."""
+    from templating.linter import reach
+
+    assert [m.span() for m in reach._imports(text)] == [m.span() for m in reach._IMPORT.finditer(text)]
+
+
+def test_import_lines_are_found_on_the_corpus() -> None:
+    from templating.linter import reach
+
+    if AGENTS is None or not AGENTS.is_dir():
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail("TEMPLATING_REQUIRE_CORPUS=1 but the shared corpus is absent", pytrace=False)
+        pytest.skip("the shared corpus is absent (set TEMPLATING_ADK_SAMPLES)")
+    texts = _corpus_texts()
+    assert len(texts) > 100
+    for path, text in texts.items():
+        found = [m.groupdict() for m in reach._imports(text)]
+        assert found == [m.groupdict() for m in reach._IMPORT.finditer(text)], path
 
 
 # --- an import reaches the module it names (resolved as the scanner resolves it), not every module of that name

@@ -93,6 +93,7 @@ _IMPORT = re.compile(  # possessive (`*+`): no run of spaces or dots is tried tw
     re.MULTILINE,
 )
 _WORD = re.compile(r"[^\W\d]\w*")
+_AFTER = re.compile(r"[;:]")  # (an import statement may also start after one of these, on its line)
 
 
 # What an import statement may load: a module's path from a folder (relative) or the end of its path (absolute).
@@ -107,12 +108,28 @@ def _prefixes(chain: tuple[str, ...]) -> Iterator[int]:
         yield len(chain) - 1
 
 
+def _imports(text: str) -> Iterator[re.Match[str]]:
+    """The matches of `_IMPORT` in `text`, as its `finditer` gives them, tried only where one can start: at the
+    start of a line holding the word `import` (an import's keywords are on the line it starts), or after a `;` or
+    a `:` on it; each try resumes after the last match (whose parenthesized names may span lines)."""
+    resume, at = 0, text.find("import")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        for place in (start, *(m.start() for m in _AFTER.finditer(text, start, end))):
+            if place >= resume and (m := _IMPORT.match(text, place)) is not None:
+                resume = m.end()
+                yield m
+        at = text.find("import", max(end, resume))
+
+
 def import_statements(path: str, text: str) -> _Imports:
     """The import statements of a file, each as the modules it may load: for a relative one, the folder it
     starts from and the paths below it; for an absolute one (folder `None`), the dotted names (`a.b`
     and `a.b.c` for `from a.b import c`; `a`, `a.b` for `import a.b`, whose `a` is bound)."""
     found: list[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]]] = []
-    for m in _IMPORT.finditer(_CONTINUED.sub(" ", text) if "\\" in text else text):
+    for m in _imports(_CONTINUED.sub(" ", text) if "\\" in text else text):
         names = _WORD.findall(m.group("names") or "")
         module = tuple(_WORD.findall(m.group("module") or ""))
         if m.group("plain") is not None:  # import a.b, c as d
