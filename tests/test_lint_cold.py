@@ -22,7 +22,7 @@ from templating.pysource.found import CONSTANT_SUFFIXES
 CORPORA = shared_corpora()
 
 
-def _whole_scan(self: ProjectFindings, usable: list[str]) -> Any:
+def _whole_scan(self: ProjectFindings, usable: list[str], *, prefilter: bool = True) -> Any:
     """The scan before groups: every file at once, in this process (the reference)."""
     from templating.pysource import scan
 
@@ -319,6 +319,41 @@ def test_unsaved_texts_are_scanned_wherever_their_group_is(
     assert scanned(how) == expected
     if how == "pool":
         assert chunks["by workers"] >= 2, chunks  # the run's and the folder read's
+
+
+_LINKED = {
+    "pkg/__init__.py": "",
+    "pkg/agent.py": AGENT.format(imports=".sub.words"),
+    "real_sub/__init__.py": "",
+    "real_sub/words.py": WORDS,
+    "solo/agent.py": AGENT.format(imports="words"),
+    "solo/words.py": WORDS,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+@pytest.mark.parametrize("how", ["one", "pool"])
+def test_an_unsaved_text_reached_through_a_linked_folder_is_scanned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """An unsaved module that an import reaches through a linked package folder (`pkg/sub` -> `real_sub`) is read
+    with its unsaved text, in a worker as in this process (found by its real path, as the project finds it)."""
+    root = write(tmp_path, _LINKED)
+    (root / "pkg/sub").symlink_to("../real_sub")
+    unsaved = {"real_sub/words.py": 'GREETING = "Unsaved {mood}."\n'}
+    with monkeypatch.context() as patch:
+        patch.chdir(root)
+        patch.setenv("TEMPLATING_LINT_JOBS", "2" if how == "pool" else "1")
+        if how == "pool":
+            patch.setattr(cold, "POOL_THRESHOLD", 0)
+            patch.setattr(cold, "_CHUNK", 1)
+        chunks = pooled(patch)
+        found = Project(root=root, overrides=unsaved).read_context()
+    texts = [item.text for item in found.instructions if "{mood}" in item.text or "{topic}" in item.text]
+    assert "Unsaved {mood}. Reply in {language}." in texts
+    if how == "pool":
+        assert chunks["by workers"] >= 1, chunks
 
 
 # --- the parts

@@ -903,6 +903,37 @@ def test_a_first_update_reuses_the_findings_of_the_whole_run(
     assert_facts_as_fresh(project, overrides, f"{path} updated after {start}")
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+def test_a_module_imported_through_a_linked_folder_has_its_findings_after_a_folder_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module with no word the prefilter keeps, imported only through a linked package folder (`pkg/sub` ->
+    `real_sub`): the editor's folder read scans it as its own file, so opening it, or typing in it, shows the
+    findings a fresh run gives it (not nothing, as if its instruction were another file's)."""
+    agent = (
+        "from google.adk.agents import Agent\nfrom .sub.words import GREETING\n\n"
+        "root_agent = Agent(name='helper', model='m', instruction=GREETING + ' Reply in {language}.')\n"
+    )
+    words = 'GREETING = "Use {mood} and {user:nmae}. {{x}"\n'
+    _write_tree(
+        tmp_path,
+        {"pkg/__init__.py": "", "pkg/agent.py": agent, "real_sub/__init__.py": "", "real_sub/words.py": words},
+        monkeypatch,
+    )
+    (tmp_path / "pkg/sub").symlink_to("../real_sub")
+    from templating.linter import cold
+
+    project = Project(tmp_path)
+    project.read_context()
+    with monkeypatch.context() as patch:  # (a whole run's prefilter still misses it: issue 35's notes)
+        patch.setattr(cold, "PREFILTER", False)
+        fresh = sorted((d.path, d.code) for d in lint_project(["real_sub/words.py"], root=".").diagnostics)
+    assert {code for _, code in fresh} >= {"T014", "T017"}
+    for text in (words, words + "\n"):  # opened as saved, then typed in
+        result = project.update("real_sub/words.py", text, wanted=["real_sub/words.py"])
+        assert sorted((d.path, d.code) for d in result.diagnostics) == fresh
+
+
 # --- the import graph an update reads gives what testing every pair of files gives
 
 GRAPH_CASES = [

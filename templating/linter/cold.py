@@ -98,11 +98,13 @@ def _chunks(parts: list[list[int]], size: int) -> list[list[int]]:
 
 
 class _Reader:
-    """A worker's reader: the texts the project already read, else the file read as the project reads a file
-    found by an import (inside the root, within the size limit)."""
+    """A worker's reader: the texts the project already read (an unsaved one also by its real path, as the
+    project finds it: through a linked folder), else the file read as the project reads a file found by an
+    import (inside the root, within the size limit)."""
 
-    def __init__(self, texts: dict[str, str], root: str, limit: int) -> None:
+    def __init__(self, texts: dict[str, str], root: str, limit: int, unsaved: Sequence[str] = ()) -> None:
         self.texts, self.root, self.limit = texts, root, limit
+        self.unsaved = {os.path.realpath(name): name for name in unsaved}
 
     def __call__(self, path: str) -> str:
         from pathlib import Path
@@ -112,6 +114,8 @@ class _Reader:
 
         name = shown(Path(path)) if os.path.isabs(path) else path
         text = self.texts.get(name)
+        if text is None and self.unsaved and (key := self.unsaved.get(os.path.realpath(name))) is not None:
+            text = self.texts.get(key)
         if text is not None:
             return text
         return python_text(read_bytes(name, limit=self.limit, root=Path(self.root)))
@@ -152,7 +156,7 @@ def _scan_chunk(task: _Task) -> Scan | None:
     cwd, chunk, texts, suffixes, root, limit, unsaved = task
     if os.getcwd() != cwd:
         os.chdir(cwd)
-    read = _Reader(texts, root, limit)
+    read = _Reader(texts, root, limit, unsaved)
     try:
         with trees_not_kept():  # a worker's trees are never asked for again
             found = scan(
@@ -178,21 +182,24 @@ def cold_scan(
     root: str,
     limit: int,
     unsaved: Mapping[str, str] | None = None,
+    prefilter: bool = True,
 ) -> Scan:
     """The scan of `paths` (usable Python files, as shown), group by group (see the module's description).
 
     `text_of`: a file's text as the project read it (None: not read as text); `scan_in_process`: the project's
     own scan of some files; `suffixes`, `root`, `limit`: the project's constant suffixes, root and file size
     limit, for the workers; `unsaved`: an editor's unsaved texts by file (what the workers read instead of the
-    disk's, each file possibly not on disk). With `PREFILTER` on, the files the prefilter refuses are only
-    checked to parse."""
+    disk's, each file possibly not on disk). With `PREFILTER` and `prefilter` on, the files the prefilter
+    refuses are only checked to parse."""
     from ..pysource import Scan
 
     files = list(paths)
     workers = jobs() - 1  # this process scans too
     pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
     try:
-        results = _scanned(files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}))
+        results = _scanned(
+            files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}), prefilter
+        )
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -242,10 +249,11 @@ def _scanned(
     root: str,
     limit: int,
     unsaved: dict[str, str],
+    prefilter: bool,
 ) -> list[Scan]:
     texts = [text_of(name) for name in files]
     parts, edges = import_graph(files, text_of)
-    kept = wanted(texts, edges, suffixes) if PREFILTER else [True] * len(files)
+    kept = wanted(texts, edges, suffixes) if PREFILTER and prefilter else [True] * len(files)
     chunks = [[(files[i], kept[i]) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
 
     def here(i: int) -> Scan:

@@ -160,7 +160,8 @@ _TAIL = 45  # characters searched past a run: the `.get(...)` tail, and what a l
 
 def _runs(text: str) -> list[tuple[int, int]]:
     """The runs of `text` a mention may start in (see `_RUN`), in order: each found from a "state" in it, going
-    back (in the reversed text) and forward."""
+    back (in the reversed text) and forward; runs apart by less than `_TAIL` are one (with what is between them,
+    where no mention starts)."""
     out: list[tuple[int, int]] = []
     backwards = ""
     for m in _STATE_WORD.finditer(text):
@@ -170,7 +171,10 @@ def _runs(text: str) -> list[tuple[int, int]]:
         backwards = backwards or text[::-1]
         before = _RUN.match(backwards, len(text) - at)  # (both match, if only the empty string)
         after = _RUN.match(text, at)
-        out.append((at - (before.end() - before.start() if before else 0), after.end() if after else at))
+        start, end = at - (before.end() - before.start() if before else 0), after.end() if after else at
+        if out and start - out[-1][1] <= _TAIL:  # one search for runs closer than a tail: "state-state-..."
+            start = out.pop()[0]
+        out.append((start, end))
     return out
 
 
