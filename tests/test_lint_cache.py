@@ -76,6 +76,19 @@ def _write(name: str, text: str) -> Callable[[Path], None]:
     return lambda root: (root / name).write_text(text, encoding="utf-8")
 
 
+MORE = (
+    "from google.adk.agents import LlmAgent\nfrom vendor.lib.prompts import ROOT\n\n"
+    "more = LlmAgent(name='more', instruction=ROOT)\n"
+)
+
+
+def _folders_and_module(root: Path) -> None:
+    for name, text in (("trip/google/__init__.py", ""), ("trip/google/adk/__init__.py", "")):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    (root / "trip/google/adk/agents.py").write_text("class LlmAgent:\n    pass\n", encoding="utf-8")
+
+
 EDITS: list[tuple[str, Callable[[Path], None] | None, list[str]]] = [
     # (id, the edit between the two runs, the paths linted)
     ("unchanged", None, ["."]),
@@ -91,6 +104,8 @@ EDITS: list[tuple[str, Callable[[Path], None] | None, list[str]]] = [
     ("module-removed", lambda root: (root / "trip/tools.py").unlink(), ["."]),
     ("not-utf-8", lambda root: (root / "trip/tools.py").write_bytes(b"x = '\xff'\n"), ["."]),
     ("settings-changed", _write("pyproject.toml", '[tool.templating]\nignore = ["T014"]\n'), ["."]),
+    # a module an import looked for, in a folder that was not there either (`trip/google/adk/agents.py`)
+    ("module-created-with-its-folders", _folders_and_module, ["."]),
 ]
 
 
@@ -809,6 +824,28 @@ def test_a_file_written_while_the_cold_run_read_it_is_hashed(tmp_path: Path, mon
     warm, fresh, calls, _ = _warm_and_fresh(root, folder, monkeypatch, None)
     assert calls == [1]
     assert shape(warm) == shape(fresh)
+
+
+def test_a_warm_run_asks_nothing_below_a_folder_not_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The modules an import looked for and did not find are checked still missing, those in a folder not there
+    (`trip/vendor/lib/prompts.py`, `vendor/...` above each folder) by that folder's one `lstat`."""
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "trip/more.py": MORE})
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    with monkeypatch.context() as patch:
+        patch.setattr(lint_cache, "_now_ns", lambda: time.time_ns() + 10 * lint_cache.TRUST_MARGIN_NS)
+        lint_project(["."], cache_dir=folder)
+    asked: list[str] = []
+    lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: asked.append(str(path)) or lstat(path, *a, **k))
+    calls = fresh_calls(monkeypatch)
+    lint_project(["."], cache_dir=folder)
+    assert calls == []  # from the cache
+    inside = str(root.resolve()) + os.sep
+    below = [path for path in asked if path.startswith(inside) and f"{os.sep}vendor{os.sep}" in path]
+    assert not below, below
+    assert any(path.endswith(f"trip{os.sep}vendor") for path in asked)
 
 
 def test_a_warm_run_reads_a_files_text_when_it_is_first_asked_for(

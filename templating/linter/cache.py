@@ -45,6 +45,7 @@ templating is not a cache: it is refused (`LintCacheError`), never written to.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -279,6 +280,7 @@ class LintCache:
         self._files: list[str] = []  # the files the current run lints
         self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
         self._within: set[str] = set()  # folders whose real path is inside the root, for the current run's reads
+        self._absent: set[str] = set()  # folders not there (nor anything below them), for the current run's checks
         self._started = 0  # when the current run began (ns): a file changed since then is not trusted by status
 
     # -- a run, from the cache or fresh
@@ -288,6 +290,7 @@ class LintCache:
         then kept for the next run."""
         self._folders = {}
         self._within = set()
+        self._absent = set()
         self._started = _now_ns()
         self.check_folder()
         key = self._key(project, paths)
@@ -390,11 +393,18 @@ class LintCache:
             if not name:
                 real = folder
             else:
-                try:
-                    plain = not stat.S_ISLNK(os.lstat(folder).st_mode)
-                except OSError:
-                    plain = True  # not there: realpath keeps the name as it is too
-                real = os.path.join(self._real(parent), name) if plain else os.path.realpath(folder)
+                real_parent = self._real(parent)
+                plain = True
+                if parent in self._absent:  # below a folder not there: not there either (no `lstat`)
+                    self._absent.add(folder)
+                else:
+                    try:
+                        plain = not stat.S_ISLNK(os.lstat(folder).st_mode)
+                    except FileNotFoundError:
+                        self._absent.add(folder)  # (realpath keeps such a name as it is too)
+                    except OSError:
+                        pass
+                real = os.path.join(real_parent, name) if plain else os.path.realpath(folder)
             self._folders[folder] = real
         return real
 
@@ -439,6 +449,11 @@ class LintCache:
         there, with the same failure: one `lstat`, not a read (a project's imports look for many)."""
         if not digest.startswith(_MISSING):
             return False
+        folder = os.path.dirname(os.path.abspath(path))
+        self._real(folder)
+        if folder in self._absent:  # its folder is not there: what `lstat` would raise, without asking
+            exc = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+            return _failure(exc) == digest and (path in named or self._inside(path, project.root, link=False))
         try:
             os.lstat(path)
         except FileNotFoundError as exc:
