@@ -68,11 +68,11 @@ def shown(path: Path, cwd: Path | None = None) -> str:
 def real_folder(folder: str, known: dict[str, str]) -> str:
     """`os.path.realpath(folder)` (`""`: the current folder), `known` holding the folders resolved before (and
     taking this one): a folder below one of them costs one `lstat` (is its own name a link?), not one for each
-    name on its path."""
+    name on its path. Elsewhere than on POSIX (junctions, case), `realpath` whole, as the scan resolves paths."""
     found = known.get(folder)
     if found is None:
         head, tail = os.path.split(folder)
-        if not tail or tail in (os.curdir, os.pardir) or head == folder:
+        if os.name != "posix" or not tail or tail in (os.curdir, os.pardir) or head == folder:
             found = os.path.realpath(folder or os.curdir)
         else:
             path = os.path.join(real_folder(head, known), tail)
