@@ -79,3 +79,19 @@ def test_real_folder_is_realpath_one_lstat_a_folder(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(os, "lstat", lambda path, *a, **k: looked.append(path) or lstat(path, *a, **k))
     assert real_folder("a/b/c", known) == str(tmp_path / "a/b/c")
     assert looked == [str(tmp_path / "a/b/c")]
+
+
+def test_real_folder_elsewhere_than_on_posix_is_realpath_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off POSIX (junctions, letter case) a folder is resolved by `realpath` whole, never from its parent's."""
+    from templating.places import real_folder
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a/b").mkdir(parents=True)
+    (tmp_path / "a/in").symlink_to(tmp_path / "a/b")
+    resolved: list[str] = []
+    realpath = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath", lambda path, *a, **k: resolved.append(path) or realpath(path, *a, **k))
+    monkeypatch.setattr(os, "name", "nt")
+    known: dict[str, str] = {}
+    assert real_folder("a/in", known) == realpath("a/in")
+    assert resolved == ["a/in"]
