@@ -356,6 +356,21 @@ def test_an_unsaved_text_reached_through_a_linked_folder_is_scanned(
         assert chunks["by workers"] >= 1, chunks
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+@pytest.mark.parametrize("how", ["one", "pool", "unfiltered"])
+def test_a_module_reached_through_a_linked_folder_has_the_findings_of_the_whole_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A module no word of which the prefilter keeps, imported only through a linked package folder (`pkg/sub` ->
+    `real_sub`): the import graph follows the link, so the prefilter keeps it and its group holds its importer."""
+    root = write(tmp_path, _LINKED)
+    (root / "pkg/sub").symlink_to("../real_sub")
+    expected = run(root, monkeypatch, "whole")
+    assert any(path == "real_sub/words.py" for path, *_ in expected[0]), "the linked module's findings"
+    assert run(root, monkeypatch, how) == expected
+
+
 # --- the parts
 
 

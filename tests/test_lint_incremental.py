@@ -921,13 +921,9 @@ def test_a_module_imported_through_a_linked_folder_has_its_findings_after_a_fold
         monkeypatch,
     )
     (tmp_path / "pkg/sub").symlink_to("../real_sub")
-    from templating.linter import cold
-
     project = Project(tmp_path)
     project.read_context()
-    with monkeypatch.context() as patch:  # (a whole run's prefilter still misses it: issue 35's notes)
-        patch.setattr(cold, "PREFILTER", False)
-        fresh = sorted((d.path, d.code) for d in lint_project(["real_sub/words.py"], root=".").diagnostics)
+    fresh = sorted((d.path, d.code) for d in lint_project(["real_sub/words.py"], root=".").diagnostics)
     assert {code for _, code in fresh} >= {"T014", "T017"}
     for text in (words, words + "\n"):  # opened as saved, then typed in
         result = project.update("real_sub/words.py", text, wanted=["real_sub/words.py"])

@@ -820,6 +820,30 @@ def test_an_import_of_a_symlink_loop_is_not_followed(
     assert list(result.sources) == ["agent.py"]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+@pytest.mark.parametrize(
+    "importer", ["from .sub.words import P", "from pkg.sub.words import P"], ids=["relative", "absolute"]
+)
+def test_a_module_imported_through_a_linked_folder_is_named_by_its_real_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, importer: str
+) -> None:
+    """`pkg/sub` -> `../real_sub`: the module is the file `real_sub/words.py` (as a run lists its files), however
+    the import names it."""
+    for name, text in {
+        "pkg/__init__.py": "",
+        "pkg/agent.py": f"from google.adk.agents import Agent\n{importer}\nAgent(name='a', instruction=P)\n",
+        "real_sub/__init__.py": "",
+        "real_sub/words.py": "P = 'Hi {name}'\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "pkg/sub").symlink_to("../real_sub")
+    monkeypatch.chdir(tmp_path)
+    result = scan(["pkg/agent.py"])
+    assert [(item.path, item.text) for item in result.instructions] == [("real_sub/words.py", "Hi {name}")]
+    assert "real_sub/words.py" in result.sources
+
+
 # --- linting in each dialect, at the place in the .py file
 
 LINT_CASES = [

@@ -182,24 +182,21 @@ def cold_scan(
     root: str,
     limit: int,
     unsaved: Mapping[str, str] | None = None,
-    prefilter: bool = True,
 ) -> Scan:
     """The scan of `paths` (usable Python files, as shown), group by group (see the module's description).
 
     `text_of`: a file's text as the project read it (None: not read as text); `scan_in_process`: the project's
     own scan of some files; `suffixes`, `root`, `limit`: the project's constant suffixes, root and file size
     limit, for the workers; `unsaved`: an editor's unsaved texts by file (what the workers read instead of the
-    disk's, each file possibly not on disk). With `PREFILTER` and `prefilter` on, the files the prefilter
-    refuses are only checked to parse."""
+    disk's, each file possibly not on disk). With `PREFILTER` on, the files the prefilter refuses are only
+    checked to parse."""
     from ..pysource import Scan
 
     files = list(paths)
     workers = jobs() - 1  # this process scans too
     pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
     try:
-        results = _scanned(
-            files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}), prefilter
-        )
+        results = _scanned(files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}))
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -249,11 +246,10 @@ def _scanned(
     root: str,
     limit: int,
     unsaved: dict[str, str],
-    prefilter: bool,
 ) -> list[Scan]:
     texts = [text_of(name) for name in files]
     parts, edges = import_graph(files, text_of)
-    kept = wanted(texts, edges, suffixes) if PREFILTER and prefilter else [True] * len(files)
+    kept = wanted(texts, edges, suffixes) if PREFILTER else [True] * len(files)
     chunks = [[(files[i], kept[i]) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
 
     def here(i: int) -> Scan:

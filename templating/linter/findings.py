@@ -61,21 +61,16 @@ _Own = tuple["Instruction", list[Diagnostic], _Against, frozenset[tuple[Any, ...
 class ProjectFindings(ProjectFiles):
     """The project's Python files scanned, and their findings (see the module's description)."""
 
-    def _full_scan(
-        self, linted: Sequence[str], named: set[str] | None = None, *, cold: bool = False, prefilter: bool = True
-    ) -> Scan:
+    def _full_scan(self, linted: Sequence[str], named: set[str] | None = None, *, cold: bool = False) -> Scan:
         """Scan `linted` with the project's context. `cold` (a whole run, or the folder an editor opens): in
         groups no import crosses, on every core for a large project (`templating.linter.cold`), the files the
-        prefilter refuses only checked to parse unless `prefilter` is off."""
+        prefilter refuses only checked to parse."""
         from ..pysource import scan
 
         given = set(linted) if named is None else named  # the files the user named: read wherever they are
         files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
         usable, configs = self._usable(files, named=given), self._agent_configs(linted)
-        if cold and not configs:
-            found = self._cold_scan(usable, prefilter=prefilter)
-        else:
-            found = self._run_scan(scan, usable, configs=configs)
+        found = self._cold_scan(usable) if cold and not configs else self._run_scan(scan, usable, configs=configs)
         self._scan = found
         self._configs_of = None
         self._model = None  # built again from this scan when asked for
@@ -87,7 +82,7 @@ class ProjectFindings(ProjectFiles):
         self._errors = {error.path: error for error in found.errors}
         return found
 
-    def _cold_scan(self, usable: list[str], *, prefilter: bool = True) -> Scan:
+    def _cold_scan(self, usable: list[str]) -> Scan:
         from ..pysource import scan
         from .cold import cold_scan
 
@@ -105,7 +100,6 @@ class ProjectFindings(ProjectFiles):
             root=str(self.root),
             limit=self.config.max_file_size,
             unsaved=overrides,
-            prefilter=prefilter,
         )
         for error in found.errors:  # as `_run_scan` leaves them
             error.__traceback__ = error.__context__ = error.__cause__ = None

@@ -95,6 +95,16 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
     heads = {os.path.basename(d) for d in dirs} | {os.path.splitext(os.path.basename(f))[0] for f in files}
     nowhere: list[int] = []
 
+    def linked(path: str) -> str:
+        """`path`, a folder holding no file of the run, as its link's target when it is a link (a package folder
+        linked to another of the project: `pkg/sub` -> `../real_sub`); one `lstat`, once a path."""
+        found = links.get(path)
+        if found is None:
+            found = links[path] = os.path.realpath(path) if os.path.islink(path) else path
+        return found
+
+    links: dict[str, str] = {}
+
     def targets(folder: str, level: int, name: str) -> list[int]:
         if not level and name.partition(".")[0] not in heads:
             return nowhere  # a library's module: no file of the project can be it
@@ -126,7 +136,7 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
                 path = path + sep + part if path != sep else sep + part
                 if path + ".py" in at:
                     out.append(at[path + ".py"])
-                if path not in dirs:
+                if path not in dirs and (path := linked(path)) not in dirs:
                     break
                 init = path + sep + "__init__.py"
                 if init in at:

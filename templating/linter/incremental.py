@@ -57,9 +57,7 @@ class IncrementalProject(ProjectFindings):
         """Scan the project's Python files (an editor's workspace folder loaded) and work out now what the first
         update would from scratch: every file's findings and the import graph (it then lints again only what
         its edit changes)."""
-        # every file scanned as a file of its own: one the prefilter refuses would be known by the path an import
-        # reached it through (a linked package folder), not as the file an edit names
-        found = self._full_scan([], cold=True, prefilter=False)
+        found = self._full_scan([], cold=True)
         if self.marked:  # (else the context depends on the file edited: the first update works it out)
             context = self._context_files([])
             self._last = self._all_findings(found, context)

@@ -139,11 +139,9 @@ class _Modules:
         if os.name != "posix":
             return places.shown(candidate)
         real = self.realpath(str(candidate))
-        if self._cwd is None:
-            kept_cwd = self.answers.real_cwd if self.answers is not None else ""
-            self._cwd = kept_cwd or os.path.realpath(os.getcwd())
-        below = self._cwd.rstrip(os.sep) + os.sep
-        shown = "." if real == self._cwd else real[len(below) :] if real.startswith(below) else real
+        cwd = self._real_cwd()
+        below = cwd.rstrip(os.sep) + os.sep
+        shown = "." if real == cwd else real[len(below) :] if real.startswith(below) else real
         kept = self.answers is not None and self.answers.inside(str(candidate), real)
         if shown not in self._real:
             self._real[shown] = real  # (a real path relative to the real current folder: its own real path)
@@ -152,6 +150,12 @@ class _Modules:
         if kept:
             self.answers.shown[candidate] = shown  # type: ignore[union-attr]
         return shown
+
+    def _real_cwd(self) -> str:
+        if self._cwd is None:
+            kept_cwd = self.answers.real_cwd if self.answers is not None else ""
+            self._cwd = kept_cwd or os.path.realpath(os.getcwd())
+        return self._cwd
 
     def _not_there(self, files: Sequence[str | None]) -> None:
         """Record the candidate `files` found not there in `Scan.unread`: what the scan gives depends on their
@@ -259,8 +263,15 @@ class _Modules:
                     continue
                 target = base.joinpath(*parts) if target is None else target
                 candidate = target.with_suffix(".py") if made == ".py" else target / "__init__.py"
-                if level:
+                if level:  # shown as written, unless a linked folder is on the way (as the run lists it)
                     shown = str(candidate)
+                    written = os.path.join(self._real_cwd(), shown)
+                    if ".." in shown:
+                        written = os.path.normpath(written)
+                    if self.realpath(shown) != written:
+                        shown = self._shown.get(candidate) or ""
+                        if not shown:
+                            shown = self._shown[candidate] = self._shown_as(candidate)
                 else:
                     shown = self._shown.get(candidate) or ""
                     if not shown:
