@@ -359,12 +359,14 @@ def test_an_unsaved_text_reached_through_a_linked_folder_is_scanned(
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
 @pytest.mark.parametrize("how", ["one", "pool", "unfiltered"])
+@pytest.mark.parametrize("module", [".sub.words", "pkg.sub.words"], ids=["relative", "absolute"])
 def test_a_module_reached_through_a_linked_folder_has_the_findings_of_the_whole_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, module: str
 ) -> None:
     """A module no word of which the prefilter keeps, imported only through a linked package folder (`pkg/sub` ->
-    `real_sub`): the import graph follows the link, so the prefilter keeps it and its group holds its importer."""
-    root = write(tmp_path, _LINKED)
+    `real_sub`): it is known by its real path, and the import graph follows the link (its group holds its
+    importer)."""
+    root = write(tmp_path, {**_LINKED, "pkg/agent.py": AGENT.format(imports=module)})
     (root / "pkg/sub").symlink_to("../real_sub")
     expected = run(root, monkeypatch, "whole")
     assert any(path == "real_sub/words.py" for path, *_ in expected[0]), "the linked module's findings"

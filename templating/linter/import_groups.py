@@ -97,7 +97,9 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
 
     def linked(path: str) -> str:
         """`path`, a folder holding no file of the run, as its link's target when it is a link (a package folder
-        linked to another of the project: `pkg/sub` -> `../real_sub`); one `lstat`, once a path."""
+        linked to another of the project: `pkg/sub` -> `../real_sub`); one `lstat`, once a path. Asked only below
+        a package found or next to the importer (not at each folder an absolute import's top name is looked for
+        in), for a name that is no module."""
         found = links.get(path)
         if found is None:
             found = links[path] = os.path.realpath(path) if os.path.islink(path) else path
@@ -132,11 +134,13 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
         out: list[int] = []
         for base in bases:
             path = base
-            for part in parts:  # each package on the way (its `__init__.py`), and the module
+            for depth, part in enumerate(parts):  # each package on the way (its `__init__.py`), and the module
                 path = path + sep + part if path != sep else sep + part
                 if path + ".py" in at:
                     out.append(at[path + ".py"])
-                if path not in dirs and (path := linked(path)) not in dirs:
+                elif (level or depth) and path not in dirs:
+                    path = linked(path)  # a package folder linked from below a package found, or next to the importer
+                if path not in dirs:
                     break
                 init = path + sep + "__init__.py"
                 if init in at:
