@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import stat
 from pathlib import Path
 
 from .nodes import Span
@@ -65,17 +66,30 @@ def shown(path: Path, cwd: Path | None = None) -> str:
         return str(path)
 
 
-def real_folder(folder: str, known: dict[str, str]) -> str:
+def real_folder(folder: str, known: dict[str, str], absent: set[str] | None = None) -> str:
     """`os.path.realpath(folder)` (`""`: the current folder), `known` holding the folders resolved before (and
     taking this one): a folder below one of them costs one `lstat` (is its own name a link?), not one for each
-    name on its path. Elsewhere than on POSIX (junctions, case), `realpath` whole, as the scan resolves paths."""
+    name on its path. `absent`, when given, takes the folders found not there (and those below them, then known
+    without an `lstat`). Elsewhere than on POSIX (junctions, case), `realpath` whole, as the scan resolves paths."""
     found = known.get(folder)
     if found is None:
         head, tail = os.path.split(folder)
         if os.name != "posix" or not tail or tail in (os.curdir, os.pardir) or head == folder:
             found = os.path.realpath(folder or os.curdir)
         else:
-            path = os.path.join(real_folder(head, known), tail)
-            found = os.path.realpath(path) if os.path.islink(path) else path
+            found = os.path.join(real_folder(head, known, absent), tail)
+            if absent is not None and head in absent:
+                absent.add(folder)
+            else:
+                try:
+                    link = stat.S_ISLNK(os.lstat(found).st_mode)
+                except FileNotFoundError:
+                    link = False
+                    if absent is not None:
+                        absent.add(folder)
+                except (OSError, ValueError):
+                    link = False
+                if link:
+                    found = os.path.realpath(found)
         known[folder] = found
     return found

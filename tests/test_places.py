@@ -69,9 +69,10 @@ def test_real_folder_is_realpath_one_lstat_a_folder(tmp_path: Path, monkeypatch:
         str(tmp_path / "a/in/c"),
         "/",
     ]
-    known: dict[str, str] = {}
-    for folder in folders:
-        assert real_folder(folder, known) == os.path.realpath(folder or "."), folder
+    for absent in (None, set()):
+        known: dict[str, str] = {}
+        for folder in folders:
+            assert real_folder(folder, known, absent) == os.path.realpath(folder or "."), folder
     known = {}
     real_folder("a/b", known)
     looked: list[str] = []
@@ -79,6 +80,26 @@ def test_real_folder_is_realpath_one_lstat_a_folder(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(os, "lstat", lambda path, *a, **k: looked.append(path) or lstat(path, *a, **k))
     assert real_folder("a/b/c", known) == str(tmp_path / "a/b/c")
     assert looked == [str(tmp_path / "a/b/c")]
+
+
+def test_real_folder_keeps_the_folders_not_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder found not there goes to `absent`, and so does each below it, with no `lstat` of its own."""
+    from templating.places import real_folder
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a/dangling").symlink_to(tmp_path / "nothing")
+    known: dict[str, str] = {}
+    absent: set[str] = set()
+    real_folder("a", known, absent)
+    looked: list[str] = []
+    lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: looked.append(path) or lstat(path, *a, **k))
+    assert real_folder("a/gone/deeper/still", known, absent) == str(tmp_path / "a/gone/deeper/still")
+    assert looked == [str(tmp_path / "a/gone")]
+    assert absent == {"a/gone", "a/gone/deeper", "a/gone/deeper/still"}
+    assert real_folder("a/dangling/z", known, absent) == os.path.realpath("a/dangling/z")
+    assert "a/dangling" not in absent  # a link (to nothing) is there: resolved whole, as realpath does
 
 
 def test_real_folder_elsewhere_than_on_posix_is_realpath_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -63,7 +63,7 @@ from .cached_result import _BadEntry, _check, _payload, _result, _strings
 from .config import LintConfig, LintConfigError
 from .registry import Diagnostic
 from .result import LintResult
-from .util import running_version, shown
+from .util import real_folder, running_version, shown
 
 try:  # the interpreter's own BLAKE2 (what hashlib gives too), without loading OpenSSL: 2 ms of each start
     from _blake2 import blake2b as _blake2b
@@ -385,28 +385,9 @@ class LintCache:
         return target == top or target.startswith(top if top.endswith(os.sep) else top + os.sep)
 
     def _real(self, folder: str) -> str:
-        """The real path of the absolute, normalised `folder`: its parent's, worked out once, and its name,
-        unless it is a link (then resolved whole). One `lstat` per folder, not one per folder per file."""
-        real = self._folders.get(folder)
-        if real is None:
-            parent, name = os.path.split(folder)
-            if not name:
-                real = folder
-            else:
-                real_parent = self._real(parent)
-                plain = True
-                if parent in self._absent:  # below a folder not there: not there either (no `lstat`)
-                    self._absent.add(folder)
-                else:
-                    try:
-                        plain = not stat.S_ISLNK(os.lstat(folder).st_mode)
-                    except FileNotFoundError:
-                        self._absent.add(folder)  # (realpath keeps such a name as it is too)
-                    except OSError:
-                        pass
-                real = os.path.join(real_parent, name) if plain else os.path.realpath(folder)
-            self._folders[folder] = real
-        return real
+        """The real path of the absolute, normalised `folder`, from its parent's (one `lstat` a folder, none
+        below a folder found not there: `_absent`)."""
+        return real_folder(folder, self._folders, self._absent)
 
     def _load(self, key: str, project: Project, named: set[str]) -> LintResult | None:
         try:
