@@ -117,12 +117,13 @@ class _Modules:
         """`os.path.realpath(folder)`, once per folder, from its parent's (one `lstat` a folder)."""
         real = self._real_folders.get(folder)
         if real is None:
-            real = self._real_folders[folder] = self._resolved(folder)
+            real = places.real_folder(folder, self._real_folders)
             if self.answers is not None and self.answers.inside(folder or os.curdir, real):
                 self.answers.real_folders[folder] = real
         return real
 
     def _resolved(self, path: str) -> str:
+        """A file's real path, from its folder's."""
         folder, name = os.path.split(path)
         if os.name != "posix" or name in ("", ".", ".."):
             return os.path.realpath(path or os.curdir)
