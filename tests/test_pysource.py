@@ -844,6 +844,24 @@ def test_a_module_imported_through_a_linked_folder_is_named_by_its_real_path(
     assert "real_sub/words.py" in result.sources
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+def test_a_module_outside_the_current_folder_is_named_as_its_importer_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files named through a link (`/tmp` -> `/private/tmp` on macOS), the current folder elsewhere: the module a
+    relative import finds keeps the name its importer was given, as the run lists the files it was named."""
+    (tmp_path / "real/pkg").mkdir(parents=True)
+    (tmp_path / "real/pkg/agent.py").write_text(
+        "from google.adk.agents import Agent\nfrom .words import P\nAgent(name='a', instruction=P)\n", encoding="utf-8"
+    )
+    (tmp_path / "real/pkg/words.py").write_text("P = 'Hi {name}'\n", encoding="utf-8")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    result = scan([str(tmp_path / "link/pkg/agent.py")])
+    assert [item.path for item in result.instructions] == [str(tmp_path / "link/pkg/words.py")]
+
+
 # --- linting in each dialect, at the place in the .py file
 
 LINT_CASES = [

@@ -270,9 +270,11 @@ class _Modules:
                     if ".." in shown:
                         written = os.path.normpath(written)
                     if self.realpath(shown) != written:
-                        shown = self._shown.get(candidate) or ""
-                        if not shown:
-                            shown = self._shown[candidate] = self._shown_as(candidate)
+                        real = self._shown.get(candidate) or ""
+                        if not real:
+                            real = self._shown[candidate] = self._shown_as(candidate)
+                        if not os.path.isabs(real):  # (outside the current folder: as named, as the run lists it)
+                            shown = real
                 else:
                     shown = self._shown.get(candidate) or ""
                     if not shown:
