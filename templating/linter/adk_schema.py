@@ -20,15 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..nodes import Span
-from ..pysource.found import StateSchema as StateSchema
 from ..template import parse
 from .check import lint
 from .registry import Diagnostic
 
-__all__ = ["SCHEMA_RULES", "StateSchema", "check_against_schema", "schema_findings", "schema_keys"]
+if TYPE_CHECKING:
+    from ..pysource import StateSchema
+
+__all__ = ["SCHEMA_RULES", "check_against_schema", "schema_findings", "schema_keys"]
 
 # The rules a state schema turns on: an unknown key (T001), a required read of a nested field with a default
 # (T009). T010 (an optional read of a required field) does not apply: google-adk never fills a required field,

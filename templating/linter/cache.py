@@ -245,8 +245,7 @@ def _decoded(path: str, mode: str, project: Project, *, follow: bool = True) -> 
     the files an instruction reads), "py" decoded as Python does, "text" as UTF-8."""
     global _python_text, _text_bytes
     if _python_text is None:  # imported once, when first needed (not at import: the engine imports this)
-        from ..pysource import python_text
-        from ..pysource.resolve import _MAX_TEXT_BYTES
+        from ..pysource.reading import _MAX_TEXT_BYTES, python_text
 
         _python_text, _text_bytes = python_text, _MAX_TEXT_BYTES
     limit = project.config.max_file_size
@@ -281,6 +280,7 @@ class LintCache:
         self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
         self._within: set[str] = set()  # folders whose real path is inside the root, for the current run's reads
         self._absent: set[str] = set()  # folders not there (nor anything below them), for the current run's checks
+        self._cwd = ""  # the current folder of the current run
         self._started = 0  # when the current run began (ns): a file changed since then is not trusted by status
 
     # -- a run, from the cache or fresh
@@ -291,6 +291,7 @@ class LintCache:
         self._folders = {}
         self._within = set()
         self._absent = set()
+        self._cwd = os.getcwd()
         self._started = _now_ns()
         self.check_folder()
         key = self._key(project, paths)
@@ -365,11 +366,21 @@ class LintCache:
             return None, _failure(exc)
         return text, _digest(text)
 
-    def _inside(self, path: str, root: Path, *, link: bool | None = None) -> bool:
+    def _absolute(self, path: str) -> str:
+        """`os.path.abspath(path)`, the current folder asked once a run (a run checks thousands of paths)."""
+        if os.name != "posix":
+            return os.path.abspath(path)
+        if not path.startswith(os.sep):
+            path = os.path.join(self._cwd, path)
+        if os.sep + "." in path or os.sep * 2 in path or path.endswith(os.sep):
+            path = os.path.normpath(path)
+        return path
+
+    def _inside(self, path: str, root: Path, *, link: bool | None = None, absolute: str | None = None) -> bool:
         """Whether `path`, links followed, is inside `root` (as `read_bytes` checks it, with the real path
         of each folder worked out once: a project's files share few folders). `link`: whether `path` is a
-        link, when the caller knows it."""
-        folder, name = os.path.split(os.path.abspath(path))
+        link, when the caller knows it; `absolute`: its absolute path, when the caller has it."""
+        folder, name = os.path.split(absolute or self._absolute(path))
         if link is False and folder in self._within:  # a file that is no link, in a folder inside the root
             return True
         real = self._real(folder)
@@ -430,15 +441,20 @@ class LintCache:
         there, with the same failure: one `lstat`, not a read (a project's imports look for many)."""
         if not digest.startswith(_MISSING):
             return False
-        folder = os.path.dirname(os.path.abspath(path))
+        absolute = self._absolute(path)
+        folder = os.path.dirname(absolute)
         self._real(folder)
         if folder in self._absent:  # its folder is not there: what `lstat` would raise, without asking
             exc = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-            return _failure(exc) == digest and (path in named or self._inside(path, project.root, link=False))
+            return _failure(exc) == digest and (
+                path in named or self._inside(path, project.root, link=False, absolute=absolute)
+            )
         try:
             os.lstat(path)
         except FileNotFoundError as exc:
-            return _failure(exc) == digest and (path in named or self._inside(path, project.root, link=False))
+            return _failure(exc) == digest and (
+                path in named or self._inside(path, project.root, link=False, absolute=absolute)
+            )
         except OSError:
             return False
         return False

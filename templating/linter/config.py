@@ -15,7 +15,7 @@ from ..inputs import InputError, read_text
 
 # Module constants of Python files linted even when no call site uses them: names ending in these (the
 # scanner's default, defined with it: reading Python sources sits below the linter).
-from ..pysource.found import CONSTANT_SUFFIXES as CONSTANT_SUFFIXES
+from ..pysource.reading import CONSTANT_SUFFIXES as CONSTANT_SUFFIXES
 from .globs import Glob, GlobError, GlobList, compile_glob
 from .registry import DEFAULT_RULES, RULES, SYNTAX_CHECKS
 from .util import relative as _relative

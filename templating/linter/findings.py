@@ -15,10 +15,10 @@ import dataclasses
 import gc
 import threading
 from collections.abc import Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ..nodes import Span
-from .adk_schema import StateSchema, schema_findings
+from .adk_schema import schema_findings
 from .project import FileSkipped, LintInputError
 from .reach import flagged, reported_in
 from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
@@ -35,7 +35,7 @@ from .suppress import apply_suppressions, read_suppressions
 
 if TYPE_CHECKING:
     from ..agent_model import AgentModel
-    from ..pysource import FileAnswers, Instruction, Scan, Write
+    from ..pysource import FileAnswers, Instruction, Scan, StateSchema, Write
 
 __all__ = ["ProjectFindings", "config_files", "in_order"]
 
@@ -54,7 +54,7 @@ def _reads(item: Instruction) -> tuple[str, ...]:
 
 # An instruction's own findings (see ProjectFindings._own_findings): the instruction, its lint, those against
 # its state_schema= models, where T014 stays quiet, and its template.
-_Against = list[tuple[StateSchema, str, Diagnostic]]
+_Against: TypeAlias = "list[tuple[StateSchema, str, Diagnostic]]"
 _Own = tuple["Instruction", list[Diagnostic], _Against, frozenset[tuple[Any, ...]], CheckedTemplate]
 
 

@@ -33,36 +33,70 @@ The package reads Python sources and nothing more: it sits below the linter and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .found import (
-    CONSTANT_SUFFIXES,
-    AgentCall,
-    AgentClass,
-    FunctionFacts,
-    Instruction,
-    InstructionKey,
-    InstructionRef,
-    KeyRef,
-    Ref,
-    RootBinding,
-    RunnerCall,
-    Scan,
-    SchemaRef,
-    SessionStart,
-    Skipped,
-    StateSchema,
-    Step,
-    WorkflowEdge,
-    Write,
-)
-from .found import AgentKind as AgentKind
-from .found import Kind as Kind
-from .reading import PythonSourceError, python_text
+from .._lazy import lazy_names
+from .reading import CONSTANT_SUFFIXES, PythonSourceError, python_text
 
 if TYPE_CHECKING:
+    from .found import (
+        AgentCall,
+        AgentClass,
+        FunctionFacts,
+        Instruction,
+        InstructionKey,
+        InstructionRef,
+        KeyRef,
+        Ref,
+        RootBinding,
+        RunnerCall,
+        Scan,
+        SchemaRef,
+        SessionStart,
+        Skipped,
+        StateSchema,
+        Step,
+        WorkflowEdge,
+        Write,
+    )
+    from .found import AgentKind as AgentKind
+    from .found import Kind as Kind
     from .imports import FileAnswers
     from .visitor import scan
+
+# submodule -> the names it defines, each imported when one is first used (PEP 562): reading a file's text
+# (`python_text`, as the lint cache does) loads neither the scan's data types nor the walk and the resolver.
+_MODULES = {
+    "found": (
+        "AgentCall",
+        "AgentClass",
+        "FunctionFacts",
+        "Instruction",
+        "InstructionKey",
+        "InstructionRef",
+        "KeyRef",
+        "Ref",
+        "RootBinding",
+        "RunnerCall",
+        "Scan",
+        "SchemaRef",
+        "SessionStart",
+        "Skipped",
+        "StateSchema",
+        "Step",
+        "WorkflowEdge",
+        "Write",
+        "AgentKind",
+        "Kind",
+    ),
+    "imports": ("FileAnswers",),
+    "visitor": ("scan",),
+}
+_LAZY, _load, __dir__ = lazy_names(globals(), _MODULES)
+
+if not TYPE_CHECKING:  # type checkers see the imports above
+    __getattr__ = _load
+
 
 __all__ = [
     "CONSTANT_SUFFIXES",
@@ -89,17 +123,3 @@ __all__ = [
     "python_text",
     "scan",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """`scan` and `FileAnswers`, imported when first used: the walk, the resolver and the model reader stay unloaded by
-    `import templating` (the linter's configuration and types import this package's data types)."""
-    if name == "scan":
-        from .visitor import scan
-
-        return scan
-    if name == "FileAnswers":  # (kept by the linter's project between its scans)
-        from .imports import FileAnswers
-
-        return FileAnswers
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,14 +11,10 @@ from typing import TypeAlias
 from ..nodes import Span
 from ..schema import Schema
 from .positions import _Mapped
+from .reading import CONSTANT_SUFFIXES as CONSTANT_SUFFIXES
 from .reading import PythonSourceError
 
 Kind: TypeAlias = _Literal["angle", "adk", "jinja"]
-
-# Module constants whose name ends in one of these (in capitals) are instructions even when no call site
-# uses them, if they hold a placeholder: `scan(suffixes=...)`'s default, and `constant-suffixes` in
-# `[tool.templating]`.
-CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLATE")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

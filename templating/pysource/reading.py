@@ -21,6 +21,14 @@ from ..errors import TemplatingError
 from ..nodes import Span
 from ..places import line_starts
 
+# Module constants whose name ends in one of these (in capitals) are instructions even when no call site
+# uses them, if they hold a placeholder: `scan(suffixes=...)`'s default, and `constant-suffixes` in
+# `[tool.templating]`.
+CONSTANT_SUFFIXES: tuple[str, ...] = ("PROMPT", "INSTRUCTION", "INSTR", "TEMPLATE")
+
+# The largest text file an instruction is read from (load_instruction_from_file("writer.txt")).
+_MAX_TEXT_BYTES = 1_000_000
+
 
 class PythonSourceError(TemplatingError):
     """A `.py` file to lint that is not valid Python (nothing of it can be checked).

@@ -16,6 +16,7 @@ from .found import Instruction, Kind, Skipped, StateSchema
 from .imports import FileAnswers, _Modules
 from .models import ModelReader
 from .positions import _dedent, _literal, _Mapped, _Module, _read_literals, _text_mapped
+from .reading import _MAX_TEXT_BYTES
 from .syntax import (
     _MAX_HOPS,
     _added,
@@ -29,9 +30,6 @@ from .syntax import (
     _short,
     _uses_templating,
 )
-
-# The largest text file an instruction is read from (load_instruction_from_file("writer.txt")).
-_MAX_TEXT_BYTES = 1_000_000
 
 
 class _Project(_Modules):

@@ -22,8 +22,7 @@ from ..registry import RULES, Diagnostic
 if TYPE_CHECKING:
     from ...agent_model import AgentModel, StateWrite
     from ...agent_model.facts import Agent
-    from ...pysource import InstructionKey, SchemaRef
-    from ..adk_schema import StateSchema
+    from ...pysource import InstructionKey, SchemaRef, StateSchema
 
 __all__ = ["schema_levels", "undeclared_writes"]
 
