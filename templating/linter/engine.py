@@ -17,14 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..nodes import Span
-from ..template import parse
-from .check import lint
 from .findings import config_files
 from .incremental import IncrementalProject
 from .project import FileSkipped, LintInputError
 from .registry import SKIPPED_FILE, Diagnostic
 from .result import CheckedTemplate, LintResult, per_file, relative_to_cwd, renamed
-from .rules.schema_keys import unused_keys
 from .selection import _unreadable
 from .util import shown
 
@@ -71,6 +68,10 @@ class Project(IncrementalProject):
         return self._lint(paths)
 
     def _lint(self, paths: Sequence[str]) -> LintResult:
+        from ..template import parse  # (the rules are imported when a run is not answered by the cache)
+        from .check import lint
+        from .rules.schema_keys import unused_keys
+
         files, notes, named = self._select(paths)
         if list(paths).count("-") > 1:
             raise LintInputError("stdin ('-') can be linted only once")

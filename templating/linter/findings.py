@@ -18,24 +18,19 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ..nodes import Span
-from .adk_schema import schema_findings
 from .project import FileSkipped, LintInputError
 from .reach import flagged, reported_in
 from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
-from .rules.adk_literal import naming_the_writer
-from .rules.enforced_schema import schema_levels, undeclared_writes
-from .rules.order import ORDER_RULES, OrderIndex
-from .rules.python import lint_instruction, never_written, skipped_findings
-from .rules.state_names import angle_placeholders, named_not_injected, static_placeholders, written_keys
-from .rules.state_schema import unread_state_schemas
 from .selection import ProjectFiles
-from .source import _VOID_TAGS
-from .suppress import apply_suppressions, read_suppressions
+
+# The rules are imported by the methods that apply them, when first used: a run the cache answers (a warm
+# run) applies none, and most of its time would be importing them.
 
 if TYPE_CHECKING:
     from ..agent_model import AgentModel
     from ..pysource import FileAnswers, Instruction, Scan, StateSchema, Write
+    from .rules.order import OrderIndex
 
 __all__ = ["ProjectFindings", "config_files", "in_order"]
 
@@ -45,6 +40,8 @@ _Findings = dict[str, FileFindings]
 def _reads(item: Instruction) -> tuple[str, ...]:
     """The top-level state keys an instruction reads: its placeholders' (a Jinja2 instruction's state reads),
     but not an angle-syntax tag read as one (`<br>`, `<example>` closed by `</example>`: T007's)."""
+    from .source import _VOID_TAGS
+
     template = checked(item)
     keys = dict.fromkeys(key.split(".")[0] for key in (*template.keys, *template.optional_keys))
     if item.dialect == "angle":
@@ -205,6 +202,12 @@ class ProjectFindings(ProjectFiles):
 
         An instruction kept in a text file (`load_instruction_from_file("writer.txt")`) is reported
         with a named Python file of its folder (or a folder above) that names that file."""
+        from .rules.adk_literal import naming_the_writer
+        from .rules.enforced_schema import schema_levels, undeclared_writes
+        from .rules.order import ORDER_RULES
+        from .rules.python import never_written, skipped_findings
+        from .rules.state_schema import unread_state_schemas
+
         codes, config = self.codes, self.config
         shown_in = reported_in(found, named)
         written = self._written() if "T014" in codes else None
@@ -310,6 +313,8 @@ class ProjectFindings(ProjectFiles):
     def _order_index(self, found: Scan) -> OrderIndex | None:
         """The agent model's index for the order rules (T014 on an app's agents, T024..T027), made once per
         model; None when a file could not be scanned (what it writes is unknown, as T014 has always held)."""
+        from .rules.order import OrderIndex
+
         if found.errors:
             return None
         model = self.agent_model
@@ -321,6 +326,8 @@ class ProjectFindings(ProjectFiles):
     def _state_names(self, found: Scan, instructions: list[Instruction], shown_in: set[str]) -> list[Diagnostic]:
         """T029, T030 (of `instructions`) and T032 (of the static instructions of the `shown_in` files), for the
         keys the project writes and those its instructions read, wherever they are in the scan."""
+        from .rules.state_names import angle_placeholders, named_not_injected, static_placeholders, written_keys
+
         on = self.codes & {"T029", "T030", "T032"}
         if not on:
             return []
@@ -364,6 +371,9 @@ class ProjectFindings(ProjectFiles):
     def _own_findings(self, item: Instruction) -> _Own:
         """What `item`'s findings owe to it alone: its own lint, those against its agents' `state_schema=`
         models, the places where T014 stays quiet, and its template."""
+        from .adk_schema import schema_findings
+        from .rules.python import lint_instruction
+
         codes = self.codes
         linted = lint_instruction(item, schema=self.schema, select=codes, allow=self.config.allow)
         quiet = {(d.path, d.span.start) for d in linted if d.code == "T007" and d.span}
@@ -383,6 +393,8 @@ class ProjectFindings(ProjectFiles):
     ) -> list[Diagnostic]:
         """`findings` without those a `# templating: ignore[...]` comment silences, with the findings
         about the comments of the `named` files (T022, T023); see `templating.linter.suppress`."""
+        from .suppress import apply_suppressions, read_suppressions
+
         places = set(named)  # the files whose comments may silence a finding: its own, its call sites'
         for d in findings:
             places.add(d.path or "")
