@@ -584,10 +584,10 @@ def test_a_worker_keeps_no_syntax_tree(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     files = {"app/agent.py": AGENT.format(imports="words"), "app/words.py": WORDS}
     write(tmp_path, files)
-    task = (str(tmp_path), [("app/agent.py", True)], dict(files), ("PROMPT",), str(tmp_path), 2_000_000, ())
-    found = cold._scan_chunk(task)
-    assert found is not None
-    assert sorted(found.sources) == ["app/agent.py", "app/words.py"]  # both parsed
+    task = (str(tmp_path), [("app/agent.py", True)], dict(files), ("PROMPT",), str(tmp_path), 2_000_000, (), None)
+    done = cold._scan_chunk(task)
+    assert done is not None
+    assert sorted(done[0].sources) == ["app/agent.py", "app/words.py"]  # both parsed
     assert not reading._kept
 
 
@@ -604,14 +604,20 @@ def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
     monkeypatch.chdir(tmp_path)
     files = {
         "app/agent.py": AGENT.format(imports="words").replace("Agent(", "Agent(output_key='reply', ", 1),
-        "app/words.py": WORDS,
+        "app/words.py": WORDS.replace("{topic?}", "{topic?} {{x}"),  # T017: a finding of the instruction's own
         "app/broken.py": "PROMPT = (\n",
     }
     write(tmp_path, files)
     chunk = [("app/agent.py", True), ("app/words.py", False), ("app/broken.py", True)]
-    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000, ())
+    from functools import partial
+
+    from templating.linter.findings import own_findings
+
+    codes = frozenset(templating.linter.DEFAULT_RULES)
+    own = partial(own_findings, codes=codes, schema=None, allow=())
+    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000, (), own)
     sent = pickle.dumps(cold._scan_chunk(task))
-    back = pickle.loads(sent)
+    back, owns = pickle.loads(sent)
     here = scan(["app/agent.py", "app/broken.py"], suffixes=("PROMPT",), keep_going=True, root=str(tmp_path))
 
     def placed(item: Any) -> Any:
@@ -630,3 +636,8 @@ def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
     assert [e.path for e in back.errors] == ["app/broken.py"]
     assert set(back.sources) == set(here.sources)
     assert back.sources["app/agent.py"] is None  # filled again from the project's own texts
+    # the own findings of each instruction, worked out in the worker, come back with the very instruction objects
+    assert all(given[0] is item for given, item in zip(owns, back.instructions, strict=True))
+    local = [own(item) for item in here.instructions]
+    assert [given[1:] for given in owns] == [mine[1:] for mine in local]
+    assert any(given[1] for given in owns), "an instruction with findings of its own"

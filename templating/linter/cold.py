@@ -146,14 +146,15 @@ def _to_scan(chunk: Sequence[tuple[str, bool]], read: Callable[[str], str]) -> l
     return [path for path, wanted in chunk if wanted or path not in valid]
 
 
-def _scan_chunk(task: _Task) -> Scan | None:
+def _scan_chunk(task: _Task) -> _Found | None:
     """A worker's task: the chunk's files scanned (in the run's folder); its facts, with the texts left out
-    (the project has them) and no syntax tree. None when the facts cannot leave the worker (a `state_schema=`
-    model still reading its trees): the chunk is then scanned in the project's process."""
+    (the project has them) and no syntax tree, and what `own` gives of its instructions. None when
+    the facts cannot leave the worker (a `state_schema=` model still reading its trees): the chunk is then
+    scanned in the project's process. With `own`, what it gives of each instruction found is sent too."""
     from ..pysource import scan
     from ..pysource.reading import trees_not_kept
 
-    cwd, chunk, texts, suffixes, root, limit, unsaved = task
+    cwd, chunk, texts, suffixes, root, limit, unsaved, own = task
     if os.getcwd() != cwd:
         os.chdir(cwd)
     read = _Reader(texts, root, limit, unsaved)
@@ -168,9 +169,11 @@ def _scan_chunk(task: _Task) -> Scan | None:
         return None
     for error in found.errors:
         error.__traceback__ = error.__context__ = error.__cause__ = None
+    # sent with the instructions they are of (one pickle: the project finds them by identity)
+    owns = [] if own is None else [own(item) for item in found.instructions]
     # the texts the project gave are filled again from its own (None here): only those it did not have are sent
     found.sources = {name: None if name in texts else text for name, text in found.sources.items()}  # type: ignore[misc]
-    return found  # what cannot be sent back makes the future fail: the chunk is then scanned in the project
+    return found, owns  # what cannot be sent back makes the future fail: the chunk is then scanned in the project
 
 
 def cold_scan(
@@ -182,26 +185,32 @@ def cold_scan(
     root: str,
     limit: int,
     unsaved: Mapping[str, str] | None = None,
-) -> Scan:
+    own: Callable[[Any], Any] | None = None,
+) -> tuple[Scan, list[Any]]:
     """The scan of `paths` (usable Python files, as shown), group by group (see the module's description).
 
     `text_of`: a file's text as the project read it (None: not read as text); `scan_in_process`: the project's
     own scan of some files; `suffixes`, `root`, `limit`: the project's constant suffixes, root and file size
     limit, for the workers; `unsaved`: an editor's unsaved texts by file (what the workers read instead of the
     disk's, each file possibly not on disk). With `PREFILTER` on, the files the prefilter refuses are only
-    checked to parse."""
+    checked to parse. `own`: what a worker works out of each instruction it found (a function that pickles: the
+    engine's own findings of an instruction), returned beside the scan; this process's chunks give none."""
     from ..pysource import Scan
 
     files = list(paths)
     workers = jobs() - 1  # this process scans too
     pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
     try:
-        results = _scanned(files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}))
+        results = _scanned(
+            files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}), own
+        )
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     merged = Scan()
-    for result in results:
+    owns: list[Any] = []
+    for result, given in results:
+        owns += given
         if None in result.sources.values():  # a worker's: the texts this process read are not sent back
             result.sources = {
                 name: text_of(name) or "" if text is None else text for name, text in result.sources.items()
@@ -210,7 +219,7 @@ def cold_scan(
     for name in files:  # a file only compiled is read as the whole scan reads it (its comments, its count)
         if name not in merged.sources and (text := text_of(name)) is not None:
             merged.sources[name] = text
-    return merged
+    return merged, owns
 
 
 def _started(workers: int) -> ProcessPoolExecutor:
@@ -246,37 +255,41 @@ def _scanned(
     root: str,
     limit: int,
     unsaved: dict[str, str],
-) -> list[Scan]:
+    own: Callable[[Any], Any] | None,
+) -> list[_Found]:
     texts = [text_of(name) for name in files]
     parts, edges = import_graph(files, text_of)
     kept = wanted(texts, edges, suffixes) if PREFILTER else [True] * len(files)
     chunks = [[(files[i], kept[i]) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
 
-    def here(i: int) -> Scan:
-        return scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or ""))
+    def here(i: int) -> _Found:  # (the own findings of its instructions are worked out later, in this process)
+        return scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or "")), []
 
     def task(i: int) -> _Task:
         texts = {name: text for name, _ in chunks[i] if (text := text_of(name)) is not None}
-        return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved))
+        return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved), own)
 
     if pool is not None and len(chunks) > 1:
         return _shared(len(chunks), here, task, pool, workers)
     return [here(i) for i in range(len(chunks))]
 
 
-_Task = tuple[str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int, tuple[str, ...]]
+_Task = tuple[
+    str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int, tuple[str, ...], Callable[[Any], Any] | None
+]
+_Found = tuple["Scan", list[Any]]  # a chunk's scan, and the own findings of its instructions a worker worked out
 
 
 def _shared(
-    count: int, here: Callable[[int], Scan], task: Callable[[int], _Task], pool: ProcessPoolExecutor, workers: int
-) -> list[Scan]:
+    count: int, here: Callable[[int], _Found], task: Callable[[int], _Task], pool: ProcessPoolExecutor, workers: int
+) -> list[_Found]:
     """The `count` chunks scanned by the `workers` processes of `pool` taking them from the front and this one
     from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    results: list[Scan | None] = [None] * count
+    results: list[_Found | None] = [None] * count
     queue = collections.deque(range(count))
-    pending: dict[Future[Scan | None], int] = {}
+    pending: dict[Future[_Found | None], int] = {}
 
     def refill() -> None:
         while queue and len(pending) < 2 * workers:

@@ -15,6 +15,7 @@ import dataclasses
 import gc
 import threading
 from collections.abc import Collection, Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ..nodes import Span
@@ -89,7 +90,7 @@ class ProjectFindings(ProjectFiles):
             text = overrides.get(name) if name in overrides else self._texts.get(name)
             return text if isinstance(text, str) else None
 
-        found = cold_scan(
+        found, owns = cold_scan(
             usable,
             text_of=text_of,
             scan_in_process=lambda paths: self._run_scan(scan, paths),
@@ -97,7 +98,14 @@ class ProjectFindings(ProjectFiles):
             root=str(self.root),
             limit=self.config.max_file_size,
             unsaved=overrides,
+            # a worker works out the own findings of the instructions it found (not with a schema, which may not
+            # pickle); this process takes them as its own (`_python_findings` finds them by the instruction)
+            own=None
+            if self.schema is not None
+            else partial(own_findings, codes=self.codes, schema=None, allow=self.config.allow),
         )
+        for own in owns:
+            self._own[id(own[0])] = own
         for error in found.errors:  # as `_run_scan` leaves them
             error.__traceback__ = error.__context__ = error.__cause__ = None
         return in_order(found)  # the agent facts in the order of one scan of every file (an edit merges them)
@@ -369,19 +377,7 @@ class ProjectFindings(ProjectFiles):
         return out
 
     def _own_findings(self, item: Instruction) -> _Own:
-        """What `item`'s findings owe to it alone: its own lint, those against its agents' `state_schema=`
-        models, the places where T014 stays quiet, and its template."""
-        from .adk_schema import schema_findings
-        from .rules.python import lint_instruction
-
-        codes = self.codes
-        linted = lint_instruction(item, schema=self.schema, select=codes, allow=self.config.allow)
-        quiet = {(d.path, d.span.start) for d in linted if d.code == "T007" and d.span}
-        against: _Against = []
-        if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
-            against = schema_findings(item, select=codes)
-            quiet |= {(d.path, d.span.start) for _, _, d in against if d.code == "T001" and d.span}
-        return item, linted, against, frozenset(quiet), checked(item)
+        return own_findings(item, codes=self.codes, schema=self.schema, allow=self.config.allow)
 
     def _suppressed(
         self,
@@ -445,6 +441,21 @@ class ProjectFindings(ProjectFiles):
 
 _LISTED_FACTS = ("agents", "runners", "roots", "sessions")
 _KEYED_FACTS = ("agent_classes", "functions", "class_methods")
+
+
+def own_findings(item: Instruction, *, codes: frozenset[str], schema: Any, allow: Sequence[str]) -> _Own:
+    """What `item`'s findings owe to it alone: its own lint, those against its agents' `state_schema=` models, the
+    places where T014 stays quiet, and its template (worked out by a worker of a cold scan too: `linter.cold`)."""
+    from .adk_schema import schema_findings
+    from .rules.python import lint_instruction
+
+    linted = lint_instruction(item, schema=schema, select=codes, allow=allow)
+    quiet = {(d.path, d.span.start) for d in linted if d.code == "T007" and d.span}
+    against: _Against = []
+    if item.state_schemas:  # the agent's state_schema= model: T001 (and T009 for nested keys) against it
+        against = schema_findings(item, select=codes)
+        quiet |= {(d.path, d.span.start) for _, _, d in against if d.code == "T001" and d.span}
+    return item, linted, against, frozenset(quiet), checked(item)
 
 
 def _place_of(item: Any) -> tuple[str, int, str]:
