@@ -55,27 +55,10 @@ def run(root: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> tuple[Any, ...
         return rows(Project(root=root).lint())
 
 
-def pooled(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Counts, for the runs to come, the chunks scanned in this process and those a worker sent back."""
-    counts = {"here": 0, "by workers": 0}
-    shared = cold._shared
-
-    def counting(count: int, here: Any, task: Any, pool: Any, workers: int) -> Any:
-        def counted(i: int) -> Any:
-            counts["here"] += 1
-            return here(i)
-
-        results = shared(count, counted, task, pool, workers)
-        counts["by workers"] += count - counts["here"]
-        return results
-
-    monkeypatch.setattr(cold, "_shared", counting)
-    return counts
-
-
 def by_workers(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """For the runs to come, every chunk given to the workers (this process scans only what they do not send
-    back), whatever the machine's load: counts as `pooled` does."""
+    back), whatever the machine's load; the counts of chunks scanned here and sent back by a worker. (How
+    `cold._shared` shares the chunks out is tested on its own, below.)"""
     counts = {"here": 0, "by workers": 0}
 
     def shared(count: int, here: Any, task: Any, pool: Any, workers: int) -> Any:
@@ -259,17 +242,20 @@ PROJECTS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("files"), [p[1] for p in PROJECTS], ids=[p[0] for p in PROJECTS])
-@pytest.mark.parametrize("how", ["one", "pool", "unfiltered"])
+@pytest.mark.parametrize("how", ["one", "pool", "workers", "unfiltered"])
 def test_a_run_finds_what_the_whole_scan_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], how: str
 ) -> None:
+    """`pool`: the chunks shared out as a run shares them (who scans which depends on the machine);
+    `workers`: every chunk given to the worker."""
     root = write(tmp_path, files)
     expected = run(root, monkeypatch, "whole")
     assert expected[0], "the project has findings to compare"
-    chunks = pooled(monkeypatch)
-    assert run(root, monkeypatch, how) == expected
+    if how == "workers":
+        chunks = by_workers(monkeypatch)
+    assert run(root, monkeypatch, "pool" if how == "workers" else how) == expected
     one_chunk = len(import_groups.groups(sorted(files), files.get)) == 1  # one group is one chunk, scanned here
-    if how == "pool" and not one_chunk:
+    if how == "workers" and not one_chunk:
         assert chunks["by workers"] >= 1, chunks
 
 
@@ -335,7 +321,7 @@ def test_unsaved_texts_are_scanned_wherever_their_group_is(
     expected = scanned("whole")
     assert any("nmae" in finding[3] for finding in expected[0][0]), "the unsaved text's finding"
     assert ("one/extra.py", "Tell me about {mood}. Reply in {language}.") in [i[:2] for i in expected[1]]
-    chunks = pooled(monkeypatch)
+    chunks = by_workers(monkeypatch)
     assert scanned(how) == expected
     if how == "pool":
         assert chunks["by workers"] >= 2, chunks  # the run's and the folder read's
@@ -368,7 +354,7 @@ def test_an_unsaved_text_reached_through_a_linked_folder_is_scanned(
         if how == "pool":
             patch.setattr(cold, "POOL_THRESHOLD", 0)
             patch.setattr(cold, "_CHUNK", 1)
-        chunks = pooled(patch)
+        chunks = by_workers(patch)
         found = Project(root=root, overrides=unsaved).read_context()
     texts = [item.text for item in found.instructions if "{mood}" in item.text or "{topic}" in item.text]
     assert "Unsaved {mood}. Reply in {language}." in texts
@@ -391,6 +377,53 @@ def test_a_module_reached_through_a_linked_folder_has_the_findings_of_the_whole_
     expected = run(root, monkeypatch, "whole")
     assert any(path == "real_sub/words.py" for path, *_ in expected[0]), "the linked module's findings"
     assert run(root, monkeypatch, how) == expected
+
+
+class _Pool:
+    """A stand-in for the process pool: each chunk submitted is `started` (done at once with `result`, or failing)
+    or never started (a worker busy elsewhere: it can be taken back)."""
+
+    def __init__(self, started: bool, result: Any = "sent", fail: bool = False) -> None:
+        self.started, self.result, self.fail, self.submitted = started, result, fail, 0
+
+    def submit(self, fn: Any, task: Any) -> Any:
+        from concurrent.futures import Future
+
+        self.submitted += 1
+        future: Future[Any] = Future()
+        if self.started:
+            future.set_running_or_notify_cancel()
+            if self.fail:
+                future.set_exception(EOFError("a worker lost"))
+            else:
+                future.set_result((self.result, task))
+        return future
+
+
+SHARING = [
+    # (id, the pool, chunks, what each chunk's result is: scanned here, or sent back by a worker)
+    ("workers-that-never-start", _Pool(started=False), 6, ["here"] * 6),  # each handed out is taken back
+    ("workers-done-at-once", _Pool(started=True), 6, ["sent"] * 5 + ["here"]),  # 4 ahead, here from the back
+    ("workers-that-fail", _Pool(started=True, fail=True), 6, ["here"] * 6),
+    ("fewer-chunks-than-ahead", _Pool(started=True), 2, ["sent", "sent"]),
+]
+
+
+@pytest.mark.parametrize(("pool", "count", "expected"), [c[1:] for c in SHARING], ids=[c[0] for c in SHARING])
+def test_the_chunks_are_shared_out_and_come_back_in_order(pool: _Pool, count: int, expected: list[str]) -> None:
+    """Each chunk's result once, in chunk order, whoever scanned it: a worker has `_AHEAD` chunks ahead, this
+    process scans from the back and, once none is left to hand out, takes back those no worker started."""
+    scanned: list[int] = []
+
+    def here(i: int) -> Any:
+        scanned.append(i)
+        return ("here", i)
+
+    share: Any = cold._shared  # (a stand-in pool, and a chunk's "task" its number)
+    results = share(count, here, lambda i: i, pool, 1)
+    assert [who for who, _ in results] == expected
+    assert [i for _, i in results] == list(range(count))
+    assert sorted(scanned) == [i for i, who in enumerate(expected) if who == "here"]
 
 
 # --- the parts

@@ -36,6 +36,8 @@ __all__ = ["POOL_THRESHOLD", "PREFILTER", "cold_scan", "groups", "jobs", "releva
 
 POOL_THRESHOLD = 400  # files: below this, starting the workers costs more than they save
 _CHUNK = 150  # files a worker scans at once (its trees are kept until that chunk is done)
+_AHEAD = 4  # chunks handed to each worker ahead
+_SWITCH = 0.0005  # seconds: the interpreter's switch interval while workers scan (see `_scanned`)
 _ENV_JOBS = "TEMPLATING_LINT_JOBS"
 PREFILTER = True  # off: every file scanned (what the tests compare the prefilter with)
 
@@ -270,7 +272,14 @@ def _scanned(
         return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved), own)
 
     if pool is not None and len(chunks) > 1:
-        return _shared(len(chunks), here, task, pool, workers)
+        interval = sys.getswitchinterval()
+        # the pool's thread in this process reads what the workers send back: it gets the interpreter more often
+        # than every 5 ms (the default) while this process scans, so that a worker waits less to hand its facts over
+        sys.setswitchinterval(_SWITCH)
+        try:
+            return _shared(len(chunks), here, task, pool, workers)
+        finally:
+            sys.setswitchinterval(interval)
     return [here(i) for i in range(len(chunks))]
 
 
@@ -284,15 +293,19 @@ def _shared(
     count: int, here: Callable[[int], _Found], task: Callable[[int], _Task], pool: ProcessPoolExecutor, workers: int
 ) -> list[_Found]:
     """The `count` chunks scanned by the `workers` processes of `pool` taking them from the front and this one
-    from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order."""
+    from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order.
+
+    Each worker has chunks queued ahead (`_AHEAD`: it never waits for this process to finish a chunk of its own
+    before it gets the next); once none is left to hand out, this process takes back those no worker started."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     results: list[_Found | None] = [None] * count
     queue = collections.deque(range(count))
     pending: dict[Future[_Found | None], int] = {}
+    taking_back = False
 
     def refill() -> None:
-        while queue and len(pending) < 2 * workers:
+        while queue and not taking_back and len(pending) < _AHEAD * workers:
             i = queue.popleft()
             try:
                 pending[pool.submit(_scan_chunk, task(i))] = i
@@ -301,6 +314,12 @@ def _shared(
 
     refill()
     while queue or pending:
+        if not queue:  # what no worker has started is scanned here (a started one cannot be cancelled)
+            taking_back = True
+            for future, i in list(pending.items()):
+                if future.cancel():
+                    del pending[future]
+                    queue.append(i)
         if queue:
             i = queue.pop()
             results[i] = here(i)
