@@ -383,15 +383,16 @@ class _Pool:
     """A stand-in for the process pool: each chunk submitted is `started` (done at once with `result`, or failing)
     or never started (a worker busy elsewhere: it can be taken back)."""
 
-    def __init__(self, started: bool, result: Any = "sent", fail: bool = False) -> None:
+    def __init__(self, started: bool, result: Any = "sent", fail: bool = False, only: int | None = None) -> None:
         self.started, self.result, self.fail, self.submitted = started, result, fail, 0
+        self.only = only  # the first `only` chunks submitted are started, no other
 
     def submit(self, fn: Any, task: Any) -> Any:
         from concurrent.futures import Future
 
         self.submitted += 1
         future: Future[Any] = Future()
-        if self.started:
+        if self.started and (self.only is None or self.submitted <= self.only):
             future.set_running_or_notify_cancel()
             if self.fail:
                 future.set_exception(EOFError("a worker lost"))
@@ -401,18 +402,24 @@ class _Pool:
 
 
 SHARING = [
-    # (id, the pool, chunks, what each chunk's result is: scanned here, or sent back by a worker)
-    ("workers-that-never-start", _Pool(started=False), 6, ["here"] * 6),  # each handed out is taken back
-    ("workers-done-at-once", _Pool(started=True), 6, ["sent"] * 5 + ["here"]),  # 4 ahead, here from the back
-    ("workers-that-fail", _Pool(started=True, fail=True), 6, ["here"] * 6),
-    ("fewer-chunks-than-ahead", _Pool(started=True), 2, ["sent", "sent"]),
+    # (id, the pool, chunks, what each chunk's result is: scanned here, or sent back by a worker, the order of those
+    # scanned here)
+    ("workers-that-never-start", _Pool(started=False), 6, ["here"] * 6, [5, 4, 3, 2, 1, 0]),  # each taken back
+    ("workers-done-at-once", _Pool(started=True), 6, ["sent"] * 5 + ["here"], [5]),  # 4 ahead, here from the back
+    ("workers-that-fail", _Pool(started=True, fail=True), 6, ["here"] * 6, [5, 0, 1, 2, 3, 4]),
+    ("fewer-chunks-than-ahead", _Pool(started=True), 2, ["sent", "sent"], []),
+    # a worker running its first two chunks: the others are taken back one at a time, from the last
+    ("two-started", _Pool(started=True, only=2), 6, ["sent", "sent"] + ["here"] * 4, [5, 4, 3, 2]),
 ]
 
 
-@pytest.mark.parametrize(("pool", "count", "expected"), [c[1:] for c in SHARING], ids=[c[0] for c in SHARING])
-def test_the_chunks_are_shared_out_and_come_back_in_order(pool: _Pool, count: int, expected: list[str]) -> None:
+@pytest.mark.parametrize(("pool", "count", "expected", "order"), [c[1:] for c in SHARING], ids=[c[0] for c in SHARING])
+def test_the_chunks_are_shared_out_and_come_back_in_order(
+    pool: _Pool, count: int, expected: list[str], order: list[int]
+) -> None:
     """Each chunk's result once, in chunk order, whoever scanned it: a worker has `_AHEAD` chunks ahead, this
-    process scans from the back and, once none is left to hand out, takes back those no worker started."""
+    process scans from the back and, once none is left to hand out, takes back the last one no worker started,
+    one at a time."""
     scanned: list[int] = []
 
     def here(i: int) -> Any:
@@ -423,7 +430,22 @@ def test_the_chunks_are_shared_out_and_come_back_in_order(pool: _Pool, count: in
     results = share(count, here, lambda i: i, pool, 1)
     assert [who for who, _ in results] == expected
     assert [i for _, i in results] == list(range(count))
-    assert sorted(scanned) == [i for i, who in enumerate(expected) if who == "here"]
+    assert scanned == order
+
+
+def test_the_switch_interval_is_restored_when_overlapping_scans_end_in_any_order() -> None:
+    """The language server reads its folders on threads: the interval before the first is restored by the last."""
+    import sys
+
+    before = sys.getswitchinterval()
+    first, second = cold._short_switches(), cold._short_switches()
+    first.__enter__()
+    second.__enter__()
+    assert sys.getswitchinterval() == cold._SWITCH
+    first.__exit__(None, None, None)
+    assert sys.getswitchinterval() == cold._SWITCH  # the second still shares its chunks
+    second.__exit__(None, None, None)
+    assert sys.getswitchinterval() == before
 
 
 # --- the parts

@@ -16,11 +16,13 @@ read and parsed when a scanned file imports it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import re
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import read_bytes
@@ -272,15 +274,34 @@ def _scanned(
         return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved), own)
 
     if pool is not None and len(chunks) > 1:
-        interval = sys.getswitchinterval()
-        # the pool's thread in this process reads what the workers send back: it gets the interpreter more often
-        # than every 5 ms (the default) while this process scans, so that a worker waits less to hand its facts over
-        sys.setswitchinterval(_SWITCH)
-        try:
+        with _short_switches():
             return _shared(len(chunks), here, task, pool, workers)
-        finally:
-            sys.setswitchinterval(interval)
     return [here(i) for i in range(len(chunks))]
+
+
+_switching = threading.Lock()
+_sharing = 0  # the cold scans sharing chunks with workers now (the language server reads folders on threads)
+_interval = 0.0  # the switch interval before the first of them began
+
+
+@contextlib.contextmanager
+def _short_switches() -> Iterator[None]:
+    """A shorter switch interval while workers scan: the pool's thread in this process reads what they send back,
+    and gets the interpreter sooner than every 5 ms (the default) while this process scans, so that a worker waits
+    less to hand its facts over. Restored when the last scan sharing chunks ends."""
+    global _sharing, _interval
+    with _switching:
+        if _sharing == 0:
+            _interval = sys.getswitchinterval()
+            sys.setswitchinterval(_SWITCH)
+        _sharing += 1
+    try:
+        yield
+    finally:
+        with _switching:
+            _sharing -= 1
+            if _sharing == 0:
+                sys.setswitchinterval(_interval)
 
 
 _Task = tuple[
@@ -296,32 +317,33 @@ def _shared(
     from the back; a chunk a worker could not send back (or a worker that failed) is scanned here. In order.
 
     Each worker has chunks queued ahead (`_AHEAD`: it never waits for this process to finish a chunk of its own
-    before it gets the next); once none is left to hand out, this process takes back those no worker started."""
+    before it gets the next); once none is left to hand out, this process takes back the last one no worker has
+    started, one at a time."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     results: list[_Found | None] = [None] * count
     queue = collections.deque(range(count))
     pending: dict[Future[_Found | None], int] = {}
-    taking_back = False
 
     def refill() -> None:
-        while queue and not taking_back and len(pending) < _AHEAD * workers:
+        while queue and len(pending) < _AHEAD * workers:
             i = queue.popleft()
             try:
                 pending[pool.submit(_scan_chunk, task(i))] = i
             except RuntimeError:  # the pool broke (a worker killed): the rest is scanned here
                 results[i] = here(i)
 
+    def taken_back() -> int | None:
+        """The last chunk handed out that no worker has started, no longer theirs (a started one cannot be)."""
+        for future in sorted(pending, key=pending.__getitem__, reverse=True):
+            if future.cancel():
+                return pending.pop(future)
+        return None
+
     refill()
     while queue or pending:
-        if not queue:  # what no worker has started is scanned here (a started one cannot be cancelled)
-            taking_back = True
-            for future, i in list(pending.items()):
-                if future.cancel():
-                    del pending[future]
-                    queue.append(i)
-        if queue:
-            i = queue.pop()
+        i = queue.pop() if queue else taken_back()
+        if i is not None:
             results[i] = here(i)
         else:
             wait(pending, return_when=FIRST_COMPLETED)
