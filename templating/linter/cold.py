@@ -152,9 +152,9 @@ def _to_scan(chunk: Sequence[tuple[str, bool]], read: Callable[[str], str]) -> l
 
 def _scan_chunk(task: _Task) -> _Found | None:
     """A worker's task: the chunk's files scanned (in the run's folder); its facts, with the texts left out
-    (the project has them) and no syntax tree, and what `own` gives of its instructions. None when
-    the facts cannot leave the worker (a `state_schema=` model still reading its trees): the chunk is then
-    scanned in the project's process. With `own`, what it gives of each instruction found is sent too."""
+    (the project has them) and no syntax tree, and what `own` gives of each instruction found. None when the
+    facts cannot leave the worker (a `state_schema=` model still reading its trees): the chunk is then scanned
+    in the project's process."""
     from ..pysource import scan
     from ..pysource.reading import trees_not_kept
 

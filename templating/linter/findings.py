@@ -50,8 +50,8 @@ def _reads(item: Instruction) -> tuple[str, ...]:
     return tuple(keys)
 
 
-# An instruction's own findings (see ProjectFindings._own_findings): the instruction, its lint, those against
-# its state_schema= models, where T014 stays quiet, and its template.
+# An instruction's own findings (see `own_findings`): the instruction, its lint, those against its state_schema=
+# models, where T014 stays quiet, and its template.
 _Against: TypeAlias = "list[tuple[StateSchema, str, Diagnostic]]"
 _Own = tuple["Instruction", list[Diagnostic], _Against, frozenset[tuple[Any, ...]], CheckedTemplate]
 
@@ -377,6 +377,7 @@ class ProjectFindings(ProjectFiles):
         return out
 
     def _own_findings(self, item: Instruction) -> _Own:
+        """`item`'s own findings with the project's rules, schema and words allowed."""
         return own_findings(item, codes=self.codes, schema=self.schema, allow=self.config.allow)
 
     def _suppressed(
