@@ -95,18 +95,6 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
     heads = {os.path.basename(d) for d in dirs} | {os.path.splitext(os.path.basename(f))[0] for f in files}
     nowhere: list[int] = []
 
-    def linked(path: str) -> str:
-        """`path`, a folder holding no file of the run, as its link's target when it is a link (a package folder
-        linked to another of the project: `pkg/sub` -> `../real_sub`); one `lstat`, once a path. Asked only below
-        a package found or next to the importer (not at each folder an absolute import's top name is looked for
-        in), for a name that is no module."""
-        found = links.get(path)
-        if found is None:
-            found = links[path] = os.path.realpath(path) if os.path.islink(path) else path
-        return found
-
-    links: dict[str, str] = {}
-
     def targets(folder: str, level: int, name: str) -> list[int]:
         if not level and name.partition(".")[0] not in heads:
             return nowhere  # a library's module: no file of the project can be it
@@ -139,7 +127,9 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
                 if path + ".py" in at:
                     out.append(at[path + ".py"])
                 elif (level or depth) and path not in dirs:
-                    path = linked(path)  # a package folder linked from below a package found, or next to the importer
+                    # a linked package folder (`pkg/sub` -> `../real_sub`), looked for below a package found or next
+                    # to the importer only (not at each folder an absolute import's top name is looked for in)
+                    path = real_folder(path, real)
                 if path not in dirs:
                     break
                 init = path + sep + "__init__.py"
