@@ -540,3 +540,47 @@ def test_after_edits_of_a_corpus_app_the_preview_is_the_fresh_one(monkeypatch: p
         assert any(new in (a["system_instruction"] or "") for a in after)
         clear_cache()
         assert after == build_preview(str(target), read=read).to_json()
+
+
+_WARM_UP_RACE = """
+import os, sys, threading, time
+root, delay = sys.argv[1], float(sys.argv[2])
+os.chdir(root)
+from templating.linter.engine import Project
+from templating.preview import PreviewError
+from templating.preview.build import import_adk
+from templating.preview.shared import Known, preview_from
+project = Project(root)
+project.read_context()
+known = Known(project, project.root, project.config, project.scan, project.agent_model, {}, dict(project.overrides))
+threading.Thread(target=import_adk, name="warm-up").start()  # as the language server warms up at a first code lens
+time.sleep(delay)
+try:
+    print(len(preview_from(known, os.path.join(root, "fomc_research")).agents))
+except PreviewError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.slow
+def test_a_preview_made_while_google_adk_is_being_imported_is_whole(tmp_path: Path) -> None:
+    """The language server imports google-adk on a thread at its first code lens; a preview asked for meanwhile
+    (taken from the project it knows, so made at once) used to meet a module that thread was still importing
+    ("cannot import name ... from partially initialized module") and answer no app. Each run is a fresh process,
+    the preview begun at another moment of the import."""
+    app = "adk-samples/python/agents/fomc-research"
+    if CORPORA is None or not (CORPORA / app).exists():
+        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    root = tmp_path / "fomc-research"
+    shutil.copytree(CORPORA / app, root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for delay in ("0.1", "0.2", "0.25", "0.3", "0.35", "0.4", "0.5"):
+        done = subprocess.run(
+            [sys.executable, "-c", _WARM_UP_RACE, str(root), delay], capture_output=True, text=True, env=env
+        )
+        said = (done.stdout.strip().splitlines() or [done.stderr.strip()[-300:]])[-1]
+        assert done.returncode == 0, f"preview begun {delay} s into the import: {said}"
+        assert said == "6", f"preview begun {delay} s into the import: {said}"  # the app's six agents

@@ -59,10 +59,11 @@ def build_preview(
 
     notes: list[str] = []
     given = _given(static, state, notes)
-    loaded = load_app(target, announce=announce)
-    walk = Walk(run_code=True, plugins=list(loaded.plugins))
-    with quiet():
-        previews = _run(lambda: walk.app(loaded.root, given))
+    with _ADK:
+        loaded = load_app(target, announce=announce)
+        walk = Walk(run_code=True, plugins=list(loaded.plugins))
+        with quiet():
+            previews = _run(lambda: walk.app(loaded.root, given))
     return _only(Preview(target, "run", tuple(previews), tuple([*notes, *walk.notes])), agent)
 
 
@@ -105,17 +106,18 @@ def static_preview(
     # are taken again, with their tokens (see `trees`)
     app = (target, str(static.root), static.config)
     kept = trees.checkout(app)
-    try:
+    with _ADK:
+        try:
+            with quiet():
+                root, facts = adk_tree(static, kept=kept)
+        except PreviewError:
+            raise
+        except Exception as exc:  # google-adk refuses the agents as the code reads: say so, in one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
+        walk = Walk(facts=facts, reuse=True, _tokens=kept.tokens)
         with quiet():
-            root, facts = adk_tree(static, kept=kept)
-    except PreviewError:
-        raise
-    except Exception as exc:  # google-adk refuses the agents as the code reads: say so, in one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PreviewError(f"{target}: google-adk refuses its agents as read from the code: {first}") from None
-    walk = Walk(facts=facts, reuse=True, _tokens=kept.tokens)
-    with quiet():
-        previews = _run(lambda: walk.app(root, given))
+            previews = _run(lambda: walk.app(root, given))
     kept.tokens = walk.kept_tokens()
     trees.keep(app, kept)
     result = Preview(target, "static", tuple(previews), tuple([*notes, *walk.notes]))
@@ -205,11 +207,17 @@ def import_adk() -> bool:
 
     if not adk_installed():
         return False
-    with warnings.catch_warnings():
+    with _ADK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         importlib.import_module("google.adk.agents")
         importlib.import_module("google.adk.flows.llm_flows.auto_flow")
     return True
+
+
+# google-adk is used by one thread at a time (an editor's warm-up import, the previews it asks for): its modules
+# import each other when first used, and one that another thread is still importing is half made ("cannot import
+# name ... from partially initialized module")
+_ADK = threading.RLock()
 
 
 def _only(result: Preview, agent: str | None) -> Preview:
