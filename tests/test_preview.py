@@ -273,6 +273,19 @@ def _corpora() -> Path | None:
 
 
 CORPORA = _corpora()
+
+
+def corpus_app_or_skip(app: str) -> Path:
+    """The corpus app `app` (a path below the corpus); the test skips without it, or fails under
+    TEMPLATING_REQUIRE_CORPUS=1."""
+    if CORPORA is None or not (CORPORA / app).exists():
+        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
+        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    return CORPORA / app
+
+
 # The corpus apps that import with google-adk 2.13 and no other package (apps needing LiteLLM, Vertex AI, MCP, ... are
 # left out), each as `adk run` takes it: a package folder, or a docs snippet file holding root_agent.
 CORPUS_APPS = [
@@ -328,11 +341,7 @@ def test_the_run_preview_of_a_corpus_app_is_what_google_adk_sends(app: str) -> N
     the system instruction and instruction turn the run preview shows, whenever it says it is exact; an agent the
     preview shows a required key missing for never gets its request built (google-adk raises first). The preview
     read from the code shows the same agents, and the same request for each agent it says is exact."""
-    if CORPORA is None or not (CORPORA / app).exists():
-        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
-        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
-            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
-        pytest.skip(reason)
+    corpus_app_or_skip(app)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     result = subprocess.run(
         [sys.executable, str(Path(__file__).parent / "adk_truth.py"), str(CORPORA / app)],
@@ -504,11 +513,7 @@ def test_after_edits_of_a_corpus_app_the_preview_is_the_fresh_one(monkeypatch: p
     from templating.preview.build import clear_cache
 
     app = "adk-samples/python/agents/travel-concierge"
-    if CORPORA is None or not (CORPORA / app).exists():
-        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
-        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
-            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
-        pytest.skip(reason)
+    corpus_app_or_skip(app)
     target = (CORPORA / app / "travel_concierge").resolve()
     root_prompt, inspiration = target / "prompt.py", target / "sub_agents" / "inspiration" / "prompt.py"
     edits = [
@@ -569,11 +574,7 @@ def test_a_preview_made_while_google_adk_is_being_imported_is_whole(tmp_path: Pa
     ("cannot import name ... from partially initialized module") and answer no app. Each run is a fresh process,
     the preview begun at another moment of the import."""
     app = "adk-samples/python/agents/fomc-research"
-    if CORPORA is None or not (CORPORA / app).exists():
-        reason = f"the shared corpus is absent (no {app}; set TEMPLATING_CORPORA)"
-        if os.environ.get("TEMPLATING_REQUIRE_CORPUS") == "1":
-            pytest.fail(f"TEMPLATING_REQUIRE_CORPUS=1 but {reason}", pytrace=False)
-        pytest.skip(reason)
+    corpus_app_or_skip(app)
     root = tmp_path / "fomc-research"
     shutil.copytree(CORPORA / app, root, ignore=shutil.ignore_patterns("__pycache__", ".*"))
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
