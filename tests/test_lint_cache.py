@@ -848,6 +848,46 @@ def test_a_warm_run_asks_nothing_below_a_folder_not_there(tmp_path: Path, monkey
     assert any(path.endswith(f"trip{os.sep}vendor") for path in asked)
 
 
+def _entry(folder: Path) -> dict[str, Any]:
+    (entry,) = folder.glob("*.json")
+    data: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "fresh"),
+    [
+        (None, False),
+        (lambda root: (root / "trip/vendor").mkdir(), True),  # empty, but there: what is below is asked again
+        (lambda root: (root / "trip/vendor").write_text("", encoding="utf-8"), True),  # a file: another failure
+        (lambda root: (root / "trip/vendor").symlink_to(root.parent), True),  # a link, even to a folder not there
+        (lambda root: (root / "trip/lib").mkdir(), False),  # a folder no import looked in
+    ],
+    ids=["unchanged", "folder-made", "file-in-its-place", "link-in-its-place", "another-folder"],
+)
+def test_an_entry_lists_a_folder_not_there_once_for_the_modules_looked_for_below_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[Path], Any] | None, fresh: bool
+) -> None:
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "trip/more.py": MORE})
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    inputs = _entry(folder)["inputs"]
+    gone = [item[0] for item in inputs if item[1:] == ["gone"]]
+    assert os.path.join(str(root.resolve()), "trip", "vendor") in gone or os.path.join("trip", "vendor") in gone
+    inside = [item[0] for item in inputs if item[0].startswith(str(root.resolve())) or not os.path.isabs(item[0])]
+    assert not [path for path in inside if f"{os.sep}vendor{os.sep}" in path]  # nothing below it
+    if change is not None:
+        change(root)
+    calls = fresh_calls(monkeypatch)
+    cached = lint_project(["."], cache_dir=folder)
+    assert calls == ([1] if fresh else [])
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    assert shape(cached) == shape(lint_project(["."]))
+
+
 def test_a_warm_run_reads_a_files_text_when_it_is_first_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

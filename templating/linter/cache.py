@@ -19,9 +19,10 @@ scan is not a function of each file alone. The cache therefore keeps whole runs,
 A file is first checked by its status, as ruff and git do: the entry keeps each file's size, modification
 and change times (ns), inode and device, and a file whose status is the same is not hashed again (its text
 is read when the result is first asked for it: `cached_result.CachedTexts`). A module an import looked for and
-did not find is checked with one `lstat`. The status is trusted only when the file's change time is more
-than `TRUST_MARGIN_NS` (2 s) before the start of the run that wrote the entry: a file written while that run
-read it, or within the same tick of a coarse clock, is hashed on every hit. What this guarantees: an edit,
+did not find is checked with one `lstat`, and those in a folder not there either by one `lstat` of the highest
+such folder (the entry lists that folder instead of them). The status is trusted only when the file's change
+time is more than `TRUST_MARGIN_NS` (2 s) before the start of the run that wrote the entry: a file written while
+that run read it, or within the same tick of a coarse clock, is hashed on every hit. What this guarantees: an edit,
 a `touch`, or a file replaced by another (a new inode), even with its size kept and its modification time
 set back with `os.utime`, changes the status (`os.utime` and every write set the change time, which no call
 sets back), so it is hashed and, if its text changed, the run lints afresh. Not seen: a file changed by
@@ -100,7 +101,7 @@ __all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "LintCacheError", "cache_
 
 DEFAULT_FOLDER = ".templating_cache"
 CACHE_ENV = "TEMPLATING_CACHE_DIR"
-FORMAT = 3  # the layout of an entry; a change makes every older entry a miss
+FORMAT = 4  # the layout of an entry; a change makes every older entry a miss
 _HEADER = b'{"templating":"lint cache","format":'  # how every entry begins (the keys in this order)
 _ENTRY_FIELDS = {
     "templating",
@@ -259,6 +260,7 @@ _text_bytes = 0
 
 
 _MISSING = "!FileNotFoundError: "  # how a file looked for and not there is recorded (`_failure`)
+_GONE = "gone"  # an input `[folder, "gone"]`: a folder not there, standing for every file looked for below it
 
 
 def _now_ns() -> int:
@@ -279,6 +281,7 @@ class LintCache:
         self._files: list[str] = []  # the files the current run lints
         self._folders: dict[str, str] = {}  # folder -> its real path, for the current run's reads
         self._within: set[str] = set()  # folders whose real path is inside the root, for the current run's reads
+        self._written: set[str] = set()  # the same folders as the run's paths write them (`_inside`)
         self._absent: set[str] = set()  # folders not there (nor anything below them), for the current run's checks
         self._cwd = ""  # the current folder of the current run
         self._started = 0  # when the current run began (ns): a file changed since then is not trusted by status
@@ -290,6 +293,7 @@ class LintCache:
         then kept for the next run."""
         self._folders = {}
         self._within = set()
+        self._written = set()
         self._absent = set()
         self._cwd = os.getcwd()
         self._started = _now_ns()
@@ -380,8 +384,14 @@ class LintCache:
         """Whether `path`, links followed, is inside `root` (as `read_bytes` checks it, with the real path
         of each folder worked out once: a project's files share few folders). `link`: whether `path` is a
         link, when the caller knows it; `absolute`: its absolute path, when the caller has it."""
+        written = ""
+        if link is False:  # a file that is no link, in a folder inside the root: known by its folder as written
+            written = path[: path.rfind("/") + 1] if os.name == "posix" else os.path.dirname(path) + os.sep
+            if written in self._written:
+                return True
         folder, name = os.path.split(absolute or self._absolute(path))
-        if link is False and folder in self._within:  # a file that is no link, in a folder inside the root
+        if link is False and folder in self._within:
+            self._written.add(written)
             return True
         real = self._real(folder)
         target = os.path.join(real, name)
@@ -389,6 +399,7 @@ class LintCache:
             top = os.path.normcase(root)
             if os.path.normcase(real).startswith(top if top.endswith(os.sep) else top + os.sep) or real == str(root):
                 self._within.add(folder)
+                self._written.add(written)
                 return True
         if link if link is not None else os.path.islink(target):
             target = os.path.realpath(target)
@@ -415,7 +426,12 @@ class LintCache:
             texts: dict[str, str] = {}
             later: dict[str, str] = {}  # path -> mode: texts vouched for by their status, read when asked for
             for item in inputs:
-                _check(type(item) is list and len(item) in (3, 4) and _strings(item[:3]))
+                _check(type(item) is list and len(item) in (2, 3, 4) and _strings(item[:3]))
+                if len(item) == 2:
+                    _check(item[1] == _GONE)
+                    if not self._still_gone(item[0], project):
+                        return None
+                    continue
                 _check(item[1] in ("py", "text"))
                 path, mode, digest = item[:3]
                 if len(item) == 4 and self._unchanged(path, item[3], since, project, named):
@@ -436,25 +452,26 @@ class LintCache:
         except (OSError, FileSkipped, ValueError, RecursionError, _BadEntry, LintCacheError):
             return None  # no entry, or one cut short, not ours or making no sense: a miss, rewritten by this run
 
+    def _still_gone(self, folder: str, project: Project) -> bool:
+        """Whether a folder the entry lists as not there (every file looked for below it: `_listed`) is still not
+        there, in a folder inside the root: the files below it are then still not found, with the same failure."""
+        try:
+            os.lstat(folder)
+        except FileNotFoundError:
+            return self._inside(folder, project.root, link=False)
+        except OSError:
+            return False
+        return False
+
     def _still_missing(self, path: str, digest: str, project: Project, named: set[str]) -> bool:
         """Whether a file the run looked for and did not find (a module an import could have named) is still not
         there, with the same failure: one `lstat`, not a read (a project's imports look for many)."""
         if not digest.startswith(_MISSING):
             return False
-        absolute = self._absolute(path)
-        folder = os.path.dirname(absolute)
-        self._real(folder)
-        if folder in self._absent:  # its folder is not there: what `lstat` would raise, without asking
-            exc = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-            return _failure(exc) == digest and (
-                path in named or self._inside(path, project.root, link=False, absolute=absolute)
-            )
         try:
             os.lstat(path)
         except FileNotFoundError as exc:
-            return _failure(exc) == digest and (
-                path in named or self._inside(path, project.root, link=False, absolute=absolute)
-            )
+            return _failure(exc) == digest and (path in named or self._inside(path, project.root, link=False))
         except OSError:
             return False
         return False
@@ -534,7 +551,7 @@ class LintCache:
             "format": FORMAT,
             "key": key,
             "since": self._started,
-            "inputs": [_item(path, mode, digest) for path, (mode, digest) in inputs.items()],
+            "inputs": _listed(inputs, named),
             "result": _payload(result, sources),
         }
         data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
@@ -584,6 +601,37 @@ class LintCache:
             if count >= MAX_ENTRIES or total > MAX_TOTAL_BYTES:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
+
+
+def _listed(inputs: Mapping[str, tuple[str, str]], named: set[str]) -> list[list[Any]]:
+    """The entry's inputs: each file with its digest (and status), except the files not found in a folder not
+    there either, listed once as the highest such folder (`[folder, _GONE]`): a project's imports look for
+    thousands of modules in a few folders not there, and a hit then asks one `lstat` for each folder, not one
+    for each file. A file the user named is listed as itself (it may lie outside the root)."""
+    there: dict[str, bool] = {}
+
+    def exists(folder: str) -> bool:
+        found = there.get(folder)
+        if found is None:
+            found = there[folder] = os.path.lexists(folder or os.curdir)
+        return found
+
+    items: list[list[Any]] = []
+    gone: set[str] = set()
+    for path, (mode, digest) in inputs.items():
+        folder = os.path.dirname(path)
+        if path in named or not digest.startswith(_MISSING) or exists(folder):
+            items.append(_item(path, mode, digest))
+            continue
+        if digest != _failure(FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)):
+            items.append(_item(path, mode, digest))
+            continue
+        while (parent := os.path.dirname(folder)) != folder and not exists(parent):
+            folder = parent
+        if folder not in gone:
+            gone.add(folder)
+            items.append([folder, _GONE])
+    return items
 
 
 def _item(path: str, mode: str, digest: str) -> list[Any]:
