@@ -132,6 +132,16 @@ def test_one_compiled_glob_matches_many_paths_as_the_reference(pattern: str, pat
         assert glob.match(path) is reference(pattern, path, prefixes=prefixes), path
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_patterns | _segment, min_size=1, max_size=3), st.lists(_paths, min_size=1, max_size=30), st.booleans())
+def test_a_glob_list_matches_many_paths_as_the_reference(patterns: list[str], paths: list[str], prefixes: bool) -> None:
+    """A list whose patterns all ask for a name at some depth (`**/NAME/**`) keeps what each name it met
+    matched; any list gives, path after path, what the reference gives for any of its patterns."""
+    globs = GlobList(patterns, prefixes=prefixes)
+    for path in [*paths, *paths]:
+        assert globs.match(path) is any(reference(p, path, prefixes=prefixes) for p in patterns), path
+
+
 def test_the_names_a_glob_keeps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     from templating.linter import globs
 
@@ -140,6 +150,9 @@ def test_the_names_a_glob_keeps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> 
     paths = [f"src/p{i}/build/m.py" for i in range(10)] + [f"src/p{i}/m.py" for i in range(10)]
     assert [glob.match(p) for p in paths] == [True] * 10 + [False] * 10
     assert len(glob._seen) == 3
+    listed = GlobList(["build", "dist"])
+    assert [listed.match(p) for p in paths] == [True] * 10 + [False] * 10
+    assert len(listed._seen) == 3
 
 
 # --- cost: bounded by a count of steps, not by time

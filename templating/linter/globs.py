@@ -239,6 +239,14 @@ class Glob:
         """Whether the whole of `path` (relative, `/`-separated) matches."""
         return self.match_parts(path.split("/"))
 
+    def part_segment(self) -> _Segment | None:
+        """The pattern of a name some part of a matching path has (`**/NAME/**`: the usual include and
+        exclude), when that is all the glob asks."""
+        groups = self.groups
+        if len(groups) == 3 and not groups[0] and not groups[2] and len(groups[1]) == 1:
+            return groups[1][0]
+        return None
+
     def match_parts(self, parts: Sequence[str]) -> bool:
         groups = self.groups
         if len(groups) == 3 and not groups[0] and not groups[2] and len(groups[1]) == 1:
@@ -304,7 +312,7 @@ class GlobList:
     one matching wins (`!` re-includes what an earlier pattern matched). `prefixes`: as in
     [`compile_glob`][templating.linter.globs.compile_glob]."""
 
-    __slots__ = ("globs", "negations")
+    __slots__ = ("_seen", "_segments", "globs", "negations")
 
     def __init__(self, patterns: Iterable[str], *, prefixes: bool = True) -> None:
         globs: list[tuple[bool, Glob]] = []
@@ -313,13 +321,31 @@ class GlobList:
             globs.append((negate, compile_glob(_clean(raw[1:] if negate else raw), prefixes=prefixes)))
         self.globs = tuple(globs)
         self.negations = any(negate for negate, _ in globs)
+        # every pattern `**/NAME/**` and none negated: a path matches when one of its parts matches one of
+        # the names, which is asked once a part (a walk meets the same folder and file names many times)
+        segments = [glob.part_segment() for _, glob in globs]
+        self._segments = None if self.negations or None in segments else tuple(s for s in segments if s)
+        self._seen: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
         return bool(self.globs)
 
     def match(self, path: str) -> bool:
         """Whether `path` (relative to the base, `/`-separated) is matched."""
+        if not self.globs:
+            return False
         parts = _clean(path).split("/")
+        if self._segments is not None:
+            seen = self._seen
+            for part in parts:
+                hit = seen.get(part)
+                if hit is None:
+                    hit = any(segment.match(part) for segment in self._segments)
+                    if len(seen) < _SEEN_LIMIT:
+                        seen[part] = hit
+                if hit:
+                    return True
+            return False
         if not self.negations:
             return any(glob.match_parts(parts) for _, glob in self.globs)
         for negate, glob in reversed(self.globs):
