@@ -15,14 +15,16 @@ temporary folder first):
   400 MiB); and the files one edit of `prompt.py` and of `agent.py` scans again (the engine's
   `scanned_again`, in this process), against the files that import the edited module in its own copy.
   `--renamed`: each agent's top-level packages renamed per copy in paths and imports instead (the old
-  bench, which hides a reach by module name).
+  bench, which hides a reach by module name). `--workspace`: the three corpus repositories (adk-samples'
+  agents, adk-python's samples, adk-docs' examples) copied side by side as they are, 17 times unless
+  `--copies` says otherwise (about 6,350 Python files: the issue's public repositories copied 10 times).
 
 References measured in the same run: `templating lint` of the same project as a process, and
 `ast.parse` of the open files (the least any edit costs). Wall times on a loaded machine are
 inflated: read the ratios.
 
     python bench/bench_lsp_corpus.py [--edits N] [--copy-edits N] [--copies N] [--skip-copies]
-        [--skip-single] [--edit-agent] [--renamed]
+        [--skip-single] [--edit-agent] [--renamed | --workspace]
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ from pygls.lsp.client import LanguageClient
 
 CORPUS = Path(os.environ.get("TEMPLATING_CORPUS", "/work/shared/corpora/adk-samples"))
 AGENTS = CORPUS / "python" / "agents"
+REPOSITORIES = ("adk-samples", "adk-python", "adk-docs")  # --workspace: the corpus's repositories, beside CORPUS
+WORKSPACE_COPIES = 17
 OPEN = [
     "travel_concierge/agent.py",
     "travel_concierge/prompt.py",
@@ -79,6 +83,15 @@ def plain_copies(dest: Path, copies: int) -> None:
     """`copies` copies of the corpus's agents, as they are."""
     for i in range(copies):
         shutil.copytree(AGENTS, dest / f"copy_{i}", ignore=shutil.ignore_patterns(".git"))
+
+
+def workspace_copies(dest: Path, copies: int) -> None:
+    """`copies` copies of the corpus's three repositories side by side (`copy_I/adk-samples/...`), as they are."""
+    for i in range(copies):
+        for repository in REPOSITORIES:
+            shutil.copytree(
+                CORPUS.parent / repository, dest / f"copy_{i}" / repository, ignore=shutil.ignore_patterns(".git")
+            )
 
 
 def renamed_copies(dest: Path, copies: int) -> None:
@@ -294,12 +307,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=200, help="edits in travel-concierge (issue: 1000)")
     parser.add_argument("--copy-edits", type=int, default=30, help="edits in the 23 copies")
-    parser.add_argument("--copies", type=int, default=23)
+    parser.add_argument("--copies", type=int, help=f"23; with --workspace {WORKSPACE_COPIES}")
     parser.add_argument("--skip-copies", action="store_true")
     parser.add_argument("--skip-single", action="store_true")
     parser.add_argument("--edit-agent", action="store_true", help="type in agent.py instead of prompt.py")
-    parser.add_argument("--renamed", action="store_true", help="rename each copy's packages (the old copies)")
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument("--renamed", action="store_true", help="rename each copy's packages (the old copies)")
+    kind.add_argument("--workspace", action="store_true", help="copy the corpus's three repositories")
     args = parser.parse_args()
+    if args.copies is None:
+        args.copies = WORKSPACE_COPIES if args.workspace else 23
     with tempfile.TemporaryDirectory(prefix="bench-lsp-") as tmp:
         base = Path(tmp).resolve()
         if not args.skip_single:
@@ -318,16 +335,24 @@ def main() -> None:
             alone = rescans(root, root, "travel_concierge")
         if not args.skip_copies:
             root = base / "copies"
-            (renamed_copies if args.renamed else plain_copies)(root, args.copies)
+            build = workspace_copies if args.workspace else renamed_copies if args.renamed else plain_copies
+            build(root, args.copies)
             files = sum(1 for _ in root.rglob("*.py"))
             project = root / "copy_0" / "travel-concierge"
+            if args.workspace:
+                project = root / "copy_0" / AGENTS.relative_to(CORPUS.parent) / "travel-concierge"
             package = "travel_concierge_c0" if args.renamed else "travel_concierge"
             lint = lint_process(root)
             parse = parse_open([project / name.replace("travel_concierge", package, 1) for name in OPEN])
             figures = asyncio.run(drive(root, project, package, args.copy_edits, agent=args.edit_agent))
             how = "renamed" if args.renamed else "plain"
+            what = (
+                f"{args.copies} copies of {', '.join(REPOSITORIES)}"
+                if args.workspace
+                else f"{args.copies} {how} copies"
+            )
             report(
-                f"{args.copies} {how} copies ({files} Python files), 5 files open",
+                f"{what} ({files} Python files), 5 files open",
                 figures,
                 median_target=100,
                 p95_target=300,
