@@ -433,21 +433,6 @@ def test_the_chunks_are_shared_out_and_come_back_in_order(
     assert scanned == order
 
 
-def test_the_switch_interval_is_restored_when_overlapping_scans_end_in_any_order() -> None:
-    """The language server reads its folders on threads: the interval before the first is restored by the last."""
-    import sys
-
-    before = sys.getswitchinterval()
-    first, second = cold._short_switches(), cold._short_switches()
-    first.__enter__()
-    second.__enter__()
-    assert sys.getswitchinterval() == cold._SWITCH
-    first.__exit__(None, None, None)
-    assert sys.getswitchinterval() == cold._SWITCH  # the second still shares its chunks
-    second.__exit__(None, None, None)
-    assert sys.getswitchinterval() == before
-
-
 # --- the parts
 
 

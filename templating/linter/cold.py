@@ -16,18 +16,17 @@ read and parsed when a scanned file imports it.
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import re
 import sys
-import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import read_bytes
 from .import_groups import groups, import_graph
 from .prefilter import relevant, wanted
+from .util import WhileRunning
 
 if TYPE_CHECKING:  # the pool's module (multiprocessing, tempfile...) is imported only when a pool starts
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -279,29 +278,10 @@ def _scanned(
     return [here(i) for i in range(len(chunks))]
 
 
-_switching = threading.Lock()
-_sharing = 0  # the cold scans sharing chunks with workers now (the language server reads folders on threads)
-_interval = 0.0  # the switch interval before the first of them began
-
-
-@contextlib.contextmanager
-def _short_switches() -> Iterator[None]:
-    """A shorter switch interval while workers scan: the pool's thread in this process reads what they send back,
-    and gets the interpreter sooner than every 5 ms (the default) while this process scans, so that a worker waits
-    less to hand its facts over. Restored when the last scan sharing chunks ends."""
-    global _sharing, _interval
-    with _switching:
-        if _sharing == 0:
-            _interval = sys.getswitchinterval()
-            sys.setswitchinterval(_SWITCH)
-        _sharing += 1
-    try:
-        yield
-    finally:
-        with _switching:
-            _sharing -= 1
-            if _sharing == 0:
-                sys.setswitchinterval(_interval)
+# A shorter switch interval while workers scan: the pool's thread in this process reads what they send back, and
+# gets the interpreter sooner than every 5 ms (the default) while this process scans, so that a worker waits less
+# to hand its facts over.
+_short_switches = WhileRunning(sys.getswitchinterval, lambda _: sys.setswitchinterval(_SWITCH), sys.setswitchinterval)
 
 
 _Task = tuple[

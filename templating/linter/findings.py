@@ -10,11 +10,9 @@ project's state keys (written, or read by an instruction) change.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gc
-import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -24,6 +22,7 @@ from .reach import flagged, reported_in
 from .registry import PYTHON_SYNTAX, SYNTAX_CHECKS, Diagnostic, Severity
 from .result import CheckedTemplate, FileFindings, LintResult, checked, per_file
 from .selection import ProjectFiles
+from .util import WhileRunning
 
 # The rules are imported by the methods that apply them, when first used: a run the cache answers (a warm
 # run) applies none, and most of its time would be importing them.
@@ -479,33 +478,15 @@ def config_files(found: Scan) -> set[str]:
     return {agent.path for agent in found.agents if agent.path.endswith((".yaml", ".yml"))}
 
 
-_collections = threading.Lock()
-_scans = 0  # scans running (threads: the language server)
-_thresholds = gc.get_threshold()
+# No full garbage collection while scans run: a scan keeps every tree it parses, so each full collection would walk
+# them all again (about a third of the parsing time on a large project); the young generations are still collected.
+_no_full_collections = WhileRunning(
+    gc.get_threshold, lambda before: gc.set_threshold(before[0], before[1], 1_000_000), lambda t: gc.set_threshold(*t)
+)
 
 
 def _place(write: Write) -> tuple[str, int]:
     return write.path, write.span.start
-
-
-@contextlib.contextmanager
-def _no_full_collections() -> Iterator[None]:
-    """No full garbage collection while scans run: a scan keeps every tree it parses, so each full
-    collection would walk them all again (about a third of the parsing time on a large project);
-    the young generations are still collected, and the thresholds are restored when the last ends."""
-    global _scans, _thresholds
-    with _collections:
-        if _scans == 0:
-            _thresholds = gc.get_threshold()
-            gc.set_threshold(_thresholds[0], _thresholds[1], 1_000_000)
-        _scans += 1
-    try:
-        yield
-    finally:
-        with _collections:
-            _scans -= 1
-            if _scans == 0:
-                gc.set_threshold(*_thresholds)
 
 
 def _scan_safely(

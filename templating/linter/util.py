@@ -1,12 +1,16 @@
-"""Helpers every part of the linter shares: offsets to lines and columns, paths shown relative, close matches."""
+"""Helpers every part of the linter shares: offsets to lines and columns, paths shown relative, close matches, a
+process-wide setting held while scans run."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Generic, TypeVar
 
 # Offsets to lines and columns, and paths as findings show them, live below the linter (the scanner of
 # Python code uses them too); the linter imports them from here.
@@ -43,3 +47,34 @@ def running_version() -> str:
     package = sys.modules.get(__name__.split(".")[0])
     version = getattr(package, "__version__", None)
     return version if isinstance(version, str) else "unknown"
+
+
+_T = TypeVar("_T")
+
+
+class WhileRunning(Generic[_T]):
+    """A process-wide setting (the switch interval, the collector's thresholds) changed while any of the runs that
+    ask for it runs, and put back as it was before the first when the last ends: the language server reads folders
+    and edits on threads, whose runs overlap and end in any order. `read` gives the setting, `change` changes it
+    (given what it was), `restore` puts it back."""
+
+    def __init__(self, read: Callable[[], _T], change: Callable[[_T], object], restore: Callable[[_T], object]) -> None:
+        self._read, self._change, self._restore = read, change, restore
+        self._lock = threading.Lock()
+        self._running = 0
+        self._before: list[_T] = []  # the setting before the first of the runs now running
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._running == 0:
+                self._before = [self._read()]
+                self._change(self._before[0])
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._running == 0:
+                    self._restore(self._before.pop())
