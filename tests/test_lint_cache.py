@@ -3,6 +3,7 @@ any edit; a bad entry is a miss that the run rewrites; two processes at once; wh
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -860,10 +861,11 @@ def _entry(folder: Path) -> dict[str, Any]:
         (None, False),
         (lambda root: (root / "trip/vendor").mkdir(), True),  # empty, but there: what is below is asked again
         (lambda root: (root / "trip/vendor").write_text("", encoding="utf-8"), True),  # a file: another failure
-        (lambda root: (root / "trip/vendor").symlink_to(root.parent), True),  # a link, even to a folder not there
+        (lambda root: (root / "trip/vendor").symlink_to(root.parent), True),  # a link to a folder
+        (lambda root: (root / "trip/vendor").symlink_to(root / "nowhere"), True),  # a link to nothing
         (lambda root: (root / "trip/lib").mkdir(), False),  # a folder no import looked in
     ],
-    ids=["unchanged", "folder-made", "file-in-its-place", "link-in-its-place", "another-folder"],
+    ids=["unchanged", "folder-made", "file-in-its-place", "link-in-its-place", "dangling-link", "another-folder"],
 )
 def test_an_entry_lists_a_folder_not_there_once_for_the_modules_looked_for_below_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[Path], Any] | None, fresh: bool
@@ -886,6 +888,79 @@ def test_an_entry_lists_a_folder_not_there_once_for_the_modules_looked_for_below
     monkeypatch.undo()
     monkeypatch.chdir(root)
     assert shape(cached) == shape(lint_project(["."]))
+
+
+@pytest.mark.parametrize(
+    ("path", "failure", "gone"),
+    [
+        ("a/b/x.py", None, "a"),
+        ("here/b/x.py", None, "here/b"),
+        ("here/x.py", None, None),  # its folder is there: the file itself
+        ("a/./x.py", None, None),  # not as a path is normally written: the file itself
+        ("a/x.py", "!outside the root: a/x.py", None),  # another failure
+    ],
+    ids=["highest-folder", "below-a-folder-there", "folder-there", "not-normal", "other-failure"],
+)
+def test_a_file_not_found_in_a_folder_not_there_is_listed_as_that_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str, failure: str | None, gone: str | None
+) -> None:
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path)
+    path = path.replace("/", os.sep)
+    digest = failure or lint_cache._failure(FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path))
+    listed = lint_cache._listed({path: ("text", digest)})
+    assert listed == ([[gone.replace("/", os.sep), "gone"]] if gone is not None else [[path, "text", digest]])
+
+
+def test_a_folder_not_there_whose_parent_now_leads_out_of_the_root_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`trip/texts/d` is not there (the text file an agent reads, `trip/texts/d/w.txt`, neither): the entry lists
+    it. Its parent moved out of the root, a link left in its place: `d` is still not there, but a fresh run now
+    refuses the file as outside the root, so the entry is not used."""
+    agent = PROJECT["trip/agent.py"].replace("load('writer.txt')", "load('texts/d/w.txt')")
+    root = tmp_path / "project"
+    build(root, {**PROJECT, "trip/agent.py": agent})
+    (root / "trip/texts").mkdir()
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    lint_project(["."], cache_dir=folder)
+    gone = [item[0] for item in _entry(folder)["inputs"] if item[1:] == ["gone"]]
+    assert [Path(path).parts[-3:] for path in gone if "texts" in path] == [("trip", "texts", "d")]
+    (root / "trip/texts").rename(tmp_path / "texts")
+    (root / "trip/texts").symlink_to(tmp_path / "texts")
+    calls = fresh_calls(monkeypatch)
+    cached = lint_project(["."], cache_dir=folder)
+    assert calls == [1]
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    assert shape(cached) == shape(lint_project(["."]))
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        [("in/a.py", True), ("in/b.py", True), ("out/a.py", False)],
+        [("out/.", True), ("out/a.py", False)],  # `out/.` is the root's `out`, not a file of `out/`
+        [("out/x/..", True), ("out/x/a.py", False)],
+        [("a.py", True), ("/a.py", False)],  # the current folder's file, then the file system root's
+    ],
+    ids=["same-folder", "dot-last", "dot-dot-last", "current-folder-and-slash"],
+)
+def test_a_folder_known_inside_the_root_by_how_a_path_writes_it_is_that_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, asked: list[tuple[str, bool]]
+) -> None:
+    """`_inside` remembers a folder inside the root by the path as written (`in/` of `in/a.py`); a path whose last
+    part is `.` or `..` names another folder than the one written before it, and is not remembered so."""
+    root = tmp_path / "project"
+    (root / "in").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (root / "out").symlink_to(tmp_path / "outside")  # a folder of the root that leads out of it
+    monkeypatch.chdir(root)
+    cache = lint_cache.LintCache(tmp_path / "cache")
+    cache._cwd = os.getcwd()
+    for path, expected in asked:
+        assert cache._inside(path.replace("/", os.sep), root.resolve(), link=False) is expected, path
 
 
 def test_a_warm_run_reads_a_files_text_when_it_is_first_asked_for(

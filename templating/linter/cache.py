@@ -18,15 +18,16 @@ scan is not a function of each file alone. The cache therefore keeps whole runs,
 
 A file is first checked by its status, as ruff and git do: the entry keeps each file's size, modification
 and change times (ns), inode and device, and a file whose status is the same is not hashed again (its text
-is read when the result is first asked for it: `cached_result.CachedTexts`). A module an import looked for and
-did not find is checked with one `lstat`, and those in a folder not there either by one `lstat` of the highest
-such folder (the entry lists that folder instead of them). The status is trusted only when the file's change
-time is more than `TRUST_MARGIN_NS` (2 s) before the start of the run that wrote the entry: a file written while
-that run read it, or within the same tick of a coarse clock, is hashed on every hit. What this guarantees: an edit,
-a `touch`, or a file replaced by another (a new inode), even with its size kept and its modification time
-set back with `os.utime`, changes the status (`os.utime` and every write set the change time, which no call
-sets back), so it is hashed and, if its text changed, the run lints afresh. Not seen: a file changed by
-setting the system's clock back, or on a file system that keeps neither inode nor change time.
+is read when the result is first asked for it: `cached_result.CachedTexts`). A file the run looked for and did
+not find (a module an import could name, a text file) is checked with one `lstat`, and those in a folder not there
+either by one `lstat` of the highest such folder (the entry lists that folder instead of them). The status is
+trusted only when the file's change time is more than `TRUST_MARGIN_NS` (2 s) before the start of the run that
+wrote the entry: a file written while that run read it, or within the same tick of a coarse clock, is hashed on
+every hit. What this guarantees: an edit, a `touch`, or a file replaced by another (a new inode), even with its
+size kept and its modification time set back with `os.utime`, changes the status (`os.utime` and every write set
+the change time, which no call sets back), so it is hashed and, if its text changed, the run lints afresh. Not
+seen: a file changed by setting the system's clock back, or on a file system that keeps neither inode nor change
+time.
 
 Entries are JSON (never pickle: a cache folder is a file anyone with the project can write), written to a
 temporary file of the folder and moved into place with `os.replace`, so two runs at once never see half an
@@ -384,14 +385,15 @@ class LintCache:
         """Whether `path`, links followed, is inside `root` (as `read_bytes` checks it, with the real path
         of each folder worked out once: a project's files share few folders). `link`: whether `path` is a
         link, when the caller knows it; `absolute`: its absolute path, when the caller has it."""
-        written = ""
-        if link is False:  # a file that is no link, in a folder inside the root: known by its folder as written
+        written = None  # a file that is no link, in a folder inside the root: known by its folder as written
+        if link is False and os.path.basename(path) not in ("", os.curdir, os.pardir):  # (`a/..` is not in `a`)
             written = path[: path.rfind("/") + 1] if os.name == "posix" else os.path.dirname(path) + os.sep
             if written in self._written:
                 return True
         folder, name = os.path.split(absolute or self._absolute(path))
         if link is False and folder in self._within:
-            self._written.add(written)
+            if written is not None:
+                self._written.add(written)
             return True
         real = self._real(folder)
         target = os.path.join(real, name)
@@ -399,7 +401,8 @@ class LintCache:
             top = os.path.normcase(root)
             if os.path.normcase(real).startswith(top if top.endswith(os.sep) else top + os.sep) or real == str(root):
                 self._within.add(folder)
-                self._written.add(written)
+                if written is not None:
+                    self._written.add(written)
                 return True
         if link if link is not None else os.path.islink(target):
             target = os.path.realpath(target)
@@ -551,7 +554,7 @@ class LintCache:
             "format": FORMAT,
             "key": key,
             "since": self._started,
-            "inputs": _listed(inputs, named),
+            "inputs": _listed(inputs),
             "result": _payload(result, sources),
         }
         data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
@@ -603,11 +606,11 @@ class LintCache:
                     os.unlink(path)
 
 
-def _listed(inputs: Mapping[str, tuple[str, str]], named: set[str]) -> list[list[Any]]:
+def _listed(inputs: Mapping[str, tuple[str, str]]) -> list[list[Any]]:
     """The entry's inputs: each file with its digest (and status), except the files not found in a folder not
     there either, listed once as the highest such folder (`[folder, _GONE]`): a project's imports look for
     thousands of modules in a few folders not there, and a hit then asks one `lstat` for each folder, not one
-    for each file. A file the user named is listed as itself (it may lie outside the root)."""
+    for each file. (A file the user named is never among them: a run with a named file not there fails.)"""
     there: dict[str, bool] = {}
 
     def exists(folder: str) -> bool:
@@ -620,8 +623,8 @@ def _listed(inputs: Mapping[str, tuple[str, str]], named: set[str]) -> list[list
     gone: set[str] = set()
     for path, (mode, digest) in inputs.items():
         folder = os.path.dirname(path)
-        if path in named or not digest.startswith(_MISSING) or exists(folder):
-            items.append(_item(path, mode, digest))
+        if not digest.startswith(_MISSING) or exists(folder) or os.path.normpath(path) != path:
+            items.append(_item(path, mode, digest))  # (`a/./b`: its folder is `a`, which the lstat of `a/.` follows)
             continue
         if digest != _failure(FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)):
             items.append(_item(path, mode, digest))

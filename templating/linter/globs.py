@@ -240,8 +240,8 @@ class Glob:
         return self.match_parts(path.split("/"))
 
     def part_segment(self) -> _Segment | None:
-        """The pattern of a name some part of a matching path has (`**/NAME/**`: the usual include and
-        exclude), when that is all the glob asks."""
+        """The pattern of a name some part of a matching path has, when that is all the glob asks: `NAME`,
+        `**/NAME` or `*.py` compiled with `prefixes` (the usual include and exclude)."""
         groups = self.groups
         if len(groups) == 3 and not groups[0] and not groups[2] and len(groups[1]) == 1:
             return groups[1][0]
@@ -321,8 +321,8 @@ class GlobList:
             globs.append((negate, compile_glob(_clean(raw[1:] if negate else raw), prefixes=prefixes)))
         self.globs = tuple(globs)
         self.negations = any(negate for negate, _ in globs)
-        # every pattern `**/NAME/**` and none negated: a path matches when one of its parts matches one of
-        # the names, which is asked once a part (a walk meets the same folder and file names many times)
+        # every pattern a name at any depth (`Glob.part_segment`) and none negated: a path matches when one of
+        # its parts matches one of the names, asked once a part (a walk meets the same names many times)
         segments = [glob.part_segment() for _, glob in globs]
         self._segments = None if self.negations or None in segments else tuple(s for s in segments if s)
         self._seen: dict[str, bool] = {}
