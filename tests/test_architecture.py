@@ -213,7 +213,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "the project model: files, configuration, what reaches what, the cache",
         {"linter.globs", "linter.config", "linter.discovery", "linter.project", "linter.reach", "linter.result"}
-        | {"linter.cache", "linter.cached_result", "linter.selection", "linter.cold", "linter.import_groups"}
+        | {"linter.cache", "linter.cache_dir", "linter.cached_result", "linter.selection", "linter.cold"}
+        | {"linter.import_groups"}
         | {"linter.prefilter"},
     ),
     ("the agent model", {"agent_model", "agent_model.*"}),

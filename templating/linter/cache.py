@@ -29,19 +29,11 @@ the change time, which no call sets back), so it is hashed and, if its text chan
 seen: a file changed by setting the system's clock back, or on a file system that keeps neither inode nor change
 time.
 
-Entries are JSON (never pickle: a cache folder is a file anyone with the project can write), written to a
-temporary file of the folder and moved into place with `os.replace`, so two runs at once never see half an
-entry; an entry that cannot be read, parsed or checked (every field, by type and range, before it is used:
-`templating.linter.cached_result`) is a miss, and the next run rewrites it. The folder
-holds at most `MAX_ENTRIES` entries (the oldest are removed) and an entry over `MAX_ENTRY_BYTES` is not
-written. It is `.templating_cache` at the project root unless the command line (`--cache-dir`), the
-environment (`TEMPLATING_CACHE_DIR`) or `cache-dir` in `[tool.templating]` (a folder inside the root) name
-another; it holds a `CACHEDIR.TAG` and a `.gitignore` of `*`, and can be deleted or moved at any time.
-
-The cache removes only what it wrote: an entry is named by its key (40 hexadecimal digits, `.json`) and
-begins with its header (`{"templating":"lint cache",...`), and pruning looks at nothing else (not a link,
-not another file, whatever its name). A folder that is not empty and holds no `CACHEDIR.TAG` written by
-templating is not a cache: it is refused (`LintCacheError`), never written to.
+Entries are JSON (never pickle: a cache folder is a file anyone with the project can write); an entry that
+cannot be read, parsed or checked (every field, by type and range, before it is used:
+`templating.linter.cached_result`) is a miss, and the next run rewrites it. An entry over `MAX_ENTRY_BYTES` is
+not written. Where entries live, how they are written and pruned, and which folder is refused:
+`templating.linter.cache_dir`.
 """
 
 from __future__ import annotations
@@ -50,7 +42,6 @@ import contextlib
 import errno
 import json
 import os
-import re
 import stat
 import sys
 import time
@@ -59,10 +50,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import TemplatingError
 from ..inputs import FileSkipped, read_bytes
+from .cache_dir import HEADER, LintCacheError, check_folder, write_entry
 from .cached_result import _BadEntry, _check, _payload, _result, _strings
-from .config import LintConfig, LintConfigError
+from .config import LintConfig
 from .registry import Diagnostic
 from .result import LintResult
 from .util import real_folder, running_version, shown
@@ -98,12 +89,9 @@ class Project(Protocol):
     def _context_files(self, named: Sequence[str] = ()) -> list[str]: ...
 
 
-__all__ = ["CACHE_ENV", "DEFAULT_FOLDER", "LintCache", "LintCacheError", "cache_folder", "cache_setting"]
+__all__ = ["LintCache", "code_identity"]
 
-DEFAULT_FOLDER = ".templating_cache"
-CACHE_ENV = "TEMPLATING_CACHE_DIR"
 FORMAT = 4  # the layout of an entry; a change makes every older entry a miss
-_HEADER = b'{"templating":"lint cache","format":'  # how every entry begins (the keys in this order)
 _ENTRY_FIELDS = {
     "templating",
     "format",
@@ -112,81 +100,8 @@ _ENTRY_FIELDS = {
     "inputs",
     "result",
 }  # an entry's keys (its result's: cached_result)
-_ENTRY_NAME = re.compile(r"[0-9a-f]{40}\.json")  # the key's digest, hexadecimal
-MAX_ENTRIES = 64
 TRUST_MARGIN_NS = 2_000_000_000  # a status no newer than this before the writing run began is trusted
 MAX_ENTRY_BYTES = 64 * 2**20
-MAX_TOTAL_BYTES = 256 * 2**20
-_TAG = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by templating (the lint cache).\n"
-    "# For information about cache directory tags see https://bford.info/cachedir/\n"
-)
-
-
-def cache_folder(root: Path, *, given: str | Path | None = None, configured: str | None = None) -> Path | None:
-    """Where a project's cache lives: `given` (the command line's `--cache-dir`, the API's `cache_dir`), else
-    `TEMPLATING_CACHE_DIR`, else `configured` (`cache-dir` of `[tool.templating]`, relative to the root and
-    inside it: a project's own settings never make the linter write elsewhere), else `.templating_cache` at
-    the root. None (no cache) when the project's folder is a link that leaves the root."""
-    if given is not None:
-        return Path(given).absolute()
-    from_env = os.environ.get(CACHE_ENV)
-    if from_env:
-        return Path(from_env).absolute()
-    folder = root / DEFAULT_FOLDER
-    if configured is not None:
-        folder = Path(os.path.normpath(root / configured))
-        if not folder.is_relative_to(root) or folder == root:
-            raise LintConfigError(
-                f"'cache-dir' in [tool.templating] must be a folder inside the project root ({root}), not "
-                f"{configured!r} (to use another folder, pass --cache-dir or set {CACHE_ENV})"
-            )
-    real = Path(os.path.realpath(folder))
-    return folder if real.is_relative_to(root) and real != root else None
-
-
-class LintCacheError(TemplatingError):
-    """A cache folder that is not the cache's own (not empty, no `CACHEDIR.TAG` of templating): not used."""
-
-
-def cache_setting(*, given: str | Path | None = None, configured: str | None = None) -> str:
-    """What chose the cache's folder (see `cache_folder`), as a message names it."""
-    if given is not None:
-        return "--cache-dir"
-    if os.environ.get(CACHE_ENV):
-        return CACHE_ENV
-    return "the default folder" if configured is None else "'cache-dir' in [tool.templating]"
-
-
-def _ours(folder: Path) -> bool:
-    """Whether `folder` is a lint cache: it holds a `CACHEDIR.TAG` written by templating (a regular file)."""
-    try:
-        tag = read_bytes(str(folder / "CACHEDIR.TAG"), limit=4096, follow=False)
-    except (OSError, FileSkipped):
-        return False
-    return tag.startswith(_TAG.encode("utf-8").partition(b"\n")[0]) and b"created by templating" in tag
-
-
-def _written_here(path: str, name: str) -> bool:
-    """Whether the file `path` is an entry the cache wrote: its name is a key's, and it begins with the header
-    (or with that of the first format's entries, `{"format":1,"key":"<its name>"`). A link is never one."""
-    if not _ENTRY_NAME.fullmatch(name):
-        return False
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        head = os.read(fd, 64)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return head.startswith(_HEADER) or head.startswith(b'{"format":1,"key":"' + name[:-5].encode("ascii"))
 
 
 _code: str | None = None  # `code_identity()` of this process, worked out once
@@ -298,7 +213,9 @@ class LintCache:
         self._absent = set()
         self._cwd = os.getcwd()
         self._started = _now_ns()
-        self.check_folder()
+        if not self._checked:
+            check_folder(self.folder, self.setting)
+            self._checked = True
         key = self._key(project, paths)
         named = {*paths, *(shown(Path(p)) for p in paths)}
         hit = self._load(key, project, named)
@@ -308,30 +225,6 @@ class LintCache:
         with contextlib.suppress(OSError):  # a cache that cannot be written (read-only folder) is no error
             self._store(key, project, named, result)
         return result
-
-    def check_folder(self) -> None:
-        """Raise `LintCacheError` when the folder is not the cache's own: it holds files but no `CACHEDIR.TAG`
-        of templating (a folder of the user's files, named by mistake), or it is a file. A folder that does
-        not exist yet, is empty, or cannot be read or made (the cache is then not written) is fine."""
-        if self._checked:
-            return
-        try:
-            mine = _ours(self.folder) or not os.listdir(self.folder)
-        except NotADirectoryError:
-            mine = not os.path.exists(self.folder)  # a folder above it is a file: it cannot be made (no cache)
-            if not mine:
-                raise LintCacheError(
-                    f"refusing to use {self.folder} as the lint cache ({self.setting}): it is not a folder"
-                ) from None
-        except OSError:  # not there yet, or a folder one cannot list: nothing in it is touched
-            mine = True
-        if not mine:
-            raise LintCacheError(
-                f"refusing to use {self.folder} as the lint cache ({self.setting}): it is not empty and is not a "
-                "templating cache (it has no CACHEDIR.TAG written by templating); name a new or empty folder, or "
-                "pass --no-cache"
-            )
-        self._checked = True
 
     def _key(self, project: Project, paths: Sequence[str]) -> str:
         files, _ = project.files(paths)
@@ -558,52 +451,9 @@ class LintCache:
             "result": _payload(result, sources),
         }
         data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
-        if len(data) > MAX_ENTRY_BYTES or not data.startswith(_HEADER):
+        if len(data) > MAX_ENTRY_BYTES or not data.startswith(HEADER):
             return
-        import tempfile  # only a run that writes pays for it (with `random` and `shutil`): not --no-cache, not warm
-
-        self._prepare()
-        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, self.folder / f"{key}.json")
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-        self._prune()
-
-    def _prepare(self) -> None:
-        """The folder, made with its `CACHEDIR.TAG` and a `.gitignore` that ignores it all."""
-        import tempfile
-
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# made by templating: the lint cache\n*\n")):
-            target = self.folder / name
-            if not target.exists():
-                handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    out.write(text)
-                os.replace(temporary, target)
-
-    def _prune(self) -> None:
-        """At most `MAX_ENTRIES` entries and `MAX_TOTAL_BYTES` in all: the least recently used go (a hit
-        touches its entry; another run may remove entries at the same time). Only the entries it wrote
-        (`_written_here`) are counted and removed: nothing else in the folder is touched."""
-        entries: list[tuple[float, int, str]] = []
-        for item in os.scandir(self.folder):
-            if _ENTRY_NAME.fullmatch(item.name) and _written_here(item.path, item.name):
-                with contextlib.suppress(OSError):
-                    info = item.stat(follow_symlinks=False)
-                    entries.append((info.st_mtime, info.st_size, item.path))
-        entries.sort(reverse=True)
-        total = 0
-        for count, (_, size, path) in enumerate(entries):
-            total += size
-            if count >= MAX_ENTRIES or total > MAX_TOTAL_BYTES:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+        write_entry(self.folder, key, data)
 
 
 def _listed(inputs: Mapping[str, tuple[str, str]]) -> list[list[Any]]:

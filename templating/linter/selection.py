@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect
-from .cache import LintCache, cache_folder, cache_setting
+from .cache import LintCache
+from .cache_dir import cache_folder, cache_setting
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE, default_folder
 from .project import FileSkipped, Walker, has_marker, is_too_wide, locate, read_bytes, read_text, top_package
