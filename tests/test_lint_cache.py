@@ -20,6 +20,7 @@ from cache_support import PROJECT, build, fresh_calls, shape
 import templating
 from templating.cli import main
 from templating.linter import cache as lint_cache
+from templating.linter import cache_dir
 from templating.linter.engine import Project
 from templating.linter.result import LintResult
 from templating.linter.run import lint_project
@@ -739,5 +740,5 @@ def test_a_file_gone_before_its_text_is_asked_for_is_a_clear_error(
     root, folder, _ = _trusted_warm_run(tmp_path, monkeypatch)
     warm = lint_project(["."], cache_dir=folder)
     (root / "trip/tools.py").unlink()
-    with pytest.raises(lint_cache.LintCacheError, match=r"tools\.py: changed while its cached findings were given"):
+    with pytest.raises(cache_dir.LintCacheError, match=r"tools\.py: changed while its cached findings were given"):
         warm.sources["trip/tools.py"]

@@ -12,6 +12,7 @@ from cache_support import PROJECT, build, shape
 
 from templating.cli import main
 from templating.linter import cache_dir
+from templating.linter.engine import Project
 from templating.linter.run import lint_project
 
 FOLDERS: list[tuple[str, list[str], dict[str, str], str, str | None]] = [
@@ -227,3 +228,34 @@ def test_pruning_removes_only_the_caches_own_entries(tmp_path: Path, monkeypatch
     assert keep.exists()
     entries = [name for name in left if name not in others and name.endswith(".json") and name != "link.json"]
     assert len(entries) == 1  # the cache's own entries were pruned to MAX_ENTRIES
+
+
+def test_the_folder_is_checked_once_for_a_cache_object(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`LintCache` checks its folder on its first run only (an editor's project lints many times)."""
+    from templating.linter import cache as lint_cache
+
+    build(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    checked: list[Path] = []
+    real = lint_cache.check_folder
+    monkeypatch.setattr(
+        lint_cache, "check_folder", lambda folder, setting: checked.append(folder) or real(folder, setting)
+    )
+    engine = Project(cache_dir=tmp_path / "cache")
+    engine.lint(["."])
+    engine.lint(["trip"])
+    assert checked == [tmp_path / "cache"]
+
+
+def test_an_entry_that_cannot_be_moved_into_place_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "cache"
+
+    def refuse(*args: object) -> None:
+        raise OSError("no room")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="no room"):
+        cache_dir.write_entry(folder, "0" * 40, cache_dir.HEADER + b"1}")
+    assert sorted(p.name for p in folder.iterdir()) == []  # (the tag was not moved into place either)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 from collections.abc import Callable
@@ -28,14 +29,16 @@ def test_a_setting_held_by_overlapping_runs_is_put_back_when_the_last_ends(
     that is, and stays changed while any runs."""
     before = read()
     first, second = held(), held()
-    first.__enter__()
-    assert read() == during(before)
-    second.__enter__()
-    ending = [second, first] if last == "first-ends-last" else [first, second]
-    ending[0].__exit__(None, None, None)
-    assert read() == during(before)  # the other still runs
-    ending[1].__exit__(None, None, None)
-    assert read() == before
+    with contextlib.ExitStack() as stack:  # (both ended whatever happens: the setting is the whole session's)
+        stack.enter_context(first)
+        assert read() == during(before)
+        stack.enter_context(second)
+        ending = [second, first] if last == "first-ends-last" else [first, second]
+        ending[0].__exit__(None, None, None)
+        assert read() == during(before)  # the other still runs
+        ending[1].__exit__(None, None, None)
+        assert read() == before
+        stack.pop_all()
 
 
 def test_a_run_that_fails_puts_the_setting_back() -> None:
@@ -52,3 +55,21 @@ def test_a_run_that_fails_puts_the_setting_back() -> None:
         fails()
     assert seen == ["during"]
     assert values[-1] == "before"
+
+
+def test_a_change_that_fails_puts_the_setting_back_and_holds_nothing() -> None:
+    values: list[str] = ["before"]
+
+    def change(_: str) -> None:
+        values.append("half")
+        raise OSError("cannot")
+
+    held = WhileRunning(lambda: values[-1], change, values.append)
+    with pytest.raises(OSError, match="cannot"), held():
+        pass
+    assert values[-1] == "before"
+    values.clear()
+    values.append("later")
+    with pytest.raises(OSError, match="cannot"), held():  # the next run reads the setting again
+        pass
+    assert values[-1] == "later"

@@ -442,7 +442,7 @@ class LintCache:
             if found is None:
                 return  # a text the entry could not give back: not kept
             sources[name] = found
-        entry = {  # the header first: `_written_here` knows an entry by it
+        entry = {  # the header first: the folder knows an entry by it (`cache_dir.HEADER`)
             "templating": "lint cache",
             "format": FORMAT,
             "key": key,

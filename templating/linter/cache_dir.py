@@ -28,6 +28,7 @@ from .config import LintConfigError
 __all__ = [
     "CACHE_ENV",
     "DEFAULT_FOLDER",
+    "HEADER",
     "MAX_ENTRIES",
     "MAX_TOTAL_BYTES",
     "LintCacheError",
@@ -110,19 +111,25 @@ def check_folder(folder: Path, setting: str) -> None:
 def write_entry(folder: Path, key: str, data: bytes) -> None:
     """Write the entry `data` (beginning with `HEADER`) as `<key>.json` in `folder` (made, with its tag, if need
     be), then prune the folder."""
+    _prepare(folder)
+    _moved_into_place(folder, f"{key}.json", data)
+    _prune(folder)
+
+
+def _moved_into_place(folder: Path, name: str, data: bytes) -> None:
+    """`data` written to a temporary file of `folder`, moved to `name` there (removed if that fails): a reader
+    never sees half a file."""
     import tempfile  # only a run that writes pays for it (with `random` and `shutil`): not --no-cache, not warm
 
-    _prepare(folder)
-    handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(name)[1], dir=folder)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        os.replace(temporary, folder / f"{key}.json")
+        os.replace(temporary, folder / name)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-    _prune(folder)
 
 
 def _ours(folder: Path) -> bool:
@@ -157,16 +164,10 @@ def _written_here(path: str, name: str) -> bool:
 
 def _prepare(folder: Path) -> None:
     """The folder, made with its `CACHEDIR.TAG` and a `.gitignore` that ignores it all."""
-    import tempfile
-
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# made by templating: the lint cache\n*\n")):
-        target = folder / name
-        if not target.exists():
-            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temporary, target)
+        if not (folder / name).exists():
+            _moved_into_place(folder, name, text.encode("utf-8"))
 
 
 def _prune(folder: Path) -> None:

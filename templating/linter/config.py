@@ -86,7 +86,7 @@ class LintConfig:
     constant_suffixes: tuple[str, ...] = CONSTANT_SUFFIXES
     max_file_size: int = 2_000_000
     severity: Mapping[str, str] = field(default_factory=dict)  # rule code -> error, warning or info
-    cache_dir: str | None = None  # the lint cache's folder, relative to the root (templating.linter.cache)
+    cache_dir: str | None = None  # the lint cache's folder, relative to the root (templating.linter.cache_dir)
     # the keys the caller gives a session before the first turn (templating.agent_model.initial): a tuple of keys,
     # a JSON file's path, or a mapping of either by app; None when not set
     initial_state: Any = None

@@ -20,6 +20,18 @@ from ..places import real_folder as real_folder
 from ..places import shown as shown
 from ..places import span_at as span_at
 
+__all__ = [
+    "WhileRunning",
+    "close_match",
+    "end_of",
+    "line_starts",
+    "real_folder",
+    "relative",
+    "running_version",
+    "shown",
+    "span_at",
+]
+
 
 def close_match(word: str, options: Iterable[str], *, cutoff: float = 0.6) -> str | None:
     """The option closest to `word`, if one is close enough (a did-you-mean)."""
@@ -56,7 +68,7 @@ class WhileRunning(Generic[_T]):
     """A process-wide setting (the switch interval, the collector's thresholds) changed while any of the runs that
     ask for it runs, and put back as it was before the first when the last ends: the language server reads folders
     and edits on threads, whose runs overlap and end in any order. `read` gives the setting, `change` changes it
-    (given what it was), `restore` puts it back."""
+    (given what it was: all or nothing, or else put back by `restore` when it fails), `restore` puts it back."""
 
     def __init__(self, read: Callable[[], _T], change: Callable[[_T], object], restore: Callable[[_T], object]) -> None:
         self._read, self._change, self._restore = read, change, restore
@@ -68,8 +80,13 @@ class WhileRunning(Generic[_T]):
     def __call__(self) -> Iterator[None]:
         with self._lock:
             if self._running == 0:
-                self._before = [self._read()]
-                self._change(self._before[0])
+                before = self._read()
+                try:
+                    self._change(before)
+                except BaseException:
+                    self._restore(before)
+                    raise
+                self._before = [before]
             self._running += 1
         try:
             yield
