@@ -41,19 +41,21 @@ FILES = {
     "three/agent.py": _HEAD
     + "from common.writer import writer\n\nfrom .reviewer import reviewer\n\n"
     + 'root_agent = SequentialAgent(name="three", sub_agents=[writer, reviewer])\n',
+    "common/prompts.py": 'CAREFUL = "Check each {claim?} twice."\n',
     "three/reviewer.py": _HEAD
-    + "from google.adk.tools import ToolContext\n\n\n"
+    + "from google.adk.tools import ToolContext\n\nfrom common.prompts import CAREFUL\n\n\n"
     + "def save_note(note: str, tool_context: ToolContext) -> dict:\n"
     + '    tool_context.state["note"] = note\n    return {"saved": True}\n\n\n'
     + 'reviewer = LlmAgent(\n    name="reviewer",\n    model="gemini-2.0-flash",\n'
-    + '    instruction="Review the {draft}.",\n    tools=[save_note],\n)\n',
+    + '    instruction="Review the {draft}.",\n    global_instruction=CAREFUL,\n    tools=[save_note],\n)\n',
     "four/__init__.py": "",
     "four/agent.py": _HEAD
     + "from google.adk.apps import App\n\nfrom common.writer import writer\n\n"
     + 'pipeline = SequentialAgent(name="four", sub_agents=[writer])\napp = App(name="four_app", root_agent=pipeline)\n',
     "five/__init__.py": "",
     "five/agent.py": _HEAD
-    + 'lone = LlmAgent(name="lone", model="gemini-2.0-flash", instruction="Say it {mood?}.")\n'
+    + "from common.prompts import CAREFUL\n\n"
+    + 'lone = LlmAgent(name="lone", model="gemini-2.0-flash", instruction=CAREFUL + " Say it {mood?}.")\n'
     + 'pipeline = SequentialAgent(name="five", sub_agents=[lone])\n',
     "five/main.py": "from google.adk.runners import Runner\nfrom google.adk.sessions import InMemorySessionService\n\n"
     + "from five.agent import pipeline\n\n"
@@ -120,6 +122,14 @@ EDITS = [
         "Write the {draft_topic} well.",
         _but("three", "four_app"),
         ("three", "four_app"),
+    ),
+    Edit(  # one instruction constant, read by an agent of each of two apps (not one agent of both)
+        "an-instruction-two-apps-read-changes",
+        "common/prompts.py",
+        "Check each {claim?} twice.",
+        "Check each {claim} twice.",
+        _but("three", "five_app"),
+        ("three", "five_app"),
     ),
     Edit(
         "a-shared-agent-gets-another-tree-root",

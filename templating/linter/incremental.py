@@ -374,9 +374,13 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
     def fresh(path: str) -> bool:
         return path in again or path.endswith(_CONFIG_SUFFIXES)
 
-    def listed(name: str) -> list[Any]:
-        kept = [item for item in getattr(old, name) if not fresh(item.path)]
-        return kept + [item for item in getattr(sub, name) if fresh(item.path)]
+    def listed(name: str) -> list[Any]:  # (those of the files scanned again read as they were: the very objects)
+        kept: list[Any] = []
+        was: list[Any] = []
+        for item in getattr(old, name):
+            (was if fresh(item.path) else kept).append(item)
+        now = [item for item in getattr(sub, name) if fresh(item.path)]
+        return kept + (was if was == now else now)
 
     def keyed(name: str) -> dict[str, Any]:  # (a fact read again as it was: the very object kept)
         was: dict[str, Any] = getattr(old, name)
