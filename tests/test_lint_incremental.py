@@ -1361,6 +1361,53 @@ def test_an_agent_config_app_is_linted_and_its_edits_rebuild_the_model(
     ]
 
 
+@pytest.mark.parametrize("wanted", [None, ["news/writer.yaml"], ["news/root_agent.yaml", "news/tools.py"]])
+def test_an_agent_config_edit_gives_the_files_asked_for_what_a_fresh_run_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wanted: list[str] | None
+) -> None:
+    """As for a Python file, an editor's update of an Agent Config file works out the findings of the files it
+    asks for (and of the file edited) only, each what a fresh run gives it."""
+    pytest.importorskip("yaml")
+    files = {
+        "pyproject.toml": "[tool.templating]\n",
+        "news/root_agent.yaml": "agent_class: SequentialAgent\nname: news\nsub_agents:\n  - config_path: writer.yaml\n",
+        "news/writer.yaml": "name: writer\nmodel: gemini-2.5-flash\ninstruction: |\n  Write for {audience}.\n",
+        "news/tools.py": "def save(tool_context):\n    tool_context.state['audience'] = 'all'\n",
+        "other/prompt.py": 'GREETING = """Hello {user:name}, {mood}."""\n',
+        "other/agent.py": (
+            "from google.adk.agents import LlmAgent\nfrom .prompt import GREETING\n"
+            "root_agent = LlmAgent(name='greeter', instruction=GREETING)\n"
+        ),
+    }
+    _write_tree(tmp_path, files, monkeypatch)
+    project = Project(tmp_path)
+    project.lint()
+    asked: list[set[str] | None] = []
+    real = Project._all_findings
+
+    def counted(self: Project, found: Any, context: Any, **options: Any) -> Any:
+        asked.append(options.get("only"))
+        return real(self, found, context, **options)
+
+    monkeypatch.setattr(Project, "_all_findings", counted)
+    edited = files["news/writer.yaml"].replace("{audience}", "{audience} and {region}")
+    result = project.update("news/writer.yaml", edited, wanted=wanted)
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    fresh = Project(tmp_path, overrides={"news/writer.yaml": edited}).lint()
+    for name in result.files if wanted is None else ["news/writer.yaml", *wanted]:
+        assert [repr(d) for d in result.diagnostics if d.path == name] == [
+            repr(d) for d in fresh.diagnostics if d.path == name
+        ], name
+    assert any(d.code == "T014" and "region" in d.message for d in result.diagnostics)
+    if wanted is not None:
+        assert asked
+        assert all(only is not None and "other/prompt.py" not in only for only in asked)
+        assert "other/prompt.py" not in result.files
+    else:
+        assert None in asked
+
+
 # -- the file system's answers the scans keep from one edit to the next (`pysource.imports.FileAnswers`)
 
 

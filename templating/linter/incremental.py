@@ -106,7 +106,7 @@ class IncrementalProject(ProjectFindings):
         else:
             self.overrides[target] = text
         if not target.endswith(".py") and self._is_agent_config(target):
-            return self._config_edited(target)
+            return self._config_edited(target, wanted)
         if not target.endswith(".py"):
             exists = os.path.lexists(target)
             if not exists or not any(target in files for files, _, _ in self._selected.values()):
@@ -306,13 +306,14 @@ class IncrementalProject(ProjectFindings):
             return True
         return self._scan is not None and any(agent.path == target for agent in self._scan.agents)
 
-    def _config_edited(self, target: str) -> LintResult:
+    def _config_edited(self, target: str, wanted: Collection[str] | None) -> LintResult:
         """An Agent Config file edited: the project scanned again (its agents may reach any Python file), every
-        file's findings compared with the last ones."""
-        context = self._context_files([target])
-        before = self._last
-        if before is None and self._scan is not None:
-            before = self._all_findings(self._scan, context)
+        file's findings compared with the last ones (with `wanted`: those of `target` and the `wanted` files)."""
+        before = None
+        if wanted is None:
+            before = self._last
+            if before is None and self._scan is not None:
+                before = self._all_findings(self._scan, self._context_files([target]))
         self._texts.pop(target, None)
         self._configs = []
         self._context = []  # a config created or deleted: the project's files are walked again
@@ -320,9 +321,11 @@ class IncrementalProject(ProjectFindings):
         self.walker.forget()
         context = self._context_files([target])
         found = self._full_scan(context)
+        self.scanned_again = frozenset(found.sources)
+        if wanted is not None:
+            return self._wanted_findings(found, target, wanted)
         after = self._all_findings(found, context)
         self._last = after
-        self.scanned_again = frozenset(found.sources)
         before = before or {}
         changed = {target} | {name for name in {*before, *after} if before.get(name) != after.get(name)}
         return self._leveled(of_files(after, sorted(changed), root=self.root))
