@@ -497,6 +497,58 @@ def test_a_closed_service_refuses_calls(url: str) -> None:
     run(scenario())
 
 
+def test_closing_lets_the_calls_running_end_and_refuses_the_next(url: str) -> None:
+    """close() while calls run (an application shutting down mid-request): each running call ends as it would
+    have (none is left waiting for a loop that stopped), close() returns after them, the next call is refused."""
+
+    async def scenario() -> None:
+        await seed(url, {"s1": {f"k{i}": i for i in range(2000)}, "s2": {}, "s3": {}})
+        service = service_on(url)
+        others = [await service.get_session(app_name=APP, user_id=USER, session_id=name) for name in ("s2", "s3")]
+        reads = [
+            asyncio.ensure_future(service.get_session(app_name=APP, user_id=USER, session_id="s1")) for _ in range(12)
+        ]
+        writes = [asyncio.ensure_future(service.append_event(session, event({"n": 1}))) for session in others]
+        await asyncio.sleep(0)
+        await asyncio.gather(service.close(), service.close())  # (the second waits for the first)
+        assert all(call.done() for call in [*reads, *writes])
+        assert [len(call.result().state) for call in reads] == [2000] * 12
+        assert [call.result().actions.state_delta for call in writes] == [{"n": 1}] * 2
+        with pytest.raises(SessionStoreError, match="is closed"):
+            await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+
+    run(scenario())
+    assert [run(read(url, name)).state for name in ("s2", "s3")] == [{"n": 1}] * 2
+
+
+def test_a_call_still_running_when_close_stops_waiting_fails_clearly(tmp_path: Path) -> None:
+    """A call that outlasts `timeout + statement_timeout` after close() began is cancelled, and its caller gets a
+    `SessionStoreError` saying so (not a `CancelledError`, not a wait without end). SQLite: on PostgreSQL each call
+    gives up after that bound itself."""
+    pytest.importorskip("aiosqlite")
+    from templating import DatabaseSessionService
+
+    async def scenario() -> None:
+        service = DatabaseSessionService(
+            f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", timeout=0.2, statement_timeout=0.2
+        )
+        started = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        async def slow() -> None:
+            loop.call_soon_threadsafe(started.set)
+            await asyncio.sleep(30)
+
+        running = asyncio.ensure_future(service._call(slow))
+        await started.wait()
+        await service.close()
+        with pytest.raises(SessionStoreError, match="was closed while the call ran") as info:
+            await running
+        assert "read the session again" in str(info.value)
+
+    run(asyncio.wait_for(scenario(), 20))
+
+
 FOREIGN_TABLES = [
     ("sessions-only", ["CREATE TABLE templating_sessions (x INTEGER)"], "templating_sessions"),
     (

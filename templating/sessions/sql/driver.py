@@ -5,10 +5,11 @@ password masked, the private event loop the engine lives on, and SQLite's connec
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from ...errors import TemplatingError
@@ -101,19 +102,33 @@ def refusal(error: BaseException) -> str | None:
 
 
 class LoopThread:
-    """A private event loop running in a daemon thread; coroutines are handed to it from any loop."""
+    """A private event loop running in a daemon thread; coroutines are handed to it from any loop. `stopped`
+    makes the error a call still running when the loop is shut down ends with (see `shut_down`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stopped: Callable[[], BaseException]) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="templating-sql", daemon=True)
+        self.running: set[concurrent.futures.Future[Any]] = set()  # the calls handed over and not ended
+        self.stopping = False
+        self._stopped = stopped
         self.thread.start()
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self.loop))
+        future = asyncio.run_coroutine_threadsafe(work, self.loop)
+        self.running.add(future)
+        future.add_done_callback(self.running.discard)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if self.stopping and future.cancelled():  # ended by the shut-down, not by the caller's cancelling
+                raise self._stopped() from None
+            raise
 
 
-def shut_down(runner: LoopThread, engine: AsyncEngine) -> None:
-    """Dispose of the pool on its own loop, then stop the loop (at close(), garbage collection or exit)."""
+def shut_down(runner: LoopThread, engine: AsyncEngine, *, wait: float = 0.0) -> None:
+    """Let the calls running end (for at most `wait` seconds), cancel those still running (each caller gets
+    the runner's `stopped` error), dispose of the pool on its own loop, then stop the loop (at close(), garbage
+    collection or exit)."""
     loop = runner.loop
     if loop.is_closed():
         return
@@ -121,12 +136,25 @@ def shut_down(runner: LoopThread, engine: AsyncEngine) -> None:
         loop.stop()
         return
     if loop.is_running():
+        if runner.running and wait > 0:
+            concurrent.futures.wait(list(runner.running), timeout=wait)
+        runner.stopping = True
         with contextlib.suppress(Exception):  # shutting down: a pool that cannot close cleanly is dropped
+            asyncio.run_coroutine_threadsafe(_cancel_tasks(), loop).result(timeout=10)
             asyncio.run_coroutine_threadsafe(engine.dispose(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         runner.thread.join(timeout=10)
     if not loop.is_running():
         loop.close()
+
+
+async def _cancel_tasks() -> None:
+    """Cancel every other task of the running loop and let each end (its transaction rolled back, its
+    connection given back), so that none is left pending when the loop stops."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def retrieved(task: asyncio.Future[Any]) -> None:

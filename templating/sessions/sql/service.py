@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import re
+import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
@@ -140,9 +141,11 @@ class DatabaseSessionService(SessionService):
             sa_event.listen(self._engine.sync_engine, "begin", sqlite_begin)
         self._tables = tables()
         self._statements = Statements(self._tables, backend=self.backend)
-        self._runner = LoopThread()
+        self._runner = LoopThread(self._closed_meanwhile)
         self._finalizer = weakref.finalize(self, shut_down, self._runner, self._engine)
         self._opened = False
+        self._closing = False  # close() began: no call is taken
+        self._shut = threading.Event()  # close() ended
         self._open_lock: asyncio.Lock | None = None  # made on the service loop
         self._write_lock: asyncio.Lock | None = None
 
@@ -150,8 +153,26 @@ class DatabaseSessionService(SessionService):
         return f"DatabaseSessionService({self.url!r})"
 
     async def close(self) -> None:
-        """Release the connections and stop the service's loop. Calls after this fail; closing twice is fine."""
-        await asyncio.to_thread(self._finalizer)
+        """Let the calls running end (for at most `timeout + statement_timeout` seconds: those still running then
+        fail with `SessionStoreError`), release the connections and stop the service's loop. Calls after this
+        fail; closing twice is fine."""
+        if not self._finalizer.alive:
+            await asyncio.to_thread(self._shut.wait)  # (another close() may still be letting calls end)
+            return
+        self._closing = True
+        self._finalizer.detach()
+        try:
+            await asyncio.to_thread(shut_down, self._runner, self._engine, wait=self._timeout + self._statement_timeout)
+        finally:
+            self._shut.set()
+
+    def _closed_meanwhile(self) -> SessionStoreError:
+        return SessionStoreError(
+            f"this DatabaseSessionService ({self.url!r}) was closed while the call ran",
+            url=self.url,
+            help="close the service after its calls end; a write that was running may or may not be stored: read "
+            "the session again (appending the same event again stores it once)",
+        )
 
     async def __aenter__(self) -> DatabaseSessionService:
         return self
@@ -164,7 +185,7 @@ class DatabaseSessionService(SessionService):
     # --- running on the service loop -------------------------------------------------------
 
     async def _call(self, work: Callable[[], Awaitable[T]]) -> T:
-        if not self._finalizer.alive:
+        if self._closing or not self._finalizer.alive:
             raise SessionStoreError(
                 f"this DatabaseSessionService ({self.url!r}) is closed", url=self.url, help="make a new one"
             )
