@@ -521,6 +521,24 @@ def test_closing_lets_the_calls_running_end_and_refuses_the_next(url: str) -> No
     assert [run(read(url, name)).state for name in ("s2", "s3")] == [{"n": 1}] * 2
 
 
+def test_a_service_dropped_without_closing_is_collected_and_stops_its_loop(url: str) -> None:
+    """Nothing the service's loop or its shut-down holds refers back to the service: dropped, it is collected,
+    and its loop's thread ends."""
+    import gc
+    import weakref
+
+    async def scenario() -> tuple[weakref.ref[Any], Any]:
+        service = service_on(url)
+        await service.list_sessions(app_name=APP)
+        return weakref.ref(service), service._runner.thread
+
+    gone, thread = run(scenario())
+    gc.collect()
+    assert gone() is None
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
 def test_a_call_still_running_when_close_stops_waiting_fails_clearly(tmp_path: Path) -> None:
     """A call that outlasts `timeout + statement_timeout` after close() began is cancelled, and its caller gets a
     `SessionStoreError` saying so (not a `CancelledError`, not a wait without end). SQLite: on PostgreSQL each call

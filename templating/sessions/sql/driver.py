@@ -108,15 +108,26 @@ class LoopThread:
     def __init__(self, stopped: Callable[[], BaseException]) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="templating-sql", daemon=True)
-        self.running: set[concurrent.futures.Future[Any]] = set()  # the calls handed over and not ended
+        self._running: set[concurrent.futures.Future[Any]] = set()  # the calls handed over and not ended
+        self._lock = threading.Lock()  # (the set changes in the callers' threads and in the loop's)
         self.stopping = False
         self._stopped = stopped
         self.thread.start()
 
+    def running(self) -> list[concurrent.futures.Future[Any]]:
+        """The calls handed over and not ended."""
+        with self._lock:
+            return list(self._running)
+
+    def _ended(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._running.discard(future)
+
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
         future = asyncio.run_coroutine_threadsafe(work, self.loop)
-        self.running.add(future)
-        future.add_done_callback(self.running.discard)
+        with self._lock:
+            self._running.add(future)
+        future.add_done_callback(self._ended)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -136,8 +147,9 @@ def shut_down(runner: LoopThread, engine: AsyncEngine, *, wait: float = 0.0) -> 
         loop.stop()
         return
     if loop.is_running():
-        if runner.running and wait > 0:
-            concurrent.futures.wait(list(runner.running), timeout=wait)
+        running = runner.running()
+        if running and wait > 0:
+            concurrent.futures.wait(running, timeout=wait)
         runner.stopping = True
         with contextlib.suppress(Exception):  # shutting down: a pool that cannot close cleanly is dropped
             asyncio.run_coroutine_threadsafe(_cancel_tasks(), loop).result(timeout=10)

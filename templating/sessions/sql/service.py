@@ -141,7 +141,7 @@ class DatabaseSessionService(SessionService):
             sa_event.listen(self._engine.sync_engine, "begin", sqlite_begin)
         self._tables = tables()
         self._statements = Statements(self._tables, backend=self.backend)
-        self._runner = LoopThread(self._closed_meanwhile)
+        self._runner = LoopThread(partial(_closed_meanwhile, self.url))  # (not self: the finalizer holds it)
         self._finalizer = weakref.finalize(self, shut_down, self._runner, self._engine)
         self._opened = False
         self._closing = False  # close() began: no call is taken
@@ -165,14 +165,6 @@ class DatabaseSessionService(SessionService):
             await asyncio.to_thread(shut_down, self._runner, self._engine, wait=self._timeout + self._statement_timeout)
         finally:
             self._shut.set()
-
-    def _closed_meanwhile(self) -> SessionStoreError:
-        return SessionStoreError(
-            f"this DatabaseSessionService ({self.url!r}) was closed while the call ran",
-            url=self.url,
-            help="close the service after its calls end; a write that was running may or may not be stored: read "
-            "the session again (appending the same event again stores it once)",
-        )
 
     async def __aenter__(self) -> DatabaseSessionService:
         return self
@@ -393,3 +385,13 @@ class DatabaseSessionService(SessionService):
             appended = await self._statements.append(conn, key, session, prepared)
         # Committed: now (never before) the caller's copy is brought up to date.
         return self._statements.results(session, prepared, events, appended)
+
+
+def _closed_meanwhile(url: str) -> SessionStoreError:
+    """The error of a call still running when its service's close() stopped waiting for it."""
+    return SessionStoreError(
+        f"this DatabaseSessionService ({url!r}) was closed while the call ran",
+        url=url,
+        help="close the service after its calls end; a write that was running may or may not be stored: read "
+        "the session again (appending the same event again stores it once)",
+    )
