@@ -465,6 +465,32 @@ def test_tables_are_created_on_first_use_with_a_schema_version_row(url: str) -> 
     assert run(read(url, "s1")).state == {"a": 1}
 
 
+def test_calls_at_once_on_a_new_service_prepare_the_tables_once(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first calls of a service, made at once, wait for one of them to create (or check) the tables: the
+    others neither prepare them again nor run before they are there."""
+    from templating.sessions.sql import service as sql_service
+
+    prepared: list[str] = []
+    real = sql_service.prepare
+
+    async def counted(conn: Any, *args: Any, **kwargs: Any) -> None:
+        prepared.append(kwargs["url"])
+        await asyncio.sleep(0.05)  # (the others arrive meanwhile)
+        await real(conn, *args, **kwargs)
+
+    monkeypatch.setattr(sql_service, "prepare", counted)
+
+    async def scenario() -> None:
+        async with service_on(url) as service:
+            created = await asyncio.gather(
+                *(service.create_session(app_name=APP, user_id=USER, session_id=f"s{i}") for i in range(8))
+            )
+            assert sorted(session.id for session in created) == [f"s{i}" for i in range(8)]
+            assert len(prepared) == 1
+
+    run(scenario())
+
+
 def test_another_schema_version_is_refused_and_nothing_changes(url: str) -> None:
     from templating.sessions.sql import SCHEMA_VERSION
 
