@@ -1406,6 +1406,14 @@ def test_an_agent_config_edit_gives_the_files_asked_for_what_a_fresh_run_gives(
         assert "other/prompt.py" not in result.files
     else:
         assert None in asked
+    # then an update without `wanted` (another editor, a save): every file as a fresh run gives it
+    again = edited.replace("{region}", "{region?}")
+    later = project.update("news/writer.yaml", again)
+    fresh_again = Project(tmp_path, overrides={"news/writer.yaml": again}).lint()
+    assert sorted(repr(d) for d in later.diagnostics) == sorted(
+        repr(d) for d in fresh_again.diagnostics if d.path in later.files
+    )
+    assert not any("region" in d.message for d in later.diagnostics)
 
 
 # -- the file system's answers the scans keep from one edit to the next (`pysource.imports.FileAnswers`)

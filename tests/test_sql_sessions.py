@@ -17,7 +17,7 @@ import sys
 import traceback
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 from conftest import LIVENESS, missing_sql_extra, skip_or_fail
@@ -545,6 +545,67 @@ def test_closing_lets_the_calls_running_end_and_refuses_the_next(url: str) -> No
 
     run(scenario())
     assert [run(read(url, name)).state for name in ("s2", "s3")] == [{"n": 1}] * 2
+
+
+def test_a_caller_cancelling_its_call_while_the_service_closes_gets_its_cancel(tmp_path: Path) -> None:
+    """A call the shut-down cancelled, slow to end (a roll-back), cancelled meanwhile by its caller too
+    (`asyncio.wait_for`): the caller sees its own cancel (a `TimeoutError` here), not the service's error."""
+    pytest.importorskip("aiosqlite")
+    from templating import DatabaseSessionService
+
+    async def scenario() -> None:
+        service = DatabaseSessionService(
+            f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", timeout=0.2, statement_timeout=0.2
+        )
+        started = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        async def slow() -> None:
+            loop.call_soon_threadsafe(started.set)
+            try:
+                await asyncio.sleep(30)
+            finally:
+                await asyncio.shield(asyncio.sleep(1.0))  # (ending takes a while, whoever cancels it)
+
+        running = asyncio.ensure_future(asyncio.wait_for(service._call(slow), 0.8))
+        await started.wait()
+        closing = asyncio.ensure_future(service.close())  # it stops waiting after 0.4 s and cancels the call
+        with pytest.raises(TimeoutError):
+            await running
+        await closing
+
+    run(asyncio.wait_for(scenario(), 20))
+
+
+def test_a_call_handed_over_once_the_loop_stops_taking_calls_fails_at_once() -> None:
+    """Between a call's check that its service is open and its handing over, the service may close: the call
+    then fails with the service's error (it neither waits for a loop that stopped nor meets a closed one)."""
+    from templating.sessions.sql.driver import LoopThread, shut_down
+
+    runner = LoopThread(lambda: SessionStoreError("closed", url="sqlite://", help="none"))
+
+    async def work() -> int:
+        return 1
+
+    async def scenario() -> None:
+        assert await runner.run(work()) == 1
+        runner.stop_taking()
+        with pytest.raises(SessionStoreError, match="closed"):
+            await runner.run(work())
+        shut_down(runner, cast(Any, _Disposable()))
+        assert runner.shut.is_set()
+        assert runner.loop.is_closed()
+        with pytest.raises(SessionStoreError, match="closed"):
+            await runner.run(work())
+
+    run(scenario())
+
+
+class _Disposable:
+    """An engine with nothing to dispose of."""
+
+    async def dispose(self) -> None:
+        return None
 
 
 def test_a_service_dropped_without_closing_is_collected_and_stops_its_loop(url: str) -> None:

@@ -87,9 +87,9 @@ class IncrementalProject(ProjectFindings):
         lists `path` and each of those the project lints (a text file: while an instruction is read from it, and
         once more, cleared, when none is), with its findings whether they changed or not; the findings of no
         other file are worked out (on a large workspace, most of an edit's time), except those of the files an
-        instruction touching a wanted file starts in. The first update of a project not yet linted and an
-        Agent Config file's edit still give every file; the next update without `wanted` compares every file
-        with the scan it starts from."""
+        instruction touching a wanted file starts in (an Agent Config file's edit too, after scanning the whole
+        project again). The first update of a project not yet linted still gives every file; the next update
+        without `wanted` compares every file with the scan it starts from."""
         # An edit makes many objects, nearly all in no cycle (the scan's facts, the model, the findings), and frees
         # what they replace by reference counting: the collector, left on, walked them again and again as they were
         # made (about a tenth of an edit on a large workspace). It runs again once the edit is done (the trees a

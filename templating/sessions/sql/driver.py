@@ -103,14 +103,15 @@ def refusal(error: BaseException) -> str | None:
 
 class LoopThread:
     """A private event loop running in a daemon thread; coroutines are handed to it from any loop. `stopped`
-    makes the error a call still running when the loop is shut down ends with (see `shut_down`)."""
+    makes the error of a call the shut-down ended (see `shut_down`); `shut` is set once the shut-down ended."""
 
     def __init__(self, stopped: Callable[[], BaseException]) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="templating-sql", daemon=True)
+        self.shut = threading.Event()
         self._running: set[concurrent.futures.Future[Any]] = set()  # the calls handed over and not ended
-        self._lock = threading.Lock()  # (the set changes in the callers' threads and in the loop's)
-        self.stopping = False
+        self._lock = threading.Lock()  # (the calls are handed over in the callers' threads, end in the loop's)
+        self._stopping = False
         self._stopped = stopped
         self.thread.start()
 
@@ -119,43 +120,73 @@ class LoopThread:
         with self._lock:
             return list(self._running)
 
+    def stop_taking(self) -> None:
+        """Take no more calls: each one handed over from now on fails with the `stopped` error."""
+        with self._lock:
+            self._stopping = True
+
+    def fail_running(self) -> None:
+        """End each call still running with the `stopped` error (the loop that ran it has stopped)."""
+        for future in self.running():
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_exception(self._stopped())
+
     def _ended(self, future: concurrent.futures.Future[Any]) -> None:
         with self._lock:
             self._running.discard(future)
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
-        future = asyncio.run_coroutine_threadsafe(work, self.loop)
         with self._lock:
+            if self._stopping:
+                work.close()
+                raise self._stopped()
+            future = asyncio.run_coroutine_threadsafe(work, self.loop)
             self._running.add(future)
         future.add_done_callback(self._ended)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            if self.stopping and future.cancelled():  # ended by the shut-down, not by the caller's cancelling
-                raise self._stopped() from None
+            task = asyncio.current_task()
+            if self._stopping and future.cancelled() and not (task is not None and task.cancelling()):
+                raise self._stopped() from None  # ended by the shut-down, not by a cancelling of the caller's
             raise
 
 
 def shut_down(runner: LoopThread, engine: AsyncEngine, *, wait: float = 0.0) -> None:
-    """Let the calls running end (for at most `wait` seconds), cancel those still running (each caller gets
-    the runner's `stopped` error), dispose of the pool on its own loop, then stop the loop (at close(), garbage
-    collection or exit)."""
+    """Let the calls running end (for at most `wait` seconds), cancel those still running (each caller gets the
+    runner's `stopped` error), dispose of the pool on its own loop, then stop the loop (at close(), garbage
+    collection or exit). A statement a driver is running cannot be interrupted (SQLite's): the cancelling waits
+    for it, at most 10 seconds; after that, its loop is stopped but not closed, so that its driver's thread can
+    still hand its result over (to no one)."""
+    try:
+        _shut_down(runner, engine, wait)
+    finally:
+        runner.shut.set()
+
+
+def _shut_down(runner: LoopThread, engine: AsyncEngine, wait: float) -> None:
     loop = runner.loop
     if loop.is_closed():
         return
     if threading.current_thread() is runner.thread:  # cannot wait for our own loop: just stop it
+        runner.stop_taking()
         loop.stop()
         return
     if loop.is_running():
         running = runner.running()
         if running and wait > 0:
             concurrent.futures.wait(running, timeout=wait)
-        runner.stopping = True
+        runner.stop_taking()
+        settled = False
         with contextlib.suppress(Exception):  # shutting down: a pool that cannot close cleanly is dropped
             asyncio.run_coroutine_threadsafe(_cancel_tasks(), loop).result(timeout=10)
+            settled = True
             asyncio.run_coroutine_threadsafe(engine.dispose(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         runner.thread.join(timeout=10)
+        runner.fail_running()
+        if not settled:
+            return
     if not loop.is_running():
         loop.close()
 

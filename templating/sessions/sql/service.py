@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import re
-import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
@@ -145,7 +144,6 @@ class DatabaseSessionService(SessionService):
         self._finalizer = weakref.finalize(self, shut_down, self._runner, self._engine)
         self._opened = False
         self._closing = False  # close() began: no call is taken
-        self._shut = threading.Event()  # close() ended
         self._open_lock: asyncio.Lock | None = None  # made on the service loop
         self._write_lock: asyncio.Lock | None = None
 
@@ -153,18 +151,15 @@ class DatabaseSessionService(SessionService):
         return f"DatabaseSessionService({self.url!r})"
 
     async def close(self) -> None:
-        """Let the calls running end (for at most `timeout + statement_timeout` seconds: those still running then
-        fail with `SessionStoreError`), release the connections and stop the service's loop. Calls after this
-        fail; closing twice is fine."""
-        if not self._finalizer.alive:
-            await asyncio.to_thread(self._shut.wait)  # (another close() may still be letting calls end)
-            return
+        """Let the calls running end (waiting `timeout + statement_timeout` seconds for them, then cancelling
+        those left: each fails with `SessionStoreError`; a statement SQLite is running ends first), release the
+        connections and stop the service's loop. Calls after this fail; closing twice is fine (the second waits
+        for the first)."""
         self._closing = True
-        self._finalizer.detach()
-        try:
-            await asyncio.to_thread(shut_down, self._runner, self._engine, wait=self._timeout + self._statement_timeout)
-        finally:
-            self._shut.set()
+        if self._finalizer.detach() is None:  # closed, or closing in another call: wait for it to end
+            await asyncio.to_thread(self._runner.shut.wait)
+            return
+        await asyncio.to_thread(shut_down, self._runner, self._engine, wait=self._timeout + self._statement_timeout)
 
     async def __aenter__(self) -> DatabaseSessionService:
         return self
