@@ -547,28 +547,41 @@ def test_closing_lets_the_calls_running_end_and_refuses_the_next(url: str) -> No
     assert [run(read(url, name)).state for name in ("s2", "s3")] == [{"n": 1}] * 2
 
 
-def test_a_caller_cancelling_its_call_while_the_service_closes_gets_its_cancel(tmp_path: Path) -> None:
-    """A call the shut-down cancelled, slow to end (a roll-back), cancelled meanwhile by its caller too
-    (`asyncio.wait_for`): the caller sees its own cancel (a `TimeoutError` here), not the service's error."""
+def _closing_service(tmp_path: Path) -> Any:
+    """A SQLite service that waits 0.4 s for the calls running when it is closed."""
     pytest.importorskip("aiosqlite")
     from templating import DatabaseSessionService
 
+    return DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", timeout=0.2, statement_timeout=0.2)
+
+
+async def _slow_call(service: Any, *, ending: float = 0.0, within: float | None = None) -> asyncio.Future[Any]:
+    """A call of `service` that would run 30 s (taking `ending` s to end once cancelled, whoever cancels it; given
+    up by its caller after `within` s), once it runs."""
+    started = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    async def slow() -> None:
+        loop.call_soon_threadsafe(started.set)
+        try:
+            await asyncio.sleep(30)
+        finally:
+            if ending:
+                await asyncio.shield(asyncio.sleep(ending))
+
+    call = service._call(slow)
+    running = asyncio.ensure_future(call if within is None else asyncio.wait_for(call, within))
+    await started.wait()
+    return running
+
+
+def test_a_caller_cancelling_its_call_while_the_service_closes_gets_its_cancel(tmp_path: Path) -> None:
+    """A call the shut-down cancelled, slow to end (a roll-back), cancelled meanwhile by its caller too
+    (`asyncio.wait_for`): the caller sees its own cancel (a `TimeoutError` here), not the service's error."""
+
     async def scenario() -> None:
-        service = DatabaseSessionService(
-            f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", timeout=0.2, statement_timeout=0.2
-        )
-        started = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        async def slow() -> None:
-            loop.call_soon_threadsafe(started.set)
-            try:
-                await asyncio.sleep(30)
-            finally:
-                await asyncio.shield(asyncio.sleep(1.0))  # (ending takes a while, whoever cancels it)
-
-        running = asyncio.ensure_future(asyncio.wait_for(service._call(slow), 0.8))
-        await started.wait()
+        service = _closing_service(tmp_path)
+        running = await _slow_call(service, ending=1.0, within=0.8)
         closing = asyncio.ensure_future(service.close())  # it stops waiting after 0.4 s and cancels the call
         with pytest.raises(TimeoutError):
             await running
@@ -630,22 +643,10 @@ def test_a_call_still_running_when_close_stops_waiting_fails_clearly(tmp_path: P
     """A call that outlasts `timeout + statement_timeout` after close() began is cancelled, and its caller gets a
     `SessionStoreError` saying so (not a `CancelledError`, not a wait without end). SQLite: on PostgreSQL each call
     gives up after that bound itself."""
-    pytest.importorskip("aiosqlite")
-    from templating import DatabaseSessionService
 
     async def scenario() -> None:
-        service = DatabaseSessionService(
-            f"sqlite+aiosqlite:///{tmp_path / 'sessions.db'}", timeout=0.2, statement_timeout=0.2
-        )
-        started = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        async def slow() -> None:
-            loop.call_soon_threadsafe(started.set)
-            await asyncio.sleep(30)
-
-        running = asyncio.ensure_future(service._call(slow))
-        await started.wait()
+        service = _closing_service(tmp_path)
+        running = await _slow_call(service)
         await service.close()
         with pytest.raises(SessionStoreError, match="was closed while the call ran") as info:
             await running
