@@ -590,6 +590,25 @@ def test_a_caller_cancelling_its_call_while_the_service_closes_gets_its_cancel(t
     run(asyncio.wait_for(scenario(), 20))
 
 
+def test_closing_after_the_loops_executor_shut_down_still_closes(url: str) -> None:
+    """close() hands the shut-down to a thread of the caller's loop; when there is none to be had (the loop's
+    executor shut down, as late in an application's exit), it shuts down in place: never half closed."""
+
+    async def scenario() -> Any:
+        service = service_on(url)
+        await service.list_sessions(app_name=APP)
+        await asyncio.get_running_loop().shutdown_default_executor()
+        await service.close()
+        await service.close()  # the second returns at once: the first is over
+        with pytest.raises(SessionStoreError, match="is closed"):
+            await service.list_sessions(app_name=APP)
+        return service._runner
+
+    runner = run(asyncio.wait_for(scenario(), 30))
+    assert runner.shut.is_set()
+    assert runner.loop.is_closed()
+
+
 def test_a_call_handed_over_once_the_loop_stops_taking_calls_fails_at_once() -> None:
     """Between a call's check that its service is open and its handing over, the service may close: the call
     then fails with the service's error (it neither waits for a loop that stopped nor meets a closed one)."""

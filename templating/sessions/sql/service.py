@@ -152,14 +152,24 @@ class DatabaseSessionService(SessionService):
 
     async def close(self) -> None:
         """Let the calls running end (waiting `timeout + statement_timeout` seconds for them, then cancelling
-        those left: each fails with `SessionStoreError`; a statement SQLite is running ends first), release the
-        connections and stop the service's loop. Calls after this fail; closing twice is fine (the second waits
-        for the first)."""
+        those left: each fails with `SessionStoreError`; a statement SQLite is running ends first, waited for 10
+        seconds at most), release the connections and stop the service's loop. Calls after this fail; closing
+        twice is fine (the second waits for the first)."""
         self._closing = True
         if self._finalizer.detach() is None:  # closed, or closing in another call: wait for it to end
-            await asyncio.to_thread(self._runner.shut.wait)
+            if not self._runner.shut.is_set():
+                try:
+                    await asyncio.to_thread(self._runner.shut.wait)
+                except RuntimeError:  # no thread to wait in (see below)
+                    self._runner.shut.wait()
             return
-        await asyncio.to_thread(shut_down, self._runner, self._engine, wait=self._timeout + self._statement_timeout)
+        wait = self._timeout + self._statement_timeout
+        try:
+            await asyncio.to_thread(shut_down, self._runner, self._engine, wait=wait)
+        except RuntimeError:  # no thread to run it in (the loop's executor shut down, the interpreter exiting)
+            if self._runner.shut.is_set():  # (it ran, and failed: as it says)
+                raise
+            shut_down(self._runner, self._engine, wait=wait)  # here, then: never left half closed
 
     async def __aenter__(self) -> DatabaseSessionService:
         return self
