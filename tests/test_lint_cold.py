@@ -681,3 +681,37 @@ def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
     local = [own(item) for item in here.instructions]
     assert [given[1:] for given in owns] == [mine[1:] for mine in local]
     assert any(given[1] for given in owns), "an instruction with findings of its own"
+
+
+def test_each_instructions_own_findings_are_worked_out_once_while_scanning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The own findings of the instructions this process scans are worked out as it scans each chunk (while the
+    workers scan theirs), as a worker's are, and not again after the scan. (A worker's cannot be counted here:
+    the counting function would not pickle.)"""
+    from templating.linter import findings
+
+    files = {"app/agent.py": AGENT.format(imports="words"), "app/words.py": WORDS.replace("{topic?}", "{{x}")}
+    write(tmp_path, files)
+    calls: list[tuple[str, bool]] = []  # each instruction's label, and whether the scan was still running
+    scanning = [False]
+    real_own, real_scanned = findings.own_findings, cold._scanned
+
+    def counted(item: Any, **options: Any) -> Any:
+        calls.append((item.label, scanning[0]))
+        return real_own(item, **options)
+
+    def scanned(*args: Any) -> Any:
+        scanning[0] = True
+        try:
+            return real_scanned(*args)
+        finally:
+            scanning[0] = False
+
+    monkeypatch.setattr(findings, "own_findings", counted)
+    monkeypatch.setattr(cold, "_scanned", scanned)
+    reference = run(tmp_path, monkeypatch, "whole")
+    assert [during for _, during in calls] == [False]  # the reference works it out after its scan
+    calls.clear()
+    assert run(tmp_path, monkeypatch, "one") == reference
+    assert [during for _, during in calls] == [True]  # the one instruction, once, during the scan

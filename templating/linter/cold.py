@@ -197,7 +197,8 @@ def cold_scan(
     limit, for the workers; `unsaved`: an editor's unsaved texts by file (what the workers read instead of the
     disk's, each file possibly not on disk). With `PREFILTER` on, the files the prefilter refuses are only
     checked to parse. `own`: what a worker works out of each instruction it found (a function that pickles: the
-    engine's own findings of an instruction), returned beside the scan; this process's chunks give none."""
+    engine's own findings of an instruction), returned beside the scan, of every chunk (this process's too: worked
+    out while the workers scan, not after)."""
     from ..pysource import Scan
 
     files = list(paths)
@@ -265,8 +266,9 @@ def _scanned(
     kept = wanted(texts, edges, suffixes) if PREFILTER else [True] * len(files)
     chunks = [[(files[i], kept[i]) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
 
-    def here(i: int) -> _Found:  # (the own findings of its instructions are worked out later, in this process)
-        return scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or "")), []
+    def here(i: int) -> _Found:  # with the own findings of its instructions, as a worker's (while workers scan)
+        found = scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or ""))
+        return found, [] if own is None else [own(item) for item in found.instructions]
 
     def task(i: int) -> _Task:
         texts = {name: text for name, _ in chunks[i] if (text := text_of(name)) is not None}
