@@ -22,7 +22,7 @@ from templating.pysource.found import CONSTANT_SUFFIXES
 CORPORA = shared_corpora()
 
 
-def _whole_scan(self: ProjectFindings, usable: list[str], *, prefilter: bool = True) -> Any:
+def _whole_scan(self: ProjectFindings, usable: list[str], *, linted: Any = None) -> Any:
     """The scan before groups: every file at once, in this process (the reference)."""
     from templating.pysource import scan
 
@@ -39,9 +39,10 @@ def rows(result: templating.LintResult) -> tuple[Any, ...]:
     return findings, list(result.files), [repr(t) for t in result.templates], sorted(result.sources), result.python
 
 
-def run(root: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> tuple[Any, ...]:
-    """A lint of `root` (its own folder the current one) scanned `how`: `whole` (the reference), `one` (groups
-    in this process), `pool` (groups, most of them in a worker), `unfiltered` (groups, no prefilter)."""
+def run(root: Path, monkeypatch: pytest.MonkeyPatch, how: str, paths: tuple[str, ...] = ()) -> tuple[Any, ...]:
+    """A lint of `root` (its own folder the current one; `paths` in it, none: all) scanned `how`: `whole` (the
+    reference), `one` (groups in this process), `pool` (groups, most of them in a worker), `unfiltered` (groups,
+    no prefilter)."""
     with monkeypatch.context() as patch:
         patch.chdir(root)
         if how == "whole":
@@ -52,7 +53,7 @@ def run(root: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> tuple[Any, ...
             patch.setattr(cold, "_CHUNK", 1)
         if how == "unfiltered":
             patch.setattr(cold, "PREFILTER", False)
-        return rows(Project(root=root).lint())
+        return rows(Project(root=root).lint(paths))
 
 
 def by_workers(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
@@ -683,22 +684,36 @@ def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
     assert any(given[1] for given in owns), "an instruction with findings of its own"
 
 
-def test_each_instructions_own_findings_are_worked_out_once_while_scanning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+OWNED = [  # paths linted, and the files whose instructions' own findings the scan works out
+    ("all", (), ["app/agent.py", "other/agent.py"]),
+    ("one folder", ("app",), ["app/agent.py"]),
+]
+
+
+@pytest.mark.parametrize(("paths", "owned"), [o[1:] for o in OWNED], ids=[o[0] for o in OWNED])
+def test_own_findings_are_worked_out_once_while_scanning_for_the_files_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: tuple[str, ...], owned: list[str]
 ) -> None:
     """The own findings of the instructions this process scans are worked out as it scans each chunk (while the
-    workers scan theirs), as a worker's are, and not again after the scan. (A worker's cannot be counted here:
-    the counting function would not pickle.)"""
+    workers scan theirs), as a worker's are, and not again after the scan; those of the files read only for
+    context (linting one folder of a project) are not worked out at all. (A worker's cannot be counted here:
+    the counting function would not pickle; see the next test.)"""
     from templating.linter import findings
 
-    files = {"app/agent.py": AGENT.format(imports="words"), "app/words.py": WORDS.replace("{topic?}", "{{x}")}
+    other = AGENT.format(imports="other.words").replace('"helper"', '"other"')
+    files = {
+        "app/agent.py": AGENT.format(imports="words").replace("GREETING +", '"Hi {{x}" + GREETING +'),
+        "app/words.py": WORDS,
+        "other/agent.py": other.replace("GREETING +", '"Hi {{y}" + GREETING +'),
+        "other/words.py": WORDS,
+    }
     write(tmp_path, files)
-    calls: list[tuple[str, bool]] = []  # each instruction's label, and whether the scan was still running
+    calls: list[tuple[str, bool]] = []  # each instruction's file, and whether the scan was still running
     scanning = [False]
     real_own, real_scanned = findings.own_findings, cold._scanned
 
     def counted(item: Any, **options: Any) -> Any:
-        calls.append((item.label, scanning[0]))
+        calls.append((item.path, scanning[0]))
         return real_own(item, **options)
 
     def scanned(*args: Any) -> Any:
@@ -710,8 +725,42 @@ def test_each_instructions_own_findings_are_worked_out_once_while_scanning(
 
     monkeypatch.setattr(findings, "own_findings", counted)
     monkeypatch.setattr(cold, "_scanned", scanned)
-    reference = run(tmp_path, monkeypatch, "whole")
-    assert [during for _, during in calls] == [False]  # the reference works it out after its scan
+    reference = run(tmp_path, monkeypatch, "whole", paths)
+    assert sorted(calls) == [(path, False) for path in owned]  # the reference works them out after its scan
     calls.clear()
-    assert run(tmp_path, monkeypatch, "one") == reference
-    assert [during for _, during in calls] == [True]  # the one instruction, once, during the scan
+    assert run(tmp_path, monkeypatch, "one", paths) == reference
+    assert any(d[1] == "T017" for d in reference[0]), "a finding of an instruction's own"
+    assert sorted(calls) == [(path, True) for path in owned]  # once each, during the scan
+
+
+def test_a_worker_works_out_the_own_findings_of_the_files_linted_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's chunk holding a file linted and one read for context sends back the own findings of the
+    first's instructions only; the findings are those of the whole scan."""
+    files = {
+        "app/agent.py": AGENT.format(imports="words"),
+        "app/words.py": WORDS,
+        "app/other.py": STAR.replace(".texts", "words"),  # its instructions are its own (and one reads words.py)
+        "lone/agent.py": AGENT.format(imports="words"),  # a group of its own, none of it linted
+        "lone/words.py": WORDS,
+    }
+    write(tmp_path, files)
+    sent: list[list[str]] = []  # the files of the instructions each worker's chunk has own findings for
+
+    def shared(count: int, here: Any, task: Any, pool: Any, workers: int) -> Any:
+        out = []
+        for i in range(count):
+            found = pool.submit(cold._scan_chunk, task(i)).result()
+            assert found is not None
+            sent.append(sorted(item[0].path for item in found[1]))
+            out.append(found)
+        return out
+
+    linted = ("app/agent.py", "app/words.py")
+    reference = run(tmp_path, monkeypatch, "whole", linted)
+    monkeypatch.setattr(cold, "_shared", shared)
+    assert run(tmp_path, monkeypatch, "pool", linted) == reference
+    assert any(d[0] == "app/words.py" for d in reference[0]), "findings of the instruction held by words.py"
+    # app/ is one group (all import words.py): other.py's instructions are left out, and all of lone/
+    assert sent == [["app/words.py"], []]

@@ -20,7 +20,8 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import read_bytes
@@ -149,6 +150,19 @@ def _to_scan(chunk: Sequence[tuple[str, bool]], read: Callable[[str], str]) -> l
     return [path for path, wanted in chunk if wanted or path not in valid]
 
 
+def _own_if_linted(own: Callable[[Any], Any], linted: frozenset[str], item: Any) -> Any:
+    """`own(item)` for an instruction of a `linted` file or kept in a text file (which a linted file may name);
+    None for another (the project works it out if it is ever asked for)."""
+    return own(item) if item.path in linted or not item.path.endswith(".py") else None
+
+
+def _owns(own: Callable[[Any], Any] | None, found: Scan) -> list[Any]:
+    """What `own` gives of each instruction of `found`, those it gives nothing for left out."""
+    if own is None:
+        return []
+    return [given for item in found.instructions if (given := own(item)) is not None]
+
+
 def _scan_chunk(task: _Task) -> _Found | None:
     """A worker's task: the chunk's files scanned (in the run's folder); its facts, with the texts left out
     (the project has them) and no syntax tree, and what `own` gives of each instruction found. None when the
@@ -172,8 +186,7 @@ def _scan_chunk(task: _Task) -> _Found | None:
         return None
     for error in found.errors:
         error.__traceback__ = error.__context__ = error.__cause__ = None
-    # sent with the instructions they are of (one pickle: the project finds them by identity)
-    owns = [] if own is None else [own(item) for item in found.instructions]
+    owns = _owns(own, found)  # sent with the instructions they are of (one pickle: the project finds them by identity)
     # the texts the project gave are filled again from its own (None here): only those it did not have are sent
     found.sources = {name: None if name in texts else text for name, text in found.sources.items()}  # type: ignore[misc]
     return found, owns  # what cannot be sent back makes the future fail: the chunk is then scanned in the project
@@ -189,6 +202,7 @@ def cold_scan(
     limit: int,
     unsaved: Mapping[str, str] | None = None,
     own: Callable[[Any], Any] | None = None,
+    linted: Collection[str] | None = None,
 ) -> tuple[Scan, list[Any]]:
     """The scan of `paths` (usable Python files, as shown), group by group (see the module's description).
 
@@ -198,7 +212,8 @@ def cold_scan(
     disk's, each file possibly not on disk). With `PREFILTER` on, the files the prefilter refuses are only
     checked to parse. `own`: what a worker works out of each instruction it found (a function that pickles: the
     engine's own findings of an instruction), returned beside the scan, of every chunk (this process's too: worked
-    out while the workers scan, not after)."""
+    out while the workers scan, not after), for the instructions of the `linted` files (None: every file's) and
+    those kept in text files."""
     from ..pysource import Scan
 
     files = list(paths)
@@ -206,7 +221,7 @@ def cold_scan(
     pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
     try:
         results = _scanned(
-            files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}), own
+            files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}), own, linted
         )
     finally:
         if pool is not None:
@@ -260,19 +275,26 @@ def _scanned(
     limit: int,
     unsaved: dict[str, str],
     own: Callable[[Any], Any] | None,
+    linted: Collection[str] | None,
 ) -> list[_Found]:
     texts = [text_of(name) for name in files]
     parts, edges = import_graph(files, text_of)
     kept = wanted(texts, edges, suffixes) if PREFILTER else [True] * len(files)
     chunks = [[(files[i], kept[i]) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
 
+    def owner(i: int) -> Callable[[Any], Any] | None:
+        """What works out the own findings of chunk `i`'s instructions: those of its linted files only."""
+        if own is None or linted is None:
+            return own
+        return partial(_own_if_linted, own, frozenset(name for name, _ in chunks[i] if name in linted))
+
     def here(i: int) -> _Found:  # with the own findings of its instructions, as a worker's (while workers scan)
         found = scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or ""))
-        return found, [] if own is None else [own(item) for item in found.instructions]
+        return found, _owns(owner(i), found)
 
     def task(i: int) -> _Task:
         texts = {name: text for name, _ in chunks[i] if (text := text_of(name)) is not None}
-        return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved), own)
+        return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved), owner(i))
 
     if pool is not None and len(chunks) > 1:
         with _short_switches():

@@ -67,7 +67,10 @@ class ProjectFindings(ProjectFiles):
         given = set(linted) if named is None else named  # the files the user named: read wherever they are
         files = list(dict.fromkeys([*linted, *self._context_files(linted)]))
         usable, configs = self._usable(files, named=given), self._agent_configs(linted)
-        found = self._cold_scan(usable) if cold and not configs else self._run_scan(scan, usable, configs=configs)
+        if cold and not configs:  # (with no file linted, an editor's folder read: every file's findings come next)
+            found = self._cold_scan(usable, linted=set(linted) if linted else None)
+        else:
+            found = self._run_scan(scan, usable, configs=configs)
         self._scan = found
         self._configs_of = None
         self._model = None  # built again from this scan when asked for
@@ -79,7 +82,9 @@ class ProjectFindings(ProjectFiles):
         self._errors = {error.path: error for error in found.errors}
         return found
 
-    def _cold_scan(self, usable: list[str]) -> Scan:
+    def _cold_scan(self, usable: list[str], *, linted: set[str] | None = None) -> Scan:
+        """The cold scan of `usable` (`templating.linter.cold`), with the own findings of the instructions of the
+        `linted` files (None: of every file) worked out meanwhile."""
         from ..pysource import scan
         from .cold import cold_scan
 
@@ -97,6 +102,7 @@ class ProjectFindings(ProjectFiles):
             root=str(self.root),
             limit=self.config.max_file_size,
             unsaved=overrides,
+            linted=linted,
             # a worker works out the own findings of the instructions it found (not with a schema, which may not
             # pickle); this process takes them as its own (`_python_findings` finds them by the instruction)
             own=None
