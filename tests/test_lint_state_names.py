@@ -55,6 +55,8 @@ T029_CASES = [
     ("a-story-about", "Write a short story about <topic>.", ["<topic>"]),
     ("scoped-and-optional", "Greet <user:name> warmly, then go over <plan?> with them.", ["<user:name>", "<plan?>"]),
     ("not-a-state-key", "Think in <thinking>, then answer. Use <example> as a guide.", []),
+    ("a-tag-then-a-key", "Think in <thinking>, then write about <topic>.", ["<topic>"]),
+    ("a-tag-then-a-key-in-code", "Use <example> as a guide. Then `<topic>`.", []),
     ("a-closed-tag", "Here is the plan:\n<itinerary>\nday 1\n</itinerary>", []),
     ("around-its-own-value", "<itinerary>\n{itinerary}\n<itinerary>", []),  # travel-concierge: a slash missing
     ("a-self-closing-tag", "If <origin/> is empty, ask. Fill <origin> in.", []),
@@ -168,6 +170,8 @@ T030_CASES = [
     ("prose-state-of", "Research the current state of 'carbon capture methods'.", []),
     ("the-state-of-a-word", "Describe the state of 'economy' in one line.", []),  # no key of the project
     ("fenced-code", "Example:\n```python\nvalue = state['plan']\n```\nExplain it.", []),
+    ("fenced-then-prose", "Example:\n```\nx = state['plan']\n```\nThen read state['plan'] again.", ["state['plan']"]),
+    ("a-write-then-a-read", "Save to state['plan']. Later, read state['plan'] again.", ["state['plan']"]),
     ("quoted-without-state", "Execute every query listed in 'topic' with the search tool.", []),
 ]
 

@@ -109,17 +109,22 @@ def angle_placeholders(found: Instruction, keys: Mapping[str, str]) -> list[Diag
     (`"<origin>"`, `Title: <title>`, a line of JSON)."""
     if found.dialect != "adk" or "<" not in found.text:
         return []
-    src = _Source(found.text)
     text = found.text
-    try:  # a key the instruction inserts as {key} too: <key> around it is a tag (`<plan>{plan}<plan>`, a typo)
-        inserted = {node.name for node in parse(text, dialect="adk").placeholders}
-    except TemplatingError:
-        return []
+    src: _Source | None = None  # (the text's indexes and placeholders: worked out once a state key is met)
+    inserted: set[str] = set()
     out: list[Diagnostic] = []
     for m in _ANGLE.finditer(text):
         key, question = m.groups()
         start, end = m.start(), m.end()
-        if key not in keys or key in inserted or key in _VOID_TAGS or src.in_code(start) or src.closed_anywhere(key):
+        if key not in keys or key in _VOID_TAGS:
+            continue
+        if src is None:
+            try:  # a key the instruction inserts as {key} too: <key> around it is a tag (`<plan>{plan}<plan>`)
+                inserted = {node.name for node in parse(text, dialect="adk").placeholders}
+            except TemplatingError:  # a text that is no template
+                return []
+            src = _Source(text)
+        if key in inserted or src.in_code(start) or src.closed_anywhere(key):
             continue
         if f"<{key}/>" in text:
             continue
@@ -226,16 +231,21 @@ def named_not_injected(found: Instruction, written: Mapping[str, str]) -> list[D
     if found.dialect == "jinja" or "state" not in found.text.lower():
         return []
     text = found.text
-    try:
-        read = {node.name for node in parse(text, dialect=found.dialect).placeholders}
-    except TemplatingError:  # a text that is no template
-        return []
-    fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+    read: set[str] | None = None  # (the keys it inserts and its fenced blocks: worked out once a written key is met)
+    fences: list[tuple[int, int]] = []
     adk = found.dialect == "adk"
     out: list[Diagnostic] = []
     reported: set[str] = set()
     for start, end, key in _mentions(text):
-        if key not in written or key in read or key in reported:
+        if key not in written or key in reported:
+            continue
+        if read is None:
+            try:
+                read = {node.name for node in parse(text, dialect=found.dialect).placeholders}
+            except TemplatingError:  # a text that is no template
+                return []
+            fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+        if key in read:
             continue
         if any(a <= start < b for a, b in fences) or _writing(text, start):
             continue
