@@ -4,7 +4,7 @@ agent or app, a `root_agent.yaml`), each with every agent it reaches, in run ord
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..pysource import AgentCall, RunnerCall, Scan
@@ -18,20 +18,20 @@ _MAX_DEPTH = 64  # agents nested deeper than this are not followed (input cannot
 @dataclass(frozen=True, slots=True, eq=False)
 class _Naming:
     """What names an app: its App call (`app`), that call's `name`, its first runner's app_name (`runner_name`) and
-    its `runners`; `same` tells whether another names it the same way (the calls by identity, the names by value)."""
+    its `runners`; `same` tells whether these name it the same way (the calls by identity, the names by value)."""
 
     app: object
     name: object
     runner_name: object
     runners: tuple[RunnerCall, ...]
 
-    def same(self, other: _Naming) -> bool:
+    def same(self, app: object, name: object, runner_name: object, runners: Sequence[RunnerCall]) -> bool:
         return (
-            self.app is other.app
-            and self.name == other.name
-            and self.runner_name == other.runner_name
-            and len(self.runners) == len(other.runners)
-            and all(a is b for a, b in zip(self.runners, other.runners, strict=True))
+            self.app is app
+            and self.name == name
+            and self.runner_name == runner_name
+            and len(self.runners) == len(runners)
+            and all(a is b for a, b in zip(self.runners, runners, strict=True))
         )
 
 
@@ -100,13 +100,19 @@ def find_apps(
         changed = {key for key, agent in agents.items() if was.get(key) is not agent}
         changed.update(key for key in was if key not in agents)
     for root_id, named in found.items():
-        naming = _Naming(named.get("app"), named.get("name"), named.get("runner_name"), tuple(runners.get(root_id, ())))
+        app_call, app_name, runner_name = named.get("app"), named.get("name"), named.get("runner_name")
+        its_runners = runners.get(root_id, ())
         earlier = before[1].get(root_id) if before is not None else None
-        if earlier is not None and changed.isdisjoint(earlier.looked) and earlier.naming.same(naming):
+        if (
+            earlier is not None
+            and changed.isdisjoint(earlier.looked)
+            and earlier.naming.same(app_call, app_name, runner_name, its_runners)
+        ):
             apps.append(earlier.app)
             if walked is not None:
                 walked[root_id] = earlier
             continue
+        naming = _Naming(app_call, app_name, runner_name, tuple(its_runners))
         order: list[str] = []
         parents: dict[str, tuple[str, Link]] = {}
         stack: list[tuple[str, int]] = [(root_id, 0)]
@@ -126,8 +132,7 @@ def find_apps(
         parents = {child: parent for child, parent in parents.items() if child in seen}
         top = agents[root_id]
         folder = os.path.dirname(top.call.file or top.path)
-        app_call = named.get("app")
-        name = named.get("name") or named.get("runner_name")
+        name = app_name or runner_name
         if not isinstance(name, str):
             base = os.path.basename(top.path)
             name = (

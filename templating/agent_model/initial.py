@@ -98,9 +98,15 @@ def initial_states(
     out: dict[str, InitialState] = {}
     for app in apps:
         given = sources[app.id]
+        if not given:  # (most apps of a large workspace)
+            out[app.id] = InitialState(app.id, False, _NO_KEYS, False, ())
+            continue
         keys = frozenset(k for s in given if s.keys is not None for k in s.keys if not k.startswith("temp:"))
-        out[app.id] = InitialState(app.id, bool(given), keys, any(s.keys is None for s in given), tuple(given))
+        out[app.id] = InitialState(app.id, True, keys, any(s.keys is None for s in given), tuple(given))
     return out
+
+
+_NO_KEYS: frozenset[str] = frozenset()
 
 
 # -- [tool.templating] initial-state
@@ -241,6 +247,8 @@ def _first(data: Mapping[str, Any], *names: str) -> Any:
 
 def _from_sessions(app: App, scan: Scan, naming: Mapping[str, list[int]]) -> list[InitialSource]:
     """The sessions created for `app` (`naming`: each agent's sessions, by place in the scan), in the scan's order."""
+    if app.root not in naming and (app.call is None or app.call.id not in naming):  # (most apps)
+        return []
     mine = {app.root} | ({app.call.id} if app.call is not None else set())
     places = sorted({n for agent in mine for n in naming.get(agent, ())})
     return [
