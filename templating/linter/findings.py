@@ -10,9 +10,10 @@ project's state keys (written, or read by an instruction) change.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import gc
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -446,6 +447,7 @@ class ProjectFindings(ProjectFiles):
 
 
 _LISTED_FACTS = ("agents", "runners", "roots", "sessions")
+_FEW_TO_PLACE = 64  # items of a listed fact put in place one by one (more: the list is sorted again)
 _KEYED_FACTS = ("agent_classes", "functions", "class_methods")
 
 
@@ -468,12 +470,24 @@ def _place_of(item: Any) -> tuple[str, int, str]:
     return item.path, item.span.start, getattr(item, "id", "")
 
 
-def in_order(found: Scan) -> Scan:
+def in_order(found: Scan, *, sorted_up_to: Mapping[str, int] | None = None) -> Scan:
     """`found` with its agent facts in one order, by file and place (the keyed ones by key), whatever order the
     scan met them in: the agent model names the first of several writers, so an edit's merged facts
-    (`templating.linter.incremental`) give what a fresh scan gives only if both keep this order."""
+    (`templating.linter.incremental`) give what a fresh scan gives only if both keep this order.
+
+    `sorted_up_to`: for a listed fact, how many of its first items are in this order already (an edit's merge:
+    those kept from the scan before); when few others follow, each is put in place among them (after those of an
+    equal place, as a sort keeps them) instead of sorting the whole list again."""
     for name in _LISTED_FACTS:
-        setattr(found, name, sorted(getattr(found, name), key=_place_of))
+        items: list[Any] = getattr(found, name)
+        ordered = sorted_up_to.get(name) if sorted_up_to is not None else None
+        if ordered is None or len(items) - ordered > _FEW_TO_PLACE:
+            setattr(found, name, sorted(items, key=_place_of))
+            continue
+        head = items[:ordered]
+        for item in items[ordered:]:
+            bisect.insort_right(head, item, key=_place_of)
+        setattr(found, name, head)
     for name in _KEYED_FACTS:
         setattr(found, name, dict(sorted(getattr(found, name).items())))
     return found

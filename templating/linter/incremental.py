@@ -185,6 +185,7 @@ class IncrementalProject(ProjectFindings):
         for name in rescanned:
             sources.pop(name, None)
         sources.update(sub.sources)
+        facts, ordered = _agent_facts(old, sub, rescanned)
         merged = in_order(
             Scan(
                 instructions=list(found.values()),
@@ -195,8 +196,9 @@ class IncrementalProject(ProjectFindings):
                 state_schemas=[s for s in old.state_schemas if s.given_in not in rescanned] + sub.state_schemas,
                 static_instructions=[s for s in old.static_instructions if rescanned.isdisjoint(s.given_in)]
                 + sub.static_instructions,
-                **_agent_facts(old, sub, rescanned),
-            )
+                **facts,
+            ),
+            sorted_up_to=ordered,
         )
         self._scan = merged
         self._configs_of = None  # (it holds the scan it was worked out from)
@@ -363,11 +365,12 @@ def _class_files(old: Scan, rescanned: set[str], texts: Mapping[str, str]) -> se
     return added
 
 
-def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, Any]:
+def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> tuple[dict[str, Any], dict[str, int]]:
     """The agent facts of a scan merged from the last one (`old`) and a scan of the `rescanned` files (`sub`, which
     read every Agent Config file again): each fact of a file scanned again (or of a config) from `sub`, the
     others kept from `old` (a function or class `sub` met in a file it did not scan again is kept as `old` read it,
-    with the writes only a scan of its file sees).
+    with the writes only a scan of its file sees). With them, for each listed fact, how many of its first items
+    are kept from `old` (in `in_order`'s order, as `old` has them: the others are put in place among them).
 
     Exact, as the instructions are: `rescanned` holds every file reading one of its files (`reach.affected`), so
     what a file outside it names resolves through files outside it only, as it did in `old` (the random-edit
@@ -377,12 +380,15 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
     def fresh(path: str) -> bool:
         return path in again or path.endswith(_CONFIG_SUFFIXES)
 
+    counts: dict[str, int] = {}
+
     def listed(name: str) -> list[Any]:  # (those of the files scanned again read as they were: the very objects)
         kept: list[Any] = []
         was: list[Any] = []
         for item in getattr(old, name):
             (was if fresh(item.path) else kept).append(item)
         now = [item for item in getattr(sub, name) if fresh(item.path)]
+        counts[name] = len(kept)
         return kept + (was if was == now else now)
 
     def keyed(name: str) -> dict[str, Any]:  # (a fact read again as it was: the very object kept)
@@ -399,6 +405,7 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
             calls[item.id] = item
         else:
             agents.append(item)
+    counts["agents"] = len(agents)
     for item in sub.agents:
         if fresh(item.path):
             was = calls.get(item.id)
@@ -414,7 +421,7 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
         (key, old.class_methods[key] if old.class_methods.get(key) == value else value)
         for key, value in sub.class_methods.items()
     )
-    return {
+    facts = {
         "agents": agents,
         "agent_classes": classes,
         "functions": keyed("functions"),
@@ -426,3 +433,4 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> dict[str, 
         "config_skipped": list(sub.config_skipped),
         "unread": list(dict.fromkeys([*old.unread, *sub.unread])),
     }
+    return facts, counts
