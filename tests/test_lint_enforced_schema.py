@@ -226,6 +226,11 @@ def test_t028_on_the_agent_model(tmp_path: Path, files: dict[str, str], expected
         assert "StateSchemaError" in finding.message
         assert (finding.origin or "").endswith(origin)
         assert f"declare `{key}` as a field of" in (finding.help or "")
+    # asked for the files written in (an editor's open files), only the apps of their writers are gone through
+    written_in = {w.path for a in model.agents.values() for w in a.writes}
+    assert undeclared_writes(model, paths=written_in) == found
+    for path in written_in:
+        assert undeclared_writes(model, paths=[path]) == [d for d in found if d.path == path]
 
 
 def test_t028_names_the_schema_and_its_fields(tmp_path: Path) -> None:

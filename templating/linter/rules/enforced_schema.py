@@ -69,13 +69,19 @@ def undeclared_writes(model: AgentModel, *, paths: Iterable[str] | None = None) 
     files `paths` (default: all). A write whose key is known only at run time, or a schema whose fields are not
     all known, is left alone: nothing certain is said of it."""
     wanted = None if paths is None else set(paths)
+    writers: set[str] | None = None  # with `paths`: the agents writing in them (an editor's edit asks for a few
+    apps = model.apps  # files of many apps: the schemas of the others are not worked out, their apps not gone through)
+    if wanted is not None:
+        writers = {a.id for a in model.agents.values() if any(write.path in wanted for write in a.writes)}
+        reached = {app.id for agent_id in writers for app in model.apps_of(agent_id)}
+        apps = tuple(app for app in apps if app.id in reached)
     out: list[Diagnostic] = []
     seen: set[tuple[str, int, str, str]] = set()
-    for app in model.apps:
+    for app in apps:
         for agent_id in app.agents:
+            if writers is not None and agent_id not in writers:
+                continue
             agent = model.agent(agent_id)
-            if wanted is not None and not any(write.path in wanted for write in agent.writes):
-                continue  # (its schema is not worked out: an editor's edit asks for a few files of many apps)
             schema = model.enforced_schema(agent_id, app=app)
             if schema is None:
                 continue
