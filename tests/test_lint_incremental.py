@@ -723,6 +723,76 @@ REGRESSIONS = [
 ]
 
 
+# A tool class the agents of two apps use: its methods' writes are the agents' (`Scan.class_methods`), kept while an
+# agent kept names it (an edit of one app does not scan the other again), however the edits come.
+_TOOL_CLASS = {
+    "pyproject.toml": "[tool.templating]\n",
+    "common/__init__.py": "",
+    "common/tools.py": "from google.adk.tools import BaseTool\n\n\nclass NoteTool(BaseTool):\n"
+    "    async def run_async(self, *, args, tool_context):\n        tool_context.state['note'] = args\n",
+    "one/__init__.py": "",
+    "one/agent.py": _AGENT + "from common.tools import NoteTool\n\n"
+    "root_agent = LlmAgent(name='one', model='m', instruction='Use {note}.', "
+    "tools=[NoteTool(name='n', description='d')])\n",
+    "two/__init__.py": "",
+    "two/agent.py": _AGENT + "from common.tools import NoteTool\n\n"
+    "root_agent = LlmAgent(name='two', model='m', instruction='Go.', tools=[NoteTool(name='n', description='d')])\n",
+    "three/__init__.py": "",
+    "three/agent.py": _AGENT + "root_agent = LlmAgent(name='three', model='m', instruction='Plan {note?}.')\n",
+}
+_UNNAMED = "tools=[NoteTool(name='n', description='d')]"
+TOOL_CLASS_EDITS = [
+    # (id, the edits in turn: file, text replaced, new text)
+    ("another-app-edited", [("three/agent.py", "Plan", "Plan it")]),  # neither the class nor its users read again
+    ("one-agent-left-naming-it", [("two/agent.py", _UNNAMED, "tools=[]"), ("three/agent.py", "Plan", "Plan it")]),
+    ("none-left", [("two/agent.py", _UNNAMED, "tools=[]"), ("one/agent.py", _UNNAMED, "tools=[]")]),
+    ("named-again", [("two/agent.py", _UNNAMED, "tools=[]"), ("two/agent.py", "tools=[]", _UNNAMED)]),
+    (
+        "none-left-then-another-app-edited",
+        [("two/agent.py", _UNNAMED, "tools=[]"), ("one/agent.py", _UNNAMED, "tools=[]"), ("three/agent.py", "m", "n")],
+    ),
+    (
+        "named-again-then-another-app-edited",
+        [
+            ("one/agent.py", _UNNAMED, "tools=[]"),
+            ("two/agent.py", _UNNAMED, "tools=[]"),
+            ("two/agent.py", "tools=[]", _UNNAMED),
+            ("three/agent.py", "m", "n"),
+        ],
+    ),
+    (
+        "left-then-the-others-edited",
+        [("one/agent.py", _UNNAMED, "tools=[]"), ("two/agent.py", "'Go.'", "'Go on.'"), ("three/agent.py", "m", "n")],
+    ),
+    (
+        "its-method-edited",
+        [("common/tools.py", "state['note']", "state['memo']"), ("two/agent.py", "'Go.'", "'Go on.'")],
+    ),
+]
+
+
+@pytest.mark.parametrize("edits", [c[1] for c in TOOL_CLASS_EDITS], ids=[c[0] for c in TOOL_CLASS_EDITS])
+def test_a_tool_class_is_kept_while_an_agent_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edits: list[tuple[str, str, str]]
+) -> None:
+    """After each edit, the tool classes' methods (and every other agent fact) are those a fresh scan reads, and
+    so are the findings: the writes of a class's methods count while some agent names the class."""
+    _write_tree(tmp_path, _TOOL_CLASS, monkeypatch)
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    assert project.scan is not None
+    assert project.scan.class_methods, "the tool class's methods are read"
+    overrides: dict[str, str] = {}
+    for n, (path, old, new) in enumerate(edits):
+        text = overrides.get(path, _TOOL_CLASS[path])
+        assert old in text
+        overrides[path] = text.replace(old, new, 1)
+        publish(published, project.update(path, overrides[path]))
+        assert_published_as_fresh(published, overrides, f"edit {n} of {path}")
+        assert_facts_as_fresh(project, overrides, f"edit {n} of {path}")
+
+
 def _write_tree(root: Path, files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """`files` (path: text) written under `root`, the current folder."""
     for name, content in files.items():

@@ -77,6 +77,7 @@ class ProjectFindings(ProjectFiles):
         self._model = None  # built again from this scan when asked for
         self._last = None
         self._ids = {}  # (the other kept facts are those of the instructions of the next findings)
+        self._namers = None
         self._writes = {}
         for write in found.writes:
             self._writes.setdefault(write.path, []).append(write)

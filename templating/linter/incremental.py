@@ -5,7 +5,7 @@ every file whose findings changed exactly what a fresh run gives."""
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -185,7 +185,8 @@ class IncrementalProject(ProjectFindings):
         for name in rescanned:
             sources.pop(name, None)
         sources.update(sub.sources)
-        facts, ordered = _agent_facts(old, sub, rescanned)
+        namers = self._namers[1] if self._namers is not None and self._namers[0] is old else None
+        facts, ordered, namers = _agent_facts(old, sub, rescanned, namers)
         merged = in_order(
             Scan(
                 instructions=list(found.values()),
@@ -201,6 +202,7 @@ class IncrementalProject(ProjectFindings):
             sorted_up_to=ordered,
         )
         self._scan = merged
+        self._namers = (merged, namers)
         self._configs_of = None  # (it holds the scan it was worked out from)
         self._model = None  # the agent model is built again from the merged scan when asked for
         self.scanned_again = frozenset(
@@ -365,12 +367,16 @@ def _class_files(old: Scan, rescanned: set[str], texts: Mapping[str, str]) -> se
     return added
 
 
-def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> tuple[dict[str, Any], dict[str, int]]:
+def _agent_facts(
+    old: Scan, sub: Scan, rescanned: Collection[str], namers: Mapping[str, frozenset[str]] | None = None
+) -> tuple[dict[str, Any], dict[str, int], dict[str, frozenset[str]]]:
     """The agent facts of a scan merged from the last one (`old`) and a scan of the `rescanned` files (`sub`, which
     read every Agent Config file again): each fact of a file scanned again (or of a config) from `sub`, the
     others kept from `old` (a function or class `sub` met in a file it did not scan again is kept as `old` read it,
     with the writes only a scan of its file sees). With them, for each listed fact, how many of its first items
-    are kept from `old` (in `in_order`'s order, as `old` has them: the others are put in place among them).
+    are kept from `old` (in `in_order`'s order, as `old` has them: the others are put in place among them), and
+    the `_class_namers` of the merged agents (`namers`: those of `old`'s, when known: kept but for the files
+    scanned again, not worked out again from every agent).
 
     Exact, as the instructions are: `rescanned` holds every file reading one of its files (`reach.affected`), so
     what a file outside it names resolves through files outside it only, as it did in `old` (the random-edit
@@ -414,9 +420,15 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> tuple[dict
     # `old` keeps them: its class's file is not scanned again either)
     methods = {key: value for key, value in old.class_methods.items() if key in classes}
     others = [key for key in old.class_methods if key not in classes]
-    if others:
-        named = {r.target for agent in agents if not fresh(agent.path) for r in agent.named() if r.kind == "class"}
-        methods.update((key, old.class_methods[key]) for key in others if key in named)
+    before = namers if namers is not None else _class_namers(old.agents)
+    kept_namers: dict[str, frozenset[str]] = {}  # (those of the agents kept: not of a file scanned again)
+    for cls, paths in before.items():
+        if any(fresh(path) for path in paths):
+            paths = frozenset(path for path in paths if not fresh(path))
+        if paths:
+            kept_namers[cls] = paths
+    if others:  # those named by an agent kept
+        methods.update((key, old.class_methods[key]) for key in others if key in kept_namers)
     methods.update(
         (key, old.class_methods[key] if old.class_methods.get(key) == value else value)
         for key, value in sub.class_methods.items()
@@ -433,4 +445,18 @@ def _agent_facts(old: Scan, sub: Scan, rescanned: Collection[str]) -> tuple[dict
         "config_skipped": list(sub.config_skipped),
         "unread": list(dict.fromkeys([*old.unread, *sub.unread])),
     }
-    return facts, counts
+    fresh_namers = _class_namers(agents[counts["agents"] :])
+    for cls, paths in kept_namers.items():
+        fresh_namers[cls] = paths | fresh_namers.get(cls, frozenset())
+    return facts, counts, fresh_namers
+
+
+def _class_namers(agents: Iterable[AgentCall]) -> dict[str, frozenset[str]]:
+    """Each project class the `agents` name (a tool or plugin class, whose methods' writes are theirs), with the
+    files of the agents naming it."""
+    out: dict[str, set[str]] = {}
+    for agent in agents:
+        for ref in agent.named():
+            if ref.kind == "class":
+                out.setdefault(ref.target, set()).add(agent.path)
+    return {cls: frozenset(paths) for cls, paths in out.items()}
