@@ -685,9 +685,15 @@ def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
 
 
 OWNED = [  # paths linted, and the files whose instructions' own findings the scan works out
-    ("all", (), ["app/agent.py", "other/agent.py"]),
-    ("one folder", ("app",), ["app/agent.py"]),
+    ("all", (), ["app/agent.py", "other/agent.py", "other/writer.txt"]),
+    ("one folder", ("app",), ["app/agent.py"]),  # not the text file of the other folder's agent
+    ("the other folder", ("other",), ["other/agent.py", "other/writer.txt"]),
 ]
+_FROM_FILE = (  # an agent whose instruction is a text file beside it (as google-adk's samples read theirs)
+    "import os\n\nfrom google.adk.agents import Agent\n\n\ndef load_instruction_from_file(name):\n"
+    "    with open(os.path.join(os.path.dirname(__file__), name)) as f:\n        return f.read()\n\n\n"
+    "writer = Agent(name='writer', model='m', instruction=load_instruction_from_file('writer.txt'))\n"
+)
 
 
 @pytest.mark.parametrize(("paths", "owned"), [o[1:] for o in OWNED], ids=[o[0] for o in OWNED])
@@ -706,6 +712,8 @@ def test_own_findings_are_worked_out_once_while_scanning_for_the_files_linted(
         "app/words.py": WORDS,
         "other/agent.py": other.replace("GREETING +", '"Hi {{y}" + GREETING +'),
         "other/words.py": WORDS,
+        "other/writer.py": _FROM_FILE,
+        "other/writer.txt": "Write it up {{z}.\n",
     }
     write(tmp_path, files)
     calls: list[tuple[str, bool]] = []  # each instruction's file, and whether the scan was still running

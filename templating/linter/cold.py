@@ -150,10 +150,22 @@ def _to_scan(chunk: Sequence[tuple[str, bool]], read: Callable[[str], str]) -> l
     return [path for path, wanted in chunk if wanted or path not in valid]
 
 
-def _own_if_linted(own: Callable[[Any], Any], linted: frozenset[str], item: Any) -> Any:
-    """`own(item)` for an instruction of a `linted` file or kept in a text file (which a linted file may name);
-    None for another (the project works it out if it is ever asked for)."""
-    return own(item) if item.path in linted or not item.path.endswith(".py") else None
+def _own_if_linted(own: Callable[[Any], Any], linted: frozenset[str], folders: frozenset[str], item: Any) -> Any:
+    """`own(item)` for an instruction of a `linted` file, or kept in a text file below one of the `folders` of
+    linted files (one of those may name it: its findings are then reported); None for another (the project
+    works it out if it is ever asked for)."""
+    if item.path in linted:
+        return own(item)
+    if not item.path.endswith(".py"):
+        folder = os.path.dirname(item.path)
+        while True:
+            if folder in folders:
+                return own(item)
+            up = os.path.dirname(folder)
+            if up == folder:
+                break
+            folder = up
+    return None
 
 
 def _owns(own: Callable[[Any], Any] | None, found: Scan) -> list[Any]:
@@ -165,7 +177,7 @@ def _owns(own: Callable[[Any], Any] | None, found: Scan) -> list[Any]:
 
 def _scan_chunk(task: _Task) -> _Found | None:
     """A worker's task: the chunk's files scanned (in the run's folder); its facts, with the texts left out
-    (the project has them) and no syntax tree, and what `own` gives of each instruction found. None when the
+    (the project has them) and no syntax tree, and what `own` gives of the instructions found (`_owns`). None when the
     facts cannot leave the worker (a `state_schema=` model still reading its trees): the chunk is then scanned
     in the project's process."""
     from ..pysource import scan
@@ -286,7 +298,8 @@ def _scanned(
         """What works out the own findings of chunk `i`'s instructions: those of its linted files only."""
         if own is None or linted is None:
             return own
-        return partial(_own_if_linted, own, frozenset(name for name, _ in chunks[i] if name in linted))
+        mine = frozenset(name for name, _ in chunks[i] if name in linted)
+        return partial(_own_if_linted, own, mine, frozenset(os.path.dirname(name) for name in mine))
 
     def here(i: int) -> _Found:  # with the own findings of its instructions, as a worker's (while workers scan)
         found = scan_in_process(_to_scan(chunks[i], lambda name: text_of(name) or ""))
@@ -311,7 +324,7 @@ _short_switches = WhileRunning(sys.getswitchinterval, lambda _: sys.setswitchint
 _Task = tuple[
     str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int, tuple[str, ...], Callable[[Any], Any] | None
 ]
-_Found = tuple["Scan", list[Any]]  # a chunk's scan, and the own findings of its instructions a worker worked out
+_Found = tuple["Scan", list[Any]]  # a chunk's scan, and the own findings of its instructions (those worked out)
 
 
 def _shared(

@@ -105,8 +105,9 @@ class ProjectFindings(ProjectFiles):
             limit=self.config.max_file_size,
             unsaved=overrides,
             linted=linted,
-            # a worker works out the own findings of the instructions it found (not with a schema, which may not
-            # pickle); this process takes them as its own (`_python_findings` finds them by the instruction)
+            # each process works out the own findings of the instructions it found while the others scan (not with
+            # a schema, which may not pickle); they are taken as this one's (`_python_findings` finds them by the
+            # instruction, and works out any missing)
             own=None
             if self.schema is not None
             else partial(own_findings, codes=self.codes, schema=None, allow=self.config.allow),
