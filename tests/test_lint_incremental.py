@@ -793,6 +793,43 @@ def test_a_tool_class_is_kept_while_an_agent_names_it(
         assert_facts_as_fresh(project, overrides, f"edit {n} of {path}")
 
 
+NAMER_STEPS = [
+    # (id, the files scanned again at each step, as edited: the tool class no longer named there)
+    ("one-of-two-namers-scanned-again", [["two/agent.py"]]),
+    ("then-the-other", [["two/agent.py"], ["one/agent.py"]]),
+    ("both-at-once", [["one/agent.py", "two/agent.py"]]),
+    ("an-unrelated-file", [["three/agent.py"]]),
+]
+
+
+@pytest.mark.parametrize("steps", [c[1] for c in NAMER_STEPS], ids=[c[0] for c in NAMER_STEPS])
+@pytest.mark.parametrize("given", [True, False], ids=["namers-kept", "namers-worked-out"])
+def test_the_namers_of_each_tool_class_are_those_of_the_merged_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[list[str]], given: bool
+) -> None:
+    """`_agent_facts` keeps the files naming each tool class from the merge before, but for the files scanned
+    again: what it gives is what the merged agents name (here with files scanned again chosen by hand, one namer
+    kept while another is scanned again, which an edit through the project never does: it scans every reader of
+    the class's file again)."""
+    from templating.linter.incremental import _agent_facts, _class_namers
+    from templating.pysource import scan
+
+    _write_tree(tmp_path, _TOOL_CLASS, monkeypatch)
+    texts = dict(_TOOL_CLASS)
+    names = sorted(name for name in texts if name.endswith(".py"))
+    old = scan(names, read=texts.__getitem__, keep_going=True, root=str(tmp_path))
+    namers = _class_namers(old.agents)
+    assert [sorted(paths) for paths in namers.values()] == [["one/agent.py", "two/agent.py"]]
+    for again in steps:
+        for name in again:
+            texts[name] = texts[name].replace(_UNNAMED, "tools=[]")
+        sub = scan(again, read=texts.__getitem__, keep_going=True, root=str(tmp_path))
+        facts, _, namers = _agent_facts(old, sub, again, namers=namers if given else None)
+        assert namers == _class_namers(facts["agents"])
+        old = scan(names, read=texts.__getitem__, keep_going=True, root=str(tmp_path))
+        assert namers == _class_namers(old.agents), "as a fresh scan of every file names it"
+
+
 def _write_tree(root: Path, files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """`files` (path: text) written under `root`, the current folder."""
     for name, content in files.items():

@@ -186,7 +186,7 @@ class IncrementalProject(ProjectFindings):
             sources.pop(name, None)
         sources.update(sub.sources)
         namers = self._namers[1] if self._namers is not None and self._namers[0] is old else None
-        facts, ordered, namers = _agent_facts(old, sub, rescanned, namers)
+        facts, ordered, namers = _agent_facts(old, sub, rescanned, namers=namers)
         merged = in_order(
             Scan(
                 instructions=list(found.values()),
@@ -368,7 +368,7 @@ def _class_files(old: Scan, rescanned: set[str], texts: Mapping[str, str]) -> se
 
 
 def _agent_facts(
-    old: Scan, sub: Scan, rescanned: Collection[str], namers: Mapping[str, frozenset[str]] | None = None
+    old: Scan, sub: Scan, rescanned: Collection[str], *, namers: Mapping[str, frozenset[str]] | None = None
 ) -> tuple[dict[str, Any], dict[str, int], dict[str, frozenset[str]]]:
     """The agent facts of a scan merged from the last one (`old`) and a scan of the `rescanned` files (`sub`, which
     read every Agent Config file again): each fact of a file scanned again (or of a config) from `sub`, the

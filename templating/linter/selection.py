@@ -194,7 +194,8 @@ class ProjectFiles:
         self._reads: dict[int, Any] = {}
         self._comments: dict[str, Any] = {}
         self._ids: dict[int, Any] = {}  # kept by `incremental`: each instruction's key and the files giving it
-        self._namers: Any = None  # kept by `incremental`: the files of the agents naming each class, of a scan
+        # kept by `incremental`: the files of the agents naming each tool class, and the scan they are of
+        self._namers: tuple[Scan, dict[str, frozenset[str]]] | None = None
         self._configs_of: tuple[Any, frozenset[str]] | None = None  # kept by `findings`: a scan's Agent Configs
         # kept by `incremental`: the last edit's file, `_texts.version`, other buffers, walk, files and their texts
         self._edit_texts: tuple[str, int, dict[str, str], list[str], list[str], dict[str, str]] | None = None
