@@ -226,11 +226,31 @@ def test_t028_on_the_agent_model(tmp_path: Path, files: dict[str, str], expected
         assert "StateSchemaError" in finding.message
         assert (finding.origin or "").endswith(origin)
         assert f"declare `{key}` as a field of" in (finding.help or "")
-    # asked for the files written in (an editor's open files), only the apps of their writers are gone through
+    # asked for the files written in (an editor's open files): the same findings, in the same order
     written_in = {w.path for a in model.agents.values() for w in a.writes}
     assert undeclared_writes(model, paths=written_in) == found
     for path in written_in:
         assert undeclared_writes(model, paths=[path]) == [d for d in found if d.path == path]
+
+
+def test_t028_in_some_files_goes_through_each_app_of_their_writers(tmp_path: Path) -> None:
+    """A node agent two Workflow apps share (each with its schema): asked for the callback's file, its write is
+    reported under each app's schema, as in a run over every file; asked for another app's file, nothing."""
+    files = workflow_app(agent("classifier", before_agent_callback="stamp"), "record_ticket, classifier")
+    files["other/__init__.py"] = ""
+    files["other/agent.py"] = (
+        "from google.adk import Workflow\n\nfrom desk.agent import classifier\nfrom desk.state import OpenState\n\n"
+        'root_agent = Workflow(name="other_desk", edges=[("START", classifier)], state_schema=OpenState)\n'
+    )
+    folder = write(tmp_path, files)
+    _, model = scanned(folder)
+    callbacks = str(folder / "desk" / "callbacks.py")
+    found = undeclared_writes(model)
+    assert len(model.apps) == 2
+    assert [d.path for d in found] == [callbacks, callbacks]
+    assert {"TicketState", "OpenState"} == {m for d in found for m in ("TicketState", "OpenState") if m in d.message}
+    assert undeclared_writes(model, paths=[callbacks]) == found
+    assert undeclared_writes(model, paths=[str(folder / "other" / "agent.py")]) == []
 
 
 def test_t028_names_the_schema_and_its_fields(tmp_path: Path) -> None:

@@ -69,8 +69,10 @@ def undeclared_writes(model: AgentModel, *, paths: Iterable[str] | None = None) 
     files `paths` (default: all). A write whose key is known only at run time, or a schema whose fields are not
     all known, is left alone: nothing certain is said of it."""
     wanted = None if paths is None else set(paths)
-    writers: set[str] | None = None  # with `paths`: the agents writing in them (an editor's edit asks for a few
-    apps = model.apps  # files of many apps: the schemas of the others are not worked out, their apps not gone through)
+    # With `paths` (an editor's edit asks for a few files of many apps): only the agents writing in them, in the
+    # apps reaching them; the others' schemas are not worked out, their apps not gone through.
+    writers: set[str] | None = None
+    apps = model.apps
     if wanted is not None:
         writers = {a.id for a in model.agents.values() if any(write.path in wanted for write in a.writes)}
         reached = {app.id for agent_id in writers for app in model.apps_of(agent_id)}
