@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 
@@ -51,12 +53,16 @@ def test_facts_put_in_place_after_those_in_order_are_as_sorted(after: list[_Fact
     merged = in_order(Scan(**lists), sorted_up_to={name: len(KEPT) for name in lists})  # type: ignore[arg-type]
     for name in findings._LISTED_FACTS:
         expected = sorted(KEPT + after, key=lambda f: (f.path, f.start, f.id))
-        assert [f.label for f in getattr(merged, name)] == [f.label for f in expected]
+        assert _labels(getattr(merged, name)) == _labels(expected)
         assert all(a is b for a, b in zip(getattr(merged, name), expected, strict=True))
 
 
 def test_without_what_is_in_order_every_list_is_sorted() -> None:
     mixed = list(reversed(KEPT))
     merged = in_order(Scan(agents=mixed, runners=list(mixed)))  # type: ignore[arg-type]
-    assert [f.label for f in merged.agents] == [f.label for f in KEPT]
-    assert [f.label for f in merged.runners] == [f.label for f in KEPT]
+    assert _labels(merged.agents) == _labels(KEPT)
+    assert _labels(merged.runners) == _labels(KEPT)
+
+
+def _labels(items: Sequence[object]) -> list[str]:
+    return [cast(_Fact, item).label for item in items]

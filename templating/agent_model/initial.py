@@ -75,6 +75,9 @@ class InitialState:
         return next((s for s in self.sources if s.keys is not None and key in s.keys), None)
 
 
+_NO_KEYS: frozenset[str] = frozenset()  # the keys of an app given none (most apps), one set for all
+
+
 def initial_states(
     scan: Scan, config: LintConfig, root: Path, apps: Sequence[App], walker: Walker | None = None
 ) -> dict[str, InitialState]:
@@ -104,9 +107,6 @@ def initial_states(
         keys = frozenset(k for s in given if s.keys is not None for k in s.keys if not k.startswith("temp:"))
         out[app.id] = InitialState(app.id, True, keys, any(s.keys is None for s in given), tuple(given))
     return out
-
-
-_NO_KEYS: frozenset[str] = frozenset()
 
 
 # -- [tool.templating] initial-state
