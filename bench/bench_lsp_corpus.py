@@ -17,7 +17,8 @@ temporary folder first):
   `--renamed`: each agent's top-level packages renamed per copy in paths and imports instead (the old
   bench, which hides a reach by module name). `--workspace`: the three corpus repositories (adk-samples'
   agents, adk-python's samples, adk-docs' examples) copied side by side as they are, 17 times unless
-  `--copies` says otherwise (about 6,350 Python files: the issue's public repositories copied 10 times).
+  `--copies` says otherwise (about 6,350 Python files: the issue's public repositories copied 10 times),
+  with the same targets but for the first diagnostics (none: 5 s is the target of about 5,000 files).
 
 References measured in the same run: `templating lint` of the same project as a process, and
 `ast.parse` of the open files (the least any edit costs). Wall times on a loaded machine are
@@ -359,7 +360,10 @@ def main() -> None:
                 parse=parse,
                 lint=lint,
             )
-            print("  targets: first diagnostics <= 5,000 ms, VmRSS <= 400 MiB")
+            if args.workspace:  # (issue 35 sets none for the first diagnostics of this larger workspace)
+                print("  targets: VmRSS <= 400 MiB (first diagnostics: the 5,000 ms target is the 23 copies')")
+            else:
+                print("  targets: first diagnostics <= 5,000 ms, VmRSS <= 400 MiB")
             for name, count in rescans(root, project, package).items():
                 print(
                     f"  one character typed in {name}: {count} files scanned again "
