@@ -520,6 +520,14 @@ def test_a_closed_service_refuses_calls(url: str) -> None:
             await service.list_sessions(app_name=APP)
         assert str(info.value).startswith(f"this DatabaseSessionService ({service.url!r}) is closed")
 
+        async def work() -> None:
+            return None
+
+        # a call that passed the open check just before the close reaches a loop that takes no more: refused alike
+        with pytest.raises(SessionStoreError, match="is closed") as info:
+            await service._runner.run(work())
+        assert str(info.value).startswith(f"this DatabaseSessionService ({service.url!r}) is closed")
+
     run(scenario())
 
 
@@ -614,7 +622,10 @@ def test_a_call_handed_over_once_the_loop_stops_taking_calls_fails_at_once() -> 
     then fails with the service's error (it neither waits for a loop that stopped nor meets a closed one)."""
     from templating.sessions.sql.driver import LoopThread, shut_down
 
-    runner = LoopThread(lambda: SessionStoreError("closed", url="sqlite://", help="none"))
+    runner = LoopThread(
+        lambda: SessionStoreError("ended", url="sqlite://", help="none"),
+        refused=lambda: SessionStoreError("is closed", url="sqlite://", help="none"),
+    )
 
     async def work() -> int:
         return 1
@@ -622,12 +633,12 @@ def test_a_call_handed_over_once_the_loop_stops_taking_calls_fails_at_once() -> 
     async def scenario() -> None:
         assert await runner.run(work()) == 1
         runner.stop_taking()
-        with pytest.raises(SessionStoreError, match="closed"):
+        with pytest.raises(SessionStoreError, match=r"^is closed"):  # refused, not ended while it ran
             await runner.run(work())
         shut_down(runner, cast(Any, _Disposable()))
         assert runner.shut.is_set()
         assert runner.loop.is_closed()
-        with pytest.raises(SessionStoreError, match="closed"):
+        with pytest.raises(SessionStoreError, match=r"^is closed"):
             await runner.run(work())
 
     run(scenario())

@@ -103,9 +103,12 @@ def refusal(error: BaseException) -> str | None:
 
 class LoopThread:
     """A private event loop running in a daemon thread; coroutines are handed to it from any loop. `stopped`
-    makes the error of a call the shut-down ended (see `shut_down`); `shut` is set once the shut-down ended."""
+    makes the error of a call the shut-down ended (see `shut_down`), `refused` that of a call handed over once the
+    shut-down takes no more (default: `stopped`'s); `shut` is set once the shut-down ended."""
 
-    def __init__(self, stopped: Callable[[], BaseException]) -> None:
+    def __init__(
+        self, stopped: Callable[[], BaseException], *, refused: Callable[[], BaseException] | None = None
+    ) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="templating-sql", daemon=True)
         self.shut = threading.Event()
@@ -113,6 +116,7 @@ class LoopThread:
         self._lock = threading.Lock()  # (the calls are handed over in the callers' threads, end in the loop's)
         self._stopping = False
         self._stopped = stopped
+        self._refused = refused if refused is not None else stopped
         self.thread.start()
 
     def running(self) -> list[concurrent.futures.Future[Any]]:
@@ -121,7 +125,7 @@ class LoopThread:
             return list(self._running)
 
     def stop_taking(self) -> None:
-        """Take no more calls: each one handed over from now on fails with the `stopped` error."""
+        """Take no more calls: each one handed over from now on fails with the `refused` error."""
         with self._lock:
             self._stopping = True
 
@@ -139,7 +143,7 @@ class LoopThread:
         with self._lock:
             if self._stopping:
                 work.close()
-                raise self._stopped()
+                raise self._refused()
             future = asyncio.run_coroutine_threadsafe(work, self.loop)
             self._running.add(future)
         future.add_done_callback(self._ended)

@@ -140,7 +140,8 @@ class DatabaseSessionService(SessionService):
             sa_event.listen(self._engine.sync_engine, "begin", sqlite_begin)
         self._tables = tables()
         self._statements = Statements(self._tables, backend=self.backend)
-        self._runner = LoopThread(partial(_closed_meanwhile, self.url))  # (not self: the finalizer holds it)
+        # (not self: the finalizer holds the runner)
+        self._runner = LoopThread(partial(_closed_meanwhile, self.url), refused=partial(_closed, self.url))
         self._finalizer = weakref.finalize(self, shut_down, self._runner, self._engine)
         self._opened = False
         self._closing = False  # close() began: no call is taken
@@ -183,9 +184,7 @@ class DatabaseSessionService(SessionService):
 
     async def _call(self, work: Callable[[], Awaitable[T]]) -> T:
         if self._closing or not self._finalizer.alive:
-            raise SessionStoreError(
-                f"this DatabaseSessionService ({self.url!r}) is closed", url=self.url, help="make a new one"
-            )
+            raise _closed(self.url)
         return await self._runner.run(self._bounded(work) if self.backend == "postgresql" else self._guarded(work))
 
     async def _bounded(self, work: Callable[[], Awaitable[T]]) -> T:
@@ -390,6 +389,11 @@ class DatabaseSessionService(SessionService):
             appended = await self._statements.append(conn, key, session, prepared)
         # Committed: now (never before) the caller's copy is brought up to date.
         return self._statements.results(session, prepared, events, appended)
+
+
+def _closed(url: str) -> SessionStoreError:
+    """The error of a call made once its service is closed (or closing)."""
+    return SessionStoreError(f"this DatabaseSessionService ({url!r}) is closed", url=url, help="make a new one")
 
 
 def _closed_meanwhile(url: str) -> SessionStoreError:
