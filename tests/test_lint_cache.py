@@ -88,6 +88,37 @@ def test_a_cached_run_gives_a_fresh_runs_result(
     assert shape(again) == shape(fresh)
 
 
+KEYS = [
+    # (id, what changes between two runs, the paths of each run: the second run's entry is another when its key is)
+    ("same-run", None, (["."], ["."]), 1),
+    ("a-folder-of-it", None, (["."], ["trip"]), 2),
+    ("a-file-more", _write("trip/extra.py", "X = 1\n"), (["."], ["."]), 2),
+    ("a-template-more", _write("prompts/more.prompt", "Hi <x>.\n"), (["."], ["."]), 2),  # the context is the same
+    ("a-file-more-in-the-context-only", _write("prompts/extra.py", "X = 1\n"), (["trip/agent.py"],) * 2, 2),
+]
+
+
+@pytest.mark.parametrize(("edit", "runs", "entries"), [k[1:] for k in KEYS], ids=[k[0] for k in KEYS])
+def test_an_entry_is_keyed_by_the_files_linted_and_those_read_for_context(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    edit: Callable[[Path], None] | None,
+    runs: tuple[list[str], list[str]],
+    entries: int,
+) -> None:
+    """The key of a run's entry tells apart the files it lints and those it reads for context (each list by its
+    digest, the context said to be the files when it is): another list, another entry."""
+    root = tmp_path / "project"
+    build(root)
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    lint_project(runs[0], cache_dir=folder)
+    if edit is not None:
+        edit(root)
+    lint_project(runs[1], cache_dir=folder)
+    assert len(list(folder.glob("*.json"))) == entries
+
+
 def test_findings_of_a_cached_run_name_the_same_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

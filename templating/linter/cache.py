@@ -246,8 +246,10 @@ class LintCache:
             project.dialect,
             project.force_exclude,
             list(paths),
-            files,
-            context,
+            # the files and the context files, each list by its digest (no name holds a NUL); the context often
+            # is the files themselves (a marked project linted whole): then said so, not listed twice
+            _digest("\0".join(files)),
+            "the files" if context == files else _digest("\0".join(context)),
         ]
         return _digest(json.dumps(parts, default=str))
 
