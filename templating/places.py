@@ -10,11 +10,12 @@ from __future__ import annotations
 import bisect
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .nodes import Span
 
-__all__ = ["end_of", "line_starts", "real_folder", "shown", "span_at"]
+__all__ = ["LinkedFolders", "end_of", "line_starts", "real_folder", "shown", "span_at"]
 
 
 def line_starts(text: str) -> list[int]:
@@ -93,3 +94,66 @@ def real_folder(folder: str, known: dict[str, str], absent: set[str] | None = No
                     found = os.path.realpath(found)
         known[folder] = found
     return found
+
+
+class LinkedFolders:
+    """The links to folders inside a project (`app/sub` -> `real_sub`), for the relative imports that go up out of
+    the folder a link points at: Python resolves `from ..memory import remember` in `real_sub/tools.py`, imported
+    as `app.sub.tools`, from `app` (the folder holding the link), not from `real_sub`'s parent. The scanner, the
+    import graph of a cold run and the editor's reach test all ask this one table."""
+
+    __slots__ = ("_links",)
+
+    def __init__(self, links: Iterable[tuple[str, str]] = ()) -> None:
+        """`links`: each link (its path as findings show paths) with the real path of the folder it points at."""
+        by_target: dict[str, set[str]] = {}
+        for link, target in links:
+            by_target.setdefault(target, set()).add(link)
+        self._links = tuple(sorted((target, tuple(sorted(names))) for target, names in by_target.items()))
+
+    def __bool__(self) -> bool:
+        return bool(self._links)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LinkedFolders) and self._links == other._links
+
+    def __hash__(self) -> int:
+        return hash(self._links)
+
+    def __repr__(self) -> str:
+        return f"LinkedFolders({list(self)!r})"
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        """Each link with the real path of the folder it points at, as given."""
+        return iter([(link, target) for target, links in self._links for link in links])
+
+    def __getstate__(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return self._links
+
+    def __setstate__(self, state: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+        self._links = state
+
+    def bases(self, real: str, level: int) -> list[str]:
+        """The folders a relative import of `level` dots (2 or more) in a module of the real folder `real` is
+        resolved from when the module is imported through a link: one for each link to `real` or to a folder
+        above it that the dots go up out of (the link's folder, or one above it), in the order of the links'
+        paths, each once. A relative import that stays inside the folder a link points at reaches the same
+        files either way: it gives none. One link deep (a link inside a linked folder is not followed here)."""
+        out: list[str] = []
+        for target, links in self._links:
+            if real == target:
+                depth = 0
+            elif real.startswith(target.rstrip(os.sep) + os.sep):
+                depth = real[len(target.rstrip(os.sep)) + 1 :].count(os.sep) + 1
+            else:
+                continue
+            up = level - 1 - depth  # the dots left once at the link's own folder
+            if up <= 0:
+                continue
+            for link in links:
+                base = link
+                for _ in range(up):
+                    base = os.path.dirname(base)
+                if base not in out:
+                    out.append(base)
+        return out

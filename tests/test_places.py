@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
 
-from templating.places import shown
+from templating.places import LinkedFolders, shown
 
 
 @pytest.mark.parametrize(
@@ -116,3 +117,39 @@ def test_real_folder_elsewhere_than_on_posix_is_realpath_whole(tmp_path: Path, m
     known: dict[str, str] = {}
     assert real_folder("a/in", known) == realpath("a/in")
     assert resolved == ["a/in"]
+
+
+# --- the links to folders a relative import may go up out of
+
+
+_LINKS = [("app/sub", "/p/real_sub"), ("tools/shared", "/p/real_sub"), ("app/deep/lib", "/p/vendored/lib")]
+
+
+@pytest.mark.parametrize(
+    ("real", "level", "expected"),
+    [
+        pytest.param("/p/real_sub", 2, ["app", "tools"], id="dots-out-of-the-target-each-link-in-order"),
+        pytest.param("/p/real_sub", 3, [""], id="further-up-from-the-link-each-folder-once"),
+        pytest.param("/p/real_sub", 1, [], id="one-dot-the-module's-own-folder"),
+        pytest.param("/p/real_sub/inner", 2, [], id="inside-the-target-same-files-either-way"),
+        pytest.param("/p/real_sub/inner", 3, ["app", "tools"], id="out-of-a-folder-below-the-target"),
+        pytest.param("/p/vendored/lib", 3, ["app"], id="a-link-two-folders-deep"),
+        pytest.param("/p/real_sub_2", 2, [], id="a-name-that-only-starts-like-the-target"),
+        pytest.param("/p/elsewhere", 2, [], id="no-link-to-it"),
+    ],
+)
+def test_linked_folders_give_the_folders_a_relative_import_starts_from_through_a_link(
+    real: str, level: int, expected: list[str]
+) -> None:
+    assert LinkedFolders(_LINKS).bases(real.replace("/", os.sep), level) == [e.replace("/", os.sep) for e in expected]
+
+
+def test_linked_folders_compare_and_pickle_by_their_links() -> None:
+    """The project hands its links to the workers of a cold run (pickled) and to the editor's import graph, which
+    works every file's imports out again when they change (compared)."""
+    links = LinkedFolders(_LINKS)
+    assert links == LinkedFolders(reversed(_LINKS))
+    assert links != LinkedFolders(_LINKS[:1])
+    assert not LinkedFolders()
+    assert links
+    assert pickle.loads(pickle.dumps(links)) == links

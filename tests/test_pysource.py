@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from templating import Template, lint_project, parse
 from templating.linter import lint_instruction, never_written, select_rules, skipped_findings
+from templating.places import LinkedFolders
 from templating.pysource import Instruction, PythonSourceError, Scan, scan
 
 
@@ -842,6 +843,59 @@ def test_a_module_imported_through_a_linked_folder_is_named_by_its_real_path(
     result = scan(["pkg/agent.py"])
     assert [(item.path, item.text) for item in result.instructions] == [("real_sub/words.py", "Hi {name}")]
     assert "real_sub/words.py" in result.sources
+
+
+_UP_TOOLS = """\
+from google.adk.tools import ToolContext
+
+from .helpers import clean
+from {memory} import remember
+
+
+def note_topic(topic: str, tool_context: ToolContext) -> dict:
+    remember(tool_context.state, clean(topic))
+    return {{"ok": True}}
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+@pytest.mark.parametrize(
+    ("tools", "memory", "linked", "expected"),
+    [
+        pytest.param("real_sub/tools.py", "..memory", True, ["app/memory.py"], id="up-out-of-the-link-from-its-side"),
+        pytest.param("real_sub/tools.py", "..memory", False, ["memory.py"], id="without-the-links-the-real-parent"),
+        pytest.param("real_sub/deeper/tools.py", "...memory", True, ["app/memory.py"], id="from-a-folder-below"),
+        pytest.param("real_sub/tools.py", ".helpers", True, ["real_sub/helpers.py"], id="inside-the-target-unchanged"),
+        pytest.param("real_sub/tools.py", "..nowhere", True, [], id="found-on-neither-side"),
+    ],
+)
+def test_a_relative_import_up_out_of_a_linked_folder_starts_next_to_the_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tools: str, memory: str, linked: bool, expected: list[str]
+) -> None:
+    """`app/sub` -> `../real_sub`: `from ..memory import remember` in the module imported as `app.sub.tools` is
+    `app.memory` to Python (checked by running google-adk: the tool's write reaches the session), not the
+    `memory.py` beside `real_sub`; an import that stays inside `real_sub` reaches the same file either way."""
+    helpers = 'def clean(text):\n    return text\n\ndef remember(memory, topic):\n    memory["mine"] = topic\n'
+    files = {
+        "app/__init__.py": "",
+        "app/agent.py": "from .sub.tools import note_topic\n",
+        "app/memory.py": 'def remember(memory, topic):\n    memory["app/memory.py"] = topic\n',
+        "memory.py": 'def remember(memory, topic):\n    memory["memory.py"] = topic\n',
+        "real_sub/__init__.py": "",
+        "real_sub/helpers.py": helpers.replace('"mine"', '"real_sub/helpers.py"'),
+        "real_sub/deeper/__init__.py": "",
+        "real_sub/deeper/helpers.py": helpers,
+        tools: _UP_TOOLS.format(memory=memory),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "app/sub").symlink_to("../real_sub")
+    monkeypatch.chdir(tmp_path)
+    links = LinkedFolders([("app/sub", str((tmp_path / "real_sub").resolve()))]) if linked else None
+    result = scan(sorted(files), links=links)
+    assert [write.key for write in result.writes] == expected
+    assert all(write.path == write.key for write in result.writes)  # (each module writes its own path's key)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")

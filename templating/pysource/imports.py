@@ -81,8 +81,10 @@ class _Modules:
         read: Callable[[str], str],
         unsaved: Collection[str] | None = None,
         answers: FileAnswers | None = None,
+        links: places.LinkedFolders | None = None,
     ) -> None:
         self.read = read
+        self.links = links  # the project's links to folders: where a relative import going up out of one starts
         # the names of the files `read` gives a text for that may not be on disk (None: any file may be such)
         self.unsaved = None if unsaved is None else {os.path.basename(path) for path in unsaved}
         self.modules: dict[str, _Module] = {}
@@ -237,6 +239,9 @@ class _Modules:
             for _ in range(level - 1):
                 base = base.parent
             bases = [base]
+            if self.links and level > 1:  # imported through a link: from the folder holding it first, as Python
+                real = self._real_folder(os.path.dirname(importer.path))
+                bases = [*map(Path, self.links.bases(real, level)), base]
         else:
             bases = self._parents.get(importer.path) or []
             if not bases:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from ..errors import TemplatingError
+from ..places import LinkedFolders
 from ..template import parse
 from .found import Instruction, Kind, Skipped, StateSchema
 from .imports import FileAnswers, _Modules
@@ -42,8 +43,9 @@ class _Project(_Modules):
         root: str | None = None,
         unsaved: Collection[str] | None = None,
         answers: FileAnswers | None = None,
+        links: LinkedFolders | None = None,
     ) -> None:
-        super().__init__(read, unsaved, answers)
+        super().__init__(read, unsaved, answers, links)
         self.root = os.path.realpath(root if root is not None else os.getcwd())
         self.suffixes = tuple(s.upper() for s in suffixes)
         self.found: dict[tuple[object, ...], int] = {}  # instruction key -> index in result.instructions

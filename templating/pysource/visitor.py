@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable, Collection, Sequence
 
 from .._collector import paused as _collector_paused
+from ..places import LinkedFolders
 from .agents import _AgentReader
 from .found import CONSTANT_SUFFIXES, Instruction, Kind, Scan, Skipped, StateSchema, Write
 from .imports import FileAnswers
@@ -438,6 +439,7 @@ def scan(
     unsaved: Collection[str] | None = None,
     configs: Sequence[str] = (),
     answers: FileAnswers | None = None,
+    links: LinkedFolders | None = None,
 ) -> Scan:
     """Find the instructions and state writes of the Python files `paths` (parsed, never run), and the agents
     they build (for the agent model, `templating.agent_model`).
@@ -468,13 +470,16 @@ def scan(
         answers: The file system's answers an earlier scan of the same project kept (whether a module a name
             may be imported from is there, real paths), to ask it again only outside the project's root; the
             caller drops them (`FileAnswers.forget`) whenever files may have been created or deleted.
+        links: The project's links to folders (`app/sub` -> `real_sub`): a relative import going up out of a
+            folder a link points at is looked for from the link's side first, as Python resolves it when the
+            module is imported through the link. None: from the module's real folder only.
     """
     if unsaved is None and read is _read_python:
         unsaved = ()  # the default reader reads files on disk only
     # A scan makes a syntax tree per file and keeps every one until it is done: the collector would walk each
     # tree at least twice while it grows and find no cycle in it (a tenth of a large scan).
     with _collector_paused():
-        return _scan(paths, suffixes, read, keep_going, root, unsaved, configs, answers)
+        return _scan(paths, suffixes, read, keep_going, root, unsaved, configs, answers, links)
 
 
 def _scan(
@@ -486,8 +491,9 @@ def _scan(
     unsaved: Collection[str] | None,
     configs: Sequence[str] = (),
     answers: FileAnswers | None = None,
+    links: LinkedFolders | None = None,
 ) -> Scan:
-    project = _Project(read, suffixes, root, unsaved, answers)
+    project = _Project(read, suffixes, root, unsaved, answers, links)
     try:
         return _scan_project(project, paths, keep_going, configs)
     except BaseException:  # (a RecursionError on deep code): the half-made scan leaves no cycle behind either
