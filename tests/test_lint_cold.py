@@ -17,6 +17,7 @@ import templating
 from templating.linter import cold, import_groups, prefilter
 from templating.linter.engine import Project
 from templating.linter.findings import ProjectFindings
+from templating.places import LinkedFolders
 from templating.pysource.found import CONSTANT_SUFFIXES
 
 CORPORA = shared_corpora()
@@ -380,6 +381,63 @@ def test_a_module_reached_through_a_linked_folder_has_the_findings_of_the_whole_
     assert run(root, monkeypatch, how) == expected
 
 
+_UP_OUT_OF_A_LINK = {
+    "app/__init__.py": "from . import agent\n",
+    "app/agent.py": (
+        "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
+        "root_agent = LlmAgent(\n    name='helper', model='gemini-2.0-flash', instruction='Talk about {topic}.',"
+        " tools=[note_topic]\n)\n"
+    ),
+    "app/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
+    "memory.py": 'def remember(memory, topic: str) -> None:\n    memory["other"] = topic\n',
+    "real_sub/__init__.py": "",
+    "real_sub/tools.py": (
+        "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
+        "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
+        "    remember(tool_context.state, topic)\n    return {'ok': True}\n"
+    ),
+    "solo/words.py": "X = 1\n",  # a group of its own: two chunks (each to a worker)
+}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+@pytest.mark.parametrize("how", ["whole", "one", "pool", "unfiltered"])
+def test_a_relative_import_up_out_of_a_linked_folder_is_followed_from_the_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """`app/sub` -> `../real_sub`, whose tool calls `remember` from `..memory`: `app.memory` to Python, which writes
+    `topic` (run with google-adk: the tool's write reaches the session; the first turn raises KeyError, the tool
+    runs after the instruction is read). So the finding is T024 (written too late), not T014 (never written, as
+    when `..` was taken from `real_sub`'s parent, whose `memory.py` writes another key), however the run scans:
+    the import graph keeps `app/memory.py` (no word of it is one the prefilter keeps), the workers are given the
+    links."""
+    root = write(tmp_path, _UP_OUT_OF_A_LINK)
+    (root / "app/sub").symlink_to("../real_sub")
+    chunks = by_workers(monkeypatch)
+    found = run(root, monkeypatch, how)
+    assert [(path, code) for path, code, *_ in found[0]] == [("app/agent.py", "T024")]
+    if how == "pool":
+        assert chunks["by workers"] >= 1, chunks
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+@pytest.mark.parametrize("linked", [True, False], ids=["with-the-links", "without"])
+def test_the_import_graph_follows_a_relative_import_up_out_of_a_linked_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: bool
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    files = {name: text for name, text in _UP_OUT_OF_A_LINK.items() if name.endswith(".py")}
+    write(tmp_path, files)
+    (tmp_path / "app/sub").symlink_to("../real_sub")
+    names = sorted(files)
+    links = LinkedFolders([("app/sub", str((tmp_path / "real_sub").resolve()))]) if linked else None
+    _, edges = import_groups.import_graph(names, files.get, links=links)
+    named = {names[j] for j in edges[names.index("real_sub/tools.py")]}
+    assert ("app/memory.py" in named) is linked
+    assert "memory.py" in named  # (the real folder's side is still a candidate: the graph over-approximates)
+
+
 class _Pool:
     """A stand-in for the process pool: each chunk submitted is `started` (done at once with `result`, or failing)
     or never started (a worker busy elsewhere: it can be taken back)."""
@@ -624,8 +682,19 @@ def test_a_worker_keeps_no_syntax_tree(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(reading, "_kept", type(reading._kept)())
     monkeypatch.chdir(tmp_path)
     files = {"app/agent.py": AGENT.format(imports="words"), "app/words.py": WORDS}
+    links = LinkedFolders()
     write(tmp_path, files)
-    task = (str(tmp_path), [("app/agent.py", True)], dict(files), ("PROMPT",), str(tmp_path), 2_000_000, (), None)
+    task = (
+        str(tmp_path),
+        [("app/agent.py", True)],
+        dict(files),
+        ("PROMPT",),
+        str(tmp_path),
+        2_000_000,
+        (),
+        None,
+        links,
+    )
     done = cold._scan_chunk(task)
     assert done is not None
     assert sorted(done[0].sources) == ["app/agent.py", "app/words.py"]  # both parsed
@@ -656,7 +725,7 @@ def test_a_workers_facts_survive_pickling_as_the_project_reads_them(
 
     codes = frozenset(templating.linter.DEFAULT_RULES)
     own = partial(own_findings, codes=codes, schema=None, allow=())
-    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000, (), own)
+    task = (str(tmp_path), chunk, dict(files), ("PROMPT",), str(tmp_path), 2_000_000, (), own, LinkedFolders())
     sent = pickle.dumps(cold._scan_chunk(task))
     back, owns = pickle.loads(sent)
     here = scan(["app/agent.py", "app/broken.py"], suffixes=("PROMPT",), keep_going=True, root=str(tmp_path))

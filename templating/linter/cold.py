@@ -25,6 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import read_bytes
+from ..places import LinkedFolders
 from .import_groups import groups, import_graph
 from .prefilter import relevant, wanted
 from .util import WhileRunning
@@ -183,14 +184,20 @@ def _scan_chunk(task: _Task) -> _Found | None:
     from ..pysource import scan
     from ..pysource.reading import trees_not_kept
 
-    cwd, chunk, texts, suffixes, root, limit, unsaved, own = task
+    cwd, chunk, texts, suffixes, root, limit, unsaved, own, links = task
     if os.getcwd() != cwd:
         os.chdir(cwd)
     read = _Reader(texts, root, limit, unsaved)
     try:
         with trees_not_kept():  # a worker's trees are never asked for again
             found = scan(
-                _to_scan(chunk, read), suffixes=suffixes, read=read, keep_going=True, root=root, unsaved=unsaved
+                _to_scan(chunk, read),
+                suffixes=suffixes,
+                read=read,
+                keep_going=True,
+                root=root,
+                unsaved=unsaved,
+                links=links,
             )
     except RecursionError:  # the project's process says what nests too deeply
         return None
@@ -215,6 +222,7 @@ def cold_scan(
     unsaved: Mapping[str, str] | None = None,
     own: Callable[[Any], Any] | None = None,
     linted: Collection[str] | None = None,
+    links: LinkedFolders | None = None,
 ) -> tuple[Scan, list[Any]]:
     """The scan of `paths` (usable Python files, as shown), group by group (see the module's description).
 
@@ -225,7 +233,8 @@ def cold_scan(
     checked to parse. `own`: what a worker works out of each instruction it found (a function that pickles: the
     engine's own findings of an instruction), returned beside the scan, of every chunk (this process's too: worked
     out while the workers scan, not after), for the instructions of the `linted` files (None: every file's) and
-    those kept in text files."""
+    those kept in text files. `links`: the project's links to folders (see `places.LinkedFolders`), for the import
+    graph and the workers' scans."""
     from ..pysource import Scan
 
     files = list(paths)
@@ -233,7 +242,18 @@ def cold_scan(
     pool = _started(workers) if workers > 0 and len(files) >= POOL_THRESHOLD else None
     try:
         results = _scanned(
-            files, pool, workers, text_of, scan_in_process, suffixes, root, limit, dict(unsaved or {}), own, linted
+            files,
+            pool,
+            workers,
+            text_of,
+            scan_in_process,
+            suffixes,
+            root,
+            limit,
+            dict(unsaved or {}),
+            own,
+            linted,
+            links or LinkedFolders(),
         )
     finally:
         if pool is not None:
@@ -288,9 +308,10 @@ def _scanned(
     unsaved: dict[str, str],
     own: Callable[[Any], Any] | None,
     linted: Collection[str] | None,
+    links: LinkedFolders,
 ) -> list[_Found]:
     texts = [text_of(name) for name in files]
-    parts, edges = import_graph(files, text_of)
+    parts, edges = import_graph(files, text_of, links=links)
     kept = wanted(texts, edges, suffixes) if PREFILTER else [True] * len(files)
     chunks = [[(files[i], kept[i]) for i in chunk] for chunk in _chunks(parts, _CHUNK)]
 
@@ -307,7 +328,17 @@ def _scanned(
 
     def task(i: int) -> _Task:
         texts = {name: text for name, _ in chunks[i] if (text := text_of(name)) is not None}
-        return (os.getcwd(), chunks[i], {**unsaved, **texts}, tuple(suffixes), root, limit, tuple(unsaved), owner(i))
+        return (
+            os.getcwd(),
+            chunks[i],
+            {**unsaved, **texts},
+            tuple(suffixes),
+            root,
+            limit,
+            tuple(unsaved),
+            owner(i),
+            links,
+        )
 
     if pool is not None and len(chunks) > 1:
         with _short_switches():
@@ -322,7 +353,15 @@ _short_switches = WhileRunning(sys.getswitchinterval, lambda _: sys.setswitchint
 
 
 _Task = tuple[
-    str, list[tuple[str, bool]], dict[str, str], tuple[str, ...], str, int, tuple[str, ...], Callable[[Any], Any] | None
+    str,
+    list[tuple[str, bool]],
+    dict[str, str],
+    tuple[str, ...],
+    str,
+    int,
+    tuple[str, ...],
+    Callable[[Any], Any] | None,
+    LinkedFolders,
 ]
 _Found = tuple["Scan", list[Any]]  # a chunk's scan, and the own findings of its instructions (those worked out)
 

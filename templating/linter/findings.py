@@ -30,6 +30,7 @@ from .util import WhileRunning
 
 if TYPE_CHECKING:
     from ..agent_model import AgentModel
+    from ..places import LinkedFolders
     from ..pysource import FileAnswers, Instruction, Scan, StateSchema, Write
     from .rules.order import OrderIndex
 
@@ -105,6 +106,7 @@ class ProjectFindings(ProjectFiles):
             limit=self.config.max_file_size,
             unsaved=overrides,
             linted=linted,
+            links=self._links,
             # each process works out the own findings of the instructions it found while the others scan (not with
             # a schema, which may not pickle); they are taken as this one's (`_python_findings` finds them by the
             # instruction, and works out any missing)
@@ -164,6 +166,7 @@ class ProjectFindings(ProjectFiles):
                 unsaved=self.overrides,
                 configs=configs,
                 answers=self._file_answers(),
+                links=self._links,
             )
             for error in found.errors:  # its frames hold the scan whole (every module read, every tree)
                 error.__traceback__ = error.__context__ = error.__cause__ = None
@@ -521,6 +524,7 @@ def _scan_safely(
     unsaved: Collection[str],
     configs: Sequence[str] = (),
     answers: Any = None,
+    links: LinkedFolders | None = None,
 ) -> Scan:
     try:
         with _no_full_collections():
@@ -533,6 +537,7 @@ def _scan_safely(
                 unsaved=unsaved,
                 configs=configs,
                 answers=answers,
+                links=links,
             )
     except RecursionError:
         raise LintInputError(

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+from ..places import LinkedFolders
 from .util import real_folder
 
 __all__ = ["groups", "import_graph"]
@@ -46,14 +47,19 @@ def _imports(text: str) -> Iterator[tuple[int, str]]:
         at = text.find("import", end)
 
 
-def groups(files: Sequence[str], texts: Callable[[str], str | None]) -> list[list[int]]:
+def groups(
+    files: Sequence[str], texts: Callable[[str], str | None], *, links: LinkedFolders | None = None
+) -> list[list[int]]:
     """`files` (as shown) split into groups no import crosses: each group the indexes of its files, in order,
     the groups in the order of their first file. `texts(name)`: a file's text (None: not known, its imports
-    unknown, so every file is one group)."""
-    return import_graph(files, texts)[0]
+    unknown, so every file is one group); `links`: the project's links to folders (a relative import going up out
+    of a folder one points at may name a module next to the link, as the scan resolves it)."""
+    return import_graph(files, texts, links=links)[0]
 
 
-def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tuple[list[list[int]], list[list[int]]]:
+def import_graph(
+    files: Sequence[str], texts: Callable[[str], str | None], *, links: LinkedFolders | None = None
+) -> tuple[list[list[int]], list[list[int]]]:
     """The `groups` of `files`, and for each file the indexes of the files its imports may name (its package's
     `__init__.py` too); a file whose text is not known makes one group of all, and no file then names another."""
     real: dict[str, str] = {}
@@ -108,6 +114,8 @@ def import_graph(files: Sequence[str], texts: Callable[[str], str | None]) -> tu
             for _ in range(level - 1):
                 base = os.path.dirname(base)
             bases = [base]
+            if links and level > 1:  # through a link: from the folder holding it too
+                bases += [real_folder(linked, real) for linked in links.bases(folder, level)]
         else:
             bases = above.get(folder) or []
             if not bases:

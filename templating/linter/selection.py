@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..nodes import Dialect
+from ..places import LinkedFolders
 from .cache import LintCache
 from .cache_dir import cache_folder, cache_setting
 from .config import LintConfig, LintConfigError, glob_list, rules_for, select_rules, severities
 from .discovery import DEFAULT_INCLUDE, default_folder
-from .project import FileSkipped, Walker, has_marker, is_too_wide, locate, read_bytes, read_text, top_package
+from .project import Entry, FileSkipped, Walker, has_marker, is_too_wide, locate, read_bytes, read_text, top_package
 from .reach import ImportGraph
 from .registry import SKIPPED_FILE, Diagnostic
 from .result import FileFindings
@@ -165,9 +166,10 @@ class ProjectFiles:
         self._writes: dict[str, list[Write]] = {}
         self._errors: dict[str, Any] = {}
         self._context: list[str] = []
+        self._links = LinkedFolders()  # the links to folders the project's walk found (`_project_walk`)
         self._configs: list[str] = []  # the Agent Config roots (root_agent.yaml) walked with `_context`
         # without a project marker: the context walked for the files last named, and for which files and walk
-        self._loose: tuple[tuple[tuple[str, ...], int], list[str]] = (((), -1), [])
+        self._loose: tuple[tuple[tuple[str, ...], int], list[str], LinkedFolders] = (((), -1), [], LinkedFolders())
         self._walked: dict[str, str] = {}  # files found by walking, as shown -> "" or the real path of a link
         self._through: dict[str, str] = {}  # files chosen only through a link found by walking -> that link
         self._plain: set[str] = set()  # files chosen as themselves (named, or walked and not a link)
@@ -378,6 +380,7 @@ class ProjectFiles:
         if not self.marked:
             key = (tuple(named), self.walker.forgotten)  # the same until the files are walked again
             if self._loose[0] == key:
+                self._links = self._loose[2]
                 return list(self._loose[1])
             folders: dict[Path, bool] = {}  # folder -> walked whole
             packages: dict[str, Path | None] = {}  # each named file's folder -> its top package (files share them)
@@ -390,15 +393,14 @@ class ProjectFiles:
                     folders[package] = True
                 else:
                     folders.setdefault(Path(where), False)
+            entries = [e for f, whole in sorted(folders.items()) for e in self.walker.entries(f, recursive=whole)]
             walked = list(
                 dict.fromkeys(
-                    show(e.path)
-                    for f, whole in sorted(folders.items())
-                    for e in self.walker.entries(f, recursive=whole)
-                    if e.skip is None and not e.link and _is_context(e.relative)
+                    show(e.path) for e in entries if e.skip is None and not e.link and _is_context(e.relative)
                 )
             )
-            self._loose = (key, walked)
+            self._links = _links(entries, show)
+            self._loose = (key, walked, self._links)
             return list(walked)
         context, configs = self._project_walk()
         return [*context, *configs]
@@ -408,11 +410,9 @@ class ProjectFiles:
         done again: `_context` emptied)."""
         if not self._context:
             show = _Shower(self.root)
-            walked = [
-                show(e.path)
-                for e in self.walker.entries(self.root)
-                if e.skip is None and not e.link and _is_context(e.relative)
-            ]
+            entries = self.walker.entries(self.root)
+            walked = [show(e.path) for e in entries if e.skip is None and not e.link and _is_context(e.relative)]
+            self._links = _links(entries, show)
             self._context = [name for name in walked if name.endswith(".py")]
             self._configs = [name for name in walked if not name.endswith(".py")]
             for name in self._context:
@@ -442,6 +442,11 @@ class ProjectFiles:
         if on is None:
             on = self._rules_for[path] = rules_for(path, self.config, self.codes)
         return on
+
+
+def _links(entries: Iterable[Entry], show: _Shower) -> LinkedFolders:
+    """The links to folders among a walk's `entries` (the walk does not enter them; an import may go through one)."""
+    return LinkedFolders((show(e.path), e.real) for e in entries if e.link and e.skip is None and os.path.isdir(e.real))
 
 
 class _Shower:
