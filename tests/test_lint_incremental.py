@@ -1037,6 +1037,52 @@ def test_a_module_imported_through_a_linked_folder_has_its_findings_after_a_fold
         assert sorted((d.path, d.code) for d in result.diagnostics) == fresh
 
 
+_UP_OUT_OF_A_LINK = {
+    "app/__init__.py": "from . import agent\n",
+    "app/agent.py": (
+        "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
+        "root_agent = LlmAgent(name='helper', model='m', instruction='Talk about {topic}.', tools=[note_topic])\n"
+    ),
+    "app/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
+    "memory.py": 'def remember(memory, topic: str) -> None:\n    memory["other"] = topic\n',
+    "real_sub/__init__.py": "",
+    "real_sub/tools.py": (
+        "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
+        "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
+        "    remember(tool_context.state, topic)\n    return {'ok': True}\n"
+    ),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+def test_an_edit_of_a_module_imported_up_out_of_a_linked_folder_lints_its_importer_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`real_sub/tools.py`, imported as `app.sub.tools` through the link `app/sub`, calls `remember` from
+    `..memory`, which is `app/memory.py`: an edit of that module scans the tool's module again (the editor's
+    import graph resolves the relative import from the link's side too), and an edit of the tool's module scans the
+    agent's again (its import goes through the link), so the write kept, lost and got back is seen as a fresh run
+    sees it (T024: written by the tool, too late; T014: written by nothing)."""
+    _write_tree(tmp_path, _UP_OUT_OF_A_LINK, monkeypatch)
+    (tmp_path / "app/sub").symlink_to("../real_sub")
+    project = Project(tmp_path)
+    published: Published = {}
+    publish(published, project.lint(["."]))
+    memory, tools = _UP_OUT_OF_A_LINK["app/memory.py"], _UP_OUT_OF_A_LINK["real_sub/tools.py"]
+    for step, path, text, code in [
+        ("a comment added", "app/memory.py", "# where the topic is kept\n" + memory, "T024"),
+        ("another key written", "app/memory.py", memory.replace('"topic"', '"subject"'), "T014"),
+        ("the write back", "app/memory.py", memory, "T024"),
+        ("the call gone", "real_sub/tools.py", tools.replace("remember(tool_context.state, topic)", "pass"), "T014"),
+        ("the call back", "real_sub/tools.py", tools, "T024"),
+    ]:
+        overrides = {path: text}
+        publish(published, project.update(path, text))
+        assert_published_as_fresh(published, overrides, step)
+        assert_facts_as_fresh(project, overrides, step)
+        assert [finding[0] for finding in published["app/agent.py"][0]] == [code], step
+
+
 # --- the import graph an update reads gives what testing every pair of files gives
 
 GRAPH_CASES = [

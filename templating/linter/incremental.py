@@ -61,7 +61,7 @@ class IncrementalProject(ProjectFindings):
         if self.marked:  # (else the context depends on the file edited: the first update works it out)
             context = self._context_files([])
             self._last = self._all_findings(found, context)
-            self._graph.sync({name: self._text_of(name) for name in self._usable(context, named=())})
+            self._graph.sync({name: self._text_of(name) for name in self._usable(context, named=())}, links=self._links)
         return found
 
     def _givers_of(self, target: str) -> list[str]:
@@ -157,7 +157,12 @@ class IncrementalProject(ProjectFindings):
         usable, texts, same = self._texts_of(context, target)
         ids = [self._identity(item) for item in old.instructions]
         rescanned = self._graph.affected(
-            target, texts, previous, [given for _, _, given in ids], changed=(target,) if same else None
+            target,
+            texts,
+            previous,
+            [given for _, _, given in ids],
+            changed=(target,) if same else None,
+            links=self._links,
         )
         rescanned |= _class_files(old, rescanned, texts)
         from ..pysource import Scan, scan

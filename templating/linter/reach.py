@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, M
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from ..places import LinkedFolders
 from ..template import parse
 from .registry import Diagnostic
 from .util import real_folder
@@ -96,8 +97,9 @@ _WORD = re.compile(r"[^\W\d]\w*")
 _AFTER = re.compile(r"[;:]")  # (an import statement may also start after one of these, on its line)
 
 
-# What an import statement may load: a module's path from a folder (relative) or the end of its path (absolute).
-_Imports = tuple[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]], ...]
+# What an import statement may load: a module's path from a folder (relative: with its dots) or the end of its
+# path (absolute).
+_Imports = tuple[tuple[PurePosixPath | None, int, tuple[tuple[str, ...], ...]], ...]
 
 
 def _prefixes(chain: tuple[str, ...]) -> Iterator[int]:
@@ -128,25 +130,26 @@ def import_statements(path: str, text: str) -> _Imports:
     """The import statements of a file, each as the modules it may load: for a relative one, the folder it
     starts from and the paths below it; for an absolute one (folder `None`), the dotted names (`a.b`
     and `a.b.c` for `from a.b import c`; `a`, `a.b` for `import a.b`, whose `a` is bound)."""
-    found: list[tuple[PurePosixPath | None, tuple[tuple[str, ...], ...]]] = []
+    found: list[tuple[PurePosixPath | None, int, tuple[tuple[str, ...], ...]]] = []
     for m in _imports(_CONTINUED.sub(" ", text) if "\\" in text else text):
         names = _WORD.findall(m.group("names") or "")
         module = tuple(_WORD.findall(m.group("module") or ""))
         if m.group("plain") is not None:  # import a.b, c as d
             dotted = [tuple(_WORD.findall(part.split(" as ")[0])) for part in m.group("plain").split(",")]
-            found.append((None, tuple(chain[: i + 1] for chain in dotted for i in _prefixes(chain))))
+            found.append((None, 0, tuple(chain[: i + 1] for chain in dotted for i in _prefixes(chain))))
             continue
         candidates = (module, *((*module, name) for name in names if name != "as"))
         if m.group("dots"):
             base = PurePosixPath(path).parent
             for _ in range(len(m.group("dots")) - 1):
                 base = base.parent
-            found.append((base, candidates))
+            found.append((base, len(m.group("dots")), candidates))
         else:
-            found.append((None, candidates))
+            found.append((None, 0, candidates))
     return tuple(found)
 
 
+_MAX_LINKS = 8  # links followed one after the other in an import's path (a loop of links is not followed further)
 _Parts = tuple[str, ...]  # a real path (of a folder, or of a module: `x.py` and `x/__init__.py` are `.../x`)
 
 
@@ -158,7 +161,9 @@ class _Places:
     every such folder is a candidate, the nearest or not, so an import may be taken to read a module the
     scanner finds elsewhere, never the reverse."""
 
-    def __init__(self) -> None:
+    def __init__(self, links: LinkedFolders | None = None) -> None:
+        self.links = links  # the project's links to folders (an import may go through one, or start next to one)
+        self._at: dict[_Parts, _Parts] | None = None  # where each link is (its folder's real path) -> its target
         self._folders: dict[str, _Parts] = {}
         self._real: dict[str, str] = {}
         self._above: dict[str, list[_Parts]] = {}  # a folder -> it and the folders above it, nearest first
@@ -175,11 +180,40 @@ class _Places:
         parts = self.folder(folder)
         return parts if stem == "__init__" else (*parts, stem)
 
-    def bases(self, path: str, base: PurePosixPath | None) -> list[_Parts]:
-        """The folders an import of the file `path` is resolved from: `base` for a relative one, else the
-        folders above the file (its package's parent, the project's root, a `src/` folder among them)."""
+    def place(self, folder: _Parts, names: tuple[str, ...]) -> _Parts:
+        """`folder` (real) and the `names` below it, a link to a folder on the way (one of `links`) replaced by the
+        real folder it points at, as the scanner's real paths of modules have it (`pkg/sub/words` is
+        `real_sub/words` when `pkg/sub` -> `../real_sub`)."""
+        place = folder + names
+        if not self.links:
+            return place
+        at = self._at
+        if at is None:
+            at = self._at = {
+                (*self.folder(os.path.dirname(link)), os.path.basename(link)): Path(target).parts
+                for link, target in self.links
+            }
+        start = len(folder) + 1  # (`folder` is real: no link in it)
+        for _ in range(_MAX_LINKS):
+            for end in range(start, len(place) + 1):
+                target = at.get(place[:end])
+                if target is not None:
+                    place, start = target + place[end:], 1
+                    break
+            else:
+                break
+        return place
+
+    def bases(self, path: str, base: PurePosixPath | None, level: int = 0) -> list[_Parts]:
+        """The folders an import of the file `path` is resolved from: `base` for a relative one of `level` dots
+        (and the folders next to a link it goes up out of: `places.LinkedFolders`), else the folders above the
+        file (its package's parent, the project's root, a `src/` folder among them)."""
         if base is not None:
-            return [self.folder(str(base))]
+            found = [self.folder(str(base))]
+            if self.links and level > 1:
+                real = real_folder(os.path.dirname(path), self._real)
+                found += [self.folder(linked) for linked in self.links.bases(real, level)]
+            return found
         head = os.path.dirname(path)
         above = self._above.get(head)
         if above is None:
@@ -220,17 +254,19 @@ def reaches(
     if name not in text:
         return False
     dotted: bool | None = None  # whether the text names the module after a dot (an attribute chain)
-    for base, candidates in import_statements(path, text) if statements is None else statements:
-        bases = places.bases(path, base)
+    linked = bool(places.links)
+    for base, level, candidates in import_statements(path, text) if statements is None else statements:
+        bases = places.bases(path, base, level)
         for candidate in candidates:
             resolved = False
             holds = False
             for folder in bases:
-                place = folder + candidate
+                place = places.place(folder, candidate) if linked else folder + candidate
                 if place == module:
                     return True
                 holds = holds or (len(place) < len(module) and module[: len(place)] == place)
-                resolved = resolved or (known is not None and known(folder + candidate[:1]))
+                if known is not None and not resolved:
+                    resolved = known(places.place(folder, candidate[:1]) if linked else folder + candidate[:1])
             if base is None and not resolved:  # its top package is none of the project's: by name
                 ends, inside = _named_by(module, candidate)
                 if ends:
@@ -260,15 +296,18 @@ def affected(
     before: str | None,
     given_in: Iterable[tuple[str, ...]],
     memo: MutableMapping[str, tuple[str, _Imports]],
+    *,
+    links: LinkedFolders | None = None,
 ) -> set[str]:
     """The files whose scan may change when the Python file `target` changes (from `before` to
     `texts[target]`): `target`, the files it reads (with either text) and what they read, every file
     that reads one of those, and every file giving an instruction one of them gives (`given_in`: the
     files giving each instruction of the last scan). A scan of these files gives exactly what a scan of
     the whole project gives for them: no file outside reads one inside. `memo` keeps each file's import
-    statements with the text they were read from (one entry a file: an old text is not kept)."""
+    statements with the text they were read from (one entry a file: an old text is not kept). `links`: the
+    project's links to folders (`places.LinkedFolders`)."""
     files = list(texts)
-    places = _Places()
+    places = _Places(links)
     known = _known_places(files, places)
 
     def reads(importer: str, module: str) -> bool:
@@ -319,6 +358,7 @@ class ImportGraph:
     def __init__(self) -> None:
         self._files: frozenset[str] = frozenset()
         self._synced: Mapping[str, str] | None = None  # the texts last taken (`sync`)
+        self._links = LinkedFolders()  # the project's links to folders, as last taken
         self._places = _Places()
         self._by_module: dict[_Parts, list[str]] = {}  # a module's real path -> its files (x.py, x/__init__.py)
         self._under: dict[_Parts, list[str]] = {}  # a folder -> the files whose module is below it
@@ -330,7 +370,7 @@ class ImportGraph:
 
     def _index(self, files: frozenset[str]) -> None:
         self._files = files
-        self._places = _Places()  # folders resolved again: a link may have changed with the files
+        self._places = _Places(self._links)  # folders resolved again: a link may have changed with the files
         self._by_module, self._under, self._by_name, self._by_part, self._parts = {}, {}, {}, {}, {}
         self._reads, self._readers = {}, {}
         for path in sorted(files):
@@ -364,19 +404,24 @@ class ImportGraph:
                 if name in text and names_after_dot(name):
                     yield other
 
-        for base, candidates in import_statements(path, text):
-            bases = self._places.bases(path, base)
+        places = self._places
+        linked = bool(places.links)  # (none: an import's path is its folder's and its names, as written)
+        for base, level, candidates in import_statements(path, text):
+            bases = places.bases(path, base, level)
             for candidate in candidates:
                 resolved = False
                 for folder in bases:
-                    place = folder + candidate
+                    place = places.place(folder, candidate) if linked else folder + candidate
                     found = self._by_module.get(place)
                     if found:
                         out.update(o for o in found if self._name_in(o, text))
                     below = self._under.get(place)
                     if below:
                         out.update(holding(below))
-                    resolved = resolved or self._known(folder + candidate[:1])
+                    if not resolved:
+                        resolved = self._known(
+                            places.place(folder, candidate[:1]) if linked else folder + candidate[:1]
+                        )
                 if base is not None or resolved:
                     continue
                 # its top package is no module or folder of the project's (installed, or found on a path the
@@ -402,10 +447,22 @@ class ImportGraph:
         parts = self._parts[other]
         return (parts[-1] if parts else "") in text
 
-    def sync(self, texts: Mapping[str, str], *, changed: Collection[str] | None = None) -> None:
+    def sync(
+        self,
+        texts: Mapping[str, str],
+        *,
+        changed: Collection[str] | None = None,
+        links: LinkedFolders | None = None,
+    ) -> None:
         """Take `texts` (every file's): the files added or removed index the project again, a file whose
         text changed (another object) has its targets worked out again. `changed`: `texts` is the mapping
-        last taken, changed since in these files' texts at most (only they are looked at)."""
+        last taken, changed since in these files' texts at most (only they are looked at). `links`: the
+        project's links to folders (others than last time: every file's targets worked out again)."""
+        links = links if links is not None else LinkedFolders()
+        if links != self._links:
+            self._links = links
+            self._index(frozenset(texts))
+            self._synced = None
         if changed is not None and texts is self._synced:
             items: Iterable[tuple[str, str]] = [(path, texts[path]) for path in changed if path in texts]
         else:
@@ -438,12 +495,13 @@ class ImportGraph:
         given_in: Iterable[tuple[str, ...]],
         *,
         changed: Collection[str] | None = None,
+        links: LinkedFolders | None = None,
     ) -> set[str]:
         """What the function [`affected`][templating.linter.reach.affected] gives for the same arguments
-        (`changed`: see `sync`)."""
+        (`changed`, `links`: see `sync`)."""
         # what its old text reads, as synced last: not worked out again while the project's files are the same
         known, files = self._reads.get(target), self._files
-        self.sync(texts, changed=changed)
+        self.sync(texts, changed=changed, links=links)
         out = {target}
         stack = [target]
         if before is None:
