@@ -419,6 +419,41 @@ def test_the_preview_read_from_the_code_runs_none_of_it(tmp_path: Path) -> None:
         build_preview(str(app), state={}, run=True)
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+def test_the_preview_reads_an_app_module_in_a_linked_folder_as_python_imports_it(tmp_path: Path) -> None:
+    """`shop/sub` -> `../shared`, whose tool calls `remember` from `..memory` (`shop.memory` to Python): the preview
+    reads the linked folder's modules as the app's and finds the tool's write where google-adk makes it; the first
+    turn still misses `topic` (the tool runs after the instruction is read: run with google-adk, a KeyError)."""
+    files = {
+        "pyproject.toml": "[project]\nname = 'shop'\n",
+        "shop/__init__.py": "from . import agent\n",
+        "shop/agent.py": (
+            "from google.adk.agents import Agent\n\nfrom .sub.tools import note_topic\n\n"
+            "root_agent = Agent(name='clerk', model='gemini-2.5-flash', instruction='Talk about {topic}.',"
+            " tools=[note_topic])\n"
+        ),
+        "shop/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
+        "memory.py": 'def remember(memory, topic: str) -> None:\n    memory["other"] = topic\n',
+        "shared/__init__.py": "",
+        "shared/tools.py": (
+            "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
+            "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
+            "    remember(tool_context.state, topic)\n    return {'ok': True}\n"
+        ),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "shop/sub").symlink_to("../shared")
+    from templating.preview.static import read_app
+
+    static = read_app(str(tmp_path / "shop"))
+    writes = static.model.writers("topic", static.app)
+    assert [(w.how, w.path) for w in writes] == [("tool note_topic", str(tmp_path / "shop/memory.py"))]
+    preview = build_preview(str(tmp_path / "shop"), state={})
+    assert preview.agents[0].system_instruction.startswith("Talk about \u27e8missing: topic\u27e9.")
+
+
 @pytest.mark.parametrize("app", ["concierge", "shop_workflow", "story_loop"])
 def test_what_each_agent_sees_is_kept_in_a_snapshot(app: str, preview_snapshot: Any, snapshot: Any) -> None:
     """This project's own use of the preview_snapshot fixture (snapshots/tests/test_preview/): a change to what

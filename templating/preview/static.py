@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..places import LinkedFolders
 from .load import PreviewError
 from .result import marker
 from .trees import Kept, Trees
@@ -51,10 +52,14 @@ class StaticApp:
     config: str = ""  # the project's [tool.templating] as read (its repr): with `sources`, all the model is made of
 
 
-def _python_files(folder: Path, *, deep: bool) -> list[str]:
+def _python_files(folder: Path, *, deep: bool, links: list[tuple[str, str]] | None = None) -> list[str]:
+    """The Python files of `folder` (`deep`: and of its folders), the links to folders met put in `links` (each
+    with its real path: an import may go through one, or a relative one start next to it)."""
     found: list[str] = []
     for here, folders, files in os.walk(folder):
         folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
+        if links is not None:
+            links += [(path, os.path.realpath(path)) for f in folders if os.path.islink(path := os.path.join(here, f))]
         found += [os.path.join(here, name) for name in sorted(files) if name.endswith(".py")]
         if not deep:
             break
@@ -63,9 +68,18 @@ def _python_files(folder: Path, *, deep: bool) -> list[str]:
     return found
 
 
-def _target_files(target: str) -> tuple[Path, list[str], list[str], str | None, str | None]:
+def _inside(links: list[tuple[str, str]], root: Path) -> LinkedFolders:
+    """The `links` to folders inside `root` (as the linter's walk keeps them)."""
+    real = os.path.realpath(root)
+    below = real.rstrip(os.sep) + os.sep
+    return LinkedFolders((path, target) for path, target in links if target == real or target.startswith(below))
+
+
+def _target_files(
+    target: str, links: list[tuple[str, str]] | None = None
+) -> tuple[Path, list[str], list[str], str | None, str | None]:
     """(the folder the app is read from, its Python files, its Agent Config roots, the file naming the root, the
-    attribute naming it) for a target as `templating preview` takes it."""
+    attribute naming it) for a target as `templating preview` takes it; the links to folders met in `links`."""
     from ..linter.project import top_package
 
     module, sep, attribute = target.rpartition(":")
@@ -83,7 +97,7 @@ def _target_files(target: str) -> tuple[Path, list[str], list[str], str | None, 
         folder = top_package(path.parent) or path.parent
         return (
             folder,
-            _python_files(folder, deep=folder != path.parent or (path.parent / "__init__.py").is_file()),
+            _python_files(folder, deep=folder != path.parent or (path.parent / "__init__.py").is_file(), links=links),
             [],
             str(path),
             attribute,
@@ -98,15 +112,15 @@ def _target_files(target: str) -> tuple[Path, list[str], list[str], str | None, 
         configs = [str(path / "root_agent.yaml")] if (path / "root_agent.yaml").is_file() else []
         if not configs and not any((path / name).is_file() for name in ("agent.py", "__init__.py")):
             raise PreviewError(f"{target}: no agent.py, __init__.py or root_agent.yaml: not an ADK app folder")
-        return path, _python_files(path, deep=True), configs, None, None
+        return path, _python_files(path, deep=True, links=links), configs, None, None
     if path.suffix in (".yaml", ".yml"):
-        return path.parent, _python_files(path.parent, deep=True), [str(path)], str(path), None
+        return path.parent, _python_files(path.parent, deep=True, links=links), [str(path)], str(path), None
     if path.suffix == ".py":
         package = top_package(path.parent)
         if path.name in ("agent.py", "__init__.py") and package is not None:
-            return path.parent, _python_files(package, deep=True), [], None, None
+            return path.parent, _python_files(package, deep=True, links=links), [], None, None
         folder = package or path.parent
-        return folder, _python_files(folder, deep=package is not None), [], str(path), None
+        return folder, _python_files(folder, deep=package is not None, links=links), [], str(path), None
     raise PreviewError(f"{target}: not a folder, a .py file or a YAML Agent Config")
 
 
@@ -119,12 +133,16 @@ def read_app(
     from ..linter.project import find_root, project_config
     from ..pysource import PythonSourceError, scan
 
-    folder, files, configs, named_file, attribute = _target_files(target)
+    links: list[tuple[str, str]] = []
+    folder, files, configs, named_file, attribute = _target_files(target, links)
     root = find_root([str(folder)])
     if not folder.is_relative_to(root):
         root = folder
     config = project_config(root)
-    options: dict[str, Any] = {"root": str(root), "configs": configs, "keep_going": True}
+    inside = _inside(links, root)
+    for _, real in inside:  # the app's modules in a linked folder (the walk did not enter it; Python imports them)
+        files += [name for name in _python_files(Path(real), deep=True) if name not in files]
+    options: dict[str, Any] = {"root": str(root), "configs": configs, "keep_going": True, "links": inside}
     if read is not None:
         options.update(read=read, unsaved=unsaved)
     try:
@@ -191,12 +209,13 @@ def find_apps(root: Path) -> list[str]:
     from ..pysource import scan
 
     root = root.resolve()
-    files = _python_files(root, deep=True)
+    links: list[tuple[str, str]] = []
+    files = _python_files(root, deep=True, links=links)
     configs = []
     for here, folders, names in os.walk(root):
         folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
         configs += [os.path.join(here, "root_agent.yaml")] if "root_agent.yaml" in names else []
-    found = scan(files, root=str(root), configs=configs, keep_going=True)
+    found = scan(files, root=str(root), configs=configs, keep_going=True, links=_inside(links, root))
     model = build(found, project_config(root), root)
     targets: list[str] = []
     for binding in found.roots:  # `root_agent = ...`, as google-adk's loader finds an app
