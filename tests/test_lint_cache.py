@@ -119,6 +119,44 @@ def test_an_entry_is_keyed_by_the_files_linted_and_those_read_for_context(
     assert len(list(folder.glob("*.json"))) == entries
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+def test_a_link_to_a_folder_pointed_elsewhere_is_a_fresh_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`app/sub` -> `real_sub`, then -> `other_sub` (no file changed: the module is read by its real path, each
+    with its own text): the entry's key holds the project's links, so the run is not the cached one."""
+    root = tmp_path / "project"
+    tools = (
+        "from google.adk.tools import ToolContext\n\n\n"
+        "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
+        "    tool_context.state['topic'] = topic\n    return {}\n"
+    )
+    files = {
+        "pyproject.toml": "[tool.templating]\n",
+        "app/__init__.py": "from . import agent\n",
+        "app/agent.py": (
+            "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
+            "root_agent = LlmAgent(name='helper', model='m', instruction='Talk about {topic}.', tools=[note_topic])\n"
+        ),
+        "real_sub/__init__.py": "",
+        "real_sub/tools.py": tools,
+        "other_sub/__init__.py": "",
+        "other_sub/tools.py": tools.replace("'topic'", "'subject'"),
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    (root / "app/sub").symlink_to("../real_sub")
+    monkeypatch.chdir(root)
+    folder = tmp_path / "cache"
+    first = lint_project(["."], cache_dir=folder)
+    (root / "app/sub").unlink()
+    (root / "app/sub").symlink_to("../other_sub")
+    cached = lint_project(["."], cache_dir=folder)
+    fresh = lint_project(["."])
+    assert shape(cached) == shape(fresh)
+    assert [d.code for d in first.diagnostics] == ["T024"]  # written by the tool, after the instruction is read
+    assert [d.code for d in fresh.diagnostics] == ["T014"]  # written by nothing
+
+
 def test_findings_of_a_cached_run_name_the_same_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -250,6 +250,7 @@ class LintCache:
             # is the files themselves (a marked project linted whole): then said so, not listed twice
             _digest("\0".join(files)),
             "the files" if context == files else _digest("\0".join(context)),
+            repr(project._links),  # (walked with the context): where an import through a link leads, and starts
         ]
         return _digest(json.dumps(parts, default=str))
 
