@@ -899,6 +899,35 @@ def test_a_relative_import_up_out_of_a_linked_folder_starts_next_to_the_link(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+@pytest.mark.parametrize("named", ["relative", "absolute"])
+def test_a_module_found_next_to_a_link_is_named_as_its_importer_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """The prompt `real_sub/words.py` imports from `..texts` is `app/texts.py` (through the link `app/sub`), named
+    as the importing file is: relative to the current folder, or absolute (the editor's index names files so)."""
+    for name, text in {
+        "app/__init__.py": "",
+        "app/agent.py": (
+            "from google.adk.agents import Agent\nfrom .sub.words import P\nAgent(name='a', instruction=P)\n"
+        ),
+        "app/texts.py": "GREETING = 'Hi {name}'\n",
+        "real_sub/__init__.py": "",
+        "real_sub/words.py": "from ..texts import GREETING\n\nP = GREETING\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "app/sub").symlink_to("../real_sub")
+    monkeypatch.chdir(tmp_path)
+    paths = ["real_sub/words.py", "app/agent.py"]
+    if named == "absolute":
+        paths = [str(tmp_path / path) for path in paths]
+    links = LinkedFolders([("app/sub", str((tmp_path / "real_sub").resolve()))])
+    result = scan(paths, links=links)
+    texts = "app/texts.py" if named == "relative" else str(tmp_path / "app/texts.py")
+    assert [(item.path, item.text) for item in result.instructions] == [(texts, "Hi {name}")]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
 def test_a_module_outside_the_current_folder_is_named_as_its_importer_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

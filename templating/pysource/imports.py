@@ -241,7 +241,10 @@ class _Modules:
             bases = [base]
             if self.links and level > 1:  # imported through a link: from the folder holding it first, as Python
                 real = self._real_folder(os.path.dirname(importer.path))
-                bases = [*map(Path, self.links.bases(real, level)), base]
+                linked = self.links.bases(real, level)
+                if linked and os.path.isabs(importer.path):  # (named as the importer is: absolute)
+                    linked = [os.path.abspath(folder) for folder in linked]
+                bases = [*map(Path, linked), base]
         else:
             bases = self._parents.get(importer.path) or []
             if not bases:
