@@ -1376,6 +1376,46 @@ def test_the_index_taken_from_the_engine_equals_its_own_scan(project: Path, name
     assert fresh.readers_of("budget") if name == "prompt.py" else fresh.writes_of("draft")
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+def test_the_index_reading_a_file_again_follows_a_relative_import_up_out_of_a_linked_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`app/sub` -> `../real_sub`, whose tool hands state to `remember` from `..memory` (`app/memory.py`, as Python
+    imports it): the index finds the write, and once the module changes on disk and is read again (`update`, as the
+    server does for a file changed outside the editor), it scans the tool's module with it and finds the new one."""
+    from templating.linter.engine import Project
+    from templating.lsp.model import Index
+
+    files = {
+        "pyproject.toml": "[tool.templating]\n",
+        "app/__init__.py": "from . import agent\n",
+        "app/agent.py": (
+            "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
+            "root_agent = LlmAgent(name='helper', model='m', instruction='Talk about {topic}.', tools=[note_topic])\n"
+        ),
+        "app/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
+        "real_sub/__init__.py": "",
+        "real_sub/tools.py": (
+            "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
+            "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
+            "    remember(tool_context.state, topic)\n    return {}\n"
+        ),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "app/sub").symlink_to("../real_sub")
+    monkeypatch.chdir(tmp_path)
+    project = Project(tmp_path)
+    index = Index(project, dict, found=project.read_context())
+    memory = tmp_path / "app/memory.py"
+    assert [Path(w.path) for w in index.writes_of("topic")] == [memory]
+    memory.write_text(files["app/memory.py"].replace('"topic"', '"subject"'), encoding="utf-8")
+    index.update(str(memory))
+    assert not index.writes_of("topic")
+    assert [Path(w.path) for w in index.writes_of("subject")] == [memory]
+
+
 def test_the_index_finds_an_imported_module_that_is_only_an_open_buffer(tmp_path: Path) -> None:
     """A module the editor has open but not yet saved is found when another file imports from it."""
     from templating.linter.engine import Project

@@ -64,6 +64,7 @@ except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b as _blake2b
 
 if TYPE_CHECKING:
+    from ..places import LinkedFolders
     from ..pysource import Scan
 
 
@@ -83,6 +84,9 @@ class Project(Protocol):
 
     @property
     def dialect(self) -> str: ...
+
+    @property
+    def links(self) -> LinkedFolders: ...
 
     def files(self, paths: Sequence[str] = ()) -> tuple[list[str], list[Diagnostic]]: ...
 
@@ -250,7 +254,7 @@ class LintCache:
             # is the files themselves (a marked project linted whole): then said so, not listed twice
             _digest("\0".join(files)),
             "the files" if context == files else _digest("\0".join(context)),
-            repr(project._links),  # (walked with the context): where an import through a link leads, and starts
+            repr(project.links),  # (walked with the context): where an import through a link leads, and starts
         ]
         return _digest(json.dumps(parts, default=str))
 

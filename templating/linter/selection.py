@@ -405,6 +405,12 @@ class ProjectFiles:
         context, configs = self._project_walk()
         return [*context, *configs]
 
+    @property
+    def links(self) -> LinkedFolders:
+        """The links to folders the project's walk found (an import may go through one), as its scans take them;
+        none before the project's files are walked."""
+        return self._links
+
     def _project_walk(self) -> tuple[list[str], list[str]]:
         """The project's Python files and its other context files (Agent Config), walked once (until the walk is
         done again: `_context` emptied)."""

@@ -23,6 +23,8 @@ from ..template import parse
 
 __all__ = ["Index", "Reading", "Written"]
 
+_RELATIVE = re.compile(r"[ \t]*from[ \t]*\.")  # an import line of a relative import
+
 
 @dataclass(frozen=True, slots=True)
 class Reading:
@@ -158,6 +160,7 @@ class Index:
             keep_going=True,
             root=str(self.project.root),
             unsaved=self.texts().keys(),  # open buffers not yet on disk: found as imports all the same
+            links=self.project.links,
         )
         self._checked.clear()
         self._absorb(found, paths, full=full)
@@ -258,11 +261,13 @@ class Index:
 
     def _importers(self, path: str) -> list[str]:
         """The project's Python files that may import `path`: an import line naming its module, in a
-        folder at or above its own, or naming its package too (as the engine reads it)."""
+        folder at or above its own, or naming its package too (as the engine reads it); with links to folders in
+        the project, any relative one naming it (a module of a linked folder imports from next to the link)."""
         item = Path(path)
         module = item.parent if item.stem == "__init__" else item.with_suffix("")
         folder, package = module.parent, module.parent.name
         line = re.compile(rf"^[ \t]*(?:from|import)\b[^\n]*\b{re.escape(module.name)}\b[^\n]*", re.MULTILINE)
+        linked = bool(self.project.links)
         out = []
         for other in self.python_files:
             text = self.sources.get(other)
@@ -272,7 +277,12 @@ class Index:
             if found is None:
                 continue
             here = Path(other).parent
-            if here == folder or here in folder.parents or (package and package in found.group()):
+            if (
+                here == folder
+                or here in folder.parents
+                or (package and package in found.group())
+                or (linked and _RELATIVE.match(found.group()))
+            ):
                 out.append(other)
         return out
 
