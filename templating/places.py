@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .nodes import Span
 
-__all__ = ["LinkedFolders", "end_of", "line_starts", "real_folder", "shown", "span_at"]
+__all__ = ["LinkedFolders", "end_of", "line_starts", "real_folder", "shown", "span_at", "up"]
 
 
 def line_starts(text: str) -> list[int]:
@@ -96,6 +96,18 @@ def real_folder(folder: str, known: dict[str, str], absent: set[str] | None = No
     return found
 
 
+def up(folder: str, times: int) -> str:
+    """`folder` (a path as findings show it, `""`: the current folder) and `times` folders above it, as written (as
+    `Path.parent` goes up, but not stopping at the current folder: a relative path that goes above it is made
+    absolute, as a relative import from a file named relative to a folder below the project's root goes)."""
+    if not times:
+        return folder
+    above = os.path.normpath(os.path.join(folder or os.curdir, *[os.pardir] * times))
+    if above == os.pardir or above.startswith(os.pardir + os.sep):
+        above = os.path.abspath(above)
+    return above
+
+
 class LinkedFolders:
     """The links to folders inside a project (`app/sub` -> `real_sub`), for the relative imports that go up out of
     the folder a link points at: Python resolves `from ..memory import remember` in `real_sub/tools.py`, imported
@@ -136,9 +148,10 @@ class LinkedFolders:
     def bases(self, real: str, level: int) -> list[str]:
         """The folders a relative import of `level` dots (2 or more) in a module of the real folder `real` is
         resolved from when the module is imported through a link: one for each link to `real` or to a folder
-        above it that the dots go up out of (the link's folder, or one above it), in the order of the links'
-        paths, each once. A relative import that stays inside the folder a link points at reaches the same
-        files either way: it gives none. One link deep (a link inside a linked folder is not followed here)."""
+        above it that the dots go up out of (the link's folder, or one above it), by the path of the folder
+        linked to, then of the link, each once. A relative import that stays inside the folder a link points at
+        reaches the same files either way: it gives none. One link deep (a link inside a linked folder is not
+        followed here)."""
         out: list[str] = []
         for target, links in self._links:
             if real == target:
@@ -147,13 +160,11 @@ class LinkedFolders:
                 depth = real[len(target.rstrip(os.sep)) + 1 :].count(os.sep) + 1
             else:
                 continue
-            up = level - 1 - depth  # the dots left once at the link's own folder
-            if up <= 0:
+            above = level - 1 - depth  # the dots left once at the link's own folder
+            if above <= 0:
                 continue
             for link in links:
-                base = link
-                for _ in range(up):
-                    base = os.path.dirname(base)
+                base = up(os.path.dirname(link), above - 1)
                 if base not in out:
                     out.append(base)
         return out

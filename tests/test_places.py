@@ -129,7 +129,7 @@ _LINKS = [("app/sub", "/p/real_sub"), ("tools/shared", "/p/real_sub"), ("app/dee
     ("real", "level", "expected"),
     [
         pytest.param("/p/real_sub", 2, ["app", "tools"], id="dots-out-of-the-target-each-link-in-order"),
-        pytest.param("/p/real_sub", 3, [""], id="further-up-from-the-link-each-folder-once"),
+        pytest.param("/p/real_sub", 3, ["."], id="further-up-from-the-link-each-folder-once"),
         pytest.param("/p/real_sub", 1, [], id="one-dot-the-module's-own-folder"),
         pytest.param("/p/real_sub/inner", 2, [], id="inside-the-target-same-files-either-way"),
         pytest.param("/p/real_sub/inner", 3, ["app", "tools"], id="out-of-a-folder-below-the-target"),

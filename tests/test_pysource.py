@@ -899,6 +899,62 @@ def test_a_relative_import_up_out_of_a_linked_folder_starts_next_to_the_link(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
+@pytest.mark.parametrize(
+    ("packaged", "expected"),
+    [(True, "lib/memory.py"), (False, "app/memory.py")],
+    ids=["lib-a-package", "lib-no-package"],
+)
+def test_a_linked_folder_inside_a_package_is_read_from_its_real_side_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packaged: bool, expected: str
+) -> None:
+    """`app/sub` -> `../lib/shared`: when `lib` and `lib/shared` are packages, Python can import the tool module as
+    `lib.shared.tools` too, whose `..memory` is `lib/memory.py`; a module is scanned once (by its real path), so
+    that resolution, valid for every importer by the real path, comes first. When `lib` is no package (no
+    `__init__.py`), only the link's side can be what Python imports."""
+    files = {
+        "app/__init__.py": "",
+        "app/agent.py": "from .sub.tools import note_topic\n",
+        "app/memory.py": 'def remember(memory, topic):\n    memory["app/memory.py"] = topic\n',
+        "lib/memory.py": 'def remember(memory, topic):\n    memory["lib/memory.py"] = topic\n',
+        "lib/shared/__init__.py": "",
+        "lib/shared/helpers.py": "def clean(text):\n    return text\n",
+        "lib/shared/tools.py": _UP_TOOLS.format(memory="..memory"),
+    }
+    if packaged:
+        files["lib/__init__.py"] = ""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "app/sub").symlink_to("../lib/shared")
+    monkeypatch.chdir(tmp_path)
+    links = LinkedFolders([("app/sub", str((tmp_path / "lib/shared").resolve()))])
+    result = scan(sorted(files), links=links)
+    assert [(write.key, write.path) for write in result.writes] == [(expected, expected)]
+
+
+def test_a_relative_import_going_above_the_current_folder_reads_the_module_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linted from `pkg/app` (a folder below the project's root: `templating lint ../..`), `from ..memory import
+    remember` in `agent.py` is `pkg/memory.py`, as Python imports `pkg.app.agent`, named absolute as a file outside
+    the current folder is; not `pkg/app/memory.py` (going up stopped at the current folder)."""
+    agent = _UP_TOOLS.format(memory="..memory").replace("from .helpers import clean\n", "")
+    for name, text in {
+        "pkg/__init__.py": "",
+        "pkg/memory.py": 'def remember(memory, topic):\n    memory["topic"] = topic\n',
+        "pkg/app/__init__.py": "",
+        "pkg/app/memory.py": 'def remember(memory, topic):\n    memory["other"] = topic\n',
+        "pkg/app/agent.py": agent.replace("clean(topic)", "topic"),
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "pkg/app")
+    memory = str(tmp_path / "pkg/memory.py")
+    result = scan(["agent.py", memory, "memory.py"])
+    assert [(write.key, write.path) for write in result.writes] == [("topic", memory)]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
 @pytest.mark.parametrize("named", ["relative", "absolute"])
 def test_a_module_found_next_to_a_link_is_named_as_its_importer_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str

@@ -73,6 +73,17 @@ class FileAnswers:
         return written == self.root or written.startswith(self._below)
 
 
+def _packages(real: str, level: int) -> bool:
+    """Whether the real folder `real` and the `level - 1` above it are packages (an `__init__.py` each): a module
+    of `real` importing with `level` dots can then be imported by its real path."""
+    folder = real
+    for _ in range(level):
+        if not os.path.isfile(os.path.join(folder, "__init__.py")):
+            return False
+        folder = os.path.dirname(folder)
+    return True
+
+
 class _Modules:
     """The modules of a scan, parsed once each, and name resolution across them."""
 
@@ -235,16 +246,18 @@ class _Modules:
     def _find_module(self, importer: _Module, name: str, level: int) -> _Module | None:
         parts = [p for p in name.split(".") if p]
         if level:
-            base = Path(importer.path).parent
-            for _ in range(level - 1):
-                base = base.parent
+            folder = os.path.dirname(importer.path)
+            base = Path(places.up(folder, level - 1))
             bases = [base]
-            if self.links and level > 1:  # imported through a link: from the folder holding it first, as Python
-                real = self._real_folder(os.path.dirname(importer.path))
+            if self.links and level > 1:  # imported through a link too: from the folder holding it
+                real = self._real_folder(folder)
                 linked = self.links.bases(real, level)
                 if linked and os.path.isabs(importer.path):  # (named as the importer is: absolute)
                     linked = [os.path.abspath(folder) for folder in linked]
-                bases = [*map(Path, linked), base]
+                # the real folder first when Python can import the module by it with dots enough (each folder the
+                # dots go up through a package), else the link's side first (`real_sub` under the project's root)
+                linked_first = not _packages(real, level)
+                bases = [*map(Path, linked), base] if linked_first else [base, *map(Path, linked)]
         else:
             bases = self._parents.get(importer.path) or []
             if not bases:
