@@ -1083,6 +1083,40 @@ def test_an_edit_of_a_module_imported_up_out_of_a_linked_folder_lints_its_import
         assert [finding[0] for finding in published["app/agent.py"][0]] == [code], step
 
 
+def test_an_edit_seen_from_a_folder_below_the_root_lints_the_importers_going_up_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project linted from `pkg/app` (the editor's current folder below the root): `from ..memory import
+    remember` in `agent.py` reads `pkg/memory.py`, so an edit of that module lints `agent.py` again, as a fresh run
+    from the same folder finds it."""
+    memory = 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n'
+    agent = (
+        "from google.adk.agents import LlmAgent\nfrom google.adk.tools import ToolContext\n\n"
+        "from ..memory import remember\n\n\n"
+        "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
+        "    remember(tool_context.state, topic)\n    return {}\n\n\n"
+        "root_agent = LlmAgent(name='helper', model='m', instruction='Talk about {topic}.', tools=[note_topic])\n"
+    )
+    files = {
+        "pyproject.toml": "[tool.templating]\n",
+        "pkg/__init__.py": "",
+        "pkg/memory.py": memory,
+        "pkg/app/__init__.py": "",
+        "pkg/app/memory.py": memory.replace('"topic"', '"other"'),
+        "pkg/app/agent.py": agent,
+    }
+    _write_tree(tmp_path, files, monkeypatch)
+    monkeypatch.chdir(tmp_path / "pkg/app")
+    root, edited = str(tmp_path), str(tmp_path / "pkg/memory.py")
+    project = Project(tmp_path)
+    assert [d.code for d in project.lint([root]).diagnostics] == ["T024"]  # written by the tool, too late
+    for text, code in [(memory.replace('"topic"', '"subject"'), "T014"), (memory, "T024")]:
+        result = project.update(edited, text, wanted=["agent.py"])
+        fresh = lint_project([root], root=root, overrides={edited: text})
+        assert [(d.path, d.code) for d in fresh.diagnostics] == [("agent.py", code)]
+        assert [(d.path, d.code) for d in result.diagnostics] == [("agent.py", code)]
+
+
 # --- the import graph an update reads gives what testing every pair of files gives
 
 GRAPH_CASES = [

@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, M
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from ..places import LinkedFolders
+from ..places import LinkedFolders, up
 from ..template import parse
 from .registry import Diagnostic
 from .util import real_folder
@@ -140,10 +140,8 @@ def import_statements(path: str, text: str) -> _Imports:
             continue
         candidates = (module, *((*module, name) for name in names if name != "as"))
         if m.group("dots"):
-            base = PurePosixPath(path).parent
-            for _ in range(len(m.group("dots")) - 1):
-                base = base.parent
-            found.append((base, len(m.group("dots")), candidates))
+            level = len(m.group("dots"))
+            found.append((PurePosixPath(up(os.path.dirname(path), level - 1)), level, candidates))
         else:
             found.append((None, 0, candidates))
     return tuple(found)
