@@ -454,6 +454,35 @@ def test_the_preview_reads_an_app_module_in_a_linked_folder_as_python_imports_it
     assert preview.agents[0].system_instruction.startswith("Talk about \u27e8missing: topic\u27e9.")
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
+def test_the_preview_reads_no_linked_folder_holding_the_app_and_bounds_the_linked_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link to a folder holding the app (`shop/up` -> `..`) adds none of the project's files to the app's; the
+    files of the linked folders count towards the limit of an app's files."""
+    import templating.preview.static as static
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'shop'\n", encoding="utf-8")
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop/__init__.py").write_text("from . import agent\n", encoding="utf-8")
+    (tmp_path / "shop/agent.py").write_text(
+        "from google.adk.agents import Agent\nroot_agent = Agent(name='clerk', model='m', instruction='Hi.')\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "vendored").mkdir()
+    for i in range(9):  # within the limit alone, over it with the app's two
+        (tmp_path / f"vendored/m{i}.py").write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "shop/up").symlink_to("..")
+    monkeypatch.setattr(static, "MAX_FILES", 10)
+    assert sorted(Path(name).name for name in static.read_app(str(tmp_path / "shop")).sources) == [
+        "__init__.py",
+        "agent.py",
+    ]
+    (tmp_path / "shop/vendor").symlink_to("../vendored")
+    with pytest.raises(PreviewError, match="more than 10 Python files with its linked folders"):
+        static.read_app(str(tmp_path / "shop"))
+
+
 @pytest.mark.parametrize("app", ["concierge", "shop_workflow", "story_loop"])
 def test_what_each_agent_sees_is_kept_in_a_snapshot(app: str, preview_snapshot: Any, snapshot: Any) -> None:
     """This project's own use of the preview_snapshot fixture (snapshots/tests/test_preview/): a change to what

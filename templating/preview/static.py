@@ -75,8 +75,30 @@ def _inside(links: list[tuple[str, str]], root: Path) -> LinkedFolders:
     return LinkedFolders((path, target) for path, target in links if target == real or target.startswith(below))
 
 
+def _linked_files(links: LinkedFolders, folder: Path, known: set[str]) -> list[str]:
+    """The Python files of the folders `links` point at (the walk of the app's `folder` did not enter them; Python
+    imports them as the app's modules), but those `known`; none of a folder holding the app or inside it (its files
+    are the app's already). At most `MAX_FILES` with the `known` ones."""
+    app = os.path.realpath(folder)
+    out: list[str] = []
+    walked: set[str] = set()
+    for _, target in links:
+        if target in walked or Path(app).is_relative_to(target) or Path(target).is_relative_to(app):
+            continue
+        walked.add(target)
+        for name in _python_files(Path(target), deep=True):
+            if name not in known:
+                known.add(name)
+                out.append(name)
+        if len(known) > MAX_FILES:
+            raise PreviewError(
+                f"{folder}: more than {MAX_FILES} Python files with its linked folders: name the app's own"
+            )
+    return out
+
+
 def _target_files(
-    target: str, links: list[tuple[str, str]] | None = None
+    target: str, *, links: list[tuple[str, str]] | None = None
 ) -> tuple[Path, list[str], list[str], str | None, str | None]:
     """(the folder the app is read from, its Python files, its Agent Config roots, the file naming the root, the
     attribute naming it) for a target as `templating preview` takes it; the links to folders met in `links`."""
@@ -134,14 +156,13 @@ def read_app(
     from ..pysource import PythonSourceError, scan
 
     links: list[tuple[str, str]] = []
-    folder, files, configs, named_file, attribute = _target_files(target, links)
+    folder, files, configs, named_file, attribute = _target_files(target, links=links)
     root = find_root([str(folder)])
     if not folder.is_relative_to(root):
         root = folder
     config = project_config(root)
     inside = _inside(links, root)
-    for _, real in inside:  # the app's modules in a linked folder (the walk did not enter it; Python imports them)
-        files += [name for name in _python_files(Path(real), deep=True) if name not in files]
+    files += _linked_files(inside, folder, set(files))
     options: dict[str, Any] = {"root": str(root), "configs": configs, "keep_going": True, "links": inside}
     if read is not None:
         options.update(read=read, unsaved=unsaved)
@@ -209,13 +230,12 @@ def find_apps(root: Path) -> list[str]:
     from ..pysource import scan
 
     root = root.resolve()
-    links: list[tuple[str, str]] = []
-    files = _python_files(root, deep=True, links=links)
+    files = _python_files(root, deep=True)
     configs = []
     for here, folders, names in os.walk(root):
         folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
         configs += [os.path.join(here, "root_agent.yaml")] if "root_agent.yaml" in names else []
-    found = scan(files, root=str(root), configs=configs, keep_going=True, links=_inside(links, root))
+    found = scan(files, root=str(root), configs=configs, keep_going=True)
     model = build(found, project_config(root), root)
     targets: list[str] = []
     for binding in found.roots:  # `root_agent = ...`, as google-adk's loader finds an app
