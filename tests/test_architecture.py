@@ -214,7 +214,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "the project model: files, configuration, what reaches what, the cache",
         {"linter.globs", "linter.config", "linter.discovery", "linter.project", "linter.reach", "linter.result"}
         | {"linter.cache", "linter.cache_dir", "linter.cached_result", "linter.selection", "linter.cold"}
-        | {"linter.import_groups"}
+        | {"linter.import_groups", "linter.import_paths"}
         | {"linter.prefilter"},
     ),
     ("the agent model", {"agent_model", "agent_model.*"}),

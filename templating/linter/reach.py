@@ -3,16 +3,15 @@ files that may import a module, the instructions that read some keys. Read by th
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..places import LinkedFolders, up
+from ..places import LinkedFolders
 from ..template import parse
+from .import_paths import Imports, Parts, Places, import_statements
 from .registry import Diagnostic
-from .util import real_folder
 
 if TYPE_CHECKING:
     from ..pysource import Instruction, Scan
@@ -21,7 +20,6 @@ __all__ = [
     "ImportGraph",
     "affected",
     "flagged",
-    "import_statements",
     "imports_test",
     "reaches",
     "reads_any",
@@ -82,145 +80,7 @@ def imports_test(target: str) -> Any:
     return test
 
 
-# An import statement: `from ..pkg.mod import (a, b as c)` (continued in parentheses), `import a.b`, wherever a
-# statement may start: a line, after `;` or after a block's `:` (`if x: import a`); `from.mod import a` needs no
-# space. Backslash continuations are joined first (`_CONTINUED`). It may also match what is no import (in a
-# string): that only makes a file read again, never one missed.
-_CONTINUED = re.compile(r"\\\r?\n")
-_IMPORT = re.compile(  # possessive (`*+`): no run of spaces or dots is tried two ways (linear on any text)
-    r"(?:^|[;:])[ \t\f]*+(?:from\b[ \t\f]*+(?P<dots>\.*+)[ \t\f]*+(?P<module>\w++(?:\.\w++)*+)?[ \t\f]*+"
-    r"(?<!\w)import\b[ \t\f]*+(?P<names>\([^)]*+\)|[^\n;]*+)"
-    r"|import[ \t\f]++(?P<plain>[^\n;]*+))",
-    re.MULTILINE,
-)
-_WORD = re.compile(r"[^\W\d]\w*")
-_AFTER = re.compile(r"[;:]")  # (an import statement may also start after one of these, on its line)
-
-
-# What an import statement may load: a module's path from a folder (relative: with its dots) or the end of its
-# path (absolute).
-_Imports = tuple[tuple[PurePosixPath | None, int, tuple[tuple[str, ...], ...]], ...]
-
-
-def _prefixes(chain: tuple[str, ...]) -> Iterator[int]:
-    """The ends of the prefixes of a dotted name kept as candidates: all of them up to 256 parts (no module
-    path is deeper), and the whole name; a hostile `import a.a.a...` is not quadratic."""
-    yield from range(min(len(chain), 256))
-    if len(chain) > 256:
-        yield len(chain) - 1
-
-
-def _imports(text: str) -> Iterator[re.Match[str]]:
-    """The matches of `_IMPORT` in `text`, as its `finditer` gives them, tried only where one can start: at the
-    start of a line holding the word `import` (an import's keywords are on the line it starts), or after a `;` or
-    a `:` on it; each try resumes after the last match (whose parenthesized names may span lines)."""
-    resume, at = 0, text.find("import")
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
-        for place in (start, *(m.start() for m in _AFTER.finditer(text, start, end))):
-            if place >= resume and (m := _IMPORT.match(text, place)) is not None:
-                resume = m.end()
-                yield m
-        at = text.find("import", max(end, resume))
-
-
-def import_statements(path: str, text: str) -> _Imports:
-    """The import statements of a file, each as the modules it may load: for a relative one, the folder it
-    starts from and the paths below it; for an absolute one (folder `None`), the dotted names (`a.b`
-    and `a.b.c` for `from a.b import c`; `a`, `a.b` for `import a.b`, whose `a` is bound)."""
-    found: list[tuple[PurePosixPath | None, int, tuple[tuple[str, ...], ...]]] = []
-    for m in _imports(_CONTINUED.sub(" ", text) if "\\" in text else text):
-        names = _WORD.findall(m.group("names") or "")
-        module = tuple(_WORD.findall(m.group("module") or ""))
-        if m.group("plain") is not None:  # import a.b, c as d
-            dotted = [tuple(_WORD.findall(part.split(" as ")[0])) for part in m.group("plain").split(",")]
-            found.append((None, 0, tuple(chain[: i + 1] for chain in dotted for i in _prefixes(chain))))
-            continue
-        candidates = (module, *((*module, name) for name in names if name != "as"))
-        if m.group("dots"):
-            level = len(m.group("dots"))
-            found.append((PurePosixPath(up(os.path.dirname(path), level - 1)), level, candidates))
-        else:
-            found.append((None, 0, candidates))
-    return tuple(found)
-
-
-_MAX_LINKS = 8  # links followed one after the other in an import's path (a loop of links is not followed further)
-_Parts = tuple[str, ...]  # a real path (of a folder, or of a module: `x.py` and `x/__init__.py` are `.../x`)
-
-
-class _Places:
-    """Where the scanner looks for what a file imports: the real folders of files, resolved once each.
-
-    The scanner resolves a relative import from the importing file's folder, and an absolute one against
-    each folder above the file's real path, nearest first (`pysource.imports._Modules.find_module`); here
-    every such folder is a candidate, the nearest or not, so an import may be taken to read a module the
-    scanner finds elsewhere, never the reverse."""
-
-    def __init__(self, links: LinkedFolders | None = None) -> None:
-        self.links = links  # the project's links to folders (an import may go through one, or start next to one)
-        self._at: dict[_Parts, _Parts] | None = None  # where each link is (its folder's real path) -> its target
-        self._folders: dict[str, _Parts] = {}
-        self._real: dict[str, str] = {}
-        self._above: dict[str, list[_Parts]] = {}  # a folder -> it and the folders above it, nearest first
-
-    def folder(self, folder: str) -> _Parts:
-        known = self._folders.get(folder)
-        if known is None:
-            known = self._folders[folder] = Path(real_folder(folder, self._real)).parts
-        return known
-
-    def module(self, path: str) -> _Parts:
-        folder, name = os.path.split(path)
-        stem = os.path.splitext(name)[0]
-        parts = self.folder(folder)
-        return parts if stem == "__init__" else (*parts, stem)
-
-    def place(self, folder: _Parts, names: tuple[str, ...]) -> _Parts:
-        """`folder` (real) and the `names` below it, a link to a folder on the way (one of `links`) replaced by the
-        real folder it points at, as the scanner's real paths of modules have it (`pkg/sub/words` is
-        `real_sub/words` when `pkg/sub` -> `../real_sub`)."""
-        place = folder + names
-        if not self.links:
-            return place
-        at = self._at
-        if at is None:
-            at = self._at = {
-                (*self.folder(os.path.dirname(link)), os.path.basename(link)): Path(target).parts
-                for link, target in self.links
-            }
-        start = len(folder) + 1  # (`folder` is real: no link in it)
-        for _ in range(_MAX_LINKS):
-            for end in range(start, len(place) + 1):
-                target = at.get(place[:end])
-                if target is not None:
-                    place, start = target + place[end:], 1
-                    break
-            else:
-                break
-        return place
-
-    def bases(self, path: str, base: PurePosixPath | None, level: int = 0) -> list[_Parts]:
-        """The folders an import of the file `path` is resolved from: `base` for a relative one of `level` dots
-        (and the folders next to a link it goes up out of: `places.LinkedFolders`), else the folders above the
-        file (its package's parent, the project's root, a `src/` folder among them)."""
-        if base is not None:
-            found = [self.folder(str(base))]
-            if self.links and level > 1:
-                real = real_folder(os.path.dirname(path), self._real)
-                found += [self.folder(linked) for linked in self.links.bases(real, level)]
-            return found
-        head = os.path.dirname(path)
-        above = self._above.get(head)
-        if above is None:
-            folder = self.folder(head)
-            above = self._above[head] = [folder[:i] for i in range(len(folder), 0, -1)]
-        return above
-
-
-def _named_by(module: _Parts, candidate: tuple[str, ...]) -> tuple[bool, bool]:
+def _named_by(module: Parts, candidate: tuple[str, ...]) -> tuple[bool, bool]:
     """By module name only (an import whose top package is none of the project's): whether the dotted
     `candidate` ends `module`'s path, and whether it is a part of the path above it (a package holding it)."""
     size = len(candidate)
@@ -234,9 +94,9 @@ def reaches(
     text: str,
     target: str,
     *,
-    statements: _Imports | None = None,
-    known: Callable[[_Parts], bool] | None = None,
-    places: _Places | None = None,
+    statements: Imports | None = None,
+    known: Callable[[Parts], bool] | None = None,
+    places: Places | None = None,
 ) -> bool:
     """Whether the scan of the file `path` (its text `text`) may read the Python file `target`: an import
     statement resolves to `target`'s module (relative: from `path`'s folder; absolute: from a folder above
@@ -246,7 +106,7 @@ def reaches(
     `None`: none known) is taken by name: its dotted name ends the module's path.
     It may be true of a file that does not read `target`, never false of one that does. `statements`: the
     file's, if read; `places`: the real folders resolved so far."""
-    places = places if places is not None else _Places()
+    places = places if places is not None else Places()
     module = places.module(target)
     name = module[-1] if module else ""
     if name not in text:
@@ -254,7 +114,7 @@ def reaches(
     dotted: bool | None = None  # whether the text names the module after a dot (an attribute chain)
     linked = bool(places.links)
     for base, level, candidates in import_statements(path, text) if statements is None else statements:
-        bases = places.bases(path, base, level)
+        bases = places.bases(path, base, level=level)
         for candidate in candidates:
             resolved = False
             holds = False
@@ -278,9 +138,9 @@ def reaches(
     return False
 
 
-def _known_places(files: Iterable[str], places: _Places) -> Callable[[_Parts], bool]:
+def _known_places(files: Iterable[str], places: Places) -> Callable[[Parts], bool]:
     """A test of whether a place is a module of `files` or a folder holding one."""
-    found: set[_Parts] = set()
+    found: set[Parts] = set()
     for path in files:
         module = places.module(path)
         found.add(module)
@@ -293,7 +153,7 @@ def affected(
     texts: Mapping[str, str],
     before: str | None,
     given_in: Iterable[tuple[str, ...]],
-    memo: MutableMapping[str, tuple[str, _Imports]],
+    memo: MutableMapping[str, tuple[str, Imports]],
     *,
     links: LinkedFolders | None = None,
 ) -> set[str]:
@@ -305,7 +165,7 @@ def affected(
     statements with the text they were read from (one entry a file: an old text is not kept). `links`: the
     project's links to folders (`places.LinkedFolders`)."""
     files = list(texts)
-    places = _Places(links)
+    places = Places(links=links)
     known = _known_places(files, places)
 
     def reads(importer: str, module: str) -> bool:
@@ -357,18 +217,18 @@ class ImportGraph:
         self._files: frozenset[str] = frozenset()
         self._synced: Mapping[str, str] | None = None  # the texts last taken (`sync`)
         self._links = LinkedFolders()  # the project's links to folders, as last taken
-        self._places = _Places()
-        self._by_module: dict[_Parts, list[str]] = {}  # a module's real path -> its files (x.py, x/__init__.py)
-        self._under: dict[_Parts, list[str]] = {}  # a folder -> the files whose module is below it
+        self._places = Places()
+        self._by_module: dict[Parts, list[str]] = {}  # a module's real path -> its files (x.py, x/__init__.py)
+        self._under: dict[Parts, list[str]] = {}  # a folder -> the files whose module is below it
         self._by_name: dict[str, list[str]] = {}  # a module's name -> its files
         self._by_part: dict[str, list[str]] = {}  # a folder's name in a module's path -> those files
-        self._parts: dict[str, _Parts] = {}
+        self._parts: dict[str, Parts] = {}
         self._reads: dict[str, tuple[str, frozenset[str]]] = {}  # file -> (the text read, what it may read)
         self._readers: dict[str, set[str]] = {}  # file -> the files that may read it
 
     def _index(self, files: frozenset[str]) -> None:
         self._files = files
-        self._places = _Places(self._links)  # folders resolved again: a link may have changed with the files
+        self._places = Places(links=self._links)  # folders resolved again: a link may have changed with the files
         self._by_module, self._under, self._by_name, self._by_part, self._parts = {}, {}, {}, {}, {}
         self._reads, self._readers = {}, {}
         for path in sorted(files):
@@ -382,7 +242,7 @@ class ImportGraph:
             for part in dict.fromkeys(parts[:-1]):
                 self._by_part.setdefault(part, []).append(path)
 
-    def _known(self, place: _Parts) -> bool:
+    def _known(self, place: Parts) -> bool:
         return place in self._by_module or place in self._under
 
     def _targets(self, path: str, text: str) -> frozenset[str]:
@@ -405,7 +265,7 @@ class ImportGraph:
         places = self._places
         linked = bool(places.links)  # (none: an import's path is its folder's and its names, as written)
         for base, level, candidates in import_statements(path, text):
-            bases = places.bases(path, base, level)
+            bases = places.bases(path, base, level=level)
             for candidate in candidates:
                 resolved = False
                 for folder in bases:
