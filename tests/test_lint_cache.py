@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import linked_project
 import pytest
 from cache_support import PROJECT, build, fresh_calls, shape
 
@@ -124,27 +125,19 @@ def test_a_link_to_a_folder_pointed_elsewhere_is_a_fresh_run(tmp_path: Path, mon
     """`app/sub` -> `real_sub`, then -> `other_sub` (no file changed: the module is read by its real path, each
     with its own text): the entry's key holds the project's links, so the run is not the cached one."""
     root = tmp_path / "project"
-    tools = (
-        "from google.adk.tools import ToolContext\n\n\n"
-        "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
-        "    tool_context.state['topic'] = topic\n    return {}\n"
+    tools = linked_project.TOOLS.replace("from ..memory import remember\n\n", "").replace(
+        "remember(tool_context.state, topic)", "tool_context.state['topic'] = topic"
     )
     files = {
         "pyproject.toml": "[tool.templating]\n",
         "app/__init__.py": "from . import agent\n",
-        "app/agent.py": (
-            "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
-            "root_agent = LlmAgent(name='helper', model='m', instruction='Talk about {topic}.', tools=[note_topic])\n"
-        ),
+        "app/agent.py": linked_project.AGENT,
         "real_sub/__init__.py": "",
         "real_sub/tools.py": tools,
         "other_sub/__init__.py": "",
         "other_sub/tools.py": tools.replace("'topic'", "'subject'"),
     }
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    (root / "app/sub").symlink_to("../real_sub")
+    linked_project.write_linked(root, files)
     monkeypatch.chdir(root)
     folder = tmp_path / "cache"
     first = lint_project(["."], cache_dir=folder)

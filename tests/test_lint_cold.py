@@ -10,8 +10,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import linked_project
 import pytest
 from conftest import shared_corpora
+from linked_project import write_linked
 
 import templating
 from templating.linter import cold, import_groups, prefilter
@@ -381,25 +383,6 @@ def test_a_module_reached_through_a_linked_folder_has_the_findings_of_the_whole_
     assert run(root, monkeypatch, how) == expected
 
 
-_UP_OUT_OF_A_LINK = {
-    "app/__init__.py": "from . import agent\n",
-    "app/agent.py": (
-        "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
-        "root_agent = LlmAgent(\n    name='helper', model='gemini-2.0-flash', instruction='Talk about {topic}.',"
-        " tools=[note_topic]\n)\n"
-    ),
-    "app/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
-    "memory.py": 'def remember(memory, topic: str) -> None:\n    memory["other"] = topic\n',
-    "real_sub/__init__.py": "",
-    "real_sub/tools.py": (
-        "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
-        "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
-        "    remember(tool_context.state, topic)\n    return {'ok': True}\n"
-    ),
-    "solo/words.py": "X = 1\n",  # a group of its own: two chunks (each to a worker)
-}
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
 @pytest.mark.parametrize("how", ["whole", "one", "pool", "unfiltered"])
@@ -412,8 +395,7 @@ def test_a_relative_import_up_out_of_a_linked_folder_is_followed_from_the_link(
     when `..` was taken from `real_sub`'s parent, whose `memory.py` writes another key), however the run scans:
     the import graph keeps `app/memory.py` (no word of it is one the prefilter keeps), the workers are given the
     links."""
-    root = write(tmp_path, _UP_OUT_OF_A_LINK)
-    (root / "app/sub").symlink_to("../real_sub")
+    root = write_linked(tmp_path, {**linked_project.FILES, "solo/words.py": "X = 1\n"})  # solo: a second chunk
     chunks = by_workers(monkeypatch)
     found = run(root, monkeypatch, how)
     assert [(path, code) for path, code, *_ in found[0]] == [("app/agent.py", "T024")]
@@ -427,9 +409,8 @@ def test_the_import_graph_follows_a_relative_import_up_out_of_a_linked_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: bool
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    files = {name: text for name, text in _UP_OUT_OF_A_LINK.items() if name.endswith(".py")}
-    write(tmp_path, files)
-    (tmp_path / "app/sub").symlink_to("../real_sub")
+    write_linked(tmp_path)
+    files = {name: text for name, text in linked_project.FILES.items() if name.endswith(".py")}
     names = sorted(files)
     links = LinkedFolders([("app/sub", str((tmp_path / "real_sub").resolve()))]) if linked else None
     _, edges = import_groups.import_graph(names, files.get, links=links)

@@ -17,10 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import linked_project
 import pytest
 from conftest import shared_corpora
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from linked_project import write_linked
 
 from templating.linter.engine import LintResult, Project
 from templating.linter.run import lint_project
@@ -1037,23 +1039,6 @@ def test_a_module_imported_through_a_linked_folder_has_its_findings_after_a_fold
         assert sorted((d.path, d.code) for d in result.diagnostics) == fresh
 
 
-_UP_OUT_OF_A_LINK = {
-    "app/__init__.py": "from . import agent\n",
-    "app/agent.py": (
-        "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
-        "root_agent = LlmAgent(name='helper', model='m', instruction='Talk about {topic}.', tools=[note_topic])\n"
-    ),
-    "app/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
-    "memory.py": 'def remember(memory, topic: str) -> None:\n    memory["other"] = topic\n',
-    "real_sub/__init__.py": "",
-    "real_sub/tools.py": (
-        "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
-        "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
-        "    remember(tool_context.state, topic)\n    return {'ok': True}\n"
-    ),
-}
-
-
 @pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="symbolic links")
 def test_an_edit_of_a_module_imported_up_out_of_a_linked_folder_lints_its_importer_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -1063,12 +1048,12 @@ def test_an_edit_of_a_module_imported_up_out_of_a_linked_folder_lints_its_import
     import graph resolves the relative import from the link's side too), and an edit of the tool's module scans the
     agent's again (its import goes through the link), so the write kept, lost and got back is seen as a fresh run
     sees it (T024: written by the tool, too late; T014: written by nothing)."""
-    _write_tree(tmp_path, _UP_OUT_OF_A_LINK, monkeypatch)
-    (tmp_path / "app/sub").symlink_to("../real_sub")
+    write_linked(tmp_path)
+    monkeypatch.chdir(tmp_path)
     project = Project(tmp_path)
     published: Published = {}
     publish(published, project.lint(["."]))
-    memory, tools = _UP_OUT_OF_A_LINK["app/memory.py"], _UP_OUT_OF_A_LINK["real_sub/tools.py"]
+    memory, tools = linked_project.MEMORY, linked_project.TOOLS
     for step, path, text, code in [
         ("a comment added", "app/memory.py", "# where the topic is kept\n" + memory, "T024"),
         ("another key written", "app/memory.py", memory.replace('"topic"', '"subject"'), "T014"),
@@ -1092,9 +1077,9 @@ def test_the_import_graph_works_every_file_out_again_when_the_links_change(
     from templating.linter.reach import ImportGraph
     from templating.places import LinkedFolders
 
-    _write_tree(tmp_path, _UP_OUT_OF_A_LINK, monkeypatch)
-    (tmp_path / "app/sub").symlink_to("../real_sub")
-    texts = {name: text for name, text in _UP_OUT_OF_A_LINK.items() if name.endswith(".py")}
+    write_linked(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    texts = {name: text for name, text in linked_project.FILES.items() if name.endswith(".py")}
     links = LinkedFolders([("app/sub", str((tmp_path / "real_sub").resolve()))])
     graph = ImportGraph()
     for taken, linked in [(None, False), (links, True), (None, False)]:

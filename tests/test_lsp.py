@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_adk
+from linked_project import MEMORY, write_linked
 
 from templating import MissingKeyError, Template, parse
 from templating.linter.config import load_config, rules_for
@@ -1386,31 +1387,13 @@ def test_the_index_reading_a_file_again_follows_a_relative_import_up_out_of_a_li
     from templating.linter.engine import Project
     from templating.lsp.model import Index
 
-    files = {
-        "pyproject.toml": "[tool.templating]\n",
-        "app/__init__.py": "from . import agent\n",
-        "app/agent.py": (
-            "from google.adk.agents import LlmAgent\n\nfrom .sub.tools import note_topic\n\n"
-            "root_agent = LlmAgent(name='helper', model='m', instruction='Talk about {topic}.', tools=[note_topic])\n"
-        ),
-        "app/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
-        "real_sub/__init__.py": "",
-        "real_sub/tools.py": (
-            "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
-            "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
-            "    remember(tool_context.state, topic)\n    return {}\n"
-        ),
-    }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "app/sub").symlink_to("../real_sub")
+    write_linked(tmp_path)
     monkeypatch.chdir(tmp_path)
     project = Project(tmp_path)
     index = Index(project, dict, found=project.read_context())
     memory = tmp_path / "app/memory.py"
     assert [Path(w.path) for w in index.writes_of("topic")] == [memory]
-    memory.write_text(files["app/memory.py"].replace('"topic"', '"subject"'), encoding="utf-8")
+    memory.write_text(MEMORY.replace('"topic"', '"subject"'), encoding="utf-8")
     index.update(str(memory))
     assert not index.writes_of("topic")
     assert [Path(w.path) for w in index.writes_of("subject")] == [memory]

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import linked_project
 import pytest
 from conftest import installed
 
@@ -427,24 +428,13 @@ def test_the_preview_reads_an_app_module_in_a_linked_folder_as_python_imports_it
     files = {
         "pyproject.toml": "[project]\nname = 'shop'\n",
         "shop/__init__.py": "from . import agent\n",
-        "shop/agent.py": (
-            "from google.adk.agents import Agent\n\nfrom .sub.tools import note_topic\n\n"
-            "root_agent = Agent(name='clerk', model='gemini-2.5-flash', instruction='Talk about {topic}.',"
-            " tools=[note_topic])\n"
-        ),
-        "shop/memory.py": 'def remember(memory, topic: str) -> None:\n    memory["topic"] = topic\n',
-        "memory.py": 'def remember(memory, topic: str) -> None:\n    memory["other"] = topic\n',
+        "shop/agent.py": linked_project.AGENT,
+        "shop/memory.py": linked_project.MEMORY,
+        "memory.py": linked_project.FILES["memory.py"],
         "shared/__init__.py": "",
-        "shared/tools.py": (
-            "from google.adk.tools import ToolContext\n\nfrom ..memory import remember\n\n\n"
-            "def note_topic(topic: str, tool_context: ToolContext) -> dict:\n"
-            "    remember(tool_context.state, topic)\n    return {'ok': True}\n"
-        ),
+        "shared/tools.py": linked_project.TOOLS,
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "shop/sub").symlink_to("../shared")
+    linked_project.write_linked(tmp_path, files, link="shop/sub", to="../shared")
     from templating.preview.static import read_app
 
     static = read_app(str(tmp_path / "shop"))

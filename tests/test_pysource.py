@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from linked_project import write_linked
 
 from templating import Template, lint_project, parse
 from templating.linter import lint_instruction, never_written, select_rules, skipped_findings
@@ -887,10 +888,7 @@ def test_a_relative_import_up_out_of_a_linked_folder_starts_next_to_the_link(
         "real_sub/deeper/helpers.py": helpers,
         tools: _UP_TOOLS.format(memory=memory),
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "app/sub").symlink_to("../real_sub")
+    write_linked(tmp_path, files)
     monkeypatch.chdir(tmp_path)
     links = LinkedFolders([("app/sub", str((tmp_path / "real_sub").resolve()))]) if linked else None
     result = scan(sorted(files), links=links)
@@ -922,10 +920,7 @@ def test_a_linked_folder_inside_a_package_is_read_from_its_real_side_first(
     }
     if packaged:
         files["lib/__init__.py"] = ""
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "app/sub").symlink_to("../lib/shared")
+    write_linked(tmp_path, files, to="../lib/shared")
     monkeypatch.chdir(tmp_path)
     links = LinkedFolders([("app/sub", str((tmp_path / "lib/shared").resolve()))])
     result = scan(sorted(files), links=links)
@@ -961,18 +956,10 @@ def test_a_module_found_next_to_a_link_is_named_as_its_importer_is(
 ) -> None:
     """The prompt `real_sub/words.py` imports from `..texts` is `app/texts.py` (through the link `app/sub`), named
     as the importing file is: relative to the current folder, or absolute (the editor's index names files so)."""
-    for name, text in {
-        "app/__init__.py": "",
-        "app/agent.py": (
-            "from google.adk.agents import Agent\nfrom .sub.words import P\nAgent(name='a', instruction=P)\n"
-        ),
-        "app/texts.py": "GREETING = 'Hi {name}'\n",
-        "real_sub/__init__.py": "",
-        "real_sub/words.py": "from ..texts import GREETING\n\nP = GREETING\n",
-    }.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "app/sub").symlink_to("../real_sub")
+    agent = "from google.adk.agents import Agent\nfrom .sub.words import P\nAgent(name='a', instruction=P)\n"
+    texts = {"app/__init__.py": "", "app/agent.py": agent, "app/texts.py": "GREETING = 'Hi {name}'\n"}
+    texts |= {"real_sub/__init__.py": "", "real_sub/words.py": "from ..texts import GREETING\n\nP = GREETING\n"}
+    write_linked(tmp_path, texts)
     monkeypatch.chdir(tmp_path)
     paths = ["real_sub/words.py", "app/agent.py"]
     if named == "absolute":
