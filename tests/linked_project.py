@@ -31,7 +31,7 @@ FILES = {
 }
 
 
-def write_linked(root: Path, files: dict[str, str] = FILES, *, link: str = "app/sub", to: str = "../real_sub") -> Path:
+def write_linked(root: Path, *, files: dict[str, str] = FILES, link: str = "app/sub", to: str = "../real_sub") -> Path:
     """`files` written under `root`, and the link `link` -> `to` made; the current folder left as it is."""
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)

@@ -137,7 +137,7 @@ def test_a_link_to_a_folder_pointed_elsewhere_is_a_fresh_run(tmp_path: Path, mon
         "other_sub/__init__.py": "",
         "other_sub/tools.py": tools.replace("'topic'", "'subject'"),
     }
-    linked_project.write_linked(root, files)
+    linked_project.write_linked(root, files=files)
     monkeypatch.chdir(root)
     folder = tmp_path / "cache"
     first = lint_project(["."], cache_dir=folder)

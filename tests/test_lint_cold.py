@@ -395,7 +395,7 @@ def test_a_relative_import_up_out_of_a_linked_folder_is_followed_from_the_link(
     when `..` was taken from `real_sub`'s parent, whose `memory.py` writes another key), however the run scans:
     the import graph keeps `app/memory.py` (no word of it is one the prefilter keeps), the workers are given the
     links."""
-    root = write_linked(tmp_path, {**linked_project.FILES, "solo/words.py": "X = 1\n"})  # solo: a second chunk
+    root = write_linked(tmp_path, files={**linked_project.FILES, "solo/words.py": "X = 1\n"})  # solo: a 2nd chunk
     chunks = by_workers(monkeypatch)
     found = run(root, monkeypatch, how)
     assert [(path, code) for path, code, *_ in found[0]] == [("app/agent.py", "T024")]

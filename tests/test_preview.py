@@ -434,7 +434,7 @@ def test_the_preview_reads_an_app_module_in_a_linked_folder_as_python_imports_it
         "shared/__init__.py": "",
         "shared/tools.py": linked_project.TOOLS,
     }
-    linked_project.write_linked(tmp_path, files, link="shop/sub", to="../shared")
+    linked_project.write_linked(tmp_path, files=files, link="shop/sub", to="../shared")
     from templating.preview.static import read_app
 
     static = read_app(str(tmp_path / "shop"))

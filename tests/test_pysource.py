@@ -888,7 +888,7 @@ def test_a_relative_import_up_out_of_a_linked_folder_starts_next_to_the_link(
         "real_sub/deeper/helpers.py": helpers,
         tools: _UP_TOOLS.format(memory=memory),
     }
-    write_linked(tmp_path, files)
+    write_linked(tmp_path, files=files)
     monkeypatch.chdir(tmp_path)
     links = LinkedFolders([("app/sub", str((tmp_path / "real_sub").resolve()))]) if linked else None
     result = scan(sorted(files), links=links)
@@ -897,18 +897,13 @@ def test_a_relative_import_up_out_of_a_linked_folder_starts_next_to_the_link(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks as on POSIX")
-@pytest.mark.parametrize(
-    ("packaged", "expected"),
-    [(True, "lib/memory.py"), (False, "app/memory.py")],
-    ids=["lib-a-package", "lib-no-package"],
-)
-def test_a_linked_folder_inside_a_package_is_read_from_its_real_side_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packaged: bool, expected: str
+@pytest.mark.parametrize("packaged", [True, False], ids=["lib-a-package", "lib-no-package"])
+def test_a_linked_folder_is_read_from_the_link_side_first_even_inside_a_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, packaged: bool
 ) -> None:
-    """`app/sub` -> `../lib/shared`: when `lib` and `lib/shared` are packages, Python can import the tool module as
-    `lib.shared.tools` too, whose `..memory` is `lib/memory.py`; a module is scanned once (by its real path), so
-    that resolution, valid for every importer by the real path, comes first. When `lib` is no package (no
-    `__init__.py`), only the link's side can be what Python imports."""
+    """`app/sub` -> `../lib/shared`: `app.sub.tools` imports `..memory` as `app.memory` (what Python runs when the
+    app imports its tools), whether or not `lib` is a package that could also import `lib.shared.tools` (whose
+    `..memory` would be `lib/memory.py`): a module is scanned once, and the link's side comes first."""
     files = {
         "app/__init__.py": "",
         "app/agent.py": "from .sub.tools import note_topic\n",
@@ -920,11 +915,11 @@ def test_a_linked_folder_inside_a_package_is_read_from_its_real_side_first(
     }
     if packaged:
         files["lib/__init__.py"] = ""
-    write_linked(tmp_path, files, to="../lib/shared")
+    write_linked(tmp_path, files=files, to="../lib/shared")
     monkeypatch.chdir(tmp_path)
     links = LinkedFolders([("app/sub", str((tmp_path / "lib/shared").resolve()))])
     result = scan(sorted(files), links=links)
-    assert [(write.key, write.path) for write in result.writes] == [(expected, expected)]
+    assert [(write.key, write.path) for write in result.writes] == [("app/memory.py", "app/memory.py")]
 
 
 def test_a_relative_import_going_above_the_current_folder_reads_the_module_there(
@@ -959,7 +954,7 @@ def test_a_module_found_next_to_a_link_is_named_as_its_importer_is(
     agent = "from google.adk.agents import Agent\nfrom .sub.words import P\nAgent(name='a', instruction=P)\n"
     texts = {"app/__init__.py": "", "app/agent.py": agent, "app/texts.py": "GREETING = 'Hi {name}'\n"}
     texts |= {"real_sub/__init__.py": "", "real_sub/words.py": "from ..texts import GREETING\n\nP = GREETING\n"}
-    write_linked(tmp_path, texts)
+    write_linked(tmp_path, files=texts)
     monkeypatch.chdir(tmp_path)
     paths = ["real_sub/words.py", "app/agent.py"]
     if named == "absolute":

@@ -100,12 +100,14 @@ class Places:
         self._above: dict[str, list[Parts]] = {}  # a folder -> it and the folders above it, nearest first
 
     def folder(self, folder: str) -> Parts:
+        """The real path of `folder` (as findings show it), resolved once."""
         known = self._folders.get(folder)
         if known is None:
             known = self._folders[folder] = Path(real_folder(folder, self._real)).parts
         return known
 
     def module(self, path: str) -> Parts:
+        """The module the Python file `path` is: its real path without `.py` (a package's, for `__init__.py`)."""
         folder, name = os.path.split(path)
         stem = os.path.splitext(name)[0]
         parts = self.folder(folder)

@@ -82,8 +82,10 @@ def _linked_files(links: LinkedFolders, folder: Path, known: set[str]) -> list[s
     app = os.path.realpath(folder)
     out: list[str] = []
     walked: set[str] = set()
-    for _, target in links:
-        if target in walked or Path(app).is_relative_to(target) or Path(target).is_relative_to(app):
+    for target in sorted({target for _, target in links}):  # (a folder before those inside it)
+        if Path(app).is_relative_to(target) or Path(target).is_relative_to(app):
+            continue
+        if any(Path(target).is_relative_to(done) for done in walked):  # its files walked with a folder above it
             continue
         walked.add(target)
         for name in _python_files(Path(target), deep=True):

@@ -73,17 +73,6 @@ class FileAnswers:
         return written == self.root or written.startswith(self._below)
 
 
-def _packages(real: str, level: int) -> bool:
-    """Whether the real folder `real` and the `level - 1` above it are packages (an `__init__.py` each): a module
-    of `real` importing with `level` dots can then be imported by its real path."""
-    folder = real
-    for _ in range(level):
-        if not os.path.isfile(os.path.join(folder, "__init__.py")):
-            return False
-        folder = os.path.dirname(folder)
-    return True
-
-
 class _Modules:
     """The modules of a scan, parsed once each, and name resolution across them."""
 
@@ -254,10 +243,10 @@ class _Modules:
                 linked = self.links.bases(real, level)
                 if linked and os.path.isabs(importer.path):  # (named as the importer is: absolute)
                     linked = [os.path.abspath(folder) for folder in linked]
-                # the real folder first when Python can import the module by it with dots enough (each folder the
-                # dots go up through a package), else the link's side first (`real_sub` under the project's root)
-                linked_first = not _packages(real, level)
-                bases = [*map(Path, linked), base] if linked_first else [base, *map(Path, linked)]
+                # the link's side first: a module is scanned once, by its real path, for all its importers, and a
+                # folder linked into an app is there to be imported through the link (a package importing it by its
+                # real path too is then read as the link's: see docs/linting.md)
+                bases = [*map(Path, linked), base]
         else:
             bases = self._parents.get(importer.path) or []
             if not bases:
