@@ -242,7 +242,7 @@ class _Modules:
                 real = self._real_folder(folder)
                 linked = self.links.bases(real, level)
                 if linked and os.path.isabs(importer.path):  # (named as the importer is: absolute)
-                    linked = [os.path.abspath(folder) for folder in linked]
+                    linked = [os.path.abspath(start) for start in linked]
                 # the link's side first: a module is scanned once, by its real path, for all its importers, and a
                 # folder linked into an app is there to be imported through the link (a package importing it by its
                 # real path too is then read as the link's: see docs/linting.md)
