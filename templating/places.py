@@ -139,12 +139,6 @@ class LinkedFolders:
         """Each link with the real path of the folder it points at, as given."""
         return iter([(link, target) for target, links in self._links for link in links])
 
-    def __getstate__(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        return self._links
-
-    def __setstate__(self, state: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
-        self._links = state
-
     def bases(self, real: str, level: int) -> list[str]:
         """The folders a relative import of `level` dots (2 or more) in a module of the real folder `real` is
         resolved from when the module is imported through a link: one for each link to `real` or to a folder
